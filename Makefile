@@ -1,0 +1,36 @@
+# hcpops: two commands matter on a fresh machine: `make run` and `make test`.
+GO        ?= go
+BIN       := bin/hcpops
+DIST      := dist/functionapp
+FUNCTIONS := $(notdir $(wildcard functions/*))
+TESTFLAGS ?= -count=1 -timeout 30m
+
+.PHONY: build run test vet fmt bench soak package clean
+
+build:
+	$(GO) build -o $(BIN) .
+	rm -rf $(DIST) && mkdir -p $(DIST)
+	GOOS=linux GOARCH=amd64 CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o $(DIST)/hcpops .
+	cp host.json $(DIST)/
+	for f in $(FUNCTIONS); do \
+	  if [ -f functions/$$f/function.json ]; then mkdir -p $(DIST)/$$f && cp functions/$$f/function.json $(DIST)/$$f/; fi; \
+	done
+
+run:
+	$(GO) run . dev
+
+test: vet
+	$(GO) test $(TESTFLAGS) ./...
+
+vet:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1)
+	$(GO) vet ./...
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+package: build
+	cd $(DIST) && rm -f ../functionapp.zip && zip -qr ../functionapp.zip .
+
+clean:
+	rm -rf bin dist

@@ -1,0 +1,117 @@
+// Package store defines the document store the lifecycle runs on: the subset
+// of Cosmos DB that ARO-HCP's Resources container is used through. Two
+// implementations honour the same contract (embedded bbolt and Cosmos DB); a
+// shared contract suite in storetest proves it.
+//
+// Documents are raw JSON. The store owns only the system fields (_rid, _self,
+// _etag, _attachments, _ts); every other byte is the caller's.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors; implementations wrap them so errors.Is works.
+var (
+	// ErrNotFound: no such document, or it is soft-deleted or expired.
+	ErrNotFound = errors.New("document not found")
+	// ErrConflict: a create found a document with the same id (HTTP 409).
+	ErrConflict = errors.New("document already exists")
+	// ErrPreconditionFailed: the If-Match etag is stale (HTTP 412).
+	ErrPreconditionFailed = errors.New("etag precondition failed")
+	// ErrInvalid: the request itself is malformed (missing id, empty etag ...).
+	ErrInvalid = errors.New("invalid store request")
+)
+
+// Item is one stored document with its current etag.
+type Item struct {
+	// Body is the document as stored, including the system fields.
+	Body []byte
+	// ETag is the value to send as If-Match on the next replace.
+	ETag string
+}
+
+// OpKind is the kind of one step of a transactional batch.
+type OpKind string
+
+const (
+	OpCreate  OpKind = "Create"
+	OpReplace OpKind = "Replace"
+	OpDelete  OpKind = "Delete"
+)
+
+// BatchOp is one step of a transactional batch. Replace and Delete require
+// IfMatch: nothing in this project writes unconditionally.
+type BatchOp struct {
+	Kind    OpKind
+	ID      string // Replace, Delete; Create takes the id from Body
+	Body    []byte // Create, Replace
+	IfMatch string // Replace, Delete
+}
+
+// BatchError says which step of a batch failed and why; the batch as a whole
+// was rolled back. Err wraps ErrConflict, ErrPreconditionFailed or ErrNotFound.
+type BatchError struct {
+	Index int
+	Op    OpKind
+	ID    string
+	Err   error
+}
+
+func (e *BatchError) Error() string {
+	return fmt.Sprintf("batch step %d (%s %s): %v", e.Index, e.Op, e.ID, e.Err)
+}
+
+func (e *BatchError) Unwrap() error { return e.Err }
+
+// ActiveOperationsQuery selects operation documents the way ARO-HCP's
+// ListActiveOperations does: resourceType hcpOperationStatuses (any casing),
+// a non-empty resourceID, not soft-deleted, and status not terminal.
+type ActiveOperationsQuery struct {
+	// WithPendingNotification also returns terminal operations that still
+	// carry a non-empty notificationUri, so failed notifications are retried.
+	WithPendingNotification bool
+	// PageSize bounds one page; 0 means the implementation's default.
+	PageSize int
+}
+
+// FeedPage is one read of the change feed.
+type FeedPage struct {
+	// Items are the latest versions of changed documents, in change order.
+	Items []Item
+	// Continuation resumes the feed after Items; persist it to resume later.
+	Continuation string
+}
+
+// Store is the document store contract. Partition keys are lower-case
+// subscription IDs; ids are ARO-HCP's hashed Cosmos ids.
+type Store interface {
+	// Get is a point read. Soft-deleted and expired documents are ErrNotFound.
+	Get(ctx context.Context, partitionKey, id string) (Item, error)
+	// Create writes a new document (id taken from its body); ErrConflict if
+	// the id is taken.
+	Create(ctx context.Context, partitionKey string, doc []byte) (Item, error)
+	// Replace overwrites a document if its etag still equals ifMatch.
+	Replace(ctx context.Context, partitionKey, id string, doc []byte, ifMatch string) (Item, error)
+	// SoftDelete marks a document deleted as ARO-HCP does: deletionTimestamp
+	// set, ttl 30, properties.cosmosMetadata.instanceVersion bumped, written
+	// with If-Match. ErrNotFound if it is already gone.
+	SoftDelete(ctx context.Context, partitionKey, id string) error
+	// Batch runs ops atomically on one partition; on failure nothing is
+	// written and the error is a *BatchError. It returns one Item per op
+	// (empty for deletes).
+	Batch(ctx context.Context, partitionKey string, ops []BatchOp) ([]Item, error)
+	// ActiveOperations streams matching operation documents page by page
+	// across all partitions; it never holds the whole result in memory.
+	ActiveOperations(ctx context.Context, q ActiveOperationsQuery, page func([]Item) error) error
+	// Children streams the live documents in partitionKey whose resourceID
+	// starts with parentResourceID+"/" (case-insensitive), page by page.
+	Children(ctx context.Context, partitionKey, parentResourceID string, page func([]Item) error) error
+	// ChangeFeed returns up to maxItems changes after continuation ("" means
+	// from the beginning).
+	ChangeFeed(ctx context.Context, continuation string, maxItems int) (FeedPage, error)
+	// Close releases the store's resources.
+	Close() error
+}
