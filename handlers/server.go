@@ -1,0 +1,253 @@
+// Package handlers is the Azure Functions custom-handler HTTP server: it
+// speaks the host's protocol (invocation envelope, forwarded HTTP requests,
+// health pings) and knows nothing of what the functions do.
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+)
+
+// APIRoutePrefix is the host's default HTTP route prefix. host.json sets it
+// to "" so forwarded paths are ARM's own, but a host left on the default
+// forwards /api/..., so forwarded routes answer under both.
+const APIRoutePrefix = "/api"
+
+// Server routes the host's requests to registered functions. Register
+// everything before Run; routes are not added while serving.
+type Server struct {
+	cfg    Config
+	logger *slog.Logger
+	router *chi.Mux
+
+	mu        sync.RWMutex
+	functions map[string]InvocationFunc
+	forwarded map[string]bool // function names served by forwarded routes
+}
+
+// New builds a server. The logger's handler is wrapped with LogHandler so
+// every line logged with a request context carries the invocation id.
+func New(cfg Config, logger *slog.Logger) *Server {
+	s := &Server{
+		cfg:       cfg.withDefaults(),
+		logger:    Logger(logger),
+		router:    chi.NewRouter(),
+		functions: map[string]InvocationFunc{},
+		forwarded: map[string]bool{},
+	}
+	s.router.Use(s.withInvocationID, s.accessLog, s.recoverPanics, s.limitBody)
+	s.router.NotFound(s.notFound)
+	s.router.MethodNotAllowed(s.methodNotAllowed)
+	s.router.Get("/", s.health)
+	s.router.Head("/", s.health)
+	s.router.HandleFunc("/{function}", s.invoke)
+	return s
+}
+
+// Handle registers the invocation handler for POST /{name}; name is the
+// function's folder name (the host posts to it).
+func (s *Server) Handle(name string, fn InvocationFunc) error {
+	if name == "" || strings.ContainsAny(name, "/{}") {
+		return fmt.Errorf("function name %q: want a folder name without '/', '{' or '}'", name)
+	}
+	if fn == nil {
+		return fmt.Errorf("function %q: nil handler", name)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, dup := s.functions[name]; dup {
+		return fmt.Errorf("function %q is already registered", name)
+	}
+	s.functions[name] = fn
+	return nil
+}
+
+// Route registers a forwarded HTTP route (host.json
+// enableForwardingHttpRequest): the host replays the client's request on
+// the original path and returns the handler's response as is. The route is
+// served at pattern and at APIRoutePrefix+pattern. pattern is a chi pattern.
+func (s *Server) Route(function, method, pattern string, h http.Handler) (err error) {
+	if !strings.HasPrefix(pattern, "/") || pattern == "/" {
+		return fmt.Errorf("route %q for %s: want an absolute path below /", pattern, function)
+	}
+	if h == nil {
+		return fmt.Errorf("route %q for %s: nil handler", pattern, function)
+	}
+	defer func() {
+		// chi reports a malformed pattern by panicking; this is a wiring
+		// error, so hand it back as one.
+		if v := recover(); v != nil {
+			err = fmt.Errorf("route %q for %s: %v", pattern, function, v)
+		}
+	}()
+	wrapped := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r.WithContext(noteFunction(r.Context(), function)))
+	})
+	s.router.Method(method, pattern, wrapped)
+	s.router.Method(method, APIRoutePrefix+pattern, wrapped)
+	s.mu.Lock()
+	s.forwarded[function] = true
+	s.mu.Unlock()
+	return nil
+}
+
+// ServeHTTP makes the server usable with httptest and any http.Server.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.router.ServeHTTP(w, r)
+}
+
+// Run listens on 127.0.0.1:Port and serves until ctx is cancelled, then
+// shuts down gracefully (see Serve).
+func (s *Server) Run(ctx context.Context) error {
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", s.cfg.Addr())
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", s.cfg.Addr(), err)
+	}
+	return s.Serve(ctx, ln)
+}
+
+// Serve serves on ln until ctx is cancelled. Cancellation (SIGTERM from
+// main) stops accepting new requests and lets in-flight invocations finish
+// for up to ShutdownTimeout; after that their contexts are cancelled and
+// Serve returns an error saying so.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	hs := &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: 10 * time.Second,
+		// In-flight invocations must outlive ctx: shutdown waits for them.
+		BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+		ErrorLog:    slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn),
+	}
+	s.logger.LogAttrs(ctx, slog.LevelInfo, "custom handler listening",
+		slog.String("addr", ln.Addr().String()),
+		slog.Any("functions", s.names()))
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serving on %s: %w", ln.Addr(), err)
+	case <-ctx.Done():
+	}
+	s.logger.LogAttrs(ctx, slog.LevelInfo, "shutting down; waiting for in-flight invocations",
+		slog.Duration("timeout", s.cfg.ShutdownTimeout))
+	shutCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.ShutdownTimeout)
+	defer cancel()
+	if err := hs.Shutdown(shutCtx); err != nil {
+		_ = hs.Close()
+		<-errc
+		return fmt.Errorf("graceful shutdown did not finish within %s; in-flight requests were cut off: %w",
+			s.cfg.ShutdownTimeout, err)
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serving on %s: %w", ln.Addr(), err)
+	}
+	s.logger.LogAttrs(ctx, slog.LevelInfo, "custom handler stopped")
+	return nil
+}
+
+func (s *Server) names() []string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	names := make([]string, 0, len(s.functions)+len(s.forwarded))
+	for n := range s.functions {
+		names = append(names, n)
+	}
+	for n := range s.forwarded {
+		if _, dup := s.functions[n]; !dup {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+func (s *Server) lookup(name string) (InvocationFunc, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	fn, ok := s.functions[name]
+	return fn, ok
+}
+
+// health answers the host's readiness ping; any response counts, but a
+// body listing the functions helps a person checking the deployment.
+func (s *Server) health(w http.ResponseWriter, r *http.Request) {
+	body, _ := json.Marshal(map[string]any{"status": "ok", "functions": s.names()})
+	writeJSON(w, http.StatusOK, body)
+}
+
+func (s *Server) invoke(w http.ResponseWriter, r *http.Request) {
+	name := chi.URLParam(r, "function")
+	fn, ok := s.lookup(name)
+	if !ok {
+		writeFailure(w, http.StatusNotFound, fmt.Sprintf("no function named %q; registered: %s",
+			name, strings.Join(s.names(), ", ")))
+		return
+	}
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		writeFailure(w, http.StatusMethodNotAllowed, fmt.Sprintf(
+			"function %q is invoked with POST and an invocation body, not %s", name, r.Method))
+		return
+	}
+	ctx := noteFunction(r.Context(), name)
+
+	body, err := ReadBody(r)
+	if err != nil {
+		s.fail(ctx, w, name, err, nil)
+		return
+	}
+	inv, err := decodeInvocation(body)
+	if err != nil {
+		s.fail(ctx, w, name, err, nil)
+		return
+	}
+	inv.Function = name
+	inv.ID = InvocationID(ctx)
+	inv.Header = r.Header
+
+	res, err := fn(ctx, inv)
+	if err != nil {
+		s.fail(ctx, w, name, err, res.Logs)
+		return
+	}
+	code, out := encodeResponse(http.StatusOK, response{Outputs: res.Outputs, Logs: res.Logs, ReturnValue: res.ReturnValue})
+	writeJSON(w, code, out)
+}
+
+// fail maps an error to its status: bad input 400, oversize 413, else 500.
+func (s *Server) fail(ctx context.Context, w http.ResponseWriter, name string, err error, logs []string) {
+	status := http.StatusInternalServerError
+	var tooBig *BodyTooLargeError
+	switch {
+	case errors.As(err, &tooBig):
+		status = http.StatusRequestEntityTooLarge
+	case IsBadInput(err):
+		status = http.StatusBadRequest
+	}
+	level := slog.LevelWarn
+	if status >= 500 {
+		level = slog.LevelError
+	}
+	s.logger.LogAttrs(ctx, level, "invocation failed", slog.Int("status", status), slog.String("error", err.Error()))
+	writeFailure(w, status, fmt.Sprintf("%s: %v", name, err), logs...)
+}
+
+func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
+	writeFailure(w, http.StatusNotFound, fmt.Sprintf("no function or route serves %s %s", r.Method, r.URL.Path))
+}
+
+func (s *Server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
+	writeFailure(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s is not allowed on %s", r.Method, r.URL.Path))
+}

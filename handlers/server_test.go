@@ -1,0 +1,510 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+)
+
+func newTestServer(t *testing.T, cfg Config) (*Server, *httptest.Server, *logBuffer) {
+	t.Helper()
+	logger, logs := newTestLogger()
+	s := New(cfg, logger)
+	ts := httptest.NewServer(s)
+	t.Cleanup(ts.Close)
+	return s, ts, logs
+}
+
+func TestHealth(t *testing.T) {
+	s, ts, _ := newTestServer(t, Config{})
+	rec := &recorder{}
+	if err := s.Handle("pollOperations", rec.invoke); err != nil {
+		t.Fatal(err)
+	}
+	resp := do(t, ts, http.MethodGet, "/", nil, nil)
+	if resp.status != http.StatusOK {
+		t.Fatalf("status = %d, want 200", resp.status)
+	}
+	if ct := resp.header.Get("Content-Type"); ct != "application/json" {
+		t.Errorf("Content-Type = %q", ct)
+	}
+	var h struct {
+		Status    string
+		Functions []string
+	}
+	if err := json.Unmarshal(resp.raw, &h); err != nil {
+		t.Fatal(err)
+	}
+	if h.Status != "ok" || len(h.Functions) != 1 || h.Functions[0] != "pollOperations" {
+		t.Errorf("health body = %s", resp.raw)
+	}
+	if rec.count() != 0 {
+		t.Error("health ping invoked a function")
+	}
+}
+
+func TestInvokeDeliversEnvelope(t *testing.T) {
+	s, ts, _ := newTestServer(t, Config{})
+	rec := &recorder{res: Result{Logs: []string{"did 2 things"}, Outputs: map[string]any{"res": map[string]any{"statusCode": "200"}}, ReturnValue: "done"}}
+	if err := s.Handle("dispatchOperations", rec.invoke); err != nil {
+		t.Fatal(err)
+	}
+	body := `{"Data":{"documents":"\"[]\""},"Metadata":{"sys":{"MethodName":"dispatchOperations"}}}`
+	resp := do(t, ts, http.MethodPost, "/dispatchOperations", strings.NewReader(body),
+		http.Header{HeaderInvocationID: {"3e1f4c2a-9d0b-4c55-8a55-3b8f5a7d1e20"}, "X-Azure-Functions-HostVersion": {"4.1036.1.1"}})
+	if resp.status != http.StatusOK {
+		t.Fatalf("status = %d body %s", resp.status, resp.raw)
+	}
+	if ct := resp.header.Get("Content-Type"); ct != "application/json" {
+		t.Errorf("Content-Type = %q", ct)
+	}
+	want := `{"Outputs":{"res":{"statusCode":"200"}},"Logs":["did 2 things"],"ReturnValue":"done"}`
+	if string(resp.raw) != want {
+		t.Errorf("body = %s\nwant  %s", resp.raw, want)
+	}
+	if rec.count() != 1 {
+		t.Fatalf("calls = %d", rec.count())
+	}
+	inv := rec.calls[0]
+	if inv.Function != "dispatchOperations" || inv.ID != "3e1f4c2a-9d0b-4c55-8a55-3b8f5a7d1e20" {
+		t.Errorf("invocation = %q / %q", inv.Function, inv.ID)
+	}
+	if string(inv.Data["documents"]) != `"\"[]\""` {
+		t.Errorf("Data.documents = %s", inv.Data["documents"])
+	}
+	if string(inv.Metadata["sys"]) != `{"MethodName":"dispatchOperations"}` {
+		t.Errorf("Metadata.sys = %s", inv.Metadata["sys"])
+	}
+	if inv.Header.Get("X-Azure-Functions-HostVersion") != "4.1036.1.1" {
+		t.Errorf("headers not passed: %v", inv.Header)
+	}
+}
+
+func TestInvokeEmptyResultIsStillAnObject(t *testing.T) {
+	s, ts, _ := newTestServer(t, Config{})
+	rec := &recorder{}
+	_ = s.Handle("f", rec.invoke)
+	resp := post(t, ts, "/f", `{"Data":{}}`)
+	if want := `{"Outputs":{},"Logs":[],"ReturnValue":null}`; string(resp.raw) != want {
+		t.Errorf("body = %s, want %s", resp.raw, want)
+	}
+	if rec.calls[0].Metadata == nil {
+		t.Error("absent Metadata should decode to an empty map")
+	}
+}
+
+func TestInvocationIDGeneratedWhenAbsent(t *testing.T) {
+	s, ts, _ := newTestServer(t, Config{})
+	rec := &recorder{}
+	_ = s.Handle("f", rec.invoke)
+	resp := post(t, ts, "/f", `{"Data":{}}`)
+	id := resp.header.Get(HeaderInvocationID)
+	if _, err := uuid.Parse(id); err != nil {
+		t.Fatalf("response invocation id %q is not a UUID", id)
+	}
+	if rec.calls[0].ID != id {
+		t.Errorf("function saw id %q, response says %q", rec.calls[0].ID, id)
+	}
+}
+
+func TestInvokeErrors(t *testing.T) {
+	tests := []struct {
+		name       string
+		err        error
+		wantStatus int
+		wantMsg    string
+	}{
+		{"bad input", BadInput("Data.documents[1] is a number, not a JSON object"), 400, "Data.documents[1] is a number"},
+		{"wrapped bad input", fmt.Errorf("decoding: %w", BadInput("Data.timer is missing")), 400, "Data.timer is missing"},
+		{"other error", errors.New("store unavailable"), 500, "store unavailable"},
+		{"too large", &BodyTooLargeError{Limit: 10}, 413, "limit of 10 bytes"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, ts, _ := newTestServer(t, Config{})
+			rec := &recorder{res: Result{Logs: []string{"partial work"}}, err: tt.err}
+			_ = s.Handle("f", rec.invoke)
+			resp := post(t, ts, "/f", `{"Data":{}}`)
+			if resp.status != tt.wantStatus {
+				t.Fatalf("status = %d, want %d", resp.status, tt.wantStatus)
+			}
+			if ct := resp.header.Get("Content-Type"); ct != "application/json" {
+				t.Errorf("Content-Type = %q", ct)
+			}
+			if !strings.Contains(resp.body.Error, tt.wantMsg) {
+				t.Errorf("Error = %q, want it to contain %q", resp.body.Error, tt.wantMsg)
+			}
+			if len(resp.body.Logs) != 2 || resp.body.Logs[0] != "partial work" || !strings.Contains(resp.body.Logs[1], tt.wantMsg) {
+				t.Errorf("Logs = %q", resp.body.Logs)
+			}
+		})
+	}
+}
+
+// TestMalformedRequests: each is refused with a 4xx JSON body naming the
+// problem, and the function is never called.
+func TestMalformedRequests(t *testing.T) {
+	tests := []struct {
+		name, method, path, body string
+		wantStatus               int
+		wantMsg                  string
+	}{
+		{"empty body", "POST", "/f", "", 400, "body is empty"},
+		{"not JSON", "POST", "/f", "Data=1", 400, "not valid JSON"},
+		{"truncated JSON", "POST", "/f", `{"Data":{`, 400, "not valid JSON"},
+		{"trailing garbage", "POST", "/f", `{"Data":{}} {}`, 400, "not valid JSON"},
+		{"array body", "POST", "/f", `[{"Data":{}}]`, 400, "must be a JSON object"},
+		{"string body", "POST", "/f", `"Data"`, 400, "got string"},
+		{"missing Data", "POST", "/f", `{"Metadata":{}}`, 400, "no Data object"},
+		{"Data null", "POST", "/f", `{"Data":null}`, 400, "got null"},
+		{"Data string", "POST", "/f", `{"Data":"documents"}`, 400, "Data must be a JSON object"},
+		{"Data array", "POST", "/f", `{"Data":[]}`, 400, "got array"},
+		{"Metadata string", "POST", "/f", `{"Data":{},"Metadata":"sys"}`, 400, "Metadata must be a JSON object"},
+		{"unknown function", "POST", "/nosuchFunction", `{"Data":{}}`, 404, `"nosuchFunction"`},
+		{"GET on invocation path", "GET", "/f", "", 405, "invoked with POST"},
+		{"PUT on invocation path", "PUT", "/f", `{"Data":{}}`, 405, "not PUT"},
+		{"POST on health", "POST", "/", `{"Data":{}}`, 405, "POST is not allowed"},
+		{"deep unknown path", "POST", "/a/b/c", `{"Data":{}}`, 404, "/a/b/c"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, ts, _ := newTestServer(t, Config{})
+			rec := &recorder{}
+			_ = s.Handle("f", rec.invoke)
+			resp := do(t, ts, tt.method, tt.path, strings.NewReader(tt.body), nil)
+			if resp.status != tt.wantStatus {
+				t.Fatalf("status = %d, want %d (body %s)", resp.status, tt.wantStatus, resp.raw)
+			}
+			if ct := resp.header.Get("Content-Type"); ct != "application/json" {
+				t.Errorf("Content-Type = %q", ct)
+			}
+			if !strings.Contains(resp.body.Error, tt.wantMsg) {
+				t.Errorf("Error = %q, want it to contain %q", resp.body.Error, tt.wantMsg)
+			}
+			if len(resp.body.Logs) == 0 || resp.body.Logs[len(resp.body.Logs)-1] != resp.body.Error {
+				t.Errorf("Logs = %q should end with the error", resp.body.Logs)
+			}
+			if rec.count() != 0 {
+				t.Errorf("function was called %d times", rec.count())
+			}
+		})
+	}
+}
+
+func TestBodyLimit(t *testing.T) {
+	const limit = 1024
+	big := `{"Data":{"documents":"` + strings.Repeat("x", 2*limit) + `"}}`
+	tests := []struct {
+		name string
+		body io.Reader // a bare io.Reader hides the length: chunked upload
+	}{
+		{"declared length", strings.NewReader(big)},
+		{"chunked", io.MultiReader(strings.NewReader(big))},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, ts, _ := newTestServer(t, Config{MaxBodyBytes: limit})
+			rec := &recorder{}
+			_ = s.Handle("f", rec.invoke)
+			resp := do(t, ts, http.MethodPost, "/f", tt.body, nil)
+			if resp.status != http.StatusRequestEntityTooLarge {
+				t.Fatalf("status = %d, want 413 (body %s)", resp.status, resp.raw)
+			}
+			if !strings.Contains(resp.body.Error, "limit of 1024 bytes") {
+				t.Errorf("Error = %q", resp.body.Error)
+			}
+			if rec.count() != 0 {
+				t.Error("function was called")
+			}
+		})
+	}
+	t.Run("at the limit is accepted", func(t *testing.T) {
+		s, ts, _ := newTestServer(t, Config{MaxBodyBytes: limit})
+		rec := &recorder{}
+		_ = s.Handle("f", rec.invoke)
+		body := `{"Data":{"x":"` + strings.Repeat("y", limit-len(`{"Data":{"x":""}}`)) + `"}}`
+		if len(body) != limit {
+			t.Fatalf("test body is %d bytes", len(body))
+		}
+		if resp := post(t, ts, "/f", body); resp.status != http.StatusOK {
+			t.Fatalf("status = %d", resp.status)
+		}
+	})
+}
+
+func TestPanicBecomes500AndServerSurvives(t *testing.T) {
+	s, ts, logs := newTestServer(t, Config{})
+	_ = s.Handle("boom", func(ctx context.Context, inv Invocation) (Result, error) {
+		var m map[string]int
+		m["x"] = 1 // nil map write
+		return Result{}, nil
+	})
+	rec := &recorder{}
+	_ = s.Handle("ok", rec.invoke)
+	resp := post(t, ts, "/boom", `{"Data":{}}`)
+	if resp.status != http.StatusInternalServerError {
+		t.Fatalf("status = %d", resp.status)
+	}
+	if ct := resp.header.Get("Content-Type"); ct != "application/json" {
+		t.Errorf("Content-Type = %q", ct)
+	}
+	if !strings.Contains(resp.body.Error, "panic: assignment to entry in nil map") {
+		t.Errorf("Error = %q", resp.body.Error)
+	}
+	if resp := post(t, ts, "/ok", `{"Data":{}}`); resp.status != http.StatusOK {
+		t.Fatalf("server did not survive the panic: %d", resp.status)
+	}
+	ts.Close() // waits for access-log lines
+	var found bool
+	for _, l := range logs.lines(t) {
+		if l["msg"] == "panic while handling request" {
+			found = true
+			stack, _ := l["stack"].(string)
+			if !strings.Contains(stack, "server_test.go") {
+				t.Errorf("panic log has no useful stack: %q", stack)
+			}
+			if l[LogAttrInvocationID] == nil || l[LogAttrFunction] != "boom" {
+				t.Errorf("panic log lacks invocation id/function: %v", l)
+			}
+		}
+	}
+	if !found {
+		t.Error("panic was not logged")
+	}
+}
+
+func TestEveryLogLineCarriesInvocationID(t *testing.T) {
+	logger, logs := newTestLogger()
+	s := New(Config{}, logger)
+	ts := httptest.NewServer(s)
+	// the function logs through its own logger (wrapped as main would wrap it)
+	fnLogger := Logger(logger)
+	_ = s.Handle("f", func(ctx context.Context, inv Invocation) (Result, error) {
+		fnLogger.InfoContext(ctx, "working")
+		done := make(chan struct{})
+		go func() { // fan-out goroutines inherit ctx and so the id
+			fnLogger.WarnContext(ctx, "from a goroutine")
+			close(done)
+		}()
+		<-done
+		return Result{}, BadInput("nope")
+	})
+	ids := []string{"11111111-1111-1111-1111-111111111111", "22222222-2222-2222-2222-222222222222"}
+	for _, id := range ids {
+		do(t, ts, http.MethodPost, "/f", strings.NewReader(`{"Data":{}}`), http.Header{HeaderInvocationID: {id}})
+	}
+	ts.Close()
+	seen := map[string]int{}
+	for _, l := range logs.lines(t) {
+		id, _ := l[LogAttrInvocationID].(string)
+		if id == "" {
+			t.Errorf("log line without invocation id: %v", l)
+			continue
+		}
+		seen[id]++
+	}
+	for _, id := range ids {
+		// working, from a goroutine, invocation failed, request
+		if seen[id] != 4 {
+			t.Errorf("invocation %s: %d log lines, want 4", id, seen[id])
+		}
+	}
+}
+
+func TestForwardedRoutes(t *testing.T) {
+	s, ts, logs := newTestServer(t, Config{})
+	var gotID, gotFn, gotParam string
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		gotID, gotFn = InvocationID(r.Context()), FunctionName(r.Context())
+		gotParam = r.PathValue("id")
+		if gotParam == "" {
+			gotParam = chiParam(r, "id")
+		}
+		w.WriteHeader(http.StatusTeapot)
+		_, _ = io.WriteString(w, "raw "+gotParam)
+	})
+	if err := s.Route("things", http.MethodGet, "/things/{id}", h); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"/things/42", "/api/things/42"} {
+		req, _ := http.NewRequest(http.MethodGet, ts.URL+path, nil)
+		req.Header.Set(HeaderInvocationID, "fwd-1")
+		resp, err := ts.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusTeapot || string(body) != "raw 42" {
+			t.Errorf("%s: %d %q; the forwarded response must pass through untouched", path, resp.StatusCode, body)
+		}
+		if gotID != "fwd-1" || gotFn != "things" || gotParam != "42" {
+			t.Errorf("%s: handler saw id=%q function=%q param=%q", path, gotID, gotFn, gotParam)
+		}
+	}
+	resp := do(t, ts, http.MethodPost, "/things/42", nil, nil)
+	if resp.status != http.StatusMethodNotAllowed || resp.body.Error == "" {
+		t.Errorf("POST on a GET route: %d %s", resp.status, resp.raw)
+	}
+	ts.Close()
+	var n int
+	for _, l := range logs.lines(t) {
+		if l["msg"] == "request" && l[LogAttrFunction] == "things" {
+			n++
+		}
+	}
+	if n != 2 {
+		t.Errorf("access log lines for forwarded function: %d, want 2", n)
+	}
+	var names struct{ Functions []string }
+	s2 := New(Config{}, nil)
+	_ = s2.Route("things", http.MethodGet, "/things/{id}", h)
+	rr := httptest.NewRecorder()
+	s2.ServeHTTP(rr, httptest.NewRequest(http.MethodGet, "/", nil))
+	_ = json.Unmarshal(rr.Body.Bytes(), &names)
+	if len(names.Functions) != 1 || names.Functions[0] != "things" {
+		t.Errorf("health lists %v", names.Functions)
+	}
+}
+
+func TestRegistrationErrors(t *testing.T) {
+	s := New(Config{}, nil)
+	noop := (&recorder{}).invoke
+	if err := s.Handle("f", noop); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"duplicate", s.Handle("f", noop), `"f" is already registered`},
+		{"empty name", s.Handle("", noop), `function name ""`},
+		{"slash", s.Handle("a/b", noop), `"a/b"`},
+		{"nil handler", s.Handle("g", nil), "nil handler"},
+		{"relative route", s.Route("r", "GET", "things", http.NotFoundHandler()), `"things"`},
+		{"bad chi pattern", s.Route("r", "GET", "/x/{a}/{a}", http.NotFoundHandler()), `"/x/{a}/{a}"`},
+		{"nil route handler", s.Route("r", "GET", "/x", nil), "nil handler"},
+	}
+	for _, tt := range tests {
+		if tt.err == nil || !strings.Contains(tt.err.Error(), tt.want) {
+			t.Errorf("%s: err = %v, want it to mention %s", tt.name, tt.err, tt.want)
+		}
+	}
+}
+
+func TestRetryContext(t *testing.T) {
+	tests := []struct {
+		name    string
+		meta    string
+		want    *RetryContext
+		wantErr string
+	}{
+		{"absent", `{}`, nil, ""},
+		{"null", `{"RetryContext":null}`, nil, ""},
+		{"object", `{"RetryContext":{"RetryCount":2,"MaxRetryCount":5,"Exception":null}}`, &RetryContext{RetryCount: 2, MaxRetryCount: 5, Exception: json.RawMessage("null")}, ""},
+		{"string-encoded", `{"RetryContext":"{\"RetryCount\":1,\"MaxRetryCount\":3}"}`, &RetryContext{RetryCount: 1, MaxRetryCount: 3}, ""},
+		{"array", `{"RetryContext":[1]}`, nil, "got array"},
+		{"wrong type", `{"RetryContext":{"RetryCount":"two"}}`, nil, "RetryContext"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var inv Invocation
+			if err := json.Unmarshal([]byte(tt.meta), &inv.Metadata); err != nil {
+				t.Fatal(err)
+			}
+			got, err := inv.RetryContext()
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !IsBadInput(err) {
+					t.Fatalf("err = %v, want bad input containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (got == nil) != (tt.want == nil) {
+				t.Fatalf("got %+v, want %+v", got, tt.want)
+			}
+			if got != nil && (got.RetryCount != tt.want.RetryCount || got.MaxRetryCount != tt.want.MaxRetryCount || string(got.Exception) != string(tt.want.Exception)) {
+				t.Errorf("got %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestJSONKind(t *testing.T) {
+	for raw, want := range map[string]string{
+		`{}`: "object", ` [1]`: "array", `"s"`: "string", `-1`: "number", `3`: "number",
+		`true`: "boolean", `false`: "boolean", `null`: "null", ``: "", "\n\t": "",
+	} {
+		if got := JSONKind(json.RawMessage(raw)); got != want {
+			t.Errorf("JSONKind(%q) = %q, want %q", raw, got, want)
+		}
+	}
+}
+
+func TestPortFromEnv(t *testing.T) {
+	tests := []struct {
+		name     string
+		env      map[string]string
+		fallback int
+		want     int
+		wantErr  string
+	}{
+		{"custom handler port", map[string]string{EnvCustomHandlerPort: "40123", EnvHTTPWorkerPort: "1"}, 8080, 40123, ""},
+		{"legacy name", map[string]string{EnvHTTPWorkerPort: "40124"}, 8080, 40124, ""},
+		{"fallback", nil, 7000, 7000, ""},
+		{"fallback zero picks a free port", nil, 0, 0, ""},
+		{"not a number", map[string]string{EnvCustomHandlerPort: "http"}, 8080, 0, `FUNCTIONS_CUSTOMHANDLER_PORT="http"`},
+		{"out of range", map[string]string{EnvHTTPWorkerPort: "70000"}, 8080, 0, `FUNCTIONS_HTTPWORKER_PORT="70000"`},
+		{"bad fallback", nil, -1, 0, "port -1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := PortFromEnv(func(k string) string { return tt.env[k] }, tt.fallback)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Fatalf("got %d, %v; want %d", got, err, tt.want)
+			}
+		})
+	}
+	if got := (Config{Port: 40123}).Addr(); got != "127.0.0.1:40123" {
+		t.Errorf("Addr = %q", got)
+	}
+}
+
+func TestLogHandlerWrapsOnce(t *testing.T) {
+	logger, logs := newTestLogger()
+	l := Logger(Logger(logger))
+	ctx := WithInvocationID(context.Background(), "abc")
+	l.With("k", "v").WithGroup("g").InfoContext(ctx, "hello", "x", 1)
+	l.Info("no context")
+	lines := logs.lines(t)
+	if len(lines) != 2 {
+		t.Fatalf("lines = %v", lines)
+	}
+	g, _ := lines[0]["g"].(map[string]any)
+	if g[LogAttrInvocationID] != "abc" || lines[0]["k"] != "v" {
+		t.Errorf("first line = %v", lines[0])
+	}
+	if _, ok := lines[1][LogAttrInvocationID]; ok {
+		t.Errorf("line without context got an id: %v", lines[1])
+	}
+	if Logger(nil) == nil {
+		t.Error("Logger(nil) must return a usable logger")
+	}
+}
