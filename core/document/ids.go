@@ -1,0 +1,165 @@
+package document
+
+import (
+	"fmt"
+	"strings"
+
+	azarm "github.com/Azure/azure-sdk-for-go/sdk/azcore/arm"
+	"github.com/google/uuid"
+
+	"github.com/hcpops/hcpops/core/arm"
+)
+
+// cosmosIDNamespace is the UUIDv5 namespace ARO-HCP hashes lower-cased
+// resource IDs in (coreapi.ResourceIDStringToCosmosID).
+var cosmosIDNamespace = uuid.MustParse("bf1ee0a1-0147-41ed-a083-d3cbbf7bea99")
+
+// CosmosID is the Cosmos document id of the resource with this ARM resource
+// ID: UUIDv5 of the lower-cased ID. For an operation, pass the location-less
+// OperationResourceID, not the operationId.
+func CosmosID(resourceID string) string {
+	return uuid.NewSHA1(cosmosIDNamespace, []byte(strings.ToLower(resourceID))).String()
+}
+
+// PartitionKey is the Cosmos partition key of every document of a
+// subscription: the lower-cased subscription ID.
+func PartitionKey(subscriptionID string) string {
+	return strings.ToLower(subscriptionID)
+}
+
+// ParseResourceID parses an ARM resource ID with the Azure SDK. field names
+// where the value came from, so the error says which field was bad.
+func ParseResourceID(field, value string) (*azarm.ResourceID, error) {
+	id, err := azarm.ParseResourceID(value)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %q is not an ARM resource ID: %w", field, value, err)
+	}
+	return id, nil
+}
+
+// OperationResourceID is the location-less ID an operation document is
+// stored under (and hashed into its Cosmos id):
+// /subscriptions/{sub}/providers/Microsoft.RedHatOpenShift/hcpOperationStatuses/{name}.
+func OperationResourceID(subscriptionID, operationName string) string {
+	return "/subscriptions/" + subscriptionID + "/providers/" + arm.ProviderNamespace + "/" +
+		arm.OperationStatusesType + "/" + operationName
+}
+
+// OperationID is the location-qualified ID ARM polls (the operation's
+// operationId and the ARM status body's id).
+func OperationID(subscriptionID, location, operationName string) string {
+	return "/subscriptions/" + subscriptionID + "/providers/" + arm.ProviderNamespace + "/locations/" +
+		location + "/" + arm.OperationStatusesType + "/" + operationName
+}
+
+// OperationResultID is the location-qualified hcpOperationResults path ARM
+// reads the result from (the Location header).
+func OperationResultID(subscriptionID, location, operationName string) string {
+	return "/subscriptions/" + subscriptionID + "/providers/" + arm.ProviderNamespace + "/locations/" +
+		location + "/" + arm.OperationResultsType + "/" + operationName
+}
+
+// SubscriptionResourceID is the resource ID of a subscription document.
+func SubscriptionResourceID(subscriptionID string) string {
+	return "/subscriptions/" + subscriptionID
+}
+
+// Kind is what a document (or a resource ID) is about.
+type Kind int
+
+const (
+	KindOther Kind = iota
+	KindOperation
+	KindCluster
+	KindNodePool
+	KindExternalAuth
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindOperation:
+		return "operation"
+	case KindCluster:
+		return "cluster"
+	case KindNodePool:
+		return "node pool"
+	case KindExternalAuth:
+		return "external auth"
+	}
+	return "other"
+}
+
+// kindOfType maps a resource type (any casing) to a Kind; KindOther when it
+// is none of ours.
+func kindOfType(resourceType string) Kind {
+	switch {
+	case strings.EqualFold(resourceType, arm.OperationResourceType):
+		return KindOperation
+	case strings.EqualFold(resourceType, arm.ClusterResourceType):
+		return KindCluster
+	case strings.EqualFold(resourceType, arm.NodePoolResourceType):
+		return KindNodePool
+	case strings.EqualFold(resourceType, arm.ExternalAuthResourceType):
+		return KindExternalAuth
+	}
+	return KindOther
+}
+
+// ResourceKind maps a resource type (any casing) to the resource it names:
+// cluster, node pool or external auth. Anything else is an error.
+func ResourceKind(resourceType string) (Kind, error) {
+	k := kindOfType(resourceType)
+	if k != KindCluster && k != KindNodePool && k != KindExternalAuth {
+		return KindOther, fmt.Errorf("resourceType: %q is not a cluster, node pool or external auth type", resourceType)
+	}
+	return k, nil
+}
+
+var (
+	clusterChain = []azarm.ResourceType{
+		azarm.TenantResourceType, azarm.SubscriptionResourceType, azarm.ResourceGroupResourceType,
+		azarm.NewResourceType(arm.ProviderNamespace, arm.ClustersType),
+	}
+	nodePoolChain     = append(clusterChain[:len(clusterChain):len(clusterChain)], azarm.NewResourceType(arm.ProviderNamespace, arm.ClustersType+"/"+arm.NodePoolsType))
+	externalAuthChain = append(clusterChain[:len(clusterChain):len(clusterChain)], azarm.NewResourceType(arm.ProviderNamespace, arm.ClustersType+"/"+arm.ExternalAuthsType))
+)
+
+// ResourceKindOfID parses a resource ID and tells which of our resources it
+// names. The whole ancestry must match (subscription, resource group,
+// cluster[, child]), so an extension resource with a look-alike type is
+// refused. field names the value's origin for the error.
+func ResourceKindOfID(field, resourceID string) (Kind, *azarm.ResourceID, error) {
+	id, err := ParseResourceID(field, resourceID)
+	if err != nil {
+		return KindOther, nil, err
+	}
+	k, err := ResourceKind(id.ResourceType.String())
+	if err != nil {
+		return KindOther, nil, fmt.Errorf("%s: %q: resource type %q is not a cluster, node pool or external auth", field, resourceID, id.ResourceType.String())
+	}
+	chain := clusterChain
+	switch k {
+	case KindNodePool:
+		chain = nodePoolChain
+	case KindExternalAuth:
+		chain = externalAuthChain
+	}
+	if err := id.ValidateResourceTypeChain(chain); err != nil {
+		return KindOther, nil, fmt.Errorf("%s: %q: %w", field, resourceID, err)
+	}
+	return k, id, nil
+}
+
+// ParentClusterID returns the cluster resource ID a node pool or external
+// auth belongs to, in the casing of the given ID. A cluster or anything else
+// is an error.
+func ParentClusterID(resourceID string) (string, error) {
+	k, id, err := ResourceKindOfID("resourceID", resourceID)
+	if err != nil {
+		return "", err
+	}
+	if k != KindNodePool && k != KindExternalAuth {
+		return "", fmt.Errorf("resourceID: %q is a %s, which has no parent cluster", resourceID, k)
+	}
+	return id.Parent.String(), nil
+}

@@ -1,0 +1,118 @@
+package state
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/hcpops/hcpops/core/arm"
+)
+
+// OperationState is one source's view of how an operation is doing.
+type OperationState struct {
+	// Source names where the state came from (e.g. "clusterServiceClusterStatus").
+	Source            string
+	ProvisioningState arm.ProvisioningState
+	Message           string
+}
+
+// Priority orders states from worst to best: "" -1, Failed 0, Canceled 10,
+// Deleting 20, Provisioning 30, AwaitingSecret 35, Updating 40, Accepted 50,
+// Succeeded 100. A state ARO-HCP does not list counts as 0, like Failed (a
+// missing key in ARO-HCP's priority map).
+func Priority(s arm.ProvisioningState) int {
+	switch s {
+	case "":
+		return -1
+	case arm.ProvisioningStateFailed:
+		return 0
+	case arm.ProvisioningStateCanceled:
+		return 10
+	case arm.ProvisioningStateDeleting:
+		return 20
+	case arm.ProvisioningStateProvisioning:
+		return 30
+	case arm.ProvisioningStateAwaitingSecret:
+		return 35
+	case arm.ProvisioningStateUpdating:
+		return 40
+	case arm.ProvisioningStateAccepted:
+		return 50
+	case arm.ProvisioningStateSucceeded:
+		return 100
+	}
+	return 0
+}
+
+// CompareOperationState orders states worst first: nil before anything,
+// then by Priority, then by Message.
+func CompareOperationState(lhs, rhs *OperationState) int {
+	switch {
+	case lhs == nil && rhs == nil:
+		return 0
+	case lhs == nil:
+		return -1
+	case rhs == nil:
+		return 1
+	}
+	if c := Priority(lhs.ProvisioningState) - Priority(rhs.ProvisioningState); c != 0 {
+		if c < 0 {
+			return -1
+		}
+		return 1
+	}
+	return strings.Compare(lhs.Message, rhs.Message)
+}
+
+// PickWorstOperationState takes states sorted by CompareOperationState and
+// returns the first one's state with the messages of the leading run of
+// that state joined as "[source] message; ..." (<no_source>/<no_message>
+// for blanks). An empty list or an empty first state is an error.
+func PickWorstOperationState(states []*OperationState) (*OperationState, error) {
+	if len(states) == 0 {
+		return nil, errors.New("no operation states")
+	}
+	if states[0] == nil || states[0].ProvisioningState == "" {
+		return nil, errors.New("empty provisioning state")
+	}
+	worst := states[0].ProvisioningState
+	var parts []string
+	for _, s := range states {
+		if s == nil || s.ProvisioningState != worst {
+			break
+		}
+		source, msg := s.Source, s.Message
+		if source == "" {
+			source = "<no_source>"
+		}
+		if msg == "" {
+			msg = "<no_message>"
+		}
+		parts = append(parts, fmt.Sprintf("[%s] %s", source, msg))
+	}
+	return &OperationState{ProvisioningState: worst, Message: strings.Join(parts, "; ")}, nil
+}
+
+// Worst sorts a copy of states with CompareOperationState and picks the
+// worst, so callers need not pre-sort.
+func Worst(states ...*OperationState) (*OperationState, error) {
+	sorted := slices.Clone(states)
+	slices.SortStableFunc(sorted, CompareOperationState)
+	return PickWorstOperationState(sorted)
+}
+
+// NeedToPatchOperation reports whether an operation must be written: its
+// status changes, or a new error differs BY VALUE from the current one, or
+// it is (still) terminal with a notification URI left to serve. A nil new
+// error never counts, because a status write never clears an error. ARO-HCP
+// compares error pointers, so every poll that produces an error rewrites the
+// document; comparing values does not.
+func NeedToPatchOperation(currentStatus arm.ProvisioningState, currentError *arm.CloudErrorBody, notificationURI string,
+	newStatus arm.ProvisioningState, newError *arm.CloudErrorBody,
+) bool {
+	statusChanged := currentStatus != newStatus
+	errorChanged := newError != nil && !newError.Equal(currentError)
+	needsNotification := notificationURI != "" && newStatus.IsTerminal()
+	return statusChanged || errorChanged || needsNotification
+}

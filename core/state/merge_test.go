@@ -1,0 +1,125 @@
+package state
+
+import (
+	"testing"
+
+	"github.com/hcpops/hcpops/core/arm"
+)
+
+func st(state arm.ProvisioningState, msg, source string) *OperationState {
+	return &OperationState{Source: source, ProvisioningState: state, Message: msg}
+}
+
+// TestCompareOperationState is ARO-HCP's table plus the whole priority order.
+func TestCompareOperationState(t *testing.T) {
+	for _, tc := range []struct {
+		lhs, rhs *OperationState
+		want     int
+	}{
+		{nil, nil, 0},
+		{nil, st(succeeded, "", ""), -1},
+		{st(succeeded, "", ""), nil, 1},
+		{st(succeeded, "", ""), st(provisioning, "", ""), 1},
+		{st(deleting, "", ""), st(provisioning, "", ""), -1},
+		{st(failed, "a", ""), st(failed, "b", ""), -1},
+		{st(failed, "b", ""), st(failed, "a", ""), 1},
+		{st(failed, "a", "x"), st(failed, "a", "y"), 0},
+		{st("", "", ""), st(failed, "", ""), -1},
+	} {
+		if got := CompareOperationState(tc.lhs, tc.rhs); got != tc.want {
+			t.Errorf("Compare(%+v, %+v) = %d, want %d", tc.lhs, tc.rhs, got, tc.want)
+		}
+	}
+	order := []arm.ProvisioningState{"", failed, canceled, deleting, provisioning, awaiting, updating, accepted, succeeded}
+	for i := 0; i+1 < len(order); i++ {
+		if CompareOperationState(st(order[i], "z", ""), st(order[i+1], "a", "")) != -1 {
+			t.Errorf("%q should sort before %q", order[i], order[i+1])
+		}
+	}
+	wantPriority := map[arm.ProvisioningState]int{"": -1, failed: 0, canceled: 10, deleting: 20, provisioning: 30,
+		awaiting: 35, updating: 40, accepted: 50, succeeded: 100, "Bogus": 0}
+	for s, p := range wantPriority {
+		if Priority(s) != p {
+			t.Errorf("Priority(%q) = %d, want %d", s, Priority(s), p)
+		}
+	}
+}
+
+// TestPickWorstOperationState is ARO-HCP's table.
+func TestPickWorstOperationState(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		in      []*OperationState
+		want    *OperationState
+		wantErr string
+	}{
+		{"nil", nil, nil, "no operation states"},
+		{"empty", []*OperationState{}, nil, "no operation states"},
+		{"empty state", []*OperationState{st("", "ignored", "")}, nil, "empty provisioning state"},
+		{"one", []*OperationState{st(failed, "first failure", "")}, st(failed, "[<no_source>] first failure", ""), ""},
+		{"sourced", []*OperationState{st(failed, "NotReady: cluster is not ready", "hypershiftHostedCluster")},
+			st(failed, "[hypershiftHostedCluster] NotReady: cluster is not ready", ""), ""},
+		{"three", []*OperationState{st(failed, "a", ""), st(failed, "b", ""), st(failed, "c", "")},
+			st(failed, "[<no_source>] a; [<no_source>] b; [<no_source>] c", ""), ""},
+		{"two sources", []*OperationState{st(failed, "a", "checkA"), st(failed, "b", "checkB")},
+			st(failed, "[checkA] a; [checkB] b", ""), ""},
+		{"leading run only", []*OperationState{st(failed, "worst", ""), st(succeeded, "ignored", "")},
+			st(failed, "[<no_source>] worst", ""), ""},
+		{"no message", []*OperationState{st(failed, "", "checkA")}, st(failed, "[checkA] <no_message>", ""), ""},
+		{"nil first", []*OperationState{nil}, nil, "empty provisioning state"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := PickWorstOperationState(tc.in)
+			if tc.wantErr != "" {
+				if err == nil || err.Error() != tc.wantErr {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || *got != *tc.want {
+				t.Errorf("got %+v, %v; want %+v", got, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestWorstSortsFirst(t *testing.T) {
+	in := []*OperationState{st(succeeded, "done", "cs"), st(provisioning, "b", "y"), st(provisioning, "a", "x"), st(accepted, "", "z")}
+	got, err := Worst(in...)
+	if err != nil || got.ProvisioningState != provisioning || got.Message != "[x] a; [y] b" {
+		t.Errorf("Worst = %+v, %v", got, err)
+	}
+	if in[0].ProvisioningState != succeeded {
+		t.Error("Worst reordered its input")
+	}
+}
+
+func TestNeedToPatchOperation(t *testing.T) {
+	errA := &arm.CloudErrorBody{Code: "InternalServerError", Message: "a", Details: []arm.CloudErrorBody{{Code: "x"}}}
+	errA2 := &arm.CloudErrorBody{Code: "InternalServerError", Message: "a", Details: []arm.CloudErrorBody{{Code: "x"}}}
+	errB := &arm.CloudErrorBody{Code: "InternalServerError", Message: "b"}
+	for _, tc := range []struct {
+		name     string
+		cur      arm.ProvisioningState
+		curErr   *arm.CloudErrorBody
+		uri      string
+		next     arm.ProvisioningState
+		nextErr  *arm.CloudErrorBody
+		expected bool
+	}{
+		{"nothing changed", provisioning, nil, "", provisioning, nil, false},
+		{"status changed", accepted, nil, "", provisioning, nil, true},
+		{"same error, another pointer", failed, errA, "", failed, errA2, false},
+		{"error changed", failed, errA, "", failed, errB, true},
+		{"error appears", provisioning, nil, "", provisioning, errB, true},
+		{"nil new error never clears", failed, errA, "", failed, nil, false},
+		{"terminal with notification pending", failed, errA, "https://arm/n", failed, errA2, true},
+		{"non-terminal with uri", provisioning, nil, "https://arm/n", provisioning, nil, false},
+		{"succeeded, notified", succeeded, nil, "", succeeded, nil, false},
+		{"succeeded, notification pending", succeeded, nil, "https://arm/n", succeeded, nil, true},
+	} {
+		if got := NeedToPatchOperation(tc.cur, tc.curErr, tc.uri, tc.next, tc.nextErr); got != tc.expected {
+			t.Errorf("%s: got %v, want %v", tc.name, got, tc.expected)
+		}
+	}
+}
