@@ -1,0 +1,221 @@
+package embedded
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"unicode"
+	"unicode/utf8"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/hcpops/hcpops/core/store"
+)
+
+// ActiveOperations streams the operations index page by page. Each page is
+// read in its own short transaction that resumes after the last key of the
+// previous page: a slow callback then never pins a read transaction, which in
+// bbolt would block a writer that needs to grow the file.
+func (s *Store) ActiveOperations(ctx context.Context, q store.ActiveOperationsQuery, page func([]store.Item) error) error {
+	size, err := pageSize(q.PageSize)
+	if err != nil {
+		return fmt.Errorf("listing active operations: %w", err)
+	}
+	if page == nil {
+		return fmt.Errorf("listing active operations: %w: page callback is nil", store.ErrInvalid)
+	}
+	want := func(class byte) bool {
+		return class == classActive || (q.WithPendingNotification && class == classPending)
+	}
+	err = s.stream(ctx, bucketOps, nil, size, page, func(tx *bolt.Tx, k, v []byte, now int64) (store.Item, bool, error) {
+		if len(v) != 1 || !want(v[0]) {
+			return store.Item{}, false, nil
+		}
+		raw := tx.Bucket(bucketDocs).Get(k)
+		if raw == nil {
+			return store.Item{}, false, fmt.Errorf("operations index names missing document %q", k)
+		}
+		rec, err := decodeRecord(raw)
+		if err != nil || !rec.visible(now) {
+			return store.Item{}, false, err
+		}
+		return itemOf(rec), true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("listing active operations: %w", err)
+	}
+	return nil
+}
+
+// Children streams the live documents of one partition whose resourceID
+// starts with parentResourceID+"/", ignoring case as ARM does.
+func (s *Store) Children(ctx context.Context, partitionKey, parentResourceID string, page func([]store.Item) error) error {
+	if err := checkPartitionKey(partitionKey); err != nil {
+		return fmt.Errorf("listing children: %w", err)
+	}
+	if parentResourceID == "" {
+		return fmt.Errorf("listing children in partition %s: %w: parent resource ID is empty", partitionKey, store.ErrInvalid)
+	}
+	if page == nil {
+		return fmt.Errorf("listing children in partition %s: %w: page callback is nil", partitionKey, store.ErrInvalid)
+	}
+	prefix := parentResourceID + "/"
+	err := s.stream(ctx, bucketDocs, partitionPrefix(partitionKey), defaultPageSize, page, func(_ *bolt.Tx, _, v []byte, now int64) (store.Item, bool, error) {
+		rec, err := decodeRecord(v)
+		if err != nil || !rec.visible(now) || !hasPrefixFold(rec.resourceID, prefix) {
+			return store.Item{}, false, err
+		}
+		return itemOf(rec), true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("listing children of %s in partition %s: %w", parentResourceID, partitionKey, err)
+	}
+	return nil
+}
+
+// matchFunc decides whether the entry k, v of a scanned bucket belongs in
+// the result and copies it out of the transaction.
+type matchFunc func(tx *bolt.Tx, k, v []byte, now int64) (store.Item, bool, error)
+
+// stream walks bucket's keys that start with prefix, one transaction per page.
+func (s *Store) stream(ctx context.Context, bucket, prefix []byte, size int, page func([]store.Item) error, match matchFunc) error {
+	var after []byte
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		items, last, err := s.scan(bucket, prefix, after, size, match)
+		if err != nil {
+			return err
+		}
+		if len(items) > 0 {
+			if err := page(items); err != nil {
+				return err
+			}
+		}
+		if last == nil {
+			return nil
+		}
+		after = last
+	}
+}
+
+// scan reads one page after key after (nil: from the start). last is the
+// key to resume from, or nil when the range is exhausted.
+func (s *Store) scan(bucket, prefix, after []byte, size int, match matchFunc) (items []store.Item, last []byte, err error) {
+	now := s.now().Unix()
+	err = s.db.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucket).Cursor()
+		var k, v []byte
+		if after == nil {
+			k, v = c.Seek(prefix)
+		} else if k, v = c.Seek(after); bytes.Equal(k, after) {
+			k, v = c.Next()
+		}
+		for ; k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			item, ok, err := match(tx, k, v, now)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				continue
+			}
+			if items == nil {
+				items = make([]store.Item, 0, size)
+			}
+			items = append(items, item)
+			if len(items) == size {
+				last = bytes.Clone(k)
+				return nil
+			}
+		}
+		return nil
+	})
+	return items, last, err
+}
+
+// ChangeFeed returns the documents written after continuation, each once at
+// its latest version: the feed index keeps one entry per document, moved to
+// the end on every write and removed on a hard delete.
+func (s *Store) ChangeFeed(ctx context.Context, continuation string, maxItems int) (store.FeedPage, error) {
+	if err := ctx.Err(); err != nil {
+		return store.FeedPage{}, fmt.Errorf("reading change feed: %w", err)
+	}
+	after, err := parseContinuation(continuation)
+	if err != nil {
+		return store.FeedPage{}, fmt.Errorf("reading change feed: %w: %v", store.ErrInvalid, err)
+	}
+	size, err := pageSize(maxItems)
+	if err != nil {
+		return store.FeedPage{}, fmt.Errorf("reading change feed: %w", err)
+	}
+	now := s.now().Unix()
+	last := after
+	var items []store.Item
+	err = s.db.View(func(tx *bolt.Tx) error {
+		docs := tx.Bucket(bucketDocs)
+		c := tx.Bucket(bucketFeed).Cursor()
+		for k, key := c.Seek(seqKey(after + 1)); k != nil && len(items) < size; k, key = c.Next() {
+			last = uint64FromKey(k)
+			raw := docs.Get(key)
+			if raw == nil {
+				return fmt.Errorf("change feed names missing document %q", key)
+			}
+			rec, err := decodeRecord(raw)
+			if err != nil {
+				return err
+			}
+			if rec.expired(now) { // Cosmos DB would have deleted it already
+				continue
+			}
+			items = append(items, itemOf(rec))
+		}
+		return nil
+	})
+	if err != nil {
+		return store.FeedPage{}, fmt.Errorf("reading change feed after %q: %w", continuation, err)
+	}
+	return store.FeedPage{Items: items, Continuation: formatContinuation(last)}, nil
+}
+
+func pageSize(n int) (int, error) {
+	switch {
+	case n < 0:
+		return 0, fmt.Errorf("%w: page size is %d, want >= 0", store.ErrInvalid, n)
+	case n == 0:
+		return defaultPageSize, nil
+	}
+	return n, nil
+}
+
+// hasPrefixFold is strings.HasPrefix under Unicode simple case folding,
+// which is how STARTSWITH(..., true) compares.
+func hasPrefixFold(s []byte, prefix string) bool {
+	for prefix != "" {
+		if len(s) == 0 {
+			return false
+		}
+		r1, n1 := utf8.DecodeRune(s)
+		r2, n2 := utf8.DecodeRuneInString(prefix)
+		if !equalFoldRune(r1, r2) {
+			return false
+		}
+		s, prefix = s[n1:], prefix[n2:]
+	}
+	return true
+}
+
+func equalFoldRune(a, b rune) bool {
+	if a == b {
+		return true
+	}
+	if a < utf8.RuneSelf && b < utf8.RuneSelf {
+		return 'A' <= a && a <= 'Z' && a+'a'-'A' == b || 'A' <= b && b <= 'Z' && b+'a'-'A' == a
+	}
+	for r := unicode.SimpleFold(a); r != a; r = unicode.SimpleFold(r) {
+		if r == b {
+			return true
+		}
+	}
+	return false
+}

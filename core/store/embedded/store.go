@@ -1,0 +1,253 @@
+// Package embedded is the document store on a local bbolt file: what the
+// local host and most tests run on. It honours the same contract as the
+// Cosmos DB store (ETags, atomic batches, TTL, soft delete, ordered change
+// feed), proven by the shared suite in core/store/storetest.
+package embedded
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/hcpops/hcpops/core/store"
+)
+
+// defaultPageSize bounds one page of a streamed query or the change feed.
+const defaultPageSize = 100
+
+// Store is a store.Store on one bbolt file. It is safe for concurrent use.
+type Store struct {
+	db   *bolt.DB
+	now  func() time.Time
+	log  *slog.Logger
+	stop context.CancelFunc
+	done chan struct{}
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+var _ store.Store = (*Store)(nil)
+
+type config struct {
+	now           func() time.Time
+	log           *slog.Logger
+	sweepInterval time.Duration
+	noSync        bool
+}
+
+// Option configures Open.
+type Option func(*config)
+
+// WithClock injects the clock used for _ts, TTL and deletionTimestamp, so
+// tests can move time instead of waiting for it.
+func WithClock(now func() time.Time) Option {
+	return func(c *config) { c.now = now }
+}
+
+// WithLogger sets the logger for the sweeper and lifecycle messages.
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) { c.log = l }
+}
+
+// WithSweepInterval sets how often expired documents are physically removed.
+// They are invisible from the moment they expire either way.
+func WithSweepInterval(d time.Duration) Option {
+	return func(c *config) { c.sweepInterval = d }
+}
+
+// WithoutSync skips fsync on commit: faster, but a crash may lose the last
+// writes. For throwaway stores only.
+func WithoutSync() Option {
+	return func(c *config) { c.noSync = true }
+}
+
+// Open opens (creating if needed) the store file at path and starts its
+// TTL sweeper; Close stops it.
+func Open(path string, opts ...Option) (*Store, error) {
+	cfg := config{now: time.Now, sweepInterval: 10 * time.Second}
+	for _, opt := range opts {
+		opt(&cfg)
+	}
+	if path == "" {
+		return nil, fmt.Errorf("opening embedded store: %w: path is empty", store.ErrInvalid)
+	}
+	if cfg.now == nil {
+		return nil, fmt.Errorf("opening embedded store %s: %w: clock is nil", path, store.ErrInvalid)
+	}
+	if cfg.sweepInterval <= 0 {
+		return nil, fmt.Errorf("opening embedded store %s: %w: sweep interval is %s, want > 0", path, store.ErrInvalid, cfg.sweepInterval)
+	}
+	if cfg.log == nil {
+		cfg.log = slog.New(slog.DiscardHandler)
+	}
+	// The timeout turns a file locked by another process into an error
+	// instead of a hang.
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 2 * time.Second, NoSync: cfg.noSync})
+	if err != nil {
+		return nil, fmt.Errorf("opening embedded store %s: %w", path, err)
+	}
+	if err := db.Update(initBuckets); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("opening embedded store %s: %w", path, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Store{db: db, now: cfg.now, log: cfg.log.With("store", path), stop: cancel, done: make(chan struct{})}
+	go s.sweepLoop(ctx, cfg.sweepInterval)
+	s.log.Debug("embedded store opened")
+	return s, nil
+}
+
+func initBuckets(tx *bolt.Tx) error {
+	for _, name := range [][]byte{bucketDocs, bucketOps, bucketFeed, bucketExpiry, bucketMeta} {
+		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+			return fmt.Errorf("creating bucket %s: %w", name, err)
+		}
+	}
+	meta := tx.Bucket(bucketMeta)
+	switch got := meta.Get(metaFormatKey); {
+	case got == nil:
+		return meta.Put(metaFormatKey, formatVersion)
+	case !bytes.Equal(got, formatVersion):
+		return fmt.Errorf("file format is %q, want %q", got, formatVersion)
+	}
+	return nil
+}
+
+// Close stops the sweeper and closes the file. Later calls return the first
+// call's result.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		s.stop()
+		<-s.done
+		if err := s.db.Close(); err != nil {
+			s.closeErr = fmt.Errorf("closing embedded store: %w", err)
+		}
+	})
+	return s.closeErr
+}
+
+// Get is a point read; soft-deleted and expired documents are ErrNotFound.
+func (s *Store) Get(ctx context.Context, partitionKey, id string) (store.Item, error) {
+	if err := checkRequest(ctx, partitionKey, id); err != nil {
+		return store.Item{}, fmt.Errorf("reading document %s: %w", id, err)
+	}
+	now := s.now().Unix()
+	var item store.Item
+	err := s.db.View(func(tx *bolt.Tx) error {
+		v := tx.Bucket(bucketDocs).Get(docKey(partitionKey, id))
+		if v == nil {
+			return store.ErrNotFound
+		}
+		rec, err := decodeRecord(v)
+		if err != nil {
+			return err
+		}
+		if !rec.visible(now) {
+			return store.ErrNotFound
+		}
+		item = itemOf(rec)
+		return nil
+	})
+	if err != nil {
+		return store.Item{}, fmt.Errorf("reading document %s in partition %s: %w", id, partitionKey, err)
+	}
+	return item, nil
+}
+
+// itemOf copies a record out of bbolt's memory, which is only valid inside
+// the transaction.
+func itemOf(rec record) store.Item {
+	return store.Item{Body: bytes.Clone(rec.body), ETag: string(rec.etag)}
+}
+
+func checkRequest(ctx context.Context, partitionKey, id string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := checkPartitionKey(partitionKey); err != nil {
+		return err
+	}
+	return checkID(id)
+}
+
+// sweepBatch bounds one sweeping transaction so writers are not held up.
+const sweepBatch = 500
+
+func (s *Store) sweepLoop(ctx context.Context, every time.Duration) {
+	defer close(s.done)
+	ticker := time.NewTicker(every)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+			n, err := s.sweep(ctx)
+			switch {
+			case err != nil && !errors.Is(err, context.Canceled):
+				s.log.Warn("sweeping expired documents", "error", err)
+			case n > 0:
+				s.log.Debug("swept expired documents", "count", n)
+			}
+		}
+	}
+}
+
+// sweep removes every document expired by now, sweepBatch per transaction.
+func (s *Store) sweep(ctx context.Context) (int, error) {
+	total := 0
+	for {
+		if err := ctx.Err(); err != nil {
+			return total, err
+		}
+		dropped, scanned, err := s.sweepOnce()
+		total += dropped
+		if err != nil || scanned < sweepBatch {
+			return total, err
+		}
+	}
+}
+
+func (s *Store) sweepOnce() (dropped, scanned int, err error) {
+	now := s.now()
+	err = s.db.Update(func(tx *bolt.Tx) error {
+		w := newWriter(tx, now)
+		var due [][]byte
+		c := w.expiry.Cursor()
+		for k, _ := c.First(); k != nil && len(due) < sweepBatch; k, _ = c.Next() {
+			if expiryOf(k) > now.Unix() {
+				break
+			}
+			due = append(due, bytes.Clone(k))
+		}
+		scanned = len(due)
+		for _, ek := range due {
+			if err := w.expiry.Delete(ek); err != nil {
+				return err
+			}
+			key := ek[8:]
+			rec, found, err := w.lookup(key)
+			if err != nil {
+				return err
+			}
+			if found && rec.expired(now.Unix()) {
+				if err := w.drop(key, rec); err != nil {
+					return err
+				}
+				dropped++
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, 0, fmt.Errorf("sweeping expired documents: %w", err)
+	}
+	return dropped, scanned, nil
+}

@@ -1,0 +1,57 @@
+package embedded
+
+import (
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hcpops/hcpops/core/store/storetest"
+)
+
+// fakeClock is a settable clock, safe for the sweeper goroutine to read.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{now: time.Date(2026, 3, 14, 2, 0, 0, 0, time.UTC)}
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// openTest opens a fresh store on a fake clock; the sweeper runs often so
+// tests exercise it alongside their own calls.
+func openTest(t testing.TB, opts ...Option) (*Store, *fakeClock) {
+	t.Helper()
+	clock := newFakeClock()
+	opts = append([]Option{WithClock(clock.Now), WithSweepInterval(20 * time.Millisecond)}, opts...)
+	s, err := Open(filepath.Join(t.TempDir(), "store.db"), opts...)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return s, clock
+}
+
+func TestContract(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) storetest.Harness {
+		s, clock := openTest(t)
+		return storetest.Harness{Store: s, Advance: clock.Advance}
+	})
+}
