@@ -1,0 +1,144 @@
+package cosmostest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hcpops/hcpops/core/store/cosmos"
+)
+
+// shared is the test binary's one server. It is package state on purpose:
+// starting node and an HTTPS server per test would dominate test time, and
+// Go offers no per-binary fixture other than TestMain.
+var shared struct {
+	once   sync.Once
+	mu     sync.Mutex
+	server *Server
+	err    error
+}
+
+// Main runs a test binary's tests and then stops the shared server; call it
+// from TestMain: func TestMain(m *testing.M) { os.Exit(cosmostest.Main(m)) }.
+// Without it the kernel still kills the server when the binary exits.
+func Main(m *testing.M) int {
+	code := m.Run()
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if shared.server != nil {
+		if err := shared.server.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "cosmostest:", err)
+		}
+		shared.server = nil
+	}
+	return code
+}
+
+// Start returns the endpoint of the test binary's server, installing (npm ci)
+// and starting it on first use. Without node or npm the test is skipped
+// loudly, or failed when CI=true: CI must never silently skip Cosmos.
+func Start(t testing.TB) string {
+	t.Helper()
+	for _, tool := range []string{"node", "npm"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			missing(t, fmt.Sprintf("%s is not installed (%v): the Cosmos DB tests need node >= 20 and npm", tool, err))
+		}
+	}
+	shared.once.Do(func() {
+		ctx := context.Background()
+		dir, err := ServerDir()
+		if err == nil {
+			err = Install(ctx, dir)
+		}
+		var s *Server
+		if err == nil {
+			s, err = StartServer(ctx, dir)
+		}
+		shared.mu.Lock()
+		shared.server, shared.err = s, err
+		shared.mu.Unlock()
+	})
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if shared.err != nil {
+		t.Fatalf("cosmos test server: %v", shared.err)
+	}
+	if shared.server == nil {
+		t.Fatal("cosmos test server already stopped (used after cosmostest.Main returned?)")
+	}
+	return shared.server.Endpoint
+}
+
+func missing(t testing.TB, why string) {
+	t.Helper()
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("CI=true and %s", why)
+	}
+	t.Skipf("\n*** SKIPPING COSMOS DB TEST: %s ***\n*** (this fails under CI=true) ***", why)
+}
+
+// Config returns a store configuration for a fresh, uniquely named database
+// on the shared server; the database does not exist yet.
+func Config(t testing.TB) cosmos.Config {
+	t.Helper()
+	endpoint := Start(t)
+	return cosmos.Config{
+		Endpoint:            endpoint,
+		Key:                 EmulatorKey,
+		Database:            DatabaseName(t),
+		InsecureLoopbackTLS: true,
+		RetryDelay:          10 * time.Millisecond,
+		MaxRetryDelay:       time.Second,
+	}
+}
+
+// NewStore returns a store on a fresh database with its containers created;
+// the database is dropped when the test ends.
+func NewStore(t testing.TB, opts ...cosmos.Option) *cosmos.Store {
+	t.Helper()
+	s, err := cosmos.New(Config(t), opts...)
+	if err != nil {
+		t.Fatalf("creating cosmos store: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := s.EnsureContainers(ctx); err != nil {
+		t.Fatalf("creating containers: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := s.DropDatabase(ctx); err != nil {
+			t.Errorf("dropping test database: %v", err)
+		}
+		if err := s.Close(); err != nil {
+			t.Errorf("closing store: %v", err)
+		}
+	})
+	return s
+}
+
+// DatabaseName is unique per call: the test's name plus random hex.
+func DatabaseName(t testing.TB) string {
+	var b [6]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		t.Fatalf("random database name: %v", err)
+	}
+	name := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' {
+			return r
+		}
+		return '-'
+	}, t.Name())
+	if len(name) > 60 {
+		name = name[:60]
+	}
+	return "hcpops-" + name + "-" + hex.EncodeToString(b[:])
+}

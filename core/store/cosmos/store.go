@@ -1,0 +1,260 @@
+// Package cosmos is the Cosmos DB implementation of store.Store, on the
+// azcosmos SDK, reading and writing ARO-HCP's Resources container.
+package cosmos
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
+
+	"github.com/hcpops/hcpops/core/store"
+)
+
+// Store implements store.Store on one database's Resources container.
+type Store struct {
+	client    *azcosmos.Client
+	database  *azcosmos.DatabaseClient
+	resources *azcosmos.ContainerClient
+	cfg       Config
+	now       func() time.Time
+	log       *slog.Logger
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Option adjusts a Store.
+type Option func(*Store)
+
+// WithClock sets the clock used for soft-delete timestamps and for hiding
+// expired documents.
+func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = now } }
+
+// WithLogger sets the logger.
+func WithLogger(l *slog.Logger) Option { return func(s *Store) { s.log = l } }
+
+// New connects to the account in cfg. It does no I/O: the first request
+// discovers the account's regions.
+func New(cfg Config, opts ...Option) (*Store, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Store{cfg: cfg, now: time.Now, log: slog.Default()}
+	for _, o := range opts {
+		o(s)
+	}
+	clientOpts := &azcosmos.ClientOptions{
+		EnableContentResponseOnWrite: true, // Items carry the stored body
+		ClientOptions: azcore.ClientOptions{
+			Retry:           cfg.retryOptions(),
+			PerCallPolicies: []policy.Policy{unavailableRetry{opts: cfg.retryOptions()}},
+			Transport:       cfg.transport(),
+		},
+	}
+	var err error
+	if cfg.Key != "" {
+		var cred azcosmos.KeyCredential
+		cred, err = azcosmos.NewKeyCredential(cfg.Key)
+		if err != nil {
+			return nil, fmt.Errorf("setting %s: AccountKey is not a valid base64 key", SettingConnectionString)
+		}
+		s.client, err = azcosmos.NewClientWithKey(cfg.Endpoint, cred, clientOpts)
+	} else {
+		cred, credErr := cfg.tokenCredential()
+		if credErr != nil {
+			return nil, credErr
+		}
+		s.client, err = azcosmos.NewClient(cfg.Endpoint, cred, clientOpts)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("creating Cosmos client for %s: %w", cfg.Endpoint, err)
+	}
+	if s.database, err = s.client.NewDatabase(cfg.Database); err != nil {
+		return nil, fmt.Errorf("opening database %s: %w", cfg.Database, err)
+	}
+	if s.resources, err = s.database.NewContainer(ResourcesContainer); err != nil {
+		return nil, fmt.Errorf("opening container %s: %w", ResourcesContainer, err)
+	}
+	return s, nil
+}
+
+// retryOptions bounds azcore's retries of throttling (429, never executed by
+// the service, so safe for writes too); unavailableRetry reuses the same
+// bound for 503 on reads. Other statuses are answers, not retried.
+func (c Config) retryOptions() policy.RetryOptions {
+	opts := policy.RetryOptions{
+		MaxRetries:    c.MaxRetries,
+		RetryDelay:    c.RetryDelay,
+		MaxRetryDelay: c.MaxRetryDelay,
+		StatusCodes:   []int{http.StatusTooManyRequests},
+	}
+	switch {
+	case opts.MaxRetries == 0:
+		opts.MaxRetries = DefaultMaxRetries
+	case opts.MaxRetries < 0:
+		opts.MaxRetries = -1
+	}
+	if opts.RetryDelay <= 0 {
+		opts.RetryDelay = DefaultRetryDelay
+	}
+	if opts.MaxRetryDelay <= 0 {
+		opts.MaxRetryDelay = DefaultMaxRetryDelay
+	}
+	return opts
+}
+
+// transport is nil (the SDK default) except for the test-only loopback knob.
+func (c Config) transport() policy.Transporter {
+	if !c.InsecureLoopbackTLS {
+		return nil
+	}
+	return &http.Client{
+		Timeout: 60 * time.Second,
+		Transport: &http.Transport{
+			Proxy:               nil,                                   // never route loopback through a proxy
+			TLSClientConfig:     &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // loopback test server only, checked in Validate
+			MaxIdleConns:        256,
+			MaxIdleConnsPerHost: 256,
+			IdleConnTimeout:     90 * time.Second,
+		},
+	}
+}
+
+// Close releases the client's shared caches.
+func (s *Store) Close() error {
+	s.client.Close()
+	return nil
+}
+
+// Get is a point read; soft-deleted and expired documents are ErrNotFound.
+func (s *Store) Get(ctx context.Context, partitionKey, id string) (store.Item, error) {
+	if err := checkPartitionKey(partitionKey); err != nil {
+		return store.Item{}, err
+	}
+	if err := checkID(id); err != nil {
+		return store.Item{}, err
+	}
+	resp, err := s.resources.ReadItem(ctx, azcosmos.NewPartitionKeyString(partitionKey), id, nil)
+	if err != nil {
+		return store.Item{}, mapError(err, "reading document %s/%s", partitionKey, id)
+	}
+	m, err := readMeta(resp.Value)
+	if err != nil {
+		return store.Item{}, fmt.Errorf("reading document %s/%s: %w", partitionKey, id, err)
+	}
+	if !m.visible(s.now()) {
+		return store.Item{}, fmt.Errorf("reading document %s/%s: %w (soft-deleted or expired)", partitionKey, id, store.ErrNotFound)
+	}
+	return store.Item{Body: resp.Value, ETag: string(resp.ETag)}, nil
+}
+
+// Create writes a new document; ErrConflict if the id is taken.
+func (s *Store) Create(ctx context.Context, partitionKey string, doc []byte) (store.Item, error) {
+	id, err := checkDocument(doc, partitionKey)
+	if err != nil {
+		return store.Item{}, fmt.Errorf("creating document in %s: %w", partitionKey, err)
+	}
+	resp, err := s.resources.CreateItem(ctx, azcosmos.NewPartitionKeyString(partitionKey), doc,
+		&azcosmos.ItemOptions{EnableContentResponseOnWrite: true})
+	if err != nil {
+		return store.Item{}, mapError(err, "creating document %s/%s", partitionKey, id)
+	}
+	return store.Item{Body: resp.Value, ETag: string(resp.ETag)}, nil
+}
+
+// Replace overwrites a document whose etag still equals ifMatch.
+func (s *Store) Replace(ctx context.Context, partitionKey, id string, doc []byte, ifMatch string) (store.Item, error) {
+	if ifMatch == "" {
+		return store.Item{}, fmt.Errorf("replacing document %s/%s: %w: ifMatch etag is empty", partitionKey, id, store.ErrInvalid)
+	}
+	bodyID, err := checkDocument(doc, partitionKey)
+	if err != nil {
+		return store.Item{}, fmt.Errorf("replacing document %s/%s: %w", partitionKey, id, err)
+	}
+	if bodyID != id {
+		return store.Item{}, fmt.Errorf("replacing document %s/%s: %w: body field id is %q", partitionKey, id, store.ErrInvalid, bodyID)
+	}
+	etag := azcore.ETag(ifMatch)
+	resp, err := s.resources.ReplaceItem(ctx, azcosmos.NewPartitionKeyString(partitionKey), id, doc,
+		&azcosmos.ItemOptions{IfMatchEtag: &etag, EnableContentResponseOnWrite: true})
+	if err != nil {
+		return store.Item{}, mapError(err, "replacing document %s/%s", partitionKey, id)
+	}
+	return store.Item{Body: resp.Value, ETag: string(resp.ETag)}, nil
+}
+
+// SoftDelete marks a document deleted the way ARO-HCP does, with If-Match
+// on the etag just read; a concurrent writer makes it ErrPreconditionFailed.
+func (s *Store) SoftDelete(ctx context.Context, partitionKey, id string) error {
+	item, err := s.Get(ctx, partitionKey, id)
+	if err != nil {
+		return fmt.Errorf("soft-deleting: %w", err)
+	}
+	body, err := markDeleted(item.Body, s.now())
+	if err != nil {
+		return fmt.Errorf("soft-deleting document %s/%s: %w", partitionKey, id, err)
+	}
+	if _, err := s.Replace(ctx, partitionKey, id, body, item.ETag); err != nil {
+		return fmt.Errorf("soft-deleting: %w", err)
+	}
+	return nil
+}
+
+// EnsureContainers creates the database, Resources (partitioned on
+// /partitionKey, TTL on with no default expiry) and leases (on /id) when
+// they are missing. Tests and the dev tooling use it; production
+// infrastructure creates them itself.
+func (s *Store) EnsureContainers(ctx context.Context) error {
+	_, err := s.client.CreateDatabase(ctx, azcosmos.DatabaseProperties{ID: s.cfg.Database}, nil)
+	if err = ignoreConflict(err); err != nil {
+		return mapError(err, "creating database %s", s.cfg.Database)
+	}
+	noDefaultExpiry := int32(-1)
+	containers := []azcosmos.ContainerProperties{
+		{
+			ID: ResourcesContainer,
+			PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{
+				Paths: []string{"/partitionKey"}, Kind: azcosmos.PartitionKeyKindHash, Version: 2,
+			},
+			DefaultTimeToLive: &noDefaultExpiry,
+		},
+		{
+			ID: LeasesContainer,
+			PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{
+				Paths: []string{"/id"}, Kind: azcosmos.PartitionKeyKindHash, Version: 2,
+			},
+		},
+	}
+	for _, props := range containers {
+		_, err := s.database.CreateContainer(ctx, props, nil)
+		if err = ignoreConflict(err); err != nil {
+			return mapError(err, "creating container %s in %s", props.ID, s.cfg.Database)
+		}
+	}
+	s.log.DebugContext(ctx, "cosmos containers ready", "database", s.cfg.Database)
+	return nil
+}
+
+// DropDatabase deletes the store's database; tests use it to clean up.
+func (s *Store) DropDatabase(ctx context.Context) error {
+	_, err := s.database.Delete(ctx, nil)
+	if err != nil && !errors.Is(mapError(err, ""), store.ErrNotFound) {
+		return mapError(err, "deleting database %s", s.cfg.Database)
+	}
+	return nil
+}
+
+func ignoreConflict(err error) error {
+	var re *azcore.ResponseError
+	if errors.As(err, &re) && re.StatusCode == http.StatusConflict {
+		return nil
+	}
+	return err
+}
