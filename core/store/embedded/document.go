@@ -177,6 +177,8 @@ func parseDocument(body []byte, partitionKey string) (object, docMeta, error) {
 			return nil, meta, fmt.Errorf("%w: document %s: %v", store.ErrInvalid, meta.id, err)
 		}
 	}
+	// Soft-deleted means the member is there at all, null included: lists
+	// filter on NOT IS_DEFINED(c.deletionTimestamp), and null is defined.
 	_, meta.deleted = obj.get("deletionTimestamp")
 	meta.resourceID = stringMember(obj, "resourceID")
 	meta.class = classify(obj, meta)
