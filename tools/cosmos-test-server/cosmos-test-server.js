@@ -68,6 +68,45 @@ function packageDir() {
 const LIB = path.join(packageDir(), "lib");
 const lib = name => require(path.join(LIB, name));
 
+// installMemoizedParser loads the query engine's PEG parser with packrat
+// memoization added. Generated without it, the parser backtracks
+// exponentially in parenthesis depth: ARO-HCP's active-operations query
+// took seconds to parse on every new container. This must run before
+// anything loads @zeit/cosmosdb-query.
+function installMemoizedParser() {
+  const fs = require("fs");
+  const Module = require("module");
+  const file = require.resolve("@zeit/cosmosdb-query/lib/parser", { paths: [LIB] });
+  let rules = 0;
+  let src = fs.readFileSync(file, "utf8").replace(/^( *)function peg\$parse(\w+)\(\) \{$/gm, (_, indent, name) => {
+    const rule = rules;
+    rules += 1;
+    return [
+      `${indent}function peg$parse${name}() {`,
+      `${indent}  const key = peg$currPos * PEG_RULE_COUNT + ${rule};`,
+      `${indent}  const hit = peg$memo.get(key);`,
+      `${indent}  if (hit !== undefined) { peg$currPos = hit.end; return hit.result; }`,
+      `${indent}  const result = peg$parse${name}$uncached();`,
+      `${indent}  peg$memo.set(key, { end: peg$currPos, result });`,
+      `${indent}  return result;`,
+      `${indent}}`,
+      `${indent}function peg$parse${name}$uncached() {`
+    ].join("\n");
+  });
+  const entry = "function peg$parse(input, options) {";
+  if (rules < 50 || !src.includes(entry)) {
+    throw new Error(`unexpected layout of ${file} (${rules} rules): cannot memoize it`);
+  }
+  src = src.replace(entry, `${entry}\n  const peg$memo = new Map();`).replace(/PEG_RULE_COUNT/g, String(rules));
+  const parser = new Module(file, module);
+  parser.filename = file;
+  parser.paths = Module._nodeModulePaths(path.dirname(file));
+  parser._compile(src, file);
+  parser.loaded = true;
+  require.cache[file] = parser;
+}
+installMemoizedParser();
+
 const jsonModule = lib("json");
 const documentOperations = lib("handler/_document-operations");
 const { patchOperation } = lib("handler/_patch-operations");
@@ -117,9 +156,11 @@ const nowSeconds = () => Math.floor(Date.now() / 1000);
 // --- Document store patches -------------------------------------------------
 
 // Every document write gets the next sequence number; the change feed orders
-// and resumes by it. Kept out of the document body so stored bytes are untouched.
+// and resumes by it. It is kept out of the document body. The body does get
+// _attachments, a system field real Cosmos DB always writes.
 const originalSet = Documents.prototype._set;
 Documents.prototype._set = function setWithLsn(data) {
+  data._attachments = "attachments/"; // eslint-disable-line no-param-reassign
   state.lsn += 1;
   state.lsnOf.set(data, state.lsn);
   return originalSet.call(this, data);
@@ -152,6 +193,21 @@ const PARSED_BODY = Symbol("parsedBody");
 const originalJson = jsonModule.default;
 jsonModule.default = req => (PARSED_BODY in req ? Promise.resolve(req[PARSED_BODY]) : originalJson(req));
 const json = req => jsonModule.default(req);
+
+// Compiled queries are shared by all containers (stock: one cache per
+// container), so each test database does not compile the same SQL again.
+const Items = lib("account/items").default;
+const originalGetQuery = Items.prototype._getQuery;
+const compiledQueries = new Map();
+Items.prototype._getQuery = function sharedQuery(sql) {
+  let query = compiledQueries.get(sql);
+  if (!query) {
+    query = originalGetQuery.call(this, sql);
+    if (compiledQueries.size >= 1000) compiledQueries.clear();
+    compiledQueries.set(sql, query);
+  }
+  return query;
+};
 
 // --- Query language patches ---------------------------------------------------
 
@@ -291,11 +347,12 @@ function readChangeFeed(account, req, res, { dbId, collId }) {
   }
   const partitionKey = headerPartitionKey(req);
   const docs = collection.documents;
+  const now = nowSeconds();
   let changes = [];
   for (const item of docs._data.values()) {
     const doc = item.read();
     const lsn = state.lsnOf.get(doc) || 0;
-    if (lsn <= position) continue;
+    if (lsn <= position || isExpired(collection, doc, now)) continue;
     if (partitionKey !== undefined && docs._getPartition(doc) !== partitionKey) continue;
     if (since !== undefined && doc._ts < since) continue;
     changes.push({ doc, lsn });

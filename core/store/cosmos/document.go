@@ -162,21 +162,24 @@ func readMeta(body []byte) (meta, error) {
 	return m, nil
 }
 
-// visible reports whether a stored document is live: not soft-deleted and,
-// as Cosmos DB hides items once their ttl has passed even before it removes
-// them, not expired at now.
+// visible reports whether a stored document is live: neither soft-deleted
+// nor expired.
 func (m meta) visible(now time.Time) bool {
-	if m.Deleted != nil {
-		return false
-	}
+	return m.Deleted == nil && !m.expired(now)
+}
+
+// expired reports whether the document's ttl has run out at now. Cosmos DB
+// hides such items before it gets round to removing them, and so does the
+// store, which also lets a fake clock drive expiry in tests.
+func (m meta) expired(now time.Time) bool {
 	if m.TTL == nil || m.TS == 0 {
-		return true
+		return false
 	}
 	ttl, err := strconv.ParseInt(string(m.TTL), 10, 64)
 	if err != nil || ttl <= 0 {
-		return true
+		return false
 	}
-	return m.TS+ttl > now.Unix()
+	return m.TS+ttl <= now.Unix()
 }
 
 // softDeleteTTL is how long ARO-HCP lets a soft-deleted document linger.

@@ -17,7 +17,7 @@ const MaxFeedItems = 1000
 var wholeContainer = azcosmos.FeedRange{MinInclusive: "", MaxExclusive: "FF"}
 
 // ChangeFeed reads up to maxItems changes after continuation (latest version
-// of each changed document, in change order). The continuation is the SDK's
+// of each changed document, in change order; expired documents are left out). The continuation is the SDK's
 // composite token: opaque, and it survives partition splits.
 func (s *Store) ChangeFeed(ctx context.Context, continuation string, maxItems int) (store.FeedPage, error) {
 	if maxItems <= 0 {
@@ -41,10 +41,14 @@ func (s *Store) ChangeFeed(ctx context.Context, continuation string, maxItems in
 	if page.Continuation == "" {
 		page.Continuation = continuation
 	}
+	now := s.now()
 	for _, body := range resp.Items {
 		m, err := readMeta(body)
 		if err != nil {
 			return store.FeedPage{}, fmt.Errorf("reading change feed: %w", err)
+		}
+		if m.expired(now) { // soft-deleted versions stay: they are changes too
+			continue
 		}
 		page.Items = append(page.Items, store.Item{Body: body, ETag: m.ETag})
 	}

@@ -1,0 +1,18 @@
+package cosmos_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/hcpops/hcpops/core/store/cosmos/cosmostest"
+	"github.com/hcpops/hcpops/core/store/storetest"
+)
+
+// TestContract runs the shared store suite against the local Cosmos test
+// server in real time: Advance sleeps, and the server's sweeper expires
+// documents.
+func TestContract(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) storetest.Harness {
+		return storetest.Harness{Store: cosmostest.NewStore(t), Advance: time.Sleep}
+	})
+}
