@@ -1,0 +1,133 @@
+package notification
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hcpops/hcpops/core/arm"
+)
+
+func TestCheck(t *testing.T) {
+	strict := New(Config{}, nil)
+	local := New(Config{AllowLoopback: true}, nil)
+	custom := New(Config{AllowedHosts: []string{"arm.example.test"}}, nil)
+	tests := []struct {
+		name string
+		n    *Notifier
+		uri  string
+		ok   bool
+	}{
+		{"public ARM", strict, "https://management.azure.com/subscriptions/x/notify", true},
+		{"regional ARM", strict, "https://eastus.management.azure.com/notify", true},
+		{"gov cloud", strict, "https://management.usgovcloudapi.net/notify", true},
+		{"plain http refused", strict, "http://management.azure.com/notify", false},
+		{"suffix trick refused", strict, "https://evilmanagement.azure.com/notify", false},
+		{"other host refused", strict, "https://example.com/notify", false},
+		{"loopback refused by default", strict, "http://127.0.0.1:8080/n", false},
+		{"loopback allowed when asked", local, "http://127.0.0.1:8080/n", true},
+		{"localhost allowed when asked", local, "http://localhost:8080/n", true},
+		{"ipv6 loopback allowed when asked", local, "http://[::1]:8080/n", true},
+		{"non-http loopback refused", local, "ftp://127.0.0.1/n", false},
+		{"custom list replaces default", custom, "https://management.azure.com/n", false},
+		{"custom host", custom, "https://arm.example.test/n", true},
+		{"no host", strict, "https:///n", false},
+		{"garbage", strict, "://", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.n.Check(tt.uri)
+			if (err == nil) != tt.ok {
+				t.Fatalf("Check(%q) = %v, want ok=%v", tt.uri, err, tt.ok)
+			}
+			if err != nil && !errors.Is(err, ErrNotAllowed) {
+				t.Fatalf("error %v does not wrap ErrNotAllowed", err)
+			}
+		})
+	}
+}
+
+func TestNotifyPostsStatusBody(t *testing.T) {
+	var mu sync.Mutex
+	var got []arm.OperationStatus
+	var contentType string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		var s arm.OperationStatus
+		if err := json.Unmarshal(b, &s); err != nil {
+			t.Errorf("body %q: %v", b, err)
+		}
+		mu.Lock()
+		got = append(got, s)
+		contentType = r.Header.Get("Content-Type")
+		mu.Unlock()
+		if r.Method != http.MethodPost {
+			t.Errorf("method %s, want POST", r.Method)
+		}
+		w.WriteHeader(http.StatusOK)
+	}))
+	defer srv.Close()
+	n := New(Config{AllowLoopback: true}, nil)
+	end := time.Date(2026, 3, 14, 2, 31, 2, 0, time.UTC)
+	status := arm.OperationStatus{ID: "/subscriptions/s/providers/Microsoft.RedHatOpenShift/locations/eastus/hcpOperationStatuses/u", Name: "u", Status: arm.ProvisioningStateFailed, EndTime: &end, Error: &arm.CloudErrorBody{Code: "InternalServerError", Message: "boom"}}
+	if err := n.Notify(context.Background(), srv.URL+"/notify", status); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].Name != "u" || got[0].Status != arm.ProvisioningStateFailed || got[0].Error.Message != "boom" {
+		t.Fatalf("received %+v", got)
+	}
+	if contentType != "application/json" {
+		t.Fatalf("content type %q", contentType)
+	}
+}
+
+func TestNotifyFailures(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		switch r.URL.Path {
+		case "/fail":
+			w.WriteHeader(http.StatusServiceUnavailable)
+		case "/redirect":
+			http.Redirect(w, r, "https://example.com/", http.StatusTemporaryRedirect)
+		case "/slow":
+			select {
+			case <-r.Context().Done():
+			case <-release:
+			}
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	n := New(Config{AllowLoopback: true, Timeout: 200 * time.Millisecond}, nil)
+	status := arm.OperationStatus{Name: "u", Status: arm.ProvisioningStateSucceeded}
+	for _, path := range []string{"/fail", "/redirect", "/slow"} {
+		if err := n.Notify(context.Background(), srv.URL+path, status); err == nil {
+			t.Errorf("%s: want an error", path)
+		}
+	}
+	if err := New(Config{}, nil).Notify(context.Background(), srv.URL+"/fail", status); !errors.Is(err, ErrNotAllowed) {
+		t.Errorf("loopback without opt-in: %v, want ErrNotAllowed", err)
+	}
+}
+
+func TestConfigFromEnv(t *testing.T) {
+	env := map[string]string{"HCPOPS_NOTIFICATION_HOSTS": " A.example.test, *.b.test ,", "HCPOPS_NOTIFICATION_ALLOW_LOOPBACK": "true"}
+	c, err := ConfigFromEnv(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.AllowedHosts) != 2 || c.AllowedHosts[0] != "a.example.test" || c.AllowedHosts[1] != "*.b.test" || !c.AllowLoopback {
+		t.Fatalf("config %+v", c)
+	}
+	env["HCPOPS_NOTIFICATION_ALLOW_LOOPBACK"] = "maybe"
+	if _, err := ConfigFromEnv(func(k string) string { return env[k] }); err == nil {
+		t.Fatal("want an error for a bad boolean")
+	}
+}
