@@ -41,6 +41,9 @@ type Client interface {
 	// maps an aro_hcp cluster href onto that prefix itself.
 	PostBreakGlassCredential(ctx context.Context, clusterHref string) (BreakGlassCredential, error)
 	GetBreakGlassCredential(ctx context.Context, href string) (BreakGlassCredential, error)
+	// ListBreakGlassCredentials pages through a cluster's credentials; the
+	// revoke poll waits until none is awaiting_revocation.
+	ListBreakGlassCredentials(ctx context.Context, clusterHref string) ([]BreakGlassCredential, error)
 	DeleteBreakGlassCredentials(ctx context.Context, clusterHref string) error
 }
 
