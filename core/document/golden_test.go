@@ -39,12 +39,14 @@ func golden(t *testing.T, name string, got []byte) {
 
 func readTestdata(t *testing.T, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
+	b, err := readFile(name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return b
 }
+
+func readFile(name string) ([]byte, error) { return os.ReadFile(filepath.Join("testdata", name)) }
 
 // decodeAny decodes JSON with numbers kept literal, for tree comparisons.
 func decodeAny(t *testing.T, raw []byte) any {

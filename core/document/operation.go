@@ -285,6 +285,9 @@ func (d *OperationDocument) Marshal() ([]byte, error) {
 // MarshalCreate renders the document for a store Create: instanceVersion 1,
 // no etag, TTL stamped. The receiver is not modified.
 func (d *OperationDocument) MarshalCreate() ([]byte, error) {
+	if err := d.checkKeys(); err != nil {
+		return nil, err
+	}
 	c := *d
 	c.TTL = OperationTTL
 	c.Properties.CosmosMetadata.InstanceVersion = 1
@@ -300,11 +303,38 @@ func (d *OperationDocument) MarshalReplace() ([]byte, error) {
 	if d.ETag == "" {
 		return nil, fmt.Errorf("operation %s: replace needs the etag it was read with", d.ID)
 	}
+	if err := d.checkKeys(); err != nil {
+		return nil, err
+	}
 	c := *d
 	c.TTL = OperationTTL
 	c.Properties.CosmosMetadata.InstanceVersion++
 	c.Properties.CosmosMetadata.ETag = d.ETag
 	return c.Marshal()
+}
+
+// checkKeys refuses to write a document Cosmos would file wrongly: ARO-HCP's
+// serializer rejects an empty or upper-case partition key.
+func (d *OperationDocument) checkKeys() error {
+	if d.ID == "" {
+		return fmt.Errorf("id: missing")
+	}
+	if d.PartitionKey == "" || d.PartitionKey != strings.ToLower(d.PartitionKey) {
+		return fmt.Errorf("partitionKey: %q must be a non-empty lower-case subscription ID", d.PartitionKey)
+	}
+	return nil
+}
+
+// SetStatus records a status change as ARO-HCP's UpdateOperationStatus
+// does: lastTransitionTime = now (UTC), status = s, and the error only when
+// a new one is given (an error is never cleared). Decide first with
+// state.NeedToPatchOperation whether to write at all.
+func (o *Operation) SetStatus(now time.Time, s arm.ProvisioningState, err *arm.CloudErrorBody) {
+	o.LastTransitionTime = now.UTC()
+	o.Status = s
+	if err != nil {
+		o.Error = cloneError(err)
+	}
 }
 
 func (o *Operation) marshal() ([]byte, error) {

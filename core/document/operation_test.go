@@ -347,3 +347,39 @@ func TestCloneIsDeep(t *testing.T) {
 		t.Errorf("Clone shares state with the original")
 	}
 }
+
+func TestSetStatus(t *testing.T) {
+	d, err := ParseOperation(readTestdata(t, "operation.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 3, 14, 3, 0, 0, 5, time.FixedZone("x", 7200))
+	orig := d.Properties.Error
+	d.Properties.SetStatus(now, arm.ProvisioningStateCanceled, nil)
+	if d.Properties.Status != arm.ProvisioningStateCanceled || !d.Properties.LastTransitionTime.Equal(now) ||
+		d.Properties.LastTransitionTime.Location() != time.UTC || d.Properties.Error != orig {
+		t.Errorf("SetStatus(nil error): %+v", d.Properties)
+	}
+	e := &arm.CloudErrorBody{Code: arm.CodeCanceled, Message: "This operation was superseded by another"}
+	d.Properties.SetStatus(now, arm.ProvisioningStateCanceled, e)
+	e.Message = "mutated by the caller"
+	if d.Properties.Error.Code != arm.CodeCanceled || d.Properties.Error.Message != "This operation was superseded by another" {
+		t.Errorf("SetStatus error: %+v", d.Properties.Error)
+	}
+}
+
+func TestWritesRefuseBadKeys(t *testing.T) {
+	for _, pk := range []string{"", "1D3378D3-5A3F-4712-85A1-2485495DFC4B"} {
+		d, err := ParseOperation(readTestdata(t, "operation.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.PartitionKey = pk
+		if _, err := d.MarshalCreate(); err == nil || !strings.Contains(err.Error(), "partitionKey") {
+			t.Errorf("MarshalCreate with partitionKey %q: %v", pk, err)
+		}
+		if _, err := d.MarshalReplace(); err == nil || !strings.Contains(err.Error(), "partitionKey") {
+			t.Errorf("MarshalReplace with partitionKey %q: %v", pk, err)
+		}
+	}
+}
