@@ -148,6 +148,21 @@ func JSONKind(raw json.RawMessage) string {
 	}
 }
 
+// DescribeJSON names a value's kind with its article, for error messages:
+// "an object", "a string", "null", "nothing".
+func DescribeJSON(raw json.RawMessage) string {
+	switch k := JSONKind(raw); k {
+	case "object", "array":
+		return "an " + k
+	case "null":
+		return "null"
+	case "":
+		return "nothing"
+	default:
+		return "a " + k
+	}
+}
+
 func writeJSON(w http.ResponseWriter, status int, body []byte) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)

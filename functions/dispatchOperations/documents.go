@@ -20,7 +20,7 @@ func DecodeDocuments(raw json.RawMessage) ([]json.RawMessage, error) {
 	const field = "Data." + BindingName
 	cur := raw
 	for layer := 0; ; layer++ {
-		switch kind := handlers.JSONKind(cur); kind {
+		switch handlers.JSONKind(cur) {
 		case "array":
 			return decodeArray(field, cur)
 		case "string":
@@ -38,7 +38,7 @@ func DecodeDocuments(raw json.RawMessage) ([]json.RawMessage, error) {
 		case "":
 			return nil, handlers.BadInput("%s is empty; want an array of documents", field)
 		default:
-			return nil, handlers.BadInput("%s is %s; want an array of documents (or a JSON string holding one)", field, article(kind))
+			return nil, handlers.BadInput("%s is %s; want an array of documents (or a JSON string holding one)", field, handlers.DescribeJSON(cur))
 		}
 	}
 }
@@ -49,21 +49,11 @@ func decodeArray(field string, raw json.RawMessage) ([]json.RawMessage, error) {
 		return nil, handlers.BadInput("%s: %v", field, err)
 	}
 	for i, d := range docs {
-		if kind := handlers.JSONKind(d); kind != "object" {
-			return nil, handlers.BadInput("%s[%d] is %s, not a JSON object", field, i, article(kind))
+		if handlers.JSONKind(d) != "object" {
+			return nil, handlers.BadInput("%s[%d] is %s, not a JSON object", field, i, handlers.DescribeJSON(d))
 		}
 	}
 	return docs, nil
-}
-
-func article(kind string) string {
-	switch kind {
-	case "array", "object":
-		return "an " + kind
-	case "null":
-		return "null"
-	}
-	return "a " + kind
 }
 
 // preview keeps error messages short when the host sends a large bad value.

@@ -1,0 +1,234 @@
+package polloperations
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hcpops/hcpops/core/lifecycle"
+	"github.com/hcpops/hcpops/handlers"
+)
+
+// recordingTicker records each Tick's deadline and answers with canned
+// counts, an error, or by waiting for its context to end.
+type recordingTicker struct {
+	mu        sync.Mutex
+	deadlines []time.Time
+	err       error
+	block     bool
+}
+
+func (r *recordingTicker) Tick(ctx context.Context) (lifecycle.TickResult, error) {
+	r.mu.Lock()
+	dl, _ := ctx.Deadline()
+	r.deadlines = append(r.deadlines, dl)
+	block, err := r.block, r.err
+	r.mu.Unlock()
+	res := lifecycle.TickResult{Polled: 7, Changed: 3, Dispatched: 1, Expired: 1, Canceled: 0, Notified: 2, Errors: 1}
+	if block {
+		<-ctx.Done()
+		return lifecycle.TickResult{Polled: 2}, ctx.Err()
+	}
+	return res, err
+}
+
+func (r *recordingTicker) calls() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.deadlines)
+}
+
+type reply struct {
+	Status int `json:"-"`
+	Logs   []string
+	Error  string
+}
+
+func newServer(t *testing.T, tk Ticker, cfg Config) *httptest.Server {
+	t.Helper()
+	s := handlers.New(handlers.Config{}, nil)
+	if err := New(tk, cfg, nil).Register(s); err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s)
+	t.Cleanup(ts.Close)
+	return ts
+}
+
+func postBody(t *testing.T, ts *httptest.Server, body []byte) reply {
+	t.Helper()
+	resp, err := ts.Client().Post(ts.URL+"/"+Name, "application/json; charset=utf-8", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
+		t.Errorf("Content-Type = %q", ct)
+	}
+	var r reply
+	if err := json.Unmarshal(raw, &r); err != nil {
+		t.Fatalf("response is not JSON: %q", raw)
+	}
+	r.Status = resp.StatusCode
+	return r
+}
+
+func readFile(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+const wantCounts = "polled=7 changed=3 dispatched=1 expired=1 canceled=0 notified=2 errors=1"
+
+func TestGoldenTicks(t *testing.T) {
+	tests := []struct {
+		file     string
+		wantLogs []string
+	}{
+		{"tick.json", []string{"tick: " + wantCounts}},
+		{"tick-first-run-legacy.json", []string{"tick: " + wantCounts}},
+		{"tick-no-monitor.json", []string{"tick: " + wantCounts}},
+		{"tick-past-due.json", []string{"timer is past due: catching up a missed occurrence", "tick: " + wantCounts}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			tk := &recordingTicker{}
+			ts := newServer(t, tk, Config{Budget: 90 * time.Second})
+			start := time.Now()
+			got := postBody(t, ts, readFile(t, tt.file))
+			if got.Status != http.StatusOK {
+				t.Fatalf("status = %d, error %q", got.Status, got.Error)
+			}
+			if strings.Join(got.Logs, "|") != strings.Join(tt.wantLogs, "|") {
+				t.Errorf("Logs = %q, want %q", got.Logs, tt.wantLogs)
+			}
+			if tk.calls() != 1 {
+				t.Fatalf("Tick called %d times", tk.calls())
+			}
+			// the tick ran under the configured budget
+			dl := tk.deadlines[0]
+			if dl.Before(start.Add(89*time.Second)) || dl.After(time.Now().Add(90*time.Second)) {
+				t.Errorf("tick deadline %v is not start+90s (%v)", dl, start)
+			}
+		})
+	}
+}
+
+func TestDefaultBudget(t *testing.T) {
+	tk := &recordingTicker{}
+	ts := newServer(t, tk, Config{})
+	start := time.Now()
+	if got := postBody(t, ts, readFile(t, "tick.json")); got.Status != http.StatusOK {
+		t.Fatalf("status = %d", got.Status)
+	}
+	if d := tk.deadlines[0].Sub(start); d < DefaultBudget-time.Second || d > DefaultBudget+time.Second {
+		t.Errorf("deadline is %v after start, want %v", d, DefaultBudget)
+	}
+}
+
+func TestBudgetExhaustedIsNotAFailure(t *testing.T) {
+	tk := &recordingTicker{block: true}
+	ts := newServer(t, tk, Config{Budget: 20 * time.Millisecond})
+	got := postBody(t, ts, readFile(t, "tick.json"))
+	if got.Status != http.StatusOK {
+		t.Fatalf("status = %d, error %q", got.Status, got.Error)
+	}
+	want := "tick stopped at its budget of 20ms; the next tick continues (polled=2 changed=0"
+	if len(got.Logs) != 1 || !strings.HasPrefix(got.Logs[0], want) {
+		t.Errorf("Logs = %q, want prefix %q", got.Logs, want)
+	}
+}
+
+func TestTickErrorIs500(t *testing.T) {
+	tk := &recordingTicker{err: errors.New("store: query active operations: connection refused")}
+	ts := newServer(t, tk, Config{})
+	got := postBody(t, ts, readFile(t, "tick.json"))
+	if got.Status != http.StatusInternalServerError {
+		t.Fatalf("status = %d, want 500", got.Status)
+	}
+	if !strings.Contains(got.Error, "running poll tick: store: query active operations: connection refused") {
+		t.Errorf("Error = %q", got.Error)
+	}
+	if len(got.Logs) != 2 || got.Logs[0] != "tick failed; tick: "+wantCounts {
+		t.Errorf("Logs = %q", got.Logs)
+	}
+}
+
+// TestReferencePayload: the protocol reference's tick decodes, and posted
+// as is (its binding is "myTimer", ours "timer") it is refused by name.
+func TestReferencePayload(t *testing.T) {
+	body := readFile(t, "reference-timer-tick.json")
+	var env struct{ Data map[string]json.RawMessage }
+	if err := json.Unmarshal(body, &env); err != nil {
+		t.Fatal(err)
+	}
+	info, err := DecodeTimerInfo(env.Data["myTimer"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantNext := time.Date(2025, 3, 14, 9, 30, 0, 0, time.UTC)
+	if !info.Schedule.AdjustForDST || info.IsPastDue || info.ScheduleStatus == nil || !info.ScheduleStatus.Next.Equal(wantNext) ||
+		info.ScheduleStatus.Last.Nanosecond() != 13241700 {
+		t.Errorf("decoded %+v / %+v", info, info.ScheduleStatus)
+	}
+	tk := &recordingTicker{}
+	ts := newServer(t, tk, Config{})
+	got := postBody(t, ts, body)
+	if got.Status != http.StatusBadRequest || !strings.Contains(got.Error, `Data.timer is missing`) {
+		t.Errorf("status %d error %q", got.Status, got.Error)
+	}
+	if tk.calls() != 0 {
+		t.Error("Tick was called")
+	}
+}
+
+// TestMalformedTicks: each is a 400 naming the field, and Tick never runs.
+func TestMalformedTicks(t *testing.T) {
+	tests := []struct {
+		name, body, want string
+	}{
+		{"missing timer", `{"Data":{}}`, "Data.timer is missing"},
+		{"timer is a string", `{"Data":{"timer":"hello"}}`, `Data.timer is a string, not the TimerInfo object: "hello"`},
+		{"timer is a number", `{"Data":{"timer":10}}`, "Data.timer is a number"},
+		{"timer is an array", `{"Data":{"timer":[]}}`, "Data.timer is an array"},
+		{"timer is null", `{"Data":{"timer":null}}`, "Data.timer is null"},
+		{"IsPastDue string", `{"Data":{"timer":{"IsPastDue":"yes"}}}`, "Data.timer.IsPastDue is a string; want true or false"},
+		{"Schedule array", `{"Data":{"timer":{"Schedule":[true]}}}`, "Data.timer.Schedule is an array"},
+		{"AdjustForDST number", `{"Data":{"timer":{"Schedule":{"AdjustForDST":1}}}}`, "Data.timer.Schedule.AdjustForDST is a number"},
+		{"ScheduleStatus string", `{"Data":{"timer":{"ScheduleStatus":"none"}}}`, "Data.timer.ScheduleStatus is a string"},
+		{"Last not a date", `{"Data":{"timer":{"ScheduleStatus":{"Last":"yesterday"}}}}`, `Data.timer.ScheduleStatus.Last: "yesterday" is not a timestamp`},
+		{"Next a number", `{"Data":{"timer":{"ScheduleStatus":{"Next":1710408413}}}}`, "Data.timer.ScheduleStatus.Next is a number"},
+		{"LastUpdated bad month", `{"Data":{"timer":{"ScheduleStatus":{"LastUpdated":"2026-13-01T00:00:00Z"}}}}`, "Data.timer.ScheduleStatus.LastUpdated"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tk := &recordingTicker{}
+			ts := newServer(t, tk, Config{})
+			got := postBody(t, ts, []byte(tt.body))
+			if got.Status != http.StatusBadRequest {
+				t.Fatalf("status = %d, want 400 (error %q)", got.Status, got.Error)
+			}
+			if !strings.Contains(got.Error, tt.want) {
+				t.Errorf("Error = %q, want it to contain %q", got.Error, tt.want)
+			}
+			if tk.calls() != 0 {
+				t.Error("Tick was called")
+			}
+		})
+	}
+}
