@@ -1,0 +1,187 @@
+package simulator
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+)
+
+// adminRoutes is the scenario-control API. It sees no latency, faults or
+// ledger, so a test can always steer the simulator.
+func (s *Simulator) adminRoutes() *http.ServeMux {
+	m := http.NewServeMux()
+	m.HandleFunc("GET /_sim/ledger", func(w http.ResponseWriter, r *http.Request) {
+		s.adminReply(w, r, s.Ledger())
+	})
+	m.HandleFunc("DELETE /_sim/ledger", func(w http.ResponseWriter, r *http.Request) {
+		s.ResetLedger()
+		w.WriteHeader(http.StatusNoContent)
+	})
+	m.HandleFunc("GET /_sim/durations", func(w http.ResponseWriter, r *http.Request) {
+		s.adminReply(w, r, s.Durations().Map())
+	})
+	m.HandleFunc("PUT /_sim/durations", s.putDurations)
+	m.HandleFunc("GET /_sim/faults", func(w http.ResponseWriter, r *http.Request) {
+		s.adminReply(w, r, s.Faults())
+	})
+	m.HandleFunc("PUT /_sim/faults", func(w http.ResponseWriter, r *http.Request) {
+		var f Faults
+		if s.adminDecode(w, r, &f) && s.adminCheck(w, r, s.SetFaults(f)) {
+			s.adminReply(w, r, s.Faults())
+		}
+	})
+	m.HandleFunc("POST /_sim/faults/next", func(w http.ResponseWriter, r *http.Request) {
+		var in struct {
+			Count  int `json:"count"`
+			Status int `json:"status"`
+		}
+		if s.adminDecode(w, r, &in) && s.adminCheck(w, r, s.FailNext(in.Count, in.Status)) {
+			s.adminReply(w, r, in)
+		}
+	})
+	m.HandleFunc("GET /_sim/latency", func(w http.ResponseWriter, r *http.Request) {
+		s.adminReply(w, r, latencyJSON(s.Latency()))
+	})
+	m.HandleFunc("PUT /_sim/latency", s.putLatency)
+	m.HandleFunc("POST /_sim/advance", s.postAdvance)
+	m.HandleFunc("POST /_sim/clusters/{key}/fail", func(w http.ResponseWriter, r *http.Request) {
+		var f ClusterFailure
+		if !s.adminDecode(w, r, &f) {
+			return
+		}
+		applied, err := s.FailCluster(r.PathValue("key"), f)
+		if s.adminCheck(w, r, err) {
+			s.adminReply(w, r, map[string]bool{"applied": applied})
+		}
+	})
+	m.HandleFunc("POST /_sim/clusters/{key}/node_pools/{id}/fail", func(w http.ResponseWriter, r *http.Request) {
+		var f NodePoolFailure
+		if !s.adminDecode(w, r, &f) {
+			return
+		}
+		applied, err := s.FailNodePool(r.PathValue("key"), r.PathValue("id"), f)
+		if s.adminCheck(w, r, err) {
+			s.adminReply(w, r, map[string]bool{"applied": applied})
+		}
+	})
+	m.HandleFunc("POST /_sim/clusters/{key}/external_auths/{id}/fail", func(w http.ResponseWriter, r *http.Request) {
+		var f ExternalAuthFailure
+		if !s.adminDecode(w, r, &f) {
+			return
+		}
+		applied, err := s.FailExternalAuth(r.PathValue("key"), r.PathValue("id"), f)
+		if s.adminCheck(w, r, err) {
+			s.adminReply(w, r, map[string]bool{"applied": applied})
+		}
+	})
+	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		s.notFound(w, r, "No simulator control at '%s %s'", r.Method, r.URL.Path)
+	})
+	return m
+}
+
+func (s *Simulator) putDurations(w http.ResponseWriter, r *http.Request) {
+	var in map[string]string
+	if !s.adminDecode(w, r, &in) {
+		return
+	}
+	d := s.Durations()
+	for name, v := range in {
+		dur, err := time.ParseDuration(v)
+		if err != nil {
+			s.badRequest(w, r, "duration %s: %v", name, err)
+			return
+		}
+		if !s.adminCheck(w, r, d.Set(name, dur)) {
+			return
+		}
+	}
+	s.SetDurations(d)
+	s.adminReply(w, r, d.Map())
+}
+
+type latencyBody struct {
+	Fixed  string `json:"fixed"`
+	Jitter string `json:"jitter"`
+}
+
+func latencyJSON(l Latency) latencyBody {
+	return latencyBody{Fixed: l.Fixed.String(), Jitter: l.Jitter.String()}
+}
+
+func (s *Simulator) putLatency(w http.ResponseWriter, r *http.Request) {
+	var in latencyBody
+	if !s.adminDecode(w, r, &in) {
+		return
+	}
+	var l Latency
+	for _, f := range []struct {
+		name, value string
+		dst         *time.Duration
+	}{{"fixed", in.Fixed, &l.Fixed}, {"jitter", in.Jitter, &l.Jitter}} {
+		if f.value == "" {
+			continue
+		}
+		d, err := time.ParseDuration(f.value)
+		if err != nil {
+			s.badRequest(w, r, "latency %s: %v", f.name, err)
+			return
+		}
+		*f.dst = d
+	}
+	if s.adminCheck(w, r, s.SetLatency(l)) {
+		s.adminReply(w, r, latencyJSON(s.Latency()))
+	}
+}
+
+func (s *Simulator) postAdvance(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		By string `json:"by"`
+	}
+	if !s.adminDecode(w, r, &in) {
+		return
+	}
+	d, err := time.ParseDuration(in.By)
+	if err != nil || d < 0 {
+		s.badRequest(w, r, "advance: 'by' must be a non-negative duration, got %q", in.By)
+		return
+	}
+	s.Advance(d)
+	s.adminReply(w, r, map[string]string{"advanced": d.String()})
+}
+
+// adminDecode reads a strict JSON body; false means an error was sent.
+func (s *Simulator) adminDecode(w http.ResponseWriter, r *http.Request, dst any) bool {
+	data, err := readBody(r, false)
+	if err != nil {
+		s.badRequest(w, r, "%v", err)
+		return false
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		s.badRequest(w, r, "request body: %v", err)
+		return false
+	}
+	return true
+}
+
+// adminCheck sends err as a 400; false means it did.
+func (s *Simulator) adminCheck(w http.ResponseWriter, r *http.Request, err error) bool {
+	if err != nil {
+		s.badRequest(w, r, "%v", err)
+		return false
+	}
+	return true
+}
+
+func (s *Simulator) adminReply(w http.ResponseWriter, r *http.Request, v any) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		s.writeError(w, r, http.StatusInternalServerError, fmt.Sprintf("marshal: %v", err))
+		return
+	}
+	writeJSON(w, http.StatusOK, data)
+}

@@ -1,0 +1,105 @@
+package simulator
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestTimelineAt(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	tl := timeline{start: t0, final: "ready", phases: []phase{
+		{"validating", time.Minute}, {"pending", 0}, {"installing", 2 * time.Minute},
+	}}
+	cases := []struct {
+		at        time.Duration
+		state     string
+		sinceMins int
+	}{
+		{0, "validating", 0},
+		{59 * time.Second, "validating", 0},
+		{time.Minute, "installing", 1}, // the zero-length pending phase is skipped
+		{3*time.Minute - time.Nanosecond, "installing", 1},
+		{3 * time.Minute, "ready", 3},
+		{time.Hour, "ready", 3},
+	}
+	for _, tc := range cases {
+		st, since := tl.at(t0.Add(tc.at))
+		if st != tc.state || !since.Equal(t0.Add(time.Duration(tc.sinceMins)*time.Minute)) {
+			t.Errorf("at +%s = %s since %s, want %s since +%dm", tc.at, st, since, tc.state, tc.sinceMins)
+		}
+	}
+	gone := timeline{start: t0, phases: []phase{{"uninstalling", time.Minute}}}
+	if st, _ := gone.at(t0.Add(time.Minute)); st != "" {
+		t.Errorf("deleted object state = %q, want gone", st)
+	}
+	failed := tl.failBefore("error", "installing")
+	if st, _ := failed.at(t0.Add(time.Minute)); st != "error" || !failed.end().Equal(t0.Add(time.Minute)) {
+		t.Errorf("failBefore: state %q end %s, want error at +1m", st, failed.end())
+	}
+}
+
+func TestParseSearch(t *testing.T) {
+	cases := []struct {
+		expr    string
+		want    []clause
+		wantErr string
+	}{
+		{"", nil, ""},
+		{"  ", nil, ""},
+		{"azure.resource_name = 'x'", []clause{{"azure.resource_name", "x"}}, ""},
+		{"name='a b' and id = 'c'", []clause{{"name", "a b"}, {"id", "c"}}, ""},
+		{"name = 'o''brien' AND azure.tenant_id = ''", []clause{{"name", "o'brien"}, {"azure.tenant_id", ""}}, ""},
+		{"state = 'ready'", nil, `unsupported search field "state"`},
+		{"name 'x'", nil, "expected '='"},
+		{"name = x", nil, "single-quoted"},
+		{"name = 'x", nil, "unterminated"},
+		{"name = 'x' or id = 'y'", nil, "expected 'and'"},
+		{"= 'x'", nil, "expected a field name"},
+	}
+	for _, tc := range cases {
+		got, err := parseSearch(tc.expr)
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("parseSearch(%q) error = %v, want %q", tc.expr, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("parseSearch(%q) = %v, %v; want %v", tc.expr, got, err, tc.want)
+		}
+	}
+}
+
+func TestDurationsParseList(t *testing.T) {
+	cases := []struct {
+		list    string
+		wantErr string
+		check   func(Durations) bool
+	}{
+		{"cluster_installing=30s, node_pool_updating=2m", "",
+			func(d Durations) bool { return d.ClusterInstalling == 30*time.Second && d.NodePoolUpdating == 2*time.Minute }},
+		{"", "", func(d Durations) bool { return d == DefaultDurations() }},
+		{"bogus=1s", `unknown duration "bogus"`, nil},
+		{"cluster_installing", "want name=duration", nil},
+		{"cluster_installing=soon", "invalid duration", nil},
+		{"cluster_installing=-1s", "is negative", nil},
+	}
+	for _, tc := range cases {
+		d := DefaultDurations()
+		err := d.ParseList(tc.list)
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("ParseList(%q) error = %v, want %q", tc.list, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil || !tc.check(d) {
+			t.Errorf("ParseList(%q) = %+v, %v", tc.list, d, err)
+		}
+	}
+	if n := len(DefaultDurations().Map()); n != 14 {
+		t.Errorf("Map has %d durations, want 14", n)
+	}
+}
