@@ -106,7 +106,9 @@ func TestMainCommand(t *testing.T) {
 	ln.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- Main(ctx, []string{"--listen", addr, "--durations", "cluster_installing=7s", "--seed", "3"}) }()
+	go func() {
+		done <- Main(ctx, []string{"--listen", addr, "--durations", "cluster_installing=7s", "--seed", "3"})
+	}()
 	s := &testSim{url: "http://" + addr}
 	var r response
 	for i := 0; i < 200; i++ {

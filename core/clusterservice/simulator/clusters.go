@@ -90,8 +90,8 @@ func (s *Simulator) postCluster(w http.ResponseWriter, r *http.Request) {
 		}
 		d := s.durations
 		c := &cluster{
-			id:   id,
-			seq:  s.nextSeq(),
+			id:      id,
+			seq:     s.nextSeq(),
 			spec:    spec,
 			created: now,
 			tl: timeline{start: now, final: cs.ClusterStateReady, phases: []phase{

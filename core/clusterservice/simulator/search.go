@@ -16,17 +16,17 @@ type clause struct {
 // searchFields are the cluster fields the simulator can search on: the ones
 // dispatch uses to adopt a cluster, plus id and name.
 var searchFields = map[string]func(*arohcp.Cluster) string{
-	"id":                               (*arohcp.Cluster).ID,
-	"name":                             (*arohcp.Cluster).Name,
-	"azure.subscription_id":            func(c *arohcp.Cluster) string { return c.Azure().SubscriptionID() },
-	"azure.resource_group_name":        func(c *arohcp.Cluster) string { return c.Azure().ResourceGroupName() },
-	"azure.resource_name":              func(c *arohcp.Cluster) string { return c.Azure().ResourceName() },
-	"azure.tenant_id":                  func(c *arohcp.Cluster) string { return c.Azure().TenantID() },
+	"id":                                (*arohcp.Cluster).ID,
+	"name":                              (*arohcp.Cluster).Name,
+	"azure.subscription_id":             func(c *arohcp.Cluster) string { return c.Azure().SubscriptionID() },
+	"azure.resource_group_name":         func(c *arohcp.Cluster) string { return c.Azure().ResourceGroupName() },
+	"azure.resource_name":               func(c *arohcp.Cluster) string { return c.Azure().ResourceName() },
+	"azure.tenant_id":                   func(c *arohcp.Cluster) string { return c.Azure().TenantID() },
 	"azure.managed_resource_group_name": func(c *arohcp.Cluster) string { return c.Azure().ManagedResourceGroupName() },
 }
 
 // parseSearch parses the subset of the CS search language that dispatch
-// sends: equality terms joined by "and", values in single quotes ('' is an
+// sends: equality terms joined by "and", values in single quotes (” is an
 // escaped quote).
 func parseSearch(expr string) ([]clause, error) {
 	var out []clause

@@ -79,7 +79,9 @@ func TestDurationsParseList(t *testing.T) {
 		check   func(Durations) bool
 	}{
 		{"cluster_installing=30s, node_pool_updating=2m", "",
-			func(d Durations) bool { return d.ClusterInstalling == 30*time.Second && d.NodePoolUpdating == 2*time.Minute }},
+			func(d Durations) bool {
+				return d.ClusterInstalling == 30*time.Second && d.NodePoolUpdating == 2*time.Minute
+			}},
 		{"", "", func(d Durations) bool { return d == DefaultDurations() }},
 		{"bogus=1s", `unknown duration "bogus"`, nil},
 		{"cluster_installing", "want name=duration", nil},
