@@ -117,3 +117,23 @@ func TestParentClusterID(t *testing.T) {
 		t.Errorf("ParentClusterID(junk) = %v", err)
 	}
 }
+
+func TestOtherIDs(t *testing.T) {
+	want := "/subscriptions/" + refSub + "/providers/Microsoft.RedHatOpenShift/locations/eastus/hcpOperationResults/" + refOpName
+	if got := OperationResultID(refSub, "eastus", refOpName); got != want {
+		t.Errorf("OperationResultID = %s", got)
+	}
+	if got := SubscriptionResourceID(refSub); got != "/subscriptions/"+refSub {
+		t.Errorf("SubscriptionResourceID = %s", got)
+	}
+	for _, id := range []string{OperationResultID(refSub, "eastus", refOpName), SubscriptionResourceID(refSub), OperationID(refSub, "eastus", refOpName)} {
+		if _, err := ParseResourceID("id", id); err != nil {
+			t.Errorf("%s does not parse: %v", id, err)
+		}
+	}
+	for k, want := range map[Kind]string{KindOther: "other", KindOperation: "operation", KindCluster: "cluster", KindNodePool: "node pool", KindExternalAuth: "external auth"} {
+		if k.String() != want {
+			t.Errorf("%d.String() = %s", k, k)
+		}
+	}
+}
