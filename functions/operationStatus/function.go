@@ -1,0 +1,163 @@
+// Package operationstatus is the operationStatus function: ARM's GET on
+// .../locations/{location}/hcpOperationStatuses/{operationId}. The host
+// forwards the request as is (enableForwardingHttpRequest); with forwarding
+// off it arrives as an invocation envelope and is answered through
+// Outputs.res. Both forms share one answer.
+package operationstatus
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/google/uuid"
+
+	"github.com/hcpops/hcpops/core/arm"
+	"github.com/hcpops/hcpops/core/lifecycle"
+	"github.com/hcpops/hcpops/handlers"
+)
+
+// Name is the function's folder name.
+const Name = "operationStatus"
+
+// Route is the function.json route: ARM's own path (host.json sets the
+// route prefix to "").
+const Route = "subscriptions/{subscriptionId}/providers/" + arm.ProviderNamespace +
+	"/locations/{location}/" + arm.OperationStatusesType + "/{operationId}"
+
+// Headers ARM sets with the caller's identity; the visibility rules use them.
+const (
+	HeaderHomeTenantID   = "X-Ms-Home-Tenant-Id"
+	HeaderClientObjectID = "X-Ms-Client-Object-Id"
+)
+
+// ARM error codes for a malformed path.
+const (
+	CodeInvalidSubscriptionID = "InvalidSubscriptionId"
+	CodeInvalidResourceName   = "InvalidResourceName"
+)
+
+// StatusReader is the part of the lifecycle this function calls
+// (*lifecycle.Engine satisfies it).
+type StatusReader interface {
+	Status(ctx context.Context, req lifecycle.StatusRequest) (arm.OperationStatus, error)
+}
+
+// Function answers operation-status reads.
+type Function struct {
+	reader StatusReader
+	logger *slog.Logger
+}
+
+// New builds the function; logger may be nil.
+func New(r StatusReader, logger *slog.Logger) *Function {
+	return &Function{reader: r, logger: handlers.Logger(logger)}
+}
+
+// Register serves the forwarded route and the envelope form (POST /operationStatus).
+func (f *Function) Register(s *handlers.Server) error {
+	if err := s.Route(Name, http.MethodGet, chiPattern(), f); err != nil {
+		return fmt.Errorf("registering %s: %w", Name, err)
+	}
+	if err := s.Handle(Name, f.Invoke); err != nil {
+		return fmt.Errorf("registering %s: %w", Name, err)
+	}
+	return nil
+}
+
+// chiPattern is Route for chi, with the fixed words matched regardless of
+// case: ARM paths are case-insensitive and the host's router is too.
+func chiPattern() string {
+	word := func(param, w string) string {
+		return "{" + param + ":(?i)" + strings.ReplaceAll(w, ".", `\.`) + "}"
+	}
+	return "/" + word("s", "subscriptions") + "/{subscriptionId}/" + word("p", "providers") + "/" +
+		word("ns", arm.ProviderNamespace) + "/" + word("l", "locations") + "/{location}/" +
+		word("t", arm.OperationStatusesType) + "/{operationId}"
+}
+
+// ServeHTTP answers a forwarded request.
+func (f *Function) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	ans := f.answer(r.Context(), lifecycle.StatusRequest{
+		SubscriptionID: chi.URLParam(r, "subscriptionId"),
+		Location:       chi.URLParam(r, "location"),
+		OperationName:  chi.URLParam(r, "operationId"),
+		HomeTenantID:   r.Header.Get(HeaderHomeTenantID),
+		ClientObjectID: r.Header.Get(HeaderClientObjectID),
+	})
+	if ans.body != nil {
+		w.Header().Set("Content-Type", "application/json")
+	}
+	w.WriteHeader(ans.status)
+	_, _ = w.Write(ans.body)
+}
+
+// answer is the HTTP response for a status read; a nil body means none.
+type answer struct {
+	status int
+	body   []byte
+}
+
+func (f *Function) answer(ctx context.Context, req lifecycle.StatusRequest) answer {
+	sub, ok := canonicalUUID(req.SubscriptionID)
+	if !ok {
+		return armError(http.StatusBadRequest, CodeInvalidSubscriptionID, "subscriptionId",
+			fmt.Sprintf("The subscription id '%s' in the path is not a valid UUID.", req.SubscriptionID))
+	}
+	op, ok := canonicalUUID(req.OperationName)
+	if !ok {
+		return armError(http.StatusBadRequest, CodeInvalidResourceName, "operationId",
+			fmt.Sprintf("The operation id '%s' in the path is not a valid UUID.", req.OperationName))
+	}
+	if req.Location == "" {
+		return armError(http.StatusBadRequest, arm.CodeInvalidRequestContent, "location", "The location in the path is empty.")
+	}
+	req.SubscriptionID, req.OperationName = sub, op
+	status, err := f.reader.Status(ctx, req)
+	switch {
+	case err == nil:
+		body, err := status.MarshalIndent()
+		if err != nil {
+			f.logger.ErrorContext(ctx, "encoding operation status", "operation", op, "error", err)
+			return internalError()
+		}
+		return answer{status: http.StatusOK, body: body}
+	case errors.Is(err, lifecycle.ErrOperationNotVisible):
+		// ARM's rule: do not even confirm the operation exists.
+		return answer{status: http.StatusNotFound}
+	case errors.Is(err, lifecycle.ErrOperationNotFound):
+		return armError(http.StatusNotFound, arm.CodeResourceNotFound, "",
+			fmt.Sprintf("The operation '%s' was not found in subscription '%s'.", op, sub))
+	default:
+		f.logger.ErrorContext(ctx, "reading operation status", "operation", op, "subscription", sub, "error", err)
+		return internalError()
+	}
+}
+
+// canonicalUUID accepts only the 8-4-4-4-12 form ARM uses and lowers it:
+// partition keys and document lookups are lower case.
+func canonicalUUID(s string) (string, bool) {
+	if len(s) != 36 {
+		return "", false
+	}
+	if _, err := uuid.Parse(s); err != nil {
+		return "", false
+	}
+	return strings.ToLower(s), true
+}
+
+func armError(status int, code, target, msg string) answer {
+	body, _ := json.MarshalIndent(struct {
+		Error arm.CloudErrorBody `json:"error"`
+	}{arm.CloudErrorBody{Code: code, Message: msg, Target: target}}, "", "    ")
+	return answer{status: status, body: body}
+}
+
+func internalError() answer {
+	return armError(http.StatusInternalServerError, arm.CodeInternalServerError, "", "An internal error occurred; retry the request.")
+}

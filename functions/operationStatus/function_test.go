@@ -1,0 +1,254 @@
+package operationstatus
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hcpops/hcpops/core/arm"
+	"github.com/hcpops/hcpops/core/lifecycle"
+	"github.com/hcpops/hcpops/handlers"
+)
+
+const (
+	sub    = "1d3378d3-5a3f-4712-85a1-2485495dfc4b"
+	opID   = "e2f8f733-dd90-49b0-8b2b-f390b42aa339"
+	tenant = "72f988bf-86f1-41af-91ab-2d7cd011db47"
+	client = "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"
+)
+
+func statusPath(s, o string) string {
+	return "/subscriptions/" + s + "/providers/Microsoft.RedHatOpenShift/locations/eastus/hcpOperationStatuses/" + o
+}
+
+func sampleStatus() arm.OperationStatus {
+	start := time.Date(2026, 3, 14, 1, 59, 26, 714826736, time.UTC)
+	end := time.Date(2026, 3, 14, 2, 31, 2, 101010101, time.UTC)
+	return arm.OperationStatus{
+		ID:        "/subscriptions/" + sub + "/providers/Microsoft.RedHatOpenShift/locations/eastus/hcpOperationStatuses/" + opID,
+		Name:      opID,
+		Status:    arm.ProvisioningStateFailed,
+		StartTime: &start,
+		EndTime:   &end,
+		Error:     &arm.CloudErrorBody{Code: arm.CodeInternalServerError, Message: "[clusterServiceClusterStatus] boom"},
+	}
+}
+
+// recordingReader records the requests that reached it.
+type recordingReader struct {
+	mu   sync.Mutex
+	reqs []lifecycle.StatusRequest
+	out  arm.OperationStatus
+	err  error
+}
+
+func (r *recordingReader) Status(ctx context.Context, req lifecycle.StatusRequest) (arm.OperationStatus, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.reqs = append(r.reqs, req)
+	return r.out, r.err
+}
+
+func (r *recordingReader) calls() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.reqs)
+}
+
+func newServer(t *testing.T, r StatusReader) *httptest.Server {
+	t.Helper()
+	s := handlers.New(handlers.Config{}, nil)
+	if err := New(r, nil).Register(s); err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s)
+	t.Cleanup(ts.Close)
+	return ts
+}
+
+type httpReply struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func get(t *testing.T, ts *httptest.Server, method, path string, hdr map[string]string) httpReply {
+	t.Helper()
+	req, _ := http.NewRequest(method, ts.URL+path, nil)
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := ts.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return httpReply{status: resp.StatusCode, header: resp.Header, body: b}
+}
+
+func armCode(t *testing.T, body []byte) (code, msg, target string) {
+	t.Helper()
+	var e struct{ Error arm.CloudErrorBody }
+	if err := json.Unmarshal(body, &e); err != nil {
+		t.Fatalf("not an ARM error body: %q", body)
+	}
+	return e.Error.Code, e.Error.Message, e.Error.Target
+}
+
+func TestForwardedStatus(t *testing.T) {
+	want, _ := sampleStatus().MarshalIndent()
+	tests := []struct {
+		name, path string
+	}{
+		{"ARM path", statusPath(sub, opID)},
+		{"api prefix", "/api" + statusPath(sub, opID)},
+		{"lower-case words", "/subscriptions/" + sub + "/providers/microsoft.redhatopenshift/locations/eastus/hcpoperationstatuses/" + opID},
+		{"upper-case ids", statusPath(strings.ToUpper(sub), strings.ToUpper(opID))},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := &recordingReader{out: sampleStatus()}
+			ts := newServer(t, rec)
+			got := get(t, ts, http.MethodGet, tt.path+"?api-version=2024-06-10-preview", map[string]string{
+				HeaderHomeTenantID: tenant, HeaderClientObjectID: client, handlers.HeaderInvocationID: "fwd-1",
+			})
+			if got.status != http.StatusOK {
+				t.Fatalf("status = %d body %s", got.status, got.body)
+			}
+			if ct := got.header.Get("Content-Type"); ct != "application/json" {
+				t.Errorf("Content-Type = %q", ct)
+			}
+			if string(got.body) != string(want) {
+				t.Errorf("body =\n%s\nwant\n%s", got.body, want)
+			}
+			if !strings.Contains(string(got.body), "\n    \"name\": ") {
+				t.Errorf("body is not 4-space indented: %s", got.body)
+			}
+			wantReq := lifecycle.StatusRequest{SubscriptionID: sub, Location: "eastus", OperationName: opID, HomeTenantID: tenant, ClientObjectID: client}
+			if rec.calls() != 1 || rec.reqs[0] != wantReq {
+				t.Errorf("reader saw %+v, want %+v", rec.reqs, wantReq)
+			}
+		})
+	}
+}
+
+func TestForwardedErrors(t *testing.T) {
+	tests := []struct {
+		name       string
+		err        error
+		wantStatus int
+		wantCode   string
+		wantMsg    string
+	}{
+		{"not visible", lifecycle.ErrOperationNotVisible, 404, "", ""},
+		{"wrapped not visible", errors.Join(errors.New("visibility"), lifecycle.ErrOperationNotVisible), 404, "", ""},
+		{"not found", lifecycle.ErrOperationNotFound, 404, arm.CodeResourceNotFound, "The operation '" + opID + "' was not found"},
+		{"store failure", errors.New("cosmos: 503 secret-internal-detail"), 500, arm.CodeInternalServerError, "internal error"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := &recordingReader{err: tt.err}
+			ts := newServer(t, rec)
+			got := get(t, ts, http.MethodGet, statusPath(sub, opID), nil)
+			if got.status != tt.wantStatus {
+				t.Fatalf("status = %d, want %d", got.status, tt.wantStatus)
+			}
+			if tt.wantCode == "" {
+				if len(got.body) != 0 || got.header.Get("Content-Type") != "" {
+					t.Errorf("want an empty body, got %q (Content-Type %q)", got.body, got.header.Get("Content-Type"))
+				}
+				return
+			}
+			code, msg, _ := armCode(t, got.body)
+			if code != tt.wantCode || !strings.Contains(msg, tt.wantMsg) {
+				t.Errorf("error = %s %q", code, msg)
+			}
+			if strings.Contains(string(got.body), "secret-internal-detail") {
+				t.Error("internal error detail leaked to the caller")
+			}
+		})
+	}
+}
+
+// TestForwardedBadPaths: malformed ids are a 400 ARM error naming the
+// value, and the reader is never called.
+func TestForwardedBadPaths(t *testing.T) {
+	tests := []struct {
+		name, method, path string
+		wantStatus         int
+		wantCode, wantIn   string
+	}{
+		{"subscription not a UUID", "GET", statusPath("not-a-subscription", opID), 400, CodeInvalidSubscriptionID, "'not-a-subscription'"},
+		{"subscription without dashes", "GET", statusPath(strings.ReplaceAll(sub, "-", ""), opID), 400, CodeInvalidSubscriptionID, "1d3378d35a3f"},
+		{"operation not a UUID", "GET", statusPath(sub, "op-123"), 400, CodeInvalidResourceName, "'op-123'"},
+		{"operation in braces", "GET", statusPath(sub, "{"+opID+"}"), 400, CodeInvalidResourceName, opID},
+		{"operation urn", "GET", statusPath(sub, "urn:uuid:"+opID), 400, CodeInvalidResourceName, "urn:uuid:"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := &recordingReader{out: sampleStatus()}
+			ts := newServer(t, rec)
+			got := get(t, ts, tt.method, tt.path, nil)
+			if got.status != tt.wantStatus {
+				t.Fatalf("status = %d, want %d (%s)", got.status, tt.wantStatus, got.body)
+			}
+			code, msg, _ := armCode(t, got.body)
+			if code != tt.wantCode || !strings.Contains(msg, tt.wantIn) {
+				t.Errorf("error = %s %q, want %s naming %q", code, msg, tt.wantCode, tt.wantIn)
+			}
+			if rec.calls() != 0 {
+				t.Error("reader was called")
+			}
+		})
+	}
+	t.Run("POST on the status path", func(t *testing.T) {
+		rec := &recordingReader{}
+		ts := newServer(t, rec)
+		got := get(t, ts, http.MethodPost, statusPath(sub, opID), nil)
+		if got.status != http.StatusMethodNotAllowed || rec.calls() != 0 {
+			t.Errorf("status = %d calls = %d", got.status, rec.calls())
+		}
+	})
+	t.Run("wrong resource type", func(t *testing.T) {
+		rec := &recordingReader{}
+		ts := newServer(t, rec)
+		got := get(t, ts, http.MethodGet, strings.Replace(statusPath(sub, opID), "hcpOperationStatuses", "hcpOperationResults", 1), nil)
+		if got.status != http.StatusNotFound || rec.calls() != 0 {
+			t.Errorf("status = %d calls = %d", got.status, rec.calls())
+		}
+	})
+}
+
+func TestChiPatternMatchesFunctionJSONRoute(t *testing.T) {
+	var fj struct {
+		Bindings []struct {
+			Type, Route string
+			Methods     []string
+		}
+	}
+	b, err := os.ReadFile("function.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &fj); err != nil {
+		t.Fatal(err)
+	}
+	if len(fj.Bindings) != 2 || fj.Bindings[0].Type != "httpTrigger" || fj.Bindings[1].Type != "http" {
+		t.Fatalf("function.json must be exactly httpTrigger in + http out for forwarding: %+v", fj.Bindings)
+	}
+	if fj.Bindings[0].Route != Route {
+		t.Errorf("function.json route %q != Route %q", fj.Bindings[0].Route, Route)
+	}
+	if len(fj.Bindings[0].Methods) != 1 || fj.Bindings[0].Methods[0] != "get" {
+		t.Errorf("methods = %v", fj.Bindings[0].Methods)
+	}
+}
