@@ -1,0 +1,304 @@
+package ocm
+
+import (
+	"context"
+	"fmt"
+
+	arohcp "github.com/openshift-online/ocm-sdk-go/arohcp/v1alpha1"
+	cmv1 "github.com/openshift-online/ocm-sdk-go/clustersmgmt/v1"
+
+	cs "github.com/hcpops/hcpops/core/clusterservice"
+)
+
+// Node pools, external auths and break-glass credentials. Child hrefs are
+// normalised to /api/aro_hcp/v1alpha1 (credentials to /api/clusters_mgmt/v1),
+// whichever prefix the caller stored.
+
+func (c *Client) PostNodePool(ctx context.Context, clusterHref string, spec cs.NodePoolSpec) (cs.NodePool, error) {
+	cc, err := c.clusterClient(clusterHref)
+	if err != nil {
+		return cs.NodePool{}, fmt.Errorf("posting node pool: %w", err)
+	}
+	body, err := buildNodePool(spec)
+	if err != nil {
+		return cs.NodePool{}, fmt.Errorf("posting node pool to %s: %w", clusterHref, err)
+	}
+	ctx, cancel := c.callCtx(ctx)
+	defer cancel()
+	resp, err := cc.NodePools().Add().Body(body).SendContext(ctx)
+	if err := csError(err, resp.Status()); err != nil {
+		return cs.NodePool{}, fmt.Errorf("posting node pool %s to %s: %w", spec.ID, clusterHref, err)
+	}
+	o, ok := resp.GetBody()
+	if !ok {
+		return cs.NodePool{}, fmt.Errorf("posting node pool %s to %s: %w", spec.ID, clusterHref, errNoBody)
+	}
+	return nodePoolFrom(o, ""), nil
+}
+
+func (c *Client) nodePoolClient(href string) (*arohcp.NodePoolClient, string, error) {
+	cid, id, err := parseChild("node pool href", href, cs.NodePoolsSegment)
+	if err != nil {
+		return nil, "", err
+	}
+	path := cs.NodePoolHref(cs.ClusterHref(cid), id)
+	return arohcp.NewNodePoolClient(c.conn, path), path, nil
+}
+
+func (c *Client) GetNodePool(ctx context.Context, href string) (cs.NodePool, error) {
+	nc, path, err := c.nodePoolClient(href)
+	if err != nil {
+		return cs.NodePool{}, fmt.Errorf("getting node pool: %w", err)
+	}
+	ctx, cancel := c.callCtx(ctx)
+	defer cancel()
+	resp, err := nc.Get().SendContext(ctx)
+	if err := csError(err, resp.Status()); err != nil {
+		return cs.NodePool{}, fmt.Errorf("getting node pool %s: %w", href, err)
+	}
+	o, ok := resp.GetBody()
+	if !ok {
+		return cs.NodePool{}, fmt.Errorf("getting node pool %s: %w", href, errNoBody)
+	}
+	return nodePoolFrom(o, path), nil
+}
+
+func (c *Client) GetNodePoolStatus(ctx context.Context, href string) (cs.NodePoolStatus, error) {
+	nc, _, err := c.nodePoolClient(href)
+	if err != nil {
+		return cs.NodePoolStatus{}, fmt.Errorf("getting node pool status: %w", err)
+	}
+	ctx, cancel := c.callCtx(ctx)
+	defer cancel()
+	resp, err := nc.Status().Get().SendContext(ctx)
+	if err := csError(err, resp.Status()); err != nil {
+		return cs.NodePoolStatus{}, fmt.Errorf("getting status of node pool %s: %w", href, err)
+	}
+	o, ok := resp.GetBody()
+	if !ok {
+		return cs.NodePoolStatus{}, fmt.Errorf("getting status of node pool %s: %w", href, errNoBody)
+	}
+	return nodePoolStatusFrom(o), nil
+}
+
+func (c *Client) PatchNodePool(ctx context.Context, href string, patch cs.NodePoolPatch) (cs.NodePool, error) {
+	nc, path, err := c.nodePoolClient(href)
+	if err != nil {
+		return cs.NodePool{}, fmt.Errorf("patching node pool: %w", err)
+	}
+	body, err := buildNodePoolPatch(patch)
+	if err != nil {
+		return cs.NodePool{}, fmt.Errorf("patching node pool %s: %w", href, err)
+	}
+	ctx, cancel := c.callCtx(ctx)
+	defer cancel()
+	resp, err := nc.Update().Body(body).SendContext(ctx)
+	if err := csError(err, resp.Status()); err != nil {
+		return cs.NodePool{}, fmt.Errorf("patching node pool %s: %w", href, err)
+	}
+	o, ok := resp.GetBody()
+	if !ok {
+		return cs.NodePool{}, fmt.Errorf("patching node pool %s: %w", href, errNoBody)
+	}
+	return nodePoolFrom(o, path), nil
+}
+
+func (c *Client) DeleteNodePool(ctx context.Context, href string) error {
+	nc, _, err := c.nodePoolClient(href)
+	if err != nil {
+		return fmt.Errorf("deleting node pool: %w", err)
+	}
+	ctx, cancel := c.callCtx(ctx)
+	defer cancel()
+	resp, err := nc.Delete().SendContext(ctx)
+	if err := csError(err, resp.Status()); err != nil {
+		return fmt.Errorf("deleting node pool %s: %w", href, err)
+	}
+	return nil
+}
+
+func (c *Client) PostExternalAuth(ctx context.Context, clusterHref string, spec cs.ExternalAuthSpec) (cs.ExternalAuth, error) {
+	cc, err := c.clusterClient(clusterHref)
+	if err != nil {
+		return cs.ExternalAuth{}, fmt.Errorf("posting external auth: %w", err)
+	}
+	body, err := buildExternalAuth(spec, true)
+	if err != nil {
+		return cs.ExternalAuth{}, fmt.Errorf("posting external auth to %s: %w", clusterHref, err)
+	}
+	ctx, cancel := c.callCtx(ctx)
+	defer cancel()
+	resp, err := cc.ExternalAuthConfig().ExternalAuths().Add().Body(body).SendContext(ctx)
+	if err := csError(err, resp.Status()); err != nil {
+		return cs.ExternalAuth{}, fmt.Errorf("posting external auth %s to %s: %w", spec.ID, clusterHref, err)
+	}
+	o, ok := resp.GetBody()
+	if !ok {
+		return cs.ExternalAuth{}, fmt.Errorf("posting external auth %s to %s: %w", spec.ID, clusterHref, errNoBody)
+	}
+	return externalAuthFrom(o, ""), nil
+}
+
+func (c *Client) externalAuthClient(href string) (*arohcp.ExternalAuthClient, string, string, error) {
+	cid, id, err := parseChild("external auth href", href, cs.ExternalAuthsSegment)
+	if err != nil {
+		return nil, "", "", err
+	}
+	path := cs.ExternalAuthHref(cs.ClusterHref(cid), id)
+	return arohcp.NewExternalAuthClient(c.conn, path), path, id, nil
+}
+
+// GetExternalAuth carries the status too: CS has no external auth status
+// endpoint.
+func (c *Client) GetExternalAuth(ctx context.Context, href string) (cs.ExternalAuth, error) {
+	ec, path, _, err := c.externalAuthClient(href)
+	if err != nil {
+		return cs.ExternalAuth{}, fmt.Errorf("getting external auth: %w", err)
+	}
+	ctx, cancel := c.callCtx(ctx)
+	defer cancel()
+	resp, err := ec.Get().SendContext(ctx)
+	if err := csError(err, resp.Status()); err != nil {
+		return cs.ExternalAuth{}, fmt.Errorf("getting external auth %s: %w", href, err)
+	}
+	o, ok := resp.GetBody()
+	if !ok {
+		return cs.ExternalAuth{}, fmt.Errorf("getting external auth %s: %w", href, errNoBody)
+	}
+	return externalAuthFrom(o, path), nil
+}
+
+// PatchExternalAuth sends the issuer fields set in patch; patch.ID, when
+// set, must name the same external auth as href.
+func (c *Client) PatchExternalAuth(ctx context.Context, href string, patch cs.ExternalAuthSpec) (cs.ExternalAuth, error) {
+	ec, path, id, err := c.externalAuthClient(href)
+	if err != nil {
+		return cs.ExternalAuth{}, fmt.Errorf("patching external auth: %w", err)
+	}
+	if patch.ID != "" && patch.ID != id {
+		return cs.ExternalAuth{}, fmt.Errorf("patching external auth %s: spec ID %q differs from the href's %q", href, patch.ID, id)
+	}
+	body, err := buildExternalAuth(patch, false)
+	if err != nil {
+		return cs.ExternalAuth{}, fmt.Errorf("patching external auth %s: %w", href, err)
+	}
+	ctx, cancel := c.callCtx(ctx)
+	defer cancel()
+	resp, err := ec.Update().Body(body).SendContext(ctx)
+	if err := csError(err, resp.Status()); err != nil {
+		return cs.ExternalAuth{}, fmt.Errorf("patching external auth %s: %w", href, err)
+	}
+	o, ok := resp.GetBody()
+	if !ok {
+		return cs.ExternalAuth{}, fmt.Errorf("patching external auth %s: %w", href, errNoBody)
+	}
+	return externalAuthFrom(o, path), nil
+}
+
+func (c *Client) DeleteExternalAuth(ctx context.Context, href string) error {
+	ec, _, _, err := c.externalAuthClient(href)
+	if err != nil {
+		return fmt.Errorf("deleting external auth: %w", err)
+	}
+	ctx, cancel := c.callCtx(ctx)
+	defer cancel()
+	resp, err := ec.Delete().SendContext(ctx)
+	if err := csError(err, resp.Status()); err != nil {
+		return fmt.Errorf("deleting external auth %s: %w", href, err)
+	}
+	return nil
+}
+
+func (c *Client) credentialsClient(clusterHref string) (*cmv1.BreakGlassCredentialsClient, error) {
+	id, err := parseCluster("cluster href", clusterHref)
+	if err != nil {
+		return nil, err
+	}
+	return cmv1.NewBreakGlassCredentialsClient(c.conn, clustersMgmtHref(id)+"/break_glass_credentials"), nil
+}
+
+func (c *Client) PostBreakGlassCredential(ctx context.Context, clusterHref string) (cs.BreakGlassCredential, error) {
+	bc, err := c.credentialsClient(clusterHref)
+	if err != nil {
+		return cs.BreakGlassCredential{}, fmt.Errorf("posting break-glass credential: %w", err)
+	}
+	body, err := cmv1.NewBreakGlassCredential().Build()
+	if err != nil {
+		return cs.BreakGlassCredential{}, fmt.Errorf("posting break-glass credential: %w", err)
+	}
+	ctx, cancel := c.callCtx(ctx)
+	defer cancel()
+	resp, err := bc.Add().Body(body).SendContext(ctx)
+	if err := csError(err, resp.Status()); err != nil {
+		return cs.BreakGlassCredential{}, fmt.Errorf("posting break-glass credential for %s: %w", clusterHref, err)
+	}
+	o, ok := resp.GetBody()
+	if !ok {
+		return cs.BreakGlassCredential{}, fmt.Errorf("posting break-glass credential for %s: %w", clusterHref, errNoBody)
+	}
+	return credentialFrom(o), nil
+}
+
+func (c *Client) GetBreakGlassCredential(ctx context.Context, href string) (cs.BreakGlassCredential, error) {
+	cid, id, err := parseChild("break-glass credential href", href, cs.BreakGlassSegment)
+	if err != nil {
+		return cs.BreakGlassCredential{}, fmt.Errorf("getting break-glass credential: %w", err)
+	}
+	path := clustersMgmtHref(cid) + cs.BreakGlassSegment + id
+	ctx, cancel := c.callCtx(ctx)
+	defer cancel()
+	resp, err := cmv1.NewBreakGlassCredentialClient(c.conn, path).Get().SendContext(ctx)
+	if err := csError(err, resp.Status()); err != nil {
+		return cs.BreakGlassCredential{}, fmt.Errorf("getting break-glass credential %s: %w", href, err)
+	}
+	o, ok := resp.GetBody()
+	if !ok {
+		return cs.BreakGlassCredential{}, fmt.Errorf("getting break-glass credential %s: %w", href, errNoBody)
+	}
+	out := credentialFrom(o)
+	if out.Href == "" {
+		out.Href = path
+	}
+	return out, nil
+}
+
+// ListBreakGlassCredentials pages through every credential of the cluster.
+func (c *Client) ListBreakGlassCredentials(ctx context.Context, clusterHref string) ([]cs.BreakGlassCredential, error) {
+	bc, err := c.credentialsClient(clusterHref)
+	if err != nil {
+		return nil, fmt.Errorf("listing break-glass credentials: %w", err)
+	}
+	ctx, cancel := c.callCtx(ctx)
+	defer cancel()
+	out, err := collect(func(page int) ([]cs.BreakGlassCredential, int, bool, error) {
+		resp, err := bc.List().Page(page).SendContext(ctx)
+		if err := csError(err, resp.Status()); err != nil {
+			return nil, 0, false, err
+		}
+		var items []cs.BreakGlassCredential
+		for _, o := range resp.Items().Slice() {
+			items = append(items, credentialFrom(o))
+		}
+		total, ok := resp.GetTotal()
+		return items, total, ok, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing break-glass credentials of %s: %w", clusterHref, err)
+	}
+	return out, nil
+}
+
+// DeleteBreakGlassCredentials revokes every credential of the cluster.
+func (c *Client) DeleteBreakGlassCredentials(ctx context.Context, clusterHref string) error {
+	bc, err := c.credentialsClient(clusterHref)
+	if err != nil {
+		return fmt.Errorf("revoking break-glass credentials: %w", err)
+	}
+	ctx, cancel := c.callCtx(ctx)
+	defer cancel()
+	resp, err := bc.Delete().SendContext(ctx)
+	if err := csError(err, resp.Status()); err != nil {
+		return fmt.Errorf("revoking break-glass credentials of %s: %w", clusterHref, err)
+	}
+	return nil
+}

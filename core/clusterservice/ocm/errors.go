@@ -1,0 +1,29 @@
+package ocm
+
+import (
+	"errors"
+
+	ocmerrors "github.com/openshift-online/ocm-sdk-go/errors"
+
+	cs "github.com/hcpops/hcpops/core/clusterservice"
+)
+
+// csError turns an SDK result into the domain's error type. The SDK
+// returns no error at all for an error status with an empty body, so the
+// status is checked too.
+func csError(err error, status int) error {
+	if err != nil {
+		var oe *ocmerrors.Error
+		if errors.As(err, &oe) {
+			return &cs.Error{Status: oe.Status(), Code: oe.Code(), Reason: oe.Reason()}
+		}
+		return err
+	}
+	if status >= 400 {
+		return &cs.Error{Status: status, Reason: "error response without a body"}
+	}
+	return nil
+}
+
+// errNoBody is a success status without the object it should carry.
+var errNoBody = errors.New("clusters service sent an empty response body")
