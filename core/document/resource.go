@@ -281,6 +281,21 @@ func (r *Resource) SetDeleteOperationCompletionDeadline(t time.Time) {
 	r.setTime(spp(keyDeleteOperationCompletionDeadline), t)
 }
 
+// SetUsesNewDeletionApproach sets this kind's usesNew*DeletionApproach flag,
+// which the frontend turns on for every new delete (always written).
+func (r *Resource) SetUsesNewDeletionApproach(v bool) error {
+	key := map[Kind]string{
+		KindCluster:      "usesNewClusterDeletionApproach",
+		KindNodePool:     "usesNewNodePoolDeletionApproach",
+		KindExternalAuth: "usesNewExternalAuthDeletionApproach",
+	}[r.Kind]
+	if key == "" {
+		return fmt.Errorf("usesNew*DeletionApproach: not defined for a %s", r.Kind)
+	}
+	set(r.doc, spp(key), v)
+	return nil
+}
+
 func (r *Resource) need(k Kind, field string) error {
 	if r.Kind != k {
 		return fmt.Errorf("%s: only a %s has it, this is a %s", field, k, r.Kind)
