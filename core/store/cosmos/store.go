@@ -26,6 +26,9 @@ type Store struct {
 	cfg       Config
 	now       func() time.Time
 	log       *slog.Logger
+	// httpClient is set when the store made its own transport; Close
+	// releases its idle connections.
+	httpClient *http.Client
 }
 
 var _ store.Store = (*Store)(nil)
@@ -50,12 +53,16 @@ func New(cfg Config, opts ...Option) (*Store, error) {
 	for _, o := range opts {
 		o(s)
 	}
+	var transport policy.Transporter
+	if s.httpClient = cfg.httpClient(); s.httpClient != nil {
+		transport = s.httpClient
+	}
 	clientOpts := &azcosmos.ClientOptions{
 		EnableContentResponseOnWrite: true, // Items carry the stored body
 		ClientOptions: azcore.ClientOptions{
 			Retry:           cfg.retryOptions(),
 			PerCallPolicies: []policy.Policy{unavailableRetry{opts: cfg.retryOptions()}},
-			Transport:       cfg.transport(),
+			Transport:       transport,
 		},
 	}
 	var err error
@@ -110,8 +117,8 @@ func (c Config) retryOptions() policy.RetryOptions {
 	return opts
 }
 
-// transport is nil (the SDK default) except for the test-only loopback knob.
-func (c Config) transport() policy.Transporter {
+// httpClient is nil (the SDK default) except for the test-only loopback knob.
+func (c Config) httpClient() *http.Client {
 	if !c.InsecureLoopbackTLS {
 		return nil
 	}
@@ -127,9 +134,12 @@ func (c Config) transport() policy.Transporter {
 	}
 }
 
-// Close releases the client's shared caches.
+// Close releases the client's shared caches and idle connections.
 func (s *Store) Close() error {
 	s.client.Close()
+	if s.httpClient != nil {
+		s.httpClient.CloseIdleConnections()
+	}
 	return nil
 }
 
