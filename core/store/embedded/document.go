@@ -3,10 +3,9 @@ package embedded
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -14,10 +13,21 @@ import (
 	"github.com/hcpops/hcpops/core/store"
 )
 
-// field is one member of a JSON object.
+// field is one member of a JSON object. The key stays as written (quoted,
+// maybe escaped): written back verbatim, compared without decoding.
 type field struct {
-	key   string
+	key   []byte
 	value json.RawMessage
+}
+
+// is reports whether the member's key is name.
+func (f field) is(name string) bool {
+	k := f.key[1 : len(f.key)-1]
+	if bytes.IndexByte(k, '\\') < 0 {
+		return string(k) == name
+	}
+	decoded, err := decodeString(f.key)
+	return err == nil && decoded == name
 }
 
 // object is a JSON object kept in its original member order with every value
@@ -25,56 +35,118 @@ type field struct {
 // of which this project does not model) exactly as the caller wrote it.
 type object []field
 
+// parseObject splits a JSON object into its members without decoding the
+// values. The members alias data.
 func parseObject(data []byte) (object, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, err
+	if !json.Valid(data) {
+		var v json.RawMessage
+		return nil, json.Unmarshal(data, &v) // says what and where
 	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return nil, fmt.Errorf("want a JSON object, got %s", describeToken(tok))
+	i := skipSpace(data, 0)
+	if data[i] != '{' {
+		return nil, fmt.Errorf("want a JSON object, got %s", kindOf(data[i]))
 	}
-	var obj object
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, err
+	obj := make(object, 0, 8)
+	for i = skipSpace(data, i+1); data[i] != '}'; {
+		end := skipString(data, i)
+		key := data[i:end:end]
+		i = skipSpace(data, skipSpace(data, end)+1) // past the colon
+		end = skipValue(data, i)
+		obj.setField(field{key: key, value: data[i:end:end]})
+		if i = skipSpace(data, end); data[i] == ',' {
+			i = skipSpace(data, i+1)
 		}
-		key, ok := tok.(string)
-		if !ok {
-			return nil, fmt.Errorf("want an object key, got %v", tok)
-		}
-		var value json.RawMessage
-		if err := dec.Decode(&value); err != nil {
-			return nil, fmt.Errorf("member %q: %w", key, err)
-		}
-		obj.set(key, value)
-	}
-	if _, err := dec.Token(); err != nil { // the closing brace
-		return nil, err
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, errors.New("unexpected data after the JSON object")
 	}
 	return obj, nil
 }
 
-func describeToken(tok json.Token) string {
-	switch t := tok.(type) {
-	case nil:
-		return "null"
-	case json.Delim:
-		return string(t)
-	case string:
-		return "a string"
-	default:
-		return fmt.Sprintf("%v", t)
+// The scanners below run only on input json.Valid has accepted.
+
+func skipSpace(data []byte, i int) int {
+	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
+		i++
 	}
+	return i
+}
+
+// skipString returns the index just past the string starting at data[i].
+func skipString(data []byte, i int) int {
+	for j := i + 1; j < len(data); j++ {
+		switch data[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return len(data)
+}
+
+// skipValue returns the index just past the value starting at data[i].
+func skipValue(data []byte, i int) int {
+	switch data[i] {
+	case '"':
+		return skipString(data, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(data); j++ {
+			switch data[j] {
+			case '"':
+				j = skipString(data, j) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return len(data)
+	default: // number, true, false, null
+		j := i
+		for j < len(data) && !isDelimiter(data[j]) {
+			j++
+		}
+		return j
+	}
+}
+
+func isDelimiter(c byte) bool {
+	switch c {
+	case ',', '}', ']', ' ', '\t', '\n', '\r':
+		return true
+	}
+	return false
+}
+
+func kindOf(c byte) string {
+	switch c {
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 'n':
+		return "null"
+	case 't', 'f':
+		return "a boolean"
+	}
+	return "a number"
+}
+
+// decodeString decodes a JSON string literal, skipping the general decoder
+// when there is nothing to unescape.
+func decodeString(raw []byte) (string, error) {
+	if len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' && bytes.IndexByte(raw[1:len(raw)-1], '\\') < 0 {
+		return string(raw[1 : len(raw)-1]), nil
+	}
+	var s string
+	err := json.Unmarshal(raw, &s)
+	return s, err
 }
 
 func (o object) get(key string) (json.RawMessage, bool) {
 	for _, f := range o {
-		if f.key == key {
+		if f.is(key) {
 			return f.value, true
 		}
 	}
@@ -85,17 +157,35 @@ func (o object) get(key string) (json.RawMessage, bool) {
 // ends up last-wins, as encoding/json reads it.
 func (o *object) set(key string, value json.RawMessage) {
 	for i := range *o {
-		if (*o)[i].key == key {
+		if (*o)[i].is(key) {
 			(*o)[i].value = value
 			return
 		}
 	}
-	*o = append(*o, field{key: key, value: value})
+	quoted, _ := json.Marshal(key) // a string always marshals
+	*o = append(*o, field{key: quoted, value: value})
+}
+
+// setField is set for a member just read, whose key may be escaped.
+func (o *object) setField(f field) {
+	name := f.key[1 : len(f.key)-1]
+	if bytes.IndexByte(name, '\\') >= 0 {
+		decoded, _ := decodeString(f.key) // json.Valid accepted it
+		o.set(decoded, f.value)
+		return
+	}
+	for i, e := range *o {
+		if bytes.Equal(e.key, f.key) || bytes.IndexByte(e.key, '\\') >= 0 && e.is(string(name)) {
+			(*o)[i].value = f.value
+			return
+		}
+	}
+	*o = append(*o, f)
 }
 
 func (o *object) remove(key string) {
 	for i := range *o {
-		if (*o)[i].key == key {
+		if (*o)[i].is(key) {
 			*o = append((*o)[:i], (*o)[i+1:]...)
 			return
 		}
@@ -116,16 +206,11 @@ func (o object) appendJSON(buf []byte) []byte {
 		if i > 0 {
 			buf = append(buf, ',')
 		}
-		buf = appendJSONString(buf, f.key)
+		buf = append(buf, f.key...)
 		buf = append(buf, ':')
 		buf = append(buf, f.value...)
 	}
 	return append(buf, '}')
-}
-
-func appendJSONString(buf []byte, s string) []byte {
-	b, _ := json.Marshal(s) // a string always marshals
-	return append(buf, b...)
 }
 
 // systemFields are owned by the store: a caller's values are dropped and the
@@ -165,8 +250,7 @@ func parseDocument(body []byte, partitionKey string) (object, docMeta, error) {
 		return nil, meta, err
 	}
 	raw, ok := obj.get("partitionKey")
-	var pk string
-	if !ok || json.Unmarshal(raw, &pk) != nil || pk != partitionKey {
+	if pk, err := decodeString(raw); !ok || err != nil || pk != partitionKey {
 		if !ok {
 			raw = json.RawMessage("undefined")
 		}
@@ -190,8 +274,8 @@ func documentID(obj object) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("%w: document has no field id", store.ErrInvalid)
 	}
-	var id string
-	if err := json.Unmarshal(raw, &id); err != nil {
+	id, err := decodeString(raw)
+	if err != nil {
 		return "", fmt.Errorf("%w: document field id is %s, want a string", store.ErrInvalid, raw)
 	}
 	if err := checkID(id); err != nil {
@@ -229,8 +313,8 @@ func parseTTL(raw json.RawMessage) (int64, error) {
 	if string(raw) == "null" {
 		return 0, nil
 	}
-	var f float64
-	if err := json.Unmarshal(raw, &f); err != nil || f != math.Trunc(f) || f == 0 || f < -1 || f > maxTTL {
+	f, err := strconv.ParseFloat(string(raw), 64)
+	if err != nil || f != math.Trunc(f) || f == 0 || f < -1 || f > maxTTL {
 		return 0, fmt.Errorf("field ttl is %s, want -1 or a whole number of seconds from 1 to %d", raw, maxTTL)
 	}
 	return int64(f), nil
@@ -241,8 +325,8 @@ func stringMember(obj object, key string) string {
 	if !ok {
 		return ""
 	}
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
+	s, err := decodeString(raw)
+	if err != nil {
 		return ""
 	}
 	return s

@@ -27,11 +27,11 @@ func (s *Store) ActiveOperations(ctx context.Context, q store.ActiveOperationsQu
 	want := func(class byte) bool {
 		return class == classActive || (q.WithPendingNotification && class == classPending)
 	}
-	err = s.stream(ctx, bucketOps, nil, size, page, func(tx *bolt.Tx, k, v []byte, now int64) (store.Item, bool, error) {
+	err = s.stream(ctx, bucketOps, nil, size, page, func(docs *bolt.Cursor, k, v []byte, now int64) (store.Item, bool, error) {
 		if len(v) != 1 || !want(v[0]) {
 			return store.Item{}, false, nil
 		}
-		raw := tx.Bucket(bucketDocs).Get(k)
+		raw := get(docs, k)
 		if raw == nil {
 			return store.Item{}, false, fmt.Errorf("operations index names missing document %q", k)
 		}
@@ -60,7 +60,7 @@ func (s *Store) Children(ctx context.Context, partitionKey, parentResourceID str
 		return fmt.Errorf("listing children in partition %s: %w: page callback is nil", partitionKey, store.ErrInvalid)
 	}
 	prefix := parentResourceID + "/"
-	err := s.stream(ctx, bucketDocs, partitionPrefix(partitionKey), defaultPageSize, page, func(_ *bolt.Tx, _, v []byte, now int64) (store.Item, bool, error) {
+	err := s.stream(ctx, bucketDocs, partitionPrefix(partitionKey), defaultPageSize, page, func(_ *bolt.Cursor, _, v []byte, now int64) (store.Item, bool, error) {
 		rec, err := decodeRecord(v)
 		if err != nil || !rec.visible(now) || !hasPrefixFold(rec.resourceID, prefix) {
 			return store.Item{}, false, err
@@ -74,8 +74,19 @@ func (s *Store) Children(ctx context.Context, partitionKey, parentResourceID str
 }
 
 // matchFunc decides whether the entry k, v of a scanned bucket belongs in
-// the result and copies it out of the transaction.
-type matchFunc func(tx *bolt.Tx, k, v []byte, now int64) (store.Item, bool, error)
+// the result and copies it out of the transaction. docs is a cursor on the
+// documents for point lookups: reusing one cursor per page saves the
+// allocation a Bucket.Get makes for every lookup.
+type matchFunc func(docs *bolt.Cursor, k, v []byte, now int64) (store.Item, bool, error)
+
+// get is Bucket.Get on a reusable cursor.
+func get(c *bolt.Cursor, key []byte) []byte {
+	k, v := c.Seek(key)
+	if !bytes.Equal(k, key) {
+		return nil
+	}
+	return v
+}
 
 // stream walks bucket's keys that start with prefix, one transaction per page.
 func (s *Store) stream(ctx context.Context, bucket, prefix []byte, size int, page func([]store.Item) error, match matchFunc) error {
@@ -106,6 +117,7 @@ func (s *Store) scan(bucket, prefix, after []byte, size int, match matchFunc) (i
 	now := s.now().Unix()
 	err = s.db.View(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucket).Cursor()
+		docs := tx.Bucket(bucketDocs).Cursor()
 		var k, v []byte
 		if after == nil {
 			k, v = c.Seek(prefix)
@@ -113,7 +125,7 @@ func (s *Store) scan(bucket, prefix, after []byte, size int, match matchFunc) (i
 			k, v = c.Next()
 		}
 		for ; k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-			item, ok, err := match(tx, k, v, now)
+			item, ok, err := match(docs, k, v, now)
 			if err != nil {
 				return err
 			}
@@ -153,11 +165,11 @@ func (s *Store) ChangeFeed(ctx context.Context, continuation string, maxItems in
 	last := after
 	var items []store.Item
 	err = s.db.View(func(tx *bolt.Tx) error {
-		docs := tx.Bucket(bucketDocs)
+		docs := tx.Bucket(bucketDocs).Cursor()
 		c := tx.Bucket(bucketFeed).Cursor()
 		for k, key := c.Seek(seqKey(after + 1)); k != nil && len(items) < size; k, key = c.Next() {
 			last = uint64FromKey(k)
-			raw := docs.Get(key)
+			raw := get(docs, key)
 			if raw == nil {
 				return fmt.Errorf("change feed names missing document %q", key)
 			}
