@@ -1,0 +1,207 @@
+package embedded
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// field is one member of a JSON object. The key stays as written (quoted,
+// maybe escaped): written back verbatim, compared without decoding.
+type field struct {
+	key   []byte
+	value json.RawMessage
+}
+
+// is reports whether the member's key is name.
+func (f field) is(name string) bool {
+	k := f.key[1 : len(f.key)-1]
+	if bytes.IndexByte(k, '\\') < 0 {
+		return string(k) == name
+	}
+	decoded, err := decodeString(f.key)
+	return err == nil && decoded == name
+}
+
+// object is a JSON object kept in its original member order with every value
+// untouched, so that rewriting one member leaves the rest of a document (most
+// of which this project does not model) exactly as the caller wrote it.
+type object []field
+
+// parseObject splits a JSON object into its members without decoding the
+// values. The members alias data.
+func parseObject(data []byte) (object, error) {
+	if !json.Valid(data) {
+		var v json.RawMessage
+		return nil, json.Unmarshal(data, &v) // says what and where
+	}
+	i := skipSpace(data, 0)
+	if data[i] != '{' {
+		return nil, fmt.Errorf("want a JSON object, got %s", kindOf(data[i]))
+	}
+	obj := make(object, 0, 8)
+	for i = skipSpace(data, i+1); data[i] != '}'; {
+		end := skipString(data, i)
+		key := data[i:end:end]
+		i = skipSpace(data, skipSpace(data, end)+1) // past the colon
+		end = skipValue(data, i)
+		obj.setField(field{key: key, value: data[i:end:end]})
+		if i = skipSpace(data, end); data[i] == ',' {
+			i = skipSpace(data, i+1)
+		}
+	}
+	return obj, nil
+}
+
+// The scanners below run only on input json.Valid has accepted.
+
+func skipSpace(data []byte, i int) int {
+	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index just past the string starting at data[i].
+func skipString(data []byte, i int) int {
+	for j := i + 1; j < len(data); j++ {
+		switch data[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return len(data)
+}
+
+// skipValue returns the index just past the value starting at data[i].
+func skipValue(data []byte, i int) int {
+	switch data[i] {
+	case '"':
+		return skipString(data, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(data); j++ {
+			switch data[j] {
+			case '"':
+				j = skipString(data, j) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return len(data)
+	default: // number, true, false, null
+		j := i
+		for j < len(data) && !isDelimiter(data[j]) {
+			j++
+		}
+		return j
+	}
+}
+
+func isDelimiter(c byte) bool {
+	switch c {
+	case ',', '}', ']', ' ', '\t', '\n', '\r':
+		return true
+	}
+	return false
+}
+
+func kindOf(c byte) string {
+	switch c {
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 'n':
+		return "null"
+	case 't', 'f':
+		return "a boolean"
+	}
+	return "a number"
+}
+
+// decodeString decodes a JSON string literal, skipping the general decoder
+// when there is nothing to unescape.
+func decodeString(raw []byte) (string, error) {
+	if len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' && bytes.IndexByte(raw[1:len(raw)-1], '\\') < 0 {
+		return string(raw[1 : len(raw)-1]), nil
+	}
+	var s string
+	err := json.Unmarshal(raw, &s)
+	return s, err
+}
+
+func (o object) get(key string) (json.RawMessage, bool) {
+	for _, f := range o {
+		if f.is(key) {
+			return f.value, true
+		}
+	}
+	return nil, false
+}
+
+// set replaces key in place, or appends it; a duplicate key in the input thus
+// ends up last-wins, as encoding/json reads it.
+func (o *object) set(key string, value json.RawMessage) {
+	for i := range *o {
+		if (*o)[i].is(key) {
+			(*o)[i].value = value
+			return
+		}
+	}
+	quoted, _ := json.Marshal(key) // a string always marshals
+	*o = append(*o, field{key: quoted, value: value})
+}
+
+// setField is set for a member just read, whose key may be escaped.
+func (o *object) setField(f field) {
+	name := f.key[1 : len(f.key)-1]
+	if bytes.IndexByte(name, '\\') >= 0 {
+		decoded, _ := decodeString(f.key) // json.Valid accepted it
+		o.set(decoded, f.value)
+		return
+	}
+	for i, e := range *o {
+		if bytes.Equal(e.key, f.key) || bytes.IndexByte(e.key, '\\') >= 0 && e.is(string(name)) {
+			(*o)[i].value = f.value
+			return
+		}
+	}
+	*o = append(*o, f)
+}
+
+func (o *object) remove(key string) {
+	for i := range *o {
+		if (*o)[i].is(key) {
+			*o = append((*o)[:i], (*o)[i+1:]...)
+			return
+		}
+	}
+}
+
+func (o object) size() int {
+	n := 2
+	for _, f := range o {
+		n += len(f.key) + len(f.value) + 4
+	}
+	return n
+}
+
+func (o object) appendJSON(buf []byte) []byte {
+	buf = append(buf, '{')
+	for i, f := range o {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, f.key...)
+		buf = append(buf, ':')
+		buf = append(buf, f.value...)
+	}
+	return append(buf, '}')
+}
