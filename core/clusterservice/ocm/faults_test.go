@@ -1,0 +1,164 @@
+package ocm
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"testing"
+	"time"
+
+	cs "github.com/hcpops/hcpops/core/clusterservice"
+	"github.com/hcpops/hcpops/core/clusterservice/simulator"
+)
+
+const statusPattern = cs.ClustersPath + "/{id}/status"
+
+// TestRetriesWithinBound: the SDK retries what is safe to retry, at most
+// RetryLimit times, and the ledger shows exactly what reached CS.
+func TestRetriesWithinBound(t *testing.T) {
+	cases := []struct {
+		name       string
+		method     string // the call under test
+		failures   int
+		status     int
+		wantStatus int // 0: the call succeeds
+		requests   int // requests counted for the call's route
+	}{
+		{"GET 500 twice then OK", "GET", 2, 500, 0, 3},
+		{"GET 500 beyond the bound", "GET", 3, 500, 500, 3},
+		{"GET 429 beyond the bound", "GET", 5, 429, 429, 3},
+		{"POST 500 is not replayed", "POST", 1, 500, 500, 1},
+		{"POST 503 is replayed safely", "POST", 1, 503, 0, 2},
+		{"DELETE 429 beyond the bound", "DELETE", 3, 429, 429, 3},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, defaultConfig())
+			c, err := e.client.PostCluster(e.ctx, clusterSpec(1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.sim.ResetLedger()
+			if err := e.sim.FailNext(tc.failures, tc.status); err != nil {
+				t.Fatal(err)
+			}
+			var pattern string
+			switch tc.method {
+			case "GET":
+				pattern = statusPattern
+				_, err = e.client.GetClusterStatus(e.ctx, c.Href)
+			case "POST":
+				pattern = cs.ClustersPath
+				_, err = e.client.PostCluster(e.ctx, clusterSpec(2))
+			case "DELETE":
+				pattern = cs.ClustersPath + "/{id}"
+				err = e.client.DeleteCluster(e.ctx, c.Href)
+			}
+			if tc.wantStatus == 0 && err != nil {
+				t.Fatalf("call failed: %v", err)
+			}
+			if tc.wantStatus != 0 {
+				wantCSError(t, err, tc.wantStatus, "Simulated fault")
+				if !cs.IsRetryable(err) {
+					t.Errorf("%d not reported retryable", tc.wantStatus)
+				}
+			}
+			if n := e.sim.Ledger().Count(tc.method, pattern); n != tc.requests {
+				t.Errorf("%s requests = %d, want %d", tc.method, n, tc.requests)
+			}
+			if tc.method == "POST" {
+				// However the POST fared, at most one cluster 2 exists.
+				list, err := e.client.ListClusters(e.ctx, "azure.resource_name = 'cluster-2'")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := map[bool]int{true: 1, false: 0}[tc.wantStatus == 0]; len(list) != want {
+					t.Errorf("clusters named cluster-2 = %d, want %d", len(list), want)
+				}
+			}
+		})
+	}
+}
+
+func TestNoRetriesWhenLimitIsZero(t *testing.T) {
+	e := newEnv(t, Config{RetryLimit: 0})
+	if err := e.sim.FailNext(1, 503); err != nil {
+		t.Fatal(err)
+	}
+	_, err := e.client.GetClusterStatus(e.ctx, cs.ClusterHref(clusterID(1)))
+	wantCSError(t, err, 503)
+	if n := e.sim.Ledger().Count("GET", statusPattern); n != 1 {
+		t.Errorf("requests = %d, want 1", n)
+	}
+}
+
+// TestHungRequestCutByContext: a request CS never answers ends at the
+// caller's deadline (or the configured default), is not retried, and counts
+// as retryable.
+func TestHungRequestCutByContext(t *testing.T) {
+	cases := []struct {
+		name    string
+		cfg     Config
+		callCtx func() (context.Context, context.CancelFunc)
+	}{
+		{"caller deadline", Config{RetryLimit: 2, Timeout: time.Minute}, func() (context.Context, context.CancelFunc) {
+			return context.WithTimeout(context.Background(), 100*time.Millisecond)
+		}},
+		{"default timeout", Config{RetryLimit: 2, Timeout: 100 * time.Millisecond}, func() (context.Context, context.CancelFunc) {
+			return context.Background(), func() {}
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, tc.cfg)
+			if err := e.sim.SetFaults(simulator.Faults{HangRate: 1}); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := tc.callCtx()
+			defer cancel()
+			start := time.Now()
+			_, err := e.client.GetClusterStatus(ctx, cs.ClusterHref(clusterID(1)))
+			elapsed := time.Since(start)
+			if !errors.Is(err, context.DeadlineExceeded) || !cs.IsRetryable(err) {
+				t.Fatalf("err = %v, want a retryable deadline error", err)
+			}
+			if elapsed < 90*time.Millisecond || elapsed > 2*time.Second {
+				t.Errorf("call took %s, want about 100ms", elapsed)
+			}
+			l := e.sim.Ledger()
+			if l.Count("GET", statusPattern) != 1 || l.Faults["GET "+statusPattern] != 1 {
+				t.Errorf("ledger = %+v, want one hung request", l)
+			}
+		})
+	}
+}
+
+func TestLatencyAgainstDeadline(t *testing.T) {
+	e := newEnv(t, defaultConfig())
+	if err := e.sim.SetLatency(simulator.Latency{Fixed: 300 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := e.client.GetClusterStatus(ctx, cs.ClusterHref(clusterID(1))); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v, want deadline exceeded", err)
+	}
+}
+
+// TestSDKLogsReachSlog: the SDK's retry warnings and the per-attempt
+// request log go to the injected slog logger.
+func TestSDKLogsReachSlog(t *testing.T) {
+	e := newEnv(t, defaultConfig())
+	if err := e.sim.FailNext(1, 503); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.client.GetClusterStatus(e.ctx, cs.ClusterHref(clusterID(1))); !cs.IsNotFound(err) {
+		t.Fatalf("err = %v, want 404 after one retried 503", err)
+	}
+	if w := e.log.find(slog.LevelWarn, "will try again"); len(w) != 1 {
+		t.Errorf("SDK retry warnings = %q, want one", w)
+	}
+	if d := e.log.find(slog.LevelDebug, "clusters service request"); len(d) != 2 {
+		t.Errorf("request log = %q, want one entry per attempt (2)", d)
+	}
+}
