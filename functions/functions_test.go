@@ -342,3 +342,35 @@ func TestGoldenPayloads(t *testing.T) {
 		}
 	}
 }
+
+// TestDeployTemplateMatchesBindings guards the names the Bicep template
+// must share with function.json and the store (it cannot be compiled here).
+func TestDeployTemplateMatchesBindings(t *testing.T) {
+	b, err := os.ReadFile("../deploy/main.bicep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bicep := string(b)
+	for _, want := range []string{
+		"FUNCTIONS_WORKER_RUNTIME: 'custom'",
+		"CosmosDB__accountEndpoint: cosmos.properties.documentEndpoint",
+		"CosmosDB__credential: 'managedidentity'",
+		"CosmosDB__clientId: identity.properties.clientId",
+		"COSMOS_DATABASE: cosmosDatabaseName",
+		"CLUSTERS_SERVICE_URL: clustersServiceUrl",
+		"AzureWebJobsStorage__accountName: storage.name",
+		EnvPollBudget + ": pollBudget",
+		"name: 'Resources'", "'/partitionKey'", "defaultTtl: -1",
+		"name: 'leases'", "'/id'",
+		"sqlRoleDefinitions/${cosmosBuiltInDataContributor}",
+		"'00000000-0000-0000-0000-000000000002'",
+		"kind: 'functionapp,linux'",
+	} {
+		if !strings.Contains(bicep, want) {
+			t.Errorf("deploy/main.bicep lacks %q", want)
+		}
+	}
+}
+
+// The real engine must keep fitting the adapters' interfaces.
+var _ Engine = (*lifecycle.Engine)(nil)
