@@ -179,7 +179,7 @@ func TestSweepInBatches(t *testing.T) {
 }
 
 func TestStreamReleasesTheTransactionBetweenPages(t *testing.T) {
-	s, _ := openTest(t, WithoutSync())
+	s, _ := openTest(t)
 	ctx := context.Background()
 	for i := range 30 {
 		mustCreate(t, s, opBody(fmt.Sprint("op", i), "Accepted"))

@@ -46,7 +46,8 @@ type config struct {
 type Option func(*config)
 
 // WithClock injects the clock used for _ts, TTL and deletionTimestamp, so
-// tests can move time instead of waiting for it.
+// tests can move time instead of waiting for it. It is called from every
+// caller's goroutine and from the sweeper, so it must be safe for that.
 func WithClock(now func() time.Time) Option {
 	return func(c *config) { c.now = now }
 }

@@ -32,11 +32,12 @@ func (c *fakeClock) Advance(d time.Duration) {
 }
 
 // openTest opens a fresh store on a fake clock; the sweeper runs often so
-// tests exercise it alongside their own calls.
+// tests exercise it alongside their own calls. It skips fsync to keep tests
+// fast; TestContractRealClock and TestReopenKeepsDocumentsAndFeed run durable.
 func openTest(t testing.TB, opts ...Option) (*Store, *fakeClock) {
 	t.Helper()
 	clock := newFakeClock()
-	opts = append([]Option{WithClock(clock.Now), WithSweepInterval(20 * time.Millisecond)}, opts...)
+	opts = append([]Option{WithClock(clock.Now), WithSweepInterval(20 * time.Millisecond), WithoutSync()}, opts...)
 	s, err := Open(filepath.Join(t.TempDir(), "store.db"), opts...)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
@@ -53,5 +54,23 @@ func TestContract(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) storetest.Harness {
 		s, clock := openTest(t)
 		return storetest.Harness{Store: s, Advance: clock.Advance}
+	})
+}
+
+// TestContractRealClock runs the suite the way the Cosmos store runs it: on
+// the wall clock, with whole-second _ts, sleeping to let TTLs pass (about 2 s
+// in all). It keeps the suite honest about real time.
+func TestContractRealClock(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) storetest.Harness {
+		s, err := Open(filepath.Join(t.TempDir(), "store.db"), WithSweepInterval(250*time.Millisecond))
+		if err != nil {
+			t.Fatalf("Open: %v", err)
+		}
+		t.Cleanup(func() {
+			if err := s.Close(); err != nil {
+				t.Errorf("Close: %v", err)
+			}
+		})
+		return storetest.Harness{Store: s, Advance: time.Sleep}
 	})
 }
