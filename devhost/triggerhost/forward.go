@@ -1,0 +1,82 @@
+package triggerhost
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+
+	"github.com/google/uuid"
+)
+
+// forwarder is the host's public HTTP side for HTTP-only functions with
+// enableForwardingHttpRequest: a matching request is replayed on the same
+// path to the handler (method, headers, query, body) plus the host's
+// headers, and the handler's answer goes back as is, redirects included.
+type forwarder struct {
+	host   *Host
+	routes []route
+	proxy  *httputil.ReverseProxy
+}
+
+func newForwarder(h *Host, routes []route) *forwarder {
+	f := &forwarder{host: h, routes: routes}
+	f.proxy = &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			target, _ := url.Parse(h.endpoint.BaseURL())
+			pr.SetURL(target)
+			pr.Out.Host = pr.In.Host // the host copies every original header, Host too
+			h.invoker.setHeaders(pr.Out.Header, uuid.NewString())
+		},
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			h.logger.LogAttrs(r.Context(), slog.LevelError, "forwarding to the custom handler failed",
+				slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Any("error", err))
+			http.Error(w, "custom handler unavailable: "+err.Error(), http.StatusBadGateway)
+		},
+		ErrorLog: slog.NewLogLogger(h.logger.Handler(), slog.LevelWarn),
+	}
+	return f
+}
+
+func (f *forwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var allowed []string
+	for _, rt := range f.routes {
+		if !rt.match(r.URL.Path) {
+			continue
+		}
+		if !rt.allows(r.Method) {
+			allowed = append(allowed, rt.methods...)
+			continue
+		}
+		if err := f.host.endpoint.Ready(r.Context()); err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		f.host.logger.LogAttrs(r.Context(), slog.LevelDebug, "forwarding", slog.String("function", rt.function),
+			slog.String("method", r.Method), slog.String("path", r.URL.Path))
+		f.proxy.ServeHTTP(w, r)
+		return
+	}
+	if len(allowed) > 0 {
+		w.Header().Set("Allow", strings.Join(allowed, ", "))
+		http.Error(w, fmt.Sprintf("%s is not allowed on %s", r.Method, r.URL.Path), http.StatusMethodNotAllowed)
+		return
+	}
+	if r.URL.Path == "/" && r.Method == http.MethodGet {
+		fmt.Fprintf(w, "hcpops dev: Functions host (local) is running; routes:\n")
+		for _, rt := range f.routes {
+			fmt.Fprintf(w, "  %s %s -> %s\n", methodsLabel(rt.methods), rt.template, rt.function)
+		}
+		return
+	}
+	http.Error(w, fmt.Sprintf("no function route matches %s %s", r.Method, r.URL.Path), http.StatusNotFound)
+}
+
+func methodsLabel(m []string) string {
+	if len(m) == 0 {
+		return "*"
+	}
+	return strings.Join(m, ",")
+}

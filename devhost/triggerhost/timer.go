@@ -1,0 +1,126 @@
+package triggerhost
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"time"
+
+	"github.com/hcpops/hcpops/devhost/functionapp"
+)
+
+// scheduleStatus is what the host's schedule monitor keeps between runs.
+type scheduleStatus struct {
+	Last        time.Time `json:"last"`
+	Next        time.Time `json:"next"`
+	LastUpdated time.Time `json:"lastUpdated"`
+}
+
+// timerInfoWire is TimerInfo as the host serializes it (JObject.FromObject).
+type timerInfoWire struct {
+	Schedule struct {
+		AdjustForDST bool
+	}
+	ScheduleStatus *scheduleStatusWire
+	IsPastDue      bool
+}
+
+type scheduleStatusWire struct {
+	Last        string
+	Next        string
+	LastUpdated string
+}
+
+// timerListener fires one timer function. It runs in a single goroutine, so
+// invocations never overlap: the next due time is computed after a run ends
+// from the time that run started, and a due time already past fires at once,
+// so any number of missed occurrences collapse into one run.
+type timerListener struct {
+	host     *Host
+	fn       functionapp.Function
+	binding  functionapp.Binding
+	schedule timerSchedule
+	// monitor is useMonitor after the host's sub-minute rule: only then is
+	// ScheduleStatus sent and persisted, and a missed run caught up.
+	monitor bool
+}
+
+func (l *timerListener) run(ctx context.Context) error {
+	h := l.host
+	now := h.clock.Now()
+	status := scheduleStatus{Next: l.schedule.next(now)}
+	pastDue := false
+	if l.monitor {
+		var stored scheduleStatus
+		found, err := h.state.load("timers", l.fn.Name, &stored)
+		if err != nil {
+			h.logger.LogAttrs(ctx, slog.LevelWarn, "ignoring unreadable timer status", slog.String("function", l.fn.Name), slog.Any("error", err))
+		}
+		switch {
+		case found && now.After(stored.Next):
+			status, pastDue = stored, true
+		case found:
+			status = stored
+			status.Next = l.schedule.next(now)
+		default:
+			l.save(ctx, status)
+		}
+	}
+	h.logger.LogAttrs(ctx, slog.LevelInfo, "timer scheduled", slog.String("function", l.fn.Name),
+		slog.String("schedule", l.binding.Schedule), slog.Time("next", status.Next),
+		slog.Bool("monitor", l.monitor), slog.Bool("past_due", pastDue))
+	if pastDue || l.binding.RunOnStartup {
+		status = l.fire(ctx, status, pastDue)
+	}
+	for ctx.Err() == nil {
+		if wait := status.Next.Sub(h.clock.Now()); wait > 0 {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-h.clock.After(wait):
+			}
+		}
+		status = l.fire(ctx, status, false)
+	}
+	return nil
+}
+
+// fire runs one invocation and returns the status for the next one.
+func (l *timerListener) fire(ctx context.Context, before scheduleStatus, pastDue bool) scheduleStatus {
+	h := l.host
+	started := h.clock.Now()
+	var info timerInfoWire
+	info.Schedule.AdjustForDST = l.schedule.adjustForDST
+	info.IsPastDue = pastDue
+	if l.monitor {
+		info.ScheduleStatus = &scheduleStatusWire{
+			Last:        h.hostTime(before.Last),
+			Next:        h.hostTime(before.Next),
+			LastUpdated: h.hostTime(before.LastUpdated),
+		}
+	}
+	raw, _ := json.Marshal(info)
+	// Failures are logged by invokeWithPolicy; a timer carries on with its
+	// schedule regardless, as the host's listener does.
+	_ = h.invokeWithPolicy(ctx, l.fn, map[string]json.RawMessage{l.binding.Name: raw})
+	after := scheduleStatus{Last: started, Next: l.schedule.next(started), LastUpdated: h.clock.Now()}
+	if l.monitor && ctx.Err() == nil {
+		l.save(ctx, after)
+	}
+	return after
+}
+
+func (l *timerListener) save(ctx context.Context, s scheduleStatus) {
+	if err := l.host.state.save("timers", l.fn.Name, s); err != nil {
+		l.host.logger.LogAttrs(ctx, slog.LevelWarn, "could not persist timer status", slog.String("function", l.fn.Name), slog.Any("error", err))
+	}
+}
+
+// hostTime renders a time as the host does: local time of the host with
+// its offset; the zero time (first run) is 0001-01-01T00:00:00+00:00.
+func (h *Host) hostTime(t time.Time) string {
+	if t.IsZero() {
+		return time.Time{}.Format(dotnetRoundTrip)
+	}
+	return t.In(h.location).Format(dotnetRoundTrip)
+}
