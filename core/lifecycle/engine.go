@@ -8,8 +8,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"log/slog"
+	"time"
 
 	"github.com/hcpops/hcpops/core/arm"
+	"github.com/hcpops/hcpops/core/clusterservice"
+	"github.com/hcpops/hcpops/core/store"
 )
 
 // DispatchResult counts what one change-feed batch did.
@@ -49,23 +54,41 @@ var (
 	ErrOperationNotVisible = errors.New("operation not visible to caller")
 )
 
-// Engine is the lifecycle's entry point; build it with New.
-type Engine struct{}
+// Engine is the lifecycle's entry point; build it with New. It is safe for
+// concurrent use: a change-feed batch and a tick may run at the same time.
+type Engine struct {
+	store    store.Store
+	cs       clusterservice.Client
+	notifier Notifier
+	clock    func() time.Time
+	log      *slog.Logger
+	random   io.Reader
+	cfg      Config
 
-var errNotImplemented = errors.New("lifecycle: not implemented yet")
-
-// DispatchDocuments handles one change-feed batch; non-operation documents
-// are ignored. Safe to call again with the same batch.
-func (e *Engine) DispatchDocuments(ctx context.Context, docs []json.RawMessage) (DispatchResult, error) {
-	return DispatchResult{}, errNotImplemented
+	handlers map[handlerKey]*handler
+	// locks serialise dispatch of one operation inside this process; across
+	// processes the etag-guarded markers do the same job.
+	locks *keyedLock
+	// notifyAt schedules retries of failed ARM notifications.
+	notifyAt *backoff
 }
 
-// Tick runs one poll pass over the active operations.
+// DispatchDocuments handles one change-feed batch; non-operation documents
+// are ignored. Safe to call again with the same batch. The error reports
+// operations that failed and should be retried (the host redelivers the
+// batch); malformed documents are logged and skipped, never retried.
+func (e *Engine) DispatchDocuments(ctx context.Context, docs []json.RawMessage) (DispatchResult, error) {
+	return e.dispatchDocuments(ctx, docs)
+}
+
+// Tick runs one poll pass over the active operations. Per-operation
+// failures are counted in Errors and retried next tick; the error reports
+// a tick that could not run or was cut short by ctx.
 func (e *Engine) Tick(ctx context.Context) (TickResult, error) {
-	return TickResult{}, errNotImplemented
+	return e.tick(ctx)
 }
 
 // Status renders the ARM operation-status body for a caller.
 func (e *Engine) Status(ctx context.Context, req StatusRequest) (arm.OperationStatus, error) {
-	return arm.OperationStatus{}, errNotImplemented
+	return e.status(ctx, req)
 }

@@ -1,0 +1,235 @@
+package lifecycle
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hcpops/hcpops/core/arm"
+	"github.com/hcpops/hcpops/core/clusterservice"
+	"github.com/hcpops/hcpops/core/store"
+)
+
+// Notifier delivers an ARM async notification; notification.Notifier
+// satisfies it. An error wrapping notification.ErrNotAllowed means the URI
+// will never be called, so the engine drops it instead of retrying.
+type Notifier interface {
+	Notify(ctx context.Context, uri string, status arm.OperationStatus) error
+}
+
+// Deps are the engine's collaborators; all but Logger and Random are
+// required.
+type Deps struct {
+	Store          store.Store
+	ClusterService clusterservice.Client
+	Notifier       Notifier
+	Clock          func() time.Time
+	Logger         *slog.Logger
+	// Random feeds cluster ID generation; nil means crypto/rand.
+	Random io.Reader
+}
+
+// Config tunes the engine. Zero values mean the defaults of DefaultConfig.
+type Config struct {
+	// PollConcurrency bounds the operations a tick (or a dispatch batch)
+	// works on at once.
+	PollConcurrency int
+	// DispatchGrace is how long after startTime the tick waits for the
+	// change feed before it dispatches an operation itself.
+	DispatchGrace time.Duration
+	// CreateDeadline applies when a resource has no
+	// createOperationCompletionDeadline.
+	CreateDeadline time.Duration
+	// DeleteDeadline applies when a resource has no
+	// deleteOperationCompletionDeadline.
+	DeleteDeadline time.Duration
+	// NotifyBackoffBase and NotifyBackoffMax space the retries of a failed
+	// ARM notification: base, 2*base, 4*base ... capped at max.
+	NotifyBackoffBase time.Duration
+	NotifyBackoffMax  time.Duration
+	// NotifyScheduleSize bounds the in-memory retry schedule.
+	NotifyScheduleSize int
+	// PageSize is the page size of the active-operations query.
+	PageSize int
+}
+
+// Defaults.
+const (
+	DefaultPollConcurrency    = 32
+	DefaultDispatchGrace      = 60 * time.Second
+	DefaultCreateDeadline     = 60 * time.Minute
+	DefaultDeleteDeadline     = 12 * time.Hour
+	DefaultNotifyBackoffBase  = 15 * time.Second
+	DefaultNotifyBackoffMax   = 15 * time.Minute
+	DefaultNotifyScheduleSize = 10000
+	DefaultPageSize           = 100
+)
+
+// Setting names read by ConfigFromEnv.
+const (
+	EnvPollConcurrency   = "HCPOPS_POLL_CONCURRENCY"
+	EnvDispatchGrace     = "HCPOPS_DISPATCH_GRACE"
+	EnvCreateDeadline    = "HCPOPS_CREATE_DEADLINE"
+	EnvDeleteDeadline    = "HCPOPS_DELETE_DEADLINE"
+	EnvNotifyBackoffBase = "HCPOPS_NOTIFY_BACKOFF_BASE"
+	EnvNotifyBackoffMax  = "HCPOPS_NOTIFY_BACKOFF_MAX"
+)
+
+// DefaultConfig is the configuration with every default filled in.
+func DefaultConfig() Config {
+	return Config{
+		PollConcurrency:    DefaultPollConcurrency,
+		DispatchGrace:      DefaultDispatchGrace,
+		CreateDeadline:     DefaultCreateDeadline,
+		DeleteDeadline:     DefaultDeleteDeadline,
+		NotifyBackoffBase:  DefaultNotifyBackoffBase,
+		NotifyBackoffMax:   DefaultNotifyBackoffMax,
+		NotifyScheduleSize: DefaultNotifyScheduleSize,
+		PageSize:           DefaultPageSize,
+	}
+}
+
+// ConfigFromEnv reads the HCPOPS_* lifecycle settings on top of the
+// defaults; each error names the setting and its value.
+func ConfigFromEnv(getenv func(string) string) (Config, error) {
+	c := DefaultConfig()
+	if v := strings.TrimSpace(getenv(EnvPollConcurrency)); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			return Config{}, fmt.Errorf("%s=%q: want a positive integer", EnvPollConcurrency, v)
+		}
+		c.PollConcurrency = n
+	}
+	for _, d := range []struct {
+		name string
+		dst  *time.Duration
+	}{
+		{EnvDispatchGrace, &c.DispatchGrace},
+		{EnvCreateDeadline, &c.CreateDeadline},
+		{EnvDeleteDeadline, &c.DeleteDeadline},
+		{EnvNotifyBackoffBase, &c.NotifyBackoffBase},
+		{EnvNotifyBackoffMax, &c.NotifyBackoffMax},
+	} {
+		v := strings.TrimSpace(getenv(d.name))
+		if v == "" {
+			continue
+		}
+		p, err := time.ParseDuration(v)
+		if err != nil || p <= 0 {
+			return Config{}, fmt.Errorf("%s=%q: want a positive duration such as 90s", d.name, v)
+		}
+		*d.dst = p
+	}
+	if err := c.validate(); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+// withDefaults fills zero fields from DefaultConfig.
+func (c Config) withDefaults() Config {
+	d := DefaultConfig()
+	if c.PollConcurrency == 0 {
+		c.PollConcurrency = d.PollConcurrency
+	}
+	if c.DispatchGrace == 0 {
+		c.DispatchGrace = d.DispatchGrace
+	}
+	if c.CreateDeadline == 0 {
+		c.CreateDeadline = d.CreateDeadline
+	}
+	if c.DeleteDeadline == 0 {
+		c.DeleteDeadline = d.DeleteDeadline
+	}
+	if c.NotifyBackoffBase == 0 {
+		c.NotifyBackoffBase = d.NotifyBackoffBase
+	}
+	if c.NotifyBackoffMax == 0 {
+		c.NotifyBackoffMax = d.NotifyBackoffMax
+	}
+	if c.NotifyScheduleSize == 0 {
+		c.NotifyScheduleSize = d.NotifyScheduleSize
+	}
+	if c.PageSize == 0 {
+		c.PageSize = d.PageSize
+	}
+	return c
+}
+
+func (c Config) validate() error {
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{
+		{"PollConcurrency", int64(c.PollConcurrency)},
+		{"DispatchGrace", int64(c.DispatchGrace)},
+		{"CreateDeadline", int64(c.CreateDeadline)},
+		{"DeleteDeadline", int64(c.DeleteDeadline)},
+		{"NotifyBackoffBase", int64(c.NotifyBackoffBase)},
+		{"NotifyBackoffMax", int64(c.NotifyBackoffMax)},
+		{"NotifyScheduleSize", int64(c.NotifyScheduleSize)},
+		{"PageSize", int64(c.PageSize)},
+	} {
+		if f.v < 0 {
+			return fmt.Errorf("lifecycle config %s: %d is negative", f.name, f.v)
+		}
+	}
+	if c.NotifyBackoffMax < c.NotifyBackoffBase {
+		return fmt.Errorf("lifecycle config NotifyBackoffMax: %s is below NotifyBackoffBase %s", c.NotifyBackoffMax, c.NotifyBackoffBase)
+	}
+	return nil
+}
+
+// New builds an engine. It holds no global state: everything it keeps
+// (locks, the notification retry schedule) lives in the returned value.
+func New(deps Deps, cfg Config) (*Engine, error) {
+	var missing []string
+	if deps.Store == nil {
+		missing = append(missing, "Store")
+	}
+	if deps.ClusterService == nil {
+		missing = append(missing, "ClusterService")
+	}
+	if deps.Notifier == nil {
+		missing = append(missing, "Notifier")
+	}
+	if deps.Clock == nil {
+		missing = append(missing, "Clock")
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("lifecycle deps: %s required", strings.Join(missing, ", "))
+	}
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if deps.Logger == nil {
+		deps.Logger = slog.New(slog.DiscardHandler)
+	}
+	if deps.Random == nil {
+		deps.Random = rand.Reader
+	}
+	e := &Engine{
+		store:    deps.Store,
+		cs:       deps.ClusterService,
+		notifier: deps.Notifier,
+		clock:    deps.Clock,
+		log:      deps.Logger,
+		random:   deps.Random,
+		cfg:      cfg,
+		locks:    newKeyedLock(),
+		notifyAt: newBackoff(cfg.NotifyBackoffBase, cfg.NotifyBackoffMax, cfg.NotifyScheduleSize),
+	}
+	e.handlers = e.registry()
+	return e, nil
+}
+
+// errRetryLater marks a step that could not finish now for a reason that
+// will pass (a lost etag race, a parent not in CS yet); nothing is broken.
+var errRetryLater = errors.New("retry later")

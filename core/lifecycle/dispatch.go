@@ -1,0 +1,126 @@
+package lifecycle
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/hcpops/hcpops/core/document"
+)
+
+// dispatchDocuments runs the dispatcher of every live operation in a
+// change-feed batch, PollConcurrency at a time.
+func (e *Engine) dispatchDocuments(ctx context.Context, docs []json.RawMessage) (DispatchResult, error) {
+	res := DispatchResult{Documents: len(docs)}
+	log := withInvocation(ctx, e.log)
+	type target struct{ pk, id string }
+	var targets []target
+	seen := map[target]bool{}
+	for i, raw := range docs {
+		kind, err := document.Sniff(raw)
+		if err != nil {
+			log.Warn("skipping an unreadable change-feed document", "index", i, "error", err)
+			continue
+		}
+		if kind != document.KindOperation {
+			continue
+		}
+		res.Operations++
+		op, err := document.ParseOperation(raw)
+		if err != nil {
+			log.Error("skipping a malformed operation document", "index", i, "error", err)
+			res.Skipped++
+			continue
+		}
+		// Terminal is final, so even a stale copy that says so is right.
+		t := target{op.PartitionKey, op.ID}
+		if op.Properties.Status.IsTerminal() || seen[t] {
+			res.Skipped++
+			continue
+		}
+		seen[t] = true
+		targets = append(targets, t)
+	}
+
+	var (
+		mu   sync.Mutex
+		errs []error
+		wg   sync.WaitGroup
+		sem  = make(chan struct{}, e.cfg.PollConcurrency)
+	)
+	for _, t := range targets {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			wg.Wait()
+			return res, fmt.Errorf("dispatching: %w", ctx.Err())
+		}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			o, err := e.dispatchOne(ctx, t.pk, t.id)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case errors.Is(err, errMalformed):
+				log.Error("skipping an operation that cannot be dispatched", "document_id", t.id, "error", err)
+				res.Skipped++
+			case err != nil:
+				errs = append(errs, err)
+			case o == outcomeDispatched:
+				res.Dispatched++
+			case o == outcomeDeferred:
+				res.Deferred++
+			default:
+				res.Skipped++
+			}
+		}()
+	}
+	wg.Wait()
+	return res, errors.Join(errs...)
+}
+
+// dispatchOne re-reads an operation and its resource (a change-feed copy
+// may be stale) and dispatches it unless that is done or not ours to do.
+// Dispatches of one operation are serialised inside this process.
+func (e *Engine) dispatchOne(ctx context.Context, pk, id string) (outcome, error) {
+	unlock, err := e.locks.lock(ctx, pk+"/"+id)
+	if err != nil {
+		return outcomeSkipped, fmt.Errorf("waiting to dispatch operation %s: %w", id, err)
+	}
+	defer unlock()
+	op, err := e.readOperation(ctx, pk, id)
+	if err != nil || op == nil || op.Properties.Status.IsTerminal() {
+		return outcomeSkipped, err
+	}
+	j, err := e.newJob(ctx, op)
+	if err != nil {
+		return outcomeSkipped, err
+	}
+	switch {
+	case j.res == nil:
+		j.log.Debug("resource is gone; nothing to dispatch")
+		return outcomeSkipped, nil
+	case j.superseded():
+		j.log.Info("resource belongs to another operation; not dispatching", "active_operation_id", j.res.ActiveOperationID())
+		return outcomeSkipped, nil
+	case j.h.dispatched(j):
+		return outcomeSkipped, nil
+	}
+	o, err := j.h.dispatch(ctx, j)
+	switch {
+	case errors.Is(err, errRetryLater):
+		j.log.Info("dispatch deferred", "reason", err)
+		return outcomeDeferred, nil
+	case err != nil:
+		j.log.Warn("dispatch failed", "error", err)
+		return outcomeSkipped, fmt.Errorf("dispatching operation %s (%s %s): %w", op.Name(), op.Properties.Request, j.kind, err)
+	case o == outcomeDispatched:
+		j.log.Info("operation dispatched")
+	case o == outcomeDeferred:
+		j.log.Info("dispatch deferred")
+	}
+	return o, nil
+}

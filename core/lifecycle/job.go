@@ -1,0 +1,158 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/hcpops/hcpops/core/document"
+	"github.com/hcpops/hcpops/core/store"
+)
+
+// job is one operation being worked on, with its target resource as read
+// from the store at the same time.
+type job struct {
+	op   *document.OperationDocument
+	kind document.Kind // of the target resource (the cluster for credential ops)
+	// res is the target resource; nil when its document is gone.
+	res *document.Resource
+	h   *handler
+	log *slog.Logger
+}
+
+// isCredential reports whether the operation works on a cluster's
+// credentials rather than on the resource itself; those never own the
+// resource's activeOperationId.
+func (j *job) isCredential() bool {
+	r := j.op.Properties.Request
+	return r == document.RequestRequestCredential || r == document.RequestRevokeCredentials
+}
+
+// superseded reports whether the resource now belongs to another
+// operation.
+func (j *job) superseded() bool {
+	if j.isCredential() || j.res == nil {
+		return false
+	}
+	active := j.res.ActiveOperationID()
+	return active != "" && !strings.EqualFold(active, j.op.Name())
+}
+
+// newJob pairs op with its resource and handler. A document we cannot act
+// on (no handler for its request and target) is an error naming why.
+func (e *Engine) newJob(ctx context.Context, op *document.OperationDocument) (*job, error) {
+	kind, err := op.TargetKind()
+	if err != nil {
+		return nil, fmt.Errorf("operation %s: %w: %w", op.Name(), errMalformed, err)
+	}
+	h := e.handlers[handlerKey{op.Properties.Request, kind}]
+	if h == nil {
+		return nil, fmt.Errorf("operation %s: %w: no handler for request %s on a %s", op.Name(), errMalformed, op.Properties.Request, kind)
+	}
+	if pk := document.PartitionKey(subscriptionOf(op.Properties.ExternalID)); pk != op.PartitionKey {
+		return nil, fmt.Errorf("operation %s: %w: externalId %q belongs in partition %s, not %s",
+			op.Name(), errMalformed, op.Properties.ExternalID, pk, op.PartitionKey)
+	}
+	res, err := e.readResource(ctx, op.PartitionKey, op.Properties.ExternalID)
+	if err != nil {
+		return nil, fmt.Errorf("operation %s: %w", op.Name(), err)
+	}
+	return &job{op: op, kind: kind, res: res, h: h, log: e.logFor(ctx, op)}, nil
+}
+
+// readOperation reads an operation document; nil when it is gone.
+func (e *Engine) readOperation(ctx context.Context, pk, id string) (*document.OperationDocument, error) {
+	item, err := e.store.Get(ctx, pk, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading operation %s: %w", id, err)
+	}
+	op, err := document.ParseOperation(item.Body)
+	if err != nil {
+		return nil, fmt.Errorf("parsing operation %s: %w: %w", id, errMalformed, err)
+	}
+	return op, nil
+}
+
+// readResource reads the resource with this ARM ID; nil when it is gone.
+func (e *Engine) readResource(ctx context.Context, pk, resourceID string) (*document.Resource, error) {
+	id := document.CosmosID(resourceID)
+	item, err := e.store.Get(ctx, pk, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading resource %s: %w", resourceID, err)
+	}
+	res, err := document.ParseResource(item.Body)
+	if err != nil {
+		return nil, fmt.Errorf("parsing resource %s: %w: %w", resourceID, errMalformed, err)
+	}
+	return res, nil
+}
+
+// mutateResource applies change to a copy of res and replaces it with
+// If-Match. On a 412 it re-reads the document and tries once more. change
+// returns false when there is nothing to write (the work is already done,
+// perhaps by someone else); the result is then the document as read.
+// A resource that is gone is (nil, false, nil).
+func (e *Engine) mutateResource(ctx context.Context, res *document.Resource, change func(*document.Resource) (bool, error)) (*document.Resource, bool, error) {
+	for attempt := 0; ; attempt++ {
+		c := res.Clone()
+		write, err := change(c)
+		if err != nil || !write {
+			return res, false, err
+		}
+		body, err := c.MarshalReplace()
+		if err != nil {
+			return nil, false, fmt.Errorf("rendering resource %s: %w", res.ResourceID(), err)
+		}
+		item, err := e.store.Replace(ctx, res.PartitionKey(), res.ID(), body, res.ETag)
+		if err == nil {
+			out, err := document.ParseResource(item.Body)
+			if err != nil {
+				return nil, false, fmt.Errorf("parsing resource %s as written: %w", res.ResourceID(), err)
+			}
+			return out, true, nil
+		}
+		if !errors.Is(err, store.ErrPreconditionFailed) || attempt > 0 {
+			return nil, false, fmt.Errorf("replacing resource %s: %w", res.ResourceID(), err)
+		}
+		if res, err = e.readResource(ctx, res.PartitionKey(), res.ResourceID()); err != nil || res == nil {
+			return nil, false, err
+		}
+	}
+}
+
+// mutateOperation is mutateResource for an operation document.
+func (e *Engine) mutateOperation(ctx context.Context, op *document.OperationDocument, change func(*document.OperationDocument) (bool, error)) (*document.OperationDocument, bool, error) {
+	for attempt := 0; ; attempt++ {
+		c := op.Clone()
+		write, err := change(c)
+		if err != nil || !write {
+			return op, false, err
+		}
+		body, err := c.MarshalReplace()
+		if err != nil {
+			return nil, false, fmt.Errorf("rendering operation %s: %w", op.Name(), err)
+		}
+		item, err := e.store.Replace(ctx, op.PartitionKey, op.ID, body, op.ETag)
+		if err == nil {
+			out, err := document.ParseOperation(item.Body)
+			if err != nil {
+				return nil, false, fmt.Errorf("parsing operation %s as written: %w", op.Name(), err)
+			}
+			return out, true, nil
+		}
+		if !errors.Is(err, store.ErrPreconditionFailed) || attempt > 0 {
+			return nil, false, fmt.Errorf("replacing operation %s: %w", op.Name(), err)
+		}
+		if op, err = e.readOperation(ctx, op.PartitionKey, op.ID); err != nil || op == nil {
+			return nil, false, err
+		}
+	}
+}

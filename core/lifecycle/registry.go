@@ -1,0 +1,134 @@
+package lifecycle
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/hcpops/hcpops/core/arm"
+	"github.com/hcpops/hcpops/core/document"
+)
+
+// handlerKey selects the handler of an operation: its request and the kind
+// of its target resource (the cluster, for credential requests).
+type handlerKey struct {
+	request document.Request
+	kind    document.Kind
+}
+
+// outcome is what one dispatch attempt did.
+type outcome int
+
+const (
+	outcomeSkipped    outcome = iota // nothing to do: done already, or not ours
+	outcomeDispatched                // the CS call was made (or adopted) and recorded
+	outcomeDeferred                  // cannot proceed yet; a later tick retries
+)
+
+// pollResult is what one poll learned from Clusters Service.
+type pollResult struct {
+	status arm.ProvisioningState
+	err    *arm.CloudErrorBody
+	// gone: CS no longer has the object, so a delete is complete.
+	gone bool
+}
+
+// handler is everything the engine knows about one (request, kind) pair.
+type handler struct {
+	// noun names the work in deadline messages ("cluster creation").
+	noun string
+	// dispatched reports whether the CS call was made and recorded; j.res
+	// is never nil here.
+	dispatched func(j *job) bool
+	dispatch   func(ctx context.Context, j *job) (outcome, error)
+	poll       func(ctx context.Context, j *job) (pollResult, error)
+	// deadline, when set, is when the operation must be terminal.
+	deadline func(j *job) time.Time
+}
+
+func (e *Engine) registry() map[handlerKey]*handler {
+	const (
+		cluster = document.KindCluster
+		pool    = document.KindNodePool
+		auth    = document.KindExternalAuth
+	)
+	created := func(j *job) bool { return j.res.ClusterServiceID() != "" }
+	patched := func(j *job) bool { return j.op.Properties.InternalID != "" }
+	deleteStamped := func(j *job) bool {
+		_, ok := j.res.ClusterServiceDeletionTimestamp()
+		return ok
+	}
+	createBy := func(j *job) time.Time {
+		if t, ok := j.res.CreateOperationCompletionDeadline(); ok {
+			return t
+		}
+		return j.op.Properties.StartTime.Add(e.cfg.CreateDeadline)
+	}
+	deleteBy := func(j *job) time.Time {
+		if j.res != nil {
+			if t, ok := j.res.DeleteOperationCompletionDeadline(); ok {
+				return t
+			}
+		}
+		return j.op.Properties.StartTime.Add(e.cfg.DeleteDeadline)
+	}
+	return map[handlerKey]*handler{
+		{document.RequestCreate, cluster}: {noun: "cluster creation", dispatched: created,
+			dispatch: e.dispatchClusterCreate, poll: e.pollClusterCreate, deadline: createBy},
+		{document.RequestUpdate, cluster}: {noun: "cluster update", dispatched: patched,
+			dispatch: e.dispatchClusterUpdate, poll: e.pollClusterUpdate},
+		{document.RequestDelete, cluster}: {noun: "cluster deletion", dispatched: deleteStamped,
+			dispatch: e.dispatchDelete, poll: e.pollDelete, deadline: deleteBy},
+
+		{document.RequestCreate, pool}: {noun: "node pool creation", dispatched: created,
+			dispatch: e.dispatchChildCreate, poll: e.pollNodePoolCreate, deadline: createBy},
+		{document.RequestUpdate, pool}: {noun: "node pool update", dispatched: patched,
+			dispatch: e.dispatchNodePoolUpdate, poll: e.pollNodePoolUpdate},
+		{document.RequestDelete, pool}: {noun: "node pool deletion", dispatched: deleteStamped,
+			dispatch: e.dispatchDelete, poll: e.pollDelete, deadline: deleteBy},
+
+		{document.RequestCreate, auth}: {noun: "external auth creation", dispatched: created,
+			dispatch: e.dispatchChildCreate, poll: e.pollExternalAuthCreate, deadline: createBy},
+		{document.RequestUpdate, auth}: {noun: "external auth update", dispatched: patched,
+			dispatch: e.dispatchExternalAuthUpdate, poll: e.pollExternalAuthUpdate},
+		{document.RequestDelete, auth}: {noun: "external auth deletion", dispatched: deleteStamped,
+			dispatch: e.dispatchDelete, poll: e.pollDelete, deadline: deleteBy},
+
+		{document.RequestRequestCredential, cluster}: {noun: "credential request", dispatched: patched,
+			dispatch: e.dispatchRequestCredential, poll: e.pollRequestCredential},
+		{document.RequestRevokeCredentials, cluster}: {noun: "credential revocation",
+			dispatched: func(j *job) bool { return j.op.Properties.Status != arm.ProvisioningStateAccepted },
+			dispatch:   e.dispatchRevokeCredentials, poll: e.pollRevokeCredentials},
+	}
+}
+
+// deadlineError is the error recorded on an operation that ran out of time.
+func deadlineError(noun string, deadline time.Time) *arm.CloudErrorBody {
+	return &arm.CloudErrorBody{
+		Code:    arm.CodeInternalServerError,
+		Message: fmt.Sprintf("%s did not complete before the deadline %s", noun, deadline.UTC().Format(time.RFC3339)),
+	}
+}
+
+// supersededError is what ARO-HCP's CancelOperation records.
+func supersededError() *arm.CloudErrorBody {
+	return &arm.CloudErrorBody{Code: arm.CodeCanceled, Message: "This operation was superseded by another"}
+}
+
+// tally counts what a tick or a dispatch batch did; goroutines share it.
+type tally struct {
+	polled, changed, dispatched, expired, canceled, notified, errors atomic.Int64
+}
+
+func (t *tally) tickResult() TickResult {
+	return TickResult{
+		Polled:     int(t.polled.Load()),
+		Changed:    int(t.changed.Load()),
+		Dispatched: int(t.dispatched.Load()),
+		Expired:    int(t.expired.Load()),
+		Canceled:   int(t.canceled.Load()),
+		Notified:   int(t.notified.Load()),
+		Errors:     int(t.errors.Load()),
+	}
+}
