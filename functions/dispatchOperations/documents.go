@@ -19,41 +19,49 @@ const maxStringLayers = 2
 func DecodeDocuments(raw json.RawMessage) ([]json.RawMessage, error) {
 	const field = "Data." + BindingName
 	cur := raw
+	// Unmarshal validates as it decodes, so no layer is validated on its
+	// own: a batch is large and each pass over it costs.
+	notJSON := func() error {
+		return handlers.BadInput("%s is a string whose content is not JSON: %q", field, preview(string(cur)))
+	}
 	for layer := 0; ; layer++ {
 		switch handlers.JSONKind(cur) {
 		case "array":
-			return decodeArray(field, cur)
+			var docs []json.RawMessage
+			if err := json.Unmarshal(cur, &docs); err != nil {
+				if layer > 0 {
+					return nil, notJSON()
+				}
+				return nil, handlers.BadInput("%s: %v", field, err)
+			}
+			for i, d := range docs {
+				if handlers.JSONKind(d) != "object" {
+					return nil, handlers.BadInput("%s[%d] is %s, not a JSON object", field, i, handlers.DescribeJSON(d))
+				}
+			}
+			return docs, nil
 		case "string":
 			if layer == maxStringLayers {
 				return nil, handlers.BadInput("%s is wrapped in more than %d layers of JSON strings", field, maxStringLayers)
 			}
 			var s string
 			if err := json.Unmarshal(cur, &s); err != nil {
+				if layer > 0 {
+					return nil, notJSON()
+				}
 				return nil, handlers.BadInput("%s is not a valid JSON string: %v", field, err)
 			}
-			if !json.Valid([]byte(s)) {
-				return nil, handlers.BadInput("%s is a string whose content is not JSON: %q", field, preview(s))
-			}
 			cur = json.RawMessage(s)
-		case "":
-			return nil, handlers.BadInput("%s is empty; want an array of documents", field)
 		default:
+			if layer > 0 && !json.Valid(cur) {
+				return nil, notJSON()
+			}
+			if len(cur) == 0 {
+				return nil, handlers.BadInput("%s is empty; want an array of documents", field)
+			}
 			return nil, handlers.BadInput("%s is %s; want an array of documents (or a JSON string holding one)", field, handlers.DescribeJSON(cur))
 		}
 	}
-}
-
-func decodeArray(field string, raw json.RawMessage) ([]json.RawMessage, error) {
-	var docs []json.RawMessage
-	if err := json.Unmarshal(raw, &docs); err != nil {
-		return nil, handlers.BadInput("%s: %v", field, err)
-	}
-	for i, d := range docs {
-		if handlers.JSONKind(d) != "object" {
-			return nil, handlers.BadInput("%s[%d] is %s, not a JSON object", field, i, handlers.DescribeJSON(d))
-		}
-	}
-	return docs, nil
 }
 
 // preview keeps error messages short when the host sends a large bad value.

@@ -260,3 +260,43 @@ func TestGarbledRetryContextDoesNotCostTheBatch(t *testing.T) {
 		t.Fatalf("status = %d, calls = %d", got.Status, rec.calls())
 	}
 }
+
+// BenchmarkInvokeBatch runs a host-sized batch (100 documents,
+// double-encoded) through the whole handler: middleware, envelope decode,
+// documents decode and result encoding, with a dispatcher that does nothing.
+func BenchmarkInvokeBatch(b *testing.B) {
+	var three []json.RawMessage
+	src, err := os.ReadFile(filepath.Join("testdata", "documents.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := json.Unmarshal(src, &three); err != nil {
+		b.Fatal(err)
+	}
+	batch := make([]json.RawMessage, 0, 100)
+	for len(batch) < 100 {
+		batch = append(batch, three[len(batch)%len(three)])
+	}
+	s0, _ := json.Marshal(batch)
+	s1, _ := json.Marshal(string(s0))
+	body, _ := json.Marshal(map[string]any{"Data": map[string]string{"documents": string(s1)}})
+	s := handlers.New(handlers.Config{}, nil)
+	if err := New(nopDispatcher{}, nil).Register(s); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		rr := httptest.NewRecorder()
+		s.ServeHTTP(rr, httptest.NewRequest(http.MethodPost, "/"+Name, bytes.NewReader(body)))
+		if rr.Code != http.StatusOK {
+			b.Fatalf("status %d: %s", rr.Code, rr.Body)
+		}
+	}
+}
+
+type nopDispatcher struct{}
+
+func (nopDispatcher) DispatchDocuments(ctx context.Context, docs []json.RawMessage) (lifecycle.DispatchResult, error) {
+	return lifecycle.DispatchResult{Documents: len(docs)}, nil
+}
