@@ -122,7 +122,7 @@ func (e *Engine) completeDelete(ctx context.Context, j *job, t *tally) error {
 		if err := e.store.SoftDelete(ctx, pk, j.res.ID()); err != nil && !errors.Is(err, store.ErrNotFound) {
 			return fmt.Errorf("soft-deleting %s: %w", parent, err)
 		}
-		j.log.Info("resource deleted", "resource_id", parent)
+		j.log.Info("resource deleted")
 		j.res = nil
 	}
 	changed, err := e.updateOperationStatus(ctx, j, arm.ProvisioningStateSucceeded, nil, t)

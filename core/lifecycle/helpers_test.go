@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -272,7 +273,7 @@ func newEnv(t *testing.T, tweak ...func(*Config)) *env {
 	}
 	e.engine = e.newEngine(t)
 	t.Cleanup(func() {
-		if t.Failed() {
+		if t.Failed() || os.Getenv("LIFECYCLE_TEST_LOGS") != "" {
 			t.Logf("engine log:\n%s", e.logs.String())
 		}
 	})
