@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,8 +9,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-
-	"github.com/google/uuid"
 )
 
 func newTestServer(t *testing.T, cfg Config) (*Server, *httptest.Server, *logBuffer) {
@@ -101,20 +98,6 @@ func TestInvokeEmptyResultIsStillAnObject(t *testing.T) {
 	}
 }
 
-func TestInvocationIDGeneratedWhenAbsent(t *testing.T) {
-	s, ts, _ := newTestServer(t, Config{})
-	rec := &recorder{}
-	_ = s.Handle("f", rec.invoke)
-	resp := post(t, ts, "/f", `{"Data":{}}`)
-	id := resp.header.Get(HeaderInvocationID)
-	if _, err := uuid.Parse(id); err != nil {
-		t.Fatalf("response invocation id %q is not a UUID", id)
-	}
-	if rec.calls[0].ID != id {
-		t.Errorf("function saw id %q, response says %q", rec.calls[0].ID, id)
-	}
-}
-
 func TestInvokeErrors(t *testing.T) {
 	tests := []struct {
 		name       string
@@ -196,126 +179,6 @@ func TestMalformedRequests(t *testing.T) {
 				t.Errorf("function was called %d times", rec.count())
 			}
 		})
-	}
-}
-
-func TestBodyLimit(t *testing.T) {
-	const limit = 1024
-	big := `{"Data":{"documents":"` + strings.Repeat("x", 2*limit) + `"}}`
-	tests := []struct {
-		name string
-		body io.Reader // a bare io.Reader hides the length: chunked upload
-	}{
-		{"declared length", strings.NewReader(big)},
-		{"chunked", io.MultiReader(strings.NewReader(big))},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s, ts, _ := newTestServer(t, Config{MaxBodyBytes: limit})
-			rec := &recorder{}
-			_ = s.Handle("f", rec.invoke)
-			resp := do(t, ts, http.MethodPost, "/f", tt.body, nil)
-			if resp.status != http.StatusRequestEntityTooLarge {
-				t.Fatalf("status = %d, want 413 (body %s)", resp.status, resp.raw)
-			}
-			if !strings.Contains(resp.body.Error, "limit of 1024 bytes") {
-				t.Errorf("Error = %q", resp.body.Error)
-			}
-			if rec.count() != 0 {
-				t.Error("function was called")
-			}
-		})
-	}
-	t.Run("at the limit is accepted", func(t *testing.T) {
-		s, ts, _ := newTestServer(t, Config{MaxBodyBytes: limit})
-		rec := &recorder{}
-		_ = s.Handle("f", rec.invoke)
-		body := `{"Data":{"x":"` + strings.Repeat("y", limit-len(`{"Data":{"x":""}}`)) + `"}}`
-		if len(body) != limit {
-			t.Fatalf("test body is %d bytes", len(body))
-		}
-		if resp := post(t, ts, "/f", body); resp.status != http.StatusOK {
-			t.Fatalf("status = %d", resp.status)
-		}
-	})
-}
-
-func TestPanicBecomes500AndServerSurvives(t *testing.T) {
-	s, ts, logs := newTestServer(t, Config{})
-	_ = s.Handle("boom", func(ctx context.Context, inv Invocation) (Result, error) {
-		var m map[string]int
-		m["x"] = 1 // nil map write
-		return Result{}, nil
-	})
-	rec := &recorder{}
-	_ = s.Handle("ok", rec.invoke)
-	resp := post(t, ts, "/boom", `{"Data":{}}`)
-	if resp.status != http.StatusInternalServerError {
-		t.Fatalf("status = %d", resp.status)
-	}
-	if ct := resp.header.Get("Content-Type"); ct != "application/json" {
-		t.Errorf("Content-Type = %q", ct)
-	}
-	if !strings.Contains(resp.body.Error, "panic: assignment to entry in nil map") {
-		t.Errorf("Error = %q", resp.body.Error)
-	}
-	if resp := post(t, ts, "/ok", `{"Data":{}}`); resp.status != http.StatusOK {
-		t.Fatalf("server did not survive the panic: %d", resp.status)
-	}
-	ts.Close() // waits for access-log lines
-	var found bool
-	for _, l := range logs.lines(t) {
-		if l["msg"] == "panic while handling request" {
-			found = true
-			stack, _ := l["stack"].(string)
-			if !strings.Contains(stack, "server_test.go") {
-				t.Errorf("panic log has no useful stack: %q", stack)
-			}
-			if l[LogAttrInvocationID] == nil || l[LogAttrFunction] != "boom" {
-				t.Errorf("panic log lacks invocation id/function: %v", l)
-			}
-		}
-	}
-	if !found {
-		t.Error("panic was not logged")
-	}
-}
-
-func TestEveryLogLineCarriesInvocationID(t *testing.T) {
-	logger, logs := newTestLogger()
-	s := New(Config{}, logger)
-	ts := httptest.NewServer(s)
-	// the function logs through its own logger (wrapped as main would wrap it)
-	fnLogger := Logger(logger)
-	_ = s.Handle("f", func(ctx context.Context, inv Invocation) (Result, error) {
-		fnLogger.InfoContext(ctx, "working")
-		done := make(chan struct{})
-		go func() { // fan-out goroutines inherit ctx and so the id
-			fnLogger.WarnContext(ctx, "from a goroutine")
-			close(done)
-		}()
-		<-done
-		return Result{}, BadInput("nope")
-	})
-	ids := []string{"11111111-1111-1111-1111-111111111111", "22222222-2222-2222-2222-222222222222"}
-	for _, id := range ids {
-		do(t, ts, http.MethodPost, "/f", strings.NewReader(`{"Data":{}}`), http.Header{HeaderInvocationID: {id}})
-	}
-	ts.Close()
-	seen := map[string]int{}
-	for _, l := range logs.lines(t) {
-		id, _ := l[LogAttrInvocationID].(string)
-		if id == "" {
-			t.Errorf("log line without invocation id: %v", l)
-			continue
-		}
-		seen[id]++
-	}
-	for _, id := range ids {
-		// working, from a goroutine, invocation failed, request
-		if seen[id] != 4 {
-			t.Errorf("invocation %s: %d log lines, want 4", id, seen[id])
-		}
 	}
 }
 
@@ -449,62 +312,5 @@ func TestJSONKind(t *testing.T) {
 		if got := JSONKind(json.RawMessage(raw)); got != want {
 			t.Errorf("JSONKind(%q) = %q, want %q", raw, got, want)
 		}
-	}
-}
-
-func TestPortFromEnv(t *testing.T) {
-	tests := []struct {
-		name     string
-		env      map[string]string
-		fallback int
-		want     int
-		wantErr  string
-	}{
-		{"custom handler port", map[string]string{EnvCustomHandlerPort: "40123", EnvHTTPWorkerPort: "1"}, 8080, 40123, ""},
-		{"legacy name", map[string]string{EnvHTTPWorkerPort: "40124"}, 8080, 40124, ""},
-		{"fallback", nil, 7000, 7000, ""},
-		{"fallback zero picks a free port", nil, 0, 0, ""},
-		{"not a number", map[string]string{EnvCustomHandlerPort: "http"}, 8080, 0, `FUNCTIONS_CUSTOMHANDLER_PORT="http"`},
-		{"out of range", map[string]string{EnvHTTPWorkerPort: "70000"}, 8080, 0, `FUNCTIONS_HTTPWORKER_PORT="70000"`},
-		{"bad fallback", nil, -1, 0, "port -1"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := PortFromEnv(func(k string) string { return tt.env[k] }, tt.fallback)
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("err = %v, want %q", err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil || got != tt.want {
-				t.Fatalf("got %d, %v; want %d", got, err, tt.want)
-			}
-		})
-	}
-	if got := (Config{Port: 40123}).Addr(); got != "127.0.0.1:40123" {
-		t.Errorf("Addr = %q", got)
-	}
-}
-
-func TestLogHandlerWrapsOnce(t *testing.T) {
-	logger, logs := newTestLogger()
-	l := Logger(Logger(logger))
-	ctx := WithInvocationID(context.Background(), "abc")
-	l.With("k", "v").WithGroup("g").InfoContext(ctx, "hello", "x", 1)
-	l.Info("no context")
-	lines := logs.lines(t)
-	if len(lines) != 2 {
-		t.Fatalf("lines = %v", lines)
-	}
-	g, _ := lines[0]["g"].(map[string]any)
-	if g[LogAttrInvocationID] != "abc" || lines[0]["k"] != "v" {
-		t.Errorf("first line = %v", lines[0])
-	}
-	if _, ok := lines[1][LogAttrInvocationID]; ok {
-		t.Errorf("line without context got an id: %v", lines[1])
-	}
-	if Logger(nil) == nil {
-		t.Error("Logger(nil) must return a usable logger")
 	}
 }
