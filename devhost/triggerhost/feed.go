@@ -37,12 +37,9 @@ type feedListener struct {
 	leaseName string
 }
 
-func (l *feedListener) run(ctx context.Context) error {
+// run pumps from cont, a position from startPosition.
+func (l *feedListener) run(ctx context.Context, cont string) error {
 	h := l.host
-	cont, err := l.startPosition(ctx)
-	if err != nil {
-		return err
-	}
 	h.logger.LogAttrs(ctx, slog.LevelInfo, "change feed listening", slog.String("function", l.fn.Name),
 		slog.Int("max_items", l.binding.MaxItemsPerInvocation), slog.Duration("poll_delay", l.pollDelay))
 	for ctx.Err() == nil {

@@ -244,9 +244,16 @@ func (h *Host) Run(ctx context.Context) error {
 			}
 		})
 	}
+	// Feed positions are fixed before Started, so whatever is written
+	// after Started is delivered.
 	for _, f := range h.feeds {
+		cont, err := f.startPosition(ctx)
+		if err != nil {
+			fail(err)
+			break
+		}
 		wg.Go(func() {
-			if err := f.run(ctx); err != nil {
+			if err := f.run(ctx, cont); err != nil {
 				fail(err)
 			}
 		})
