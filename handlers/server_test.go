@@ -313,4 +313,11 @@ func TestJSONKind(t *testing.T) {
 			t.Errorf("JSONKind(%q) = %q, want %q", raw, got, want)
 		}
 	}
+	for raw, want := range map[string]string{
+		`{}`: "an object", `[]`: "an array", `"s"`: "a string", `1`: "a number", `true`: "a boolean", `null`: "null", ``: "nothing",
+	} {
+		if got := DescribeJSON(json.RawMessage(raw)); got != want {
+			t.Errorf("DescribeJSON(%q) = %q, want %q", raw, got, want)
+		}
+	}
 }
