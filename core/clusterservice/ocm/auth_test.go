@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -196,5 +197,44 @@ func TestListStopsAtEmptyPage(t *testing.T) {
 	}
 	if list[1].Href != cs.ClusterHref(clusterID(2)) {
 		t.Errorf("href filled from ID = %q", list[1].Href)
+	}
+}
+
+// TestConnectionsAreReused: concurrent polls reuse idle connections rather
+// than dialling each time (Go keeps only 2 idle per host by default).
+func TestConnectionsAreReused(t *testing.T) {
+	sim := simulator.New()
+	defer sim.Close()
+	srv := httptest.NewUnstartedServer(sim)
+	var mu sync.Mutex
+	dials := 0
+	srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			mu.Lock()
+			dials++
+			mu.Unlock()
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	c := connect(t, Config{URL: srv.URL})
+	const parallel = 16
+	for range 3 {
+		var wg sync.WaitGroup
+		for range parallel {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if _, err := c.GetClusterStatus(context.Background(), cs.ClusterHref(clusterID(1))); !cs.IsNotFound(err) {
+					t.Errorf("call: %v", err)
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if dials > parallel+2 {
+		t.Errorf("%d connections dialled for 3 rounds of %d concurrent calls, want at most %d", dials, parallel, parallel+2)
 	}
 }

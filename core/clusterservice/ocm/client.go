@@ -57,7 +57,8 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (*Client, error) 
 		RetryLimit(cfg.RetryLimit).
 		RetryInterval(cfg.RetryInterval).
 		Insecure(cfg.Insecure).
-		TransportWrapper(logRequests(logger))
+		TransportWrapper(logRequests(logger)).
+		TransportWrapper(keepIdleConns)
 	if cfg.CAFile != "" {
 		b.TrustedCAFile(cfg.CAFile)
 	}
@@ -103,6 +104,19 @@ func logRequests(l *slog.Logger) sdk.TransportWrapper {
 			return resp, nil
 		})
 	}
+}
+
+// idleConnsPerHost keeps connections for a poll tick that fans out to CS
+// concurrently; Go's default of 2 makes most of those requests dial anew.
+const idleConnsPerHost = 64
+
+// keepIdleConns is the innermost wrapper, so next is the SDK's own
+// *http.Transport, not yet used; it is returned as is.
+func keepIdleConns(next http.RoundTripper) http.RoundTripper {
+	if t, ok := next.(*http.Transport); ok {
+		t.MaxIdleConnsPerHost = idleConnsPerHost
+	}
+	return next
 }
 
 type roundTripFunc func(*http.Request) (*http.Response, error)
