@@ -2,7 +2,7 @@
 // Patches to the server's document store and query engine.
 
 const { lib, queryModule } = require("./upstream");
-const { state } = require("./common");
+const { state, isExpired, nowSeconds } = require("./common");
 
 const Documents = lib("account/documents").default;
 const Items = lib("account/items").default;
@@ -19,6 +19,30 @@ function installEnginePatches() {
     state.lsn += 1;
     state.lsnOf.set(data, state.lsn);
     return originalSet.call(this, data);
+  };
+
+  // An expired item is gone the moment its ttl runs out, as in Cosmos DB,
+  // not when the sweeper next passes: a lookup by id purges it first, so its
+  // id is free again at once. delete() looks items up itself, so lookups
+  // inside it must not purge.
+  const originalItem = Documents.prototype._item;
+  const originalDelete = Documents.prototype.delete;
+  const deleting = Symbol("deleting");
+  Documents.prototype.delete = function deleteItem(id, partition) {
+    const outer = this[deleting];
+    this[deleting] = true;
+    try {
+      return originalDelete.call(this, id, partition);
+    } finally {
+      this[deleting] = outer;
+    }
+  };
+  Documents.prototype._item = function itemUnlessExpired(keyPath, value, partition) {
+    const item = originalItem.call(this, keyPath, value, partition);
+    const doc = item.read();
+    if (!doc || this[deleting] || !isExpired(this._parent, doc, nowSeconds())) return item;
+    this.delete(doc.id, this._getPartition(doc));
+    return originalItem.call(this, keyPath, value, partition);
   };
 
   // A query made under a partition-key scope sees only that partition. query()

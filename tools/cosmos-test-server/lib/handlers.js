@@ -87,19 +87,25 @@ function withPartitionCheck(original) {
   };
 }
 
+// sweepExpired removes expired items nobody looked up; an error here must
+// not take the server down, so it is logged and the next pass tries again.
 function sweepExpired() {
   if (!state.account) return;
   const now = nowSeconds();
-  for (const database of state.account.databases._data.values()) {
-    for (const collection of database.collections._data.values()) {
-      const coll = collection.read();
-      if (!coll || coll.defaultTtl === undefined || coll.defaultTtl === null) continue;
-      const docs = collection.documents;
-      for (const item of [...docs._data.values()]) {
-        const doc = item.read();
-        if (isExpired(collection, doc, now)) docs.delete(doc.id, docs._getPartition(doc));
+  try {
+    for (const database of state.account.databases._data.values()) {
+      for (const collection of database.collections._data.values()) {
+        const coll = collection.read();
+        if (!coll || coll.defaultTtl === undefined || coll.defaultTtl === null) continue;
+        const docs = collection.documents;
+        for (const item of [...docs._data.values()]) {
+          const doc = item.read();
+          if (isExpired(collection, doc, now)) docs.delete(doc.id, docs._getPartition(doc));
+        }
       }
     }
+  } catch (err) {
+    console.error(`cosmos-test-server: TTL sweep: ${err.stack || err}`);
   }
 }
 

@@ -185,6 +185,17 @@ func (s *Server) waitReady(ctx context.Context) error {
 	}
 }
 
+// Exited reports whether the server process has ended (crashed, if nobody
+// stopped it).
+func (s *Server) Exited() bool {
+	select {
+	case <-s.exited:
+		return true
+	default:
+		return false
+	}
+}
+
 // Stop kills the server process and waits for it to exit.
 func (s *Server) Stop() error {
 	select {

@@ -33,6 +33,9 @@ func Main(m *testing.M) int {
 	shared.mu.Lock()
 	defer shared.mu.Unlock()
 	if shared.server != nil {
+		if shared.server.Exited() {
+			fmt.Fprintf(os.Stderr, "cosmostest: the cosmos test server died during the tests; its log:\n%s", shared.server.Log())
+		}
 		if err := shared.server.Stop(); err != nil {
 			fmt.Fprintln(os.Stderr, "cosmostest:", err)
 		}
@@ -72,6 +75,9 @@ func Start(t testing.TB) string {
 	}
 	if shared.server == nil {
 		t.Fatal("cosmos test server already stopped (used after cosmostest.Main returned?)")
+	}
+	if shared.server.Exited() {
+		t.Fatalf("cosmos test server died; its log:\n%s", shared.server.Log())
 	}
 	return shared.server.Endpoint
 }
