@@ -28,12 +28,14 @@ type recordingEngine struct {
 	docs     [][]json.RawMessage
 	ticks    int
 	statuses []lifecycle.StatusRequest
+	ids      []string // lifecycle.InvocationID seen by each call
 }
 
 func (e *recordingEngine) DispatchDocuments(ctx context.Context, docs []json.RawMessage) (lifecycle.DispatchResult, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.docs = append(e.docs, docs)
+	e.ids = append(e.ids, lifecycle.InvocationID(ctx))
 	return lifecycle.DispatchResult{Documents: len(docs)}, nil
 }
 
@@ -41,6 +43,7 @@ func (e *recordingEngine) Tick(ctx context.Context) (lifecycle.TickResult, error
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.ticks++
+	e.ids = append(e.ids, lifecycle.InvocationID(ctx))
 	return lifecycle.TickResult{Polled: 1}, nil
 }
 
@@ -48,6 +51,7 @@ func (e *recordingEngine) Status(ctx context.Context, req lifecycle.StatusReques
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.statuses = append(e.statuses, req)
+	e.ids = append(e.ids, lifecycle.InvocationID(ctx))
 	return arm.OperationStatus{ID: "x", Name: req.OperationName, Status: arm.ProvisioningStateSucceeded}, nil
 }
 
@@ -374,3 +378,26 @@ func TestDeployTemplateMatchesBindings(t *testing.T) {
 
 // The real engine must keep fitting the adapters' interfaces.
 var _ Engine = (*lifecycle.Engine)(nil)
+
+// TestInvocationIDReachesLifecycle: the lifecycle's log lines can only name
+// the host's invocation if the id crosses from the transport into core.
+func TestInvocationIDReachesLifecycle(t *testing.T) {
+	eng := &recordingEngine{}
+	ts := newServer(t, eng, 0)
+	req, _ := http.NewRequest(http.MethodPost, ts.URL+"/pollOperations", strings.NewReader(`{"Data":{"timer":{"Schedule":{"AdjustForDST":true},"ScheduleStatus":null,"IsPastDue":false}},"Metadata":{}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(handlers.HeaderInvocationID, "3e1f4c2a-9d0b-4c55-8a55-3b8f5a7d1e20")
+	resp, err := ts.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	eng.mu.Lock()
+	defer eng.mu.Unlock()
+	if len(eng.ids) != 1 || eng.ids[0] != "3e1f4c2a-9d0b-4c55-8a55-3b8f5a7d1e20" {
+		t.Fatalf("lifecycle saw invocation ids %q", eng.ids)
+	}
+}

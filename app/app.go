@@ -1,0 +1,165 @@
+// Package app assembles hcpops from its settings: the document store
+// (Cosmos DB when a connection is configured, else the embedded file), the
+// Clusters Service client, the ARM notifier and the lifecycle engine, and the
+// custom-handler server with every function registered. main and the local
+// host share it, so `hcpops serve` and `hcpops dev` run the same parts.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/hcpops/hcpops/core/clusterservice"
+	"github.com/hcpops/hcpops/core/clusterservice/ocm"
+	"github.com/hcpops/hcpops/core/lifecycle"
+	"github.com/hcpops/hcpops/core/notification"
+	"github.com/hcpops/hcpops/core/store"
+	"github.com/hcpops/hcpops/core/store/cosmos"
+	"github.com/hcpops/hcpops/core/store/embedded"
+	"github.com/hcpops/hcpops/functions"
+	"github.com/hcpops/hcpops/handlers"
+)
+
+// Setting names read here (the others belong to the packages that read them).
+const (
+	EnvDataDir     = "HCPOPS_DATA_DIR"
+	DefaultDataDir = ".data"
+	StoreFileName  = "store.db"
+)
+
+// OpenStore opens the configured document store and says which one it is.
+// Cosmos wins whenever a CosmosDB connection is set; otherwise the embedded
+// store lives in $HCPOPS_DATA_DIR/store.db.
+func OpenStore(ctx context.Context, getenv func(string) string, logger *slog.Logger) (store.Store, string, error) {
+	cfg, err := cosmos.ConfigFromEnv(getenv)
+	switch {
+	case err == nil:
+		s, err := cosmos.New(cfg, cosmos.WithLogger(logger))
+		if err != nil {
+			return nil, "", fmt.Errorf("opening Cosmos DB store: %w", err)
+		}
+		return s, fmt.Sprintf("cosmos %s database %s", cfg.Endpoint, cfg.Database), nil
+	case !errors.Is(err, cosmos.ErrNotConfigured):
+		return nil, "", fmt.Errorf("reading Cosmos DB settings: %w", err)
+	}
+	dir := getenv(EnvDataDir)
+	if dir == "" {
+		dir = DefaultDataDir
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, "", fmt.Errorf("%s=%q: %w", EnvDataDir, dir, err)
+	}
+	path := filepath.Join(dir, StoreFileName)
+	s, err := embedded.Open(path, embedded.WithLogger(logger))
+	if err != nil {
+		return nil, "", fmt.Errorf("opening embedded store %s: %w", path, err)
+	}
+	return s, "embedded " + path, nil
+}
+
+// App is the assembled backend.
+type App struct {
+	Store          store.Store
+	StoreName      string
+	ClusterService clusterservice.Client
+	Engine         *lifecycle.Engine
+	Logger         *slog.Logger
+}
+
+// Parts lets a caller (the local host, tests) supply pieces itself; nil
+// fields are built from settings.
+type Parts struct {
+	Store          store.Store
+	ClusterService clusterservice.Client
+	Notifier       lifecycle.Notifier
+	Clock          func() time.Time
+}
+
+// New assembles the backend from settings. Close releases what it opened.
+func New(ctx context.Context, getenv func(string) string, logger *slog.Logger, parts Parts) (*App, error) {
+	a := &App{Store: parts.Store, ClusterService: parts.ClusterService, Logger: logger, StoreName: "supplied"}
+	if a.Store == nil {
+		s, name, err := OpenStore(ctx, getenv, logger)
+		if err != nil {
+			return nil, err
+		}
+		a.Store, a.StoreName = s, name
+	}
+	ok := false
+	defer func() {
+		if !ok && parts.Store == nil {
+			a.Store.Close()
+		}
+	}()
+	if a.ClusterService == nil {
+		cfg, err := ocm.ConfigFromEnv(getenv)
+		if err != nil {
+			return nil, fmt.Errorf("reading Clusters Service settings: %w", err)
+		}
+		cs, err := ocm.New(ctx, cfg, logger)
+		if err != nil {
+			return nil, fmt.Errorf("connecting to Clusters Service: %w", err)
+		}
+		a.ClusterService = cs
+	}
+	notifier := parts.Notifier
+	if notifier == nil {
+		ncfg, err := notification.ConfigFromEnv(getenv)
+		if err != nil {
+			return nil, err
+		}
+		notifier = notification.New(ncfg, nil)
+	}
+	clock := parts.Clock
+	if clock == nil {
+		clock = time.Now
+	}
+	lcfg, err := lifecycle.ConfigFromEnv(getenv)
+	if err != nil {
+		return nil, err
+	}
+	eng, err := lifecycle.New(lifecycle.Deps{Store: a.Store, ClusterService: a.ClusterService, Notifier: notifier, Clock: clock, Logger: logger}, lcfg)
+	if err != nil {
+		return nil, fmt.Errorf("building the lifecycle engine: %w", err)
+	}
+	a.Engine = eng
+	ok = true
+	return a, nil
+}
+
+// Handler builds the custom-handler server with every function registered.
+func (a *App) Handler(getenv func(string) string, cfg handlers.Config) (*handlers.Server, error) {
+	fcfg, err := functions.ConfigFromEnv(getenv)
+	if err != nil {
+		return nil, err
+	}
+	srv := handlers.New(cfg, a.Logger)
+	if err := functions.Register(srv, a.Engine, fcfg, a.Logger); err != nil {
+		return nil, fmt.Errorf("registering functions: %w", err)
+	}
+	return srv, nil
+}
+
+// Close releases the store.
+func (a *App) Close() error {
+	if a.Store == nil {
+		return nil
+	}
+	return a.Store.Close()
+}
+
+// Logger builds the process logger: JSON or text on stderr, with the
+// invocation ID of the current request on every line.
+func Logger(format string, level slog.Level) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: level}
+	var h slog.Handler = slog.NewJSONHandler(os.Stderr, opts)
+	if format == "text" {
+		h = slog.NewTextHandler(os.Stderr, opts)
+	}
+	return slog.New(handlers.LogHandler(h))
+}
