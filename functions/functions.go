@@ -12,11 +12,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hcpops/hcpops/core/arm"
+	"github.com/hcpops/hcpops/core/lifecycle"
 	dispatchoperations "github.com/hcpops/hcpops/functions/dispatchOperations"
 	operationstatus "github.com/hcpops/hcpops/functions/operationStatus"
 	polloperations "github.com/hcpops/hcpops/functions/pollOperations"
-	"github.com/hcpops/hcpops/core/arm"
-	"github.com/hcpops/hcpops/core/lifecycle"
 	"github.com/hcpops/hcpops/handlers"
 )
 
