@@ -9,7 +9,21 @@ import (
 )
 
 // adminRoutes is the scenario-control API. It sees no latency, faults or
-// ledger, so a test can always steer the simulator.
+// ledger, so a test can always steer the simulator. Bodies are JSON;
+// durations are Go duration strings ("90s").
+//
+//	GET|DELETE /_sim/ledger                      request counts / reset them
+//	GET|PUT    /_sim/durations                   {"cluster_installing":"30s",...} (partial)
+//	GET|PUT    /_sim/faults                      {"error_rate":0.1,"error_status":503,"throttle_rate":0,"hang_rate":0}
+//	POST       /_sim/faults/next                 {"count":2,"status":503}
+//	GET|PUT    /_sim/latency                     {"fixed":"20ms","jitter":"10ms"}
+//	POST       /_sim/advance                     {"by":"5m"}
+//	POST       /_sim/clusters/{key}/fail         {"code":"OCM4001","message":"","failed_checks":2,"check_errors":[]}
+//	POST       /_sim/clusters/{key}/node_pools/{id}/fail       {"state":"recoverable_error","message":"..."}
+//	POST       /_sim/clusters/{key}/external_auths/{id}/fail   {"message":"..."}
+//
+// {key} is a cluster's CS ID, CS name or ARM resource name; a failure for
+// an object that does not exist yet fires when it is created.
 func (s *Simulator) adminRoutes() *http.ServeMux {
 	m := http.NewServeMux()
 	m.HandleFunc("GET /_sim/ledger", func(w http.ResponseWriter, r *http.Request) {

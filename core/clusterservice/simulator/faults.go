@@ -147,7 +147,7 @@ func (s *Simulator) delay(ctx context.Context) bool {
 	case <-ctx.Done():
 		return false
 	case <-s.done:
-		return false
+		return true
 	}
 }
 

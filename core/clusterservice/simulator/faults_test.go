@@ -114,7 +114,10 @@ func TestHangUntilClientGivesUp(t *testing.T) {
 	time.Sleep(5 * time.Millisecond)
 	s.Close()
 	select {
-	case <-done:
+	case code := <-done:
+		if code != http.StatusServiceUnavailable {
+			t.Errorf("released hung request answered %d, want 503", code)
+		}
 	case <-time.After(time.Second):
 		t.Fatal("Close did not release a hung request")
 	}

@@ -124,6 +124,7 @@ func (s *Simulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-r.Context().Done():
 		case <-s.done:
+			s.writeError(w, r, http.StatusServiceUnavailable, "Simulator closed during a simulated hang")
 		}
 		return
 	case f != faultNone:
@@ -137,7 +138,8 @@ func (s *Simulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.api.ServeHTTP(w, r)
 }
 
-// Close releases hung requests. The simulator keeps serving otherwise.
+// Close releases hung requests (with a 503) and cuts added latency short;
+// the simulator keeps serving otherwise.
 func (s *Simulator) Close() {
 	s.closeOnce.Do(func() { close(s.done) })
 }
