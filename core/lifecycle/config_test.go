@@ -1,0 +1,219 @@
+package lifecycle
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hcpops/hcpops/core/arm"
+	"github.com/hcpops/hcpops/core/document"
+	"github.com/hcpops/hcpops/core/store"
+)
+
+func TestConfigFromEnv(t *testing.T) {
+	tests := []struct {
+		name    string
+		env     map[string]string
+		want    func(*Config)
+		wantErr string
+	}{
+		{name: "defaults", env: nil, want: func(*Config) {}},
+		{name: "every setting", env: map[string]string{
+			EnvPollConcurrency: "8", EnvDispatchGrace: "90s", EnvCreateDeadline: "2h", EnvDeleteDeadline: "24h",
+			EnvNotifyBackoffBase: "1s", EnvNotifyBackoffMax: "5m",
+		}, want: func(c *Config) {
+			c.PollConcurrency, c.DispatchGrace, c.CreateDeadline, c.DeleteDeadline = 8, 90*time.Second, 2*time.Hour, 24*time.Hour
+			c.NotifyBackoffBase, c.NotifyBackoffMax = time.Second, 5*time.Minute
+		}},
+		{name: "concurrency not a number", env: map[string]string{EnvPollConcurrency: "many"}, wantErr: `HCPOPS_POLL_CONCURRENCY="many"`},
+		{name: "concurrency zero", env: map[string]string{EnvPollConcurrency: "0"}, wantErr: `HCPOPS_POLL_CONCURRENCY="0"`},
+		{name: "duration without unit", env: map[string]string{EnvDispatchGrace: "60"}, wantErr: `HCPOPS_DISPATCH_GRACE="60"`},
+		{name: "negative deadline", env: map[string]string{EnvCreateDeadline: "-1h"}, wantErr: `HCPOPS_CREATE_DEADLINE="-1h"`},
+		{name: "max below base", env: map[string]string{EnvNotifyBackoffMax: "1s"}, wantErr: "NotifyBackoffMax"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ConfigFromEnv(func(k string) string { return tc.env[k] })
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want one naming %s", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := DefaultConfig()
+			tc.want(&want)
+			if got != want {
+				t.Errorf("config = %+v, want %+v", got, want)
+			}
+		})
+	}
+}
+
+type nopNotifier struct{}
+
+func (nopNotifier) Notify(context.Context, string, arm.OperationStatus) error { return nil }
+
+func TestNewRefusesIncompleteDeps(t *testing.T) {
+	e := newEnv(t)
+	full := Deps{Store: e.store, ClusterService: e.cs, Notifier: nopNotifier{}, Clock: time.Now}
+	tests := []struct {
+		name    string
+		deps    func(Deps) Deps
+		cfg     Config
+		wantErr string
+	}{
+		{"no store", func(d Deps) Deps { d.Store = nil; return d }, Config{}, "Store"},
+		{"nothing", func(Deps) Deps { return Deps{} }, Config{}, "Store, ClusterService, Notifier, Clock required"},
+		{"negative concurrency", func(d Deps) Deps { return d }, Config{PollConcurrency: -1}, "PollConcurrency: -1"},
+		{"negative grace", func(d Deps) Deps { return d }, Config{DispatchGrace: -time.Second}, "DispatchGrace"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := New(tc.deps(full), tc.cfg)
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("err = %v, want one naming %q", err, tc.wantErr)
+			}
+		})
+	}
+	eng, err := New(full, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if eng.cfg != DefaultConfig() {
+		t.Errorf("zero config became %+v, want the defaults", eng.cfg)
+	}
+}
+
+func TestBackoffSchedule(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	b := newBackoff(10*time.Second, time.Minute, 2)
+	if !b.due("a", t0) {
+		t.Fatal("an unknown key must be due")
+	}
+	var delays []time.Duration
+	now := t0
+	for range 5 {
+		next := b.failed("a", now)
+		delays = append(delays, next.Sub(now))
+		if b.due("a", next.Add(-time.Nanosecond)) || !b.due("a", next) {
+			t.Fatalf("due around %s is wrong", next)
+		}
+		now = next
+	}
+	want := []time.Duration{10 * time.Second, 20 * time.Second, 40 * time.Second, time.Minute, time.Minute}
+	for i := range want {
+		if delays[i] != want[i] {
+			t.Errorf("delays = %v, want %v", delays, want)
+			break
+		}
+	}
+	b.failed("b", t0)
+	b.failed("c", t0) // full: one entry makes room
+	if b.size() != 2 {
+		t.Errorf("size = %d, want the bound 2", b.size())
+	}
+	b.forget("c")
+	if !b.due("c", t0) {
+		t.Errorf("a forgotten key must be due")
+	}
+}
+
+func TestKeyedLock(t *testing.T) {
+	k := newKeyedLock()
+	unlock, err := k.lock(context.Background(), "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := k.lock(context.Background(), "b") // another key is independent
+	if err != nil {
+		t.Fatal(err)
+	}
+	other()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if _, err := k.lock(ctx, "a"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("second lock of a held key: err = %v, want it to wait until ctx ends", err)
+	}
+	unlock()
+	unlock() // idempotent
+	again, err := k.lock(context.Background(), "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	again()
+	if k.size() != 0 {
+		t.Errorf("%d entries left, want none", k.size())
+	}
+}
+
+func TestClusterIDShape(t *testing.T) {
+	e := &Engine{random: bytes.NewReader(bytes.Repeat([]byte{0xff, 0x00, 0x7a}, 20))}
+	id, err := e.newClusterID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`^[0-9a-v]{32}$`).MatchString(id) {
+		t.Errorf("id %q is not 32 characters of [0-9a-v]", id)
+	}
+	e.random = bytes.NewReader(nil)
+	if _, err := e.newClusterID(); !errors.Is(err, io.EOF) {
+		t.Errorf("an exhausted source: err = %v, want EOF", err)
+	}
+}
+
+// TestLogLinesIdentifyTheOperation: every line about an operation names
+// it, its resource, its request and the invocation.
+func TestLogLinesIdentifyTheOperation(t *testing.T) {
+	e := newEnv(t)
+	var buf syncBuffer
+	e.engine.log = slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	name := e.create(t, document.KindCluster, clusterRID("c1"), request{})
+	ctx := WithInvocationID(context.Background(), "inv-42")
+	if InvocationID(ctx) != "inv-42" {
+		t.Fatal("InvocationID does not return what WithInvocationID stored")
+	}
+	if _, err := e.engine.DispatchDocuments(ctx, e.feed(t)); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) < 2 {
+		t.Fatalf("only %d log lines", len(lines))
+	}
+	for _, l := range lines {
+		for _, want := range []string{`"operation_id":"` + name + `"`, `"resource_id":"` + clusterRID("c1") + `"`, `"request":"Create"`, `"invocation_id":"inv-42"`} {
+			if !strings.Contains(l, want) {
+				t.Errorf("line %s lacks %s", l, want)
+			}
+		}
+	}
+}
+
+// TestMalformedOperationsAreSkippedNotRetried: a document the engine can
+// never act on must not make the host redeliver the batch forever.
+func TestMalformedOperationsAreSkippedNotRetried(t *testing.T) {
+	e := newEnv(t)
+	// An operation whose target is not one of ours.
+	op, _ := e.newOp(t, document.RequestCreate, clusterRID("c1"), "", request{})
+	op.Properties.ExternalID = "/subscriptions/" + testSub + "/resourceGroups/rg/providers/Microsoft.Compute/virtualMachines/vm"
+	body, err := op.MarshalCreate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.batch(t, []store.BatchOp{{Kind: store.OpCreate, Body: body}})
+	res, err := e.deliver(t)
+	if err != nil || res.Skipped != 1 {
+		t.Fatalf("dispatch = %+v, %v; want the operation skipped without an error", res, err)
+	}
+	if tr := e.tick(t); tr.Errors != 1 || tr.Changed != 0 {
+		t.Errorf("tick = %+v, want it counted as an error and left alone", tr)
+	}
+}
