@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -13,33 +14,53 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:]); err != nil {
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "hcpops:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, args []string) error {
+// run dispatches a subcommand; the environment and streams are injected so
+// the commands are testable in-process.
+func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout io.Writer) error {
 	if len(args) == 0 {
-		return usage()
+		usage(stdout)
+		return fmt.Errorf("no command given")
 	}
-	switch args[0] {
+	cmd, rest := args[0], args[1:]
+	switch cmd {
 	case "help", "-h", "--help":
-		return usage()
+		usage(stdout)
+		return nil
+	case "serve":
+		return serve(ctx, rest, getenv)
+	case "dev":
+		return dev(ctx, rest, stdout)
+	case "cs-simulator":
+		return csSimulator(ctx, rest)
+	case "submit":
+		return submit(ctx, rest, getenv, stdout)
+	case "status":
+		return status(ctx, rest, getenv, stdout)
+	case "doc":
+		return doc(ctx, rest, getenv, stdin, stdout)
 	default:
-		return fmt.Errorf("unknown command %q (try 'hcpops help')", args[0])
+		usage(stdout)
+		return fmt.Errorf("unknown command %q", cmd)
 	}
 }
 
-func usage() error {
-	fmt.Println(`usage: hcpops <command> [flags]
+func usage(w io.Writer) {
+	fmt.Fprint(w, `usage: hcpops <command> [flags]
 
 commands:
-  serve          run the Azure Functions custom handler (FUNCTIONS_CUSTOMHANDLER_PORT)
-  dev            run the whole lifecycle locally (embedded store, CS simulator, trigger host)
-  cs-simulator   run the Clusters Service simulator
-  submit         write an operation the way the ARO-HCP frontend does
+  serve          run the Azure Functions custom handler on 127.0.0.1:$FUNCTIONS_CUSTOMHANDLER_PORT
+  dev            run the whole lifecycle locally: embedded store, CS simulator, trigger host (make run)
+  cs-simulator   run the Clusters Service simulator (--listen 127.0.0.1:PORT)
+  submit         write an operation and its resource the way the ARO-HCP frontend does
   status         print an operation's ARM status body
-  doc            get, put or list raw documents in the configured store`)
-	return nil
+  doc            get, put or list raw documents in the configured store
+
+Settings come from the environment (see local.settings.json); 'hcpops <command> -h' lists flags.
+`)
 }

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+const testCluster = "/subscriptions/1d3378d3-5a3f-4712-85a1-2485495dfc4b/resourceGroups/rg/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/c1"
+
+func envFor(dir string) func(string) string {
+	return func(k string) string {
+		if k == "HCPOPS_DATA_DIR" {
+			return dir
+		}
+		return ""
+	}
+}
+
+func runCmd(t *testing.T, env func(string) string, stdin string, args ...string) (string, error) {
+	t.Helper()
+	var out bytes.Buffer
+	err := run(context.Background(), args, env, strings.NewReader(stdin), &out)
+	return out.String(), err
+}
+
+func TestSubmitStatusDoc(t *testing.T) {
+	env := envFor(t.TempDir())
+	out, err := runCmd(t, env, "", "submit", "-resource", testCluster, "-notification-uri", "http://127.0.0.1:9/n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`statusURL (\S+)`).FindStringSubmatch(out)
+	if m == nil || !strings.Contains(m[1], "/locations/eastus/hcpOperationStatuses/") {
+		t.Fatalf("submit printed %q", out)
+	}
+	out, err = runCmd(t, env, "", "status", m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st struct{ ID, Name, Status string }
+	if err := json.Unmarshal([]byte(out), &st); err != nil || st.Status != "Accepted" || st.ID != m[1] {
+		t.Fatalf("status printed %q (%v)", out, err)
+	}
+	// A second create while the first is in flight is ARM's 409.
+	if _, err := runCmd(t, env, "", "submit", "-resource", testCluster); err == nil || !strings.Contains(err.Error(), "conflict") {
+		t.Fatalf("second submit: %v, want a conflict", err)
+	}
+	out, err = runCmd(t, env, "", "doc", "list", "-subscription", "1d3378d3-5a3f-4712-85a1-2485495dfc4b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(out, "\n"); n != 2 {
+		t.Fatalf("doc list printed %d documents, want the operation and the cluster:\n%s", n, out)
+	}
+	out, err = runCmd(t, env, "", "doc", "get", testCluster)
+	if err != nil || !strings.Contains(out, `"provisioningState": "Accepted"`) {
+		t.Fatalf("doc get: %v\n%s", err, out)
+	}
+	// Load the cluster back with a change: replaced under its etag.
+	edited := strings.Replace(out, `"provisioningState": "Accepted"`, `"provisioningState": "Succeeded"`, 1)
+	if out, err = runCmd(t, env, edited, "doc", "put", "-"); err != nil || !strings.HasPrefix(out, "replaced ") {
+		t.Fatalf("doc put: %v %q", err, out)
+	}
+	if out, _ = runCmd(t, env, "", "doc", "get", testCluster); !strings.Contains(out, `"provisioningState": "Succeeded"`) {
+		t.Fatalf("doc put did not replace: %s", out)
+	}
+}
+
+func TestCommandErrors(t *testing.T) {
+	env := envFor(t.TempDir())
+	file := filepath.Join(t.TempDir(), "bad.json")
+	if err := os.WriteFile(file, []byte(`{"id":"x"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{nil, "no command"},
+		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
+		{[]string{"submit"}, "-resource is required"},
+		{[]string{"submit", "-resource", "not-an-id"}, "-resource"},
+		{[]string{"submit", "-resource", testCluster, "-request", "explode"}, `-request "explode"`},
+		{[]string{"submit", "-resource", testCluster + "/nodePools/np", "-request", "create"}, "not found"},
+		{[]string{"status"}, "usage"},
+		{[]string{"status", "abc"}, "-subscription"},
+		{[]string{"status", "-subscription", "1d3378d3-5a3f-4712-85a1-2485495dfc4b", "abc"}, "not found"},
+		{[]string{"doc"}, "usage"},
+		{[]string{"doc", "list"}, "-subscription"},
+		{[]string{"doc", "put", file}, "partitionKey"},
+		{[]string{"doc", "zap"}, `unknown subcommand "zap"`},
+	}
+	for _, c := range cases {
+		_, err := runCmd(t, env, "", c.args...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("hcpops %v: %v, want an error containing %q", c.args, err, c.want)
+		}
+	}
+}
