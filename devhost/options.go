@@ -1,0 +1,116 @@
+package devhost
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/hcpops/hcpops/core/clusterservice/simulator"
+)
+
+// EnvDataDir names the data directory of the embedded store and the host's
+// leases.
+const EnvDataDir = "HCPOPS_DATA_DIR"
+
+// DefaultDataDir is used when neither the flag nor EnvDataDir is set.
+const DefaultDataDir = ".data/dev"
+
+// options are the flags of `hcpops dev`.
+type options struct {
+	scriptRoot    string
+	dataDir       string
+	reset         bool
+	httpAddr      string
+	handlerPort   int
+	feedPollDelay time.Duration
+	phase         time.Duration
+	simDurations  string
+	schedules     map[string]string
+	samples       bool
+	exitWhenDone  bool
+	timeout       time.Duration
+	logLevel      slog.Level
+}
+
+// errHelp: -h was asked for and the usage was printed.
+var errHelp = errors.New("help requested")
+
+func parseOptions(args []string, lookupEnv func(string) (string, bool), usage io.Writer) (options, error) {
+	o := options{schedules: map[string]string{}}
+	dataDir := DefaultDataDir
+	if v, ok := lookupEnv(EnvDataDir); ok && v != "" {
+		dataDir = v
+	}
+	fs := flag.NewFlagSet("hcpops dev", flag.ContinueOnError)
+	fs.SetOutput(usage)
+	fs.StringVar(&o.scriptRoot, "script-root", ".", "Functions app root: host.json and functions/*/function.json (or */function.json)")
+	fs.StringVar(&o.dataDir, "data-dir", dataDir, "embedded store and host state (default from $"+EnvDataDir+")")
+	fs.BoolVar(&o.reset, "reset", false, "delete the data dir's store and host state before starting")
+	fs.StringVar(&o.httpAddr, "http-addr", "127.0.0.1:7071", "front door for HTTP functions (loopback only)")
+	fs.IntVar(&o.handlerPort, "handler-port", 0, "FUNCTIONS_CUSTOMHANDLER_PORT for the handler (0: a free port)")
+	fs.DurationVar(&o.feedPollDelay, "feed-poll-delay", 500*time.Millisecond, "change feed poll delay, overriding function.json's feedPollDelay (0: keep it)")
+	fs.DurationVar(&o.phase, "phase", 3*time.Second, "duration of every simulated Clusters Service phase")
+	fs.StringVar(&o.simDurations, "sim-durations", "", "per-phase overrides, e.g. cluster_installing=10s,node_pool_installing=5s")
+	fs.Func("schedule", "override a timer's schedule, NAME=NCRONTAB (repeatable), e.g. 'pollOperations=*/2 * * * * *'", func(v string) error {
+		name, expr, ok := strings.Cut(v, "=")
+		if !ok || name == "" || strings.TrimSpace(expr) == "" {
+			return fmt.Errorf("want NAME=NCRONTAB, got %q", v)
+		}
+		o.schedules[name] = strings.TrimSpace(expr)
+		return nil
+	})
+	fs.BoolVar(&o.samples, "samples", true, "submit the sample operations and show their progress")
+	fs.BoolVar(&o.exitWhenDone, "exit-when-done", false, "exit once every sample operation is terminal: 0 if all ended as expected")
+	fs.DurationVar(&o.timeout, "timeout", 0, "stop after this long (0: run until interrupted)")
+	level := fs.String("log-level", "info", "debug, info, warn or error")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return o, errHelp
+		}
+		return o, fmt.Errorf("hcpops dev: %w", err)
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("hcpops dev: unexpected arguments %q", fs.Args())
+	}
+	if err := o.logLevel.UnmarshalText([]byte(*level)); err != nil {
+		return o, fmt.Errorf("hcpops dev: -log-level %q: want debug, info, warn or error", *level)
+	}
+	switch {
+	case o.dataDir == "":
+		return o, errors.New("hcpops dev: -data-dir is empty")
+	case o.phase <= 0:
+		return o, fmt.Errorf("hcpops dev: -phase %s: want a positive duration", o.phase)
+	case o.feedPollDelay < 0:
+		return o, fmt.Errorf("hcpops dev: -feed-poll-delay %s: want 0 or more", o.feedPollDelay)
+	case o.timeout < 0:
+		return o, fmt.Errorf("hcpops dev: -timeout %s: want 0 or more", o.timeout)
+	case o.handlerPort < 0 || o.handlerPort > 65535:
+		return o, fmt.Errorf("hcpops dev: -handler-port %d: want 0-65535", o.handlerPort)
+	case o.exitWhenDone && !o.samples:
+		return o, errors.New("hcpops dev: -exit-when-done needs -samples")
+	}
+	if _, err := o.durations(); err != nil {
+		return o, err
+	}
+	return o, nil
+}
+
+// durations are the simulator's phases: -phase for all, then overrides.
+// Credentials keep a long expiry so a run never sees one lapse.
+func (o options) durations() (simulator.Durations, error) {
+	p := o.phase
+	d := simulator.Durations{
+		ClusterValidating: p, ClusterPending: p, ClusterInstalling: p, ClusterUpdating: p, ClusterUninstalling: p,
+		NodePoolValidating: p, NodePoolPending: p, NodePoolInstalling: p, NodePoolUpdating: p, NodePoolUninstalling: p,
+		ExternalAuthUninstalling: p, CredentialIssuing: p, CredentialRevoking: p,
+		CredentialExpiry: simulator.DefaultDurations().CredentialExpiry,
+	}
+	if err := d.ParseList(o.simDurations); err != nil {
+		return d, fmt.Errorf("hcpops dev: -sim-durations: %w", err)
+	}
+	return d, nil
+}

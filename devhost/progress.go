@@ -1,0 +1,215 @@
+package devhost
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/hcpops/hcpops/core/arm"
+	"github.com/hcpops/hcpops/core/document"
+	"github.com/hcpops/hcpops/core/store"
+)
+
+// implicitLabel marks operations the frontend added on its own (a cluster
+// delete's child deletes).
+const implicitLabel = "(implicit)"
+
+// opView is what the local host knows of one operation.
+type opView struct {
+	name     string
+	label    string
+	request  document.Request
+	resource string
+	status   arm.ProvisioningState // "" until seen in the store
+	errText  string
+	start    time.Time
+	end      time.Time
+	// notifyURI is what the sample handed the frontend; "" for implicit ones.
+	notifyURI string
+	want      arm.ProvisioningState
+}
+
+// tracker follows one subscription's operations through the store's change
+// feed, with a position of its own, and prints each state change.
+type tracker struct {
+	store        store.Store
+	partitionKey string
+	out          io.Writer
+	now          func() time.Time
+
+	cont  string
+	ops   map[string]*opView
+	order []string
+}
+
+func newTracker(s store.Store, subscription string, out io.Writer, now func() time.Time) *tracker {
+	return &tracker{store: s, partitionKey: document.PartitionKey(subscription), out: out, now: now, ops: map[string]*opView{}}
+}
+
+// skipToNow moves the tracker's feed position past everything written so
+// far; a run only shows its own operations.
+func (t *tracker) skipToNow(ctx context.Context) error {
+	for {
+		page, err := t.store.ChangeFeed(ctx, t.cont, 1000)
+		if err != nil {
+			return fmt.Errorf("reading the change feed: %w", err)
+		}
+		if len(page.Items) == 0 {
+			return nil
+		}
+		t.cont = page.Continuation
+	}
+}
+
+// expect registers a submitted operation before the feed shows it.
+func (t *tracker) expect(name, label, notifyURI string, want arm.ProvisioningState) {
+	v := t.view(name)
+	v.label, v.notifyURI, v.want = label, notifyURI, want
+}
+
+func (t *tracker) view(name string) *opView {
+	v, ok := t.ops[name]
+	if !ok {
+		v = &opView{name: name, label: implicitLabel, want: arm.ProvisioningStateSucceeded}
+		t.ops[name] = v
+		t.order = append(t.order, name)
+	}
+	return v
+}
+
+// poll reads the feed to its end and prints a line per status change.
+func (t *tracker) poll(ctx context.Context) error {
+	for {
+		page, err := t.store.ChangeFeed(ctx, t.cont, 100)
+		if err != nil {
+			return fmt.Errorf("reading the change feed: %w", err)
+		}
+		for _, it := range page.Items {
+			t.observe(it.Body)
+		}
+		t.cont = page.Continuation
+		if len(page.Items) == 0 {
+			return nil
+		}
+	}
+}
+
+func (t *tracker) observe(raw []byte) {
+	if kind, err := document.Sniff(raw); err != nil || kind != document.KindOperation {
+		return
+	}
+	op, err := document.ParseOperation(raw)
+	if err != nil || op.PartitionKey != t.partitionKey {
+		return
+	}
+	p := op.Properties
+	v := t.view(op.Name())
+	v.request, v.resource, v.start = p.Request, shortResource(p.ExternalID), p.StartTime
+	if p.Error != nil {
+		v.errText = p.Error.Code + ": " + p.Error.Message
+	}
+	if p.Status == v.status {
+		return
+	}
+	old := string(v.status)
+	if old == "" {
+		old = "-"
+	}
+	v.status = p.Status
+	if p.Status.IsTerminal() {
+		v.end = p.LastTransitionTime
+	}
+	fmt.Fprintf(t.out, "%s  %-24s %s  %-17s %-28s %s -> %s\n", t.now().Format("15:04:05.000"), v.label,
+		shortName(v.name), v.request, v.resource, old, v.status)
+}
+
+// settled reports whether every operation is terminal and has notified ARM
+// where it was asked to.
+func (t *tracker) settled(notified func(uri string) bool) bool {
+	for _, v := range t.ops {
+		if !v.status.IsTerminal() || (v.notifyURI != "" && !notified(v.notifyURI)) {
+			return false
+		}
+	}
+	return true
+}
+
+// problems lists operations that ended other than expected.
+func (t *tracker) problems(notified func(uri string) bool) []string {
+	var out []string
+	for _, name := range t.order {
+		v := t.ops[name]
+		switch {
+		case v.status != v.want:
+			out = append(out, fmt.Sprintf("%s %s: %s, want %s", v.label, shortName(name), orDash(string(v.status)), v.want))
+		case v.notifyURI != "" && !notified(v.notifyURI):
+			out = append(out, fmt.Sprintf("%s %s: ARM was not notified", v.label, shortName(name)))
+		}
+	}
+	return out
+}
+
+// table prints the final summary.
+func (t *tracker) table(w io.Writer, notified func(uri string) bool) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "OPERATION\tID\tREQUEST\tRESOURCE\tSTATUS\tERROR\tDURATION\tNOTIFIED")
+	for _, name := range t.order {
+		v := t.ops[name]
+		dur := "-"
+		if !v.end.IsZero() && !v.start.IsZero() {
+			dur = v.end.Sub(v.start).Round(100 * time.Millisecond).String()
+		}
+		note := "-"
+		if v.notifyURI != "" {
+			note = "n"
+			if notified(v.notifyURI) {
+				note = "y"
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", v.label, shortName(name), orDash(string(v.request)),
+			orDash(v.resource), orDash(string(v.status)), orDash(truncate(v.errText, 60)), dur, note)
+	}
+	tw.Flush()
+}
+
+// shortResource names a resource by kind and path below its cluster's
+// resource group: "cluster c1", "nodepool c1/np1".
+func shortResource(externalID string) string {
+	const marker = "/" + arm.ClustersType + "/"
+	i := strings.Index(strings.ToLower(externalID), strings.ToLower(marker))
+	if i < 0 {
+		return externalID
+	}
+	parts := strings.Split(externalID[i+len(marker):], "/")
+	switch {
+	case len(parts) == 3 && strings.EqualFold(parts[1], arm.NodePoolsType):
+		return "nodepool " + parts[0] + "/" + parts[2]
+	case len(parts) == 3 && strings.EqualFold(parts[1], arm.ExternalAuthsType):
+		return "externalauth " + parts[0] + "/" + parts[2]
+	}
+	return "cluster " + strings.Join(parts, "/")
+}
+
+func shortName(name string) string {
+	if len(name) > 8 {
+		return name[:8]
+	}
+	return name
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n-3] + "..."
+	}
+	return s
+}
