@@ -4,15 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,7 +18,6 @@ import (
 	"github.com/hcpops/hcpops/core/clusterservice/simulator"
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/notification"
-	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/core/store/embedded"
 )
 
@@ -45,159 +41,6 @@ func (c *fakeClock) Advance(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.t = c.t.Add(d)
-}
-
-// write describes one store write, for hooks and counts.
-type write struct {
-	kind string // Create, Replace, SoftDelete, Batch
-	pk   string
-	ids  []string
-	body [][]byte
-}
-
-func (w write) contains(s string) bool {
-	for _, b := range w.body {
-		if bytes.Contains(b, []byte(s)) {
-			return true
-		}
-	}
-	return false
-}
-
-// hookPhase says whether a hook runs before or after the write.
-type hookPhase int
-
-const (
-	beforeWrite hookPhase = iota
-	afterWrite
-)
-
-// recordingStore counts every write through it and lets a test interpose
-// on writes: a hook error before a write stops it; after a write it makes
-// the caller see a failure although the write happened (a crash).
-type recordingStore struct {
-	store.Store
-	writes atomic.Int64
-	mu     sync.Mutex
-	hook   func(ctx context.Context, phase hookPhase, w write) error
-}
-
-func (s *recordingStore) setHook(h func(ctx context.Context, phase hookPhase, w write) error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.hook = h
-}
-
-func (s *recordingStore) run(ctx context.Context, phase hookPhase, w write) error {
-	s.mu.Lock()
-	h := s.hook
-	s.mu.Unlock()
-	if h == nil {
-		return nil
-	}
-	return h(ctx, phase, w)
-}
-
-func (s *recordingStore) do(ctx context.Context, w write, fn func() error) error {
-	if err := s.run(ctx, beforeWrite, w); err != nil {
-		return err
-	}
-	if err := fn(); err != nil {
-		return err
-	}
-	s.writes.Add(1)
-	return s.run(ctx, afterWrite, w)
-}
-
-func (s *recordingStore) Create(ctx context.Context, pk string, doc []byte) (item store.Item, err error) {
-	err = s.do(ctx, write{kind: "Create", pk: pk, body: [][]byte{doc}}, func() (err error) {
-		item, err = s.Store.Create(ctx, pk, doc)
-		return err
-	})
-	return item, err
-}
-
-func (s *recordingStore) Replace(ctx context.Context, pk, id string, doc []byte, ifMatch string) (item store.Item, err error) {
-	err = s.do(ctx, write{kind: "Replace", pk: pk, ids: []string{id}, body: [][]byte{doc}}, func() (err error) {
-		item, err = s.Store.Replace(ctx, pk, id, doc, ifMatch)
-		return err
-	})
-	return item, err
-}
-
-func (s *recordingStore) SoftDelete(ctx context.Context, pk, id string) error {
-	return s.do(ctx, write{kind: "SoftDelete", pk: pk, ids: []string{id}}, func() error {
-		return s.Store.SoftDelete(ctx, pk, id)
-	})
-}
-
-func (s *recordingStore) Batch(ctx context.Context, pk string, ops []store.BatchOp) (items []store.Item, err error) {
-	w := write{kind: "Batch", pk: pk}
-	for _, op := range ops {
-		w.ids = append(w.ids, op.ID)
-		w.body = append(w.body, op.Body)
-	}
-	err = s.do(ctx, w, func() (err error) {
-		items, err = s.Store.Batch(ctx, pk, ops)
-		return err
-	})
-	return items, err
-}
-
-// sink is an ARM notification endpoint on 127.0.0.1 that can be told to
-// fail its next calls.
-type sink struct {
-	srv  *httptest.Server
-	mu   sync.Mutex
-	fail int
-	log  []sinkCall
-}
-
-type sinkCall struct {
-	path   string
-	status int
-	body   arm.OperationStatus
-}
-
-func newSink(t *testing.T) *sink {
-	s := &sink{}
-	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		data, _ := io.ReadAll(r.Body)
-		var body arm.OperationStatus
-		_ = json.Unmarshal(data, &body)
-		s.mu.Lock()
-		status := http.StatusOK
-		if s.fail > 0 {
-			s.fail--
-			status = http.StatusServiceUnavailable
-		}
-		s.log = append(s.log, sinkCall{path: r.URL.Path, status: status, body: body})
-		s.mu.Unlock()
-		w.WriteHeader(status)
-	}))
-	t.Cleanup(s.srv.Close)
-	return s
-}
-
-func (s *sink) uri(name string) string { return s.srv.URL + "/notify/" + name }
-
-func (s *sink) failNext(n int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.fail = n
-}
-
-// calls returns the calls made for operation name.
-func (s *sink) calls(name string) []sinkCall {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []sinkCall
-	for _, c := range s.log {
-		if c.path == "/notify/"+name {
-			out = append(out, c)
-		}
-	}
-	return out
 }
 
 // syncBuffer collects log output for a failing test's report.

@@ -1,0 +1,94 @@
+package lifecycle
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/hcpops/hcpops/core/arm"
+	cs "github.com/hcpops/hcpops/core/clusterservice"
+	"github.com/hcpops/hcpops/core/document"
+)
+
+// opDoc returns the change-feed copy of operation name from docs.
+func opDoc(t *testing.T, docs []json.RawMessage, name string) json.RawMessage {
+	t.Helper()
+	for _, d := range docs {
+		if k, _ := document.Sniff(d); k == document.KindOperation {
+			if op, err := document.ParseOperation(d); err == nil && op.Name() == name {
+				return d
+			}
+		}
+	}
+	t.Fatalf("operation %s not in the feed", name)
+	return nil
+}
+
+func TestChildWaitsForItsCluster(t *testing.T) {
+	e := newEnv(t)
+	cl := e.create(t, document.KindCluster, clusterRID("c1"), request{})
+	np := e.create(t, document.KindNodePool, nodePoolRID("c1", "np1"), request{})
+	docs := e.feed(t)
+	res, err := e.engine.DispatchDocuments(context.Background(), []json.RawMessage{opDoc(t, docs, np)})
+	if err != nil || res.Deferred != 1 {
+		t.Fatalf("node pool before its cluster = %+v, %v; want it deferred", res, err)
+	}
+	if _, err := e.engine.DispatchDocuments(context.Background(), docs); err != nil {
+		t.Fatal(err)
+	}
+	e.drive(t, cl, np)
+	e.wantOp(t, cl, arm.ProvisioningStateSucceeded, "")
+	e.wantOp(t, np, arm.ProvisioningStateSucceeded, "")
+}
+
+func TestDeleteOfAResourceCSNeverHad(t *testing.T) {
+	e := newEnv(t)
+	create := e.create(t, document.KindCluster, clusterRID("c1"), request{})
+	ops := e.remove(t, clusterRID("c1"), request{}) // before anything was dispatched
+	e.drive(t, ops...)
+	e.wantOp(t, create, arm.ProvisioningStateCanceled, arm.CodeCanceled)
+	e.wantOp(t, ops[0], arm.ProvisioningStateSucceeded, "")
+	if e.resource(t, clusterRID("c1")) != nil {
+		t.Errorf("cluster document still exists")
+	}
+	if got := e.sim.Ledger().Total(); got != 0 {
+		t.Errorf("CS saw %d requests, want none", got)
+	}
+}
+
+func TestDeleteWhoseResourceIsAlreadyGone(t *testing.T) {
+	e := newEnv(t)
+	e.readyCluster(t, "c1")
+	e.drive(t, e.create(t, document.KindNodePool, nodePoolRID("c1", "np1"), request{}))
+	op := e.remove(t, nodePoolRID("c1", "np1"), request{})[0]
+	if err := e.store.Store.SoftDelete(context.Background(), testPK, document.CosmosID(nodePoolRID("c1", "np1"))); err != nil {
+		t.Fatal(err)
+	}
+	if res := e.tick(t); res.Changed != 1 {
+		t.Fatalf("tick = %+v, want the operation completed", res)
+	}
+	e.wantOp(t, op, arm.ProvisioningStateSucceeded, "")
+}
+
+func TestCredentialRequestDuringRevocationIsCanceled(t *testing.T) {
+	e := newEnv(t)
+	e.readyCluster(t, "c1")
+	revoke := e.revokeCredentials(t, "c1", request{})
+	if _, err := e.deliver(t); err != nil {
+		t.Fatal(err)
+	}
+	e.wantOp(t, revoke, arm.ProvisioningStateDeleting, "")
+	req := e.requestCredential(t, "c1", request{notify: true})
+	if _, err := e.deliver(t); err != nil {
+		t.Fatal(err)
+	}
+	e.wantOp(t, req, arm.ProvisioningStateCanceled, arm.CodeCanceled)
+	if n := e.sim.Ledger().Count("POST", cs.ClustersMgmtPrefix+"/clusters/{id}/break_glass_credentials"); n != 0 {
+		t.Errorf("%d credentials requested during the revocation, want none", n)
+	}
+	if calls := e.sink.calls(req); len(calls) != 1 || calls[0].body.Status != arm.ProvisioningStateCanceled {
+		t.Errorf("notifications = %+v, want one Canceled", calls)
+	}
+	e.drive(t, revoke)
+	e.wantOp(t, revoke, arm.ProvisioningStateSucceeded, "")
+}
