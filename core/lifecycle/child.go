@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/hcpops/hcpops/core/arm"
 	cs "github.com/hcpops/hcpops/core/clusterservice"
 	"github.com/hcpops/hcpops/core/document"
 )
@@ -80,11 +81,17 @@ func (e *Engine) dispatchChildCreate(ctx context.Context, j *job) (outcome, erro
 	return outcomeDispatched, nil
 }
 
-// updateTarget is the CS href an update PATCHes.
-func updateTarget(j *job) (string, error) {
-	href := j.res.ClusterServiceID()
-	if href == "" {
-		return "", fmt.Errorf("%w: %s %s has no clusters service ID to update", errMalformed, j.kind, j.res.ResourceID())
+// updateTarget is the CS href an update PATCHes. A resource CS never had
+// (its create failed before the POST) can never be updated, so such an
+// update fails at once instead of waiting forever; href is then "".
+func (e *Engine) updateTarget(ctx context.Context, j *job) (string, error) {
+	if href := j.res.ClusterServiceID(); href != "" {
+		return href, nil
 	}
-	return href, nil
+	j.log.Warn("resource has no clusters service object; failing the update")
+	_, err := e.updateOperationStatus(ctx, j, arm.ProvisioningStateFailed, &arm.CloudErrorBody{
+		Code:    arm.CodeInternalServerError,
+		Message: fmt.Sprintf("The %s was never created, so it cannot be updated.", j.kind),
+	}, &tally{})
+	return "", err
 }

@@ -166,9 +166,9 @@ func clusterSearch(ref cs.AzureRef) string {
 // dispatchClusterUpdate PATCHes the fields a cluster update may change and
 // records the cluster's href as the operation's internalId.
 func (e *Engine) dispatchClusterUpdate(ctx context.Context, j *job) (outcome, error) {
-	href := j.res.ClusterServiceID()
+	href, err := e.updateTarget(ctx, j)
 	if href == "" {
-		return outcomeSkipped, fmt.Errorf("%w: cluster %s has no clusters service ID to update", errMalformed, j.res.ResourceID())
+		return outcomeSkipped, err
 	}
 	var patch cs.ClusterPatch
 	if m, ok := j.res.NodeDrainTimeoutMinutes(); ok {

@@ -92,3 +92,21 @@ func TestCredentialRequestDuringRevocationIsCanceled(t *testing.T) {
 	e.drive(t, revoke)
 	e.wantOp(t, revoke, arm.ProvisioningStateSucceeded, "")
 }
+
+func TestUpdateOfAResourceCSNeverHadFails(t *testing.T) {
+	e := newEnv(t)
+	create := e.create(t, document.KindCluster, clusterRID("c1"), request{})
+	update := e.update(t, clusterRID("c1"), request{}, func(obj) {})
+	e.drive(t, create, update)
+	e.wantOp(t, create, arm.ProvisioningStateCanceled, arm.CodeCanceled)
+	op := e.wantOp(t, update, arm.ProvisioningStateFailed, arm.CodeInternalServerError)
+	if op.Properties.Error.Message != "The cluster was never created, so it cannot be updated." {
+		t.Errorf("message = %q", op.Properties.Error.Message)
+	}
+	if r := e.resource(t, clusterRID("c1")); r.ProvisioningState() != arm.ProvisioningStateFailed || r.ActiveOperationID() != "" {
+		t.Errorf("cluster = %s, active %q; want Failed and released", r.ProvisioningState(), r.ActiveOperationID())
+	}
+	if got := e.sim.Ledger().Total(); got != 0 {
+		t.Errorf("CS saw %d requests, want none", got)
+	}
+}

@@ -11,8 +11,8 @@ import (
 
 // dispatchExternalAuthUpdate PATCHes the issuer (url, audiences, CA).
 func (e *Engine) dispatchExternalAuthUpdate(ctx context.Context, j *job) (outcome, error) {
-	href, err := updateTarget(j)
-	if err != nil {
+	href, err := e.updateTarget(ctx, j)
+	if href == "" {
 		return outcomeSkipped, err
 	}
 	iss, err := j.res.Issuer()

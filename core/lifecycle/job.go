@@ -30,14 +30,14 @@ func (j *job) isCredential() bool {
 	return r == document.RequestRequestCredential || r == document.RequestRevokeCredentials
 }
 
-// superseded reports whether the resource now belongs to another
-// operation.
+// superseded reports whether the resource no longer belongs to the
+// operation: another one took it, or took it and finished (which clears
+// activeOperationId). Only a live operation's own resource names it.
 func (j *job) superseded() bool {
 	if j.isCredential() || j.res == nil {
 		return false
 	}
-	active := j.res.ActiveOperationID()
-	return active != "" && !strings.EqualFold(active, j.op.Name())
+	return !strings.EqualFold(j.res.ActiveOperationID(), j.op.Name())
 }
 
 // newJob pairs op with its resource and handler. A document we cannot act

@@ -13,8 +13,8 @@ import (
 // dispatchNodePoolUpdate PATCHes replicas and labels. CS refuses while the
 // node pool or its cluster is busy; that is retried, as ARO-HCP does.
 func (e *Engine) dispatchNodePoolUpdate(ctx context.Context, j *job) (outcome, error) {
-	href, err := updateTarget(j)
-	if err != nil {
+	href, err := e.updateTarget(ctx, j)
+	if href == "" {
 		return outcomeSkipped, err
 	}
 	spec, err := j.res.NodePool()
