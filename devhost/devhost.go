@@ -150,6 +150,9 @@ func run(ctx context.Context, o options, stdout, logw io.Writer, env map[string]
 		return stopReason(ctx)
 	}
 	banner(stdout, o, app, storePath, simURL, sk.url, host)
+	if o.hooks.started != nil {
+		o.hooks.started(host)
+	}
 
 	if !o.samples {
 		<-hostCtx.Done()
@@ -160,6 +163,9 @@ func run(ctx context.Context, o options, stdout, logw io.Writer, env map[string]
 		return err
 	}
 	runErr := r.run(hostCtx)
+	if runErr == nil && o.hooks.settled != nil {
+		o.hooks.settled(host, r.statusPaths())
+	}
 	outcome := r.report()
 	if err := hostFailure(ctx, hostCtx); err != nil {
 		return err

@@ -3,10 +3,16 @@ package devhost
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"io"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hcpops/hcpops/core/arm"
+	"github.com/hcpops/hcpops/devhost/triggerhost"
 )
 
 // syncBuffer is written by the run and read by the test.
@@ -47,8 +53,16 @@ func fastOptions(t *testing.T) options {
 
 func TestDevRunsEverySampleToItsExpectedEnd(t *testing.T) {
 	var out, logs syncBuffer
+	o := fastOptions(t)
+	statuses := map[string]arm.OperationStatus{}
+	o.hooks.settled = func(h *triggerhost.Host, paths map[string]string) {
+		// ARM's status poll, through the host's HTTP front door.
+		for _, label := range []string{"create-cluster", "create-failing-cluster"} {
+			statuses[label] = getStatus(t, h.FrontURL()+paths[label])
+		}
+	}
 	start := time.Now()
-	err := run(context.Background(), fastOptions(t), &out, &logs, map[string]string{})
+	err := run(context.Background(), o, &out, &logs, map[string]string{})
 	t.Logf("run took %s", time.Since(start).Round(time.Millisecond))
 	if err != nil {
 		t.Fatalf("run: %v\n--- stdout\n%s\n--- logs\n%s", err, out.String(), logs.String())
@@ -90,9 +104,95 @@ func TestDevRunsEverySampleToItsExpectedEnd(t *testing.T) {
 	if implicit != 1 {
 		t.Errorf("%d implicit operations in the table, want 1 (the doomed cluster's node pool delete)", implicit)
 	}
+	if st := statuses["create-cluster"]; st.Status != arm.ProvisioningStateSucceeded || st.EndTime == nil {
+		t.Errorf("status of create-cluster via HTTP = %+v", st)
+	}
+	if st := statuses["create-failing-cluster"]; st.Status != arm.ProvisioningStateFailed || st.Error == nil || st.Error.Code != "OCM3055" {
+		t.Errorf("status of create-failing-cluster via HTTP = %+v, want Failed with OCM3055", st)
+	}
 	for _, change := range []string{"Accepted -> Provisioning", "Provisioning -> Succeeded", "Deleting -> Succeeded", "-> Failed"} {
 		if !strings.Contains(text, change) {
 			t.Errorf("progress never showed %q", change)
 		}
 	}
+}
+
+func TestDevSurvivesHandlerRestarts(t *testing.T) {
+	var out, logs syncBuffer
+	o := fastOptions(t)
+	restarted := make(chan int, 1)
+	o.hooks.started = func(h *triggerhost.Host) {
+		go func() {
+			// Kill the handler three times while the samples run.
+			for range 3 {
+				time.Sleep(700 * time.Millisecond)
+				h.Supervisor().Restart()
+			}
+			for deadline := time.Now().Add(5 * time.Second); h.Supervisor().Starts() < 4 && time.Now().Before(deadline); {
+				time.Sleep(10 * time.Millisecond)
+			}
+			restarted <- h.Supervisor().Starts()
+		}()
+	}
+	err := run(context.Background(), o, &out, &logs, map[string]string{})
+	if err != nil {
+		t.Fatalf("run: %v\n--- stdout\n%s\n--- logs\n%s", err, out.String(), logs.String())
+	}
+	select {
+	case starts := <-restarted:
+		if starts < 4 {
+			t.Errorf("handler started %d times, want at least 4 (three restarts)", starts)
+		}
+	default:
+		t.Errorf("the samples finished before the restarts did; the test proved nothing\n%s", out.String())
+	}
+	if !strings.Contains(out.String(), "all sample operations ended as expected") {
+		t.Errorf("no success line in\n%s", out.String())
+	}
+}
+
+func TestDevOptions(t *testing.T) {
+	noEnv := func(string) (string, bool) { return "", false }
+	o, err := parseOptions([]string{"-schedule", "pollOperations=*/2 * * * * *", "-phase", "1s", "-exit-when-done"}, noEnv, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.dataDir != DefaultDataDir || o.schedules["pollOperations"] != "*/2 * * * * *" || !o.exitWhenDone || o.phase != time.Second {
+		t.Errorf("options = %+v", o)
+	}
+	withEnv := func(k string) (string, bool) { return "/tmp/x", k == EnvDataDir }
+	if o, _ := parseOptions(nil, withEnv, io.Discard); o.dataDir != "/tmp/x" {
+		t.Errorf("data dir = %q, want $%s", o.dataDir, EnvDataDir)
+	}
+	for _, bad := range [][]string{
+		{"-phase", "0s"}, {"-schedule", "nope"}, {"-sim-durations", "cluster_bogus=1s"}, {"-log-level", "loud"},
+		{"-samples=false", "-exit-when-done"}, {"-handler-port", "70000"}, {"extra"},
+	} {
+		if _, err := parseOptions(bad, noEnv, io.Discard); err == nil {
+			t.Errorf("parseOptions(%q) succeeded, want an error", bad)
+		}
+	}
+	var usage bytes.Buffer
+	if _, err := parseOptions([]string{"-h"}, noEnv, &usage); err != errHelp || !strings.Contains(usage.String(), "-exit-when-done") {
+		t.Errorf("-h: err %v, usage %q", err, usage.String())
+	}
+}
+
+func getStatus(t *testing.T, url string) arm.OperationStatus {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, url+"?api-version=2024-06-10-preview", nil)
+	req.Header.Set("X-Ms-Home-Tenant-Id", devTenantID)
+	req.Header.Set("X-Ms-Client-Object-Id", devClientID)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Errorf("GET %s: %v", url, err)
+		return arm.OperationStatus{}
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	var st arm.OperationStatus
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &st) != nil {
+		t.Errorf("GET %s: %d %s", url, resp.StatusCode, body)
+	}
+	return st
 }

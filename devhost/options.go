@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hcpops/hcpops/core/clusterservice/simulator"
+	"github.com/hcpops/hcpops/devhost/triggerhost"
 )
 
 // EnvDataDir names the data directory of the embedded store and the host's
@@ -34,6 +35,18 @@ type options struct {
 	exitWhenDone  bool
 	timeout       time.Duration
 	logLevel      slog.Level
+
+	// hooks let tests act on a running host; no flag sets them.
+	hooks hooks
+}
+
+// hooks are called, when set, as the run reaches each point.
+type hooks struct {
+	// started: the host serves and no sample has been submitted yet.
+	started func(*triggerhost.Host)
+	// settled: every sample is settled and the host still serves;
+	// statusPaths maps each sample to its Azure-AsyncOperation path.
+	settled func(h *triggerhost.Host, statusPaths map[string]string)
 }
 
 // errHelp: -h was asked for and the usage was printed.

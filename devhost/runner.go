@@ -24,9 +24,10 @@ const maxConflicts = 50
 // sampleState is where one sample is on its way.
 type sampleState struct {
 	sample
-	opName    string // set once accepted
-	conflicts int
-	failed    string // why it was never accepted
+	opName     string // set once accepted
+	statusPath string // the Azure-AsyncOperation path ARM would poll
+	conflicts  int
+	failed     string // why it was never accepted
 }
 
 // runner submits the sample plan as prerequisites succeed and watches
@@ -140,7 +141,7 @@ func (r *runner) submit(ctx context.Context, s *sampleState) {
 		fmt.Fprintf(r.out, "%s  %-24s not accepted: %v\n", time.Now().Format("15:04:05.000"), s.label, err)
 		return
 	}
-	s.opName = acc.Operation.Name()
+	s.opName, s.statusPath = acc.Operation.Name(), acc.StatusPath()
 	r.tracker.expect(s.opName, s.label, uri, s.want)
 }
 
@@ -168,6 +169,17 @@ func (r *runner) finished() bool {
 		}
 	}
 	return r.tracker.settled(r.sink.notified)
+}
+
+// statusPaths maps each accepted sample to its status path.
+func (r *runner) statusPaths() map[string]string {
+	out := map[string]string{}
+	for _, s := range r.samples {
+		if s.statusPath != "" {
+			out[s.label] = s.statusPath
+		}
+	}
+	return out
 }
 
 // report prints the final table and returns what went other than planned.

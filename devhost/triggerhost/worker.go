@@ -47,6 +47,8 @@ type Supervisor struct {
 	stop    context.CancelFunc
 	starts  int
 	running bool
+	// requested marks a stop asked for by Restart, not a crash.
+	requested bool
 }
 
 // NewSupervisor prepares a supervisor; port 0 picks a free loopback port now,
@@ -118,6 +120,7 @@ func (s *Supervisor) Restart() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.stop != nil {
+		s.requested = true
 		s.stop()
 	}
 }
@@ -136,8 +139,16 @@ func (s *Supervisor) Run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return nil
 		}
-		s.logger.LogAttrs(ctx, slog.LevelWarn, "custom handler exited; restarting",
-			slog.Int("port", s.port), slog.Any("error", err))
+		s.mu.Lock()
+		requested := s.requested
+		s.requested = false
+		s.mu.Unlock()
+		if requested {
+			s.logger.LogAttrs(ctx, slog.LevelInfo, "custom handler stopped for a restart", slog.Int("port", s.port))
+		} else {
+			s.logger.LogAttrs(ctx, slog.LevelWarn, "custom handler exited; restarting",
+				slog.Int("port", s.port), slog.Any("error", err))
+		}
 		select {
 		case <-ctx.Done():
 			return nil
