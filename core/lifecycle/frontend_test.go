@@ -45,7 +45,7 @@ type request struct {
 }
 
 // newOp builds an operation document as the frontend does.
-func (e *env) newOp(t *testing.T, req document.Request, externalID, internalID string, r request) (*document.OperationDocument, []byte) {
+func (e *env) newOp(t testing.TB, req document.Request, externalID, internalID string, r request) (*document.OperationDocument, []byte) {
 	t.Helper()
 	name := uuid.NewString()
 	p := document.NewOperationParams{
@@ -120,7 +120,7 @@ func resourceDoc(kind document.Kind, rid, opName string) obj {
 	}
 }
 
-func mustJSON(t *testing.T, v any) []byte {
+func mustJSON(t testing.TB, v any) []byte {
 	t.Helper()
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -131,7 +131,7 @@ func mustJSON(t *testing.T, v any) []byte {
 
 // batch writes the frontend's transaction straight to the embedded store
 // (not through the recording wrapper: those writes are not the engine's).
-func (e *env) batch(t *testing.T, ops []store.BatchOp) {
+func (e *env) batch(t testing.TB, ops []store.BatchOp) {
 	t.Helper()
 	if _, err := e.store.Store.Batch(context.Background(), testPK, ops); err != nil {
 		t.Fatalf("frontend batch: %v", err)
@@ -140,7 +140,7 @@ func (e *env) batch(t *testing.T, ops []store.BatchOp) {
 
 // create is a PUT of a new resource: the operation and the resource in one
 // batch, the resource Accepted and owned by the operation.
-func (e *env) create(t *testing.T, kind document.Kind, rid string, r request, edit ...func(obj)) string {
+func (e *env) create(t testing.TB, kind document.Kind, rid string, r request, edit ...func(obj)) string {
 	t.Helper()
 	op, opBody := e.newOp(t, document.RequestCreate, rid, "", r)
 	doc := resourceDoc(kind, rid, op.Name())
@@ -156,7 +156,7 @@ func (e *env) create(t *testing.T, kind document.Kind, rid string, r request, ed
 
 // readDoc reads a stored document as a generic object without the system
 // fields, ready to be written back.
-func (e *env) readDoc(t *testing.T, rid string) (obj, string) {
+func (e *env) readDoc(t testing.TB, rid string) (obj, string) {
 	t.Helper()
 	item, err := e.store.Store.Get(context.Background(), testPK, document.CosmosID(rid))
 	if err != nil {
@@ -186,7 +186,7 @@ func setState(doc obj, s arm.ProvisioningState) {
 
 // update is a PATCH: an Update operation, the resource Accepted, owned by
 // it and carrying the change.
-func (e *env) update(t *testing.T, rid string, r request, change func(obj)) string {
+func (e *env) update(t testing.TB, rid string, r request, change func(obj)) string {
 	t.Helper()
 	op, opBody := e.newOp(t, document.RequestUpdate, rid, "", r)
 	doc, etag := e.readDoc(t, rid)
@@ -204,7 +204,7 @@ func (e *env) update(t *testing.T, rid string, r request, change func(obj)) stri
 // external auth with an implicit operation; every active operation on a
 // deleted resource is canceled. It returns the operation names, the
 // requested one first.
-func (e *env) remove(t *testing.T, rid string, r request) []string {
+func (e *env) remove(t testing.TB, rid string, r request) []string {
 	t.Helper()
 	ctx := context.Background()
 	targets := []string{rid}
@@ -259,7 +259,7 @@ func (e *env) remove(t *testing.T, rid string, r request) []string {
 
 // cancelActive returns the batch steps that cancel the active operations
 // on exactly rid (CancelActiveOperations).
-func (e *env) cancelActive(t *testing.T, rid string) []store.BatchOp {
+func (e *env) cancelActive(t testing.TB, rid string) []store.BatchOp {
 	t.Helper()
 	var ops []store.BatchOp
 	err := e.store.Store.ActiveOperations(context.Background(), store.ActiveOperationsQuery{}, func(items []store.Item) error {
@@ -284,7 +284,7 @@ func (e *env) cancelActive(t *testing.T, rid string) []store.BatchOp {
 }
 
 // requestCredential is POST requestadmincredential: the operation only.
-func (e *env) requestCredential(t *testing.T, cluster string, r request) string {
+func (e *env) requestCredential(t testing.TB, cluster string, r request) string {
 	t.Helper()
 	op, body := e.newOp(t, document.RequestRequestCredential, clusterRID(cluster), "", r)
 	e.batch(t, []store.BatchOp{{Kind: store.OpCreate, Body: body}})
@@ -293,7 +293,7 @@ func (e *env) requestCredential(t *testing.T, cluster string, r request) string 
 
 // revokeCredentials is POST revokecredentials: the operation carries the
 // cluster's CS ID and the cluster points at the operation.
-func (e *env) revokeCredentials(t *testing.T, cluster string, r request) string {
+func (e *env) revokeCredentials(t testing.TB, cluster string, r request) string {
 	t.Helper()
 	rid := clusterRID(cluster)
 	doc, etag := e.readDoc(t, rid)
@@ -307,7 +307,7 @@ func (e *env) revokeCredentials(t *testing.T, cluster string, r request) string 
 }
 
 // readyCluster creates cluster name and drives it to Succeeded.
-func (e *env) readyCluster(t *testing.T, name string) string {
+func (e *env) readyCluster(t testing.TB, name string) string {
 	t.Helper()
 	op := e.create(t, document.KindCluster, clusterRID(name), request{})
 	e.drive(t, op)

@@ -86,7 +86,7 @@ func testDurations() simulator.Durations {
 	}
 }
 
-func newEnv(t *testing.T, tweak ...func(*Config)) *env {
+func newEnv(t testing.TB, tweak ...func(*Config)) *env {
 	t.Helper()
 	e := &env{clk: newFakeClock(), logs: &syncBuffer{}}
 	st, err := embedded.Open(filepath.Join(t.TempDir(), "store.db"), embedded.WithClock(e.clk.Now), embedded.WithoutSync())
@@ -125,7 +125,7 @@ func newEnv(t *testing.T, tweak ...func(*Config)) *env {
 
 // newEngine builds another engine on the same store and CS: a second
 // instance of the function app.
-func (e *env) newEngine(t *testing.T) *Engine {
+func (e *env) newEngine(t testing.TB) *Engine {
 	t.Helper()
 	eng, err := New(Deps{
 		Store:          e.store,
@@ -142,7 +142,7 @@ func (e *env) newEngine(t *testing.T) *Engine {
 
 // feed reads the change feed from where the last call stopped, as the
 // Functions host's trigger does.
-func (e *env) feed(t *testing.T) []json.RawMessage {
+func (e *env) feed(t testing.TB) []json.RawMessage {
 	t.Helper()
 	e.feedMu.Lock()
 	defer e.feedMu.Unlock()
@@ -164,7 +164,7 @@ func (e *env) feed(t *testing.T) []json.RawMessage {
 
 // deliver dispatches whatever the change feed has; a failed batch is
 // reported, not fatal, since the host would just redeliver it.
-func (e *env) deliver(t *testing.T) (DispatchResult, error) {
+func (e *env) deliver(t testing.TB) (DispatchResult, error) {
 	t.Helper()
 	docs := e.feed(t)
 	if len(docs) == 0 {
@@ -173,7 +173,7 @@ func (e *env) deliver(t *testing.T) (DispatchResult, error) {
 	return e.engine.DispatchDocuments(context.Background(), docs)
 }
 
-func (e *env) tick(t *testing.T) TickResult {
+func (e *env) tick(t testing.TB) TickResult {
 	t.Helper()
 	res, err := e.engine.Tick(context.Background())
 	if err != nil {
@@ -184,7 +184,7 @@ func (e *env) tick(t *testing.T) TickResult {
 
 // drive runs the host loop (deliver the feed, tick, let a minute pass)
 // until every named operation is terminal and has notified ARM.
-func (e *env) drive(t *testing.T, names ...string) {
+func (e *env) drive(t testing.TB, names ...string) {
 	t.Helper()
 	for round := 0; round < 40; round++ {
 		if _, err := e.deliver(t); err != nil {
@@ -212,7 +212,7 @@ func (e *env) drive(t *testing.T, names ...string) {
 }
 
 // op reads operation name; nil when it is gone.
-func (e *env) op(t *testing.T, name string) *document.OperationDocument {
+func (e *env) op(t testing.TB, name string) *document.OperationDocument {
 	t.Helper()
 	op, err := e.engine.readOperation(context.Background(), testPK, document.CosmosID(document.OperationResourceID(testSub, name)))
 	if err != nil {
@@ -222,7 +222,7 @@ func (e *env) op(t *testing.T, name string) *document.OperationDocument {
 }
 
 // resource reads a resource; nil when it is gone.
-func (e *env) resource(t *testing.T, resourceID string) *document.Resource {
+func (e *env) resource(t testing.TB, resourceID string) *document.Resource {
 	t.Helper()
 	r, err := e.engine.readResource(context.Background(), testPK, resourceID)
 	if err != nil {
@@ -232,7 +232,7 @@ func (e *env) resource(t *testing.T, resourceID string) *document.Resource {
 }
 
 // rawResource reads a resource document as a generic JSON object.
-func (e *env) rawResource(t *testing.T, resourceID string) map[string]any {
+func (e *env) rawResource(t testing.TB, resourceID string) map[string]any {
 	t.Helper()
 	item, err := e.store.Get(context.Background(), testPK, document.CosmosID(resourceID))
 	if err != nil {
@@ -247,7 +247,7 @@ func (e *env) rawResource(t *testing.T, resourceID string) map[string]any {
 
 // wantOp checks an operation's status and, when code is not empty, its
 // error code.
-func (e *env) wantOp(t *testing.T, name string, status arm.ProvisioningState, code string) *document.OperationDocument {
+func (e *env) wantOp(t testing.TB, name string, status arm.ProvisioningState, code string) *document.OperationDocument {
 	t.Helper()
 	op := e.op(t, name)
 	if op == nil {

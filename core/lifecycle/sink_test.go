@@ -26,7 +26,7 @@ type sinkCall struct {
 	body   arm.OperationStatus
 }
 
-func newSink(t *testing.T) *sink {
+func newSink(t testing.TB) *sink {
 	s := &sink{}
 	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		data, _ := io.ReadAll(r.Body)
