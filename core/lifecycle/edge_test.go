@@ -3,6 +3,8 @@ package lifecycle
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/hcpops/hcpops/core/arm"
@@ -108,5 +110,84 @@ func TestUpdateOfAResourceCSNeverHadFails(t *testing.T) {
 	}
 	if got := e.sim.Ledger().Total(); got != 0 {
 		t.Errorf("CS saw %d requests, want none", got)
+	}
+}
+
+// blindSearch is a CS whose search never finds anything, as a CS with a
+// lagging search index would answer.
+type blindSearch struct{ cs.Client }
+
+func (blindSearch) ListClusters(context.Context, string) ([]cs.Cluster, error) { return nil, nil }
+
+func TestClusterPostConflictIsAdopted(t *testing.T) {
+	e := newEnv(t)
+	eng, err := New(Deps{Store: e.store, ClusterService: blindSearch{e.cs}, Notifier: nopNotifier{}, Clock: e.clk.Now}, e.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.engine = eng
+	op := e.create(t, document.KindCluster, clusterRID("c1"), request{})
+	crashed := false
+	e.store.setHook(func(_ context.Context, p hookPhase, w write) error {
+		if p == beforeWrite && w.contains(`"clusterServiceID"`) && !crashed {
+			crashed = true
+			return errors.New("simulated crash")
+		}
+		return nil
+	})
+	if _, err := e.deliver(t); err == nil {
+		t.Fatal("dispatch: want the simulated crash")
+	}
+	pending := e.resource(t, clusterRID("c1")).PendingClusterServiceID()
+	e.drive(t, op)
+	e.wantOp(t, op, arm.ProvisioningStateSucceeded, "")
+	if got := e.resource(t, clusterRID("c1")).ClusterServiceID(); got != pending {
+		t.Errorf("clusterServiceID = %q, want the pending ID %q", got, pending)
+	}
+	if got := e.csPosts(clustersPOST); got != 2 {
+		t.Errorf("cluster POSTs = %d, want the first and the refused second", got)
+	}
+	clusters, err := e.cs.ListClusters(context.Background(), "")
+	if err != nil || len(clusters) != 1 {
+		t.Errorf("CS has %d clusters (%v), want 1", len(clusters), err)
+	}
+}
+
+func TestClusterDeleteLeavesNonResourceChildren(t *testing.T) {
+	e := newEnv(t)
+	e.readyCluster(t, "c1")
+	e.drive(t, e.create(t, document.KindNodePool, nodePoolRID("c1", "np1"), request{}))
+	controllers := []string{
+		clusterRID("c1") + "/hcpOpenShiftControllers/ClusterCreate",
+		nodePoolRID("c1", "np1") + "/hcpOpenShiftControllers/NodePoolCreate",
+	}
+	for _, rid := range controllers {
+		doc := obj{"id": document.CosmosID(rid), "partitionKey": testPK, "resourceID": rid,
+			"resourceType": arm.ClusterResourceType + "/hcpOpenShiftControllers", "properties": obj{}}
+		if _, err := e.store.Store.Create(context.Background(), testPK, mustJSON(t, doc)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ops := e.remove(t, clusterRID("c1"), request{})
+	// The cluster's delete goes first, so its children meet CS refusing
+	// their own deletes: the cluster is uninstalling already.
+	docs := e.feed(t)
+	if _, err := e.engine.DispatchDocuments(context.Background(), []json.RawMessage{opDoc(t, docs, ops[0])}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.engine.DispatchDocuments(context.Background(), docs); err != nil {
+		t.Fatal(err)
+	}
+	e.drive(t, ops...)
+	for _, op := range ops {
+		e.wantOp(t, op, arm.ProvisioningStateSucceeded, "")
+	}
+	if !strings.Contains(e.logs.String(), "parent cluster is already uninstalling") {
+		t.Errorf("the node pool delete did not meet the uninstalling refusal")
+	}
+	for _, rid := range controllers {
+		if _, err := e.store.Get(context.Background(), testPK, document.CosmosID(rid)); err != nil {
+			t.Errorf("controller document %s: %v, want it left alone", rid, err)
+		}
 	}
 }

@@ -99,7 +99,7 @@ func (e *Engine) readResource(ctx context.Context, pk, resourceID string) (*docu
 // If-Match. On a 412 it re-reads the document and tries once more. change
 // returns false when there is nothing to write (the work is already done,
 // perhaps by someone else); the result is then the document as read.
-// A resource that is gone is (nil, false, nil).
+// A resource that is gone, or goes while we write, is (nil, false, nil).
 func (e *Engine) mutateResource(ctx context.Context, res *document.Resource, change func(*document.Resource) (bool, error)) (*document.Resource, bool, error) {
 	for attempt := 0; ; attempt++ {
 		c := res.Clone()
@@ -118,6 +118,9 @@ func (e *Engine) mutateResource(ctx context.Context, res *document.Resource, cha
 				return nil, false, fmt.Errorf("parsing resource %s as written: %w", res.ResourceID(), err)
 			}
 			return out, true, nil
+		}
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, false, nil // deleted or expired meanwhile
 		}
 		if !errors.Is(err, store.ErrPreconditionFailed) || attempt > 0 {
 			return nil, false, fmt.Errorf("replacing resource %s: %w", res.ResourceID(), err)
@@ -147,6 +150,9 @@ func (e *Engine) mutateOperation(ctx context.Context, op *document.OperationDocu
 				return nil, false, fmt.Errorf("parsing operation %s as written: %w", op.Name(), err)
 			}
 			return out, true, nil
+		}
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, false, nil // deleted or expired meanwhile
 		}
 		if !errors.Is(err, store.ErrPreconditionFailed) || attempt > 0 {
 			return nil, false, fmt.Errorf("replacing operation %s: %w", op.Name(), err)
