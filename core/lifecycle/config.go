@@ -3,7 +3,6 @@ package lifecycle
 import (
 	"context"
 	"crypto/rand"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -229,7 +228,3 @@ func New(deps Deps, cfg Config) (*Engine, error) {
 	e.handlers = e.registry()
 	return e, nil
 }
-
-// errRetryLater marks a step that could not finish now for a reason that
-// will pass (a lost etag race, a parent not in CS yet); nothing is broken.
-var errRetryLater = errors.New("retry later")

@@ -11,6 +11,16 @@ import (
 	"github.com/hcpops/hcpops/core/store"
 )
 
+// Error classes the entry points sort failures by.
+var (
+	// errRetryLater marks a step that could not finish now for a reason
+	// that will pass (a lost etag race, a parent not in CS yet).
+	errRetryLater = errors.New("retry later")
+	// errMalformed marks a document the engine cannot act on until someone
+	// fixes it; retrying it is pointless.
+	errMalformed = errors.New("malformed document")
+)
+
 // job is one operation being worked on, with its target resource as read
 // from the store at the same time.
 type job struct {

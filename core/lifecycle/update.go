@@ -133,7 +133,3 @@ func subscriptionOf(resourceID string) string {
 	}
 	return ""
 }
-
-// errMalformed marks a document the engine cannot act on until someone
-// fixes it; retrying it is pointless.
-var errMalformed = errors.New("malformed document")
