@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -204,9 +205,14 @@ func stopReason(ctx context.Context) error {
 }
 
 // prepareDataDir creates the data dir (and with reset, empties what this
-// command keeps there) and returns the store file and host state dir.
+// command keeps there) and returns the store file and host state dir. Host
+// state without a store is dropped: its leases point into a feed that no
+// longer exists and would skip the new store's first changes.
 func prepareDataDir(dir string, reset bool) (storePath, stateDir string, err error) {
 	storePath, stateDir = filepath.Join(dir, "store.db"), filepath.Join(dir, "host")
+	if _, err := os.Stat(storePath); errors.Is(err, fs.ErrNotExist) {
+		reset = true
+	}
 	if reset {
 		for _, p := range []string{storePath, stateDir} {
 			if err := os.RemoveAll(p); err != nil {

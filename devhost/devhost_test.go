@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -195,4 +197,39 @@ func getStatus(t *testing.T, url string) arm.OperationStatus {
 		t.Errorf("GET %s: %d %s", url, resp.StatusCode, body)
 	}
 	return st
+}
+
+func TestPrepareDataDirDropsLeasesOfAMissingStore(t *testing.T) {
+	dir := t.TempDir()
+	lease := filepath.Join(dir, "host", "leases", "dispatchOperations.json")
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.MkdirAll(filepath.Dir(lease), 0o755))
+	must(os.WriteFile(lease, []byte(`{"continuation":"57"}`), 0o644))
+	if _, _, err := prepareDataDir(dir, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(lease); !os.IsNotExist(err) {
+		t.Errorf("a lease without its store survived: %v", err)
+	}
+	// With a store in place, state is kept unless -reset.
+	must(os.MkdirAll(filepath.Dir(lease), 0o755))
+	must(os.WriteFile(lease, []byte(`{"continuation":"57"}`), 0o644))
+	must(os.WriteFile(filepath.Join(dir, "store.db"), nil, 0o644))
+	if _, _, err := prepareDataDir(dir, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(lease); err != nil {
+		t.Errorf("lease of an existing store was dropped: %v", err)
+	}
+	if _, _, err := prepareDataDir(dir, true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "store.db")); !os.IsNotExist(err) {
+		t.Errorf("-reset kept the store: %v", err)
+	}
 }
