@@ -11,10 +11,11 @@ import (
 	"github.com/google/uuid"
 )
 
-// forwarder is the host's public HTTP side for HTTP-only functions with
-// enableForwardingHttpRequest: a matching request is replayed on the same
+// forwarder is the host's public HTTP side. For HTTP-only functions with
+// enableForwardingHttpRequest a matching request is replayed on the same
 // path to the handler (method, headers, query, body) plus the host's
 // headers, and the handler's answer goes back as is, redirects included.
+// Other HTTP functions get the request in an invocation envelope.
 type forwarder struct {
 	host   *Host
 	routes []route
@@ -43,7 +44,8 @@ func newForwarder(h *Host, routes []route) *forwarder {
 func (f *forwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var allowed []string
 	for _, rt := range f.routes {
-		if !rt.match(r.URL.Path) {
+		params, ok := rt.match(r.URL.Path)
+		if !ok {
 			continue
 		}
 		if !rt.allows(r.Method) {
@@ -54,9 +56,13 @@ func (f *forwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, err.Error(), http.StatusServiceUnavailable)
 			return
 		}
-		f.host.logger.LogAttrs(r.Context(), slog.LevelDebug, "forwarding", slog.String("function", rt.function),
-			slog.String("method", r.Method), slog.String("path", r.URL.Path))
-		f.proxy.ServeHTTP(w, r)
+		f.host.logger.LogAttrs(r.Context(), slog.LevelDebug, "HTTP request", slog.String("function", rt.function),
+			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Bool("forwarded", rt.forward))
+		if rt.forward {
+			f.proxy.ServeHTTP(w, r)
+		} else {
+			f.host.serveEnvelope(w, r, rt, params)
+		}
 		return
 	}
 	if len(allowed) > 0 {

@@ -119,9 +119,14 @@ func TestRouteMatching(t *testing.T) {
 		if err != nil {
 			t.Fatalf("parseRoute(%q): %v", tc.route, err)
 		}
-		if got := r.match(tc.path); got != tc.match {
+		if _, got := r.match(tc.path); got != tc.match {
 			t.Errorf("route %q under %q matching %q = %v, want %v", tc.route, tc.prefix, tc.path, got, tc.match)
 		}
+	}
+	r, _ := parseRoute(fn("subs/{sub}/ops/{op:guid}/{*rest}"), "api")
+	params, ok := r.match("/api/subs/S1/ops/O1/a/b")
+	if !ok || params["sub"] != "S1" || params["op"] != "O1" || params["rest"] != "a/b" {
+		t.Errorf("params = %v (match %v)", params, ok)
 	}
 	for _, bad := range []string{"a/{*rest}/b", "a/{id?}/b", "a/x{id}", "a/{id", "a//b", "a/{}"} {
 		if _, err := parseRoute(fn(bad), ""); err == nil {

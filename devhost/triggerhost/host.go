@@ -139,15 +139,11 @@ func (h *Host) plan(cfg Config) error {
 			h.feeds = append(h.feeds, &feedListener{host: h, fn: fn, binding: b, pollDelay: delay,
 				leaseName: b.LeaseContainerPrefix + fn.Name})
 		case functionapp.TypeHTTPTrigger:
-			if !forwarding || !fn.IsHTTPOnly() {
-				h.logger.Warn("skipping HTTP function: this host only forwards HTTP-only functions with enableForwardingHttpRequest",
-					"function", fn.Name)
-				continue
-			}
 			r, err := parseRoute(fn, cfg.App.Host.RoutePrefix)
 			if err != nil {
 				return err
 			}
+			r.forward = forwarding && fn.IsHTTPOnly()
 			h.routes = append(h.routes, r)
 		default:
 			h.logger.Warn("skipping function with a trigger this host does not run", "function", fn.Name, "type", b.Type)

@@ -17,6 +17,12 @@ type route struct {
 	methods  []string // empty: any method
 	template string
 	segments []routeSegment
+	// forward replays the request as is; otherwise it travels in an
+	// invocation envelope (Data.<trigger>) and the answer comes back
+	// through the output binding named output.
+	forward bool
+	trigger string
+	output  string
 }
 
 type routeSegment struct {
@@ -29,7 +35,12 @@ type routeSegment struct {
 func parseRoute(fn functionapp.Function, prefix string) (route, error) {
 	b := fn.Trigger()
 	tmpl := "/" + strings.Trim(strings.Trim(prefix, "/")+"/"+b.Route, "/")
-	r := route{function: fn.Name, methods: b.Methods, template: tmpl}
+	r := route{function: fn.Name, methods: b.Methods, template: tmpl, trigger: b.Name}
+	for _, ob := range fn.Bindings {
+		if ob.Type == functionapp.TypeHTTP && ob.Direction == "out" {
+			r.output = ob.Name
+		}
+	}
 	parts := strings.Split(strings.Trim(tmpl, "/"), "/")
 	for i, p := range parts {
 		if p == "" {
@@ -68,24 +79,31 @@ func parseRoute(fn functionapp.Function, prefix string) (route, error) {
 	return r, nil
 }
 
-// match reports whether the path fits the template.
-func (r route) match(path string) bool {
+// match reports whether the path fits the template, with the values of
+// its parameters.
+func (r route) match(path string) (map[string]string, bool) {
 	parts := strings.Split(strings.Trim(path, "/"), "/")
 	if len(parts) == 1 && parts[0] == "" {
 		parts = nil
 	}
+	params := map[string]string{}
 	for i, seg := range r.segments {
 		if seg.catchAll {
-			return true
+			params[seg.param] = strings.Join(parts[min(i, len(parts)):], "/")
+			return params, true
 		}
 		if i >= len(parts) {
-			return seg.optional && i == len(parts)
+			return params, seg.optional && i == len(parts)
 		}
-		if seg.literal != "" && !strings.EqualFold(seg.literal, parts[i]) {
-			return false
+		if seg.literal != "" {
+			if !strings.EqualFold(seg.literal, parts[i]) {
+				return nil, false
+			}
+			continue
 		}
+		params[seg.param] = parts[i]
 	}
-	return len(parts) == len(r.segments)
+	return params, len(parts) == len(r.segments)
 }
 
 func (r route) allows(method string) bool {
