@@ -122,8 +122,12 @@ func run(ctx context.Context, o options, stdout, logw io.Writer, env map[string]
 		return fmt.Errorf("building the lifecycle engine: %w", err)
 	}
 
+	poll, err := pollConfig(getenv)
+	if err != nil {
+		return err
+	}
 	host, err := triggerhost.New(triggerhost.Config{
-		App: app, Worker: inProcessHandler(engine, polloperations.Config{}, logger), HandlerPort: o.handlerPort,
+		App: app, Worker: inProcessHandler(engine, poll, logger), HandlerPort: o.handlerPort,
 		Feed: st, StateDir: stateDir, HTTPAddr: o.httpAddr, FeedPollDelay: o.feedPollDelay, Logger: logger,
 	})
 	if err != nil {
@@ -146,6 +150,9 @@ func run(ctx context.Context, o options, stdout, logw io.Writer, env map[string]
 	case <-host.Started():
 	case err := <-hostDone:
 		hostDone <- err
+		if err == nil {
+			return stopReason(ctx)
+		}
 		return fmt.Errorf("the trigger host stopped: %w", err)
 	case <-hostCtx.Done():
 		return stopReason(ctx)
@@ -186,6 +193,21 @@ func run(ctx context.Context, o options, stdout, logw io.Writer, env map[string]
 		return outcome
 	}
 	return nil
+}
+
+// EnvPollBudget bounds one poll tick, as for `hcpops serve`.
+const EnvPollBudget = "HCPOPS_POLL_BUDGET"
+
+func pollConfig(getenv func(string) string) (polloperations.Config, error) {
+	v := getenv(EnvPollBudget)
+	if v == "" {
+		return polloperations.Config{}, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return polloperations.Config{}, fmt.Errorf("%s=%q: want a positive duration like 4m", EnvPollBudget, v)
+	}
+	return polloperations.Config{Budget: d}, nil
 }
 
 // hostFailure is the trigger host's own error, if it stopped by itself.

@@ -233,3 +233,18 @@ func TestPrepareDataDirDropsLeasesOfAMissingStore(t *testing.T) {
 		t.Errorf("-reset kept the store: %v", err)
 	}
 }
+
+func TestPollConfig(t *testing.T) {
+	env := func(v string) func(string) string { return func(string) string { return v } }
+	if c, err := pollConfig(env("")); err != nil || c.Budget != 0 {
+		t.Errorf("unset: %+v %v", c, err)
+	}
+	if c, err := pollConfig(env("90s")); err != nil || c.Budget != 90*time.Second {
+		t.Errorf("90s: %+v %v", c, err)
+	}
+	for _, bad := range []string{"soon", "-1m", "0s"} {
+		if _, err := pollConfig(env(bad)); err == nil || !strings.Contains(err.Error(), EnvPollBudget) {
+			t.Errorf("%q: err = %v, want one naming %s", bad, err, EnvPollBudget)
+		}
+	}
+}

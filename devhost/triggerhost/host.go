@@ -63,6 +63,7 @@ type Host struct {
 
 	mu       sync.Mutex
 	frontURL string
+	ran      bool
 	started  chan struct{}
 }
 
@@ -180,8 +181,15 @@ func (h *Host) FrontURL() string {
 }
 
 // Run starts the handler, waits for it to answer, then runs every trigger
-// until ctx is done.
+// until ctx is done. It returns the first error that stopped a trigger.
 func (h *Host) Run(ctx context.Context) error {
+	h.mu.Lock()
+	ran := h.ran
+	h.ran = true
+	h.mu.Unlock()
+	if ran {
+		return errors.New("trigger host: Run may be called once; build a new Host to run again")
+	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var wg sync.WaitGroup
