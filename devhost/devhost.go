@@ -275,7 +275,7 @@ func overrideSchedules(app *functionapp.App, schedules map[string]string) error 
 func banner(w io.Writer, o options, app *functionapp.App, storePath, simURL, sinkURL string, host *triggerhost.Host) {
 	fmt.Fprintf(w, "hcpops dev\n")
 	fmt.Fprintf(w, "  store          %s\n", storePath)
-	fmt.Fprintf(w, "  clusters svc   %s (simulator, %s per phase)\n", simURL, o.phase)
+	fmt.Fprintf(w, "  clusters svc   %s (simulator, phases of %s and %s)\n", simURL, o.phase, 2*o.phase)
 	fmt.Fprintf(w, "  notifications  %s (sink)\n", sinkURL)
 	fmt.Fprintf(w, "  handler        %s (in process)\n", host.Supervisor().BaseURL())
 	if u := host.FrontURL(); u != "" {

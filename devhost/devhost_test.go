@@ -248,3 +248,15 @@ func TestPollConfig(t *testing.T) {
 		}
 	}
 }
+
+func TestDurationsFromPhase(t *testing.T) {
+	o := options{phase: 5 * time.Second, simDurations: "node_pool_pending=1s"}
+	d, err := o.durations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.ClusterValidating != 5*time.Second || d.ClusterInstalling != 10*time.Second ||
+		d.NodePoolUninstalling != 10*time.Second || d.NodePoolPending != time.Second || d.CredentialExpiry < time.Hour {
+		t.Errorf("durations = %+v", d)
+	}
+}

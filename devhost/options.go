@@ -66,7 +66,7 @@ func parseOptions(args []string, lookupEnv func(string) (string, bool), usage io
 	fs.StringVar(&o.httpAddr, "http-addr", "127.0.0.1:7071", "front door for HTTP functions (loopback only)")
 	fs.IntVar(&o.handlerPort, "handler-port", 0, "FUNCTIONS_CUSTOMHANDLER_PORT for the handler (0: a free port)")
 	fs.DurationVar(&o.feedPollDelay, "feed-poll-delay", 500*time.Millisecond, "change feed poll delay, overriding function.json's feedPollDelay (0: keep it)")
-	fs.DurationVar(&o.phase, "phase", 5*time.Second, "duration of every simulated Clusters Service phase")
+	fs.DurationVar(&o.phase, "phase", 5*time.Second, "simulated Clusters Service phase length; installing, updating and uninstalling take twice as long")
 	fs.StringVar(&o.simDurations, "sim-durations", "", "per-phase overrides, e.g. cluster_installing=10s,node_pool_installing=5s")
 	fs.Func("schedule", "override a timer's schedule, NAME=NCRONTAB (repeatable), e.g. 'pollOperations=*/2 * * * * *'", func(v string) error {
 		name, expr, ok := strings.Cut(v, "=")
@@ -112,13 +112,16 @@ func parseOptions(args []string, lookupEnv func(string) (string, bool), usage io
 	return o, nil
 }
 
-// durations are the simulator's phases: -phase for all, then overrides.
-// Credentials keep a long expiry so a run never sees one lapse.
+// durations are the simulator's phases from -phase, then the overrides.
+// The working phases last twice as long as the others, so that with the
+// default 5 s they span a whole 10 s poll interval and every in-between
+// state shows in the progress. Credentials keep a long expiry so a run
+// never sees one lapse.
 func (o options) durations() (simulator.Durations, error) {
-	p := o.phase
+	p, long := o.phase, 2*o.phase
 	d := simulator.Durations{
-		ClusterValidating: p, ClusterPending: p, ClusterInstalling: p, ClusterUpdating: p, ClusterUninstalling: p,
-		NodePoolValidating: p, NodePoolPending: p, NodePoolInstalling: p, NodePoolUpdating: p, NodePoolUninstalling: p,
+		ClusterValidating: p, ClusterPending: p, ClusterInstalling: long, ClusterUpdating: long, ClusterUninstalling: long,
+		NodePoolValidating: p, NodePoolPending: p, NodePoolInstalling: long, NodePoolUpdating: long, NodePoolUninstalling: long,
 		ExternalAuthUninstalling: p, CredentialIssuing: p, CredentialRevoking: p,
 		CredentialExpiry: simulator.DefaultDurations().CredentialExpiry,
 	}
