@@ -1,0 +1,229 @@
+package benchmark
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hcpops/hcpops/app"
+	"github.com/hcpops/hcpops/handlers"
+)
+
+// testServeEnv makes the test binary act as `hcpops serve` (the main
+// package cannot be imported), so the cold-start harness is tested on a
+// real handler process.
+const testServeEnv = "HCPOPS_BENCH_TEST_SERVE"
+
+// TestMain lets the test binary be the benchmark's child processes, a
+// stand-in server, and (`bench.test bench -n ...`) the command itself.
+func TestMain(m *testing.M) {
+	ctx := context.Background()
+	switch {
+	case os.Getenv(childEnv) != "":
+		exit(Main(ctx, nil, os.Stdout))
+	case os.Getenv(testServeEnv) != "":
+		exit(testServe(ctx))
+	case len(os.Args) > 1 && os.Args[1] == "bench":
+		exit(Main(ctx, os.Args[2:], os.Stdout))
+	}
+	os.Exit(m.Run())
+}
+
+func exit(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// testServe is what main's serve does, trimmed: assemble the app from the
+// environment and serve until interrupted.
+func testServe(ctx context.Context) error {
+	ctx, stop := signalContext(ctx)
+	defer stop()
+	port, err := handlers.PortFromEnv(os.Getenv, 0)
+	if err != nil {
+		return err
+	}
+	a, err := app.New(ctx, os.Getenv, slog.New(slog.DiscardHandler), app.Parts{})
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	srv, err := a.Handler(os.Getenv, handlers.Config{Port: port})
+	if err != nil {
+		return err
+	}
+	return srv.Run(ctx)
+}
+
+// TestQuickRun runs the quick benchmark end to end (all but the cold start,
+// which builds the whole binary) and checks the report holds together.
+func TestQuickRun(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "report.json")
+	var stdout bytes.Buffer
+	args := []string{"-quick", "-scenarios", "tick-unchanged,tick-changed,dispatch,handler", "-handler-iterations", "50", "-out", out}
+	if err := Main(context.Background(), args, &stdout); err != nil {
+		t.Fatalf("bench: %v\n%s", err, stdout.String())
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r Report
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
+		t.Fatalf("report is not well-formed: %v", err)
+	}
+	const n = 200
+	if len(r.Errors) != 0 {
+		t.Errorf("errors: %v", r.Errors)
+	}
+	if r.Config.Concurrency != 64 || r.Config.LatencyMS != 20 || len(r.Config.Ns) != 1 || r.Config.Ns[0] != n {
+		t.Errorf("config = %+v", r.Config)
+	}
+
+	// One changed tick per store mode, then one unchanged tick.
+	var kinds []string
+	for _, tk := range r.Ticks {
+		kinds = append(kinds, tk.Scenario+"/"+tk.Store)
+		if tk.N != n || tk.Result.Polled != n || tk.Result.Errors != 0 {
+			t.Errorf("%s: N %d polled %d errors %d; every operation must be polled", tk.Scenario, tk.N, tk.Result.Polled, tk.Result.Errors)
+		}
+		if tk.CSRequestsPerOp < 1 {
+			t.Errorf("%s: %.2f CS requests per operation; each poll reads CS", tk.Scenario, tk.CSRequestsPerOp)
+		}
+		if tk.WallMS < tk.BoundMS || tk.BoundMS != n*20.0/64 {
+			t.Errorf("%s: wall %.1f ms under the bound %.1f ms: the latency is not applied", tk.Scenario, tk.WallMS, tk.BoundMS)
+		}
+		if tk.CPUPerOpUS <= 0 || tk.PeakRSSMB <= 0 {
+			t.Errorf("%s: cpu %.1f µs/op, rss %.1f MB: getrusage not read", tk.Scenario, tk.CPUPerOpUS, tk.PeakRSSMB)
+		}
+		switch tk.Scenario {
+		case ScenarioTickUnchanged:
+			if w := tk.StoreCounts.Writes(); w != 0 || tk.Result.Changed != 0 {
+				t.Errorf("unchanged tick wrote %d times, changed %d", w, tk.Result.Changed)
+			}
+		case ScenarioTickChanged:
+			if tk.Result.Changed != n || tk.StoreCounts.Batches != n || tk.WritesPerOp != 1 {
+				t.Errorf("changed tick: changed %d, %d batches, %.2f writes/op; want one batch each",
+					tk.Result.Changed, tk.StoreCounts.Batches, tk.WritesPerOp)
+			}
+		}
+	}
+	if got := strings.Join(kinds, " "); got != "tick-changed/durable tick-changed/nosync tick-unchanged/durable" {
+		t.Errorf("ticks = %s", got)
+	}
+
+	if len(r.Dispatch) != 2 {
+		t.Fatalf("%d dispatch runs, want one per store mode", len(r.Dispatch))
+	}
+	for _, d := range r.Dispatch {
+		if d.Operations != n || d.Dispatched != n || d.Batches != n/100 || d.CSPostsPerOp != 1 {
+			t.Errorf("dispatch %s: %d ops, %d dispatched, %d batches, %.2f POSTs/op", d.Store, d.Operations, d.Dispatched, d.Batches, d.CSPostsPerOp)
+		}
+		if d.BatchP50MS <= 0 || d.OpsPerSecond <= 0 || d.DocsPerBatch != 200 {
+			t.Errorf("dispatch %s: p50 %.1f ms, %.0f ops/s, %.0f docs/batch", d.Store, d.BatchP50MS, d.OpsPerSecond, d.DocsPerBatch)
+		}
+	}
+
+	h := r.Handler
+	if h == nil || h.Documents != 100 || h.Recorded != 100*101 || h.InProcessUS <= 0 || h.HTTPMeanUS <= 0 {
+		t.Errorf("handler = %+v", h)
+	}
+
+	found := false
+	for _, tg := range r.Targets {
+		if tg.Name == "store writes when nothing changed" {
+			found = true
+			if !tg.Pass || tg.Value != 0 {
+				t.Errorf("target %+v", tg)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no zero-writes target in %+v", r.Targets)
+	}
+	for _, want := range []string{"poll tick", "dispatch through", "handler overhead", "targets", "PASS", "report written to"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, stdout.String())
+		}
+	}
+}
+
+// TestColdStart measures a real handler process (this test binary acting
+// as hcpops serve) and a binary that dies at once.
+func TestColdStart(t *testing.T) {
+	ctx := context.Background()
+	w, err := newCSWorld(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.close()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fig, err := measureColdStart(ctx, exe, w.url, t.TempDir(), 3, testServeEnv+"=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("cold start of the test binary as a server: %+v", fig)
+	if len(fig.SamplesMS) != 3 || fig.MinMS <= 0 || fig.MinMS > fig.MedianMS || fig.MedianMS > fig.MaxMS {
+		t.Errorf("figures = %+v", fig)
+	}
+	_, err = measureColdStart(ctx, exe, w.url, t.TempDir(), 1, testServeEnv+"=1", childEnv+"=/nonexistent")
+	if err == nil || !strings.Contains(err.Error(), "exited before answering") {
+		t.Errorf("a server that dies: err = %v", err)
+	}
+}
+
+func TestParseFlags(t *testing.T) {
+	tests := []struct {
+		args    []string
+		wantErr string
+		check   func(options) bool
+	}{
+		{nil, "", func(o options) bool {
+			return len(o.ns) == 2 && o.ns[1] == 10000 && len(o.scenarios) == 5 && len(o.storeModes) == 2
+		}},
+		{[]string{"-quick"}, "", func(o options) bool { return len(o.ns) == 1 && o.ns[0] == 200 && o.dispatchOps == 200 }},
+		{[]string{"-quick", "-n", "300"}, "", func(o options) bool { return o.ns[0] == 300 }},
+		{[]string{"-n", "10000, 1000,1000"}, "", func(o options) bool { return len(o.ns) == 2 && o.ns[0] == 1000 }},
+		{[]string{"-scenarios", "handler,DISPATCH"}, "", func(o options) bool { return o.has(ScenarioDispatch) && !o.has(ScenarioColdStart) }},
+		{[]string{"-store", "both"}, "", func(o options) bool { return len(o.storeModes) == 2 }},
+		{[]string{"-n", "10k"}, `-n="10k": "10k" is not a positive whole number`, nil},
+		{[]string{"-n", "0"}, `"0" is not a positive`, nil},
+		{[]string{"-scenarios", "tick"}, `-scenarios="tick": unknown "tick"`, nil},
+		{[]string{"-store", "fast"}, `-store="fast": unknown "fast"`, nil},
+		{[]string{"-concurrency", "0"}, "-concurrency=0: want at least 1", nil},
+		{[]string{"-latency", "-1ms"}, "-latency=-1ms", nil},
+		{[]string{"extra"}, "unexpected arguments", nil},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			var out bytes.Buffer
+			o, err := parseFlags(tt.args, &out)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tt.check(o) {
+				t.Errorf("options = %+v", o)
+			}
+		})
+	}
+}

@@ -1,0 +1,348 @@
+package benchmark
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/hcpops/hcpops/core/document"
+	"github.com/hcpops/hcpops/core/lifecycle"
+	"github.com/hcpops/hcpops/core/store"
+	"github.com/hcpops/hcpops/devhost/triggerhost"
+	"github.com/hcpops/hcpops/functions/dispatchOperations"
+	"github.com/hcpops/hcpops/handlers"
+)
+
+// childEnv names the spec file of a measuring child. Each measured
+// scenario runs in a child process of the same binary so that its CPU time
+// and peak RSS are its own: maxrss never goes down, and the simulator and
+// the seeding stay in the parent.
+const childEnv = "HCPOPS_BENCH_CHILD"
+
+// Scenario kinds a child runs.
+const (
+	childTick     = "tick"
+	childDispatch = "dispatch"
+)
+
+type childSpec struct {
+	Kind        string `json:"kind"`
+	StorePath   string `json:"store_path"`
+	NoSync      bool   `json:"no_sync"`
+	CSURL       string `json:"cs_url"`
+	Concurrency int    `json:"concurrency"`
+	BatchOps    int    `json:"batch_ops"`
+	CPUProfile  string `json:"cpu_profile"`
+}
+
+type childResult struct {
+	Wall   time.Duration `json:"wall"`
+	User   time.Duration `json:"user"`
+	Sys    time.Duration `json:"sys"`
+	MaxRSS int64         `json:"max_rss"`
+	// RusageMaxRSS is getrusage's figure, inflated by the parent; see usage.
+	RusageMaxRSS int64                `json:"rusage_max_rss"`
+	Store        StoreCounts          `json:"store"`
+	Tick         lifecycle.TickResult `json:"tick"`
+	// dispatch only
+	BatchWall  []time.Duration `json:"batch_wall"`
+	Documents  int             `json:"documents"`
+	Operations int             `json:"operations"`
+	Dispatched int             `json:"dispatched"`
+}
+
+// spawn runs spec in a child process: this same executable and command
+// line, told by childEnv to measure instead.
+func spawn(ctx context.Context, spec childSpec, dir string) (childResult, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return childResult{}, fmt.Errorf("finding this executable: %w", err)
+	}
+	f, err := os.CreateTemp(dir, "child-*.json")
+	if err != nil {
+		return childResult{}, fmt.Errorf("writing child spec: %w", err)
+	}
+	if err := json.NewEncoder(f).Encode(spec); err != nil {
+		f.Close()
+		return childResult{}, fmt.Errorf("writing child spec: %w", err)
+	}
+	f.Close()
+	cmd := exec.CommandContext(ctx, exe, os.Args[1:]...)
+	cmd.Env = append(os.Environ(), childEnv+"="+f.Name())
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return childResult{}, fmt.Errorf("%s child: %w: %s", spec.Kind, err, tail(stderr.String()))
+	}
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	var res childResult
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &res); err != nil {
+		return childResult{}, fmt.Errorf("%s child printed no result: %w: %s", spec.Kind, err, tail(stdout.String()+stderr.String()))
+	}
+	return res, nil
+}
+
+func tail(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) > 2000 {
+		return "..." + s[len(s)-2000:]
+	}
+	return s
+}
+
+// runChild is a child's whole life: read the spec, measure, print the
+// result as the last line of stdout.
+func runChild(ctx context.Context, specPath string, stdout io.Writer) error {
+	b, err := os.ReadFile(specPath)
+	if err != nil {
+		return fmt.Errorf("reading child spec: %w", err)
+	}
+	var spec childSpec
+	if err := json.Unmarshal(b, &spec); err != nil {
+		return fmt.Errorf("child spec %s: %w", specPath, err)
+	}
+	s, err := openStore(spec.StorePath, spec.NoSync)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	a, err := assemble(ctx, s, spec.CSURL, spec.Concurrency)
+	if err != nil {
+		return err
+	}
+	defer a.close()
+	var res childResult
+	switch spec.Kind {
+	case childTick:
+		res, err = measure(spec, func() (childResult, error) {
+			tr, err := a.app.Engine.Tick(ctx)
+			return childResult{Tick: tr}, err
+		})
+	case childDispatch:
+		res, err = childDispatchRun(ctx, spec, a, s)
+	default:
+		err = fmt.Errorf("child spec kind %q: want %s or %s", spec.Kind, childTick, childDispatch)
+	}
+	if err != nil {
+		return err
+	}
+	res.Store = a.counts.counts()
+	out, err := json.Marshal(res)
+	if err != nil {
+		return fmt.Errorf("encoding child result: %w", err)
+	}
+	_, err = fmt.Fprintf(stdout, "%s\n", out)
+	return err
+}
+
+// measure times fn and takes its CPU time from getrusage, profiling it
+// when asked.
+func measure(spec childSpec, fn func() (childResult, error)) (childResult, error) {
+	if spec.CPUProfile != "" {
+		f, err := os.Create(spec.CPUProfile)
+		if err != nil {
+			return childResult{}, fmt.Errorf("-cpuprofile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return childResult{}, fmt.Errorf("-cpuprofile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	runtime.GC()
+	u0, err := readUsage()
+	if err != nil {
+		return childResult{}, err
+	}
+	t0 := time.Now()
+	res, err := fn()
+	res.Wall = time.Since(t0)
+	u1, uerr := readUsage()
+	if err != nil {
+		return childResult{}, err
+	}
+	if uerr != nil {
+		return childResult{}, uerr
+	}
+	res.User, res.Sys, res.MaxRSS, res.RusageMaxRSS = u1.User-u0.User, u1.Sys-u0.Sys, u1.MaxRSS, u1.RusageMaxRSS
+	return res, nil
+}
+
+// childDispatchRun posts the change feed, in batches of BatchOps new
+// operations with their resources, to the real handler over HTTP, exactly
+// as the Functions host would, one batch at a time.
+func childDispatchRun(ctx context.Context, spec childSpec, a *assembled, raw store.Store) (childResult, error) {
+	items, cont, err := readFeed(ctx, raw, "")
+	if err != nil {
+		return childResult{}, err
+	}
+	bodies, ops, err := dispatchBodies(items, spec.BatchOps)
+	if err != nil {
+		return childResult{}, err
+	}
+	srv, err := a.app.Handler(a.getenv, handlers.Config{})
+	if err != nil {
+		return childResult{}, fmt.Errorf("building the handler: %w", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return childResult{}, fmt.Errorf("listening: %w", err)
+	}
+	sctx, stop := context.WithCancel(ctx)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(sctx, ln) }()
+	defer func() { stop(); <-served }()
+	url := "http://" + ln.Addr().String() + "/" + dispatchoperations.Name
+	client := &http.Client{Timeout: 10 * time.Minute}
+
+	res, err := measure(spec, func() (childResult, error) {
+		var r childResult
+		for i, body := range bodies {
+			t0 := time.Now()
+			if err := invoke(ctx, client, url, body); err != nil {
+				return r, fmt.Errorf("batch %d: %w", i, err)
+			}
+			r.BatchWall = append(r.BatchWall, time.Since(t0))
+		}
+		return r, nil
+	})
+	if err != nil {
+		return childResult{}, err
+	}
+	res.Documents, res.Operations = len(items), ops
+	res.Dispatched, err = countRecorded(ctx, raw, cont)
+	return res, err
+}
+
+// dispatchBodies cuts the feed into invocation bodies of batchOps
+// operations each (with the resource documents written beside them).
+func dispatchBodies(items []store.Item, batchOps int) ([][]byte, int, error) {
+	var bodies [][]byte
+	var batch []store.Item
+	ops, inBatch := 0, 0
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		body, err := envelope(batch)
+		if err != nil {
+			return err
+		}
+		bodies = append(bodies, body)
+		batch, inBatch = nil, 0
+		return nil
+	}
+	for _, it := range items {
+		kind, err := document.Sniff(it.Body)
+		if err != nil {
+			return nil, 0, fmt.Errorf("seeded document: %w", err)
+		}
+		if kind == document.KindOperation {
+			if inBatch == batchOps {
+				if err := flush(); err != nil {
+					return nil, 0, err
+				}
+			}
+			ops++
+			inBatch++
+		}
+		batch = append(batch, it)
+	}
+	return bodies, ops, flush()
+}
+
+// envelope is the host's invocation body for a change-feed batch.
+func envelope(items []store.Item) ([]byte, error) {
+	docs, err := triggerhost.EncodeDocuments(items)
+	if err != nil {
+		return nil, err
+	}
+	env := map[string]any{
+		"Data": map[string]json.RawMessage{dispatchoperations.BindingName: docs},
+		"Metadata": map[string]any{"sys": map[string]string{
+			"MethodName": dispatchoperations.Name,
+			"UtcNow":     time.Now().UTC().Format(time.RFC3339Nano),
+			"RandGuid":   uuid.NewString(),
+		}},
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(env); err != nil {
+		return nil, fmt.Errorf("encoding invocation: %w", err)
+	}
+	return b.Bytes(), nil
+}
+
+// invoke posts one invocation with the host's headers and insists on 200.
+func invoke(ctx context.Context, client *http.Client, url string, body []byte) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json; charset=utf-8")
+	req.Header.Set(triggerhost.HeaderInvocationID, uuid.NewString())
+	req.Header.Set("User-Agent", "Azure-Functions-Host/"+triggerhost.DefaultHostVersion)
+	resp, err := client.Do(req)
+	if err != nil {
+		return fmt.Errorf("posting invocation: %w", err)
+	}
+	defer resp.Body.Close()
+	answer, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("invocation answered %d: %s", resp.StatusCode, tail(string(answer)))
+	}
+	return nil
+}
+
+// countRecorded counts resources whose CS cluster ID was recorded after
+// continuation: the proof that dispatch did its work.
+func countRecorded(ctx context.Context, s store.Store, continuation string) (int, error) {
+	items, _, err := readFeed(ctx, s, continuation)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, it := range items {
+		if kind, err := document.Sniff(it.Body); err != nil || kind != document.KindCluster {
+			continue
+		}
+		r, err := document.ParseResource(it.Body)
+		if err != nil {
+			return 0, fmt.Errorf("reading a dispatched resource: %w", err)
+		}
+		if r.ClusterServiceID() != "" {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// profilePath names a child's CPU profile after its scenario.
+func profilePath(prefix, name string) string {
+	if prefix == "" {
+		return ""
+	}
+	ext := filepath.Ext(prefix)
+	return strings.TrimSuffix(prefix, ext) + "." + name + orDefault(ext, ".pprof")
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

@@ -1,0 +1,92 @@
+package benchmark
+
+import (
+	"context"
+	"sync/atomic"
+
+	"github.com/hcpops/hcpops/core/store"
+)
+
+// countingStore wraps the real store so a scenario can say how many reads
+// and writes each operation cost; it forwards every call unchanged.
+type countingStore struct {
+	store.Store
+	gets, creates, replaces, softDeletes, batches, batchOps atomic.Int64
+	queryPages, queryItems, childPages, feedReads           atomic.Int64
+}
+
+// StoreCounts is what a countingStore saw.
+type StoreCounts struct {
+	Gets        int64 `json:"gets"`
+	Creates     int64 `json:"creates"`
+	Replaces    int64 `json:"replaces"`
+	SoftDeletes int64 `json:"soft_deletes"`
+	Batches     int64 `json:"batches"`
+	BatchOps    int64 `json:"batch_ops"`
+	QueryPages  int64 `json:"query_pages"`
+	QueryItems  int64 `json:"query_items"`
+	ChildPages  int64 `json:"children_pages"`
+	FeedReads   int64 `json:"feed_reads"`
+}
+
+// Reads are point reads: query pages are reported on their own, since a
+// page serves many operations.
+func (c StoreCounts) Reads() int64 { return c.Gets }
+
+// Writes counts write requests; a transactional batch is one write.
+func (c StoreCounts) Writes() int64 { return c.Creates + c.Replaces + c.SoftDeletes + c.Batches }
+
+func (s *countingStore) counts() StoreCounts {
+	return StoreCounts{
+		Gets: s.gets.Load(), Creates: s.creates.Load(), Replaces: s.replaces.Load(),
+		SoftDeletes: s.softDeletes.Load(), Batches: s.batches.Load(), BatchOps: s.batchOps.Load(),
+		QueryPages: s.queryPages.Load(), QueryItems: s.queryItems.Load(),
+		ChildPages: s.childPages.Load(), FeedReads: s.feedReads.Load(),
+	}
+}
+
+func (s *countingStore) Get(ctx context.Context, pk, id string) (store.Item, error) {
+	s.gets.Add(1)
+	return s.Store.Get(ctx, pk, id)
+}
+
+func (s *countingStore) Create(ctx context.Context, pk string, doc []byte) (store.Item, error) {
+	s.creates.Add(1)
+	return s.Store.Create(ctx, pk, doc)
+}
+
+func (s *countingStore) Replace(ctx context.Context, pk, id string, doc []byte, ifMatch string) (store.Item, error) {
+	s.replaces.Add(1)
+	return s.Store.Replace(ctx, pk, id, doc, ifMatch)
+}
+
+func (s *countingStore) SoftDelete(ctx context.Context, pk, id string) error {
+	s.softDeletes.Add(1)
+	return s.Store.SoftDelete(ctx, pk, id)
+}
+
+func (s *countingStore) Batch(ctx context.Context, pk string, ops []store.BatchOp) ([]store.Item, error) {
+	s.batches.Add(1)
+	s.batchOps.Add(int64(len(ops)))
+	return s.Store.Batch(ctx, pk, ops)
+}
+
+func (s *countingStore) ActiveOperations(ctx context.Context, q store.ActiveOperationsQuery, page func([]store.Item) error) error {
+	return s.Store.ActiveOperations(ctx, q, func(items []store.Item) error {
+		s.queryPages.Add(1)
+		s.queryItems.Add(int64(len(items)))
+		return page(items)
+	})
+}
+
+func (s *countingStore) Children(ctx context.Context, pk, parent string, page func([]store.Item) error) error {
+	return s.Store.Children(ctx, pk, parent, func(items []store.Item) error {
+		s.childPages.Add(1)
+		return page(items)
+	})
+}
+
+func (s *countingStore) ChangeFeed(ctx context.Context, continuation string, maxItems int) (store.FeedPage, error) {
+	s.feedReads.Add(1)
+	return s.Store.ChangeFeed(ctx, continuation, maxItems)
+}

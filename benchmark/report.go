@@ -1,0 +1,236 @@
+package benchmark
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/hcpops/hcpops/core/lifecycle"
+)
+
+// Report is everything one run measured; it is printed as a table and
+// written as JSON for comparison between runs.
+type Report struct {
+	Started   time.Time         `json:"started"`
+	Seconds   float64           `json:"seconds"`
+	Host      HostInfo          `json:"host"`
+	Config    RunConfig         `json:"config"`
+	Ticks     []TickFigures     `json:"ticks"`
+	Dispatch  []DispatchFigures `json:"dispatch"`
+	Handler   *HandlerFigures   `json:"handler,omitempty"`
+	ColdStart *ColdStartFigures `json:"cold_start,omitempty"`
+	Targets   []Target          `json:"targets"`
+	Errors    []string          `json:"errors"`
+}
+
+// HostInfo says what the figures were measured on; the load matters on a
+// shared machine.
+type HostInfo struct {
+	CPUs       int    `json:"cpus"`
+	GoVersion  string `json:"go_version"`
+	GOOS       string `json:"goos"`
+	GOARCH     string `json:"goarch"`
+	LoadBefore string `json:"load_before"`
+	LoadAfter  string `json:"load_after"`
+}
+
+// RunConfig echoes the flags.
+type RunConfig struct {
+	Ns            []int    `json:"n"`
+	Concurrency   int      `json:"concurrency"`
+	LatencyMS     float64  `json:"latency_ms"`
+	Quick         bool     `json:"quick"`
+	Scenarios     []string `json:"scenarios"`
+	StoreModes    []string `json:"store_modes"`
+	DispatchOps   int      `json:"dispatch_ops"`
+	BatchOps      int      `json:"batch_ops"`
+	ColdStartRuns int      `json:"cold_start_runs"`
+}
+
+// TickFigures is one measured poll tick.
+type TickFigures struct {
+	Scenario    string  `json:"scenario"`
+	Store       string  `json:"store"`
+	N           int     `json:"n"`
+	Concurrency int     `json:"concurrency"`
+	WallMS      float64 `json:"wall_ms"`
+	// BoundMS is N x latency / concurrency: no tick can be faster.
+	BoundMS    float64 `json:"bound_ms"`
+	Ratio      float64 `json:"ratio"`
+	CPUPerOpUS float64 `json:"cpu_per_op_us"`
+	// SimCPUPerOpUS is the parent's CPU meanwhile: the CS simulator serving
+	// the child, which competes with it for the same cores.
+	SimCPUPerOpUS float64 `json:"sim_cpu_per_op_us"`
+	UserMS        float64 `json:"user_ms"`
+	SysMS         float64 `json:"sys_ms"`
+	// ReadsPerOp counts point reads; query pages are in Store.
+	ReadsPerOp      float64              `json:"store_reads_per_op"`
+	WritesPerOp     float64              `json:"store_writes_per_op"`
+	CSRequestsPerOp float64              `json:"cs_requests_per_op"`
+	PeakRSSMB       float64              `json:"peak_rss_mb"`
+	RusageMaxRSSMB  float64              `json:"rusage_maxrss_mb"`
+	Result          lifecycle.TickResult `json:"result"`
+	StoreCounts     StoreCounts          `json:"store_counts"`
+	CSRequests      map[string]int       `json:"cs_requests"`
+}
+
+// DispatchFigures is a run of change-feed batches through the handler.
+type DispatchFigures struct {
+	Store           string         `json:"store"`
+	Operations      int            `json:"operations"`
+	Batches         int            `json:"batches"`
+	OpsPerBatch     int            `json:"ops_per_batch"`
+	DocsPerBatch    float64        `json:"docs_per_batch"`
+	BatchP50MS      float64        `json:"batch_p50_ms"`
+	BatchP90MS      float64        `json:"batch_p90_ms"`
+	BatchMaxMS      float64        `json:"batch_max_ms"`
+	OpsPerSecond    float64        `json:"ops_per_second"`
+	Dispatched      int            `json:"dispatched"`
+	CSPostsPerOp    float64        `json:"cs_posts_per_op"`
+	CSRequestsPerOp float64        `json:"cs_requests_per_op"`
+	ReadsPerOp      float64        `json:"store_reads_per_op"`
+	WritesPerOp     float64        `json:"store_writes_per_op"`
+	CPUPerOpUS      float64        `json:"cpu_per_op_us"`
+	SimCPUPerOpUS   float64        `json:"sim_cpu_per_op_us"`
+	PeakRSSMB       float64        `json:"peak_rss_mb"`
+	RusageMaxRSSMB  float64        `json:"rusage_maxrss_mb"`
+	StoreCounts     StoreCounts    `json:"store_counts"`
+	CSRequests      map[string]int `json:"cs_requests"`
+}
+
+// HandlerFigures is the cost of the handler layer alone: envelope and
+// documents decoding, routing, result encoding, with a no-op engine.
+type HandlerFigures struct {
+	Documents    int `json:"documents"`
+	PayloadBytes int `json:"payload_bytes"`
+	Iterations   int `json:"iterations"`
+	// In process (ServeHTTP): the pure decode-and-route cost.
+	InProcessUS     float64 `json:"in_process_us"`
+	AllocsPerInvoke float64 `json:"allocs_per_invocation"`
+	BytesPerInvoke  float64 `json:"bytes_per_invocation"`
+	// Over loopback HTTP with a keep-alive client, as the host calls it.
+	HTTPMeanUS float64 `json:"http_mean_us"`
+	HTTPP50US  float64 `json:"http_p50_us"`
+	HTTPCPUUS  float64 `json:"http_cpu_per_invocation_us"`
+	// Recorded is how many documents reached the no-op engine.
+	Recorded int `json:"recorded_documents"`
+}
+
+// ColdStartFigures is process start to the first healthy GET /.
+type ColdStartFigures struct {
+	Binary          string    `json:"binary"`
+	Runs            int       `json:"runs"`
+	MedianMS        float64   `json:"median_ms"`
+	MinMS           float64   `json:"min_ms"`
+	MaxMS           float64   `json:"max_ms"`
+	SamplesMS       []float64 `json:"samples_ms"`
+	StrippedBytes   int64     `json:"stripped_bytes"`
+	UnstrippedBytes int64     `json:"unstripped_bytes"`
+}
+
+// Target is one goal with its verdict.
+type Target struct {
+	Name  string  `json:"name"`
+	Value float64 `json:"value"`
+	Limit float64 `json:"limit"`
+	Unit  string  `json:"unit"`
+	Pass  bool    `json:"pass"`
+	Note  string  `json:"note,omitempty"`
+}
+
+func verdict(pass bool) string {
+	if pass {
+		return "PASS"
+	}
+	return "MISS"
+}
+
+// print renders the report as aligned tables.
+func (r *Report) print(w io.Writer) {
+	c := r.Config
+	fmt.Fprintf(w, "\nhcpops bench: CS simulator latency %gms, concurrency %d, %d CPUs, load %s -> %s\n",
+		c.LatencyMS, c.Concurrency, r.Host.CPUs, r.Host.LoadBefore, r.Host.LoadAfter)
+	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
+	if len(r.Ticks) > 0 {
+		fmt.Fprintln(w, "\npoll tick")
+		fmt.Fprintln(tw, "scenario\tstore\tN\twall ms\tbound ms\tratio\tcpu µs/op\tsim cpu µs/op\treads/op\twrites/op\tCS req/op\tpeak RSS MB\tchanged\terrors\t")
+		for _, t := range r.Ticks {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\t%.0f\t%.2f\t%.0f\t%.0f\t%.2f\t%.2f\t%.2f\t%.1f\t%d\t%d\t\n",
+				t.Scenario, t.Store, t.N, t.WallMS, t.BoundMS, t.Ratio, t.CPUPerOpUS, t.SimCPUPerOpUS, t.ReadsPerOp, t.WritesPerOp,
+				t.CSRequestsPerOp, t.PeakRSSMB, t.Result.Changed, t.Result.Errors)
+		}
+		tw.Flush()
+	}
+	if len(r.Dispatch) > 0 {
+		fmt.Fprintln(w, "\ndispatch through POST /dispatchOperations")
+		fmt.Fprintln(tw, "store\tops\tbatches\tops/batch\tdocs/batch\tp50 ms\tp90 ms\tmax ms\tops/s\tCS POST/op\tCS req/op\treads/op\twrites/op\tcpu µs/op\tpeak RSS MB\t")
+		for _, d := range r.Dispatch {
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.2f\t%.2f\t%.2f\t%.2f\t%.0f\t%.1f\t\n",
+				d.Store, d.Operations, d.Batches, d.OpsPerBatch, d.DocsPerBatch, d.BatchP50MS, d.BatchP90MS, d.BatchMaxMS,
+				d.OpsPerSecond, d.CSPostsPerOp, d.CSRequestsPerOp, d.ReadsPerOp, d.WritesPerOp, d.CPUPerOpUS, d.PeakRSSMB)
+		}
+		tw.Flush()
+	}
+	if h := r.Handler; h != nil {
+		fmt.Fprintf(w, "\nhandler overhead, one %d-document invocation (%d bytes), no-op engine, %d iterations\n",
+			h.Documents, h.PayloadBytes, h.Iterations)
+		fmt.Fprintln(tw, "in-process µs\tallocs\tKB alloc\tHTTP mean µs\tHTTP p50 µs\tHTTP cpu µs\t")
+		fmt.Fprintf(tw, "%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\t\n", h.InProcessUS, h.AllocsPerInvoke, h.BytesPerInvoke/1024,
+			h.HTTPMeanUS, h.HTTPP50US, h.HTTPCPUUS)
+		tw.Flush()
+	}
+	if cs := r.ColdStart; cs != nil {
+		fmt.Fprintf(w, "\ncold start (hcpops serve to first healthy GET /), %d runs\n", cs.Runs)
+		fmt.Fprintln(tw, "median ms\tmin ms\tmax ms\tstripped MB\tunstripped MB\t")
+		fmt.Fprintf(tw, "%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t\n", cs.MedianMS, cs.MinMS, cs.MaxMS,
+			float64(cs.StrippedBytes)/(1<<20), float64(cs.UnstrippedBytes)/(1<<20))
+		tw.Flush()
+	}
+	if len(r.Targets) > 0 {
+		fmt.Fprintln(w, "\ntargets")
+		tt := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
+		for _, t := range r.Targets {
+			note := ""
+			if t.Note != "" {
+				note = " (" + t.Note + ")"
+			}
+			fmt.Fprintf(tt, "%s\t%s\t%.3g %s (limit %.3g)%s\n", verdict(t.Pass), t.Name, t.Value, t.Unit, t.Limit, note)
+		}
+		tt.Flush()
+	}
+	for _, e := range r.Errors {
+		fmt.Fprintln(w, "ERROR:", e)
+	}
+}
+
+// write saves the report as indented JSON.
+func (r *Report) write(path string) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding report: %w", err)
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("writing report: %w", err)
+	}
+	return nil
+}
+
+// loadAverage reads /proc/loadavg; "" where there is none.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return ""
+	}
+	return strings.Join(f[:3], " ")
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }

@@ -1,0 +1,210 @@
+package benchmark
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// runTicks seeds n dispatched cluster creates once, then measures the tick
+// that moves every one of them (Accepted to Provisioning: one batch write
+// each) and the tick after it, where CS says nothing new.
+func runTicks(ctx context.Context, o options, dir string, n int, r *Report, progress func(string, ...any)) error {
+	w, err := newCSWorld(ctx)
+	if err != nil {
+		return err
+	}
+	defer w.close()
+	golden := filepath.Join(dir, fmt.Sprintf("tick-%d.db", n))
+	progress("seeding %d dispatched cluster creates", n)
+	t0 := time.Now()
+	if err := prepareTick(ctx, w, golden, n, o.concurrency, progress); err != nil {
+		return err
+	}
+	progress("seeded in %s", time.Since(t0).Round(time.Millisecond))
+
+	settled := ""
+	if o.has(ScenarioTickChanged) {
+		for _, mode := range o.storeModes {
+			path := filepath.Join(dir, fmt.Sprintf("tick-%d-%s.db", n, mode))
+			if err := copyFile(golden, path); err != nil {
+				return err
+			}
+			progress("%s N=%d, %s store", ScenarioTickChanged, n, mode)
+			fig, err := tickChild(ctx, o, w, dir, path, mode, n, ScenarioTickChanged)
+			if err != nil {
+				return err
+			}
+			r.Ticks = append(r.Ticks, fig)
+			if fig.Result.Changed != n || fig.Result.Polled != n || fig.Result.Errors != 0 {
+				return fmt.Errorf("%s %s: polled %d, changed %d, errors %d; want %d, %d, 0",
+					ScenarioTickChanged, mode, fig.Result.Polled, fig.Result.Changed, fig.Result.Errors, n, n)
+			}
+			if settled == "" {
+				settled = path
+			}
+		}
+	}
+	if !o.has(ScenarioTickUnchanged) {
+		return nil
+	}
+	if settled == "" {
+		settled = filepath.Join(dir, fmt.Sprintf("tick-%d-settled.db", n))
+		if err := copyFile(golden, settled); err != nil {
+			return err
+		}
+		if err := settleTick(ctx, w, settled, o.concurrency); err != nil {
+			return err
+		}
+	}
+	progress("%s N=%d", ScenarioTickUnchanged, n)
+	// Nothing is written, so the store mode cannot matter: durable it is.
+	fig, err := tickChild(ctx, o, w, dir, settled, storeDurable, n, ScenarioTickUnchanged)
+	if err != nil {
+		return err
+	}
+	r.Ticks = append(r.Ticks, fig)
+	if fig.Result.Polled != n || fig.Result.Changed != 0 || fig.Result.Errors != 0 {
+		return fmt.Errorf("%s: polled %d, changed %d, errors %d; want %d, 0, 0",
+			ScenarioTickUnchanged, fig.Result.Polled, fig.Result.Changed, fig.Result.Errors, n)
+	}
+	return nil
+}
+
+// tickChild measures one tick in a child process at the configured latency.
+func tickChild(ctx context.Context, o options, w *csWorld, dir, path, mode string, n int, scenario string) (TickFigures, error) {
+	if err := w.setLatency(o.latency); err != nil {
+		return TickFigures{}, err
+	}
+	w.sim.ResetLedger()
+	spec := childSpec{Kind: childTick, StorePath: path, NoSync: mode == storeNoSync, CSURL: w.url,
+		Concurrency: o.concurrency, CPUProfile: profilePath(o.cpuProfile, fmt.Sprintf("%s-%s-%d", scenario, mode, n))}
+	res, simCPU, err := spawnMeasured(ctx, spec, dir)
+	if err != nil {
+		return TickFigures{}, err
+	}
+	led := w.sim.Ledger()
+	bound := time.Duration(n) * o.latency / time.Duration(o.concurrency)
+	fig := TickFigures{
+		Scenario: scenario, Store: mode, N: n, Concurrency: o.concurrency,
+		WallMS: ms(res.Wall), BoundMS: ms(bound),
+		CPUPerOpUS:    us(res.User+res.Sys) / float64(n),
+		SimCPUPerOpUS: us(simCPU) / float64(n),
+		UserMS:        ms(res.User),
+		SysMS:         ms(res.Sys),
+		ReadsPerOp:    float64(res.Store.Reads()) / float64(n),
+		WritesPerOp:   float64(res.Store.Writes()) / float64(n),
+		// Every request the simulator saw during the child came from it.
+		CSRequestsPerOp: float64(led.Total()) / float64(n),
+		PeakRSSMB:       float64(res.MaxRSS) / (1 << 20),
+		RusageMaxRSSMB:  float64(res.RusageMaxRSS) / (1 << 20),
+		Result:          res.Tick,
+		StoreCounts:     res.Store,
+		CSRequests:      led.ByPattern,
+	}
+	if bound > 0 {
+		fig.Ratio = float64(res.Wall) / float64(bound)
+	}
+	return fig, nil
+}
+
+// runDispatch sends dispatchOps new cluster creates through
+// /dispatchOperations on a fresh simulator.
+func runDispatch(ctx context.Context, o options, dir, mode string) (DispatchFigures, error) {
+	w, err := newCSWorld(ctx)
+	if err != nil {
+		return DispatchFigures{}, err
+	}
+	defer w.close()
+	path := filepath.Join(dir, "dispatch-"+mode+".db")
+	if err := prepareDispatch(ctx, path, o.dispatchOps); err != nil {
+		return DispatchFigures{}, err
+	}
+	if err := w.setLatency(o.latency); err != nil {
+		return DispatchFigures{}, err
+	}
+	w.sim.ResetLedger()
+	spec := childSpec{Kind: childDispatch, StorePath: path, NoSync: mode == storeNoSync, CSURL: w.url,
+		Concurrency: o.concurrency, BatchOps: o.batchOps, CPUProfile: profilePath(o.cpuProfile, "dispatch-"+mode)}
+	res, simCPU, err := spawnMeasured(ctx, spec, dir)
+	if err != nil {
+		return DispatchFigures{}, err
+	}
+	led := w.sim.Ledger()
+	posts := 0
+	for k, v := range led.ByPattern {
+		if strings.HasPrefix(k, "POST ") {
+			posts += v
+		}
+	}
+	ops := float64(res.Operations)
+	d := DispatchFigures{
+		Store: mode, Operations: res.Operations, Batches: len(res.BatchWall), OpsPerBatch: o.batchOps,
+		BatchP50MS: ms(percentile(res.BatchWall, 0.5)), BatchP90MS: ms(percentile(res.BatchWall, 0.9)),
+		BatchMaxMS: ms(percentile(res.BatchWall, 1)), Dispatched: res.Dispatched,
+		CSPostsPerOp: float64(posts) / ops, CSRequestsPerOp: float64(led.Total()) / ops,
+		ReadsPerOp: float64(res.Store.Reads()) / ops, WritesPerOp: float64(res.Store.Writes()) / ops,
+		CPUPerOpUS: us(res.User+res.Sys) / ops, SimCPUPerOpUS: us(simCPU) / ops, PeakRSSMB: float64(res.MaxRSS) / (1 << 20),
+		RusageMaxRSSMB: float64(res.RusageMaxRSS) / (1 << 20),
+		StoreCounts:    res.Store, CSRequests: led.ByPattern,
+	}
+	if len(res.BatchWall) > 0 {
+		d.DocsPerBatch = float64(res.Documents) / float64(len(res.BatchWall))
+	}
+	if res.Wall > 0 {
+		d.OpsPerSecond = ops / res.Wall.Seconds()
+	}
+	if res.Operations != o.dispatchOps || res.Dispatched != o.dispatchOps || posts != o.dispatchOps {
+		return d, fmt.Errorf("sent %d operations, %d recorded a CS cluster, CS saw %d POSTs; want %d of each",
+			res.Operations, res.Dispatched, posts, o.dispatchOps)
+	}
+	return d, nil
+}
+
+// runColdStart builds the shipped binary (unless given one) and starts it.
+func runColdStart(ctx context.Context, o options, dir string) (*ColdStartFigures, error) {
+	w, err := newCSWorld(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer w.close()
+	bin := o.binary
+	var stripped, unstripped int64
+	if bin == "" {
+		bdir := filepath.Join(dir, "bin")
+		if err := os.MkdirAll(bdir, 0o755); err != nil {
+			return nil, err
+		}
+		if bin, stripped, unstripped, err = buildBinaries(ctx, o.goCmd, o.src, bdir); err != nil {
+			return nil, err
+		}
+	}
+	fig, err := measureColdStart(ctx, bin, w.url, dir, o.coldRuns)
+	if err != nil {
+		return nil, err
+	}
+	fig.StrippedBytes, fig.UnstrippedBytes = stripped, unstripped
+	return fig, nil
+}
+
+// spawnMeasured runs a child and also returns this process's CPU time
+// meanwhile, which is the simulator serving it (the parent does nothing
+// else). It includes the child's start-up requests, of which there are none.
+func spawnMeasured(ctx context.Context, spec childSpec, dir string) (childResult, time.Duration, error) {
+	u0, err := readUsage()
+	if err != nil {
+		return childResult{}, 0, err
+	}
+	res, err := spawn(ctx, spec, dir)
+	if err != nil {
+		return childResult{}, 0, err
+	}
+	u1, err := readUsage()
+	if err != nil {
+		return childResult{}, 0, err
+	}
+	return res, u1.cpu() - u0.cpu(), nil
+}
