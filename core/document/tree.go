@@ -255,3 +255,33 @@ func unset(t tree, path []string) {
 	}
 	delete(parent, path[len(path)-1])
 }
+
+// shallow copies one level, so a write can edit the path it changes
+// without touching the tree it was read from.
+func shallow(t tree) tree {
+	c := make(tree, len(t)+2)
+	for k, v := range t {
+		c[k] = v
+	}
+	return c
+}
+
+// deepCopy copies every object and array, so a clone shares no maps
+// with its original.
+func deepCopy(v any) any {
+	switch x := v.(type) {
+	case tree:
+		c := make(tree, len(x))
+		for k, e := range x {
+			c[k] = deepCopy(e)
+		}
+		return c
+	case []any:
+		c := make([]any, len(x))
+		for i, e := range x {
+			c[i] = deepCopy(e)
+		}
+		return c
+	}
+	return v
+}

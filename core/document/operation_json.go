@@ -1,0 +1,258 @@
+package document
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/hcpops/hcpops/core/arm"
+)
+
+// cosmosSystemFields are written by Cosmos DB; they are read but never
+// written back.
+var cosmosSystemFields = []string{"_rid", "_self", "_etag", "_attachments", "_ts", "_lsn"}
+
+// readEnvelope takes the envelope members shared by every document type.
+func readEnvelope(m members) (id, pk, resourceID, resourceType, etag string, ts int64, err error) {
+	for _, f := range []struct {
+		key string
+		dst any
+	}{
+		{"id", &id}, {"partitionKey", &pk}, {"resourceID", &resourceID}, {"resourceType", &resourceType},
+		{"_etag", &etag},
+	} {
+		if err = m.take(f.key, f.key, f.dst); err != nil {
+			return
+		}
+	}
+	var tsNum json.Number
+	if err = m.take("_ts", "_ts", &tsNum); err != nil {
+		return
+	}
+	if tsNum != "" {
+		if ts, err = tsNum.Int64(); err != nil {
+			err = fmt.Errorf("_ts: %q is not an integer", tsNum)
+			return
+		}
+	}
+	for _, k := range cosmosSystemFields {
+		delete(m, k)
+	}
+	return
+}
+
+// ParseOperation decodes an operation document as read from the store.
+// It refuses documents of another resourceType, unknown request or status
+// values and unparsable resource IDs, naming the field and value.
+func ParseOperation(raw []byte) (*OperationDocument, error) {
+	m, err := decodeObject("operation document", raw)
+	if err != nil {
+		return nil, err
+	}
+	d := &OperationDocument{}
+	if d.ID, d.PartitionKey, d.ResourceID, d.ResourceType, d.ETag, d.Timestamp, err = readEnvelope(m); err != nil {
+		return nil, err
+	}
+	if k := kindOfType(d.ResourceType); k != KindOperation {
+		return nil, fmt.Errorf("resourceType: %q is not %s", d.ResourceType, arm.OperationResourceType)
+	}
+	if err := m.take("ttl", "ttl", &d.TTL); err != nil {
+		return nil, err
+	}
+	if err := m.take("deletionTimestamp", "deletionTimestamp", &d.DeletionTimestamp); err != nil {
+		return nil, err
+	}
+	props, ok := m["properties"]
+	if !ok || string(props) == "null" {
+		return nil, fmt.Errorf("properties: missing")
+	}
+	delete(m, "properties")
+	if err := d.Properties.decode(props); err != nil {
+		return nil, err
+	}
+	d.unknown = m
+
+	cm := &d.Properties.CosmosMetadata
+	if cm.ResourceID == "" {
+		cm.ResourceID = d.ResourceID
+	}
+	if cm.PartitionKey == "" {
+		cm.PartitionKey = d.PartitionKey
+	}
+	if cm.InstanceVersion == 0 {
+		cm.InstanceVersion = 1 // legacy documents predate instanceVersion
+	}
+	if d.ETag != "" {
+		cm.ETag = d.ETag
+	}
+	return d, nil
+}
+
+func (o *Operation) decode(raw []byte) error {
+	m, err := decodeObject("properties", raw)
+	if err != nil {
+		return err
+	}
+	var request, status string
+	for _, f := range []struct {
+		key string
+		dst any
+	}{
+		{"cosmosMetadata", &o.CosmosMetadata},
+		{"tenantId", &o.TenantID},
+		{"clientId", &o.ClientID},
+		{"request", &request},
+		{"externalId", &o.ExternalID},
+		{"internalId", &o.InternalID},
+		{"operationId", &o.OperationID},
+		{"clientRequestId", &o.ClientRequestID},
+		{"correlationRequestId", &o.CorrelationRequestID},
+		{"notificationUri", &o.NotificationURI},
+		{"startTime", &o.StartTime},
+		{"lastTransitionTime", &o.LastTransitionTime},
+		{"status", &status},
+		{"error", &o.Error},
+		{"usesNewNodePoolDeletionApproach", &o.UsesNewNodePoolDeletionApproach},
+		{"usesNewExternalAuthDeletionApproach", &o.UsesNewExternalAuthDeletionApproach},
+		{"usesNewClusterDeletionApproach", &o.UsesNewClusterDeletionApproach},
+		{"systemAdminCredentialRequest", &o.SystemAdminCredentialRequest},
+		{"systemAdminCredentialRevocation", &o.SystemAdminCredentialRevocation},
+	} {
+		if err := m.take(f.key, "properties."+f.key, f.dst); err != nil {
+			return err
+		}
+	}
+	if o.Request, err = ParseRequest(request); err != nil {
+		return fmt.Errorf("properties.%w", err)
+	}
+	if o.Status, err = parseProvisioningState("properties.status", status); err != nil {
+		return err
+	}
+	if o.ExternalID != "" {
+		if _, err := ParseResourceID("properties.externalId", o.ExternalID); err != nil {
+			return err
+		}
+	}
+	if o.OperationID != "" {
+		if _, err := ParseResourceID("properties.operationId", o.OperationID); err != nil {
+			return err
+		}
+	}
+	o.unknown = m
+	return nil
+}
+
+// Marshal renders the document exactly as it stands (no version bump, no
+// TTL stamp); MarshalCreate and MarshalReplace are what writes use.
+func (d *OperationDocument) Marshal() ([]byte, error) {
+	props, err := d.Properties.marshal()
+	if err != nil {
+		return nil, err
+	}
+	var w objectWriter
+	w.put("id", d.ID)
+	if d.TTL != 0 {
+		w.put("ttl", d.TTL)
+	}
+	w.put("partitionKey", d.PartitionKey)
+	w.put("resourceID", d.ResourceID)
+	w.put("resourceType", d.ResourceType)
+	if d.DeletionTimestamp != nil {
+		w.put("deletionTimestamp", d.DeletionTimestamp)
+	}
+	w.putRaw("properties", props)
+	w.rest(d.unknown)
+	return w.bytes()
+}
+
+// MarshalCreate renders the document for a store Create: instanceVersion 1,
+// no etag, TTL stamped. The receiver is not modified.
+func (d *OperationDocument) MarshalCreate() ([]byte, error) {
+	if err := d.checkKeys(); err != nil {
+		return nil, err
+	}
+	c := *d
+	c.TTL = OperationTTL
+	c.Properties.CosmosMetadata.InstanceVersion = 1
+	c.Properties.CosmosMetadata.ETag = ""
+	return c.Marshal()
+}
+
+// MarshalReplace renders the document for a store Replace of the version
+// that was read: instanceVersion+1, TTL re-stamped, and (as ARO-HCP does)
+// the etag it was read with in cosmosMetadata. Send d.ETag as If-Match. A
+// document without an etag cannot be replaced. The receiver is not modified.
+func (d *OperationDocument) MarshalReplace() ([]byte, error) {
+	if d.ETag == "" {
+		return nil, fmt.Errorf("operation %s: replace needs the etag it was read with", d.ID)
+	}
+	if err := d.checkKeys(); err != nil {
+		return nil, err
+	}
+	c := *d
+	c.TTL = OperationTTL
+	c.Properties.CosmosMetadata.InstanceVersion++
+	c.Properties.CosmosMetadata.ETag = d.ETag
+	return c.Marshal()
+}
+
+// checkKeys refuses to write a document Cosmos would file wrongly: ARO-HCP's
+// serializer rejects an empty or upper-case partition key.
+func (d *OperationDocument) checkKeys() error {
+	if d.ID == "" {
+		return fmt.Errorf("id: missing")
+	}
+	if d.PartitionKey == "" || d.PartitionKey != strings.ToLower(d.PartitionKey) {
+		return fmt.Errorf("partitionKey: %q must be a non-empty lower-case subscription ID", d.PartitionKey)
+	}
+	return nil
+}
+
+func (o *Operation) marshal() ([]byte, error) {
+	var w objectWriter
+	w.put("cosmosMetadata", o.CosmosMetadata)
+	if o.TenantID != "" {
+		w.put("tenantId", o.TenantID)
+	}
+	if o.ClientID != "" {
+		w.put("clientId", o.ClientID)
+	}
+	if o.Request != "" {
+		w.put("request", o.Request)
+	}
+	if o.ExternalID != "" {
+		w.put("externalId", o.ExternalID)
+	}
+	w.put("internalId", o.InternalID) // a struct in ARO-HCP: always written
+	if o.OperationID != "" {
+		w.put("operationId", o.OperationID)
+	}
+	if o.ClientRequestID != "" {
+		w.put("clientRequestId", o.ClientRequestID)
+	}
+	if o.CorrelationRequestID != "" {
+		w.put("correlationRequestId", o.CorrelationRequestID)
+	}
+	if o.NotificationURI != "" {
+		w.put("notificationUri", o.NotificationURI)
+	}
+	w.put("startTime", o.StartTime)
+	w.put("lastTransitionTime", o.LastTransitionTime)
+	if o.Status != "" {
+		w.put("status", o.Status)
+	}
+	if o.Error != nil {
+		w.put("error", o.Error)
+	}
+	w.put("usesNewNodePoolDeletionApproach", o.UsesNewNodePoolDeletionApproach)
+	w.put("usesNewExternalAuthDeletionApproach", o.UsesNewExternalAuthDeletionApproach)
+	w.put("usesNewClusterDeletionApproach", o.UsesNewClusterDeletionApproach)
+	if o.SystemAdminCredentialRequest != nil {
+		w.put("systemAdminCredentialRequest", o.SystemAdminCredentialRequest)
+	}
+	if o.SystemAdminCredentialRevocation != nil {
+		w.put("systemAdminCredentialRevocation", o.SystemAdminCredentialRevocation)
+	}
+	w.rest(o.unknown)
+	return w.bytes()
+}
