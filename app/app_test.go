@@ -1,0 +1,228 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hcpops/hcpops/core/arm"
+	"github.com/hcpops/hcpops/core/clusterservice/simulator"
+	"github.com/hcpops/hcpops/core/document"
+	"github.com/hcpops/hcpops/core/frontend"
+	"github.com/hcpops/hcpops/core/store"
+	"github.com/hcpops/hcpops/handlers"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden host payloads in testdata/")
+
+const (
+	sub       = "1d3378d3-5a3f-4712-85a1-2485495dfc4b"
+	clusterID = "/subscriptions/" + sub + "/resourceGroups/myRG/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/myCluster"
+	opName    = "e2f8f733-dd90-49b0-8b2b-f390b42aa339"
+	tenant    = "72f988bf-86f1-41af-91ab-2d7cd011db47"
+)
+
+// sink is ARM's notification endpoint, on loopback.
+type sink struct {
+	mu   sync.Mutex
+	got  []arm.OperationStatus
+	srv *httptest.Server
+}
+
+func newSink(t *testing.T) *sink {
+	s := &sink{}
+	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var st arm.OperationStatus
+		_ = json.NewDecoder(r.Body).Decode(&st)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.got = append(s.got, st)
+	}))
+	t.Cleanup(s.srv.Close)
+	return s
+}
+
+// rig is the production assembly (app.New from settings: embedded store,
+// ocm client, notifier, engine) behind the real handler on loopback.
+type rig struct {
+	t       *testing.T
+	app     *App
+	sim     *simulator.Simulator
+	handler *httptest.Server
+	sink    *sink
+}
+
+func newRig(t *testing.T) *rig {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	sim := simulator.New()
+	simURL, err := sim.Start(ctx, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sim.Close)
+	env := map[string]string{
+		"HCPOPS_DATA_DIR":                    t.TempDir(),
+		"CLUSTERS_SERVICE_URL":               simURL,
+		"CLUSTERS_SERVICE_RETRY_LIMIT":       "0",
+		"HCPOPS_NOTIFICATION_ALLOW_LOOPBACK": "true",
+	}
+	getenv := func(k string) string { return env[k] }
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	a, err := New(ctx, getenv, logger, Parts{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	srv, err := a.Handler(getenv, handlers.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := httptest.NewServer(srv)
+	t.Cleanup(h.Close)
+	return &rig{t: t, app: a, sim: sim, handler: h, sink: newSink(t)}
+}
+
+// submit writes the cluster create the frontend would, with the fixed
+// operation UUID the golden payload names.
+func (r *rig) submit() {
+	r.t.Helper()
+	now := time.Date(2026, 3, 14, 1, 59, 26, 714826736, time.UTC)
+	fe := frontend.New(r.app.Store, func() time.Time { return now }, func() string { return opName })
+	_, err := fe.PutCluster(context.Background(), clusterID, frontend.ClusterSpec{Location: "eastus", VersionID: "4.20", ChannelGroup: "stable"},
+		frontend.Options{TenantID: tenant, NotificationURI: r.sink.srv.URL + "/notify"})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+func (r *rig) post(path string, body []byte, header ...string) (*http.Response, []byte) {
+	r.t.Helper()
+	req, err := http.NewRequest(http.MethodPost, r.handler.URL+path, bytes.NewReader(body))
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json; charset=utf-8")
+	req.Header.Set(handlers.HeaderInvocationID, "3e1f4c2a-9d0b-4c55-8a55-3b8f5a7d1e20")
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := r.handler.Client().Do(req)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	return resp, out
+}
+
+func (r *rig) resource() *document.Resource {
+	r.t.Helper()
+	item, err := r.app.Store.Get(context.Background(), sub, document.CosmosID(clusterID))
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	res, err := document.ParseResource(item.Body)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return res
+}
+
+func (r *rig) operation() *document.OperationDocument {
+	r.t.Helper()
+	item, err := r.app.Store.Get(context.Background(), sub, document.CosmosID(document.OperationResourceID(sub, opName)))
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	op, err := document.ParseOperation(item.Body)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return op
+}
+
+// golden returns testdata/name; with -update it first writes it as the
+// Functions host would send the given documents (double-encoded).
+func golden(t *testing.T, name string, docs func() []json.RawMessage) []byte {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		arr, _ := json.Marshal(docs())
+		once, _ := json.Marshal(string(arr))
+		body, _ := json.MarshalIndent(map[string]any{
+			"Data":     map[string]any{"documents": string(once)},
+			"Metadata": map[string]any{"sys": map[string]any{"MethodName": "dispatchOperations", "UtcNow": "2026-03-14T01:59:27.0000000Z", "RandGuid": "6f3c1c55-5f0e-4f47-9a53-0b1d3c2f9e11"}},
+		}, "", "  ")
+		if err := os.WriteFile(path, append(body, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	return b
+}
+
+// feedCursor is the change feed's position: anything written after it shows
+// up as a change, which is how the tests see "no store writes".
+func feedCursor(t *testing.T, s store.Store) string {
+	t.Helper()
+	cont := ""
+	for {
+		p, err := s.ChangeFeed(context.Background(), cont, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cont = p.Continuation
+		if len(p.Items) == 0 {
+			return cont
+		}
+	}
+}
+
+func changesSince(t *testing.T, s store.Store, cont string) int {
+	t.Helper()
+	p, err := s.ChangeFeed(context.Background(), cont, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(p.Items)
+}
+
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func ensureJSON(t *testing.T, b []byte) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("response is not a JSON object: %v\n%s", err, b)
+	}
+	return m
+}
+
+func statusPath() string {
+	return fmt.Sprintf("/subscriptions/%s/providers/Microsoft.RedHatOpenShift/locations/eastus/hcpOperationStatuses/%s", sub, opName)
+}
+
