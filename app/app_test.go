@@ -36,8 +36,8 @@ const (
 
 // sink is ARM's notification endpoint, on loopback.
 type sink struct {
-	mu   sync.Mutex
-	got  []arm.OperationStatus
+	mu  sync.Mutex
+	got []arm.OperationStatus
 	srv *httptest.Server
 }
 
@@ -225,4 +225,3 @@ func ensureJSON(t *testing.T, b []byte) map[string]any {
 func statusPath() string {
 	return fmt.Sprintf("/subscriptions/%s/providers/Microsoft.RedHatOpenShift/locations/eastus/hcpOperationStatuses/%s", sub, opName)
 }
-
