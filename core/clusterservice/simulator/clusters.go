@@ -1,7 +1,6 @@
 package simulator
 
 import (
-	"errors"
 	"net"
 	"net/http"
 	"time"
@@ -11,61 +10,26 @@ import (
 	cs "github.com/hcpops/hcpops/core/clusterservice"
 )
 
-// fail writes err as a CS error body.
-func (s *Simulator) fail(w http.ResponseWriter, r *http.Request, err error) {
-	var ae *apiError
-	if errors.As(err, &ae) {
-		s.writeError(w, r, ae.status, ae.reason)
-		return
-	}
-	s.writeError(w, r, http.StatusInternalServerError, err.Error())
-}
-
 func (s *Simulator) listClusters(w http.ResponseWriter, r *http.Request) {
-	page, size, err := s.paging(r)
-	if err != nil {
-		s.badRequest(w, r, "%v", err)
-		return
-	}
-	search := r.URL.Query().Get("search")
-	clauses, err := parseSearch(search)
-	if err != nil {
-		s.badRequest(w, r, "Search expression '%s' is invalid: %v", search, err)
-		return
-	}
-	var items []*arohcp.Cluster
-	total := 0
-	err = s.locked(func(now time.Time) error {
-		var all []*cluster
-		for _, c := range s.liveClusters(now) {
-			if matches(c.spec, clauses) {
-				all = append(all, c)
-			}
-		}
-		total = len(all)
-		for _, c := range pageOf(all, page, size) {
-			obj, err := c.object(now)
+	serveList(s, w, r, "ClusterList", arohcp.MarshalClusterList,
+		func(now time.Time, page, size int) ([]*arohcp.Cluster, int, error) {
+			search := r.URL.Query().Get("search")
+			clauses, err := parseSearch(search)
 			if err != nil {
-				return err
+				return nil, 0, errf(http.StatusBadRequest, "Search expression '%s' is invalid: %v", search, err)
 			}
-			items = append(items, obj)
-		}
-		return nil
-	})
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	writeList(s, w, r, "ClusterList", page, total, items, arohcp.MarshalClusterList)
+			var all []*cluster
+			for _, c := range s.liveClusters(now) {
+				if matches(c.spec, clauses) {
+					all = append(all, c)
+				}
+			}
+			return renderPage(all, page, size, func(c *cluster) (*arohcp.Cluster, error) { return c.object(now) })
+		})
 }
 
 func (s *Simulator) postCluster(w http.ResponseWriter, r *http.Request) {
-	data, err := readBody(r, false)
-	if err != nil {
-		s.badRequest(w, r, "%v", err)
-		return
-	}
-	in, err := decode(data, arohcp.UnmarshalCluster)
+	in, err := readObject(r, arohcp.UnmarshalCluster)
 	if err != nil {
 		s.badRequest(w, r, "%v", err)
 		return
@@ -79,46 +43,40 @@ func (s *Simulator) postCluster(w http.ResponseWriter, r *http.Request) {
 		id = s.newID()
 	}
 	checkID := s.newUUID()
-	var out *arohcp.Cluster
-	err = s.locked(func(now time.Time) error {
-		if s.liveCluster(id, now) != nil {
-			return errf(http.StatusConflict, "Cluster with identifier '%s' already exists", id)
-		}
-		spec, err := arohcp.NewCluster().Copy(in).ID(id).HREF(cs.ClusterHref(id)).Status(nil).Build()
-		if err != nil {
-			return errf(http.StatusBadRequest, "Invalid cluster: %v", err)
-		}
-		d := s.durations
-		c := &cluster{
-			id:      id,
-			seq:     s.nextSeq(),
-			spec:    spec,
-			created: now,
-			tl: timeline{start: now, final: cs.ClusterStateReady, phases: []phase{
-				{cs.ClusterStateValidating, d.ClusterValidating},
-				{cs.ClusterStatePending, d.ClusterPending},
-				{cs.ClusterStateInstalling, d.ClusterInstalling},
-			}},
-			checks:        []inflightCheck{{id: checkID, name: "network"}},
-			checksEnded:   now.Add(d.ClusterValidating),
-			nodePools:     map[string]*nodePool{},
-			externalAuths: map[string]*externalAuth{},
-			creds:         map[string]*credential{},
-		}
-		if f, ok := s.takeArmedCluster(c); ok {
-			if err := s.applyClusterFailure(c, f, now); err != nil {
-				return err
+	serveObject(s, w, r, http.StatusCreated, arohcp.MarshalCluster,
+		func(now time.Time) (*arohcp.Cluster, error) {
+			if s.liveCluster(id, now) != nil {
+				return nil, errf(http.StatusConflict, "Cluster with identifier '%s' already exists", id)
 			}
-		}
-		s.clusters[id] = c
-		out, err = c.object(now)
-		return err
-	})
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	writeObject(s, w, r, http.StatusCreated, out, arohcp.MarshalCluster)
+			spec, err := arohcp.NewCluster().Copy(in).ID(id).HREF(cs.ClusterHref(id)).Status(nil).Build()
+			if err != nil {
+				return nil, errf(http.StatusBadRequest, "Invalid cluster: %v", err)
+			}
+			d := s.durations
+			c := &cluster{
+				id:      id,
+				seq:     s.nextSeq(),
+				spec:    spec,
+				created: now,
+				tl: timeline{start: now, final: cs.ClusterStateReady, phases: []phase{
+					{cs.ClusterStateValidating, d.ClusterValidating},
+					{cs.ClusterStatePending, d.ClusterPending},
+					{cs.ClusterStateInstalling, d.ClusterInstalling},
+				}},
+				checks:        []inflightCheck{{id: checkID, name: "network"}},
+				checksEnded:   now.Add(d.ClusterValidating),
+				nodePools:     map[string]*nodePool{},
+				externalAuths: map[string]*externalAuth{},
+				creds:         map[string]*credential{},
+			}
+			if f, ok := s.takeArmedCluster(c); ok {
+				if err := s.applyClusterFailure(c, f, now); err != nil {
+					return nil, err
+				}
+			}
+			s.clusters[id] = c
+			return c.object(now)
+		})
 }
 
 // validateNewCluster checks what dispatch always sends and adoption
@@ -145,39 +103,27 @@ func validateNewCluster(in *arohcp.Cluster) error {
 }
 
 func (s *Simulator) getCluster(w http.ResponseWriter, r *http.Request) {
-	var out *arohcp.Cluster
-	err := s.locked(func(now time.Time) error {
+	serveObject(s, w, r, http.StatusOK, arohcp.MarshalCluster, func(now time.Time) (*arohcp.Cluster, error) {
 		c, err := s.mustCluster(r.PathValue("id"), now)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		out, err = c.object(now)
-		return err
+		return c.object(now)
 	})
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	writeObject(s, w, r, http.StatusOK, out, arohcp.MarshalCluster)
 }
 
 func (s *Simulator) getClusterStatus(w http.ResponseWriter, r *http.Request) {
-	var out *arohcp.ClusterStatus
-	err := s.locked(func(now time.Time) error {
-		c, err := s.mustCluster(r.PathValue("id"), now)
-		if err != nil {
-			return err
-		}
-		out, err = c.statusBuilder(now).Build()
-		return err
-	})
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	writeObject(s, w, r, http.StatusOK, out, arohcp.MarshalClusterStatus)
+	serveObject(s, w, r, http.StatusOK, arohcp.MarshalClusterStatus,
+		func(now time.Time) (*arohcp.ClusterStatus, error) {
+			c, err := s.mustCluster(r.PathValue("id"), now)
+			if err != nil {
+				return nil, err
+			}
+			return c.statusBuilder(now).Build()
+		})
 }
 
+// getInflightChecks is not paged: CS sends every check on one page.
 func (s *Simulator) getInflightChecks(w http.ResponseWriter, r *http.Request) {
 	var items []*arohcp.InflightCheck
 	err := s.locked(func(now time.Time) error {
@@ -196,40 +142,27 @@ func (s *Simulator) getInflightChecks(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Simulator) patchCluster(w http.ResponseWriter, r *http.Request) {
-	data, err := readBody(r, false)
+	patch, err := readObject(r, arohcp.UnmarshalCluster)
 	if err != nil {
 		s.badRequest(w, r, "%v", err)
 		return
 	}
-	patch, err := decode(data, arohcp.UnmarshalCluster)
-	if err != nil {
-		s.badRequest(w, r, "%v", err)
-		return
-	}
-	var out *arohcp.Cluster
-	err = s.locked(func(now time.Time) error {
+	serveObject(s, w, r, http.StatusOK, arohcp.MarshalCluster, func(now time.Time) (*arohcp.Cluster, error) {
 		c, err := s.mustCluster(r.PathValue("id"), now)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if st := c.state(now); st != cs.ClusterStateReady && st != cs.ClusterStateUpdating {
-			return errf(http.StatusBadRequest, "Cluster '%s' is in state '%s', can't update", c.id, st)
+		if st, ok := c.acceptsChanges(now); !ok {
+			return nil, errf(http.StatusBadRequest, "Cluster '%s' is in state '%s', can't update", c.id, st)
 		}
 		spec, err := mergeClusterPatch(c, patch)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		c.spec = spec
-		c.tl = timeline{start: now, final: cs.ClusterStateReady,
-			phases: []phase{{cs.ClusterStateUpdating, s.durations.ClusterUpdating}}}
-		out, err = c.object(now)
-		return err
+		c.tl = transition(now, cs.ClusterStateUpdating, s.durations.ClusterUpdating, cs.ClusterStateReady)
+		return c.object(now)
 	})
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	writeObject(s, w, r, http.StatusOK, out, arohcp.MarshalCluster)
 }
 
 // mergeClusterPatch applies the fields an update may change and refuses
@@ -298,8 +231,10 @@ func checkCIDRAccess(a *arohcp.CIDRBlockAccess) error {
 	return nil
 }
 
+// deleteCluster uninstalls the cluster with its children; a repeated
+// DELETE does not restart the uninstall.
 func (s *Simulator) deleteCluster(w http.ResponseWriter, r *http.Request) {
-	err := s.locked(func(now time.Time) error {
+	s.serveNoContent(w, r, func(now time.Time) error {
 		c, err := s.mustCluster(r.PathValue("id"), now)
 		if err != nil {
 			return err
@@ -307,7 +242,7 @@ func (s *Simulator) deleteCluster(w http.ResponseWriter, r *http.Request) {
 		if c.state(now) == cs.ClusterStateUninstalling {
 			return nil
 		}
-		gone := timeline{start: now, phases: []phase{{cs.ClusterStateUninstalling, s.durations.ClusterUninstalling}}}
+		gone := transition(now, cs.ClusterStateUninstalling, s.durations.ClusterUninstalling, "")
 		c.tl = gone
 		for _, np := range c.nodePools {
 			np.tl = gone
@@ -317,11 +252,6 @@ func (s *Simulator) deleteCluster(w http.ResponseWriter, r *http.Request) {
 		}
 		return nil
 	})
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
 }
 
 // object renders the cluster with its current state.

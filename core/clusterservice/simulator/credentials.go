@@ -3,7 +3,6 @@ package simulator
 import (
 	"fmt"
 	"net/http"
-	"sort"
 	"time"
 
 	cmv1 "github.com/openshift-online/ocm-sdk-go/clustersmgmt/v1"
@@ -32,99 +31,71 @@ func (s *Simulator) postCredential(w http.ResponseWriter, r *http.Request) {
 	}
 	id := s.newID()
 	user := s.newID()[:8]
-	var out *cmv1.BreakGlassCredential
-	err = s.locked(func(now time.Time) error {
-		c, err := s.mustCluster(r.PathValue("id"), now)
-		if err != nil {
-			return err
-		}
-		if st := c.state(now); st != cs.ClusterStateReady && st != cs.ClusterStateUpdating {
-			return errf(http.StatusBadRequest, "Cluster '%s' is in state '%s', can't create break glass credentials", c.id, st)
-		}
-		for _, cr := range c.creds {
-			if st, _ := cr.tl.at(now); st == cs.CredentialStateAwaitingRevocation {
-				return errf(http.StatusBadRequest, "Can't create break glass credentials for cluster '%s' "+
-					"while a revocation is in progress", c.id)
+	serveObject(s, w, r, http.StatusCreated, cmv1.MarshalBreakGlassCredential,
+		func(now time.Time) (*cmv1.BreakGlassCredential, error) {
+			c, err := s.mustCluster(r.PathValue("id"), now)
+			if err != nil {
+				return nil, err
 			}
-		}
-		d := s.durations
-		cr := &credential{id: id, seq: s.nextSeq(), username: "system:customer-break-glass:" + user, created: now, expires: now.Add(d.CredentialExpiry),
-			tl: timeline{start: now, final: cs.CredentialStateExpired, phases: []phase{
-				{cs.CredentialStateCreated, min(d.CredentialIssuing, d.CredentialExpiry)},
-				{cs.CredentialStateIssued, max(0, d.CredentialExpiry-d.CredentialIssuing)},
-			}}}
-		c.creds[id] = cr
-		out, err = cr.object(c, now)
-		return err
-	})
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	writeObject(s, w, r, http.StatusCreated, out, cmv1.MarshalBreakGlassCredential)
+			if st, ok := c.acceptsChanges(now); !ok {
+				return nil, errf(http.StatusBadRequest,
+					"Cluster '%s' is in state '%s', can't create break glass credentials", c.id, st)
+			}
+			for _, cr := range c.creds {
+				if st, _ := cr.tl.at(now); st == cs.CredentialStateAwaitingRevocation {
+					return nil, errf(http.StatusBadRequest, "Can't create break glass credentials for cluster '%s' "+
+						"while a revocation is in progress", c.id)
+				}
+			}
+			d := s.durations
+			cr := &credential{
+				id:       id,
+				seq:      s.nextSeq(),
+				username: "system:customer-break-glass:" + user,
+				created:  now,
+				expires:  now.Add(d.CredentialExpiry),
+				tl: timeline{start: now, final: cs.CredentialStateExpired, phases: []phase{
+					{cs.CredentialStateCreated, min(d.CredentialIssuing, d.CredentialExpiry)},
+					{cs.CredentialStateIssued, max(0, d.CredentialExpiry-d.CredentialIssuing)},
+				}},
+			}
+			c.creds[id] = cr
+			return cr.object(c, now)
+		})
 }
 
 func (s *Simulator) getCredential(w http.ResponseWriter, r *http.Request) {
-	var out *cmv1.BreakGlassCredential
-	err := s.locked(func(now time.Time) error {
-		c, err := s.mustCluster(r.PathValue("id"), now)
-		if err != nil {
-			return err
-		}
-		id := r.PathValue("bg")
-		cr := c.creds[id]
-		if cr == nil {
-			return errf(http.StatusNotFound, "Break glass credential '%s' not found in cluster '%s'", id, c.id)
-		}
-		out, err = cr.object(c, now)
-		return err
-	})
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	writeObject(s, w, r, http.StatusOK, out, cmv1.MarshalBreakGlassCredential)
+	serveObject(s, w, r, http.StatusOK, cmv1.MarshalBreakGlassCredential,
+		func(now time.Time) (*cmv1.BreakGlassCredential, error) {
+			c, err := s.mustCluster(r.PathValue("id"), now)
+			if err != nil {
+				return nil, err
+			}
+			id := r.PathValue("bg")
+			cr := c.creds[id]
+			if cr == nil {
+				return nil, errf(http.StatusNotFound, "Break glass credential '%s' not found in cluster '%s'", id, c.id)
+			}
+			return cr.object(c, now)
+		})
 }
 
 func (s *Simulator) listCredentials(w http.ResponseWriter, r *http.Request) {
-	page, size, err := s.paging(r)
-	if err != nil {
-		s.badRequest(w, r, "%v", err)
-		return
-	}
-	var items []*cmv1.BreakGlassCredential
-	total := 0
-	err = s.locked(func(now time.Time) error {
-		c, err := s.mustCluster(r.PathValue("id"), now)
-		if err != nil {
-			return err
-		}
-		all := make([]*credential, 0, len(c.creds))
-		for _, cr := range c.creds {
-			all = append(all, cr)
-		}
-		sort.Slice(all, func(i, j int) bool { return all[i].seq < all[j].seq })
-		total = len(all)
-		for _, cr := range pageOf(all, page, size) {
-			obj, err := cr.object(c, now)
+	serveList(s, w, r, "BreakGlassCredentialList", cmv1.MarshalBreakGlassCredentialList,
+		func(now time.Time, page, size int) ([]*cmv1.BreakGlassCredential, int, error) {
+			c, err := s.mustCluster(r.PathValue("id"), now)
 			if err != nil {
-				return err
+				return nil, 0, err
 			}
-			items = append(items, obj)
-		}
-		return nil
-	})
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	writeList(s, w, r, "BreakGlassCredentialList", page, total, items, cmv1.MarshalBreakGlassCredentialList)
+			return renderPage(c.credentials(), page, size,
+				func(cr *credential) (*cmv1.BreakGlassCredential, error) { return cr.object(c, now) })
+		})
 }
 
 // deleteCredentials revokes every live credential of the cluster. A second
 // revocation while one is pending gets the 400 ARO-HCP tolerates.
 func (s *Simulator) deleteCredentials(w http.ResponseWriter, r *http.Request) {
-	err := s.locked(func(now time.Time) error {
+	s.serveNoContent(w, r, func(now time.Time) error {
 		c, err := s.mustCluster(r.PathValue("id"), now)
 		if err != nil {
 			return err
@@ -141,17 +112,11 @@ func (s *Simulator) deleteCredentials(w http.ResponseWriter, r *http.Request) {
 		}
 		d := s.durations.CredentialRevoking
 		for _, cr := range live {
-			cr.tl = timeline{start: now, final: cs.CredentialStateRevoked,
-				phases: []phase{{cs.CredentialStateAwaitingRevocation, d}}}
+			cr.tl = transition(now, cs.CredentialStateAwaitingRevocation, d, cs.CredentialStateRevoked)
 			cr.revokedAt = now.Add(d)
 		}
 		return nil
 	})
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
 }
 
 func (cr *credential) object(c *cluster, now time.Time) (*cmv1.BreakGlassCredential, error) {

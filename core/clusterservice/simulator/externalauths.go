@@ -3,7 +3,6 @@ package simulator
 import (
 	"net/http"
 	"net/url"
-	"sort"
 	"time"
 
 	arohcp "github.com/openshift-online/ocm-sdk-go/arohcp/v1alpha1"
@@ -12,40 +11,15 @@ import (
 )
 
 func (s *Simulator) listExternalAuths(w http.ResponseWriter, r *http.Request) {
-	page, size, err := s.paging(r)
-	if err != nil {
-		s.badRequest(w, r, "%v", err)
-		return
-	}
-	var items []*arohcp.ExternalAuth
-	total := 0
-	err = s.locked(func(now time.Time) error {
-		c, err := s.mustCluster(r.PathValue("id"), now)
-		if err != nil {
-			return err
-		}
-		var all []*externalAuth
-		for id := range c.externalAuths {
-			if ea := c.liveExternalAuth(id, now); ea != nil {
-				all = append(all, ea)
-			}
-		}
-		sort.Slice(all, func(i, j int) bool { return all[i].seq < all[j].seq })
-		total = len(all)
-		for _, ea := range pageOf(all, page, size) {
-			obj, err := ea.object(c, now)
+	serveList(s, w, r, "ExternalAuthList", arohcp.MarshalExternalAuthList,
+		func(now time.Time, page, size int) ([]*arohcp.ExternalAuth, int, error) {
+			c, err := s.mustCluster(r.PathValue("id"), now)
 			if err != nil {
-				return err
+				return nil, 0, err
 			}
-			items = append(items, obj)
-		}
-		return nil
-	})
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	writeList(s, w, r, "ExternalAuthList", page, total, items, arohcp.MarshalExternalAuthList)
+			return renderPage(c.liveExternalAuths(now), page, size,
+				func(ea *externalAuth) (*arohcp.ExternalAuth, error) { return ea.object(c, now) })
+		})
 }
 
 // checkIssuer validates the issuer the way CS does for the fields dispatch
@@ -70,12 +44,7 @@ func checkIssuer(in *arohcp.ExternalAuth, required bool) error {
 }
 
 func (s *Simulator) postExternalAuth(w http.ResponseWriter, r *http.Request) {
-	data, err := readBody(r, false)
-	if err != nil {
-		s.badRequest(w, r, "%v", err)
-		return
-	}
-	in, err := decode(data, arohcp.UnmarshalExternalAuth)
+	in, err := readObject(r, arohcp.UnmarshalExternalAuth)
 	if err != nil {
 		s.badRequest(w, r, "%v", err)
 		return
@@ -88,35 +57,31 @@ func (s *Simulator) postExternalAuth(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	var out *arohcp.ExternalAuth
-	err = s.locked(func(now time.Time) error {
-		c, err := s.parentFor(r, now, refuseExternalAuthCreate)
-		if err != nil {
-			return err
-		}
-		if c.liveExternalAuth(in.ID(), now) != nil {
-			return errf(http.StatusConflict, "External auth with identifier '%s' already exists in cluster '%s'", in.ID(), c.id)
-		}
-		spec, err := arohcp.NewExternalAuth().Copy(in).Status(nil).Build()
-		if err != nil {
-			return errf(http.StatusBadRequest, "Invalid external auth: %v", err)
-		}
-		ea := &externalAuth{id: in.ID(), seq: s.nextSeq(), spec: spec, tl: settled(now, cs.ExternalAuthStateReady)}
-		if f, ok := s.takeArmedExternalAuth(c, ea.id); ok {
-			ea.tl = settled(now, cs.ExternalAuthStateError)
-			ea.message = f.Message
-		}
-		c.externalAuths[ea.id] = ea
-		out, err = ea.object(c, now)
-		return err
-	})
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	writeObject(s, w, r, http.StatusCreated, out, arohcp.MarshalExternalAuth)
+	serveObject(s, w, r, http.StatusCreated, arohcp.MarshalExternalAuth,
+		func(now time.Time) (*arohcp.ExternalAuth, error) {
+			c, err := s.parentFor(r, now, refuseExternalAuthCreate)
+			if err != nil {
+				return nil, err
+			}
+			if c.liveExternalAuth(in.ID(), now) != nil {
+				return nil, errf(http.StatusConflict,
+					"External auth with identifier '%s' already exists in cluster '%s'", in.ID(), c.id)
+			}
+			spec, err := arohcp.NewExternalAuth().Copy(in).Status(nil).Build()
+			if err != nil {
+				return nil, errf(http.StatusBadRequest, "Invalid external auth: %v", err)
+			}
+			ea := &externalAuth{id: in.ID(), seq: s.nextSeq(), spec: spec, tl: settled(now, cs.ExternalAuthStateReady)}
+			if f, ok := takeArmedChild(s.armed.externalAuths, c, ea.id); ok {
+				ea.tl = settled(now, cs.ExternalAuthStateError)
+				ea.message = f.Message
+			}
+			c.externalAuths[ea.id] = ea
+			return ea.object(c, now)
+		})
 }
 
+// mustExternalAuth resolves {id}/{ea} to a live external auth or a CS 404.
 func (s *Simulator) mustExternalAuth(r *http.Request, now time.Time, refusal string) (*cluster, *externalAuth, error) {
 	c, err := s.parentFor(r, now, refusal)
 	if err != nil {
@@ -131,29 +96,18 @@ func (s *Simulator) mustExternalAuth(r *http.Request, now time.Time, refusal str
 }
 
 func (s *Simulator) getExternalAuth(w http.ResponseWriter, r *http.Request) {
-	var out *arohcp.ExternalAuth
-	err := s.locked(func(now time.Time) error {
-		c, ea, err := s.mustExternalAuth(r, now, "")
-		if err != nil {
-			return err
-		}
-		out, err = ea.object(c, now)
-		return err
-	})
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	writeObject(s, w, r, http.StatusOK, out, arohcp.MarshalExternalAuth)
+	serveObject(s, w, r, http.StatusOK, arohcp.MarshalExternalAuth,
+		func(now time.Time) (*arohcp.ExternalAuth, error) {
+			c, ea, err := s.mustExternalAuth(r, now, "")
+			if err != nil {
+				return nil, err
+			}
+			return ea.object(c, now)
+		})
 }
 
 func (s *Simulator) patchExternalAuth(w http.ResponseWriter, r *http.Request) {
-	data, err := readBody(r, false)
-	if err != nil {
-		s.badRequest(w, r, "%v", err)
-		return
-	}
-	patch, err := decode(data, arohcp.UnmarshalExternalAuth)
+	patch, err := readObject(r, arohcp.UnmarshalExternalAuth)
 	if err != nil {
 		s.badRequest(w, r, "%v", err)
 		return
@@ -162,68 +116,70 @@ func (s *Simulator) patchExternalAuth(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	var out *arohcp.ExternalAuth
-	err = s.locked(func(now time.Time) error {
-		c, ea, err := s.mustExternalAuth(r, now, refuseExternalAuthUpdate)
-		if err != nil {
-			return err
-		}
-		if st := c.state(now); st != cs.ClusterStateReady && st != cs.ClusterStateUpdating {
-			return errf(http.StatusBadRequest, refuseExternalAuthUpdate, st)
-		}
-		if st, _ := ea.tl.at(now); st == cs.ExternalAuthStateUninstalling {
-			return errf(http.StatusBadRequest, "External auth '%s' is in state '%s', can't update", ea.id, st)
-		}
-		if id, ok := patch.GetID(); ok && id != ea.id {
-			return errf(http.StatusBadRequest, "Attribute 'id' can't be changed from '%s' to '%s'", ea.id, id)
-		}
-		b := arohcp.NewExternalAuth().Copy(ea.spec)
-		if in, ok := patch.GetIssuer(); ok {
-			ib := arohcp.NewTokenIssuer().Copy(ea.spec.Issuer())
-			if v, ok := in.GetURL(); ok {
-				ib.URL(v)
+	serveObject(s, w, r, http.StatusOK, arohcp.MarshalExternalAuth,
+		func(now time.Time) (*arohcp.ExternalAuth, error) {
+			c, ea, err := s.mustExternalAuth(r, now, refuseExternalAuthUpdate)
+			if err != nil {
+				return nil, err
 			}
-			if v, ok := in.GetAudiences(); ok {
-				ib.Audiences(v...)
+			if st, ok := c.acceptsChanges(now); !ok {
+				return nil, errf(http.StatusBadRequest, refuseExternalAuthUpdate, st)
 			}
-			if v, ok := in.GetCA(); ok {
-				ib.CA(v)
+			if st, _ := ea.tl.at(now); st == cs.ExternalAuthStateUninstalling {
+				return nil, errf(http.StatusBadRequest, "External auth '%s' is in state '%s', can't update", ea.id, st)
 			}
-			b.Issuer(ib)
-		}
-		if ea.spec, err = b.Build(); err != nil {
-			return errf(http.StatusBadRequest, "Invalid external auth: %v", err)
-		}
-		// An accepted update clears an earlier error, as a fixed config would.
-		ea.tl = settled(now, cs.ExternalAuthStateReady)
-		ea.message = ""
-		out, err = ea.object(c, now)
-		return err
-	})
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	writeObject(s, w, r, http.StatusOK, out, arohcp.MarshalExternalAuth)
+			spec, err := mergeExternalAuthPatch(ea, patch)
+			if err != nil {
+				return nil, err
+			}
+			ea.spec = spec
+			// An accepted update clears an earlier error, as a fixed config would.
+			ea.tl = settled(now, cs.ExternalAuthStateReady)
+			ea.message = ""
+			return ea.object(c, now)
+		})
 }
 
+// mergeExternalAuthPatch applies the issuer fields an update may change and
+// refuses a change of ID.
+func mergeExternalAuthPatch(ea *externalAuth, patch *arohcp.ExternalAuth) (*arohcp.ExternalAuth, error) {
+	if id, ok := patch.GetID(); ok && id != ea.id {
+		return nil, errf(http.StatusBadRequest, "Attribute 'id' can't be changed from '%s' to '%s'", ea.id, id)
+	}
+	b := arohcp.NewExternalAuth().Copy(ea.spec)
+	if in, ok := patch.GetIssuer(); ok {
+		ib := arohcp.NewTokenIssuer().Copy(ea.spec.Issuer())
+		if v, ok := in.GetURL(); ok {
+			ib.URL(v)
+		}
+		if v, ok := in.GetAudiences(); ok {
+			ib.Audiences(v...)
+		}
+		if v, ok := in.GetCA(); ok {
+			ib.CA(v)
+		}
+		b.Issuer(ib)
+	}
+	spec, err := b.Build()
+	if err != nil {
+		return nil, errf(http.StatusBadRequest, "Invalid external auth: %v", err)
+	}
+	return spec, nil
+}
+
+// deleteExternalAuth starts the uninstall; a repeated DELETE does not
+// restart it.
 func (s *Simulator) deleteExternalAuth(w http.ResponseWriter, r *http.Request) {
-	err := s.locked(func(now time.Time) error {
+	s.serveNoContent(w, r, func(now time.Time) error {
 		_, ea, err := s.mustExternalAuth(r, now, refuseExternalAuthDelete)
 		if err != nil {
 			return err
 		}
 		if st, _ := ea.tl.at(now); st != cs.ExternalAuthStateUninstalling {
-			ea.tl = timeline{start: now,
-				phases: []phase{{cs.ExternalAuthStateUninstalling, s.durations.ExternalAuthUninstalling}}}
+			ea.tl = transition(now, cs.ExternalAuthStateUninstalling, s.durations.ExternalAuthUninstalling, "")
 		}
 		return nil
 	})
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
 }
 
 func (ea *externalAuth) object(c *cluster, now time.Time) (*arohcp.ExternalAuth, error) {

@@ -70,6 +70,24 @@ type armedFailures struct {
 	externalAuths map[string]ExternalAuthFailure // cluster key + "/" + external auth ID
 }
 
+// childKey is the armedFailures key of child id under the clusters
+// clusterKey names.
+func childKey(clusterKey, id string) string { return strings.ToLower(clusterKey) + "/" + id }
+
+// takeArmedChild consumes a failure armed for child id of c. Callers hold
+// mu.
+func takeArmedChild[F any](armed map[string]F, c *cluster, id string) (F, bool) {
+	for key, f := range armed {
+		ck, childID, _ := strings.Cut(key, "/")
+		if childID == id && c.matchesKey(ck) {
+			delete(armed, key)
+			return f, true
+		}
+	}
+	var zero F
+	return zero, false
+}
+
 func newArmedFailures() armedFailures {
 	return armedFailures{
 		clusters:      map[string]ClusterFailure{},
@@ -165,7 +183,7 @@ func (s *Simulator) FailNodePool(clusterKey, id string, f NodePoolFailure) (bool
 			}
 		}
 		if !applied {
-			s.armed.nodePools[strings.ToLower(clusterKey)+"/"+id] = f
+			s.armed.nodePools[childKey(clusterKey, id)] = f
 		}
 		return nil
 	})
@@ -184,17 +202,6 @@ func applyNodePoolFailure(np *nodePool, f NodePoolFailure, now time.Time) error 
 	}
 	np.message = f.Message
 	return nil
-}
-
-func (s *Simulator) takeArmedNodePool(c *cluster, id string) (NodePoolFailure, bool) {
-	for key, f := range s.armed.nodePools {
-		ck, npID, _ := strings.Cut(key, "/")
-		if npID == id && c.matchesKey(ck) {
-			delete(s.armed.nodePools, key)
-			return f, true
-		}
-	}
-	return NodePoolFailure{}, false
 }
 
 // FailExternalAuth puts external auth id of the clusters clusterKey names
@@ -216,20 +223,9 @@ func (s *Simulator) FailExternalAuth(clusterKey, id string, f ExternalAuthFailur
 			}
 		}
 		if !applied {
-			s.armed.externalAuths[strings.ToLower(clusterKey)+"/"+id] = f
+			s.armed.externalAuths[childKey(clusterKey, id)] = f
 		}
 		return nil
 	})
 	return applied, err
-}
-
-func (s *Simulator) takeArmedExternalAuth(c *cluster, id string) (ExternalAuthFailure, bool) {
-	for key, f := range s.armed.externalAuths {
-		ck, eaID, _ := strings.Cut(key, "/")
-		if eaID == id && c.matchesKey(ck) {
-			delete(s.armed.externalAuths, key)
-			return f, true
-		}
-	}
-	return ExternalAuthFailure{}, false
 }

@@ -2,7 +2,6 @@ package simulator
 
 import (
 	"net/http"
-	"sort"
 	"time"
 
 	arohcp "github.com/openshift-online/ocm-sdk-go/arohcp/v1alpha1"
@@ -35,49 +34,19 @@ func (s *Simulator) parentFor(r *http.Request, now time.Time, refusal string) (*
 }
 
 func (s *Simulator) listNodePools(w http.ResponseWriter, r *http.Request) {
-	page, size, err := s.paging(r)
-	if err != nil {
-		s.badRequest(w, r, "%v", err)
-		return
-	}
-	var items []*arohcp.NodePool
-	total := 0
-	err = s.locked(func(now time.Time) error {
-		c, err := s.mustCluster(r.PathValue("id"), now)
-		if err != nil {
-			return err
-		}
-		var all []*nodePool
-		for id := range c.nodePools {
-			if np := c.liveNodePool(id, now); np != nil {
-				all = append(all, np)
-			}
-		}
-		sort.Slice(all, func(i, j int) bool { return all[i].seq < all[j].seq })
-		total = len(all)
-		for _, np := range pageOf(all, page, size) {
-			obj, err := np.object(c, now)
+	serveList(s, w, r, "NodePoolList", arohcp.MarshalNodePoolList,
+		func(now time.Time, page, size int) ([]*arohcp.NodePool, int, error) {
+			c, err := s.mustCluster(r.PathValue("id"), now)
 			if err != nil {
-				return err
+				return nil, 0, err
 			}
-			items = append(items, obj)
-		}
-		return nil
-	})
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	writeList(s, w, r, "NodePoolList", page, total, items, arohcp.MarshalNodePoolList)
+			return renderPage(c.liveNodePools(now), page, size,
+				func(np *nodePool) (*arohcp.NodePool, error) { return np.object(c, now) })
+		})
 }
 
 func (s *Simulator) postNodePool(w http.ResponseWriter, r *http.Request) {
-	data, err := readBody(r, false)
-	if err != nil {
-		s.badRequest(w, r, "%v", err)
-		return
-	}
-	in, err := decode(data, arohcp.UnmarshalNodePool)
+	in, err := readObject(r, arohcp.UnmarshalNodePool)
 	if err != nil {
 		s.badRequest(w, r, "%v", err)
 		return
@@ -90,43 +59,38 @@ func (s *Simulator) postNodePool(w http.ResponseWriter, r *http.Request) {
 		s.badRequest(w, r, "Attribute 'replicas' must not be negative, got %d", n)
 		return
 	}
-	var out *arohcp.NodePool
-	err = s.locked(func(now time.Time) error {
-		c, err := s.parentFor(r, now, refuseNodePoolCreate)
-		if err != nil {
-			return err
-		}
-		if st := c.state(now); st == cs.ClusterStateError {
-			return errf(http.StatusBadRequest, "Cluster '%s' is in state '%s', can't add node pools", c.id, st)
-		}
-		if c.liveNodePool(in.ID(), now) != nil {
-			return errf(http.StatusConflict, "Node pool with identifier '%s' already exists in cluster '%s'", in.ID(), c.id)
-		}
-		spec, err := arohcp.NewNodePool().Copy(in).Status(nil).Build()
-		if err != nil {
-			return errf(http.StatusBadRequest, "Invalid node pool: %v", err)
-		}
-		d := s.durations
-		np := &nodePool{id: in.ID(), seq: s.nextSeq(), spec: spec,
-			tl: timeline{start: now, final: cs.NodePoolStateReady, phases: []phase{
-				{cs.NodePoolStateValidating, d.NodePoolValidating},
-				{cs.NodePoolStatePending, d.NodePoolPending},
-				{cs.NodePoolStateInstalling, d.NodePoolInstalling},
-			}}}
-		if f, ok := s.takeArmedNodePool(c, np.id); ok {
-			if err := applyNodePoolFailure(np, f, now); err != nil {
-				return err
+	serveObject(s, w, r, http.StatusCreated, arohcp.MarshalNodePool,
+		func(now time.Time) (*arohcp.NodePool, error) {
+			c, err := s.parentFor(r, now, refuseNodePoolCreate)
+			if err != nil {
+				return nil, err
 			}
-		}
-		c.nodePools[np.id] = np
-		out, err = np.object(c, now)
-		return err
-	})
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	writeObject(s, w, r, http.StatusCreated, out, arohcp.MarshalNodePool)
+			if st := c.state(now); st == cs.ClusterStateError {
+				return nil, errf(http.StatusBadRequest, "Cluster '%s' is in state '%s', can't add node pools", c.id, st)
+			}
+			if c.liveNodePool(in.ID(), now) != nil {
+				return nil, errf(http.StatusConflict,
+					"Node pool with identifier '%s' already exists in cluster '%s'", in.ID(), c.id)
+			}
+			spec, err := arohcp.NewNodePool().Copy(in).Status(nil).Build()
+			if err != nil {
+				return nil, errf(http.StatusBadRequest, "Invalid node pool: %v", err)
+			}
+			d := s.durations
+			np := &nodePool{id: in.ID(), seq: s.nextSeq(), spec: spec,
+				tl: timeline{start: now, final: cs.NodePoolStateReady, phases: []phase{
+					{cs.NodePoolStateValidating, d.NodePoolValidating},
+					{cs.NodePoolStatePending, d.NodePoolPending},
+					{cs.NodePoolStateInstalling, d.NodePoolInstalling},
+				}}}
+			if f, ok := takeArmedChild(s.armed.nodePools, c, np.id); ok {
+				if err := applyNodePoolFailure(np, f, now); err != nil {
+					return nil, err
+				}
+			}
+			c.nodePools[np.id] = np
+			return np.object(c, now)
+		})
 }
 
 // mustNodePool resolves {id}/{np} to a live node pool or a CS 404.
@@ -144,110 +108,95 @@ func (s *Simulator) mustNodePool(r *http.Request, now time.Time, refusal string)
 }
 
 func (s *Simulator) getNodePool(w http.ResponseWriter, r *http.Request) {
-	var out *arohcp.NodePool
-	err := s.locked(func(now time.Time) error {
-		c, np, err := s.mustNodePool(r, now, "")
-		if err != nil {
-			return err
-		}
-		out, err = np.object(c, now)
-		return err
-	})
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	writeObject(s, w, r, http.StatusOK, out, arohcp.MarshalNodePool)
+	serveObject(s, w, r, http.StatusOK, arohcp.MarshalNodePool,
+		func(now time.Time) (*arohcp.NodePool, error) {
+			c, np, err := s.mustNodePool(r, now, "")
+			if err != nil {
+				return nil, err
+			}
+			return np.object(c, now)
+		})
 }
 
 func (s *Simulator) getNodePoolStatus(w http.ResponseWriter, r *http.Request) {
-	var out *arohcp.NodePoolStatus
-	err := s.locked(func(now time.Time) error {
-		c, np, err := s.mustNodePool(r, now, "")
-		if err != nil {
-			return err
-		}
-		out, err = np.statusBuilder(c, now).Build()
-		return err
-	})
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	writeObject(s, w, r, http.StatusOK, out, arohcp.MarshalNodePoolStatus)
+	serveObject(s, w, r, http.StatusOK, arohcp.MarshalNodePoolStatus,
+		func(now time.Time) (*arohcp.NodePoolStatus, error) {
+			c, np, err := s.mustNodePool(r, now, "")
+			if err != nil {
+				return nil, err
+			}
+			return np.statusBuilder(c, now).Build()
+		})
 }
 
 func (s *Simulator) patchNodePool(w http.ResponseWriter, r *http.Request) {
-	data, err := readBody(r, false)
+	patch, err := readObject(r, arohcp.UnmarshalNodePool)
 	if err != nil {
 		s.badRequest(w, r, "%v", err)
 		return
 	}
-	patch, err := decode(data, arohcp.UnmarshalNodePool)
-	if err != nil {
-		s.badRequest(w, r, "%v", err)
-		return
-	}
-	var out *arohcp.NodePool
-	err = s.locked(func(now time.Time) error {
-		c, np, err := s.mustNodePool(r, now, refuseNodePoolUpdate)
-		if err != nil {
-			return err
-		}
-		if st := c.state(now); st != cs.ClusterStateReady && st != cs.ClusterStateUpdating {
-			return errf(http.StatusBadRequest, refuseNodePoolUpdate, st)
-		}
-		switch st, _ := np.tl.at(now); st {
-		case cs.NodePoolStateReady, cs.NodePoolStateUpdating, cs.NodePoolStateRecoverableError:
-		default:
-			return errf(http.StatusBadRequest, "Node pool can only be updated in a ready state. "+
-				"The node pool requested is in '%s' state.", st)
-		}
-		if id, ok := patch.GetID(); ok && id != np.id {
-			return errf(http.StatusBadRequest, "Attribute 'id' can't be changed from '%s' to '%s'", np.id, id)
-		}
-		b := arohcp.NewNodePool().Copy(np.spec)
-		if n, ok := patch.GetReplicas(); ok {
-			if n < 0 {
-				return errf(http.StatusBadRequest, "Attribute 'replicas' must not be negative, got %d", n)
+	serveObject(s, w, r, http.StatusOK, arohcp.MarshalNodePool,
+		func(now time.Time) (*arohcp.NodePool, error) {
+			c, np, err := s.mustNodePool(r, now, refuseNodePoolUpdate)
+			if err != nil {
+				return nil, err
 			}
-			b.Replicas(n)
-		}
-		if labels, ok := patch.GetLabels(); ok {
-			b.Labels(labels)
-		}
-		if np.spec, err = b.Build(); err != nil {
-			return errf(http.StatusBadRequest, "Invalid node pool: %v", err)
-		}
-		np.tl = timeline{start: now, final: cs.NodePoolStateReady,
-			phases: []phase{{cs.NodePoolStateUpdating, s.durations.NodePoolUpdating}}}
-		np.message = ""
-		out, err = np.object(c, now)
-		return err
-	})
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	writeObject(s, w, r, http.StatusOK, out, arohcp.MarshalNodePool)
+			if st, ok := c.acceptsChanges(now); !ok {
+				return nil, errf(http.StatusBadRequest, refuseNodePoolUpdate, st)
+			}
+			switch st, _ := np.tl.at(now); st {
+			case cs.NodePoolStateReady, cs.NodePoolStateUpdating, cs.NodePoolStateRecoverableError:
+			default:
+				return nil, errf(http.StatusBadRequest, "Node pool can only be updated in a ready state. "+
+					"The node pool requested is in '%s' state.", st)
+			}
+			spec, err := mergeNodePoolPatch(np, patch)
+			if err != nil {
+				return nil, err
+			}
+			np.spec = spec
+			np.tl = transition(now, cs.NodePoolStateUpdating, s.durations.NodePoolUpdating, cs.NodePoolStateReady)
+			np.message = ""
+			return np.object(c, now)
+		})
 }
 
+// mergeNodePoolPatch applies the fields an update may change and refuses a
+// change of ID.
+func mergeNodePoolPatch(np *nodePool, patch *arohcp.NodePool) (*arohcp.NodePool, error) {
+	if id, ok := patch.GetID(); ok && id != np.id {
+		return nil, errf(http.StatusBadRequest, "Attribute 'id' can't be changed from '%s' to '%s'", np.id, id)
+	}
+	b := arohcp.NewNodePool().Copy(np.spec)
+	if n, ok := patch.GetReplicas(); ok {
+		if n < 0 {
+			return nil, errf(http.StatusBadRequest, "Attribute 'replicas' must not be negative, got %d", n)
+		}
+		b.Replicas(n)
+	}
+	if labels, ok := patch.GetLabels(); ok {
+		b.Labels(labels)
+	}
+	spec, err := b.Build()
+	if err != nil {
+		return nil, errf(http.StatusBadRequest, "Invalid node pool: %v", err)
+	}
+	return spec, nil
+}
+
+// deleteNodePool starts the uninstall; a repeated DELETE does not restart
+// it.
 func (s *Simulator) deleteNodePool(w http.ResponseWriter, r *http.Request) {
-	err := s.locked(func(now time.Time) error {
+	s.serveNoContent(w, r, func(now time.Time) error {
 		_, np, err := s.mustNodePool(r, now, refuseNodePoolDelete)
 		if err != nil {
 			return err
 		}
 		if st, _ := np.tl.at(now); st != cs.NodePoolStateUninstalling {
-			np.tl = timeline{start: now, phases: []phase{{cs.NodePoolStateUninstalling, s.durations.NodePoolUninstalling}}}
+			np.tl = transition(now, cs.NodePoolStateUninstalling, s.durations.NodePoolUninstalling, "")
 		}
 		return nil
 	})
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
 }
 
 func (np *nodePool) href(c *cluster) string { return cs.NodePoolHref(c.href(), np.id) }

@@ -124,6 +124,13 @@ func (c *cluster) state(now time.Time) string {
 	return st
 }
 
+// acceptsChanges reports whether CS lets callers change the cluster or its
+// children now (ready or updating), with the state for the refusal.
+func (c *cluster) acceptsChanges(now time.Time) (string, bool) {
+	st := c.state(now)
+	return st, st == cs.ClusterStateReady || st == cs.ClusterStateUpdating
+}
+
 func (c *cluster) href() string { return cs.ClusterHref(c.id) }
 
 // matchesKey lets scenario controls name a cluster by CS ID, CS name or ARM
@@ -145,6 +152,18 @@ func (c *cluster) liveNodePool(id string, now time.Time) *nodePool {
 	return np
 }
 
+// liveNodePools lists the live node pools in creation order.
+func (c *cluster) liveNodePools(now time.Time) []*nodePool {
+	var out []*nodePool
+	for id := range c.nodePools {
+		if np := c.liveNodePool(id, now); np != nil {
+			out = append(out, np)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].seq < out[j].seq })
+	return out
+}
+
 func (c *cluster) liveExternalAuth(id string, now time.Time) *externalAuth {
 	ea := c.externalAuths[id]
 	if ea == nil {
@@ -155,6 +174,29 @@ func (c *cluster) liveExternalAuth(id string, now time.Time) *externalAuth {
 		return nil
 	}
 	return ea
+}
+
+// liveExternalAuths lists the live external auths in creation order.
+func (c *cluster) liveExternalAuths(now time.Time) []*externalAuth {
+	var out []*externalAuth
+	for id := range c.externalAuths {
+		if ea := c.liveExternalAuth(id, now); ea != nil {
+			out = append(out, ea)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].seq < out[j].seq })
+	return out
+}
+
+// credentials lists every credential, revoked and expired ones included,
+// in creation order.
+func (c *cluster) credentials() []*credential {
+	out := make([]*credential, 0, len(c.creds))
+	for _, cr := range c.creds {
+		out = append(out, cr)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].seq < out[j].seq })
+	return out
 }
 
 // childID is the shape CS accepts for node pool and external auth IDs

@@ -62,6 +62,12 @@ func settled(now time.Time, final string) timeline {
 	return timeline{start: now, final: final}
 }
 
+// transition is a timeline that spends d in state from now and then
+// settles in final ("" when the object is gone afterwards).
+func transition(now time.Time, state string, d time.Duration, final string) timeline {
+	return timeline{start: now, phases: []phase{{state, d}}, final: final}
+}
+
 func contains(list []string, s string) bool {
 	for _, v := range list {
 		if v == s {
