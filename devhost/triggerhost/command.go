@@ -34,6 +34,11 @@ type Command struct {
 	// Env is the base environment; the host's variables are added to it.
 	Env    []string
 	Logger *slog.Logger
+	// StopSignal is sent when the handler is stopped; nil means SIGTERM,
+	// as the host sends. SIGKILL makes every stop (a Supervisor.Restart
+	// included) a crash: no shutdown code runs and in-flight requests die,
+	// which is what soak tests want to survive.
+	StopSignal os.Signal
 }
 
 // CommandFromApp builds the command host.json describes. A relative
@@ -81,8 +86,9 @@ func isFile(p string) bool {
 	return err == nil && st.Mode().IsRegular()
 }
 
-// Run starts the process and waits for it. Cancelling ctx sends SIGTERM,
-// then kills the process if it has not exited within commandStopGrace.
+// Run starts the process and waits for it. Cancelling ctx sends StopSignal
+// (SIGTERM), then kills the process if it has not exited within
+// commandStopGrace.
 func (c Command) Run(ctx context.Context, port int) error {
 	logger := c.Logger
 	if logger == nil {
@@ -98,7 +104,11 @@ func (c Command) Run(ctx context.Context, port int) error {
 		"FUNCTIONS_HTTPWORKER_ID="+workerID,
 		"FUNCTIONS_APP_ROOT_PATH="+c.AppRoot,
 	)
-	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	stop := c.StopSignal
+	if stop == nil {
+		stop = syscall.SIGTERM
+	}
+	cmd.Cancel = func() error { return cmd.Process.Signal(stop) }
 	cmd.WaitDelay = commandStopGrace
 	attrs := []slog.Attr{slog.String("worker_id", workerID), slog.String("handler", filepath.Base(c.Path))}
 	out := &lineLogger{ctx: context.WithoutCancel(ctx), logger: logger, attrs: attrs}

@@ -56,6 +56,7 @@ func helperHandler() int {
 	signal.Notify(stop, syscall.SIGTERM)
 	go func() {
 		<-stop
+		fmt.Println("helper handler stopping on SIGTERM")
 		_ = srv.Close()
 	}()
 	fmt.Println("helper handler listening")
@@ -129,6 +130,49 @@ func TestCommandRunsAndRestartsTheHandlerProcess(t *testing.T) {
 	}
 	if n := strings.Count(logs.String(), "helper handler listening"); n != 2 {
 		t.Errorf("the handler's output reached the log %d times, want 2 (one per process)", n)
+	}
+}
+
+func TestCommandStopSignal(t *testing.T) {
+	exe, err := os.Executable()
+	must(t, err)
+	tests := []struct {
+		name     string
+		signal   os.Signal
+		graceful bool
+	}{
+		{"default is SIGTERM", nil, true},
+		{"SIGKILL is a crash", syscall.SIGKILL, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var logs syncLog
+			cmd := Command{Path: exe, Dir: t.TempDir(), Env: append(os.Environ(), helperEnv+"=1"),
+				Logger: slog.New(slog.NewTextHandler(&logs, nil)), StopSignal: tc.signal}
+			port, err := FreePort()
+			must(t, err)
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- cmd.Run(ctx, port) }()
+			for deadline := time.Now().Add(10 * time.Second); !strings.Contains(logs.String(), "helper handler listening"); time.Sleep(5 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					cancel()
+					t.Fatalf("the handler did not start within 10s; log:\n%s", logs.String())
+				}
+			}
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("Run after a stop = %v, want nil", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("the handler process did not stop within 10s")
+			}
+			if got := strings.Contains(logs.String(), "stopping on SIGTERM"); got != tc.graceful {
+				t.Errorf("handler ran its SIGTERM shutdown: %v, want %v; log:\n%s", got, tc.graceful, logs.String())
+			}
+		})
 	}
 }
 

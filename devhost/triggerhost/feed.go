@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"time"
 
 	"github.com/hcpops/hcpops/core/store"
@@ -35,6 +36,8 @@ type feedListener struct {
 	// leaseName is the lease prefix and the function name, so two functions
 	// on one feed keep separate positions.
 	leaseName string
+	// rng draws FeedFaults' reorders; nil when there are none.
+	rng *rand.Rand
 }
 
 // run pumps from cont, a position from startPosition.
@@ -55,21 +58,58 @@ func (l *feedListener) run(ctx context.Context, cont string) error {
 			l.sleep(ctx)
 			continue
 		}
-		docs, err := EncodeDocuments(page.Items)
-		if err != nil {
-			return fmt.Errorf("function %s: %w", l.fn.Name, err)
+		batches := []store.FeedPage{page}
+		if l.rng != nil && l.rng.Float64() < h.faults.Reorder {
+			// Held back: the next batch, when there is one, goes first.
+			next, err := h.feed.ChangeFeed(ctx, page.Continuation, l.binding.MaxItemsPerInvocation)
+			if err == nil && len(next.Items) > 0 {
+				batches = []store.FeedPage{next, page}
+				h.stats.reordered.Add(1)
+			}
 		}
-		err = h.invokeWithPolicy(ctx, l.fn, map[string]json.RawMessage{l.binding.Name: docs})
+		for _, b := range batches {
+			if err := l.deliver(ctx, b.Items); err != nil {
+				return err
+			}
+			if ctx.Err() != nil {
+				return nil // shutting down: no checkpoint, the batch comes again
+			}
+		}
+		cont = batches[0].Continuation // the furthest read, even when reordered
+		if err := l.checkpoint(cont); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deliver invokes the function with one batch (twice under
+// FeedFaults.Duplicate). A failed batch is logged and left behind: the
+// real trigger does not redeliver it. Only a batch that cannot be encoded
+// is an error.
+func (l *feedListener) deliver(ctx context.Context, items []store.Item) error {
+	h := l.host
+	docs, err := EncodeDocuments(items)
+	if err != nil {
+		return fmt.Errorf("function %s: %w", l.fn.Name, err)
+	}
+	h.stats.batches.Add(1)
+	times := 1
+	if h.faults.duplicate() {
+		times = 2
+	}
+	for i := range times {
+		if i > 0 {
+			h.stats.duplicated.Add(1)
+		}
+		h.stats.deliveries.Add(1)
+		err := h.invokeWithPolicy(ctx, l.fn, map[string]json.RawMessage{l.binding.Name: docs})
 		if ctx.Err() != nil {
-			return nil // shutting down: no checkpoint, the batch comes again
+			return nil
 		}
 		if err != nil {
 			h.logger.LogAttrs(ctx, slog.LevelError, "change feed batch failed; checkpointing past it",
-				slog.String("function", l.fn.Name), slog.Int("documents", len(page.Items)))
-		}
-		cont = page.Continuation
-		if err := l.checkpoint(cont); err != nil {
-			return err
+				slog.String("function", l.fn.Name), slog.Int("documents", len(items)))
 		}
 	}
 	return nil

@@ -36,6 +36,9 @@ type Config struct {
 	HTTPAddr string
 	// FeedPollDelay overrides every cosmosDBTrigger's feedPollDelay when set.
 	FeedPollDelay time.Duration
+	// FeedFaults, when set, makes change-feed delivery harsher than the
+	// real host's; soak tests use it. Nil delivers as the host does.
+	FeedFaults *FeedFaults
 	// Location is the host's time zone for schedules and TimerInfo times;
 	// nil means UTC, as on Azure.
 	Location    *time.Location
@@ -60,6 +63,8 @@ type Host struct {
 	timers []*timerListener
 	feeds  []*feedListener
 	routes []route
+	faults *FeedFaults
+	stats  feedCounters
 
 	mu       sync.Mutex
 	frontURL string
@@ -88,6 +93,9 @@ func New(cfg Config) (*Host, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if err := cfg.FeedFaults.validate(); err != nil {
+		return nil, err
+	}
 	sup, err := NewSupervisor(cfg.Worker, cfg.HandlerPort, cfg.Logger)
 	if err != nil {
 		return nil, err
@@ -95,6 +103,7 @@ func New(cfg Config) (*Host, error) {
 	h := &Host{
 		app: cfg.App, sup: sup, endpoint: sup, feed: cfg.Feed, state: stateDir(cfg.StateDir),
 		clock: cfg.Clock, location: cfg.Location, logger: cfg.Logger, started: make(chan struct{}),
+		faults: cfg.FeedFaults,
 	}
 	timeout := time.Duration(0)
 	if ft := cfg.App.Host.FunctionTimeout; ft > 0 {
@@ -138,7 +147,7 @@ func (h *Host) plan(cfg Config) error {
 				delay = cfg.FeedPollDelay
 			}
 			h.feeds = append(h.feeds, &feedListener{host: h, fn: fn, binding: b, pollDelay: delay,
-				leaseName: b.LeaseContainerPrefix + fn.Name})
+				leaseName: b.LeaseContainerPrefix + fn.Name, rng: cfg.FeedFaults.rand(len(h.feeds))})
 		case functionapp.TypeHTTPTrigger:
 			r, err := parseRoute(fn, cfg.App.Host.RoutePrefix)
 			if err != nil {

@@ -24,6 +24,8 @@ func TestNewRefusesWhatItCannotRun(t *testing.T) {
 		{"no port", Config{App: timer, Worker: worker, StateDir: t.TempDir(), HTTPAddr: "127.0.0.1"}, "host:port"},
 		{"bad schedule", Config{App: badSchedule, Worker: worker, StateDir: t.TempDir()}, `function tick: binding "myTimer": schedule "every minute"`},
 		{"feed without store", Config{App: feed, Worker: worker, StateDir: t.TempDir()}, "needs a change feed"},
+		{"reorder above 1", Config{App: timer, Worker: worker, StateDir: t.TempDir(), FeedFaults: &FeedFaults{Reorder: 1.5}}, "FeedFaults.Reorder 1.5"},
+		{"negative reorder", Config{App: timer, Worker: worker, StateDir: t.TempDir(), FeedFaults: &FeedFaults{Reorder: -0.1}}, "FeedFaults.Reorder -0.1"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
