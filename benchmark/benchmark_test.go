@@ -7,11 +7,14 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/hcpops/hcpops/app"
+	"github.com/hcpops/hcpops/core/store"
+	"github.com/hcpops/hcpops/functions/dispatchOperations"
 	"github.com/hcpops/hcpops/handlers"
 )
 
@@ -46,7 +49,7 @@ func exit(err error) {
 // testServe is what main's serve does, trimmed: assemble the app from the
 // environment and serve until interrupted.
 func testServe(ctx context.Context) error {
-	ctx, stop := signalContext(ctx)
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
 	defer stop()
 	port, err := handlers.PortFromEnv(os.Getenv, 0)
 	if err != nil {
@@ -225,5 +228,50 @@ func TestParseFlags(t *testing.T) {
 				t.Errorf("options = %+v", o)
 			}
 		})
+	}
+}
+
+// TestEnvelope: the payload is what the host sends, double-encoded, and
+// the real decoder gets every document back byte for byte (compacted).
+func TestEnvelope(t *testing.T) {
+	items := []store.Item{
+		{Body: []byte(`{"id": "a", "x": "<&> \"quoted\" back\\slash é"}`)},
+		{Body: []byte(`{"id":"b","n":[1,2,{"y":null}]}`)},
+	}
+	body, err := envelope(items)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(body, []byte(`\u003c`)) {
+		t.Errorf("HTML-escaped payload: %s", body)
+	}
+	var env struct {
+		Data     map[string]json.RawMessage
+		Metadata struct{ Sys map[string]string }
+	}
+	if err := json.Unmarshal(body, &env); err != nil {
+		t.Fatal(err)
+	}
+	raw := env.Data[dispatchoperations.BindingName]
+	var once string
+	if err := json.Unmarshal(raw, &once); err != nil || !strings.HasPrefix(once, `"[`) {
+		t.Fatalf("Data.documents is not a string holding a string: %.40s (%v)", raw, err)
+	}
+	docs, err := dispatchoperations.DecodeDocuments(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(docs) != len(items) {
+		t.Fatalf("%d documents back, want %d", len(docs), len(items))
+	}
+	for i, d := range docs {
+		var want bytes.Buffer
+		_ = json.Compact(&want, items[i].Body)
+		if string(d) != want.String() {
+			t.Errorf("document %d = %s, want %s", i, d, want.String())
+		}
+	}
+	if env.Metadata.Sys["MethodName"] != dispatchoperations.Name || env.Metadata.Sys["RandGuid"] == "" {
+		t.Errorf("Metadata.sys = %v", env.Metadata.Sys)
 	}
 }

@@ -21,7 +21,6 @@ import (
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/lifecycle"
 	"github.com/hcpops/hcpops/core/store"
-	"github.com/hcpops/hcpops/devhost/triggerhost"
 	"github.com/hcpops/hcpops/functions/dispatchOperations"
 	"github.com/hcpops/hcpops/handlers"
 )
@@ -264,29 +263,6 @@ func dispatchBodies(items []store.Item, batchOps int) ([][]byte, int, error) {
 	return bodies, ops, flush()
 }
 
-// envelope is the host's invocation body for a change-feed batch.
-func envelope(items []store.Item) ([]byte, error) {
-	docs, err := triggerhost.EncodeDocuments(items)
-	if err != nil {
-		return nil, err
-	}
-	env := map[string]any{
-		"Data": map[string]json.RawMessage{dispatchoperations.BindingName: docs},
-		"Metadata": map[string]any{"sys": map[string]string{
-			"MethodName": dispatchoperations.Name,
-			"UtcNow":     time.Now().UTC().Format(time.RFC3339Nano),
-			"RandGuid":   uuid.NewString(),
-		}},
-	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(env); err != nil {
-		return nil, fmt.Errorf("encoding invocation: %w", err)
-	}
-	return b.Bytes(), nil
-}
-
 // invoke posts one invocation with the host's headers and insists on 200.
 func invoke(ctx context.Context, client *http.Client, url string, body []byte) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
@@ -294,8 +270,8 @@ func invoke(ctx context.Context, client *http.Client, url string, body []byte) e
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json; charset=utf-8")
-	req.Header.Set(triggerhost.HeaderInvocationID, uuid.NewString())
-	req.Header.Set("User-Agent", "Azure-Functions-Host/"+triggerhost.DefaultHostVersion)
+	req.Header.Set(handlers.HeaderInvocationID, uuid.NewString())
+	req.Header.Set("User-Agent", "Azure-Functions-Host/"+hostVersion)
 	resp, err := client.Do(req)
 	if err != nil {
 		return fmt.Errorf("posting invocation: %w", err)

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/hcpops/hcpops/core/clusterservice/ocm"
-	"github.com/hcpops/hcpops/devhost/triggerhost"
 	"github.com/hcpops/hcpops/handlers"
 )
 
@@ -83,9 +82,9 @@ func measureColdStart(ctx context.Context, bin, csURL, dir string, runs int, ext
 }
 
 func startOnce(ctx context.Context, bin, csURL, dataDir string, extraEnv []string) (time.Duration, error) {
-	port, err := triggerhost.FreePort()
+	port, err := freePort()
 	if err != nil {
-		return 0, fmt.Errorf("finding a free port: %w", err)
+		return 0, err
 	}
 	if err := os.MkdirAll(dataDir, 0o755); err != nil {
 		return 0, err
