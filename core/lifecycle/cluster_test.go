@@ -13,6 +13,10 @@ const clustersPOST = cs.ClustersPath
 func TestClusterCreateSucceeds(t *testing.T) {
 	e := newEnv(t)
 	name := e.create(t, document.KindCluster, clusterRID("c1"), request{notify: true})
+	// ARO-HCP documents carry members this project has never heard of.
+	e.editDoc(t, clusterRID("c1"), func(doc obj) {
+		props(doc)["customerProperties"].(obj)["someFutureCustomerField"] = obj{"kept": []any{true, 1.5, "x"}}
+	})
 	e.drive(t, name)
 
 	op := e.wantOp(t, name, arm.ProvisioningStateSucceeded, "")

@@ -80,7 +80,7 @@ func TestCredentialRequestDuringRevocationIsCanceled(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.wantOp(t, revoke, arm.ProvisioningStateDeleting, "")
-	req := e.requestCredential(t, "c1", request{notify: true})
+	req := e.racingCredentialRequest(t, "c1", request{notify: true})
 	if _, err := e.deliver(t); err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func TestCredentialRequestDuringRevocationIsCanceled(t *testing.T) {
 func TestUpdateOfAResourceCSNeverHadFails(t *testing.T) {
 	e := newEnv(t)
 	create := e.create(t, document.KindCluster, clusterRID("c1"), request{})
-	update := e.update(t, clusterRID("c1"), request{}, func(obj) {})
+	update := e.racingUpdate(t, clusterRID("c1"), request{})
 	e.drive(t, create, update)
 	e.wantOp(t, create, arm.ProvisioningStateCanceled, arm.CodeCanceled)
 	op := e.wantOp(t, update, arm.ProvisioningStateFailed, arm.CodeInternalServerError)

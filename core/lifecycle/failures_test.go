@@ -102,7 +102,8 @@ func TestDeadlineFailsOperation(t *testing.T) {
 		d.ClusterInstalling = 3 * time.Hour
 		e.sim.SetDurations(d)
 		deadline := e.clk.Now().Add(5 * time.Minute)
-		name := e.create(t, document.KindCluster, clusterRID("c1"), request{}, func(doc obj) {
+		name := e.create(t, document.KindCluster, clusterRID("c1"), request{})
+		e.editDoc(t, clusterRID("c1"), func(doc obj) {
 			spp(doc)["createOperationCompletionDeadline"] = deadline.Format(time.RFC3339)
 		})
 		var expired int

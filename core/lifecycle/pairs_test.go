@@ -38,10 +38,9 @@ func TestEveryRequestAndKind(t *testing.T) {
 		name: "cluster update",
 		run: func(t *testing.T, e *env) []string {
 			e.readyCluster(t, "c1")
-			return []string{e.update(t, clusterRID("c1"), request{notify: true}, func(d obj) {
-				c := props(d)["customerProperties"].(obj)
-				c["nodeDrainTimeoutMinutes"] = 45
-				c["api"].(obj)["authorizedCidrs"] = []any{"10.0.0.0/8", "192.168.0.0/16"}
+			return []string{e.update(t, clusterRID("c1"), request{notify: true}, func(s *spec) {
+				s.cluster.NodeDrainTimeoutMinutes = new(45)
+				s.cluster.AuthorizedCIDRs = []string{"10.0.0.0/8", "192.168.0.0/16"}
 			})}
 		},
 		check: func(t *testing.T, e *env, ops []string) {
@@ -96,8 +95,8 @@ func TestEveryRequestAndKind(t *testing.T) {
 		run: func(t *testing.T, e *env) []string {
 			e.readyCluster(t, "c1")
 			e.drive(t, e.create(t, document.KindNodePool, np, request{}))
-			return []string{e.update(t, np, request{notify: true}, func(d obj) {
-				props(d)["properties"].(obj)["replicas"] = 5
+			return []string{e.update(t, np, request{notify: true}, func(s *spec) {
+				s.nodePool.Replicas = 5
 			})}
 		},
 		check: func(t *testing.T, e *env, _ []string) {
@@ -139,8 +138,8 @@ func TestEveryRequestAndKind(t *testing.T) {
 		run: func(t *testing.T, e *env) []string {
 			e.readyCluster(t, "c1")
 			e.drive(t, e.create(t, document.KindExternalAuth, ea, request{}))
-			return []string{e.update(t, ea, request{notify: true}, func(d obj) {
-				props(d)["properties"].(obj)["issuer"].(obj)["audiences"] = []any{"app-1", "app-2"}
+			return []string{e.update(t, ea, request{notify: true}, func(s *spec) {
+				s.externalAuth.Audiences = []string{"app-1", "app-2"}
 			})}
 		},
 		check: func(t *testing.T, e *env, _ []string) {

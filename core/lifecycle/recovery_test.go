@@ -349,8 +349,8 @@ func TestUnchangedTickWritesNothing(t *testing.T) {
 		e.create(t, document.KindCluster, clusterRID("c1"), request{}),
 		e.create(t, document.KindNodePool, nodePoolRID("c0", "np1"), request{}),
 		e.revokeCredentials(t, "c0", request{}),
-		e.update(t, clusterRID("c0"), request{notify: true}, func(d obj) {
-			props(d)["customerProperties"].(obj)["nodeDrainTimeoutMinutes"] = 30
+		e.update(t, clusterRID("c0"), request{notify: true}, func(s *spec) {
+			s.cluster.NodeDrainTimeoutMinutes = new(30)
 		}),
 	}
 	if _, err := e.deliver(t); err != nil {
