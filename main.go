@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/hcpops/hcpops/benchmark"
 )
 
 func main() {
@@ -44,6 +46,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return status(ctx, rest, getenv, stdout)
 	case "doc":
 		return doc(ctx, rest, getenv, stdin, stdout)
+	case "bench":
+		// Hidden: make bench. Its scenarios re-run this binary as children.
+		return benchmark.Main(ctx, rest, stdout)
 	default:
 		usage(stdout)
 		return fmt.Errorf("unknown command %q", cmd)
