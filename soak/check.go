@@ -1,0 +1,135 @@
+package soak
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/hcpops/hcpops/core/arm"
+	"github.com/hcpops/hcpops/core/document"
+	"github.com/hcpops/hcpops/devhost/triggerhost"
+)
+
+// evidence is everything a run gathered, for the checks and the summary.
+type evidence struct {
+	subs     []*submitted
+	ops      map[docKey]*document.OperationDocument // latest version seen of every operation
+	uris     map[docKey]string                      // notificationUri each operation was created with
+	versions map[docKey][]docVersion                // every version the change feed showed
+	writes   map[docKey][]write                     // every acknowledged write
+	finals   map[docKey]finalRead
+	cs       csCounts
+	// delivered returns the statuses the sink answered 200 for at uri.
+	delivered func(uri string) []arm.ProvisioningState
+	notifyAttempts, notifyFailures int
+	feed                           triggerhost.FeedStats
+	kills, starts                  int
+	// status is what ARM's status poll answered through the front door,
+	// by request label; an error text when the poll failed.
+	status map[string]string
+}
+
+// problems lists every invariant the run broke, each prefixed by its area.
+func (e evidence) problems() []string {
+	var out []string
+	add := func(area, format string, args ...any) { out = append(out, area+": "+fmt.Sprintf(format, args...)) }
+
+	mine := map[docKey]bool{}
+	for _, s := range e.subs {
+		if s.problem != "" {
+			add("outcome", "%s (%s): %s", s.label, s.kind, s.problem)
+			continue
+		}
+		mine[s.op] = true
+		op := e.ops[s.op]
+		if op == nil {
+			add("outcome", "%s: operation %s never seen on the change feed", s.label, s.op)
+			continue
+		}
+		got := op.Properties.Status
+		if !slices.Contains(s.want, got) {
+			add("outcome", "%s (%s): ended %s, want %s; error %s", s.label, s.kind, got, joinStates(s.want), describeError(op.Properties.Error))
+		}
+		if s.wantCode != "" && got == arm.ProvisioningStateFailed && (op.Properties.Error == nil || op.Properties.Error.Code != s.wantCode) {
+			add("outcome", "%s: failed with %s, want code %s", s.label, describeError(op.Properties.Error), s.wantCode)
+		}
+		if want := strings.ToLower(s.uri); strings.ToLower(e.uris[s.op]) != want {
+			add("notification", "%s: created with notificationUri %q, want %q", s.label, e.uris[s.op], s.uri)
+		}
+		if st, ok := e.status[s.label]; ok && st != string(got) {
+			add("status", "%s: ARM's status poll answered %s, the document says %s", s.label, st, got)
+		}
+	}
+	for _, k := range sortedKeys(e.ops) {
+		op := e.ops[k]
+		p := op.Properties
+		if !p.Status.IsTerminal() {
+			add("outcome", "operation %s (%s %s) is still %s", op.Name(), p.Request, p.ExternalID, p.Status)
+		}
+		if !mine[k] && (p.Request != document.RequestDelete || p.Status != arm.ProvisioningStateSucceeded) {
+			add("outcome", "implicit operation %s (%s %s) ended %s, want a Delete that Succeeded", op.Name(), p.Request, p.ExternalID, p.Status)
+		}
+		uri := e.uris[k]
+		if uri == "" {
+			continue
+		}
+		if p.NotificationURI != "" {
+			add("notification", "operation %s (%s %s) still holds notificationUri %s", op.Name(), p.Request, p.ExternalID, p.NotificationURI)
+		}
+		if got := e.delivered(uri); !slices.Contains(got, p.Status) {
+			add("notification", "operation %s (%s %s) ended %s, but ARM received %v at %s", op.Name(), p.Request, p.ExternalID, p.Status, got, uri)
+		}
+	}
+	for _, d := range e.cs.duplicateCreates() {
+		add("clusters service", "created more than once: %s", d)
+	}
+	for _, p := range checkVersions(e.writes, e.versions, e.finals) {
+		add("versions", "%s", p)
+	}
+	out = append(out, e.chaosProblems()...)
+	return out
+}
+
+// chaosProblems make sure the faults the soak claims did happen; a soak
+// that injected nothing would prove nothing.
+func (e evidence) chaosProblems() []string {
+	var out []string
+	add := func(format string, args ...any) { out = append(out, "chaos: "+fmt.Sprintf(format, args...)) }
+	if e.kills < 2 {
+		add("the handler was killed %d times, want at least 2", e.kills)
+	}
+	if e.starts != e.kills+1 {
+		add("the handler started %d times after %d kills, want %d", e.starts, e.kills, e.kills+1)
+	}
+	if e.feed.Batches == 0 || e.feed.Duplicated != e.feed.Batches {
+		add("%d of %d change-feed batches were delivered twice, want all", e.feed.Duplicated, e.feed.Batches)
+	}
+	if e.feed.Reordered == 0 {
+		add("no change-feed batch was delivered out of order")
+	}
+	for _, status := range []int{http.StatusTooManyRequests, http.StatusInternalServerError, http.StatusServiceUnavailable} {
+		if e.cs.statuses[status] == 0 {
+			add("clusters service never answered %d", status)
+		}
+	}
+	if e.notifyFailures == 0 {
+		add("no ARM notification failed")
+	}
+	return out
+}
+
+func joinStates(states []arm.ProvisioningState) string {
+	parts := make([]string, len(states))
+	for i, s := range states {
+		parts[i] = string(s)
+	}
+	return strings.Join(parts, " or ")
+}
+
+func describeError(e *arm.CloudErrorBody) string {
+	if e == nil {
+		return "none"
+	}
+	return fmt.Sprintf("%s (%s)", e.Code, e.Message)
+}

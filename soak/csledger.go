@@ -1,0 +1,185 @@
+package soak
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+
+	cs "github.com/hcpops/hcpops/core/clusterservice"
+)
+
+// Create routes of Clusters Service, with the cluster ID captured.
+var (
+	clusterCreate      = regexp.MustCompile(`^` + regexp.QuoteMeta(cs.ClustersPath) + `$`)
+	nodePoolCreate     = regexp.MustCompile(`^` + regexp.QuoteMeta(cs.ClustersPath) + `/([^/]+)/node_pools$`)
+	externalAuthCreate = regexp.MustCompile(`^` + regexp.QuoteMeta(cs.ClustersPath) + `/([^/]+)/external_auth_config/external_auths$`)
+	credentialCreate   = regexp.MustCompile(`^` + regexp.QuoteMeta(cs.ClustersMgmtPrefix) + `/clusters/([^/]+)/break_glass_credentials$`)
+)
+
+// csLedger wraps the simulator and records every create POST by the
+// object it creates, with CS's answer, plus the status of every answer.
+// The simulator's own ledger counts requests by path; a cluster POST has
+// no ID in its path, so a per-object count needs the body.
+type csLedger struct {
+	next http.Handler
+
+	mu       sync.Mutex
+	creates  map[string]map[int]int // object ("cluster/ID", "nodepool/CID/ID" ...) -> status -> POSTs
+	statuses map[int]int            // every answer by status
+	creds    map[string]bool        // hrefs of the credentials CS issued
+}
+
+func newCSLedger(next http.Handler) *csLedger {
+	return &csLedger{next: next, creates: map[string]map[int]int{}, statuses: map[int]int{}, creds: map[string]bool{}}
+}
+
+// statusWriter remembers the status and the body of an answer.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	body   bytes.Buffer
+	keep   bool
+}
+
+func (w *statusWriter) WriteHeader(status int) {
+	if w.status == 0 {
+		w.status = status
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	if w.keep {
+		w.body.Write(b)
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (l *csLedger) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, "/_sim/") {
+		l.next.ServeHTTP(w, r)
+		return
+	}
+	object, credCluster := "", ""
+	if r.Method == http.MethodPost {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		object, credCluster = createTarget(r.URL.Path, body)
+	}
+	sw := &statusWriter{ResponseWriter: w, keep: credCluster != ""}
+	l.next.ServeHTTP(sw, r)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.statuses[sw.status]++
+	if object != "" {
+		if l.creates[object] == nil {
+			l.creates[object] = map[int]int{}
+		}
+		l.creates[object][sw.status]++
+	}
+	if credCluster != "" && sw.status == http.StatusCreated {
+		var cred struct {
+			Href string `json:"href"`
+		}
+		if json.Unmarshal(sw.body.Bytes(), &cred) == nil && cred.Href != "" {
+			l.creds[strings.ToLower(cred.Href)] = true
+		}
+	}
+}
+
+// createTarget names the object a create POST makes ("" for other
+// requests) or, for a credential POST, its cluster.
+func createTarget(path string, body []byte) (object, credCluster string) {
+	var in struct {
+		ID string `json:"id"`
+	}
+	_ = json.Unmarshal(body, &in)
+	id := strings.ToLower(in.ID)
+	switch {
+	case clusterCreate.MatchString(path):
+		return "cluster/" + id, ""
+	case nodePoolCreate.MatchString(path):
+		return "nodepool/" + strings.ToLower(nodePoolCreate.FindStringSubmatch(path)[1]) + "/" + id, ""
+	case externalAuthCreate.MatchString(path):
+		return "externalauth/" + strings.ToLower(externalAuthCreate.FindStringSubmatch(path)[1]) + "/" + id, ""
+	case credentialCreate.MatchString(path):
+		return "", credentialCreate.FindStringSubmatch(path)[1]
+	}
+	return "", ""
+}
+
+// csCounts is a copy of the ledger for the checks and the summary.
+type csCounts struct {
+	creates  map[string]map[int]int
+	statuses map[int]int
+	creds    map[string]bool
+}
+
+func (l *csLedger) counts() csCounts {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c := csCounts{creates: map[string]map[int]int{}, statuses: map[int]int{}, creds: map[string]bool{}}
+	for o, m := range l.creates {
+		c.creates[o] = map[int]int{}
+		for s, n := range m {
+			c.creates[o][s] = n
+		}
+	}
+	for s, n := range l.statuses {
+		c.statuses[s] = n
+	}
+	for h := range l.creds {
+		c.creds[h] = true
+	}
+	return c
+}
+
+// duplicateCreates lists the objects CS was asked to create more than
+// once: more than one POST it answered 201, or any POST it refused with
+// 409 because the object already existed. POSTs answered by an injected
+// 429/5xx never reached CS's create and are retries, not duplicates.
+func (c csCounts) duplicateCreates() []string {
+	var out []string
+	for o, m := range c.creates {
+		if m[http.StatusCreated] != 1 || m[http.StatusConflict] > 0 {
+			out = append(out, o+": "+formatStatuses(m))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (c csCounts) objects(kind string) int {
+	n := 0
+	for o, m := range c.creates {
+		if strings.HasPrefix(o, kind+"/") && m[http.StatusCreated] > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+func formatStatuses(m map[int]int) string {
+	codes := make([]int, 0, len(m))
+	for s := range m {
+		codes = append(codes, s)
+	}
+	sort.Ints(codes)
+	parts := make([]string, len(codes))
+	for i, s := range codes {
+		parts[i] = fmt.Sprintf("%d x%d", s, m[s])
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,46 @@
+package soak
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// docKey names one document of the Resources container.
+type docKey struct{ pk, id string }
+
+func (k docKey) String() string { return k.pk + "/" + k.id }
+
+// docVersion is what the soak reads from every stored document, whatever
+// its kind: where it is, which version it is and whether it is soft-deleted.
+type docVersion struct {
+	key     docKey
+	etag    string
+	version int64 // properties.cosmosMetadata.instanceVersion
+	deleted bool  // deletionTimestamp is set: a soft delete
+}
+
+func readVersion(body []byte) (docVersion, error) {
+	var d struct {
+		ID           string          `json:"id"`
+		PartitionKey string          `json:"partitionKey"`
+		ETag         string          `json:"_etag"`
+		Deleted      json.RawMessage `json:"deletionTimestamp"`
+		Properties   struct {
+			CosmosMetadata struct {
+				InstanceVersion *int64 `json:"instanceVersion"`
+			} `json:"cosmosMetadata"`
+		} `json:"properties"`
+	}
+	if err := json.Unmarshal(body, &d); err != nil {
+		return docVersion{}, fmt.Errorf("decoding a stored document: %w", err)
+	}
+	if d.ID == "" || d.PartitionKey == "" {
+		return docVersion{}, fmt.Errorf("stored document has id %q and partitionKey %q, want both", d.ID, d.PartitionKey)
+	}
+	v := docVersion{key: docKey{pk: d.PartitionKey, id: d.ID}, etag: d.ETag, version: 1,
+		deleted: len(d.Deleted) > 0 && string(d.Deleted) != "null"}
+	if iv := d.Properties.CosmosMetadata.InstanceVersion; iv != nil {
+		v.version = *iv // documents without one are version 1, as ARO-HCP reads them
+	}
+	return v, nil
+}

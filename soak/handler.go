@@ -1,0 +1,125 @@
+package soak
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/hcpops/hcpops/core/clusterservice/simulator"
+	"github.com/hcpops/hcpops/core/store/cosmos/cosmostest"
+	"github.com/hcpops/hcpops/devhost/functionapp"
+	"github.com/hcpops/hcpops/devhost/triggerhost"
+)
+
+// handlerSettings are the app settings of the `hcpops serve` child:
+// the proxied store, the simulator, loopback notifications and timings
+// short enough for a soak.
+func handlerSettings(cosmosURL, database, csURL string) map[string]string {
+	return map[string]string{
+		"CosmosDB":                           "AccountEndpoint=" + cosmosURL + ";AccountKey=" + cosmostest.EmulatorKey + ";",
+		"COSMOS_DATABASE":                    database,
+		"CLUSTERS_SERVICE_URL":               csURL,
+		"CLUSTERS_SERVICE_RETRY_LIMIT":       "3",
+		"CLUSTERS_SERVICE_RETRY_INTERVAL":    "50ms",
+		"CLUSTERS_SERVICE_TIMEOUT":           "10s",
+		"HCPOPS_NOTIFICATION_ALLOW_LOOPBACK": "true",
+		"HCPOPS_NOTIFY_BACKOFF_BASE":         "200ms",
+		"HCPOPS_NOTIFY_BACKOFF_MAX":          "1s",
+		"HCPOPS_DISPATCH_GRACE":              "3s",
+		"HCPOPS_POLL_BUDGET":                 "20s",
+	}
+}
+
+// handlerEnv is this process's environment without any setting the
+// handler reads, plus settings.
+func handlerEnv(environ []string, settings map[string]string) []string {
+	var env []string
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, "CosmosDB") || strings.HasPrefix(name, "COSMOS_") || strings.HasPrefix(name, "CLUSTERS_SERVICE_") ||
+			strings.HasPrefix(name, "HCPOPS_") || strings.HasPrefix(name, "FUNCTIONS_") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	for k, v := range settings {
+		env = append(env, k+"="+v)
+	}
+	return env
+}
+
+// handlerCommand runs `hcpops serve` so that stopping it is a SIGKILL.
+func handlerCommand(binary, root string, env []string, logger *slog.Logger) triggerhost.Command {
+	return triggerhost.Command{Path: binary, Args: []string{"serve", "-log-format", "text"}, Dir: root, AppRoot: root,
+		Env: env, Logger: logger, StopSignal: syscall.SIGKILL}
+}
+
+// loadApp reads the repository's Functions app and speeds it up: the poll
+// timer every second, small change-feed batches (more of them to
+// duplicate and reorder) and dispatch retries in milliseconds.
+func loadApp(root, database string) (*functionapp.App, error) {
+	app, err := functionapp.Load(root, functionapp.Settings(map[string]string{"COSMOS_DATABASE": database}))
+	if err != nil {
+		return nil, fmt.Errorf("loading the Functions app at %s: %w", root, err)
+	}
+	timers, feeds := 0, 0
+	for i, fn := range app.Functions {
+		for j, b := range fn.Bindings {
+			switch b.Type {
+			case functionapp.TypeTimerTrigger:
+				app.Functions[i].Bindings[j].Schedule = "* * * * * *"
+				timers++
+			case functionapp.TypeCosmosDBTrigger:
+				app.Functions[i].Bindings[j].MaxItemsPerInvocation = 10
+				app.Functions[i].Retry = &functionapp.RetryPolicy{Strategy: functionapp.StrategyExponentialBackoff,
+					MaxRetryCount: 5, MinimumInterval: 100 * time.Millisecond, MaximumInterval: time.Second}
+				feeds++
+			}
+		}
+	}
+	if timers == 0 || feeds == 0 {
+		return nil, fmt.Errorf("the Functions app at %s has %d timer and %d change-feed functions, want both", root, timers, feeds)
+	}
+	return app, nil
+}
+
+// moduleRoot finds the directory holding go.mod and host.json above the
+// working directory.
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("finding the module root: %w", err)
+	}
+	for {
+		if isFile(filepath.Join(dir, "go.mod")) && isFile(filepath.Join(dir, "host.json")) {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("finding the module root: no directory with go.mod and host.json above the working directory; pass -script-root")
+		}
+		dir = parent
+	}
+}
+
+func isFile(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
+}
+
+// simDurations are the simulator's phases: p each, the working phases
+// twice as long, credentials that never lapse during a run.
+func simDurations(p time.Duration) simulator.Durations {
+	long := 2 * p
+	return simulator.Durations{
+		ClusterValidating: p, ClusterPending: p, ClusterInstalling: long, ClusterUpdating: long, ClusterUninstalling: long,
+		NodePoolValidating: p, NodePoolPending: p, NodePoolInstalling: long, NodePoolUpdating: long, NodePoolUninstalling: long,
+		ExternalAuthUninstalling: p, CredentialIssuing: p, CredentialRevoking: p,
+		CredentialExpiry: simulator.DefaultDurations().CredentialExpiry,
+	}
+}

@@ -1,0 +1,381 @@
+package soak
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/hcpops/hcpops/core/arm"
+	"github.com/hcpops/hcpops/core/clusterservice/simulator"
+	"github.com/hcpops/hcpops/core/frontend"
+	"github.com/hcpops/hcpops/core/store"
+	"github.com/hcpops/hcpops/core/store/cosmos"
+	"github.com/hcpops/hcpops/core/store/cosmos/cosmostest"
+	"github.com/hcpops/hcpops/devhost/triggerhost"
+	operationstatus "github.com/hcpops/hcpops/functions/operationStatus"
+)
+
+// Timings of the soak's own parts.
+const (
+	observeEvery   = 100 * time.Millisecond
+	feedPollDelay  = 100 * time.Millisecond
+	spikeEvery     = 3 * time.Second
+	spikeFor       = time.Second
+	goroutineGrace = 5 * time.Second
+)
+
+// run is one soak: assemble, play the plan, tear down, check, summarize.
+func run(ctx context.Context, o options, stdout io.Writer) error {
+	if err := o.validate(); err != nil {
+		return err
+	}
+	began := time.Now()
+	before := runtime.NumGoroutine()
+	logw, logPath, closeLog, err := openLog(o)
+	if err != nil {
+		return err
+	}
+	logger := slog.New(slog.NewTextHandler(logw, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	ev, rep, err := execute(ctx, o, logger)
+	closeLog()
+	if err != nil {
+		if logPath != "" {
+			return fmt.Errorf("%w (logs: %s)", err, logPath)
+		}
+		return err
+	}
+	rep.seed, rep.took, rep.logPath = o.seed, time.Since(began), logPath
+	after, leaked := settleGoroutines(before, goroutineGrace)
+	rep.goroutines = [2]int{before, after}
+	problems := ev.problems()
+	if leaked != "" {
+		problems = append(problems, fmt.Sprintf("goroutines: %d before the run, %d after it settled for %s:\n%s", before, after, goroutineGrace, leaked))
+	}
+	summarize(stdout, ev, rep, problems)
+	if len(problems) > 0 {
+		return fmt.Errorf("soak: %d invariants broken, first: %s", len(problems), problems[0])
+	}
+	return nil
+}
+
+func openLog(o options) (io.Writer, string, func(), error) {
+	if o.logw != nil {
+		return o.logw, "", func() {}, nil
+	}
+	var f *os.File
+	var err error
+	if o.logPath != "" {
+		f, err = os.Create(o.logPath)
+	} else {
+		f, err = os.CreateTemp("", "hcpops-soak-*.log")
+	}
+	if err != nil {
+		return nil, "", nil, fmt.Errorf("hcpops soak: opening the log: %w", err)
+	}
+	return f, f.Name(), func() { _ = f.Close() }, nil
+}
+
+// execute assembles the system, plays the plan and gathers the evidence;
+// every part it starts is stopped before it returns.
+func execute(ctx context.Context, o options, logger *slog.Logger) (evidence, report, error) {
+	var ev evidence
+	var rep report
+	root := o.scriptRoot
+	if root == "" {
+		r, err := moduleRoot()
+		if err != nil {
+			return ev, rep, err
+		}
+		root = r
+	}
+	endpoint := o.cosmosEndpoint
+	if endpoint == "" {
+		dir, err := cosmostest.ServerDir()
+		if err == nil {
+			err = cosmostest.Install(ctx, dir)
+		}
+		var srv *cosmostest.Server
+		if err == nil {
+			srv, err = cosmostest.StartServer(ctx, dir)
+		}
+		if err != nil {
+			return ev, rep, fmt.Errorf("hcpops soak: the Cosmos test server (needs node >= 20 and npm): %w", err)
+		}
+		defer srv.Stop() //nolint:errcheck // best effort at the end of the run
+		endpoint = srv.Endpoint
+	}
+
+	// The store, through the proxy that counts its writes.
+	ledger := newWriteLedger()
+	proxy, err := startCosmosProxy(endpoint, ledger, o.stripIfMatch, logger)
+	if err != nil {
+		return ev, rep, err
+	}
+	defer proxy.Close()
+	rng := rand.New(rand.NewPCG(o.seed, 0))
+	database := fmt.Sprintf("hcpops-soak-%016x", rng.Uint64())
+	st, err := cosmos.New(cosmos.Config{Endpoint: proxy.url, Key: cosmostest.EmulatorKey, Database: database,
+		InsecureLoopbackTLS: true, RetryDelay: 10 * time.Millisecond, MaxRetryDelay: time.Second}, cosmos.WithLogger(logger))
+	if err != nil {
+		return ev, rep, err
+	}
+	defer st.Close()
+	if err := st.EnsureContainers(ctx); err != nil {
+		return ev, rep, fmt.Errorf("hcpops soak: creating database %s: %w", database, err)
+	}
+	defer func() {
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		if err := st.DropDatabase(dctx); err != nil {
+			logger.Warn("soak: dropping the database", "database", database, "error", err)
+		}
+	}()
+
+	// Clusters Service, with the create ledger in front.
+	sim := simulator.New(simulator.WithDurations(simDurations(o.phase)), simulator.WithRandSource(rand.NewPCG(o.seed, 1)),
+		simulator.WithLogger(logger))
+	defer sim.Close()
+	ch := &chaos{sim: sim, spikeEvery: spikeEvery, spikeFor: spikeFor, logger: logger, kills: killTimes(o.killCount(), o.duration)}
+	if err := errors.Join(sim.SetFaults(ch.faults(http.StatusInternalServerError)), sim.SetLatency(baseLatency)); err != nil {
+		return ev, rep, err
+	}
+	csl := newCSLedger(sim)
+	csURL, stopCS, err := serveLoopback(csl)
+	if err != nil {
+		return ev, rep, err
+	}
+	defer stopCS()
+
+	sk, err := startSink(o.notifyFailRate, o.seed)
+	if err != nil {
+		return ev, rep, err
+	}
+	defer sk.Close()
+
+	// The trigger host, running `hcpops serve` on the same store.
+	app, err := loadApp(root, database)
+	if err != nil {
+		return ev, rep, err
+	}
+	stateDir, err := os.MkdirTemp("", "hcpops-soak-host-*")
+	if err != nil {
+		return ev, rep, fmt.Errorf("hcpops soak: %w", err)
+	}
+	defer os.RemoveAll(stateDir)
+	env := handlerEnv(os.Environ(), handlerSettings(proxy.url, database, csURL))
+	host, err := triggerhost.New(triggerhost.Config{
+		App: app, Worker: handlerCommand(o.handler, root, env, logger), Feed: st, StateDir: stateDir,
+		HTTPAddr: "127.0.0.1:0", FeedPollDelay: feedPollDelay, Logger: logger,
+		FeedFaults: &triggerhost.FeedFaults{Duplicate: true, Reorder: o.feedReorder, Seed: o.seed},
+	})
+	if err != nil {
+		return ev, rep, err
+	}
+	hostCtx, stopHost := context.WithCancel(ctx)
+	hostDone := make(chan error, 1)
+	go func() { hostDone <- host.Run(hostCtx) }()
+	hostStopped := false
+	stop := func() error {
+		if hostStopped {
+			return nil
+		}
+		hostStopped = true
+		stopHost()
+		return <-hostDone
+	}
+	defer stop() //nolint:errcheck // the error is taken on the normal path
+	select {
+	case <-host.Started():
+	case err := <-hostDone:
+		hostStopped = true
+		return ev, rep, fmt.Errorf("hcpops soak: the trigger host stopped before it started: %w", err)
+	case <-ctx.Done():
+		return ev, rep, ctx.Err()
+	}
+	ch.handler = host.Supervisor()
+
+	// Watch, disturb, play.
+	obs := newObserver(st, observeEvery, logger)
+	var bg sync.WaitGroup
+	bgCtx, stopBG := context.WithCancel(ctx)
+	defer func() { stopBG(); bg.Wait() }()
+	bg.Go(func() { obs.run(bgCtx) })
+	start := time.Now()
+	bg.Go(func() { ch.run(bgCtx, start) })
+
+	plan := makePlan(o.ops, o.duration, rng)
+	drv := &driver{fe: frontend.New(st, time.Now, uuid.NewString), sim: sim, sink: sk, obs: obs, logger: logger,
+		every: observeEvery, conflictPause: 200 * time.Millisecond, conflictBudget: time.Minute}
+	runCtx, cancelRun := context.WithTimeout(ctx, o.duration+o.settle)
+	defer cancelRun()
+	logger.Info("soak: playing the plan", "scenarios", len(plan), "seed", o.seed)
+	drv.run(runCtx, plan)
+	settle(runCtx, obs)
+	status := pollStatuses(runCtx, host.FrontURL(), drv.submissions())
+
+	stopBG()
+	bg.Wait()
+	if err := stop(); err != nil {
+		return ev, rep, fmt.Errorf("hcpops soak: the trigger host failed: %w", err)
+	}
+	if err := obs.drain(ctx); err != nil {
+		return ev, rep, fmt.Errorf("hcpops soak: the last read of the change feed: %w", err)
+	}
+	writes := ledger.snapshot()
+	finals, err := readFinals(ctx, st, writes)
+	if err != nil {
+		return ev, rep, err
+	}
+	ev.subs = drv.submissions()
+	ev.versions, ev.ops, ev.uris = obs.snapshot()
+	ev.writes, ev.finals, ev.cs, ev.status = writes, finals, csl.counts(), status
+	ev.delivered = func(uri string) []arm.ProvisioningState { got, _ := sk.received(uri); return got }
+	ev.notifyAttempts, ev.notifyFailures = sk.counts()
+	ev.feed = host.FeedStats()
+	ev.kills, rep.spikes = ch.counts()
+	ev.starts = host.Supervisor().Starts()
+	l := sim.Ledger()
+	for _, n := range l.Faults {
+		rep.simFaults += n
+	}
+	rep.writes[writeCreate], rep.writes[writeReplace], rep.writes[writeDelete] = ledger.counts()
+	return ev, rep, nil
+}
+
+// serveLoopback serves h on a free 127.0.0.1 port.
+func serveLoopback(h http.Handler) (string, func(), error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, fmt.Errorf("hcpops soak: %w", err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	return "http://" + ln.Addr().String(), func() { _ = srv.Close() }, nil
+}
+
+// settle waits until every operation seen is terminal with its
+// notification delivered, or ctx ends.
+func settle(ctx context.Context, obs *observer) {
+	for ctx.Err() == nil {
+		if done, _ := obs.settled(); done {
+			return
+		}
+		sleep(ctx, observeEvery)
+	}
+}
+
+// pollStatuses asks for every accepted operation's status the way ARM
+// does, through the host's front door and the handler.
+func pollStatuses(ctx context.Context, front string, subs []*submitted) map[string]string {
+	client := &http.Client{Timeout: 10 * time.Second}
+	defer client.CloseIdleConnections()
+	out := map[string]string{}
+	for _, s := range subs {
+		if s.statusPath == "" || ctx.Err() != nil {
+			continue
+		}
+		out[s.label] = pollStatus(ctx, client, front+s.statusPath)
+	}
+	return out
+}
+
+func pollStatus(ctx context.Context, client *http.Client, url string) string {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err.Error()
+	}
+	// ARM passes the caller's identity; only the operation's own caller
+	// may see it.
+	req.Header.Set(operationstatus.HeaderHomeTenantID, soakTenantID)
+	req.Header.Set(operationstatus.HeaderClientObjectID, soakClientID)
+	resp, err := client.Do(req)
+	if err != nil {
+		return err.Error()
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err.Error()
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Sprintf("HTTP %d: %s", resp.StatusCode, excerpt(raw))
+	}
+	var status arm.OperationStatus
+	if err := json.Unmarshal(raw, &status); err != nil {
+		return "unreadable status body: " + excerpt(raw)
+	}
+	return string(status.Status)
+}
+
+// readFinals reads every document written during the run, as it is now.
+func readFinals(ctx context.Context, st store.Store, writes map[docKey][]write) (map[docKey]finalRead, error) {
+	keys := sortedKeys(writes)
+	out := make(map[docKey]finalRead, len(keys))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	errs := make(chan error, len(keys))
+	work := make(chan docKey)
+	for range 16 {
+		wg.Go(func() {
+			for k := range work {
+				it, err := st.Get(ctx, k.pk, k.id)
+				var f finalRead
+				switch {
+				case errors.Is(err, store.ErrNotFound):
+				case err != nil:
+					errs <- fmt.Errorf("hcpops soak: reading %s at the end: %w", k, err)
+					continue
+				default:
+					d, err := readVersion(it.Body)
+					if err != nil {
+						errs <- err
+						continue
+					}
+					f = finalRead{found: true, doc: d}
+				}
+				mu.Lock()
+				out[k] = f
+				mu.Unlock()
+			}
+		})
+	}
+	for _, k := range keys {
+		work <- k
+	}
+	close(work)
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// settleGoroutines waits up to grace for the goroutine count to fall back
+// to before; it returns the count and, if it did not, the stacks.
+func settleGoroutines(before int, grace time.Duration) (int, string) {
+	deadline := time.Now().Add(grace)
+	for {
+		n := runtime.NumGoroutine()
+		if n <= before {
+			return n, ""
+		}
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			return n, string(buf[:runtime.Stack(buf, true)])
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
