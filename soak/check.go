@@ -21,7 +21,7 @@ type evidence struct {
 	finals   map[docKey]finalRead
 	cs       csCounts
 	// delivered returns the statuses the sink answered 200 for at uri.
-	delivered func(uri string) []arm.ProvisioningState
+	delivered                      func(uri string) []arm.ProvisioningState
 	notifyAttempts, notifyFailures int
 	feed                           triggerhost.FeedStats
 	kills, starts                  int

@@ -19,7 +19,9 @@ const feedPage = 500
 // latest state of every operation, which is how the scenarios learn that
 // their requests are done.
 type observer struct {
-	feed   interface{ ChangeFeed(context.Context, string, int) (store.FeedPage, error) }
+	feed interface {
+		ChangeFeed(context.Context, string, int) (store.FeedPage, error)
+	}
 	every  time.Duration
 	logger *slog.Logger
 
