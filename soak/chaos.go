@@ -2,7 +2,9 @@ package soak
 
 import (
 	"context"
+	"errors"
 	"log/slog"
+	"net/http"
 	"sync"
 	"time"
 
@@ -45,11 +47,17 @@ func (c *chaos) faults(status int) simulator.Faults {
 	return simulator.Faults{ErrorRate: csErrorRate, ErrorStatus: status, ThrottleRate: csThrottleRate}
 }
 
+// arm turns the simulator's faults on, from the first request.
+func (c *chaos) arm() error {
+	return errors.Join(c.sim.SetFaults(c.faults(http.StatusInternalServerError)), c.sim.SetLatency(baseLatency))
+}
+
 // run acts until ctx is done; the kills stop after the last offset, the
 // spikes go on.
 func (c *chaos) run(ctx context.Context, start time.Time) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	defer func() { _ = c.sim.SetLatency(baseLatency) }()
 	wg.Go(func() {
 		for _, at := range c.kills {
 			sleep(ctx, time.Until(start.Add(at)))
@@ -63,7 +71,7 @@ func (c *chaos) run(ctx context.Context, start time.Time) {
 			c.mu.Unlock()
 		}
 	})
-	status := 500
+	status := http.StatusInternalServerError
 	for ctx.Err() == nil {
 		sleep(ctx, c.spikeEvery)
 		if ctx.Err() != nil {

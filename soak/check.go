@@ -15,11 +15,14 @@ import (
 type evidence struct {
 	subs     []*submitted
 	ops      map[docKey]*document.OperationDocument // latest version seen of every operation
-	uris     map[docKey]string                      // notificationUri each operation was created with
+	uris     map[docKey]string                      // notificationUri of each operation whose create was seen
 	versions map[docKey][]docVersion                // every version the change feed showed
 	writes   map[docKey][]write                     // every acknowledged write
 	finals   map[docKey]finalRead
 	cs       csCounts
+	// simPosts counts create POSTs by object kind in the simulator's own
+	// ledger, to hold the soak's create ledger against.
+	simPosts map[string]int
 	// delivered returns the statuses the sink answered 200 for at uri.
 	delivered                      func(uri string) []arm.ProvisioningState
 	notifyAttempts, notifyFailures int
@@ -54,23 +57,24 @@ func (e evidence) problems() []string {
 		if s.wantCode != "" && got == arm.ProvisioningStateFailed && (op.Properties.Error == nil || op.Properties.Error.Code != s.wantCode) {
 			add("outcome", "%s: failed with %s, want code %s", s.label, describeError(op.Properties.Error), s.wantCode)
 		}
-		if want := strings.ToLower(s.uri); strings.ToLower(e.uris[s.op]) != want {
-			add("notification", "%s: created with notificationUri %q, want %q", s.label, e.uris[s.op], s.uri)
+		if uri, seen := e.uris[s.op]; seen && !strings.EqualFold(uri, s.uri) {
+			add("notification", "%s: created with notificationUri %q, want %q", s.label, uri, s.uri)
 		}
 		if st, ok := e.status[s.label]; ok && st != string(got) {
 			add("status", "%s: ARM's status poll answered %s, the document says %s", s.label, st, got)
 		}
 	}
+	uris := e.notificationURIs()
 	for _, k := range sortedKeys(e.ops) {
 		op := e.ops[k]
 		p := op.Properties
 		if !p.Status.IsTerminal() {
 			add("outcome", "operation %s (%s %s) is still %s", op.Name(), p.Request, p.ExternalID, p.Status)
 		}
-		if !mine[k] && (p.Request != document.RequestDelete || p.Status != arm.ProvisioningStateSucceeded) {
+		if !mine[k] && p.Status.IsTerminal() && (p.Request != document.RequestDelete || p.Status != arm.ProvisioningStateSucceeded) {
 			add("outcome", "implicit operation %s (%s %s) ended %s, want a Delete that Succeeded", op.Name(), p.Request, p.ExternalID, p.Status)
 		}
-		uri := e.uris[k]
+		uri := uris[k]
 		if uri == "" {
 			continue
 		}
@@ -82,12 +86,32 @@ func (e evidence) problems() []string {
 		}
 	}
 	for _, d := range e.cs.duplicateCreates() {
-		add("clusters service", "created more than once: %s", d)
+		add("clusters service", "not created exactly once: %s", d)
+	}
+	for _, kind := range []string{"cluster", "nodepool", "externalauth"} {
+		if got, want := e.cs.posts(kind), e.simPosts[kind]; got != want {
+			add("clusters service", "the simulator's ledger has %d %s create POSTs, the soak's %d", want, kind, got)
+		}
 	}
 	for _, p := range checkVersions(e.writes, e.versions, e.finals) {
 		add("versions", "%s", p)
 	}
 	out = append(out, e.chaosProblems()...)
+	return out
+}
+
+// notificationURIs are the URIs operations were created with: what the
+// soak sent for its own requests, what the feed showed for the others.
+func (e evidence) notificationURIs() map[docKey]string {
+	out := make(map[docKey]string, len(e.uris))
+	for k, u := range e.uris {
+		out[k] = u
+	}
+	for _, s := range e.subs {
+		if s.problem == "" {
+			out[s.op] = s.uri
+		}
+	}
 	return out
 }
 

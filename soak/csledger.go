@@ -22,6 +22,14 @@ var (
 	credentialCreate   = regexp.MustCompile(`^` + regexp.QuoteMeta(cs.ClustersMgmtPrefix) + `/clusters/([^/]+)/break_glass_credentials$`)
 )
 
+// The simulator's ledger keys of the same routes ("METHOD pattern" minus
+// the method).
+const (
+	simClusterCreate      = cs.ClustersPath
+	simNodePoolCreate     = cs.ClustersPath + "/{id}/node_pools"
+	simExternalAuthCreate = cs.ClustersPath + "/{id}/external_auth_config/external_auths"
+)
+
 // csLedger wraps the simulator and records every create POST by the
 // object it creates, with CS's answer, plus the status of every answer.
 // The simulator's own ledger counts requests by path; a cluster POST has
@@ -146,8 +154,8 @@ func (l *csLedger) counts() csCounts {
 	return c
 }
 
-// duplicateCreates lists the objects CS was asked to create more than
-// once: more than one POST it answered 201, or any POST it refused with
+// duplicateCreates lists the objects CS did not create exactly once:
+// none or more than one POST it answered 201, or any POST it refused with
 // 409 because the object already existed. POSTs answered by an injected
 // 429/5xx never reached CS's create and are retries, not duplicates.
 func (c csCounts) duplicateCreates() []string {
@@ -159,6 +167,19 @@ func (c csCounts) duplicateCreates() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// posts counts the create POSTs for objects of kind, whatever the answer.
+func (c csCounts) posts(kind string) int {
+	n := 0
+	for o, m := range c.creates {
+		if strings.HasPrefix(o, kind+"/") {
+			for _, k := range m {
+				n += k
+			}
+		}
+	}
+	return n
 }
 
 func (c csCounts) objects(kind string) int {

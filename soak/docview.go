@@ -13,16 +13,18 @@ func (k docKey) String() string { return k.pk + "/" + k.id }
 // docVersion is what the soak reads from every stored document, whatever
 // its kind: where it is, which version it is and whether it is soft-deleted.
 type docVersion struct {
-	key     docKey
-	etag    string
-	version int64 // properties.cosmosMetadata.instanceVersion
-	deleted bool  // deletionTimestamp is set: a soft delete
+	key      docKey
+	resource string // resourceID, to name the document in reports
+	etag     string
+	version  int64 // properties.cosmosMetadata.instanceVersion
+	deleted  bool  // deletionTimestamp is set: a soft delete
 }
 
 func readVersion(body []byte) (docVersion, error) {
 	var d struct {
 		ID           string          `json:"id"`
 		PartitionKey string          `json:"partitionKey"`
+		ResourceID   string          `json:"resourceID"`
 		ETag         string          `json:"_etag"`
 		Deleted      json.RawMessage `json:"deletionTimestamp"`
 		Properties   struct {
@@ -37,7 +39,7 @@ func readVersion(body []byte) (docVersion, error) {
 	if d.ID == "" || d.PartitionKey == "" {
 		return docVersion{}, fmt.Errorf("stored document has id %q and partitionKey %q, want both", d.ID, d.PartitionKey)
 	}
-	v := docVersion{key: docKey{pk: d.PartitionKey, id: d.ID}, etag: d.ETag, version: 1,
+	v := docVersion{key: docKey{pk: d.PartitionKey, id: d.ID}, resource: d.ResourceID, etag: d.ETag, version: 1,
 		deleted: len(d.Deleted) > 0 && string(d.Deleted) != "null"}
 	if iv := d.Properties.CosmosMetadata.InstanceVersion; iv != nil {
 		v.version = *iv // documents without one are version 1, as ARO-HCP reads them

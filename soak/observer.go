@@ -31,7 +31,7 @@ type observer struct {
 	mu       sync.Mutex
 	versions map[docKey][]docVersion
 	ops      map[docKey]*document.OperationDocument
-	uris     map[docKey]string // the notificationUri an operation was first seen with
+	uris     map[docKey]string // the notificationUri of each operation whose create was seen
 	reads    int
 	failed   int
 }
@@ -103,7 +103,7 @@ func (o *observer) read(ctx context.Context) (int, error) {
 			return 0, fmt.Errorf("operation %s: %w", v.key, err)
 		}
 		o.ops[v.key] = op
-		if _, ok := o.uris[v.key]; !ok {
+		if v.version == 1 {
 			o.uris[v.key] = op.Properties.NotificationURI
 		}
 	}

@@ -148,7 +148,7 @@ func execute(ctx context.Context, o options, logger *slog.Logger) (evidence, rep
 		simulator.WithLogger(logger))
 	defer sim.Close()
 	ch := &chaos{sim: sim, spikeEvery: spikeEvery, spikeFor: spikeFor, logger: logger, kills: killTimes(o.killCount(), o.duration)}
-	if err := errors.Join(sim.SetFaults(ch.faults(http.StatusInternalServerError)), sim.SetLatency(baseLatency)); err != nil {
+	if err := ch.arm(); err != nil {
 		return ev, rep, err
 	}
 	csl := newCSLedger(sim)
@@ -249,6 +249,11 @@ func execute(ctx context.Context, o options, logger *slog.Logger) (evidence, rep
 	l := sim.Ledger()
 	for _, n := range l.Faults {
 		rep.simFaults += n
+	}
+	ev.simPosts = map[string]int{
+		"cluster":      l.Count(http.MethodPost, simClusterCreate),
+		"nodepool":     l.Count(http.MethodPost, simNodePoolCreate),
+		"externalauth": l.Count(http.MethodPost, simExternalAuthCreate),
 	}
 	rep.writes[writeCreate], rep.writes[writeReplace], rep.writes[writeDelete] = ledger.counts()
 	return ev, rep, nil

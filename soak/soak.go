@@ -37,10 +37,11 @@ type options struct {
 
 	feedReorder    float64
 	notifyFailRate float64
+	// stripIfMatch switches the store's ETag guard off, for checking the
+	// soak itself: lost updates then go through and the run must fail.
+	stripIfMatch bool
 
-	// Test-only knobs, set by no flag.
-	stripIfMatch bool      // switch the store's ETag guard off, to prove the checks catch it
-	logw         io.Writer // logs go here instead of a file
+	logw io.Writer // logs go here instead of a file; tests set it
 }
 
 func defaultOptions() options {
@@ -66,6 +67,7 @@ func parseOptions(args []string, usage io.Writer) (options, error) {
 	fs.StringVar(&o.scriptRoot, "script-root", "", "Functions app root with host.json and functions/ (default: the module root above the working directory)")
 	fs.StringVar(&o.cosmosEndpoint, "cosmos-endpoint", "", "a running Cosmos test server (default: start tools/cosmos-test-server)")
 	fs.StringVar(&o.logPath, "log", "", "write the handler's and the host's logs here (default: a temporary file)")
+	fs.BoolVar(&o.stripIfMatch, "break-etag-guard", false, "check the soak itself: strip If-Match from every store write, so stale writes go through; the run must then fail")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return o, errHelp

@@ -25,7 +25,6 @@ type report struct {
 	spikes     int
 	simFaults  int // injected faults by the simulator's own ledger
 	simTotal   int
-	csObjects  map[string]int
 	writes     [3]int
 	goroutines [2]int
 	logPath    string
@@ -63,7 +62,7 @@ func summarize(w io.Writer, e evidence, r report, problems []string) {
 	fmt.Fprintf(w, "                    objects created: %d clusters, %d node pools, %d external auths; duplicate creates: %d; credentials issued: %d\n",
 		e.cs.objects("cluster"), e.cs.objects("nodepool"), e.cs.objects("externalauth"), len(e.cs.duplicateCreates()), len(e.cs.creds))
 	delivered := 0
-	for k, uri := range e.uris {
+	for k, uri := range e.notificationURIs() {
 		if uri != "" && e.ops[k] != nil && e.ops[k].Properties.NotificationURI == "" {
 			delivered++
 		}

@@ -78,26 +78,38 @@ func checkVersions(writes map[docKey][]write, observed map[docKey][]docVersion, 
 	var problems []string
 	for _, k := range sortedKeys(writes) {
 		ws := writes[k]
+		name := docName(k, ws)
 		for _, inc := range incarnations(ws) {
-			problems = append(problems, checkIncarnation(k, inc)...)
+			problems = append(problems, checkIncarnation(name, inc)...)
 		}
 		last := ws[len(ws)-1]
 		f, read := final[k]
 		switch {
 		case !read:
 		case f.found && last.kind == writeDelete:
-			problems = append(problems, fmt.Sprintf("%s: still readable (version %d) after its delete was acknowledged", k, f.doc.version))
+			problems = append(problems, fmt.Sprintf("%s: still readable (version %d) after its delete was acknowledged", name, f.doc.version))
 		case f.found && (f.doc.version != last.doc.version || f.doc.etag != last.doc.etag):
 			problems = append(problems, fmt.Sprintf("%s: final read is version %d etag %s, but the last acknowledged write was version %d etag %s (%d writes)",
-				k, f.doc.version, f.doc.etag, last.doc.version, last.doc.etag, len(ws)))
+				name, f.doc.version, f.doc.etag, last.doc.version, last.doc.etag, len(ws)))
 		case !f.found && last.kind != writeDelete && !last.doc.deleted:
-			problems = append(problems, fmt.Sprintf("%s: gone at the end, yet its last acknowledged write (version %d) was no delete", k, last.doc.version))
+			problems = append(problems, fmt.Sprintf("%s: gone at the end, yet its last acknowledged write (version %d) was no delete", name, last.doc.version))
 		}
 	}
 	for _, k := range sortedKeys(observed) {
-		problems = append(problems, checkObserved(k, observed[k], writes[k])...)
+		problems = append(problems, checkObserved(docName(k, writes[k]), observed[k], writes[k])...)
 	}
 	return problems
+}
+
+// docName names a document in reports: its resourceID when a write
+// carried one (operations' name their target), and its key.
+func docName(k docKey, ws []write) string {
+	for _, w := range ws {
+		if w.doc.resource != "" {
+			return fmt.Sprintf("%s (%s)", k, w.doc.resource)
+		}
+	}
+	return k.String()
 }
 
 // incarnations splits a document's writes at its creates.
@@ -112,7 +124,7 @@ func incarnations(ws []write) [][]write {
 	return out
 }
 
-func checkIncarnation(k docKey, ws []write) []string {
+func checkIncarnation(k string, ws []write) []string {
 	var versions []int64
 	for _, w := range ws {
 		if w.kind != writeDelete {
@@ -122,7 +134,7 @@ func checkIncarnation(k docKey, ws []write) []string {
 	slices.Sort(versions)
 	var problems []string
 	if ws[0].kind != writeCreate {
-		problems = append(problems, fmt.Sprintf("%s: written (%s, version %d) with no acknowledged create before it", k, ws[0].kind, ws[0].doc.version))
+		return append(problems, fmt.Sprintf("%s: written (%s, version %d) with no acknowledged create before it", k, ws[0].kind, ws[0].doc.version))
 	}
 	for i, v := range versions {
 		want := int64(i + 1)
@@ -139,22 +151,30 @@ func checkIncarnation(k docKey, ws []write) []string {
 }
 
 // checkObserved holds what the change feed showed of one document against
-// the acknowledged writes.
-func checkObserved(k docKey, seen []docVersion, ws []write) []string {
-	acked := map[string]int64{}
-	for _, w := range ws {
-		if w.kind != writeDelete {
-			acked[w.doc.etag] = w.doc.version
+// the acknowledged writes: each version it showed was written, and they
+// came in order (incarnation, then instanceVersion).
+func checkObserved(k string, seen []docVersion, ws []write) []string {
+	type place struct{ incarnation, version int64 }
+	acked := map[string]place{}
+	for i, inc := range incarnations(ws) {
+		for _, w := range inc {
+			if w.kind != writeDelete {
+				acked[w.doc.etag] = place{int64(i), w.doc.version}
+			}
 		}
 	}
 	var problems []string
+	var last place
 	for i, d := range seen {
-		if v, ok := acked[d.etag]; !ok || v != d.version {
+		p, ok := acked[d.etag]
+		if !ok || p.version != d.version {
 			problems = append(problems, fmt.Sprintf("%s: the change feed showed version %d etag %s, which no acknowledged write produced", k, d.version, d.etag))
+			continue
 		}
-		if i > 0 && d.version <= seen[i-1].version && d.etag != seen[i-1].etag {
-			problems = append(problems, fmt.Sprintf("%s: the change feed showed version %d after version %d", k, d.version, seen[i-1].version))
+		if i > 0 && (p.incarnation < last.incarnation || p.incarnation == last.incarnation && p.version <= last.version) {
+			problems = append(problems, fmt.Sprintf("%s: the change feed showed version %d after version %d", k, d.version, last.version))
 		}
+		last = p
 	}
 	return problems
 }
