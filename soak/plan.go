@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/hcpops/hcpops/core/arm"
@@ -249,6 +248,6 @@ func kinds(plan []scenario) []string {
 	for k := range seen {
 		out = append(out, k)
 	}
-	slices.SortFunc(out, func(a, b string) int { return strings.Compare(a, b) })
+	slices.Sort(out)
 	return out
 }
