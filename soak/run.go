@@ -120,8 +120,7 @@ func execute(ctx context.Context, o options, logger *slog.Logger) (evidence, rep
 		return ev, rep, err
 	}
 	defer proxy.Close()
-	rng := rand.New(rand.NewPCG(o.seed, 0))
-	database := fmt.Sprintf("hcpops-soak-%016x", rng.Uint64())
+	database := "hcpops-soak-" + uuid.NewString() // unique even for two runs with one seed on one server
 	st, err := cosmos.New(cosmos.Config{Endpoint: proxy.url, Key: cosmostest.EmulatorKey, Database: database,
 		InsecureLoopbackTLS: true, RetryDelay: 10 * time.Millisecond, MaxRetryDelay: time.Second}, cosmos.WithLogger(logger))
 	if err != nil {
@@ -211,7 +210,7 @@ func execute(ctx context.Context, o options, logger *slog.Logger) (evidence, rep
 	start := time.Now()
 	bg.Go(func() { ch.run(bgCtx, start) })
 
-	plan := makePlan(o.ops, o.duration, rng)
+	plan := makePlan(o.ops, o.duration, rand.New(rand.NewPCG(o.seed, 0)))
 	drv := &driver{fe: frontend.New(st, time.Now, uuid.NewString), sim: sim, sink: sk, obs: obs, logger: logger,
 		every: observeEvery, conflictPause: 200 * time.Millisecond, conflictBudget: time.Minute}
 	runCtx, cancelRun := context.WithTimeout(ctx, o.duration+o.settle)
@@ -220,6 +219,9 @@ func execute(ctx context.Context, o options, logger *slog.Logger) (evidence, rep
 	drv.run(runCtx, plan)
 	settle(runCtx, obs)
 	status := pollStatuses(runCtx, host.FrontURL(), drv.submissions())
+	if ctx.Err() != nil {
+		return ev, rep, fmt.Errorf("hcpops soak: interrupted: %w", context.Cause(ctx))
+	}
 
 	stopBG()
 	bg.Wait()
