@@ -31,6 +31,13 @@ bench:
 	mkdir -p bench/results
 	$(GO) run . bench -out bench/results/latest.json
 
+# The long fault-injection soak (a short one runs in make test); SOAKFLAGS
+# e.g. "-ops 3000 -duration 5m -seed 7".
+SOAKFLAGS ?=
+soak:
+	$(GO) build -o $(BIN) .
+	$(GO) run ./cmd/soak -handler $(BIN) $(SOAKFLAGS)
+
 # Package micro-benchmarks (go test -bench).
 bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
