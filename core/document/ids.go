@@ -37,6 +37,88 @@ func ParseResourceID(field, value string) (*azarm.ResourceID, error) {
 	return id, nil
 }
 
+// checkResourceID is ParseResourceID for a caller that needs only the
+// verdict: IDs in the shapes this project writes pass without the SDK.
+func checkResourceID(field, value string) error {
+	if _, ok := quickID(value); ok {
+		return nil
+	}
+	_, err := ParseResourceID(field, value)
+	return err
+}
+
+// maxQuickSegments bounds the IDs quickID reads: a child resource has ten.
+const maxQuickSegments = 10
+
+// quickID recognises, without the Azure SDK, the IDs every poll reads: a
+// resource in a resource group (/subscriptions/{s}/resourceGroups/{rg}/
+// providers/{ns}/{type}/{name}[/{type}/{name}]) or a location-qualified
+// provider resource (/subscriptions/{s}/providers/{ns}/locations/{l}/
+// {type}/{name}), spelled plainly: printable ASCII, no empty segment, no
+// nested "providers". ok means the SDK parses it too, and kind is then
+// what ResourceKindOfID says when that is a cluster, node pool or external
+// auth (KindOther otherwise: ask the SDK for the error). ok is false for
+// anything else, which the SDK must judge. A fuzz test holds it to that.
+// The SDK's parser builds a ResourceID per segment, far more than the rest
+// of a poll costs.
+func quickID(id string) (kind Kind, ok bool) {
+	if len(id) < 2 || id[0] != '/' {
+		return KindOther, false
+	}
+	var segs [maxQuickSegments]string
+	n, start := 0, 1
+	for i := 1; i <= len(id); i++ {
+		if i < len(id) && id[i] != '/' {
+			if c := id[i]; c <= ' ' || c >= 0x7f {
+				return KindOther, false
+			}
+			continue
+		}
+		if i == start || n == len(segs) {
+			return KindOther, false
+		}
+		segs[n] = id[start:i]
+		n++
+		start = i + 1
+	}
+	if n < 8 || n%2 != 0 || !strings.EqualFold(segs[0], "subscriptions") {
+		return KindOther, false
+	}
+	rest := segs[2:n]
+	var types []string // the {type}, {name} pairs after the provider namespace
+	switch {
+	case strings.EqualFold(rest[0], "resourceGroups") && strings.EqualFold(rest[2], "providers"):
+		types = rest[4:]
+	case strings.EqualFold(rest[0], "providers") && strings.EqualFold(rest[2], "locations"):
+		types = rest[4:]
+		for i := 0; i < len(types); i += 2 {
+			if strings.EqualFold(types[i], "providers") {
+				return KindOther, false
+			}
+		}
+		return KindOther, true
+	default:
+		return KindOther, false
+	}
+	for i := 0; i < len(types); i += 2 {
+		if strings.EqualFold(types[i], "providers") {
+			return KindOther, false
+		}
+	}
+	if !strings.EqualFold(rest[3], arm.ProviderNamespace) || !strings.EqualFold(types[0], arm.ClustersType) {
+		return KindOther, true
+	}
+	switch {
+	case len(types) == 2:
+		return KindCluster, true
+	case len(types) == 4 && strings.EqualFold(types[2], arm.NodePoolsType):
+		return KindNodePool, true
+	case len(types) == 4 && strings.EqualFold(types[2], arm.ExternalAuthsType):
+		return KindExternalAuth, true
+	}
+	return KindOther, true
+}
+
 // OperationResourceID is the location-less ID an operation document is
 // stored under (and hashed into its Cosmos id):
 // /subscriptions/{sub}/providers/Microsoft.RedHatOpenShift/hcpOperationStatuses/{name}.

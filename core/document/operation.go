@@ -198,6 +198,9 @@ func (d *OperationDocument) TargetKind() (Kind, error) {
 	if d.Properties.ExternalID == "" {
 		return KindOther, fmt.Errorf("properties.externalId: missing")
 	}
+	if k, ok := quickID(d.Properties.ExternalID); ok && k != KindOther {
+		return k, nil
+	}
 	k, _, err := ResourceKindOfID("properties.externalId", d.Properties.ExternalID)
 	return k, err
 }

@@ -21,12 +21,12 @@ func readEnvelope(m members) (id, pk, resourceID, resourceType, etag string, ts 
 		{"id", &id}, {"partitionKey", &pk}, {"resourceID", &resourceID}, {"resourceType", &resourceType},
 		{"_etag", &etag},
 	} {
-		if err = m.take(f.key, f.key, f.dst); err != nil {
+		if err = m.take("", f.key, f.dst); err != nil {
 			return
 		}
 	}
 	var tsNum json.Number
-	if err = m.take("_ts", "_ts", &tsNum); err != nil {
+	if err = m.take("", "_ts", &tsNum); err != nil {
 		return
 	}
 	if tsNum != "" {
@@ -56,10 +56,10 @@ func ParseOperation(raw []byte) (*OperationDocument, error) {
 	if k := kindOfType(d.ResourceType); k != KindOperation {
 		return nil, fmt.Errorf("resourceType: %q is not %s", d.ResourceType, arm.OperationResourceType)
 	}
-	if err := m.take("ttl", "ttl", &d.TTL); err != nil {
+	if err := m.take("", "ttl", &d.TTL); err != nil {
 		return nil, err
 	}
-	if err := m.take("deletionTimestamp", "deletionTimestamp", &d.DeletionTimestamp); err != nil {
+	if err := m.take("", "deletionTimestamp", &d.DeletionTimestamp); err != nil {
 		return nil, err
 	}
 	props, ok := m["properties"]
@@ -70,7 +70,7 @@ func ParseOperation(raw []byte) (*OperationDocument, error) {
 	if err := d.Properties.decode(props); err != nil {
 		return nil, err
 	}
-	d.unknown = m
+	d.unknown = m.detach()
 
 	cm := &d.Properties.CosmosMetadata
 	if cm.ResourceID == "" {
@@ -118,7 +118,7 @@ func (o *Operation) decode(raw []byte) error {
 		{"systemAdminCredentialRequest", &o.SystemAdminCredentialRequest},
 		{"systemAdminCredentialRevocation", &o.SystemAdminCredentialRevocation},
 	} {
-		if err := m.take(f.key, "properties."+f.key, f.dst); err != nil {
+		if err := m.take("properties.", f.key, f.dst); err != nil {
 			return err
 		}
 	}
@@ -129,17 +129,49 @@ func (o *Operation) decode(raw []byte) error {
 		return err
 	}
 	if o.ExternalID != "" {
-		if _, err := ParseResourceID("properties.externalId", o.ExternalID); err != nil {
+		if err := checkResourceID("properties.externalId", o.ExternalID); err != nil {
 			return err
 		}
 	}
 	if o.OperationID != "" {
-		if _, err := ParseResourceID("properties.operationId", o.OperationID); err != nil {
+		if err := checkResourceID("properties.operationId", o.OperationID); err != nil {
 			return err
 		}
 	}
-	o.unknown = m
+	o.unknown = m.detach()
 	return nil
+}
+
+// decodeExact decodes a cosmosMetadata holding only its own keys, spelled
+// exactly (as every writer spells them); anything else is left to
+// encoding/json (false), whose case-insensitive matching and error
+// messages this does not repeat.
+func (c *CosmosMetadata) decodeExact(raw []byte) bool {
+	ms, ok := scanObject(raw, make([]rawMember, 0, 4))
+	if !ok {
+		return false
+	}
+	var v CosmosMetadata
+	for _, m := range ms {
+		var dst any
+		switch m.name() {
+		case "resourceID":
+			dst = &v.ResourceID
+		case "etag":
+			dst = &v.ETag
+		case "instanceVersion":
+			dst = &v.InstanceVersion
+		case "partitionKey":
+			dst = &v.PartitionKey
+		default:
+			return false
+		}
+		if string(m.val) != "null" && decodeValue(m.val, dst) != nil {
+			return false
+		}
+	}
+	*c = v
+	return true
 }
 
 // Marshal renders the document exactly as it stands (no version bump, no

@@ -1,14 +1,19 @@
 package document
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 )
 
 // Resource is a view over a cluster, node pool or external auth document.
-// It holds the whole decoded document; accessors read and write only the
-// members the lifecycle owns, so every other member (including ones this
-// project has never heard of) is written back with the same meaning.
+// Accessors read and write only the members the lifecycle owns, so every
+// other member (including ones this project has never heard of) is written
+// back with the same meaning.
+//
+// A poll reads a handful of members and writes nothing, so the whole
+// document is decoded only when a setter needs it: until then accessors
+// read head, the members the schema names, decoded at parse.
 type Resource struct {
 	// Kind is KindCluster, KindNodePool or KindExternalAuth.
 	Kind Kind
@@ -17,7 +22,9 @@ type Resource struct {
 	// Timestamp is _ts as read.
 	Timestamp int64
 
-	doc tree // the document without Cosmos system fields
+	raw  []byte // the document as read; never modified, so clones share it
+	head tree   // the schema's members of raw; never modified either
+	doc  tree   // the whole document without Cosmos system fields, once edited
 }
 
 // Paths into a resource document.
@@ -62,7 +69,16 @@ type fieldSpec struct {
 
 // schema lists, per kind, every member an accessor reads or a setter walks
 // through; ParseResource checks them so accessors cannot meet a surprise.
-func schema(k Kind) []fieldSpec {
+func schema(k Kind) []fieldSpec { return schemas[k] }
+
+// schemas is built once: ParseResource walks a schema on every read.
+var schemas = map[Kind][]fieldSpec{
+	KindCluster:      buildSchema(KindCluster),
+	KindNodePool:     buildSchema(KindNodePool),
+	KindExternalAuth: buildSchema(KindExternalAuth),
+}
+
+func buildSchema(k Kind) []fieldSpec {
 	s := []fieldSpec{
 		{pProperties, tObject},
 		{pCosmosMetadata, tObject},
@@ -127,10 +143,16 @@ func schema(k Kind) []fieldSpec {
 // read from the store. Any other resourceType is an error, as is a member
 // the lifecycle reads that holds the wrong type; both name field and value.
 func ParseResource(raw []byte) (*Resource, error) {
-	doc, err := decodeTree("resource document", raw)
-	if err != nil {
-		return nil, err
+	// One buffer holds the members of every object restrict walks into.
+	top, ok := scanObject(raw, make([]rawMember, 0, 64))
+	if !ok {
+		if _, err := decodeTree("resource document", raw); err != nil {
+			return nil, err
+		}
+		// Unreachable while the scanner and encoding/json agree (fuzzed).
+		return nil, fmt.Errorf("resource document: not a JSON object")
 	}
+	doc := restrict(top, resourceHead)
 	for _, k := range []string{"id", "partitionKey", "resourceID", "resourceType", "_etag"} {
 		if err := check(doc, []string{k}, tString); err != nil {
 			return nil, err
@@ -139,7 +161,8 @@ func ParseResource(raw []byte) (*Resource, error) {
 	if err := check(doc, []string{"_ts"}, tInt); err != nil {
 		return nil, err
 	}
-	r := &Resource{doc: doc}
+	r := &Resource{raw: bytes.Clone(raw), head: doc}
+	var err error
 	if r.Kind, err = ResourceKind(getString(doc, []string{"resourceType"})); err != nil {
 		return nil, err
 	}
@@ -159,9 +182,45 @@ func ParseResource(raw []byte) (*Resource, error) {
 	return r, nil
 }
 
+// view is what accessors read: the whole document once a setter has
+// decoded it, the head before.
+func (r *Resource) view() tree {
+	if r.doc != nil {
+		return r.doc
+	}
+	return r.head
+}
+
+// edit returns the whole document for a setter to change, decoding it
+// from raw the first time.
+func (r *Resource) edit() tree {
+	if r.doc == nil {
+		r.doc = r.whole()
+		r.raw, r.head = nil, nil
+	}
+	return r.doc
+}
+
+// whole returns the whole document without Cosmos system fields: doc, or
+// a fresh decode of raw that the caller may keep or change.
+func (r *Resource) whole() tree {
+	if r.doc != nil {
+		return r.doc
+	}
+	v, _ := buildValue(r.raw) // raw was validated by ParseResource
+	doc, ok := v.(tree)
+	if !ok { // a Resource that did not come from ParseResource
+		return tree{}
+	}
+	for _, k := range cosmosSystemFields {
+		delete(doc, k)
+	}
+	return doc
+}
+
 // Marshal renders the document as it stands (no version bump).
 func (r *Resource) Marshal() ([]byte, error) {
-	return json.Marshal(r.doc)
+	return json.Marshal(r.whole())
 }
 
 // MarshalReplace renders the document for a store Replace of the version
@@ -174,8 +233,9 @@ func (r *Resource) MarshalReplace() ([]byte, error) {
 		return nil, fmt.Errorf("resource %s: replace needs the etag it was read with", r.ID())
 	}
 	// Copy only the objects on the way to cosmosMetadata.
-	doc := shallow(r.doc)
-	props, _ := r.doc["properties"].(tree)
+	whole := r.whole()
+	doc := shallow(whole)
+	props, _ := whole["properties"].(tree)
 	props = shallow(props)
 	doc["properties"] = props
 	cm, _ := props["cosmosMetadata"].(tree)
@@ -195,6 +255,8 @@ func (r *Resource) MarshalReplace() ([]byte, error) {
 // Clone returns a deep copy, safe to modify.
 func (r *Resource) Clone() *Resource {
 	c := *r
-	c.doc = deepCopy(r.doc).(tree)
+	if r.doc != nil {
+		c.doc = deepCopy(r.doc).(tree)
+	}
 	return &c
 }

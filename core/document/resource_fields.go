@@ -9,15 +9,15 @@ import (
 
 // Envelope members.
 
-func (r *Resource) ID() string           { return getString(r.doc, []string{"id"}) }
-func (r *Resource) PartitionKey() string { return getString(r.doc, []string{"partitionKey"}) }
-func (r *Resource) ResourceID() string   { return getString(r.doc, []string{"resourceID"}) }
-func (r *Resource) ResourceType() string { return getString(r.doc, []string{"resourceType"}) }
+func (r *Resource) ID() string           { return getString(r.view(), []string{"id"}) }
+func (r *Resource) PartitionKey() string { return getString(r.view(), []string{"partitionKey"}) }
+func (r *Resource) ResourceID() string   { return getString(r.view(), []string{"resourceID"}) }
+func (r *Resource) ResourceType() string { return getString(r.view(), []string{"resourceType"}) }
 
 // InstanceVersion is properties.cosmosMetadata.instanceVersion (1 for
 // legacy documents without one).
 func (r *Resource) InstanceVersion() int64 {
-	if v, ok := getInt(r.doc, pInstanceVer); ok && v != 0 {
+	if v, ok := getInt(r.view(), pInstanceVer); ok && v != 0 {
 		return v
 	}
 	return 1
@@ -25,12 +25,12 @@ func (r *Resource) InstanceVersion() int64 {
 
 // Name and Location are the ARM name and location (external auths have no
 // location).
-func (r *Resource) Name() string     { return getString(r.doc, pName) }
-func (r *Resource) Location() string { return getString(r.doc, pLocation) }
+func (r *Resource) Name() string     { return getString(r.view(), pName) }
+func (r *Resource) Location() string { return getString(r.view(), pLocation) }
 
 // Tags are the ARM tags; nil when there are none.
 func (r *Resource) Tags() map[string]string {
-	m, _ := getStringMap(r.doc, pTags)
+	m, _ := getStringMap(r.view(), pTags)
 	return m
 }
 
@@ -45,22 +45,22 @@ func (r *Resource) statePath() []string {
 // cluster and properties.properties.provisioningState for a node pool or
 // external auth.
 func (r *Resource) ProvisioningState() arm.ProvisioningState {
-	return arm.ProvisioningState(getString(r.doc, r.statePath()))
+	return arm.ProvisioningState(getString(r.view(), r.statePath()))
 }
 
 // SetProvisioningState writes the state where this kind keeps it (always
 // written, even when empty, as external auths do).
 func (r *Resource) SetProvisioningState(s arm.ProvisioningState) {
-	set(r.doc, r.statePath(), string(s))
+	set(r.edit(), r.statePath(), string(s))
 }
 
-func (r *Resource) ActiveOperationID() string { return getString(r.doc, spp(keyActiveOperationID)) }
+func (r *Resource) ActiveOperationID() string { return getString(r.view(), spp(keyActiveOperationID)) }
 
 // SetActiveOperationID sets activeOperationId; "" removes it (omitempty).
 func (r *Resource) SetActiveOperationID(id string) { r.setString(spp(keyActiveOperationID), id) }
 
 // ClusterServiceID is the CS href of the resource; "" if not created yet.
-func (r *Resource) ClusterServiceID() string { return getString(r.doc, spp(keyClusterServiceID)) }
+func (r *Resource) ClusterServiceID() string { return getString(r.view(), spp(keyClusterServiceID)) }
 
 // SetClusterServiceID sets clusterServiceID; "" removes it.
 func (r *Resource) SetClusterServiceID(href string) { r.setString(spp(keyClusterServiceID), href) }
@@ -68,7 +68,7 @@ func (r *Resource) SetClusterServiceID(href string) { r.setString(spp(keyCluster
 // PendingClusterServiceID is the CS href chosen before the create POST
 // (clusters only).
 func (r *Resource) PendingClusterServiceID() string {
-	return getString(r.doc, spp(keyPendingClusterServiceID))
+	return getString(r.view(), spp(keyPendingClusterServiceID))
 }
 
 // SetPendingClusterServiceID sets pendingClusterServiceID; "" removes it.
@@ -84,7 +84,7 @@ func (r *Resource) SetPendingClusterServiceID(href string) error {
 // RevokeCredentialsOperationID is set while a credential revocation runs
 // (clusters only).
 func (r *Resource) RevokeCredentialsOperationID() string {
-	return getString(r.doc, spp(keyRevokeCredentialsOperationID))
+	return getString(r.view(), spp(keyRevokeCredentialsOperationID))
 }
 
 // SetRevokeCredentialsOperationID sets it; "" removes it. Clusters only.
@@ -98,13 +98,13 @@ func (r *Resource) SetRevokeCredentialsOperationID(id string) error {
 
 // DeletionTimestamp is when deletion was requested.
 func (r *Resource) DeletionTimestamp() (time.Time, bool) {
-	return getTime(r.doc, spp(keyDeletionTimestamp))
+	return getTime(r.view(), spp(keyDeletionTimestamp))
 }
 func (r *Resource) SetDeletionTimestamp(t time.Time) { r.setTime(spp(keyDeletionTimestamp), t) }
 
 // ClusterServiceDeletionTimestamp marks the CS delete as dispatched.
 func (r *Resource) ClusterServiceDeletionTimestamp() (time.Time, bool) {
-	return getTime(r.doc, spp(keyClusterServiceDeletionTimestamp))
+	return getTime(r.view(), spp(keyClusterServiceDeletionTimestamp))
 }
 func (r *Resource) SetClusterServiceDeletionTimestamp(t time.Time) {
 	r.setTime(spp(keyClusterServiceDeletionTimestamp), t)
@@ -112,7 +112,7 @@ func (r *Resource) SetClusterServiceDeletionTimestamp(t time.Time) {
 
 // CreateOperationCompletionDeadline is when a create must have finished.
 func (r *Resource) CreateOperationCompletionDeadline() (time.Time, bool) {
-	return getTime(r.doc, spp(keyCreateOperationCompletionDeadline))
+	return getTime(r.view(), spp(keyCreateOperationCompletionDeadline))
 }
 func (r *Resource) SetCreateOperationCompletionDeadline(t time.Time) {
 	r.setTime(spp(keyCreateOperationCompletionDeadline), t)
@@ -120,7 +120,7 @@ func (r *Resource) SetCreateOperationCompletionDeadline(t time.Time) {
 
 // DeleteOperationCompletionDeadline is when a delete must have finished.
 func (r *Resource) DeleteOperationCompletionDeadline() (time.Time, bool) {
-	return getTime(r.doc, spp(keyDeleteOperationCompletionDeadline))
+	return getTime(r.view(), spp(keyDeleteOperationCompletionDeadline))
 }
 func (r *Resource) SetDeleteOperationCompletionDeadline(t time.Time) {
 	r.setTime(spp(keyDeleteOperationCompletionDeadline), t)
@@ -137,7 +137,7 @@ func (r *Resource) SetUsesNewDeletionApproach(v bool) error {
 	if key == "" {
 		return fmt.Errorf("usesNew*DeletionApproach: not defined for a %s", r.Kind)
 	}
-	set(r.doc, spp(key), v)
+	set(r.edit(), spp(key), v)
 	return nil
 }
 
@@ -150,18 +150,18 @@ func (r *Resource) need(k Kind, field string) error {
 
 func (r *Resource) setString(path []string, s string) {
 	if s == "" {
-		unset(r.doc, path)
+		unset(r.edit(), path)
 		return
 	}
-	set(r.doc, path, s)
+	set(r.edit(), path, s)
 }
 
 // setTime writes a metav1.Time the way Kubernetes marshals it (UTC, RFC 3339
 // to the second); the zero time removes the member.
 func (r *Resource) setTime(path []string, t time.Time) {
 	if t.IsZero() {
-		unset(r.doc, path)
+		unset(r.edit(), path)
 		return
 	}
-	set(r.doc, path, t.UTC().Format(time.RFC3339))
+	set(r.edit(), path, t.UTC().Format(time.RFC3339))
 }

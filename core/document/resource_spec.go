@@ -19,8 +19,8 @@ func (r *Resource) Version() Version {
 		return Version{}
 	}
 	return Version{
-		ID:           getString(r.doc, append(base[:len(base):len(base)], "id")),
-		ChannelGroup: getString(r.doc, append(base[:len(base):len(base)], "channelGroup")),
+		ID:           getString(r.view(), append(base[:len(base):len(base)], "id")),
+		ChannelGroup: getString(r.view(), append(base[:len(base):len(base)], "channelGroup")),
 	}
 }
 
@@ -29,7 +29,7 @@ func (r *Resource) NodeDrainTimeoutMinutes() (int64, bool) {
 	if r.Kind != KindCluster {
 		return 0, false
 	}
-	return getInt(r.doc, customer("nodeDrainTimeoutMinutes"))
+	return getInt(r.view(), customer("nodeDrainTimeoutMinutes"))
 }
 
 // AuthorizedCIDRs is the cluster's customerProperties.api.authorizedCidrs;
@@ -38,7 +38,7 @@ func (r *Resource) AuthorizedCIDRs() ([]string, bool) {
 	if r.Kind != KindCluster {
 		return nil, false
 	}
-	return getStringList(r.doc, customer("api", "authorizedCidrs"))
+	return getStringList(r.view(), customer("api", "authorizedCidrs"))
 }
 
 // ManagedResourceGroup is the cluster's
@@ -47,7 +47,7 @@ func (r *Resource) ManagedResourceGroup() string {
 	if r.Kind != KindCluster {
 		return ""
 	}
-	return getString(r.doc, customer("platform", "managedResourceGroup"))
+	return getString(r.view(), customer("platform", "managedResourceGroup"))
 }
 
 // NodePoolSpec is what a node pool's properties.properties asks of CS.
@@ -64,10 +64,10 @@ func (r *Resource) NodePool() (NodePoolSpec, error) {
 	if err := r.need(KindNodePool, "properties.properties"); err != nil {
 		return NodePoolSpec{}, err
 	}
-	s := NodePoolSpec{Version: r.Version(), VMSize: getString(r.doc, inner("platform", "vmSize"))}
-	s.Replicas, _ = getInt(r.doc, inner("replicas"))
-	s.AutoRepair, _ = getBool(r.doc, inner("autoRepair"))
-	s.Labels, _ = getStringMap(r.doc, inner("labels"))
+	s := NodePoolSpec{Version: r.Version(), VMSize: getString(r.view(), inner("platform", "vmSize"))}
+	s.Replicas, _ = getInt(r.view(), inner("replicas"))
+	s.AutoRepair, _ = getBool(r.view(), inner("autoRepair"))
+	s.Labels, _ = getStringMap(r.view(), inner("labels"))
 	return s, nil
 }
 
@@ -85,9 +85,9 @@ func (r *Resource) Issuer() (Issuer, error) {
 		return Issuer{}, err
 	}
 	i := Issuer{
-		URL: getString(r.doc, inner("issuer", "url")),
-		CA:  getString(r.doc, inner("issuer", "ca")),
+		URL: getString(r.view(), inner("issuer", "url")),
+		CA:  getString(r.view(), inner("issuer", "ca")),
 	}
-	i.Audiences, _ = getStringList(r.doc, inner("issuer", "audiences"))
+	i.Audiences, _ = getStringList(r.view(), inner("issuer", "audiences"))
 	return i, nil
 }

@@ -15,7 +15,7 @@ func Sniff(raw []byte) (Kind, error) {
 		return KindOther, err
 	}
 	var rt string
-	if err := m.take("resourceType", "resourceType", &rt); err != nil {
+	if err := m.take("", "resourceType", &rt); err != nil {
 		return KindOther, err
 	}
 	return kindOfType(rt), nil

@@ -89,9 +89,10 @@ func check(t tree, path []string, ft fieldType) error {
 	if !ok {
 		return nil
 	}
-	field := strings.Join(path, ".")
+	// Joined only for an error: a parse checks some thirty members.
+	field := func() string { return strings.Join(path, ".") }
 	bad := func(want string) error {
-		return fmt.Errorf("%s: %s is %s, want %s", field, clipValue(v), jsonKind(v), want)
+		return fmt.Errorf("%s: %s is %s, want %s", field(), clipValue(v), jsonKind(v), want)
 	}
 	switch ft {
 	case tObject:
@@ -110,8 +111,8 @@ func check(t tree, path []string, ft fieldType) error {
 		if s == "" { // external auths always write it, even empty
 			return nil
 		}
-		if _, err := parseProvisioningState(field, s); err != nil {
-			return err
+		if _, err := parseProvisioningState("", s); err != nil {
+			return fmt.Errorf("%s: %q is not a provisioning state", field(), s)
 		}
 	case tTime:
 		s, ok := v.(string)
@@ -119,7 +120,7 @@ func check(t tree, path []string, ft fieldType) error {
 			return bad("an RFC 3339 time")
 		}
 		if _, err := time.Parse(time.RFC3339, s); err != nil {
-			return fmt.Errorf("%s: %q is not an RFC 3339 time", field, s)
+			return fmt.Errorf("%s: %q is not an RFC 3339 time", field(), s)
 		}
 	case tInt:
 		n, ok := v.(json.Number)
@@ -127,7 +128,7 @@ func check(t tree, path []string, ft fieldType) error {
 			return bad("an integer")
 		}
 		if _, err := n.Int64(); err != nil {
-			return fmt.Errorf("%s: %s is not an integer", field, n)
+			return fmt.Errorf("%s: %s is not an integer", field(), n)
 		}
 	case tBool:
 		if _, ok := v.(bool); !ok {
@@ -140,7 +141,7 @@ func check(t tree, path []string, ft fieldType) error {
 		}
 		for i, e := range l {
 			if _, ok := e.(string); !ok {
-				return fmt.Errorf("%s[%d]: %s is %s, want a string", field, i, clipValue(e), jsonKind(e))
+				return fmt.Errorf("%s[%d]: %s is %s, want a string", field(), i, clipValue(e), jsonKind(e))
 			}
 		}
 	case tStringMap:
@@ -150,7 +151,7 @@ func check(t tree, path []string, ft fieldType) error {
 		}
 		for k, e := range m {
 			if _, ok := e.(string); !ok {
-				return fmt.Errorf("%s.%s: %s is %s, want a string", field, k, clipValue(e), jsonKind(e))
+				return fmt.Errorf("%s.%s: %s is %s, want a string", field(), k, clipValue(e), jsonKind(e))
 			}
 		}
 	}

@@ -1,0 +1,52 @@
+package document
+
+import (
+	"testing"
+
+	"github.com/hcpops/hcpops/core/arm"
+)
+
+// The parses and writes a poll makes, on the reference documents.
+
+func BenchmarkParseOperation(b *testing.B) {
+	raw := readSeed(b, "operation.json")
+	b.SetBytes(int64(len(raw)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ParseOperation(raw); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkParseResource(b *testing.B) {
+	raw := readSeed(b, "cluster.json")
+	b.SetBytes(int64(len(raw)))
+	b.ReportAllocs()
+	for b.Loop() {
+		r, err := ParseResource(raw)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_ = r.ProvisioningState()
+		_ = r.ActiveOperationID()
+		_ = r.ClusterServiceID()
+	}
+}
+
+// BenchmarkResourceStatusWrite is a poll's resource write: clone, set the
+// state, render for a replace.
+func BenchmarkResourceStatusWrite(b *testing.B) {
+	r, err := ParseResource(readSeed(b, "cluster.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		c := r.Clone()
+		c.SetProvisioningState(arm.ProvisioningStateSucceeded)
+		if _, err := c.MarshalReplace(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,416 @@
+package document
+
+import (
+	"encoding/json"
+	"unicode/utf8"
+)
+
+// The poll tick reads two documents per operation, and encoding/json's
+// reflective decode into maps was most of its CPU. This scanner validates
+// in one pass and either hands back an object's members as raw bytes or
+// builds the same values encoding/json builds (numbers as json.Number), so
+// callers decode only the members they need. It accepts exactly what
+// json.Valid accepts; fuzz tests hold it to that.
+
+// maxDepth is encoding/json's nesting limit.
+const maxDepth = 10000
+
+// rawMember is one member of a JSON object: its key literal (quotes
+// included) and its value's bytes, both slices of the scanned input.
+type rawMember struct {
+	key []byte
+	val []byte
+}
+
+type scanner struct {
+	b     []byte
+	i     int
+	depth int
+}
+
+// scanObject validates raw as one JSON object (surrounding whitespace
+// allowed) and returns its members in document order, appended to dst. ok
+// is false for invalid JSON and for JSON that is not an object.
+func scanObject(raw []byte, dst []rawMember) ([]rawMember, bool) {
+	s := scanner{b: raw}
+	s.space()
+	if s.i >= len(s.b) || s.b[s.i] != '{' {
+		return nil, false
+	}
+	if !s.object(&dst) {
+		return nil, false
+	}
+	s.space()
+	return dst, s.i == len(s.b)
+}
+
+// buildValue validates raw as one JSON value and decodes it as
+// encoding/json decodes into an any with UseNumber.
+func buildValue(raw []byte) (any, bool) {
+	s := scanner{b: raw}
+	s.space()
+	v, ok := s.build()
+	if !ok {
+		return nil, false
+	}
+	s.space()
+	return v, s.i == len(s.b)
+}
+
+func (s *scanner) space() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// skip validates the value at s.i and moves past it.
+func (s *scanner) skip() bool {
+	if s.i >= len(s.b) {
+		return false
+	}
+	switch c := s.b[s.i]; {
+	case c == '{':
+		return s.object(nil)
+	case c == '[':
+		return s.array()
+	case c == '"':
+		return s.str()
+	case c == 't':
+		return s.lit("true")
+	case c == 'f':
+		return s.lit("false")
+	case c == 'n':
+		return s.lit("null")
+	case c == '-' || (c >= '0' && c <= '9'):
+		return s.number()
+	}
+	return false
+}
+
+// object validates the object at s.i; with out set it also collects the
+// members.
+func (s *scanner) object(out *[]rawMember) bool {
+	if s.depth++; s.depth > maxDepth {
+		return false
+	}
+	s.i++ // '{'
+	s.space()
+	if s.i < len(s.b) && s.b[s.i] == '}' {
+		s.i++
+		s.depth--
+		return true
+	}
+	for {
+		k := s.i
+		if s.i >= len(s.b) || s.b[s.i] != '"' || !s.str() {
+			return false
+		}
+		key := s.b[k:s.i]
+		s.space()
+		if s.i >= len(s.b) || s.b[s.i] != ':' {
+			return false
+		}
+		s.i++
+		s.space()
+		v := s.i
+		if !s.skip() {
+			return false
+		}
+		if out != nil {
+			*out = append(*out, rawMember{key: key, val: s.b[v:s.i]})
+		}
+		if done, ok := s.next('}'); !ok || done {
+			return ok
+		}
+	}
+}
+
+func (s *scanner) array() bool {
+	if s.depth++; s.depth > maxDepth {
+		return false
+	}
+	s.i++ // '['
+	s.space()
+	if s.i < len(s.b) && s.b[s.i] == ']' {
+		s.i++
+		s.depth--
+		return true
+	}
+	for {
+		if !s.skip() {
+			return false
+		}
+		if done, ok := s.next(']'); !ok || done {
+			return ok
+		}
+	}
+}
+
+// next consumes what follows a member or element: a comma (and the space
+// after it), or the closing byte, which ends the container (done).
+func (s *scanner) next(closing byte) (done, ok bool) {
+	s.space()
+	if s.i >= len(s.b) {
+		return false, false
+	}
+	switch s.b[s.i] {
+	case ',':
+		s.i++
+		s.space()
+		return false, true
+	case closing:
+		s.i++
+		s.depth--
+		return true, true
+	}
+	return false, false
+}
+
+func (s *scanner) str() bool {
+	b, i := s.b, s.i+1 // past the opening quote
+	for {
+		for i < len(b) && plainByte[b[i]] {
+			i++
+		}
+		if i >= len(b) {
+			return false
+		}
+		switch b[i] {
+		case '"':
+			s.i = i + 1
+			return true
+		case '\\':
+			if i+1 >= len(b) {
+				return false
+			}
+			switch b[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if len(b)-i < 6 {
+					return false
+				}
+				for _, h := range b[i+2 : i+6] {
+					if !isHex(h) {
+						return false
+					}
+				}
+				i += 6
+			default:
+				return false
+			}
+		default: // a control character
+			return false
+		}
+	}
+}
+
+// plainByte marks the bytes a string holds as they are: all but the
+// quote, the backslash and control characters.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < 256; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+func isHex(c byte) bool {
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+}
+
+func (s *scanner) lit(word string) bool {
+	if len(s.b)-s.i < len(word) || string(s.b[s.i:s.i+len(word)]) != word {
+		return false
+	}
+	s.i += len(word)
+	return true
+}
+
+// number follows RFC 8259's grammar, as encoding/json does.
+func (s *scanner) number() bool {
+	if s.b[s.i] == '-' {
+		s.i++
+	}
+	switch {
+	case s.i >= len(s.b):
+		return false
+	case s.b[s.i] == '0':
+		s.i++
+	case s.b[s.i] >= '1' && s.b[s.i] <= '9':
+		s.digits()
+	default:
+		return false
+	}
+	if s.i < len(s.b) && s.b[s.i] == '.' {
+		s.i++
+		if !s.digits() {
+			return false
+		}
+	}
+	if s.i < len(s.b) && (s.b[s.i] == 'e' || s.b[s.i] == 'E') {
+		s.i++
+		if s.i < len(s.b) && (s.b[s.i] == '+' || s.b[s.i] == '-') {
+			s.i++
+		}
+		if !s.digits() {
+			return false
+		}
+	}
+	return true
+}
+
+// digits consumes a run of digits; false if there is none.
+func (s *scanner) digits() bool {
+	start := s.i
+	for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
+		s.i++
+	}
+	return s.i > start
+}
+
+// build validates and decodes the value at s.i in one pass.
+func (s *scanner) build() (any, bool) {
+	if s.i >= len(s.b) {
+		return nil, false
+	}
+	start := s.i
+	switch s.b[s.i] {
+	case '{':
+		return s.buildObject()
+	case '[':
+		return s.buildArray()
+	case '"':
+		if !s.str() {
+			return nil, false
+		}
+		return unquote(s.b[start:s.i]), true
+	case 't':
+		return true, s.lit("true")
+	case 'f':
+		return false, s.lit("false")
+	case 'n':
+		return nil, s.lit("null")
+	}
+	if !s.number() {
+		return nil, false
+	}
+	return json.Number(s.b[start:s.i]), true
+}
+
+func (s *scanner) buildObject() (any, bool) {
+	if s.depth++; s.depth > maxDepth {
+		return nil, false
+	}
+	t := tree{}
+	s.i++ // '{'
+	s.space()
+	if s.i < len(s.b) && s.b[s.i] == '}' {
+		s.i++
+		s.depth--
+		return t, true
+	}
+	for {
+		k := s.i
+		if s.i >= len(s.b) || s.b[s.i] != '"' || !s.str() {
+			return nil, false
+		}
+		key := unquote(s.b[k:s.i])
+		s.space()
+		if s.i >= len(s.b) || s.b[s.i] != ':' {
+			return nil, false
+		}
+		s.i++
+		s.space()
+		v, ok := s.build()
+		if !ok {
+			return nil, false
+		}
+		t[key] = v // a repeated key: the last one wins, as in encoding/json
+		if done, ok := s.next('}'); !ok || done {
+			return t, ok
+		}
+	}
+}
+
+func (s *scanner) buildArray() (any, bool) {
+	if s.depth++; s.depth > maxDepth {
+		return nil, false
+	}
+	l := make([]any, 0) // encoding/json decodes [] as an empty, non-nil slice
+	s.i++               // '['
+	s.space()
+	if s.i < len(s.b) && s.b[s.i] == ']' {
+		s.i++
+		s.depth--
+		return l, true
+	}
+	for {
+		v, ok := s.build()
+		if !ok {
+			return nil, false
+		}
+		l = append(l, v)
+		if done, ok := s.next(']'); !ok || done {
+			return l, ok
+		}
+	}
+}
+
+// unquote decodes a scanned string literal as encoding/json does: directly
+// for plain text and the one-letter escapes, by encoding/json for \u
+// escapes and invalid UTF-8 (which it replaces with U+FFFD).
+func unquote(lit []byte) string {
+	body := lit[1 : len(lit)-1]
+	i := 0
+	for i < len(body) && body[i] != '\\' && body[i] < utf8.RuneSelf {
+		i++
+	}
+	if i == len(body) {
+		return string(body)
+	}
+	if !utf8.Valid(body[i:]) {
+		return unquoteSlow(lit)
+	}
+	buf := make([]byte, i, len(body))
+	copy(buf, body[:i])
+	for i < len(body) {
+		c := body[i]
+		if c != '\\' {
+			buf = append(buf, c)
+			i++
+			continue
+		}
+		switch e := body[i+1]; e {
+		case 'b':
+			buf = append(buf, '\b')
+		case 'f':
+			buf = append(buf, '\f')
+		case 'n':
+			buf = append(buf, '\n')
+		case 'r':
+			buf = append(buf, '\r')
+		case 't':
+			buf = append(buf, '\t')
+		case 'u':
+			return unquoteSlow(lit)
+		default: // '"', '\\', '/'
+			buf = append(buf, e)
+		}
+		i += 2
+	}
+	return string(buf)
+}
+
+func unquoteSlow(lit []byte) string {
+	var s string
+	_ = json.Unmarshal(lit, &s) // lit was validated: it always decodes
+	return s
+}
+
+// name decodes a member's key.
+func (m rawMember) name() string { return unquote(m.key) }
