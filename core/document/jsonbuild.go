@@ -1,0 +1,91 @@
+package document
+
+import "encoding/json"
+
+// build validates and decodes the value at s.i in one pass.
+func (s *scanner) build() (any, bool) {
+	if s.i >= len(s.b) {
+		return nil, false
+	}
+	start := s.i
+	switch s.b[s.i] {
+	case '{':
+		return s.buildObject()
+	case '[':
+		return s.buildArray()
+	case '"':
+		if !s.str() {
+			return nil, false
+		}
+		return unquote(s.b[start:s.i]), true
+	case 't':
+		return true, s.lit("true")
+	case 'f':
+		return false, s.lit("false")
+	case 'n':
+		return nil, s.lit("null")
+	}
+	if !s.number() {
+		return nil, false
+	}
+	return json.Number(s.b[start:s.i]), true
+}
+
+func (s *scanner) buildObject() (any, bool) {
+	if s.depth++; s.depth > maxDepth {
+		return nil, false
+	}
+	t := tree{}
+	s.i++ // '{'
+	s.space()
+	if s.i < len(s.b) && s.b[s.i] == '}' {
+		s.i++
+		s.depth--
+		return t, true
+	}
+	for {
+		k := s.i
+		if s.i >= len(s.b) || s.b[s.i] != '"' || !s.str() {
+			return nil, false
+		}
+		key := unquote(s.b[k:s.i])
+		s.space()
+		if s.i >= len(s.b) || s.b[s.i] != ':' {
+			return nil, false
+		}
+		s.i++
+		s.space()
+		v, ok := s.build()
+		if !ok {
+			return nil, false
+		}
+		t[key] = v // a repeated key: the last one wins, as in encoding/json
+		if done, ok := s.next('}'); !ok || done {
+			return t, ok
+		}
+	}
+}
+
+func (s *scanner) buildArray() (any, bool) {
+	if s.depth++; s.depth > maxDepth {
+		return nil, false
+	}
+	l := make([]any, 0) // encoding/json decodes [] as an empty, non-nil slice
+	s.i++               // '['
+	s.space()
+	if s.i < len(s.b) && s.b[s.i] == ']' {
+		s.i++
+		s.depth--
+		return l, true
+	}
+	for {
+		v, ok := s.build()
+		if !ok {
+			return nil, false
+		}
+		l = append(l, v)
+		if done, ok := s.next(']'); !ok || done {
+			return l, ok
+		}
+	}
+}
