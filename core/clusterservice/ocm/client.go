@@ -89,9 +89,14 @@ func (c *Client) callCtx(ctx context.Context) (context.Context, context.CancelFu
 
 // logRequests logs every attempt, retries included. It wraps the SDK's own
 // inner transport (next), so TLS, CA and proxy settings stay in force.
+// With debug off it only passes the request on: building the log
+// arguments cost more than the rest of the wrapper chain.
 func logRequests(l *slog.Logger) sdk.TransportWrapper {
 	return func(next http.RoundTripper) http.RoundTripper {
 		return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+			if !l.Enabled(req.Context(), slog.LevelDebug) {
+				return next.RoundTrip(req)
+			}
 			start := time.Now()
 			resp, err := next.RoundTrip(req)
 			if err != nil {
