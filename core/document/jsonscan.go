@@ -1,6 +1,7 @@
 package document
 
 import (
+	"bytes"
 	"encoding/json"
 	"unicode/utf8"
 )
@@ -322,6 +323,16 @@ func unquoteSlow(lit []byte) string {
 	var s string
 	_ = json.Unmarshal(lit, &s) // lit was validated: it always decodes
 	return s
+}
+
+// is reports whether the member's key is name, decoding it only if it is
+// escaped.
+func (m rawMember) is(name string) bool {
+	body := m.key[1 : len(m.key)-1]
+	if bytes.IndexByte(body, '\\') < 0 {
+		return string(body) == name
+	}
+	return m.name() == name
 }
 
 // name decodes a member's key.

@@ -71,7 +71,12 @@ func ParseOperation(raw []byte) (*OperationDocument, error) {
 		return nil, err
 	}
 	d.unknown = m.detach()
+	d.fillMetadata()
+	return d, nil
+}
 
+// fillMetadata completes cosmosMetadata from the envelope as read.
+func (d *OperationDocument) fillMetadata() {
 	cm := &d.Properties.CosmosMetadata
 	if cm.ResourceID == "" {
 		cm.ResourceID = d.ResourceID
@@ -85,7 +90,43 @@ func ParseOperation(raw []byte) (*OperationDocument, error) {
 	if d.ETag != "" {
 		cm.ETag = d.ETag
 	}
-	return d, nil
+}
+
+// Replaced returns the document the store holds once a Replace (or batch
+// step) with d.MarshalReplace()'s rendering has succeeded and answered
+// stored: what ParseOperation(stored) reads, rendering the same bytes, but
+// only stored's _etag and _ts are decoded. A poll that has just written a
+// status need not parse what it wrote. The receiver is not modified.
+func (d *OperationDocument) Replaced(stored []byte) (*OperationDocument, error) {
+	ms, err := scanMembers("stored operation document", stored)
+	if err != nil {
+		return nil, err
+	}
+	c := d.Clone()
+	c.ETag, c.Timestamp = "", 0
+	var ts json.Number
+	for _, m := range ms {
+		switch {
+		case m.is("_etag"):
+			err = decodeValue(m.val, &c.ETag)
+		case m.is("_ts"):
+			err = decodeValue(m.val, &ts)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("stored operation document %s: %s: %w", d.ID, clip(m.val), err)
+		}
+	}
+	if ts != "" {
+		if c.Timestamp, err = ts.Int64(); err != nil {
+			return nil, fmt.Errorf("_ts: %q is not an integer", ts)
+		}
+	}
+	c.TTL = OperationTTL
+	cm := &c.Properties.CosmosMetadata
+	cm.InstanceVersion++
+	cm.ETag = d.ETag // as MarshalReplace wrote it; fillMetadata puts _etag over it
+	c.fillMetadata()
+	return c, nil
 }
 
 func (o *Operation) decode(raw []byte) error {
