@@ -40,6 +40,7 @@ const (
 type recordingStore struct {
 	store.Store
 	writes atomic.Int64
+	reads  atomic.Int64 // point reads
 	mu     sync.Mutex
 	hook   func(ctx context.Context, phase hookPhase, w write) error
 }
@@ -104,4 +105,9 @@ func (s *recordingStore) Batch(ctx context.Context, pk string, ops []store.Batch
 		return err
 	})
 	return items, err
+}
+
+func (s *recordingStore) Get(ctx context.Context, pk, id string) (store.Item, error) {
+	s.reads.Add(1)
+	return s.Store.Get(ctx, pk, id)
 }

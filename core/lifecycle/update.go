@@ -16,38 +16,32 @@ import (
 // UpdateOperationStatus semantics: nothing is written unless
 // state.NeedToPatchOperation says so; otherwise the operation and the
 // resource's provisioningState are replaced in ONE transactional batch, so
-// ARM never sees one without the other. A 412 re-reads both and tries once
-// more; a second one is left for the next tick (errRetryLater).
+// ARM never sees one without the other. The first attempt uses the
+// resource the job holds; a 412 (or the resource gone meanwhile) re-reads
+// both and tries once more; a second failure is left for the next tick
+// (errRetryLater).
 //
 // A terminal operation is never rewritten here: once Succeeded, Failed or
-// Canceled, only the notification URI may still change. On success j.op is
-// the document as written, and a terminal status is notified.
+// Canceled, only the notification URI may still change. On success j.op
+// and j.res are the documents as written, and a terminal status is
+// notified.
 func (e *Engine) updateOperationStatus(ctx context.Context, j *job, status arm.ProvisioningState, cerr *arm.CloudErrorBody, t *tally) (bool, error) {
-	op := j.op
+	op, res := j.op, j.res
 	for attempt := 0; ; attempt++ {
 		p := &op.Properties
 		if p.Status.IsTerminal() || !state.NeedToPatchOperation(p.Status, p.Error, p.NotificationURI, status, cerr) {
 			j.op = op
 			return false, nil
 		}
-		ops, err := e.statusBatch(ctx, op, status, cerr)
+		rendered, ops, err := e.statusBatch(op, res, status, cerr)
 		if err != nil {
 			return false, err
 		}
 		items, err := e.store.Batch(ctx, op.PartitionKey, ops)
 		if err == nil {
-			written, err := document.ParseOperation(items[0].Body)
-			if err != nil {
-				return false, fmt.Errorf("parsing operation %s as written: %w", op.Name(), err)
-			}
-			j.op = written
-			j.log.Info("operation status updated", "from", p.Status, "to", status, "resource_updated", len(ops) > 1)
-			if status.IsTerminal() && written.Properties.NotificationURI != "" {
-				e.notify(ctx, j, t)
-			}
-			return true, nil
+			return true, e.written(ctx, j, rendered, ops, items, p.Status, t)
 		}
-		if !errors.Is(err, store.ErrPreconditionFailed) {
+		if !staleRead(err) {
 			return false, fmt.Errorf("writing status %s of operation %s: %w", status, op.Name(), err)
 		}
 		if attempt > 0 {
@@ -62,47 +56,89 @@ func (e *Engine) updateOperationStatus(ctx context.Context, j *job, status arm.P
 			return false, nil // expired or deleted meanwhile: nothing left to update
 		}
 		op = fresh
+		if ext := op.Properties.ExternalID; ext != "" {
+			if res, err = e.readResource(ctx, op.PartitionKey, ext); err != nil {
+				return false, err
+			}
+			j.res = res
+		}
 	}
 }
 
+// staleRead reports whether a status batch failed because a document
+// changed since it was read: an etag mismatch, or the resource (step 1)
+// deleted meanwhile.
+func staleRead(err error) bool {
+	if errors.Is(err, store.ErrPreconditionFailed) {
+		return true
+	}
+	var be *store.BatchError
+	return errors.As(err, &be) && be.Index == 1 && errors.Is(err, store.ErrNotFound)
+}
+
+// written takes in a successful status batch: j.op and j.res become the
+// documents as stored, and a terminal status is notified. rendered is the
+// operation the batch wrote, items what the store answered.
+func (e *Engine) written(ctx context.Context, j *job, rendered *document.OperationDocument, ops []store.BatchOp, items []store.Item, from arm.ProvisioningState, t *tally) error {
+	op, err := rendered.Replaced(items[0].Body)
+	if err != nil {
+		return fmt.Errorf("reading operation %s as written: %w", rendered.Name(), err)
+	}
+	to := op.Properties.Status
+	j.op = op
+	if len(ops) > 1 {
+		res, err := document.ParseResource(items[1].Body)
+		if err != nil {
+			return fmt.Errorf("parsing resource %s as written: %w", op.Properties.ExternalID, err)
+		}
+		j.res = res
+	}
+	j.log.Info("operation status updated", "from", from, "to", to, "resource_updated", len(ops) > 1)
+	if to.IsTerminal() && op.Properties.NotificationURI != "" {
+		e.notify(ctx, j, t)
+	}
+	return nil
+}
+
 // statusBatch builds the batch steps: the operation first, then the
-// resource when ARO-HCP would update it.
-func (e *Engine) statusBatch(ctx context.Context, op *document.OperationDocument, status arm.ProvisioningState, cerr *arm.CloudErrorBody) ([]store.BatchOp, error) {
+// resource when ARO-HCP would update it. It also returns the operation
+// with its new status, as rendered into the first step.
+func (e *Engine) statusBatch(op *document.OperationDocument, res *document.Resource, status arm.ProvisioningState, cerr *arm.CloudErrorBody) (*document.OperationDocument, []store.BatchOp, error) {
 	c := op.Clone()
 	c.Properties.SetStatus(e.clock(), status, cerr)
 	body, err := c.MarshalReplace()
 	if err != nil {
-		return nil, fmt.Errorf("rendering operation %s: %w", op.Name(), err)
+		return nil, nil, fmt.Errorf("rendering operation %s: %w", op.Name(), err)
 	}
 	ops := []store.BatchOp{{Kind: store.OpReplace, ID: op.ID, Body: body, IfMatch: op.ETag}}
-	step, err := e.resourceStatusStep(ctx, op, status)
+	step, err := resourceStatusStep(op, res, status)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if step != nil {
 		ops = append(ops, *step)
 	}
-	return ops, nil
+	return c, ops, nil
 }
 
 // resourceStatusStep is the resource half of a status write, or nil when
-// it is skipped: no externalId, the resource is gone, it belongs to another
-// operation (always so for credential operations), or it already shows
-// this non-terminal state.
-func (e *Engine) resourceStatusStep(ctx context.Context, op *document.OperationDocument, status arm.ProvisioningState) (*store.BatchOp, error) {
+// it is skipped: no externalId, the resource is gone (res nil), it belongs
+// to another operation (always so for credential operations), or it
+// already shows this non-terminal state. res is the resource externalId
+// names, as last read.
+func resourceStatusStep(op *document.OperationDocument, res *document.Resource, status arm.ProvisioningState) (*store.BatchOp, error) {
 	ext := op.Properties.ExternalID
 	if ext == "" {
 		return nil, nil
 	}
-	if _, _, err := document.ResourceKindOfID("properties.externalId", ext); err != nil {
+	if _, err := op.TargetKind(); err != nil {
 		return nil, fmt.Errorf("operation %s: %w: %w", op.Name(), errMalformed, err)
 	}
 	if document.PartitionKey(subscriptionOf(ext)) != op.PartitionKey {
 		return nil, fmt.Errorf("operation %s: %w: externalId %q is outside partition %s", op.Name(), errMalformed, ext, op.PartitionKey)
 	}
-	res, err := e.readResource(ctx, op.PartitionKey, ext)
-	if err != nil || res == nil {
-		return nil, err
+	if res == nil {
+		return nil, nil
 	}
 	if !strings.EqualFold(res.ActiveOperationID(), op.Name()) {
 		return nil, nil
