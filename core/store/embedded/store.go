@@ -23,11 +23,12 @@ const defaultPageSize = 100
 
 // Store is a store.Store on one bbolt file. It is safe for concurrent use.
 type Store struct {
-	db   *bolt.DB
-	now  func() time.Time
-	log  *slog.Logger
-	stop context.CancelFunc
-	done chan struct{}
+	db      *bolt.DB
+	commits *committer
+	now     func() time.Time
+	log     *slog.Logger
+	stop    context.CancelFunc
+	done    chan struct{}
 
 	closeOnce sync.Once
 	closeErr  error
@@ -99,7 +100,8 @@ func Open(path string, opts ...Option) (*Store, error) {
 		return nil, fmt.Errorf("opening embedded store %s: %w", path, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Store{db: db, now: cfg.now, log: cfg.log.With("store", path), stop: cancel, done: make(chan struct{})}
+	s := &Store{db: db, commits: newCommitter(db), now: cfg.now, log: cfg.log.With("store", path), stop: cancel,
+		done: make(chan struct{})}
 	go s.sweepLoop(ctx, cfg.sweepInterval)
 	s.log.Debug("embedded store opened")
 	return s, nil

@@ -19,7 +19,7 @@ const maxBatchOps = 100
 func (s *Store) Create(ctx context.Context, partitionKey string, doc []byte) (store.Item, error) {
 	var item store.Item
 	err := s.write(ctx, partitionKey, func(w *writer) (err error) {
-		item, _, err = w.create(partitionKey, doc)
+		item, _, err = w.create(partitionKey, doc) // every run sets item anew
 		return err
 	})
 	if err != nil {
@@ -32,7 +32,7 @@ func (s *Store) Create(ctx context.Context, partitionKey string, doc []byte) (st
 func (s *Store) Replace(ctx context.Context, partitionKey, id string, doc []byte, ifMatch string) (store.Item, error) {
 	var item store.Item
 	err := s.write(ctx, partitionKey, func(w *writer) (err error) {
-		item, err = w.replace(partitionKey, id, doc, ifMatch)
+		item, err = w.replace(partitionKey, id, doc, ifMatch) // every run sets item anew
 		return err
 	})
 	if err != nil {
@@ -60,6 +60,7 @@ func (s *Store) Batch(ctx context.Context, partitionKey string, ops []store.Batc
 	}
 	items := make([]store.Item, len(ops))
 	err := s.write(ctx, partitionKey, func(w *writer) error {
+		clear(items) // a rolled-back run may have filled some
 		for i, op := range ops {
 			var err error
 			id := op.ID
@@ -85,6 +86,9 @@ func (s *Store) Batch(ctx context.Context, partitionKey string, ops []store.Batc
 	return items, nil
 }
 
+// write runs fn in a write transaction that concurrent writes may share
+// (see committer): fn may run more than once, so it must set what it
+// captures afresh on every run.
 func (s *Store) write(ctx context.Context, partitionKey string, fn func(w *writer) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -93,7 +97,7 @@ func (s *Store) write(ctx context.Context, partitionKey string, fn func(w *write
 		return err
 	}
 	now := s.now()
-	return s.db.Update(func(tx *bolt.Tx) error {
+	return s.commits.update(func(tx *bolt.Tx) error {
 		return fn(newWriter(tx, now))
 	})
 }

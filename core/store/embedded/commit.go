@@ -1,0 +1,109 @@
+package embedded
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// committer coalesces concurrent writes into shared bbolt transactions. A
+// durable commit costs an fsync however little it holds, so one
+// transaction per write kept a tick's 64 pollers in single file behind the
+// disk. Writers queue; the one that finds no commit running takes the
+// whole queue into one transaction, and whoever queued meanwhile goes into
+// the next. A lone writer therefore commits at once (bbolt's db.Batch
+// would hold it for MaxBatchDelay, 10 ms, hoping for company), and a crowd
+// shares its fsyncs.
+//
+// As with db.Batch, a write's fn may run more than once (its transaction
+// is rolled back when another write in it fails), so it must reset what it
+// captures; and a write that fails is taken out and run alone, so its
+// error reaches only its own caller.
+type committer struct {
+	db *bolt.DB
+	// lead holds a token while a writer commits for the queue.
+	lead chan struct{}
+
+	mu    sync.Mutex
+	queue []*queuedWrite
+
+	// transactions counts the write transactions begun, for tests.
+	transactions atomic.Int64
+}
+
+type queuedWrite struct {
+	fn   func(*bolt.Tx) error
+	done chan error // buffered: the committer never waits on a caller
+}
+
+func newCommitter(db *bolt.DB) *committer {
+	return &committer{db: db, lead: make(chan struct{}, 1)}
+}
+
+// update runs fn in a write transaction, perhaps shared with concurrent
+// writes, and returns once that transaction has committed (or fn failed).
+func (c *committer) update(fn func(*bolt.Tx) error) error {
+	w := &queuedWrite{fn: fn, done: make(chan error, 1)}
+	c.mu.Lock()
+	c.queue = append(c.queue, w)
+	c.mu.Unlock()
+	select {
+	case err := <-w.done: // another writer's commit carried it
+		return err
+	case c.lead <- struct{}{}:
+	}
+	defer func() { <-c.lead }()
+	select {
+	case err := <-w.done: // committed by the leader before us
+		return err
+	default:
+	}
+	c.mu.Lock()
+	batch := c.queue // holds w: no one else commits while we lead
+	c.queue = nil
+	c.mu.Unlock()
+	c.commit(batch)
+	return <-w.done
+}
+
+// commit runs the batch in one transaction and tells every write how it
+// went. A write that fails is answered from a transaction of its own, and
+// the rest start again without it.
+func (c *committer) commit(batch []*queuedWrite) {
+	for len(batch) > 0 {
+		failed := -1
+		c.transactions.Add(1)
+		err := c.db.Update(func(tx *bolt.Tx) error {
+			for i, w := range batch {
+				if err := call(w.fn, tx); err != nil {
+					failed = i
+					return err
+				}
+			}
+			return nil
+		})
+		if failed < 0 {
+			for _, w := range batch {
+				w.done <- err // nil, or a commit error they all share
+			}
+			return
+		}
+		w := batch[failed]
+		batch = append(batch[:failed:failed], batch[failed+1:]...)
+		c.transactions.Add(1)
+		w.done <- c.db.Update(func(tx *bolt.Tx) error { return call(w.fn, tx) })
+	}
+}
+
+// call runs fn, turning a panic into its error: the panic belongs to the
+// write's caller, not to the writer that happens to be committing.
+func call(fn func(*bolt.Tx) error, tx *bolt.Tx) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("write panicked: %v", p)
+		}
+	}()
+	return fn(tx)
+}
