@@ -7,63 +7,72 @@ import (
 	"sort"
 	"strconv"
 	"time"
+	"unicode/utf8"
 )
 
-// members is a decoded JSON object, member by member, as raw JSON. Typed
-// decoders take the members they know out of it; what is left is carried
-// through a rewrite untouched.
+// members are the members of a JSON object a typed decoder does not know,
+// as raw JSON, carried through a rewrite untouched.
 type members map[string]json.RawMessage
 
-// decodeObject decodes raw as a JSON object. what names it for the error.
-func decodeObject(what string, raw []byte) (members, error) {
-	ms, err := scanMembers(what, raw)
-	if err != nil {
-		return nil, err
-	}
-	m := make(members, len(ms))
-	for _, e := range ms {
-		m[e.name()] = e.val // a repeated key: the last one wins
-	}
-	return m, nil
-}
-
-// scanMembers lists the members of raw, a JSON object. The values are
-// slices of raw: detach what outlives it. Bad input gets encoding/json's
-// own error, so messages read as they always have.
-func scanMembers(what string, raw []byte) ([]rawMember, error) {
-	// Documents have some twenty members a level; one allocation holds them.
-	if ms, ok := scanObject(raw, make([]rawMember, 0, 24)); ok {
-		return ms, nil
+// objectMembers hands each member of raw, a JSON object, to each. The
+// values are slices of raw: copy what outlives it. Bad input gets
+// encoding/json's own error, so messages read as they always have; each
+// may have seen members by then.
+func objectMembers(what string, raw []byte, each func(rawMember)) error {
+	if scanObject(raw, each) {
+		return nil
 	}
 	var m members // its type name is in encoding/json's message
 	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, fmt.Errorf("%s: not a JSON object: %w", what, err)
+		return fmt.Errorf("%s: not a JSON object: %w", what, err)
 	}
 	if m == nil {
-		return nil, fmt.Errorf("%s: is null, want a JSON object", what)
+		return fmt.Errorf("%s: is null, want a JSON object", what)
 	}
 	// Unreachable while the scanner and encoding/json agree (fuzzed).
-	return nil, fmt.Errorf("%s: not a JSON object", what)
+	return fmt.Errorf("%s: not a JSON object", what)
 }
 
-// detach copies the values, so the members no longer share the bytes they
-// were scanned from.
-func (m members) detach() members {
-	for k, v := range m {
-		m[k] = bytes.Clone(v)
+// knownKeys indexes the member names a typed decoder takes; each is built
+// once and never changed.
+type knownKeys map[string]int
+
+func keysOf(names ...string) knownKeys {
+	k := make(knownKeys, len(names))
+	for i, n := range names {
+		k[n] = i
 	}
-	return m
+	return k
 }
 
-// take decodes member key into v and removes it; a missing or null member
-// leaves v as it was. prefix+key is the member's full path, for the error.
-func (m members) take(prefix, key string, v any) error {
-	raw, ok := m[key]
-	if !ok {
-		return nil
+// file files a scanned member: the value of a known key into vals at its
+// index (so the last of a repeated key wins), any other member into rest,
+// copied (rest is made on first use). Known keys match without allocating.
+func (k knownKeys) file(m rawMember, vals [][]byte, rest *members) {
+	body := m.key[1 : len(m.key)-1]
+	i, ok := k[string(body)]
+	name := ""
+	if bytes.IndexByte(body, '\\') >= 0 || !ok && !utf8.Valid(body) {
+		name = m.name() // escaped or repaired: match what it decodes to
+		i, ok = k[name]
 	}
-	delete(m, key)
-	if string(raw) == "null" {
+	if ok {
+		vals[i] = m.val
+		return
+	}
+	if name == "" {
+		name = string(body)
+	}
+	if *rest == nil {
+		*rest = members{}
+	}
+	(*rest)[name] = bytes.Clone(m.val)
+}
+
+// takeValue is take for a value filed by split: nil (missing) or null
+// leaves v as it was.
+func takeValue(prefix, key string, raw []byte, v any) error {
+	if raw == nil || string(raw) == "null" {
 		return nil
 	}
 	if err := decodeValue(raw, v); err != nil {

@@ -30,19 +30,20 @@ type scanner struct {
 }
 
 // scanObject validates raw as one JSON object (surrounding whitespace
-// allowed) and returns its members in document order, appended to dst. ok
-// is false for invalid JSON and for JSON that is not an object.
-func scanObject(raw []byte, dst []rawMember) ([]rawMember, bool) {
+// allowed), handing each member to each in document order as it goes. ok
+// is false for invalid JSON and for JSON that is not an object; each may
+// have seen members by then, so a caller keeps its results only when ok.
+func scanObject(raw []byte, each func(rawMember)) bool {
 	s := scanner{b: raw}
 	s.space()
 	if s.i >= len(s.b) || s.b[s.i] != '{' {
-		return nil, false
+		return false
 	}
-	if !s.object(&dst) {
-		return nil, false
+	if !s.object(each) {
+		return false
 	}
 	s.space()
-	return dst, s.i == len(s.b)
+	return s.i == len(s.b)
 }
 
 // buildValue validates raw as one JSON value and decodes it as
@@ -93,9 +94,8 @@ func (s *scanner) skip() bool {
 	return false
 }
 
-// object validates the object at s.i; with out set it also collects the
-// members.
-func (s *scanner) object(out *[]rawMember) bool {
+// object validates the object at s.i, handing its members to each if set.
+func (s *scanner) object(each func(rawMember)) bool {
 	if s.depth++; s.depth > maxDepth {
 		return false
 	}
@@ -122,8 +122,8 @@ func (s *scanner) object(out *[]rawMember) bool {
 		if !s.skip() {
 			return false
 		}
-		if out != nil {
-			*out = append(*out, rawMember{key: key, val: s.b[v:s.i]})
+		if each != nil {
+			each(rawMember{key: key, val: s.b[v:s.i]})
 		}
 		if done, ok := s.next('}'); !ok || done {
 			return ok

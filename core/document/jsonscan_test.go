@@ -52,7 +52,8 @@ func checkScanner(t *testing.T, raw []byte) {
 	valid := json.Valid(raw)
 	isObject := valid && bytes.TrimLeft(raw, " \t\r\n")[0] == '{'
 
-	ms, ok := scanObject(raw, nil)
+	var ms []rawMember
+	ok := scanObject(raw, func(m rawMember) { ms = append(ms, m) })
 	if ok != isObject {
 		t.Fatalf("scanObject ok = %v, encoding/json says object %v: %.200q", ok, isObject, raw)
 	}

@@ -12,65 +12,60 @@ import (
 // written back.
 var cosmosSystemFields = []string{"_rid", "_self", "_etag", "_attachments", "_ts", "_lsn"}
 
-// readEnvelope takes the envelope members shared by every document type.
-func readEnvelope(m members) (id, pk, resourceID, resourceType, etag string, ts int64, err error) {
-	for _, f := range []struct {
-		key string
-		dst any
-	}{
-		{"id", &id}, {"partitionKey", &pk}, {"resourceID", &resourceID}, {"resourceType", &resourceType},
-		{"_etag", &etag},
-	} {
-		if err = m.take("", f.key, f.dst); err != nil {
-			return
-		}
-	}
-	var tsNum json.Number
-	if err = m.take("", "_ts", &tsNum); err != nil {
-		return
-	}
-	if tsNum != "" {
-		if ts, err = tsNum.Int64(); err != nil {
-			err = fmt.Errorf("_ts: %q is not an integer", tsNum)
-			return
-		}
-	}
-	for _, k := range cosmosSystemFields {
-		delete(m, k)
-	}
-	return
-}
+// envelopeNames are the envelope members ParseOperation reads or drops;
+// every other one is kept as it is.
+var envelopeNames = [...]string{"id", "partitionKey", "resourceID", "resourceType", "_etag", "_ts", "ttl",
+	"deletionTimestamp", "properties", "_rid", "_self", "_attachments", "_lsn"}
+
+var envelopeKeys = keysOf(envelopeNames[:]...)
 
 // ParseOperation decodes an operation document as read from the store.
 // It refuses documents of another resourceType, unknown request or status
 // values and unparsable resource IDs, naming the field and value.
 func ParseOperation(raw []byte) (*OperationDocument, error) {
-	m, err := decodeObject("operation document", raw)
-	if err != nil {
+	var vals [len(envelopeNames)][]byte
+	var unknown members
+	if err := objectMembers("operation document", raw, func(m rawMember) {
+		envelopeKeys.file(m, vals[:], &unknown)
+	}); err != nil {
 		return nil, err
 	}
-	d := &OperationDocument{}
-	if d.ID, d.PartitionKey, d.ResourceID, d.ResourceType, d.ETag, d.Timestamp, err = readEnvelope(m); err != nil {
-		return nil, err
+	d := &OperationDocument{unknown: unknown}
+	val := func(key string) []byte { return vals[envelopeKeys[key]] }
+	var tsNum json.Number
+	for _, f := range []struct {
+		key string
+		dst any
+	}{
+		{"id", &d.ID}, {"partitionKey", &d.PartitionKey}, {"resourceID", &d.ResourceID},
+		{"resourceType", &d.ResourceType}, {"_etag", &d.ETag}, {"_ts", &tsNum},
+	} {
+		if err := takeValue("", f.key, val(f.key), f.dst); err != nil {
+			return nil, err
+		}
+	}
+	if tsNum != "" {
+		var err error
+		if d.Timestamp, err = tsNum.Int64(); err != nil {
+			return nil, fmt.Errorf("_ts: %q is not an integer", tsNum)
+		}
 	}
 	if k := kindOfType(d.ResourceType); k != KindOperation {
 		return nil, fmt.Errorf("resourceType: %q is not %s", d.ResourceType, arm.OperationResourceType)
 	}
-	if err := m.take("", "ttl", &d.TTL); err != nil {
+	if err := takeValue("", "ttl", val("ttl"), &d.TTL); err != nil {
 		return nil, err
 	}
-	if err := m.take("", "deletionTimestamp", &d.DeletionTimestamp); err != nil {
+	if err := takeValue("", "deletionTimestamp", val("deletionTimestamp"), &d.DeletionTimestamp); err != nil {
 		return nil, err
 	}
-	props, ok := m["properties"]
-	if !ok || string(props) == "null" {
+	props := val("properties")
+	if props == nil || string(props) == "null" {
 		return nil, fmt.Errorf("properties: missing")
 	}
-	delete(m, "properties")
 	if err := d.Properties.decode(props); err != nil {
 		return nil, err
 	}
-	d.unknown = m.detach()
 	d.fillMetadata()
 	return d, nil
 }
@@ -98,27 +93,30 @@ func (d *OperationDocument) fillMetadata() {
 // only stored's _etag and _ts are decoded. A poll that has just written a
 // status need not parse what it wrote. The receiver is not modified.
 func (d *OperationDocument) Replaced(stored []byte) (*OperationDocument, error) {
-	ms, err := scanMembers("stored operation document", stored)
-	if err != nil {
+	var etag, ts []byte
+	if err := objectMembers("stored operation document", stored, func(m rawMember) {
+		switch {
+		case m.is("_etag"):
+			etag = m.val // a repeated key: the last one wins
+		case m.is("_ts"):
+			ts = m.val
+		}
+	}); err != nil {
 		return nil, err
 	}
 	c := d.Clone()
 	c.ETag, c.Timestamp = "", 0
-	var ts json.Number
-	for _, m := range ms {
-		switch {
-		case m.is("_etag"):
-			err = decodeValue(m.val, &c.ETag)
-		case m.is("_ts"):
-			err = decodeValue(m.val, &ts)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("stored operation document %s: %s: %w", d.ID, clip(m.val), err)
-		}
+	var tsNum json.Number
+	if err := takeValue("", "_etag", etag, &c.ETag); err != nil {
+		return nil, err
 	}
-	if ts != "" {
-		if c.Timestamp, err = ts.Int64(); err != nil {
-			return nil, fmt.Errorf("_ts: %q is not an integer", ts)
+	if err := takeValue("", "_ts", ts, &tsNum); err != nil {
+		return nil, err
+	}
+	if tsNum != "" {
+		var err error
+		if c.Timestamp, err = tsNum.Int64(); err != nil {
+			return nil, fmt.Errorf("_ts: %q is not an integer", tsNum)
 		}
 	}
 	c.TTL = OperationTTL
@@ -129,11 +127,23 @@ func (d *OperationDocument) Replaced(stored []byte) (*OperationDocument, error) 
 	return c, nil
 }
 
+// propertyNames are the properties members Operation models.
+var propertyNames = [...]string{"cosmosMetadata", "tenantId", "clientId", "request", "externalId", "internalId",
+	"operationId", "clientRequestId", "correlationRequestId", "notificationUri", "startTime", "lastTransitionTime",
+	"status", "error", "usesNewNodePoolDeletionApproach", "usesNewExternalAuthDeletionApproach",
+	"usesNewClusterDeletionApproach", "systemAdminCredentialRequest", "systemAdminCredentialRevocation"}
+
+var propertyKeys = keysOf(propertyNames[:]...)
+
 func (o *Operation) decode(raw []byte) error {
-	m, err := decodeObject("properties", raw)
-	if err != nil {
+	var vals [len(propertyNames)][]byte
+	var unknown members
+	if err := objectMembers("properties", raw, func(m rawMember) {
+		propertyKeys.file(m, vals[:], &unknown)
+	}); err != nil {
 		return err
 	}
+	o.unknown = unknown
 	var request, status string
 	for _, f := range []struct {
 		key string
@@ -159,10 +169,11 @@ func (o *Operation) decode(raw []byte) error {
 		{"systemAdminCredentialRequest", &o.SystemAdminCredentialRequest},
 		{"systemAdminCredentialRevocation", &o.SystemAdminCredentialRevocation},
 	} {
-		if err := m.take("properties.", f.key, f.dst); err != nil {
+		if err := takeValue("properties.", f.key, vals[propertyKeys[f.key]], f.dst); err != nil {
 			return err
 		}
 	}
+	var err error
 	if o.Request, err = ParseRequest(request); err != nil {
 		return fmt.Errorf("properties.%w", err)
 	}
@@ -179,7 +190,6 @@ func (o *Operation) decode(raw []byte) error {
 			return err
 		}
 	}
-	o.unknown = m.detach()
 	return nil
 }
 
@@ -188,28 +198,29 @@ func (o *Operation) decode(raw []byte) error {
 // encoding/json (false), whose case-insensitive matching and error
 // messages this does not repeat.
 func (c *CosmosMetadata) decodeExact(raw []byte) bool {
-	ms, ok := scanObject(raw, make([]rawMember, 0, 4))
-	if !ok {
-		return false
-	}
 	var v CosmosMetadata
-	for _, m := range ms {
+	exact := true
+	ok := scanObject(raw, func(m rawMember) {
 		var dst any
-		switch m.name() {
-		case "resourceID":
+		switch {
+		case m.is("resourceID"):
 			dst = &v.ResourceID
-		case "etag":
+		case m.is("etag"):
 			dst = &v.ETag
-		case "instanceVersion":
+		case m.is("instanceVersion"):
 			dst = &v.InstanceVersion
-		case "partitionKey":
+		case m.is("partitionKey"):
 			dst = &v.PartitionKey
 		default:
-			return false
+			exact = false
+			return
 		}
 		if string(m.val) != "null" && decodeValue(m.val, dst) != nil {
-			return false
+			exact = false
 		}
+	})
+	if !ok || !exact {
+		return false
 	}
 	*c = v
 	return true

@@ -92,6 +92,12 @@ func parseOperationReference(raw []byte) (*OperationDocument, error) {
 			}
 		}
 	}
+	// An object without unknown members keeps none (nil), as ParseOperation does.
+	for _, u := range []*members{&pm, &m} {
+		if len(*u) == 0 {
+			*u = nil
+		}
+	}
 	o.unknown, d.unknown = pm, m
 	cm := &o.CosmosMetadata
 	if cm.ResourceID == "" {

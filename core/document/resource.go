@@ -143,8 +143,7 @@ func buildSchema(k Kind) []fieldSpec {
 // read from the store. Any other resourceType is an error, as is a member
 // the lifecycle reads that holds the wrong type; both name field and value.
 func ParseResource(raw []byte) (*Resource, error) {
-	// One buffer holds the members of every object restrict walks into.
-	top, ok := scanObject(raw, make([]rawMember, 0, 64))
+	doc, ok := restrict(raw, resourceHead)
 	if !ok {
 		if _, err := decodeTree("resource document", raw); err != nil {
 			return nil, err
@@ -152,7 +151,6 @@ func ParseResource(raw []byte) (*Resource, error) {
 		// Unreachable while the scanner and encoding/json agree (fuzzed).
 		return nil, fmt.Errorf("resource document: not a JSON object")
 	}
-	doc := restrict(top, resourceHead)
 	for _, k := range []string{"id", "partitionKey", "resourceID", "resourceType", "_etag"} {
 		if err := check(doc, []string{k}, tString); err != nil {
 			return nil, err

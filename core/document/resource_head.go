@@ -7,7 +7,12 @@ import (
 
 // pathTrie names the members of a JSON object to decode: a key without
 // children is decoded whole, one with children member by member.
-type pathTrie map[string]pathTrie
+type pathTrie map[string]*pathNode
+
+type pathNode struct {
+	key string // the map's key, stored in decoded trees without a copy
+	sub pathTrie
+}
 
 // resourceHead is every member a Resource accessor reads, for any kind,
 // with the objects on the way to them: the envelope and the schemas. It is
@@ -19,10 +24,10 @@ var resourceHead = func() pathTrie {
 		for _, k := range path {
 			next, ok := cur[k]
 			if !ok {
-				next = pathTrie{}
+				next = &pathNode{key: k, sub: pathTrie{}}
 				cur[k] = next
 			}
-			cur = next
+			cur = next.sub
 		}
 	}
 	for _, k := range []string{"id", "partitionKey", "resourceID", "resourceType", "_etag", "_ts"} {
@@ -36,39 +41,31 @@ var resourceHead = func() pathTrie {
 	return t
 }()
 
-// restrict decodes the members of a scanned object that want names, so
-// the result holds, at every path want names, exactly what a whole decode
-// would hold there (a repeated key's last value included). The members of
-// objects it walks into are scanned into ms's spare capacity.
-func restrict(ms []rawMember, want pathTrie) tree {
-	t := make(tree, len(want))
-	for _, m := range ms {
-		k, w, ok := m.lookup(want)
-		if !ok {
-			continue
+// restrict validates raw as a JSON object and decodes the members want
+// names, so the result holds, at every path want names, exactly what a
+// whole decode would hold there (a repeated key's last value included).
+// ok is false when raw is not a valid JSON object.
+func restrict(raw []byte, want pathTrie) (tree, bool) {
+	t := tree{}
+	ok := scanObject(raw, func(m rawMember) {
+		w := m.lookup(want)
+		switch {
+		case w == nil:
+		case len(w.sub) > 0 && m.val[0] == '{':
+			t[w.key], _ = restrict(m.val, w.sub) // validated with its document
+		default:
+			t[w.key], _ = buildValue(m.val)
 		}
-		if len(w) > 0 && m.val[0] == '{' {
-			sub, _ := scanObject(m.val, ms[len(ms):]) // validated with its document
-			t[k] = restrict(sub, w)
-			continue
-		}
-		t[k], _ = buildValue(m.val)
-	}
-	return t
+	})
+	return t, ok
 }
 
-// lookup finds the member's key in want, decoding the key only when it is
-// wanted (or needs unescaping to be compared).
-func (m rawMember) lookup(want pathTrie) (string, pathTrie, bool) {
+// lookup finds the member's key in want (nil when it is not wanted),
+// decoding the key only when it is escaped or needs repair.
+func (m rawMember) lookup(want pathTrie) *pathNode {
 	body := m.key[1 : len(m.key)-1]
 	if bytes.IndexByte(body, '\\') < 0 && utf8.Valid(body) {
-		w, ok := want[string(body)]
-		if !ok {
-			return "", nil, false
-		}
-		return string(body), w, true
+		return want[string(body)]
 	}
-	k := m.name()
-	w, ok := want[k]
-	return k, w, ok
+	return want[m.name()]
 }

@@ -150,12 +150,15 @@ func TestResourceHeadShape(t *testing.T) {
 	}
 	var walk func(prefix []string, tr pathTrie)
 	walk = func(prefix []string, tr pathTrie) {
-		for k, sub := range tr {
+		for k, n := range tr {
 			p := append(prefix[:len(prefix):len(prefix)], k)
-			if len(sub) > 0 && !objects[strings.Join(p, ".")] {
+			if n.key != k {
+				t.Errorf("%s is filed under %q", n.key, k)
+			}
+			if len(n.sub) > 0 && !objects[strings.Join(p, ".")] {
 				t.Errorf("%s has members in the head but is not checked as an object", strings.Join(p, "."))
 			}
-			walk(p, sub)
+			walk(p, n.sub)
 		}
 	}
 	walk(nil, resourceHead)

@@ -10,15 +10,19 @@ import (
 // anything else (including no resourceType). Only JSON that is not an
 // object, or a resourceType that is not a string, is an error.
 func Sniff(raw []byte) (Kind, error) {
-	m, err := decodeObject("document", raw)
-	if err != nil {
+	var val []byte
+	if err := objectMembers("document", raw, func(m rawMember) {
+		if m.is("resourceType") {
+			val = m.val // a repeated key: the last one wins
+		}
+	}); err != nil {
 		return KindOther, err
 	}
-	var rt string
-	if err := m.take("", "resourceType", &rt); err != nil {
+	var s string
+	if err := takeValue("", "resourceType", val, &s); err != nil {
 		return KindOther, err
 	}
-	return kindOfType(rt), nil
+	return kindOfType(s), nil
 }
 
 // SubscriptionResourceType is the resourceType of a subscription document.
