@@ -3,7 +3,7 @@ package document
 import "encoding/json"
 
 // build validates and decodes the value at s.i in one pass.
-func (s *scanner) build() (any, bool) {
+func (s *scanner[T]) build() (any, bool) {
 	if s.i >= len(s.b) {
 		return nil, false
 	}
@@ -28,10 +28,10 @@ func (s *scanner) build() (any, bool) {
 	if !s.number() {
 		return nil, false
 	}
-	return json.Number(s.b[start:s.i]), true
+	return json.Number(string(s.b[start:s.i])), true
 }
 
-func (s *scanner) buildObject() (any, bool) {
+func (s *scanner[T]) buildObject() (any, bool) {
 	if s.depth++; s.depth > maxDepth {
 		return nil, false
 	}
@@ -66,7 +66,7 @@ func (s *scanner) buildObject() (any, bool) {
 	}
 }
 
-func (s *scanner) buildArray() (any, bool) {
+func (s *scanner[T]) buildArray() (any, bool) {
 	if s.depth++; s.depth > maxDepth {
 		return nil, false
 	}

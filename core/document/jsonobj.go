@@ -18,12 +18,12 @@ type members map[string]json.RawMessage
 // values are slices of raw: copy what outlives it. Bad input gets
 // encoding/json's own error, so messages read as they always have; each
 // may have seen members by then.
-func objectMembers(what string, raw []byte, each func(rawMember)) error {
+func objectMembers[T text](what string, raw T, each func(rawMember[T])) error {
 	if scanObject(raw, each) {
 		return nil
 	}
 	var m members // its type name is in encoding/json's message
-	if err := json.Unmarshal(raw, &m); err != nil {
+	if err := json.Unmarshal([]byte(raw), &m); err != nil {
 		return fmt.Errorf("%s: not a JSON object: %w", what, err)
 	}
 	if m == nil {
@@ -48,11 +48,11 @@ func keysOf(names ...string) knownKeys {
 // file files a scanned member: the value of a known key into vals at its
 // index (so the last of a repeated key wins), any other member into rest,
 // copied (rest is made on first use). Known keys match without allocating.
-func (k knownKeys) file(m rawMember, vals [][]byte, rest *members) {
+func file[T text](k knownKeys, m rawMember[T], vals []T, rest *members) {
 	body := m.key[1 : len(m.key)-1]
 	i, ok := k[string(body)]
 	name := ""
-	if bytes.IndexByte(body, '\\') >= 0 || !ok && !utf8.Valid(body) {
+	if escaped(body) || !ok && !utf8.ValidString(string(body)) {
 		name = m.name() // escaped or repaired: match what it decodes to
 		i, ok = k[name]
 	}
@@ -66,13 +66,13 @@ func (k knownKeys) file(m rawMember, vals [][]byte, rest *members) {
 	if *rest == nil {
 		*rest = members{}
 	}
-	(*rest)[name] = bytes.Clone(m.val)
+	(*rest)[name] = json.RawMessage(m.val) // a copy, whatever T is
 }
 
 // takeValue is take for a value filed by split: nil (missing) or null
 // leaves v as it was.
-func takeValue(prefix, key string, raw []byte, v any) error {
-	if raw == nil || string(raw) == "null" {
+func takeValue[T text](prefix, key string, raw T, v any) error {
+	if len(raw) == 0 || string(raw) == "null" {
 		return nil
 	}
 	if err := decodeValue(raw, v); err != nil {
@@ -84,7 +84,7 @@ func takeValue(prefix, key string, raw []byte, v any) error {
 // decodeValue is json.Unmarshal(raw, v) for a value the scanner has
 // validated, done directly for the shapes documents hold and by
 // encoding/json for everything else (and for every error).
-func decodeValue(raw []byte, v any) error {
+func decodeValue[T text](raw T, v any) error {
 	switch dst := v.(type) {
 	case *string:
 		if raw[0] == '"' {
@@ -111,30 +111,30 @@ func decodeValue(raw []byte, v any) error {
 			return nil
 		}
 	case *CosmosMetadata:
-		if dst.decodeExact(raw) {
+		if decodeCosmosMetadata(dst, raw) {
 			return nil
 		}
 	case *json.Number:
 		if c := raw[0]; c == '-' || (c >= '0' && c <= '9') {
-			*dst = json.Number(raw)
+			*dst = json.Number(string(raw))
 			return nil
 		}
 	case *time.Time:
 		// encoding/json hands a time the value's bytes as they are.
-		return dst.UnmarshalJSON(raw)
+		return dst.UnmarshalJSON([]byte(raw))
 	case **time.Time:
 		t := new(time.Time)
-		if err := t.UnmarshalJSON(raw); err != nil {
+		if err := t.UnmarshalJSON([]byte(raw)); err != nil {
 			return err
 		}
 		*dst = t
 		return nil
 	}
-	return json.Unmarshal(raw, v)
+	return json.Unmarshal([]byte(raw), v)
 }
 
 // clip shortens a raw value for an error message.
-func clip(raw []byte) string {
+func clip[T text](raw T) string {
 	const max = 80
 	if len(raw) > max {
 		return string(raw[:max]) + "..."

@@ -1,7 +1,6 @@
 package document
 
 import (
-	"bytes"
 	"encoding/json"
 	"unicode/utf8"
 )
@@ -16,15 +15,19 @@ import (
 // maxDepth is encoding/json's nesting limit.
 const maxDepth = 10000
 
+// text is what the scanner reads. A document scanned as a string yields
+// its decoded strings as substrings of that one copy, without allocating.
+type text interface{ ~string | ~[]byte }
+
 // rawMember is one member of a JSON object: its key literal (quotes
-// included) and its value's bytes, both slices of the scanned input.
-type rawMember struct {
-	key []byte
-	val []byte
+// included) and its value, both slices of the scanned input.
+type rawMember[T text] struct {
+	key T
+	val T
 }
 
-type scanner struct {
-	b     []byte
+type scanner[T text] struct {
+	b     T
 	i     int
 	depth int
 }
@@ -33,8 +36,8 @@ type scanner struct {
 // allowed), handing each member to each in document order as it goes. ok
 // is false for invalid JSON and for JSON that is not an object; each may
 // have seen members by then, so a caller keeps its results only when ok.
-func scanObject(raw []byte, each func(rawMember)) bool {
-	s := scanner{b: raw}
+func scanObject[T text](raw T, each func(rawMember[T])) bool {
+	s := scanner[T]{b: raw}
 	s.space()
 	if s.i >= len(s.b) || s.b[s.i] != '{' {
 		return false
@@ -48,8 +51,8 @@ func scanObject(raw []byte, each func(rawMember)) bool {
 
 // buildValue validates raw as one JSON value and decodes it as
 // encoding/json decodes into an any with UseNumber.
-func buildValue(raw []byte) (any, bool) {
-	s := scanner{b: raw}
+func buildValue[T text](raw T) (any, bool) {
+	s := scanner[T]{b: raw}
 	s.space()
 	v, ok := s.build()
 	if !ok {
@@ -59,7 +62,7 @@ func buildValue(raw []byte) (any, bool) {
 	return v, s.i == len(s.b)
 }
 
-func (s *scanner) space() {
+func (s *scanner[T]) space() {
 	for s.i < len(s.b) {
 		switch s.b[s.i] {
 		case ' ', '\t', '\n', '\r':
@@ -71,7 +74,7 @@ func (s *scanner) space() {
 }
 
 // skip validates the value at s.i and moves past it.
-func (s *scanner) skip() bool {
+func (s *scanner[T]) skip() bool {
 	if s.i >= len(s.b) {
 		return false
 	}
@@ -95,7 +98,7 @@ func (s *scanner) skip() bool {
 }
 
 // object validates the object at s.i, handing its members to each if set.
-func (s *scanner) object(each func(rawMember)) bool {
+func (s *scanner[T]) object(each func(rawMember[T])) bool {
 	if s.depth++; s.depth > maxDepth {
 		return false
 	}
@@ -123,7 +126,7 @@ func (s *scanner) object(each func(rawMember)) bool {
 			return false
 		}
 		if each != nil {
-			each(rawMember{key: key, val: s.b[v:s.i]})
+			each(rawMember[T]{key: key, val: s.b[v:s.i]})
 		}
 		if done, ok := s.next('}'); !ok || done {
 			return ok
@@ -131,7 +134,7 @@ func (s *scanner) object(each func(rawMember)) bool {
 	}
 }
 
-func (s *scanner) array() bool {
+func (s *scanner[T]) array() bool {
 	if s.depth++; s.depth > maxDepth {
 		return false
 	}
@@ -154,7 +157,7 @@ func (s *scanner) array() bool {
 
 // next consumes what follows a member or element: a comma (and the space
 // after it), or the closing byte, which ends the container (done).
-func (s *scanner) next(closing byte) (done, ok bool) {
+func (s *scanner[T]) next(closing byte) (done, ok bool) {
 	s.space()
 	if s.i >= len(s.b) {
 		return false, false
@@ -172,7 +175,7 @@ func (s *scanner) next(closing byte) (done, ok bool) {
 	return false, false
 }
 
-func (s *scanner) str() bool {
+func (s *scanner[T]) str() bool {
 	b, i := s.b, s.i+1 // past the opening quote
 	for {
 		for i < len(b) && plainByte[b[i]] {
@@ -196,8 +199,8 @@ func (s *scanner) str() bool {
 				if len(b)-i < 6 {
 					return false
 				}
-				for _, h := range b[i+2 : i+6] {
-					if !isHex(h) {
+				for k := i + 2; k < i+6; k++ {
+					if !isHex(b[k]) {
 						return false
 					}
 				}
@@ -224,7 +227,7 @@ func isHex(c byte) bool {
 	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
 }
 
-func (s *scanner) lit(word string) bool {
+func (s *scanner[T]) lit(word string) bool {
 	if len(s.b)-s.i < len(word) || string(s.b[s.i:s.i+len(word)]) != word {
 		return false
 	}
@@ -233,7 +236,7 @@ func (s *scanner) lit(word string) bool {
 }
 
 // number follows RFC 8259's grammar, as encoding/json does.
-func (s *scanner) number() bool {
+func (s *scanner[T]) number() bool {
 	if s.b[s.i] == '-' {
 		s.i++
 	}
@@ -266,7 +269,7 @@ func (s *scanner) number() bool {
 }
 
 // digits consumes a run of digits; false if there is none.
-func (s *scanner) digits() bool {
+func (s *scanner[T]) digits() bool {
 	start := s.i
 	for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
 		s.i++
@@ -275,9 +278,10 @@ func (s *scanner) digits() bool {
 }
 
 // unquote decodes a scanned string literal as encoding/json does: directly
-// for plain text and the one-letter escapes, by encoding/json for \u
-// escapes and invalid UTF-8 (which it replaces with U+FFFD).
-func unquote(lit []byte) string {
+// for plain text and the one-letter escapes (a string input's plain text
+// comes back as a substring, no copy), by encoding/json for \u escapes and
+// invalid UTF-8 (which it replaces with U+FFFD).
+func unquote[T text](lit T) string {
 	body := lit[1 : len(lit)-1]
 	i := 0
 	for i < len(body) && body[i] != '\\' && body[i] < utf8.RuneSelf {
@@ -286,11 +290,13 @@ func unquote(lit []byte) string {
 	if i == len(body) {
 		return string(body)
 	}
-	if !utf8.Valid(body[i:]) {
+	if !utf8.ValidString(string(body[i:])) {
 		return unquoteSlow(lit)
 	}
 	buf := make([]byte, i, len(body))
-	copy(buf, body[:i])
+	for k := range i {
+		buf[k] = body[k]
+	}
 	for i < len(body) {
 		c := body[i]
 		if c != '\\' {
@@ -319,21 +325,31 @@ func unquote(lit []byte) string {
 	return string(buf)
 }
 
-func unquoteSlow(lit []byte) string {
+func unquoteSlow[T text](lit T) string {
 	var s string
-	_ = json.Unmarshal(lit, &s) // lit was validated: it always decodes
+	_ = json.Unmarshal([]byte(lit), &s) // lit was validated: it always decodes
 	return s
 }
 
 // is reports whether the member's key is name, decoding it only if it is
 // escaped.
-func (m rawMember) is(name string) bool {
+func (m rawMember[T]) is(name string) bool {
 	body := m.key[1 : len(m.key)-1]
-	if bytes.IndexByte(body, '\\') < 0 {
+	if !escaped(body) {
 		return string(body) == name
 	}
 	return m.name() == name
 }
 
+// escaped reports whether a string literal's body holds a backslash.
+func escaped[T text](body T) bool {
+	for i := range len(body) {
+		if body[i] == '\\' {
+			return true
+		}
+	}
+	return false
+}
+
 // name decodes a member's key.
-func (m rawMember) name() string { return unquote(m.key) }
+func (m rawMember[T]) name() string { return unquote(m.key) }

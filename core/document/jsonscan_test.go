@@ -52,8 +52,8 @@ func checkScanner(t *testing.T, raw []byte) {
 	valid := json.Valid(raw)
 	isObject := valid && bytes.TrimLeft(raw, " \t\r\n")[0] == '{'
 
-	var ms []rawMember
-	ok := scanObject(raw, func(m rawMember) { ms = append(ms, m) })
+	var ms []rawMember[[]byte]
+	ok := scanObject(raw, func(m rawMember[[]byte]) { ms = append(ms, m) })
 	if ok != isObject {
 		t.Fatalf("scanObject ok = %v, encoding/json says object %v: %.200q", ok, isObject, raw)
 	}
@@ -71,9 +71,23 @@ func checkScanner(t *testing.T, raw []byte) {
 		}
 	}
 
+	// Scanned as a string, the same members and verdict.
+	var sms []rawMember[string]
+	if sok := scanObject(string(raw), func(m rawMember[string]) { sms = append(sms, m) }); sok != ok || len(sms) != len(ms) {
+		t.Fatalf("as a string: ok %v with %d members; as bytes: %v with %d", sok, len(sms), ok, len(ms))
+	}
+	for i := range sms {
+		if sms[i].name() != ms[i].name() || sms[i].val != string(ms[i].val) {
+			t.Fatalf("member %d as a string differs: %q=%q, %q=%q", i, sms[i].name(), sms[i].val, ms[i].name(), ms[i].val)
+		}
+	}
+
 	v, ok := buildValue(raw)
 	if ok != valid {
 		t.Fatalf("buildValue ok = %v, json.Valid = %v: %.200q", ok, valid, raw)
+	}
+	if sv, sok := buildValue(string(raw)); sok != ok || !reflect.DeepEqual(sv, v) {
+		t.Fatalf("buildValue as a string = %v, %#v; as bytes %v, %#v", sok, sv, ok, v)
 	}
 	if !ok {
 		return

@@ -23,15 +23,18 @@ var envelopeKeys = keysOf(envelopeNames[:]...)
 // It refuses documents of another resourceType, unknown request or status
 // values and unparsable resource IDs, naming the field and value.
 func ParseOperation(raw []byte) (*OperationDocument, error) {
-	var vals [len(envelopeNames)][]byte
+	// One copy of the document as a string: every plain string decoded
+	// from it is a substring of that copy.
+	doc := string(raw)
+	var vals [len(envelopeNames)]string
 	var unknown members
-	if err := objectMembers("operation document", raw, func(m rawMember) {
-		envelopeKeys.file(m, vals[:], &unknown)
+	if err := objectMembers("operation document", doc, func(m rawMember[string]) {
+		file(envelopeKeys, m, vals[:], &unknown)
 	}); err != nil {
 		return nil, err
 	}
 	d := &OperationDocument{unknown: unknown}
-	val := func(key string) []byte { return vals[envelopeKeys[key]] }
+	val := func(key string) string { return vals[envelopeKeys[key]] }
 	var tsNum json.Number
 	for _, f := range []struct {
 		key string
@@ -60,7 +63,7 @@ func ParseOperation(raw []byte) (*OperationDocument, error) {
 		return nil, err
 	}
 	props := val("properties")
-	if props == nil || string(props) == "null" {
+	if props == "" || props == "null" {
 		return nil, fmt.Errorf("properties: missing")
 	}
 	if err := d.Properties.decode(props); err != nil {
@@ -94,7 +97,7 @@ func (d *OperationDocument) fillMetadata() {
 // status need not parse what it wrote. The receiver is not modified.
 func (d *OperationDocument) Replaced(stored []byte) (*OperationDocument, error) {
 	var etag, ts []byte
-	if err := objectMembers("stored operation document", stored, func(m rawMember) {
+	if err := objectMembers("stored operation document", stored, func(m rawMember[[]byte]) {
 		switch {
 		case m.is("_etag"):
 			etag = m.val // a repeated key: the last one wins
@@ -135,11 +138,11 @@ var propertyNames = [...]string{"cosmosMetadata", "tenantId", "clientId", "reque
 
 var propertyKeys = keysOf(propertyNames[:]...)
 
-func (o *Operation) decode(raw []byte) error {
-	var vals [len(propertyNames)][]byte
+func (o *Operation) decode(raw string) error {
+	var vals [len(propertyNames)]string
 	var unknown members
-	if err := objectMembers("properties", raw, func(m rawMember) {
-		propertyKeys.file(m, vals[:], &unknown)
+	if err := objectMembers("properties", raw, func(m rawMember[string]) {
+		file(propertyKeys, m, vals[:], &unknown)
 	}); err != nil {
 		return err
 	}
@@ -193,14 +196,14 @@ func (o *Operation) decode(raw []byte) error {
 	return nil
 }
 
-// decodeExact decodes a cosmosMetadata holding only its own keys, spelled
-// exactly (as every writer spells them); anything else is left to
+// decodeCosmosMetadata decodes a cosmosMetadata holding only its own keys,
+// spelled exactly (as every writer spells them); anything else is left to
 // encoding/json (false), whose case-insensitive matching and error
 // messages this does not repeat.
-func (c *CosmosMetadata) decodeExact(raw []byte) bool {
+func decodeCosmosMetadata[T text](c *CosmosMetadata, raw T) bool {
 	var v CosmosMetadata
 	exact := true
-	ok := scanObject(raw, func(m rawMember) {
+	ok := scanObject(raw, func(m rawMember[T]) {
 		var dst any
 		switch {
 		case m.is("resourceID"):

@@ -1,7 +1,6 @@
 package document
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 )
@@ -22,7 +21,7 @@ type Resource struct {
 	// Timestamp is _ts as read.
 	Timestamp int64
 
-	raw  []byte // the document as read; never modified, so clones share it
+	raw  string // the document as read; clones share it
 	head tree   // the schema's members of raw; never modified either
 	doc  tree   // the whole document without Cosmos system fields, once edited
 }
@@ -143,7 +142,10 @@ func buildSchema(k Kind) []fieldSpec {
 // read from the store. Any other resourceType is an error, as is a member
 // the lifecycle reads that holds the wrong type; both name field and value.
 func ParseResource(raw []byte) (*Resource, error) {
-	doc, ok := restrict(raw, resourceHead)
+	// One copy of the document as a string: it is what a setter decodes
+	// the whole document from, and the head's strings are substrings of it.
+	text := string(raw)
+	doc, ok := restrict(text, resourceHead)
 	if !ok {
 		if _, err := decodeTree("resource document", raw); err != nil {
 			return nil, err
@@ -159,7 +161,7 @@ func ParseResource(raw []byte) (*Resource, error) {
 	if err := check(doc, []string{"_ts"}, tInt); err != nil {
 		return nil, err
 	}
-	r := &Resource{raw: bytes.Clone(raw), head: doc}
+	r := &Resource{raw: text, head: doc}
 	var err error
 	if r.Kind, err = ResourceKind(getString(doc, []string{"resourceType"})); err != nil {
 		return nil, err
@@ -194,7 +196,7 @@ func (r *Resource) view() tree {
 func (r *Resource) edit() tree {
 	if r.doc == nil {
 		r.doc = r.whole()
-		r.raw, r.head = nil, nil
+		r.raw, r.head = "", nil
 	}
 	return r.doc
 }

@@ -1,9 +1,6 @@
 package document
 
-import (
-	"bytes"
-	"unicode/utf8"
-)
+import "unicode/utf8"
 
 // pathTrie names the members of a JSON object to decode: a key without
 // children is decoded whole, one with children member by member.
@@ -45,9 +42,9 @@ var resourceHead = func() pathTrie {
 // names, so the result holds, at every path want names, exactly what a
 // whole decode would hold there (a repeated key's last value included).
 // ok is false when raw is not a valid JSON object.
-func restrict(raw []byte, want pathTrie) (tree, bool) {
+func restrict(raw string, want pathTrie) (tree, bool) {
 	t := tree{}
-	ok := scanObject(raw, func(m rawMember) {
+	ok := scanObject(raw, func(m rawMember[string]) {
 		w := m.lookup(want)
 		switch {
 		case w == nil:
@@ -62,9 +59,9 @@ func restrict(raw []byte, want pathTrie) (tree, bool) {
 
 // lookup finds the member's key in want (nil when it is not wanted),
 // decoding the key only when it is escaped or needs repair.
-func (m rawMember) lookup(want pathTrie) *pathNode {
+func (m rawMember[T]) lookup(want pathTrie) *pathNode {
 	body := m.key[1 : len(m.key)-1]
-	if bytes.IndexByte(body, '\\') < 0 && utf8.Valid(body) {
+	if !escaped(body) && utf8.ValidString(string(body)) {
 		return want[string(body)]
 	}
 	return want[m.name()]

@@ -11,7 +11,7 @@ import (
 // object, or a resourceType that is not a string, is an error.
 func Sniff(raw []byte) (Kind, error) {
 	var val []byte
-	if err := objectMembers("document", raw, func(m rawMember) {
+	if err := objectMembers("document", raw, func(m rawMember[[]byte]) {
 		if m.is("resourceType") {
 			val = m.val // a repeated key: the last one wins
 		}
