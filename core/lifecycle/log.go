@@ -28,14 +28,38 @@ func InvocationID(ctx context.Context) string {
 
 // logFor returns the engine logger with what identifies op: every line
 // about an operation can then be found by its UUID, its resource or the
-// invocation that touched it.
+// invocation that touched it. Every poll makes one, and most write
+// nothing, so the attributes are handed to the handler only when a line is
+// written (see deferredAttrs).
 func (e *Engine) logFor(ctx context.Context, op *document.OperationDocument) *slog.Logger {
-	l := e.log.With(
+	l := slog.New(&deferredAttrs{base: e.log.Handler(), attrs: []slog.Attr{
 		slog.String("operation_id", op.Name()),
 		slog.String("resource_id", op.Properties.ExternalID),
 		slog.String("request", string(op.Properties.Request)),
-	)
+	}})
 	return withInvocation(ctx, l)
+}
+
+// deferredAttrs holds attributes for base until a record is handled.
+// slog's built-in handlers format WithAttrs at once, which cost a poll more
+// than the rest of its logging; the lines written are the same.
+type deferredAttrs struct {
+	base  slog.Handler
+	attrs []slog.Attr
+}
+
+func (h *deferredAttrs) Enabled(ctx context.Context, l slog.Level) bool { return h.base.Enabled(ctx, l) }
+
+func (h *deferredAttrs) Handle(ctx context.Context, r slog.Record) error {
+	return h.base.WithAttrs(h.attrs).Handle(ctx, r)
+}
+
+func (h *deferredAttrs) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return &deferredAttrs{base: h.base, attrs: append(h.attrs[:len(h.attrs):len(h.attrs)], attrs...)}
+}
+
+func (h *deferredAttrs) WithGroup(name string) slog.Handler {
+	return h.base.WithAttrs(h.attrs).WithGroup(name)
 }
 
 func withInvocation(ctx context.Context, l *slog.Logger) *slog.Logger {
