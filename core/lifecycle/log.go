@@ -48,7 +48,9 @@ type deferredAttrs struct {
 	attrs []slog.Attr
 }
 
-func (h *deferredAttrs) Enabled(ctx context.Context, l slog.Level) bool { return h.base.Enabled(ctx, l) }
+func (h *deferredAttrs) Enabled(ctx context.Context, l slog.Level) bool {
+	return h.base.Enabled(ctx, l)
+}
 
 func (h *deferredAttrs) Handle(ctx context.Context, r slog.Record) error {
 	return h.base.WithAttrs(h.attrs).Handle(ctx, r)
