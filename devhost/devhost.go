@@ -101,7 +101,7 @@ func run(ctx context.Context, o options, stdout, logw io.Writer, env map[string]
 		return fmt.Errorf("connecting to the simulator: %w", err)
 	}
 	defer cs.Close()
-	sk, err := startSink(simCtx, logger)
+	sk, err := notification.StartSink(simCtx, notification.SinkConfig{Logger: logger})
 	if err != nil {
 		return err
 	}
@@ -157,7 +157,7 @@ func run(ctx context.Context, o options, stdout, logw io.Writer, env map[string]
 	case <-hostCtx.Done():
 		return stopReason(ctx)
 	}
-	banner(stdout, o, app, storePath, simURL, sk.url, host)
+	banner(stdout, o, app, storePath, simURL, sk.URL(), host)
 	if o.hooks.started != nil {
 		o.hooks.started(host)
 	}

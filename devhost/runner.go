@@ -14,6 +14,7 @@ import (
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/clusterservice/simulator"
 	"github.com/hcpops/hcpops/core/frontend"
+	"github.com/hcpops/hcpops/core/notification"
 	"github.com/hcpops/hcpops/core/store"
 )
 
@@ -35,7 +36,7 @@ type sampleState struct {
 type runner struct {
 	fe      *frontend.Frontend
 	sim     *simulator.Simulator
-	sink    *sink
+	sink    *notification.Sink
 	tracker *tracker
 	ids     resourceIDs
 	logger  *slog.Logger
@@ -45,7 +46,7 @@ type runner struct {
 	samples []*sampleState
 }
 
-func newRunner(st store.Store, sim *simulator.Simulator, sk *sink, out io.Writer, logger *slog.Logger, plan []sample) (*runner, error) {
+func newRunner(st store.Store, sim *simulator.Simulator, sk *notification.Sink, out io.Writer, logger *slog.Logger, plan []sample) (*runner, error) {
 	ids := resourceIDs{subscription: uuid.NewString()}
 	r := &runner{
 		fe:      frontend.New(st, time.Now, uuid.NewString),
@@ -125,7 +126,7 @@ func (r *runner) submit(ctx context.Context, s *sampleState) {
 			return
 		}
 	}
-	uri := r.sink.uri(s.label)
+	uri := r.sink.URI(s.label)
 	opts := frontend.Options{
 		Location: sampleLocation, TenantID: devTenantID, ClientID: devClientID, NotificationURI: uri,
 		ClientRequestID: uuid.NewString(), CorrelationRequestID: uuid.NewString(),
@@ -168,7 +169,7 @@ func (r *runner) finished() bool {
 			return false
 		}
 	}
-	return r.tracker.settled(r.sink.notified)
+	return r.tracker.settled(r.sink.Notified)
 }
 
 // statusPaths maps each accepted sample to its status path.
@@ -185,8 +186,8 @@ func (r *runner) statusPaths() map[string]string {
 // report prints the final table and returns what went other than planned.
 func (r *runner) report() error {
 	fmt.Fprintln(r.out)
-	r.tracker.table(r.out, r.sink.notified)
-	problems := r.tracker.problems(r.sink.notified)
+	r.tracker.table(r.out, r.sink.Notified)
+	problems := r.tracker.problems(r.sink.Notified)
 	for _, s := range r.samples {
 		if s.failed != "" {
 			problems = append(problems, s.label+": "+s.failed)

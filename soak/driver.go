@@ -13,6 +13,7 @@ import (
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/clusterservice/simulator"
 	"github.com/hcpops/hcpops/core/frontend"
+	"github.com/hcpops/hcpops/core/notification"
 )
 
 // Caller identity the requests carry (X-Ms-Home-Tenant-Id and
@@ -40,7 +41,7 @@ type submitted struct {
 type driver struct {
 	fe     *frontend.Frontend
 	sim    *simulator.Simulator
-	sink   *sink
+	sink   *notification.Sink
 	obs    *observer
 	logger *slog.Logger
 	// every is how often a waiting scenario looks at the observer;
@@ -75,7 +76,7 @@ func (d *driver) play(ctx context.Context, sc scenario) {
 	for _, st := range sc.stages {
 		var subs []*submitted
 		for _, r := range st {
-			s := &submitted{request: r, scenario: sc.name, uri: d.sink.uri(r.label)}
+			s := &submitted{request: r, scenario: sc.name, uri: d.sink.URI(r.label)}
 			d.record(s)
 			if stopped != "" {
 				s.problem = "not sent: " + stopped

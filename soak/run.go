@@ -18,6 +18,7 @@ import (
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/clusterservice/simulator"
 	"github.com/hcpops/hcpops/core/frontend"
+	"github.com/hcpops/hcpops/core/notification"
 	"github.com/hcpops/hcpops/core/store/cosmos"
 	"github.com/hcpops/hcpops/core/store/cosmos/cosmostest"
 	"github.com/hcpops/hcpops/devhost/triggerhost"
@@ -153,7 +154,8 @@ func execute(ctx context.Context, o options, logger *slog.Logger) (evidence, rep
 	}
 	defer stopCS()
 
-	sk, err := startSink(o.notifyFailRate, o.seed)
+	// The sink outlives an interrupt until the deferred Close, as before.
+	sk, err := notification.StartSink(context.WithoutCancel(ctx), notification.SinkConfig{FailRate: o.notifyFailRate, Seed: o.seed})
 	if err != nil {
 		return ev, rep, err
 	}
@@ -239,8 +241,8 @@ func execute(ctx context.Context, o options, logger *slog.Logger) (evidence, rep
 	ev.subs = drv.submissions()
 	ev.versions, ev.ops, ev.uris = obs.snapshot()
 	ev.writes, ev.finals, ev.cs, ev.status = writes, finals, csl.counts(), status
-	ev.delivered = func(uri string) []arm.ProvisioningState { got, _ := sk.received(uri); return got }
-	ev.notifyAttempts, ev.notifyFailures = sk.counts()
+	ev.delivered = func(uri string) []arm.ProvisioningState { got, _ := sk.Delivered(uri); return got }
+	ev.notifyAttempts, ev.notifyFailures = sk.Counts()
 	ev.feed = host.FeedStats()
 	ev.kills, rep.spikes = ch.counts()
 	ev.starts = host.Supervisor().Starts()
