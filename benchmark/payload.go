@@ -10,40 +10,23 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/hcpops/hcpops/core/store"
+	"github.com/hcpops/hcpops/devhost/triggerhost"
 	"github.com/hcpops/hcpops/functions/dispatchOperations"
 )
 
 // hostVersion is what the invocations claim to come from.
 const hostVersion = "4.1036.1.1"
 
-// envelope is the host's invocation body for a change-feed batch. The
-// trigger hands the host the batch as one JSON string, which the host
-// serializes again, and the envelope carries that as a string value: so
-// Data.documents is a string holding a string holding the compact array.
-// The benchmark keeps its own encoder so it does not lean on the local
-// host's code.
+// envelope is the host's invocation body for a change-feed batch, with
+// Data.documents double-encoded exactly as the local trigger host sends it
+// (triggerhost.EncodeDocuments), so the benchmark measures the same payload.
 func envelope(items []store.Item) ([]byte, error) {
-	var arr bytes.Buffer
-	arr.WriteByte('[')
-	for i, it := range items {
-		if i > 0 {
-			arr.WriteByte(',')
-		}
-		if err := json.Compact(&arr, it.Body); err != nil {
-			return nil, fmt.Errorf("document %d is not JSON: %w", i, err)
-		}
-	}
-	arr.WriteByte(']')
-	once, err := jsonString(arr.Bytes())
+	docs, err := triggerhost.EncodeDocuments(items)
 	if err != nil {
-		return nil, err
-	}
-	twice, err := jsonString(once)
-	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("encoding the change-feed batch: %w", err)
 	}
 	env := map[string]any{
-		"Data": map[string]json.RawMessage{dispatchoperations.BindingName: twice},
+		"Data": map[string]json.RawMessage{dispatchoperations.BindingName: docs},
 		"Metadata": map[string]any{"sys": map[string]string{
 			"MethodName": dispatchoperations.Name,
 			"UtcNow":     time.Now().UTC().Format(time.RFC3339Nano),
@@ -57,17 +40,6 @@ func envelope(items []store.Item) ([]byte, error) {
 		return nil, fmt.Errorf("encoding the invocation: %w", err)
 	}
 	return b.Bytes(), nil
-}
-
-// jsonString encodes s as a JSON string value, without HTML escaping.
-func jsonString(s []byte) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(string(s)); err != nil {
-		return nil, fmt.Errorf("encoding documents: %w", err)
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // freePort asks the kernel for a loopback port nobody holds right now.
