@@ -150,7 +150,7 @@ func classify(obj object, meta docMeta) byte {
 	}
 	var props object
 	if raw, ok := obj.get("properties"); ok {
-		props, _ = parseObject(raw) // not an object: status is undefined
+		props, _ = splitObject(raw) // validated with obj; not an object: status is undefined
 	}
 	switch stringMember(props, "status") {
 	case string(arm.ProvisioningStateSucceeded), string(arm.ProvisioningStateFailed), string(arm.ProvisioningStateCanceled):
