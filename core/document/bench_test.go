@@ -2,6 +2,7 @@ package document
 
 import (
 	"testing"
+	"time"
 
 	"github.com/hcpops/hcpops/core/arm"
 )
@@ -45,6 +46,24 @@ func BenchmarkResourceStatusWrite(b *testing.B) {
 	for b.Loop() {
 		c := r.Clone()
 		c.SetProvisioningState(arm.ProvisioningStateSucceeded)
+		if _, err := c.MarshalReplace(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkOperationStatusWrite is a poll's operation write: clone, set
+// the status, render for a replace.
+func BenchmarkOperationStatusWrite(b *testing.B) {
+	d, err := ParseOperation(readSeed(b, "operation.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	now := time.Date(2026, 3, 14, 5, 0, 0, 0, time.UTC)
+	b.ReportAllocs()
+	for b.Loop() {
+		c := d.Clone()
+		c.Properties.SetStatus(now, arm.ProvisioningStateSucceeded, nil)
 		if _, err := c.MarshalReplace(); err != nil {
 			b.Fatal(err)
 		}

@@ -157,9 +157,77 @@ func (w *objectWriter) key(k string) {
 		w.buf.WriteByte(',')
 	}
 	w.n++
-	kb, _ := json.Marshal(k) // a string always marshals
-	w.buf.Write(kb)
+	w.string(k)
 	w.buf.WriteByte(':')
+}
+
+// string writes s as encoding/json does: directly when no byte needs
+// escaping (encoding/json escapes quotes, backslashes, control characters,
+// <, > and &, and repairs invalid UTF-8), through it otherwise.
+func (w *objectWriter) string(s string) {
+	for i := range len(s) {
+		if c := s[i]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			b, _ := json.Marshal(s) // a string always marshals
+			w.buf.Write(b)
+			return
+		}
+	}
+	w.buf.WriteByte('"')
+	w.buf.WriteString(s)
+	w.buf.WriteByte('"')
+}
+
+// putString, putBool, putInt and putTime write what put would, without
+// encoding/json's reflection: a document write puts some twenty of them.
+func (w *objectWriter) putString(k, s string) {
+	if w.err != nil {
+		return
+	}
+	w.key(k)
+	w.string(s)
+}
+
+func (w *objectWriter) putBool(k string, b bool) {
+	if w.err != nil {
+		return
+	}
+	w.key(k)
+	w.buf.WriteString(strconv.FormatBool(b))
+}
+
+func (w *objectWriter) putInt(k string, n int64) {
+	if w.err != nil {
+		return
+	}
+	w.key(k)
+	w.buf.Write(strconv.AppendInt(w.buf.AvailableBuffer(), n, 10))
+}
+
+func (w *objectWriter) putTime(k string, t time.Time) {
+	if w.err != nil {
+		return
+	}
+	b, err := t.MarshalJSON() // what encoding/json calls, already compact
+	if err != nil {
+		w.err = fmt.Errorf("%s: %w", k, err)
+		return
+	}
+	w.key(k)
+	w.buf.Write(b)
+}
+
+// putObject writes k with an object another objectWriter rendered, which
+// is compact already.
+func (w *objectWriter) putObject(k string, o *objectWriter) {
+	b, err := o.bytes()
+	if err != nil {
+		w.err = fmt.Errorf("%s: %w", k, err)
+	}
+	if w.err != nil {
+		return
+	}
+	w.key(k)
+	w.buf.Write(b)
 }
 
 // put writes k with v marshalled by encoding/json.

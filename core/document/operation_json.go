@@ -232,22 +232,20 @@ func decodeCosmosMetadata[T text](c *CosmosMetadata, raw T) bool {
 // Marshal renders the document exactly as it stands (no version bump, no
 // TTL stamp); MarshalCreate and MarshalReplace are what writes use.
 func (d *OperationDocument) Marshal() ([]byte, error) {
-	props, err := d.Properties.marshal()
-	if err != nil {
-		return nil, err
-	}
+	var props objectWriter
+	d.Properties.render(&props)
 	var w objectWriter
-	w.put("id", d.ID)
+	w.putString("id", d.ID)
 	if d.TTL != 0 {
-		w.put("ttl", d.TTL)
+		w.putInt("ttl", int64(d.TTL))
 	}
-	w.put("partitionKey", d.PartitionKey)
-	w.put("resourceID", d.ResourceID)
-	w.put("resourceType", d.ResourceType)
+	w.putString("partitionKey", d.PartitionKey)
+	w.putString("resourceID", d.ResourceID)
+	w.putString("resourceType", d.ResourceType)
 	if d.DeletionTimestamp != nil {
-		w.put("deletionTimestamp", d.DeletionTimestamp)
+		w.putTime("deletionTimestamp", *d.DeletionTimestamp)
 	}
-	w.putRaw("properties", props)
+	w.putObject("properties", &props)
 	w.rest(d.unknown)
 	return w.bytes()
 }
@@ -295,45 +293,44 @@ func (d *OperationDocument) checkKeys() error {
 	return nil
 }
 
-func (o *Operation) marshal() ([]byte, error) {
-	var w objectWriter
-	w.put("cosmosMetadata", o.CosmosMetadata)
-	if o.TenantID != "" {
-		w.put("tenantId", o.TenantID)
+// render writes the properties in ARO-HCP's marshal order, unknown
+// members last.
+func (o *Operation) render(w *objectWriter) {
+	var cm objectWriter // encoding/json's rendering of the CosmosMetadata struct
+	cm.putString("resourceID", o.CosmosMetadata.ResourceID)
+	if o.CosmosMetadata.ETag != "" {
+		cm.putString("etag", o.CosmosMetadata.ETag)
 	}
-	if o.ClientID != "" {
-		w.put("clientId", o.ClientID)
+	cm.putInt("instanceVersion", o.CosmosMetadata.InstanceVersion)
+	cm.putString("partitionKey", o.CosmosMetadata.PartitionKey)
+	w.putObject("cosmosMetadata", &cm)
+	for _, f := range []struct{ key, value string }{
+		{"tenantId", o.TenantID}, {"clientId", o.ClientID}, {"request", string(o.Request)}, {"externalId", o.ExternalID},
+	} {
+		if f.value != "" {
+			w.putString(f.key, f.value)
+		}
 	}
-	if o.Request != "" {
-		w.put("request", o.Request)
+	w.putString("internalId", o.InternalID) // a struct in ARO-HCP: always written
+	for _, f := range []struct{ key, value string }{
+		{"operationId", o.OperationID}, {"clientRequestId", o.ClientRequestID},
+		{"correlationRequestId", o.CorrelationRequestID}, {"notificationUri", o.NotificationURI},
+	} {
+		if f.value != "" {
+			w.putString(f.key, f.value)
+		}
 	}
-	if o.ExternalID != "" {
-		w.put("externalId", o.ExternalID)
-	}
-	w.put("internalId", o.InternalID) // a struct in ARO-HCP: always written
-	if o.OperationID != "" {
-		w.put("operationId", o.OperationID)
-	}
-	if o.ClientRequestID != "" {
-		w.put("clientRequestId", o.ClientRequestID)
-	}
-	if o.CorrelationRequestID != "" {
-		w.put("correlationRequestId", o.CorrelationRequestID)
-	}
-	if o.NotificationURI != "" {
-		w.put("notificationUri", o.NotificationURI)
-	}
-	w.put("startTime", o.StartTime)
-	w.put("lastTransitionTime", o.LastTransitionTime)
+	w.putTime("startTime", o.StartTime)
+	w.putTime("lastTransitionTime", o.LastTransitionTime)
 	if o.Status != "" {
-		w.put("status", o.Status)
+		w.putString("status", string(o.Status))
 	}
 	if o.Error != nil {
 		w.put("error", o.Error)
 	}
-	w.put("usesNewNodePoolDeletionApproach", o.UsesNewNodePoolDeletionApproach)
-	w.put("usesNewExternalAuthDeletionApproach", o.UsesNewExternalAuthDeletionApproach)
-	w.put("usesNewClusterDeletionApproach", o.UsesNewClusterDeletionApproach)
+	w.putBool("usesNewNodePoolDeletionApproach", o.UsesNewNodePoolDeletionApproach)
+	w.putBool("usesNewExternalAuthDeletionApproach", o.UsesNewExternalAuthDeletionApproach)
+	w.putBool("usesNewClusterDeletionApproach", o.UsesNewClusterDeletionApproach)
 	if o.SystemAdminCredentialRequest != nil {
 		w.put("systemAdminCredentialRequest", o.SystemAdminCredentialRequest)
 	}
@@ -341,5 +338,4 @@ func (o *Operation) marshal() ([]byte, error) {
 		w.put("systemAdminCredentialRevocation", o.SystemAdminCredentialRevocation)
 	}
 	w.rest(o.unknown)
-	return w.bytes()
 }

@@ -1,10 +1,14 @@
 package document
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/hcpops/hcpops/core/arm"
 )
@@ -192,5 +196,161 @@ func checkOperationReference(t *testing.T, raw []byte) {
 	}
 	if err == nil && !reflect.DeepEqual(got, want) {
 		t.Fatalf("documents differ\n got %+v\nwant %+v", got, want)
+	}
+}
+
+// marshalReference renders d as Marshal did before its direct writers:
+// encoding/json for every member.
+func marshalReference(d *OperationDocument) ([]byte, error) {
+	o := &d.Properties
+	var p refWriter
+	p.put("cosmosMetadata", o.CosmosMetadata)
+	for _, f := range []struct {
+		key   string
+		value any
+		skip  bool
+	}{
+		{"tenantId", o.TenantID, o.TenantID == ""}, {"clientId", o.ClientID, o.ClientID == ""},
+		{"request", o.Request, o.Request == ""}, {"externalId", o.ExternalID, o.ExternalID == ""},
+		{"internalId", o.InternalID, false}, {"operationId", o.OperationID, o.OperationID == ""},
+		{"clientRequestId", o.ClientRequestID, o.ClientRequestID == ""},
+		{"correlationRequestId", o.CorrelationRequestID, o.CorrelationRequestID == ""},
+		{"notificationUri", o.NotificationURI, o.NotificationURI == ""},
+		{"startTime", o.StartTime, false}, {"lastTransitionTime", o.LastTransitionTime, false},
+		{"status", o.Status, o.Status == ""}, {"error", o.Error, o.Error == nil},
+		{"usesNewNodePoolDeletionApproach", o.UsesNewNodePoolDeletionApproach, false},
+		{"usesNewExternalAuthDeletionApproach", o.UsesNewExternalAuthDeletionApproach, false},
+		{"usesNewClusterDeletionApproach", o.UsesNewClusterDeletionApproach, false},
+		{"systemAdminCredentialRequest", o.SystemAdminCredentialRequest, o.SystemAdminCredentialRequest == nil},
+		{"systemAdminCredentialRevocation", o.SystemAdminCredentialRevocation, o.SystemAdminCredentialRevocation == nil},
+	} {
+		if !f.skip {
+			p.put(f.key, f.value)
+		}
+	}
+	p.rest(o.unknown)
+	props, err := p.bytes()
+	if err != nil {
+		return nil, err
+	}
+	var w refWriter
+	w.put("id", d.ID)
+	if d.TTL != 0 {
+		w.put("ttl", d.TTL)
+	}
+	w.put("partitionKey", d.PartitionKey)
+	w.put("resourceID", d.ResourceID)
+	w.put("resourceType", d.ResourceType)
+	if d.DeletionTimestamp != nil {
+		w.put("deletionTimestamp", d.DeletionTimestamp)
+	}
+	w.putRaw("properties", props)
+	w.rest(d.unknown)
+	return w.bytes()
+}
+
+// refWriter is objectWriter as it was: json.Marshal for keys and values.
+type refWriter struct {
+	buf bytes.Buffer
+	n   int
+	err error
+}
+
+func (w *refWriter) key(k string) {
+	if w.n == 0 {
+		w.buf.WriteByte('{')
+	} else {
+		w.buf.WriteByte(',')
+	}
+	w.n++
+	kb, _ := json.Marshal(k)
+	w.buf.Write(kb)
+	w.buf.WriteByte(':')
+}
+
+func (w *refWriter) put(k string, v any) {
+	b, err := json.Marshal(v)
+	if err != nil && w.err == nil {
+		w.err = err
+	}
+	w.key(k)
+	w.buf.Write(b)
+}
+
+func (w *refWriter) putRaw(k string, raw []byte) {
+	w.key(k)
+	if err := json.Compact(&w.buf, raw); err != nil && w.err == nil {
+		w.err = err
+	}
+}
+
+func (w *refWriter) rest(m members) {
+	keys := slices.Sorted(maps.Keys(m))
+	for _, k := range keys {
+		w.putRaw(k, m[k])
+	}
+}
+
+func (w *refWriter) bytes() ([]byte, error) {
+	if w.err != nil {
+		return nil, w.err
+	}
+	if w.n == 0 {
+		return []byte("{}"), nil
+	}
+	w.buf.WriteByte('}')
+	return w.buf.Bytes(), nil
+}
+
+var marshalSeeds = []string{
+	`{"resourceType":"Microsoft.RedHatOpenShift/hcpOperationStatuses","ttl":-3,"properties":{"request":"Create","status":"Accepted",
+	  "tenantId":"a<b>&c\"d\\e\u2028f\u00e9","clientId":"tab\there","notificationUri":"https://x/y?a=1&b=2",
+	  "cosmosMetadata":{"etag":"\"e\"","instanceVersion":-7},"startTime":"2026-01-01T00:00:00+05:30",
+	  "error":{"code":"<c>","message":"m&"},"zz":[1, 2],"a b":"x"}, "env<x>":{"k": true}}`,
+	"{\"resourceType\":\"Microsoft.RedHatOpenShift/hcpOperationStatuses\",\"properties\":{\"request\":\"Create\",\"status\":\"Accepted\",\"clientId\":\"bad\xff\"}}",
+}
+
+// FuzzMarshalReference: Marshal renders exactly what encoding/json did
+// member by member.
+func FuzzMarshalReference(f *testing.F) {
+	for _, s := range marshalSeeds {
+		f.Add([]byte(s))
+	}
+	for _, name := range fuzzSeedFiles {
+		f.Add(readSeed(f, name))
+	}
+	for _, seed := range corpus(f, "FuzzParseOperationDocument") {
+		f.Add(seed)
+	}
+	f.Fuzz(checkMarshalReference)
+}
+
+func TestMarshalAgreesWithReference(t *testing.T) {
+	for _, s := range marshalSeeds {
+		checkMarshalReference(t, []byte(s))
+	}
+	checkMarshalReference(t, readTestdata(t, "operation.json"))
+	d, err := NewOperation(NewOperationParams{Request: RequestDelete, ExternalID: quickCluster, Location: "eastus",
+		Name: refOpName, Now: time.Date(2026, 1, 2, 3, 4, 5, 6, time.FixedZone("x", 7200)), NotificationURI: "https://a/b?c&d"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := d.MarshalCreate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkMarshalReference(t, body)
+}
+
+func checkMarshalReference(t *testing.T, raw []byte) {
+	t.Helper()
+	d, err := ParseOperation(raw)
+	if err != nil {
+		return
+	}
+	got, err := d.Marshal()
+	want, werr := marshalReference(d)
+	if (err == nil) != (werr == nil) || !bytes.Equal(got, want) {
+		t.Fatalf("Marshal = %s, %v\nreference %s, %v", got, err, want, werr)
 	}
 }
