@@ -24,6 +24,7 @@ type Resource struct {
 	raw  string // the document as read; clones share it
 	head tree   // the schema's members of raw; never modified either
 	doc  tree   // the whole document without Cosmos system fields, once edited
+	size int    // len(raw), to size renderings
 }
 
 // Paths into a resource document.
@@ -161,7 +162,7 @@ func ParseResource(raw []byte) (*Resource, error) {
 	if err := check(doc, []string{"_ts"}, tInt); err != nil {
 		return nil, err
 	}
-	r := &Resource{raw: text, head: doc}
+	r := &Resource{raw: text, head: doc, size: len(text)}
 	var err error
 	if r.Kind, err = ResourceKind(getString(doc, []string{"resourceType"})); err != nil {
 		return nil, err
@@ -220,7 +221,7 @@ func (r *Resource) whole() tree {
 
 // Marshal renders the document as it stands (no version bump).
 func (r *Resource) Marshal() ([]byte, error) {
-	return json.Marshal(r.whole())
+	return marshalTree(r.whole(), r.size+64)
 }
 
 // MarshalReplace renders the document for a store Replace of the version
@@ -249,7 +250,7 @@ func (r *Resource) MarshalReplace() ([]byte, error) {
 	if s, _ := cm["partitionKey"].(string); s == "" {
 		cm["partitionKey"] = r.PartitionKey()
 	}
-	return json.Marshal(doc)
+	return marshalTree(doc, r.size+64)
 }
 
 // Clone returns a deep copy, safe to modify.
