@@ -7,10 +7,10 @@ import (
 
 // The poll tick reads two documents per operation, and encoding/json's
 // reflective decode into maps was most of its CPU. This scanner validates
-// in one pass and either hands back an object's members as raw bytes or
-// builds the same values encoding/json builds (numbers as json.Number), so
-// callers decode only the members they need. It accepts exactly what
-// json.Valid accepts; fuzz tests hold it to that.
+// in one pass and either hands an object's members, undecoded, to a
+// callback or builds the same values encoding/json builds (numbers as
+// json.Number), so callers decode only the members they need. It accepts
+// exactly what json.Valid accepts; fuzz tests hold it to that.
 
 // maxDepth is encoding/json's nesting limit.
 const maxDepth = 10000
