@@ -32,38 +32,13 @@ func (s *scanner[T]) build() (any, bool) {
 }
 
 func (s *scanner[T]) buildObject() (any, bool) {
-	if s.depth++; s.depth > maxDepth {
-		return nil, false
-	}
 	t := tree{}
-	s.i++ // '{'
-	s.space()
-	if s.i < len(s.b) && s.b[s.i] == '}' {
-		s.i++
-		s.depth--
-		return t, true
-	}
-	for {
-		k := s.i
-		if s.i >= len(s.b) || s.b[s.i] != '"' || !s.str() {
-			return nil, false
-		}
-		key := unquote(s.b[k:s.i])
-		s.space()
-		if s.i >= len(s.b) || s.b[s.i] != ':' {
-			return nil, false
-		}
-		s.i++
-		s.space()
+	ok := s.members(func(key T) bool {
 		v, ok := s.build()
-		if !ok {
-			return nil, false
-		}
-		t[key] = v // a repeated key: the last one wins, as in encoding/json
-		if done, ok := s.next('}'); !ok || done {
-			return t, ok
-		}
-	}
+		t[unquote(key)] = v // a repeated key: the last one wins, as in encoding/json
+		return ok
+	})
+	return t, ok
 }
 
 func (s *scanner[T]) buildArray() (any, bool) {

@@ -99,6 +99,22 @@ func (s *scanner[T]) skip() bool {
 
 // object validates the object at s.i, handing its members to each if set.
 func (s *scanner[T]) object(each func(rawMember[T])) bool {
+	return s.members(func(key T) bool {
+		v := s.i
+		if !s.skip() {
+			return false
+		}
+		if each != nil {
+			each(rawMember[T]{key: key, val: s.b[v:s.i]})
+		}
+		return true
+	})
+}
+
+// members walks the object at s.i. For each member it reads the key and
+// calls value with the key literal and s at the value, which value must
+// consume (skip, build or walk into) and report whether it was valid.
+func (s *scanner[T]) members(value func(key T) bool) bool {
 	if s.depth++; s.depth > maxDepth {
 		return false
 	}
@@ -121,12 +137,8 @@ func (s *scanner[T]) object(each func(rawMember[T])) bool {
 		}
 		s.i++
 		s.space()
-		v := s.i
-		if !s.skip() {
+		if !value(key) {
 			return false
-		}
-		if each != nil {
-			each(rawMember[T]{key: key, val: s.b[v:s.i]})
 		}
 		if done, ok := s.next('}'); !ok || done {
 			return ok

@@ -41,17 +41,35 @@ var resourceHead = func() pathTrie {
 // restrict validates raw as a JSON object and decodes the members want
 // names, so the result holds, at every path want names, exactly what a
 // whole decode would hold there (a repeated key's last value included).
-// ok is false when raw is not a valid JSON object.
+// ok is false when raw is not a valid JSON object. It is one pass: the
+// objects want goes into are decoded as they are validated.
 func restrict(raw string, want pathTrie) (tree, bool) {
+	s := scanner[string]{b: raw}
+	s.space()
+	if s.i >= len(s.b) || s.b[s.i] != '{' {
+		return nil, false
+	}
+	t, ok := s.restrict(want)
+	s.space()
+	return t, ok && s.i == len(s.b)
+}
+
+// restrict is restrict for the object at s.i.
+func (s *scanner[T]) restrict(want pathTrie) (tree, bool) {
 	t := tree{}
-	ok := scanObject(raw, func(m rawMember[string]) {
-		w := m.lookup(want)
+	ok := s.members(func(key T) bool {
+		w := rawMember[T]{key: key}.lookup(want)
 		switch {
 		case w == nil:
-		case len(w.sub) > 0 && m.val[0] == '{':
-			t[w.key], _ = restrict(m.val, w.sub) // validated with its document
+			return s.skip()
+		case len(w.sub) > 0 && s.i < len(s.b) && s.b[s.i] == '{':
+			sub, ok := s.restrict(w.sub)
+			t[w.key] = sub
+			return ok
 		default:
-			t[w.key], _ = buildValue(m.val)
+			v, ok := s.build()
+			t[w.key] = v
+			return ok
 		}
 	})
 	return t, ok

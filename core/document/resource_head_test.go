@@ -78,6 +78,8 @@ var headSeeds = []string{
 	`{"resourceType":"Microsoft.RedHatOpenShift/hcpOpenShiftClusters","properties":{"customerProperties":{"api":{"authorizedCidrs":[]}},"tags":"x"}}`,
 	`{"resourceType":"Microsoft.RedHatOpenShift/hcpOpenShiftClusters","properties":[1,{"a":2}]}`,
 	"{\"resourceType\":\"Microsoft.RedHatOpenShift/hcpOpenShiftClusters\",\"properties\":{\"name\":\"caf\xff\"}}",
+	// Cut off where the head walks into an object.
+	`{"properties":`, `{"properties": `, `{"properties":{"serviceProviderProperties":`,
 }
 
 // FuzzResourceHead: the head-based ParseResource accepts and refuses what
