@@ -8,7 +8,7 @@ import (
 )
 
 func TestSettleGoroutinesReportsALeak(t *testing.T) {
-	before := runtime.NumGoroutine()
+	before := quietGoroutines()
 	release := make(chan struct{})
 	go leakyWorker(release)
 	n, stacks := settleGoroutines(before, 50*time.Millisecond)
@@ -22,3 +22,19 @@ func TestSettleGoroutinesReportsALeak(t *testing.T) {
 }
 
 func leakyWorker(release chan struct{}) { <-release }
+
+// quietGoroutines waits until goroutines left by earlier tests have wound
+// down (the count holds for 200 ms), so a leak is not masked by one of them
+// exiting during the check.
+func quietGoroutines() int {
+	n, stable := runtime.NumGoroutine(), 0
+	for deadline := time.Now().Add(5 * time.Second); stable < 10 && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+		if m := runtime.NumGoroutine(); m == n {
+			stable++
+		} else {
+			n, stable = m, 0
+		}
+	}
+	return n
+}
