@@ -22,6 +22,7 @@ import (
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/frontend"
 	"github.com/hcpops/hcpops/core/store"
+	"github.com/hcpops/hcpops/devhost/triggerhost"
 	"github.com/hcpops/hcpops/handlers"
 )
 
@@ -161,10 +162,18 @@ func golden(t *testing.T, name string, docs func() []json.RawMessage) []byte {
 	t.Helper()
 	path := filepath.Join("testdata", name)
 	if *update {
-		arr, _ := json.Marshal(docs())
-		once, _ := json.Marshal(string(arr))
+		var items []store.Item
+		for _, d := range docs() {
+			items = append(items, store.Item{Body: d})
+		}
+		// The local host's encoder is the one place that knows the host's
+		// double encoding.
+		documents, err := triggerhost.EncodeDocuments(items)
+		if err != nil {
+			t.Fatal(err)
+		}
 		body, _ := json.MarshalIndent(map[string]any{
-			"Data":     map[string]any{"documents": string(once)},
+			"Data":     map[string]any{"documents": documents},
 			"Metadata": map[string]any{"sys": map[string]any{"MethodName": "dispatchOperations", "UtcNow": "2026-03-14T01:59:27.0000000Z", "RandGuid": "6f3c1c55-5f0e-4f47-9a53-0b1d3c2f9e11"}},
 		}, "", "  ")
 		if err := os.WriteFile(path, append(body, '\n'), 0o644); err != nil {
