@@ -226,5 +226,6 @@ func New(deps Deps, cfg Config) (*Engine, error) {
 		notifyAt: newBackoff(cfg.NotifyBackoffBase, cfg.NotifyBackoffMax, cfg.NotifyScheduleSize),
 	}
 	e.handlers = e.registry()
+	e.kinds = e.adapters()
 	return e, nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/clusterservice"
+	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
 )
 
@@ -24,6 +25,8 @@ type DispatchResult struct {
 	Dispatched int // CS calls made (or adopted) and recorded
 	Skipped    int // terminal, already dispatched, or not ours
 	Deferred   int // cannot proceed yet (e.g. parent not in CS); the tick retries
+	Changed    int // status writes made while dispatching (a revocation's Deleting, a cancel)
+	Notified   int // ARM notifications delivered for operations that ended while dispatching
 }
 
 // TickResult counts what one poll tick did.
@@ -66,6 +69,7 @@ type Engine struct {
 	cfg      Config
 
 	handlers map[handlerKey]*handler
+	kinds    map[document.Kind]*adapter
 	// locks serialise dispatch of one operation inside this process; across
 	// processes the etag-guarded markers do the same job.
 	locks *keyedLock
