@@ -23,7 +23,7 @@ import (
 //  3. otherwise POST with the pending ID; a 409 means it exists: adopt it;
 //  4. record clusterServiceID and clear the pending ID.
 //
-// A pending ID written less than DispatchGrace ago belongs to a dispatch
+// A pending ID chosen less than PendingIDGrace ago belongs to a dispatch
 // that may still be running, so that case is deferred to a later tick.
 func (e *Engine) dispatchClusterCreate(ctx context.Context, j *job) (outcome, error) {
 	pending := j.res.PendingClusterServiceID()
@@ -33,9 +33,13 @@ func (e *Engine) dispatchClusterCreate(ctx context.Context, j *job) (outcome, er
 			return outcomeSkipped, err
 		}
 		href := cs.ClusterHref(id)
+		now := e.clock()
 		res, wrote, err := e.mutateResource(ctx, j.log, j.res, func(r *document.Resource) (bool, error) {
 			if r.PendingClusterServiceID() != "" || r.ClusterServiceID() != "" {
 				return false, nil
+			}
+			if err := r.SetPendingClusterServiceIDTime(now); err != nil {
+				return false, err
 			}
 			return true, r.SetPendingClusterServiceID(href)
 		})
@@ -47,9 +51,9 @@ func (e *Engine) dispatchClusterCreate(ctx context.Context, j *job) (outcome, er
 		}
 		j.res, pending = res, href
 		j.log.Info("pending cluster ID persisted", "pending_cluster_service_id", href)
-	} else if written := time.Unix(j.res.Timestamp, 0); j.res.Timestamp > 0 && e.clock().Sub(written) < e.cfg.DispatchGrace {
-		return outcomeSkipped, retryLater("pending cluster ID %s was written at %s and may still be in flight",
-			pending, written.UTC().Format(time.RFC3339))
+	} else if chosen := pendingChosenAt(j); e.clock().Sub(chosen) < e.cfg.PendingIDGrace {
+		return outcomeSkipped, retryLater("pending cluster ID %s was chosen at %s and may still be in flight",
+			pending, chosen.UTC().Format(time.RFC3339))
 	}
 
 	href, err := e.adoptOrPostCluster(ctx, j, pending)
@@ -60,6 +64,20 @@ func (e *Engine) dispatchClusterCreate(ctx context.Context, j *job) (outcome, er
 		return outcomeSkipped, err
 	}
 	return outcomeDispatched, nil
+}
+
+// pendingChosenAt is when the pending cluster ID was chosen: the time
+// hcpops records beside it or, when an upstream writer dropped that (or
+// chose the ID itself), the operation's startTime. The fallback can only
+// make the ID look older, so a dispatch may go ahead sooner; that is
+// safe, because adoptOrPostCluster searches before it POSTs and a second
+// POST of the same ID is a 409 that is adopted. The document's _ts is not
+// used: any unrelated write to the resource would restart the window.
+func pendingChosenAt(j *job) time.Time {
+	if t, ok := j.res.PendingClusterServiceIDTime(); ok {
+		return t
+	}
+	return j.op.Properties.StartTime
 }
 
 // adoptOrPostCluster returns the href of the CS cluster of j.res, creating
