@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"time"
@@ -29,6 +30,17 @@ type DispatchResult struct {
 	Notified   int // ARM notifications delivered for operations that ended while dispatching
 }
 
+// String is the batch's counts as the function logs them; changed and
+// notified appear when dispatching wrote a status.
+func (r DispatchResult) String() string {
+	s := fmt.Sprintf("documents=%d operations=%d dispatched=%d skipped=%d deferred=%d",
+		r.Documents, r.Operations, r.Dispatched, r.Skipped, r.Deferred)
+	if r.Changed > 0 || r.Notified > 0 {
+		s += fmt.Sprintf(" changed=%d notified=%d", r.Changed, r.Notified)
+	}
+	return s
+}
+
 // TickResult counts what one poll tick did.
 type TickResult struct {
 	Polled     int // operations examined
@@ -38,6 +50,12 @@ type TickResult struct {
 	Canceled   int // superseded by another operation
 	Notified   int // ARM notifications delivered
 	Errors     int // operations that failed this tick and will be retried
+}
+
+// String is the tick's counts as the function logs them.
+func (r TickResult) String() string {
+	return fmt.Sprintf("polled=%d changed=%d dispatched=%d expired=%d canceled=%d notified=%d errors=%d",
+		r.Polled, r.Changed, r.Dispatched, r.Expired, r.Canceled, r.Notified, r.Errors)
 }
 
 // StatusRequest identifies an operation-status read and its caller.
