@@ -12,6 +12,8 @@ import (
 // node pool, and the one place to change how a kind's CS state is fetched.
 type adapter struct {
 	kind document.Kind
+	// noun names the kind in messages ("node pool").
+	noun string
 	// parent: deleting the resource deletes its node pools and external
 	// auths with it.
 	parent bool

@@ -172,6 +172,7 @@ func clusterSearch(ref cs.AzureRef) string {
 func (e *Engine) clusterAdapter() *adapter {
 	return &adapter{
 		kind:   document.KindCluster,
+		noun:   "cluster",
 		parent: true,
 		create: e.dispatchClusterCreate,
 		status: func(ctx context.Context, j *job, href string) (pollResult, error) {

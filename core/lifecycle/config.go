@@ -237,7 +237,7 @@ func New(deps Deps, cfg Config) (*Engine, error) {
 		locks:    newKeyedLock(),
 		notifyAt: newBackoff(cfg.NotifyBackoffBase, cfg.NotifyBackoffMax, cfg.NotifyScheduleSize),
 	}
-	e.handlers = e.registry()
 	e.kinds = e.adapters()
+	e.handlers = e.registry()
 	return e, nil
 }

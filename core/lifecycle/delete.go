@@ -122,7 +122,7 @@ func (e *Engine) deleteChildren(ctx context.Context, j *job, pk, parent string) 
 				continue
 			}
 			k, err := document.ResourceKind(d.ResourceType)
-			if err != nil || (k != document.KindNodePool && k != document.KindExternalAuth) {
+			if a := e.kinds[k]; err != nil || a == nil || a.parent {
 				continue
 			}
 			if len(d.ResourceID) <= len(parent)+1 || strings.Count(d.ResourceID[len(parent)+1:], "/") != 1 {

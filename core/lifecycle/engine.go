@@ -2,6 +2,13 @@
 // state: dispatch to Clusters Service, poll, atomic status writes, delete
 // completion and ARM notification. It knows nothing of Azure Functions; the
 // functions/ adapters call the entry points in this file.
+//
+// Where things live: registry.go is the one table of (request, kind)
+// pairs; the request handlers are written once (create.go, patch.go,
+// delete.go, credential.go) over a per-kind adapter (adapter.go and
+// cluster.go, nodepool.go, externalauth.go), the only code that tells the
+// kinds apart; every ETag-guarded read-modify-write goes through
+// writeGuarded (guard.go).
 package lifecycle
 
 import (

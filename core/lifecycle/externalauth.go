@@ -26,6 +26,7 @@ func (e *Engine) externalAuthAdapter() *adapter {
 	}
 	return &adapter{
 		kind: document.KindExternalAuth,
+		noun: "external auth",
 		create: func(ctx context.Context, j *job) (outcome, error) {
 			return e.createChild(ctx, j, cs.ExternalAuthHref, e.postExternalAuth)
 		},

@@ -14,6 +14,7 @@ import (
 func (e *Engine) nodePoolAdapter() *adapter {
 	return &adapter{
 		kind: document.KindNodePool,
+		noun: "node pool",
 		create: func(ctx context.Context, j *job) (outcome, error) {
 			return e.createChild(ctx, j, cs.NodePoolHref, e.postNodePool)
 		},

@@ -52,7 +52,9 @@ type handler struct {
 	deadline func(j *job) time.Time
 }
 
-// registry is the one table of (request, kind) pairs the engine serves.
+// registry is the one table of (request, kind) pairs the engine serves:
+// create, update and delete of every kind with an adapter, and the
+// credential requests on a cluster.
 func (e *Engine) registry() map[handlerKey]*handler {
 	created := func(j *job) bool { return j.res.ClusterServiceID() != "" }
 	patched := func(j *job) bool { return j.op.Properties.InternalID != "" }
@@ -75,19 +77,12 @@ func (e *Engine) registry() map[handlerKey]*handler {
 		return j.op.Properties.StartTime.Add(e.cfg.DeleteDeadline)
 	}
 	m := map[handlerKey]*handler{}
-	for _, k := range []struct {
-		kind document.Kind
-		noun string
-	}{
-		{document.KindCluster, "cluster"},
-		{document.KindNodePool, "node pool"},
-		{document.KindExternalAuth, "external auth"},
-	} {
-		m[handlerKey{document.RequestCreate, k.kind}] = &handler{noun: k.noun + " creation", dispatched: created,
+	for kind, a := range e.kinds {
+		m[handlerKey{document.RequestCreate, kind}] = &handler{noun: a.noun + " creation", dispatched: created,
 			dispatch: e.dispatchCreate, poll: e.pollCreate, deadline: createBy}
-		m[handlerKey{document.RequestUpdate, k.kind}] = &handler{noun: k.noun + " update", dispatched: patched,
+		m[handlerKey{document.RequestUpdate, kind}] = &handler{noun: a.noun + " update", dispatched: patched,
 			dispatch: e.dispatchUpdate, poll: e.pollUpdate}
-		m[handlerKey{document.RequestDelete, k.kind}] = &handler{noun: k.noun + " deletion", dispatched: deleteStamped,
+		m[handlerKey{document.RequestDelete, kind}] = &handler{noun: a.noun + " deletion", dispatched: deleteStamped,
 			dispatch: e.dispatchDelete, poll: e.pollDelete, deadline: deleteBy}
 	}
 	m[handlerKey{document.RequestRequestCredential, document.KindCluster}] = &handler{noun: "credential request",
