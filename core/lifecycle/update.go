@@ -40,13 +40,16 @@ func (e *Engine) updateOperationStatus(ctx context.Context, j *job, status arm.P
 			return d, false, fmt.Errorf("writing status %s of operation %s: %w", status, d.op.Name(), err)
 		}
 		w, err := asWritten(rendered, d.res, ops, items)
-		return w, err == nil, err
+		if err != nil {
+			return d, true, err // written, but not readable back
+		}
+		return w, true, nil
 	}, staleRead, e.rereadStatusDocs)
 	if out.op != nil {
 		j.op, j.res = out.op, out.res
 	}
 	if err != nil || !wrote {
-		return false, err
+		return wrote, err
 	}
 	to := j.op.Properties.Status
 	j.log.Info("operation status updated", "from", from, "to", to, "resource_updated", out.resourceWritten)
