@@ -1,4 +1,10 @@
 # hcpops: two commands matter on a fresh machine: `make run` and `make test`.
+
+# go.mod needs Go 1.27; a machine's own Go 1.26 (GOTOOLCHAIN=local in its go.env)
+# ignores go.mod's toolchain line, so name the toolchain here: the go command
+# fetches it from the module proxy once. `make GOTOOLCHAIN=local` opts out.
+export GOTOOLCHAIN = go1.27.3
+
 GO        ?= go
 BIN       := bin/hcpops
 DIST      := dist/functionapp

@@ -1,6 +1,6 @@
 module github.com/hcpops/hcpops
 
-go 1.26.0
+go 1.27
 
 require (
 	github.com/Azure/azure-sdk-for-go/sdk/azcore v1.24.0

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,12 +21,24 @@ import (
 // coldStartTimeout bounds one start; a healthy start takes milliseconds.
 const coldStartTimeout = 20 * time.Second
 
+// buildEnv is the environment go builds run in: a go on PATH older than
+// go.mod wants builds with the toolchain that built this binary, unless the
+// caller chose one with GOTOOLCHAIN.
+func buildEnv() []string {
+	if os.Getenv("GOTOOLCHAIN") != "" || !strings.HasPrefix(runtime.Version(), "go") {
+		return nil // inherit
+	}
+	return append(os.Environ(), "GOTOOLCHAIN="+runtime.Version())
+}
+
 // buildBinaries builds hcpops as it ships (stripped, trimmed paths) and
 // as `go build` leaves it, and returns the stripped one's path and both
 // sizes.
 func buildBinaries(ctx context.Context, goCmd, src, dir string) (string, int64, int64, error) {
 	if src == "" {
-		out, err := exec.CommandContext(ctx, goCmd, "list", "-m", "-f", "{{.Dir}}").Output()
+		list := exec.CommandContext(ctx, goCmd, "list", "-m", "-f", "{{.Dir}}")
+		list.Env = buildEnv()
+		out, err := list.Output()
 		if err != nil {
 			return "", 0, 0, fmt.Errorf("finding the module directory (set -src): %w", err)
 		}
@@ -45,6 +58,7 @@ func buildBinaries(ctx context.Context, goCmd, src, dir string) (string, int64, 
 		args := append(append([]string{"build"}, b.args...), "-o", b.out, ".")
 		cmd := exec.CommandContext(ctx, goCmd, args...)
 		cmd.Dir = src
+		cmd.Env = buildEnv()
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		if err := cmd.Run(); err != nil {

@@ -29,6 +29,11 @@ func buildHandler(t *testing.T) string {
 	bin := filepath.Join(t.TempDir(), "hcpops")
 	cmd := exec.Command(goTool, "build", "-o", bin, ".")
 	cmd.Dir = root
+	// The go on PATH may be an older local toolchain that go.mod refuses;
+	// build with the one running this test unless the caller chose one.
+	if os.Getenv("GOTOOLCHAIN") == "" && strings.HasPrefix(runtime.Version(), "go") {
+		cmd.Env = append(os.Environ(), "GOTOOLCHAIN="+runtime.Version())
+	}
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("building hcpops: %v\n%s", err, out)
 	}

@@ -2,6 +2,7 @@ package document
 
 import (
 	"encoding/json"
+	"encoding/json/jsontext"
 	"fmt"
 	"strings"
 
@@ -23,18 +24,13 @@ var envelopeKeys = keysOf(envelopeNames[:]...)
 // It refuses documents of another resourceType, unknown request or status
 // values and unparsable resource IDs, naming the field and value.
 func ParseOperation(raw []byte) (*OperationDocument, error) {
-	// One copy of the document as a string: every plain string decoded
-	// from it is a substring of that copy.
-	doc := string(raw)
-	var vals [len(envelopeNames)]string
+	var vals [len(envelopeNames)]jsontext.Value
 	var unknown members
-	if err := objectMembers("operation document", doc, func(m rawMember[string]) {
-		file(envelopeKeys, m, vals[:], &unknown)
-	}); err != nil {
+	if err := readMembers("operation document", raw, envelopeKeys, vals[:], &unknown); err != nil {
 		return nil, err
 	}
 	d := &OperationDocument{unknown: unknown}
-	val := func(key string) string { return vals[envelopeKeys[key]] }
+	val := func(key string) jsontext.Value { return vals[envelopeKeys[key]] }
 	var tsNum json.Number
 	for _, f := range []struct {
 		key string
@@ -63,7 +59,7 @@ func ParseOperation(raw []byte) (*OperationDocument, error) {
 		return nil, err
 	}
 	props := val("properties")
-	if props == "" || props == "null" {
+	if len(props) == 0 || string(props) == "null" {
 		return nil, fmt.Errorf("properties: missing")
 	}
 	if err := d.Properties.decode(props); err != nil {
@@ -96,17 +92,11 @@ func (d *OperationDocument) fillMetadata() {
 // only stored's _etag and _ts are decoded. A poll that has just written a
 // status need not parse what it wrote. The receiver is not modified.
 func (d *OperationDocument) Replaced(stored []byte) (*OperationDocument, error) {
-	var etag, ts []byte
-	if err := objectMembers("stored operation document", stored, func(m rawMember[[]byte]) {
-		switch {
-		case m.is("_etag"):
-			etag = m.val // a repeated key: the last one wins
-		case m.is("_ts"):
-			ts = m.val
-		}
-	}); err != nil {
+	var vals [2]jsontext.Value
+	if err := readMembers("stored operation document", stored, storedKeys, vals[:], nil); err != nil {
 		return nil, err
 	}
+	etag, ts := vals[0], vals[1]
 	c := d.Clone()
 	c.ETag, c.Timestamp = "", 0
 	var tsNum json.Number
@@ -130,6 +120,8 @@ func (d *OperationDocument) Replaced(stored []byte) (*OperationDocument, error) 
 	return c, nil
 }
 
+var storedKeys = keysOf("_etag", "_ts")
+
 // propertyNames are the properties members Operation models.
 var propertyNames = [...]string{"cosmosMetadata", "tenantId", "clientId", "request", "externalId", "internalId",
 	"operationId", "clientRequestId", "correlationRequestId", "notificationUri", "startTime", "lastTransitionTime",
@@ -138,12 +130,10 @@ var propertyNames = [...]string{"cosmosMetadata", "tenantId", "clientId", "reque
 
 var propertyKeys = keysOf(propertyNames[:]...)
 
-func (o *Operation) decode(raw string) error {
-	var vals [len(propertyNames)]string
+func (o *Operation) decode(raw jsontext.Value) error {
+	var vals [len(propertyNames)]jsontext.Value
 	var unknown members
-	if err := objectMembers("properties", raw, func(m rawMember[string]) {
-		file(propertyKeys, m, vals[:], &unknown)
-	}); err != nil {
+	if err := readMembers("properties", raw, propertyKeys, vals[:], &unknown); err != nil {
 		return err
 	}
 	o.unknown = unknown
@@ -200,29 +190,30 @@ func (o *Operation) decode(raw string) error {
 // spelled exactly (as every writer spells them); anything else is left to
 // encoding/json (false), whose case-insensitive matching and error
 // messages this does not repeat.
-func decodeCosmosMetadata[T text](c *CosmosMetadata, raw T) bool {
+func decodeCosmosMetadata(c *CosmosMetadata, raw jsontext.Value) bool {
 	var v CosmosMetadata
-	exact := true
-	ok := scanObject(raw, func(m rawMember[T]) {
+	dec := newDecoder(raw)
+	err := eachMember(dec, func(name jsontext.Token) error {
 		var dst any
-		switch {
-		case m.is("resourceID"):
+		switch name.String() {
+		case "resourceID":
 			dst = &v.ResourceID
-		case m.is("etag"):
+		case "etag":
 			dst = &v.ETag
-		case m.is("instanceVersion"):
+		case "instanceVersion":
 			dst = &v.InstanceVersion
-		case m.is("partitionKey"):
+		case "partitionKey":
 			dst = &v.PartitionKey
 		default:
-			exact = false
-			return
+			return errNotObject // not spelled as this decodes it
 		}
-		if string(m.val) != "null" && decodeValue(m.val, dst) != nil {
-			exact = false
+		val, err := dec.ReadValue()
+		if err == nil && string(val) != "null" {
+			err = decodeValue(val, dst)
 		}
+		return err
 	})
-	if !ok || !exact {
+	if err != nil {
 		return false
 	}
 	*c = v
@@ -232,9 +223,7 @@ func decodeCosmosMetadata[T text](c *CosmosMetadata, raw T) bool {
 // Marshal renders the document exactly as it stands (no version bump, no
 // TTL stamp); MarshalCreate and MarshalReplace are what writes use.
 func (d *OperationDocument) Marshal() ([]byte, error) {
-	var props objectWriter
-	d.Properties.render(&props)
-	var w objectWriter
+	w := newWriter(2048)
 	w.putString("id", d.ID)
 	if d.TTL != 0 {
 		w.putInt("ttl", int64(d.TTL))
@@ -245,7 +234,9 @@ func (d *OperationDocument) Marshal() ([]byte, error) {
 	if d.DeletionTimestamp != nil {
 		w.putTime("deletionTimestamp", *d.DeletionTimestamp)
 	}
-	w.putObject("properties", &props)
+	w.begin("properties")
+	d.Properties.render(w)
+	w.end()
 	w.rest(d.unknown)
 	return w.bytes()
 }
@@ -295,15 +286,15 @@ func (d *OperationDocument) checkKeys() error {
 
 // render writes the properties in ARO-HCP's marshal order, unknown
 // members last.
-func (o *Operation) render(w *objectWriter) {
-	var cm objectWriter // encoding/json's rendering of the CosmosMetadata struct
-	cm.putString("resourceID", o.CosmosMetadata.ResourceID)
+func (o *Operation) render(w *writer) {
+	w.begin("cosmosMetadata") // encoding/json's rendering of the CosmosMetadata struct
+	w.putString("resourceID", o.CosmosMetadata.ResourceID)
 	if o.CosmosMetadata.ETag != "" {
-		cm.putString("etag", o.CosmosMetadata.ETag)
+		w.putString("etag", o.CosmosMetadata.ETag)
 	}
-	cm.putInt("instanceVersion", o.CosmosMetadata.InstanceVersion)
-	cm.putString("partitionKey", o.CosmosMetadata.PartitionKey)
-	w.putObject("cosmosMetadata", &cm)
+	w.putInt("instanceVersion", o.CosmosMetadata.InstanceVersion)
+	w.putString("partitionKey", o.CosmosMetadata.PartitionKey)
+	w.end()
 	for _, f := range []struct{ key, value string }{
 		{"tenantId", o.TenantID}, {"clientId", o.ClientID}, {"request", string(o.Request)}, {"externalId", o.ExternalID},
 	} {

@@ -1,6 +1,7 @@
 package document
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 )
@@ -21,7 +22,7 @@ type Resource struct {
 	// Timestamp is _ts as read.
 	Timestamp int64
 
-	raw  string // the document as read; clones share it
+	raw  []byte // the document as read; clones share it, nobody changes it
 	head tree   // the schema's members of raw; never modified either
 	doc  tree   // the whole document without Cosmos system fields, once edited
 	size int    // len(raw), to size renderings
@@ -145,9 +146,9 @@ func buildSchema(k Kind) []fieldSpec {
 // read from the store. Any other resourceType is an error, as is a member
 // the lifecycle reads that holds the wrong type; both name field and value.
 func ParseResource(raw []byte) (*Resource, error) {
-	// One copy of the document as a string: it is what a setter decodes
-	// the whole document from, and the head's strings are substrings of it.
-	text := string(raw)
+	// A copy: the caller may reuse raw, and a setter decodes the whole
+	// document from it later.
+	text := bytes.Clone(raw)
 	doc, ok := restrict(text, resourceHead)
 	if !ok {
 		if _, err := decodeTree("resource document", raw); err != nil {
@@ -199,7 +200,7 @@ func (r *Resource) view() tree {
 func (r *Resource) edit() tree {
 	if r.doc == nil {
 		r.doc = r.whole()
-		r.raw, r.head = "", nil
+		r.raw, r.head = nil, nil
 	}
 	return r.doc
 }
@@ -210,7 +211,7 @@ func (r *Resource) whole() tree {
 	if r.doc != nil {
 		return r.doc
 	}
-	v, _ := buildValue(r.raw) // raw was validated by ParseResource
+	v, _ := readAny(newDecoder(r.raw)) // raw was validated by ParseResource
 	doc, ok := v.(tree)
 	if !ok { // a Resource that did not come from ParseResource
 		return tree{}

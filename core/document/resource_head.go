@@ -1,6 +1,6 @@
 package document
 
-import "unicode/utf8"
+import "encoding/json/jsontext"
 
 // pathTrie names the members of a JSON object to decode: a key without
 // children is decoded whole, one with children member by member.
@@ -38,49 +38,38 @@ var resourceHead = func() pathTrie {
 	return t
 }()
 
-// restrict validates raw as a JSON object and decodes the members want
-// names, so the result holds, at every path want names, exactly what a
-// whole decode would hold there (a repeated key's last value included).
-// ok is false when raw is not a valid JSON object. It is one pass: the
-// objects want goes into are decoded as they are validated.
-func restrict(raw string, want pathTrie) (tree, bool) {
-	s := scanner[string]{b: raw}
-	s.space()
-	if s.i >= len(s.b) || s.b[s.i] != '{' {
+// restrict reads raw, one JSON object and nothing after it, and decodes
+// the members want names, so the result holds, at every path want names,
+// exactly what a whole decode would hold there (a repeated name's last
+// value included). Everything else is validated and skipped. ok is false
+// when raw is not one valid JSON object.
+func restrict(raw []byte, want pathTrie) (tree, bool) {
+	dec := newDecoder(raw)
+	if dec.PeekKind() != '{' {
 		return nil, false
 	}
-	t, ok := s.restrict(want)
-	s.space()
-	return t, ok && s.i == len(s.b)
+	t, err := readHead(dec, want)
+	if err == nil {
+		err = atEnd(dec)
+	}
+	return t, err == nil
 }
 
-// restrict is restrict for the object at s.i.
-func (s *scanner[T]) restrict(want pathTrie) (tree, bool) {
+// readHead is restrict for the object dec is at.
+func readHead(dec *jsontext.Decoder, want pathTrie) (tree, error) {
 	t := tree{}
-	ok := s.members(func(key T) bool {
-		w := rawMember[T]{key: key}.lookup(want)
+	err := eachMember(dec, func(name jsontext.Token) error {
+		w := want[name.String()]
+		var err error
 		switch {
 		case w == nil:
-			return s.skip()
-		case len(w.sub) > 0 && s.i < len(s.b) && s.b[s.i] == '{':
-			sub, ok := s.restrict(w.sub)
-			t[w.key] = sub
-			return ok
+			return dec.SkipValue()
+		case len(w.sub) > 0 && dec.PeekKind() == '{':
+			t[w.key], err = readHead(dec, w.sub)
 		default:
-			v, ok := s.build()
-			t[w.key] = v
-			return ok
+			t[w.key], err = readAny(dec)
 		}
+		return err
 	})
-	return t, ok
-}
-
-// lookup finds the member's key in want (nil when it is not wanted),
-// decoding the key only when it is escaped or needs repair.
-func (m rawMember[T]) lookup(want pathTrie) *pathNode {
-	body := m.key[1 : len(m.key)-1]
-	if !escaped(body) && utf8.ValidString(string(body)) {
-		return want[string(body)]
-	}
-	return want[m.name()]
+	return t, err
 }

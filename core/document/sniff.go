@@ -1,6 +1,7 @@
 package document
 
 import (
+	"encoding/json/jsontext"
 	"fmt"
 	"strings"
 )
@@ -10,20 +11,18 @@ import (
 // anything else (including no resourceType). Only JSON that is not an
 // object, or a resourceType that is not a string, is an error.
 func Sniff(raw []byte) (Kind, error) {
-	var val []byte
-	if err := objectMembers("document", raw, func(m rawMember[[]byte]) {
-		if m.is("resourceType") {
-			val = m.val // a repeated key: the last one wins
-		}
-	}); err != nil {
+	var val [1]jsontext.Value
+	if err := readMembers("document", raw, sniffKeys, val[:], nil); err != nil {
 		return KindOther, err
 	}
 	var s string
-	if err := takeValue("", "resourceType", val, &s); err != nil {
+	if err := takeValue("", "resourceType", val[0], &s); err != nil {
 		return KindOther, err
 	}
 	return kindOfType(s), nil
 }
+
+var sniffKeys = keysOf("resourceType")
 
 // SubscriptionResourceType is the resourceType of a subscription document.
 const SubscriptionResourceType = "Microsoft.Resources/subscriptions"

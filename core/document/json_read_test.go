@@ -3,15 +3,19 @@ package document
 import (
 	"bytes"
 	"encoding/json"
+	"encoding/json/jsontext"
 	"io"
 	"reflect"
 	"strings"
 	"testing"
 )
 
-// scanSeeds are the corners of JSON the scanner must agree with
+// maxDepth is encoding/json's nesting limit, and jsontext's.
+const maxDepth = 10000
+
+// readSeeds are the corners of JSON the reader must agree with
 // encoding/json on.
-var scanSeeds = []string{
+var readSeeds = []string{
 	`{}`, ` { } `, `{"a":1}`, `{"a":1,}`, `{"a" 1}`, `{"a":}`, `{,}`, `{"a":1 "b":2}`, `{"a":1}x`, `{"a":1} {}`,
 	`{"a":[]}`, `{"a":[1,]}`, `{"a":[,1]}`, `{"a":[1 2]}`, `{"a":[[[]]]}`, `[]`, `null`, `"x"`, `1`, ``, ` `,
 	`{"a":-}`, `{"a":-0}`, `{"a":01}`, `{"a":1.}`, `{"a":1.5e}`, `{"a":1.5e+}`, `{"a":1E-07}`, `{"a":-12.50e+3}`,
@@ -19,77 +23,84 @@ var scanSeeds = []string{
 	`{"a":"\u00e9\n\t\"\\\/"}`, `{"a":"\u12"}`, `{"a":"\uZZZZ"}`, `{"a":"\x"}`, "{\"a\":\"\x01\"}", "{\"a\":\"\xff\xfe\"}",
 	`{"a":"\ud83d\ude00"}`, `{"a":"\ud83d"}`, `{"a\u0062":1,"ab":2}`, `{"a":1,"a":2}`, `{"a":{"b":1},"a":[2]}`,
 	"{\"a\":\"caf\xc3\xa9\"}", "\t\r\n{\"a\":1}\n", `{"a":"unterminated}`, `{"a":1`, `{"a":{"b":{"c":"d"}}}`,
+	"{\"k\xff\":1}", `{"a":[1]]}`, `{"a":1}}`, `{"a":{"b":[}}`,
 	strings.Repeat(`{"a":`, maxDepth) + `1` + strings.Repeat(`}`, maxDepth),
 	strings.Repeat(`{"a":`, maxDepth+1) + `1` + strings.Repeat(`}`, maxDepth+1),
 	`{"a":` + strings.Repeat(`[`, maxDepth-1) + strings.Repeat(`]`, maxDepth-1) + `}`,
 	`{"a":` + strings.Repeat(`[`, maxDepth) + strings.Repeat(`]`, maxDepth) + `}`,
 }
 
-func TestScannerAgreesWithEncodingJSON(t *testing.T) {
-	for _, s := range scanSeeds {
-		checkScanner(t, []byte(s))
+func TestReaderAgreesWithEncodingJSON(t *testing.T) {
+	for _, s := range readSeeds {
+		checkReader(t, []byte(s))
 	}
 	for _, name := range fuzzSeedFiles {
-		checkScanner(t, readTestdata(t, name))
+		checkReader(t, readTestdata(t, name))
 	}
 }
 
-func FuzzScanner(f *testing.F) {
-	for _, s := range scanSeeds {
+// FuzzReader is the differential test of the jsontext reader against
+// encoding/json.
+func FuzzReader(f *testing.F) {
+	for _, s := range readSeeds {
 		f.Add([]byte(s))
 	}
 	for _, name := range fuzzSeedFiles {
 		f.Add(readSeed(f, name))
 	}
-	f.Fuzz(checkScanner)
+	f.Fuzz(checkReader)
 }
 
-// checkScanner holds scanObject and buildValue to encoding/json: the same
-// verdict on validity, the same members (the last of a repeated key
-// winning) and the same decoded values.
-func checkScanner(t *testing.T, raw []byte) {
+// checkReader holds readMembers and readAny to encoding/json: the same
+// verdict on validity, the same members (the last of a repeated name
+// winning, known or not) and the same decoded values.
+func checkReader(t *testing.T, raw []byte) {
 	t.Helper()
 	valid := json.Valid(raw)
 	isObject := valid && bytes.TrimLeft(raw, " \t\r\n")[0] == '{'
 
-	var ms []rawMember[[]byte]
-	ok := scanObject(raw, func(m rawMember[[]byte]) { ms = append(ms, m) })
-	if ok != isObject {
-		t.Fatalf("scanObject ok = %v, encoding/json says object %v: %.200q", ok, isObject, raw)
+	var got members
+	err := readMembers("x", raw, nil, nil, &got)
+	if (err == nil) != isObject {
+		t.Fatalf("readMembers = %v, encoding/json says object %v: %.200q", err, isObject, raw)
 	}
-	if ok {
-		var want map[string]json.RawMessage
+	if err == nil {
+		var want members
 		if err := json.Unmarshal(raw, &want); err != nil {
 			t.Fatalf("encoding/json refuses what it called valid: %v", err)
 		}
-		got := map[string]json.RawMessage{}
-		for _, m := range ms {
-			got[m.name()] = m.val
+		if len(want) == 0 {
+			want = nil // readMembers makes the map on first use
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("members differ\n got %q\nwant %q", got, want)
 		}
-	}
-
-	// Scanned as a string, the same members and verdict.
-	var sms []rawMember[string]
-	if sok := scanObject(string(raw), func(m rawMember[string]) { sms = append(sms, m) }); sok != ok || len(sms) != len(ms) {
-		t.Fatalf("as a string: ok %v with %d members; as bytes: %v with %d", sok, len(sms), ok, len(ms))
-	}
-	for i := range sms {
-		if sms[i].name() != ms[i].name() || sms[i].val != string(ms[i].val) {
-			t.Fatalf("member %d as a string differs: %q=%q, %q=%q", i, sms[i].name(), sms[i].val, ms[i].name(), ms[i].val)
+		// Filed as known names, the same values.
+		keys := knownKeys{}
+		for k := range want {
+			keys[k] = len(keys)
+		}
+		vals := make([]jsontext.Value, len(keys))
+		var rest members
+		if err := readMembers("x", raw, keys, vals, &rest); err != nil || rest != nil {
+			t.Fatalf("with every name known: %v, rest %q", err, rest)
+		}
+		for k, i := range keys {
+			if !bytes.Equal(vals[i], want[k]) {
+				t.Fatalf("known %q = %q, want %q", k, vals[i], want[k])
+			}
 		}
 	}
 
-	v, ok := buildValue(raw)
-	if ok != valid {
-		t.Fatalf("buildValue ok = %v, json.Valid = %v: %.200q", ok, valid, raw)
+	rd := newDecoder(raw)
+	v, err := readAny(rd)
+	if err == nil {
+		err = atEnd(rd)
 	}
-	if sv, sok := buildValue(string(raw)); sok != ok || !reflect.DeepEqual(sv, v) {
-		t.Fatalf("buildValue as a string = %v, %#v; as bytes %v, %#v", sok, sv, ok, v)
+	if (err == nil) != valid {
+		t.Fatalf("readAny = %v, json.Valid = %v: %.200q", err, valid, raw)
 	}
-	if !ok {
+	if !valid {
 		return
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))

@@ -1,0 +1,176 @@
+package document
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/json/jsontext"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+)
+
+// writer renders a JSON object with encoding/json/jsontext, members in the
+// order they are put, so documents come out in ARO-HCP's marshal order.
+// Raw values (the members nobody took) are written as they came, only
+// compacted, as json.Compact does; strings are escaped as encoding/json
+// escapes them, which is how ARO-HCP writes.
+type writer struct {
+	buf bytes.Buffer
+	enc *jsontext.Encoder
+	err error
+}
+
+func newWriter(size int) *writer {
+	w := &writer{}
+	w.buf.Grow(size)
+	w.enc = jsontext.NewEncoder(&w.buf,
+		jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true), jsontext.PreserveRawStrings(true))
+	w.token(jsontext.BeginObject)
+	return w
+}
+
+func (w *writer) token(t jsontext.Token) {
+	if w.err == nil {
+		w.err = w.enc.WriteToken(t)
+	}
+}
+
+func (w *writer) value(v jsontext.Value) {
+	if w.err == nil {
+		w.err = w.enc.WriteValue(v)
+	}
+}
+
+// string writes s as encoding/json does. jsontext leaves <, > and & as
+// they are, as it leaves them in raw values; encoding/json escapes them
+// (and U+2028, U+2029), so such strings go through it.
+func (w *writer) string(s string) {
+	if !strings.ContainsAny(s, "<>&\u2028\u2029") {
+		w.token(jsontext.String(s))
+		return
+	}
+	b, _ := json.Marshal(s) // a string always marshals
+	w.value(b)
+}
+
+func (w *writer) putString(k, s string) {
+	w.string(k)
+	w.string(s)
+}
+
+func (w *writer) putBool(k string, b bool) {
+	w.string(k)
+	w.token(jsontext.Bool(b))
+}
+
+func (w *writer) putInt(k string, n int64) {
+	w.string(k)
+	w.token(jsontext.Int(n))
+}
+
+func (w *writer) putTime(k string, t time.Time) {
+	b, err := t.MarshalJSON() // what encoding/json calls
+	if err != nil && w.err == nil {
+		w.err = fmt.Errorf("%s: %w", k, err)
+	}
+	w.string(k)
+	w.value(b)
+}
+
+// put writes k with v marshalled by encoding/json.
+func (w *writer) put(k string, v any) {
+	b, err := json.Marshal(v)
+	if err != nil && w.err == nil {
+		w.err = fmt.Errorf("%s: %w", k, err)
+	}
+	w.string(k)
+	w.value(b)
+}
+
+// begin opens an object member k; end closes it.
+func (w *writer) begin(k string) {
+	w.string(k)
+	w.token(jsontext.BeginObject)
+}
+
+func (w *writer) end() { w.token(jsontext.EndObject) }
+
+// rest writes the members nobody took, sorted by name so output is stable.
+func (w *writer) rest(m members) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		w.string(k)
+		if w.value(m[k]); w.err != nil {
+			w.err = fmt.Errorf("%s: %w", k, w.err)
+		}
+	}
+}
+
+// bytes closes the object and returns the rendering.
+func (w *writer) bytes() ([]byte, error) {
+	w.end()
+	if w.err != nil {
+		return nil, w.err
+	}
+	return bytes.TrimSuffix(w.buf.Bytes(), []byte("\n")), nil
+}
+
+// marshalTree renders a decoded document as encoding/json renders it:
+// members sorted by name, strings escaped its way, numbers as their
+// literal text. A tree holding anything else (a value of another type, a
+// number that is not valid JSON) goes to encoding/json whole. size, if
+// known, is about how long the rendering will be.
+func marshalTree(t tree, size int) ([]byte, error) {
+	var buf bytes.Buffer
+	buf.Grow(size)
+	enc := jsontext.NewEncoder(&buf, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true),
+		jsontext.EscapeForHTML(true), jsontext.EscapeForJS(true))
+	if writeTree(enc, t) != nil {
+		return json.Marshal(t)
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+func writeTree(enc *jsontext.Encoder, v any) error {
+	switch x := v.(type) {
+	case nil:
+		return enc.WriteToken(jsontext.Null)
+	case string:
+		return enc.WriteToken(jsontext.String(x))
+	case bool:
+		return enc.WriteToken(jsontext.Bool(x))
+	case json.Number:
+		return enc.WriteValue(jsontext.Value(x))
+	case tree:
+		if x == nil {
+			return enc.WriteToken(jsontext.Null)
+		}
+		if err := enc.WriteToken(jsontext.BeginObject); err != nil {
+			return err
+		}
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			if err := enc.WriteToken(jsontext.String(k)); err != nil {
+				return err
+			}
+			if err := writeTree(enc, x[k]); err != nil {
+				return err
+			}
+		}
+		return enc.WriteToken(jsontext.EndObject)
+	case []any:
+		if x == nil {
+			return enc.WriteToken(jsontext.Null)
+		}
+		if err := enc.WriteToken(jsontext.BeginArray); err != nil {
+			return err
+		}
+		for _, e := range x {
+			if err := writeTree(enc, e); err != nil {
+				return err
+			}
+		}
+		return enc.WriteToken(jsontext.EndArray)
+	}
+	return fmt.Errorf("%T is not a JSON value", v)
+}
