@@ -9,6 +9,7 @@ import (
 	"io"
 	"strconv"
 	"time"
+	"unicode/utf8"
 )
 
 // Documents are read with encoding/json/jsontext: one pass over the bytes,
@@ -16,10 +17,61 @@ import (
 // few it needs. The options make it accept what encoding/json accepts, as
 // ARO-HCP's Go code reads these documents that way: a repeated name (the
 // last wins) and invalid UTF-8 (read as U+FFFD).
-func newDecoder(raw []byte) *jsontext.Decoder {
-	// A bytes.Buffer is read in place, without a copy.
-	return jsontext.NewDecoder(bytes.NewBuffer(raw),
-		jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+//
+// A reader reads the objects of one document with one decoder, reset for
+// each (a decoder is large, and keeps the stacks it has grown). With text,
+// the document as a string, the strings it reads that hold nothing to
+// decode are substrings of text rather than copies: a poll reads some
+// fifty strings per document.
+type reader struct {
+	dec  *jsontext.Decoder
+	text string // the whole document, or ""
+	base int    // where the decoder's input starts in text
+}
+
+// at returns the decoder reset to read raw (in place: a bytes.Buffer is
+// not copied), which starts at base in the reader's text.
+func (r *reader) at(raw []byte, base int) *jsontext.Decoder {
+	in := bytes.NewBuffer(raw)
+	opts := []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)}
+	if r.dec == nil {
+		r.dec = jsontext.NewDecoder(in, opts...)
+	} else {
+		r.dec.Reset(in, opts...)
+	}
+	r.base = base
+	return r.dec
+}
+
+// str decodes the string or name v the decoder has just read.
+func (r *reader) str(v jsontext.Value) string {
+	if r.text != "" && plain(v) {
+		end := r.base + int(r.dec.InputOffset())
+		return r.text[end-len(v)+1 : end-1]
+	}
+	return unquote(v)
+}
+
+// literal returns the text of the value v the decoder has just read.
+func (r *reader) literal(v jsontext.Value) string {
+	if r.text != "" {
+		end := r.base + int(r.dec.InputOffset())
+		return r.text[end-len(v) : end]
+	}
+	return string(v)
+}
+
+// plain reports whether the JSON string v decodes to its own bytes.
+func plain(v jsontext.Value) bool { return bytes.IndexByte(v, '\\') < 0 && utf8.Valid(v) }
+
+// byName finds the name v in m without decoding it when it is plain.
+func byName[V any](m map[string]V, v jsontext.Value) (V, bool) {
+	if plain(v) {
+		x, ok := m[string(v[1:len(v)-1])] // no copy: only a map key
+		return x, ok
+	}
+	x, ok := m[unquote(v)]
+	return x, ok
 }
 
 // members are the members of a JSON object a typed decoder does not know,
@@ -60,16 +112,16 @@ var errNotObject = errors.New("not a JSON object")
 // name wins) and, if rest is set, every other member, copied, into *rest
 // (made on first use). vals are slices of raw. Bad input gets
 // encoding/json's own error, so messages read as they always have.
-func readMembers(what string, raw []byte, keys knownKeys, vals []jsontext.Value, rest *members) error {
-	dec := newDecoder(raw)
-	err := eachMember(dec, func(name jsontext.Token) error {
-		i, known := keys[name.String()]
+func (r *reader) readMembers(what string, raw []byte, keys knownKeys, vals []jsontext.Value, rest *members) error {
+	dec := r.at(raw, 0)
+	err := r.eachMember(func(name jsontext.Value) error {
+		i, known := byName(keys, name)
 		if !known && rest == nil {
 			return dec.SkipValue()
 		}
 		var k string
 		if !known {
-			k = name.String() // before the read below invalidates name
+			k = unquote(name) // before the read below invalidates name
 		}
 		v, err := dec.ReadValue()
 		switch {
@@ -94,19 +146,19 @@ func readMembers(what string, raw []byte, keys knownKeys, vals []jsontext.Value,
 	return nil
 }
 
-// eachMember reads the object dec is at, calling member with each name
-// token; member must read the value (or skip it). The token is valid only
-// until the next read, so member must use it first.
-func eachMember(dec *jsontext.Decoder, member func(name jsontext.Token) error) error {
-	tok, err := dec.ReadToken()
+// eachMember reads the object the decoder is at, calling member with each
+// name as read (quoted); member must read the value (or skip it). The name
+// is valid only until the next read.
+func (r *reader) eachMember(member func(name jsontext.Value) error) error {
+	tok, err := r.dec.ReadToken()
 	if err != nil {
 		return err
 	}
 	if tok.Kind() != '{' {
 		return errNotObject
 	}
-	for dec.PeekKind() != '}' { // an error shows as kind 0 and again on the read
-		name, err := dec.ReadToken()
+	for r.dec.PeekKind() != '}' { // an error shows as kind 0 and again on the read
+		name, err := r.dec.ReadValue()
 		if err != nil {
 			return err
 		}
@@ -114,7 +166,7 @@ func eachMember(dec *jsontext.Decoder, member func(name jsontext.Token) error) e
 			return err
 		}
 	}
-	_, err = dec.ReadToken()
+	_, err = r.dec.ReadToken()
 	return err
 }
 
@@ -189,10 +241,6 @@ func decodeValue(raw jsontext.Value, v any) error {
 			*dst = json.Number(raw)
 			return nil
 		}
-	case *CosmosMetadata:
-		if decodeCosmosMetadata(dst, raw) {
-			return nil
-		}
 	case *time.Time:
 		if t, ok := decodeTime(raw); ok {
 			*dst = t
@@ -221,8 +269,10 @@ func decodeTime(raw jsontext.Value) (time.Time, bool) {
 // unquote decodes a valid JSON string as encoding/json does (invalid UTF-8
 // becomes U+FFFD).
 func unquote(raw jsontext.Value) string {
-	var buf [128]byte
-	s, _ := jsontext.AppendUnquote(buf[:0], raw) // only invalid UTF-8 errs, and is repaired
+	if bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
+		return string(raw[1 : len(raw)-1]) // nothing to decode
+	}
+	s, _ := jsontext.AppendUnquote(nil, raw) // only invalid UTF-8 errs, and is repaired
 	return string(s)
 }
 
@@ -235,48 +285,58 @@ func clip[T ~string | ~[]byte](raw T) string {
 	return string(raw)
 }
 
-// readAny reads the value dec is at as encoding/json decodes into an any
-// with UseNumber: objects as trees, arrays as []any (empty, not nil),
-// numbers as json.Number with their literal text.
-func readAny(dec *jsontext.Decoder) (any, error) {
-	switch dec.PeekKind() {
+// readAny reads the value the decoder is at as encoding/json decodes into
+// an any with UseNumber: objects as trees, arrays as []any (empty, not
+// nil), numbers as json.Number with their literal text.
+func (r *reader) readAny() (any, error) {
+	switch r.dec.PeekKind() {
 	case '{':
 		t := tree{}
-		err := eachMember(dec, func(name jsontext.Token) error {
-			k := name.String()
-			v, err := readAny(dec)
+		err := r.eachMember(func(name jsontext.Value) error {
+			k := r.str(name)
+			v, err := r.readAny()
 			t[k] = v
 			return err
 		})
 		return t, err
 	case '[':
-		if _, err := dec.ReadToken(); err != nil {
+		if _, err := r.dec.ReadToken(); err != nil {
 			return nil, err
 		}
 		l := make([]any, 0)
-		for dec.PeekKind() != ']' {
-			v, err := readAny(dec)
+		for r.dec.PeekKind() != ']' {
+			v, err := r.readAny()
 			if err != nil {
 				return nil, err
 			}
 			l = append(l, v)
 		}
-		_, err := dec.ReadToken()
+		_, err := r.dec.ReadToken()
 		return l, err
 	}
-	tok, err := dec.ReadToken()
+	v, err := r.dec.ReadValue()
 	if err != nil {
 		return nil, err
 	}
-	switch tok.Kind() {
+	switch v.Kind() {
 	case 'n':
 		return nil, nil
 	case 't', 'f':
-		return tok.Bool(), nil
+		return v.Kind() == 't', nil
 	case '"':
-		return tok.String(), nil
-	case '0':
-		return json.Number(tok.String()), nil
+		return r.str(v), nil
 	}
-	return nil, fmt.Errorf("unexpected %v", tok.Kind())
+	return json.Number(r.literal(v)), nil
+}
+
+// readValue reads text, one JSON value and nothing after it, as readAny
+// reads; its strings are substrings of text.
+func readValue(text string) (any, error) {
+	r := reader{text: text}
+	r.at([]byte(text), 0)
+	v, err := r.readAny()
+	if err == nil {
+		err = atEnd(r.dec)
+	}
+	return v, err
 }

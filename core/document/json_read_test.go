@@ -60,7 +60,7 @@ func checkReader(t *testing.T, raw []byte) {
 	isObject := valid && bytes.TrimLeft(raw, " \t\r\n")[0] == '{'
 
 	var got members
-	err := readMembers("x", raw, nil, nil, &got)
+	err := (&reader{}).readMembers("x", raw, nil, nil, &got)
 	if (err == nil) != isObject {
 		t.Fatalf("readMembers = %v, encoding/json says object %v: %.200q", err, isObject, raw)
 	}
@@ -82,7 +82,7 @@ func checkReader(t *testing.T, raw []byte) {
 		}
 		vals := make([]jsontext.Value, len(keys))
 		var rest members
-		if err := readMembers("x", raw, keys, vals, &rest); err != nil || rest != nil {
+		if err := (&reader{}).readMembers("x", raw, keys, vals, &rest); err != nil || rest != nil {
 			t.Fatalf("with every name known: %v, rest %q", err, rest)
 		}
 		for k, i := range keys {
@@ -92,11 +92,7 @@ func checkReader(t *testing.T, raw []byte) {
 		}
 	}
 
-	rd := newDecoder(raw)
-	v, err := readAny(rd)
-	if err == nil {
-		err = atEnd(rd)
-	}
+	v, err := readValue(string(raw))
 	if (err == nil) != valid {
 		t.Fatalf("readAny = %v, json.Valid = %v: %.200q", err, valid, raw)
 	}

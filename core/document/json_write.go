@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"encoding/json/jsontext"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -22,9 +21,10 @@ type writer struct {
 	err error
 }
 
+// newWriter starts an object; size is about how long it will be.
 func newWriter(size int) *writer {
 	w := &writer{}
-	w.buf.Grow(size)
+	w.buf.Grow(headroom(size))
 	w.enc = jsontext.NewEncoder(&w.buf,
 		jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true), jsontext.PreserveRawStrings(true))
 	w.token(jsontext.BeginObject)
@@ -47,7 +47,7 @@ func (w *writer) value(v jsontext.Value) {
 // they are, as it leaves them in raw values; encoding/json escapes them
 // (and U+2028, U+2029), so such strings go through it.
 func (w *writer) string(s string) {
-	if !strings.ContainsAny(s, "<>&\u2028\u2029") {
+	if !strings.ContainsAny(s, "<>&") && strings.IndexByte(s, "\u2028"[0]) < 0 { // U+2028 and U+2029 start with 0xE2
 		w.token(jsontext.String(s))
 		return
 	}
@@ -99,7 +99,7 @@ func (w *writer) end() { w.token(jsontext.EndObject) }
 
 // rest writes the members nobody took, sorted by name so output is stable.
 func (w *writer) rest(m members) {
-	for _, k := range slices.Sorted(maps.Keys(m)) {
+	for _, k := range sortedKeys(m) {
 		w.string(k)
 		if w.value(m[k]); w.err != nil {
 			w.err = fmt.Errorf("%s: %w", k, w.err)
@@ -123,7 +123,7 @@ func (w *writer) bytes() ([]byte, error) {
 // known, is about how long the rendering will be.
 func marshalTree(t tree, size int) ([]byte, error) {
 	var buf bytes.Buffer
-	buf.Grow(size)
+	buf.Grow(headroom(size))
 	enc := jsontext.NewEncoder(&buf, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true),
 		jsontext.EscapeForHTML(true), jsontext.EscapeForJS(true))
 	if writeTree(enc, t) != nil {
@@ -131,6 +131,22 @@ func marshalTree(t tree, size int) ([]byte, error) {
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
+
+// sortedKeys are m's keys in order (slices.Sorted(maps.Keys(m)) grows its
+// slice as it goes).
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// headroom is the capacity to give a buffer for a rendering of about size
+// bytes: a jsontext.Encoder grows its bytes.Buffer, with a copy, unless a
+// quarter of what it has written is still free at the end.
+func headroom(size int) int { return size + size/3 + 64 }
 
 func writeTree(enc *jsontext.Encoder, v any) error {
 	switch x := v.(type) {
@@ -149,7 +165,7 @@ func writeTree(enc *jsontext.Encoder, v any) error {
 		if err := enc.WriteToken(jsontext.BeginObject); err != nil {
 			return err
 		}
-		for _, k := range slices.Sorted(maps.Keys(x)) {
+		for _, k := range sortedKeys(x) {
 			if err := enc.WriteToken(jsontext.String(k)); err != nil {
 				return err
 			}

@@ -26,7 +26,8 @@ var envelopeKeys = keysOf(envelopeNames[:]...)
 func ParseOperation(raw []byte) (*OperationDocument, error) {
 	var vals [len(envelopeNames)]jsontext.Value
 	var unknown members
-	if err := readMembers("operation document", raw, envelopeKeys, vals[:], &unknown); err != nil {
+	var rd reader
+	if err := rd.readMembers("operation document", raw, envelopeKeys, vals[:], &unknown); err != nil {
 		return nil, err
 	}
 	d := &OperationDocument{unknown: unknown}
@@ -62,7 +63,7 @@ func ParseOperation(raw []byte) (*OperationDocument, error) {
 	if len(props) == 0 || string(props) == "null" {
 		return nil, fmt.Errorf("properties: missing")
 	}
-	if err := d.Properties.decode(props); err != nil {
+	if err := d.Properties.decode(&rd, props); err != nil {
 		return nil, err
 	}
 	d.fillMetadata()
@@ -93,7 +94,8 @@ func (d *OperationDocument) fillMetadata() {
 // status need not parse what it wrote. The receiver is not modified.
 func (d *OperationDocument) Replaced(stored []byte) (*OperationDocument, error) {
 	var vals [2]jsontext.Value
-	if err := readMembers("stored operation document", stored, storedKeys, vals[:], nil); err != nil {
+	var rd reader
+	if err := rd.readMembers("stored operation document", stored, storedKeys, vals[:], nil); err != nil {
 		return nil, err
 	}
 	etag, ts := vals[0], vals[1]
@@ -130,19 +132,23 @@ var propertyNames = [...]string{"cosmosMetadata", "tenantId", "clientId", "reque
 
 var propertyKeys = keysOf(propertyNames[:]...)
 
-func (o *Operation) decode(raw jsontext.Value) error {
+func (o *Operation) decode(rd *reader, raw jsontext.Value) error {
 	var vals [len(propertyNames)]jsontext.Value
 	var unknown members
-	if err := readMembers("properties", raw, propertyKeys, vals[:], &unknown); err != nil {
+	if err := rd.readMembers("properties", raw, propertyKeys, vals[:], &unknown); err != nil {
 		return err
 	}
 	o.unknown = unknown
+	if cm := vals[propertyKeys["cosmosMetadata"]]; !rd.decodeCosmosMetadata(&o.CosmosMetadata, cm) {
+		if err := takeValue("properties.", "cosmosMetadata", cm, &o.CosmosMetadata); err != nil {
+			return err
+		}
+	}
 	var request, status string
 	for _, f := range []struct {
 		key string
 		dst any
 	}{
-		{"cosmosMetadata", &o.CosmosMetadata},
 		{"tenantId", &o.TenantID},
 		{"clientId", &o.ClientID},
 		{"request", &request},
@@ -190,19 +196,22 @@ func (o *Operation) decode(raw jsontext.Value) error {
 // spelled exactly (as every writer spells them); anything else is left to
 // encoding/json (false), whose case-insensitive matching and error
 // messages this does not repeat.
-func decodeCosmosMetadata(c *CosmosMetadata, raw jsontext.Value) bool {
+func (rd *reader) decodeCosmosMetadata(c *CosmosMetadata, raw jsontext.Value) bool {
+	if len(raw) == 0 || raw.Kind() != '{' {
+		return false
+	}
 	var v CosmosMetadata
-	dec := newDecoder(raw)
-	err := eachMember(dec, func(name jsontext.Token) error {
+	dec := rd.at(raw, 0)
+	err := rd.eachMember(func(name jsontext.Value) error {
 		var dst any
-		switch name.String() {
-		case "resourceID":
+		switch string(name) { // exact spellings only, quotes included
+		case `"resourceID"`:
 			dst = &v.ResourceID
-		case "etag":
+		case `"etag"`:
 			dst = &v.ETag
-		case "instanceVersion":
+		case `"instanceVersion"`:
 			dst = &v.InstanceVersion
-		case "partitionKey":
+		case `"partitionKey"`:
 			dst = &v.PartitionKey
 		default:
 			return errNotObject // not spelled as this decodes it
@@ -223,7 +232,7 @@ func decodeCosmosMetadata(c *CosmosMetadata, raw jsontext.Value) bool {
 // Marshal renders the document exactly as it stands (no version bump, no
 // TTL stamp); MarshalCreate and MarshalReplace are what writes use.
 func (d *OperationDocument) Marshal() ([]byte, error) {
-	w := newWriter(2048)
+	w := newWriter(2048) // operation documents are under 2 KB
 	w.putString("id", d.ID)
 	if d.TTL != 0 {
 		w.putInt("ttl", int64(d.TTL))

@@ -1,7 +1,6 @@
 package document
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 )
@@ -22,7 +21,7 @@ type Resource struct {
 	// Timestamp is _ts as read.
 	Timestamp int64
 
-	raw  []byte // the document as read; clones share it, nobody changes it
+	raw  string // the document as read; clones share it
 	head tree   // the schema's members of raw; never modified either
 	doc  tree   // the whole document without Cosmos system fields, once edited
 	size int    // len(raw), to size renderings
@@ -146,10 +145,10 @@ func buildSchema(k Kind) []fieldSpec {
 // read from the store. Any other resourceType is an error, as is a member
 // the lifecycle reads that holds the wrong type; both name field and value.
 func ParseResource(raw []byte) (*Resource, error) {
-	// A copy: the caller may reuse raw, and a setter decodes the whole
-	// document from it later.
-	text := bytes.Clone(raw)
-	doc, ok := restrict(text, resourceHead)
+	// One copy of the document as a string: it is what a setter decodes
+	// the whole document from, and the head's strings are substrings of it.
+	text := string(raw)
+	doc, ok := restrict(raw, text, resourceHead)
 	if !ok {
 		if _, err := decodeTree("resource document", raw); err != nil {
 			return nil, err
@@ -200,7 +199,7 @@ func (r *Resource) view() tree {
 func (r *Resource) edit() tree {
 	if r.doc == nil {
 		r.doc = r.whole()
-		r.raw, r.head = nil, nil
+		r.raw, r.head = "", nil
 	}
 	return r.doc
 }
@@ -211,7 +210,7 @@ func (r *Resource) whole() tree {
 	if r.doc != nil {
 		return r.doc
 	}
-	v, _ := readAny(newDecoder(r.raw)) // raw was validated by ParseResource
+	v, _ := readValue(r.raw) // raw was validated by ParseResource
 	doc, ok := v.(tree)
 	if !ok { // a Resource that did not come from ParseResource
 		return tree{}
@@ -224,7 +223,7 @@ func (r *Resource) whole() tree {
 
 // Marshal renders the document as it stands (no version bump).
 func (r *Resource) Marshal() ([]byte, error) {
-	return marshalTree(r.whole(), r.size+64)
+	return marshalTree(r.whole(), r.size)
 }
 
 // MarshalReplace renders the document for a store Replace of the version
@@ -253,7 +252,7 @@ func (r *Resource) MarshalReplace() ([]byte, error) {
 	if s, _ := cm["partitionKey"].(string); s == "" {
 		cm["partitionKey"] = r.PartitionKey()
 	}
-	return marshalTree(doc, r.size+64)
+	return marshalTree(doc, r.size)
 }
 
 // Clone returns a deep copy, safe to modify.

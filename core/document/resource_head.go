@@ -41,33 +41,35 @@ var resourceHead = func() pathTrie {
 // restrict reads raw, one JSON object and nothing after it, and decodes
 // the members want names, so the result holds, at every path want names,
 // exactly what a whole decode would hold there (a repeated name's last
-// value included). Everything else is validated and skipped. ok is false
+// value included). Everything else is validated and skipped. text is raw
+// as a string; the result's strings are substrings of it. ok is false
 // when raw is not one valid JSON object.
-func restrict(raw []byte, want pathTrie) (tree, bool) {
-	dec := newDecoder(raw)
+func restrict(raw []byte, text string, want pathTrie) (tree, bool) {
+	r := reader{text: text}
+	dec := r.at(raw, 0)
 	if dec.PeekKind() != '{' {
 		return nil, false
 	}
-	t, err := readHead(dec, want)
+	t, err := r.readHead(want)
 	if err == nil {
 		err = atEnd(dec)
 	}
 	return t, err == nil
 }
 
-// readHead is restrict for the object dec is at.
-func readHead(dec *jsontext.Decoder, want pathTrie) (tree, error) {
+// readHead is restrict for the object the decoder is at.
+func (r *reader) readHead(want pathTrie) (tree, error) {
 	t := tree{}
-	err := eachMember(dec, func(name jsontext.Token) error {
-		w := want[name.String()]
+	err := r.eachMember(func(name jsontext.Value) error {
+		w, _ := byName(want, name)
 		var err error
 		switch {
 		case w == nil:
-			return dec.SkipValue()
-		case len(w.sub) > 0 && dec.PeekKind() == '{':
-			t[w.key], err = readHead(dec, w.sub)
+			return r.dec.SkipValue()
+		case len(w.sub) > 0 && r.dec.PeekKind() == '{':
+			t[w.key], err = r.readHead(w.sub)
 		default:
-			t[w.key], err = readAny(dec)
+			t[w.key], err = r.readAny()
 		}
 		return err
 	})

@@ -12,7 +12,8 @@ import (
 // object, or a resourceType that is not a string, is an error.
 func Sniff(raw []byte) (Kind, error) {
 	var val [1]jsontext.Value
-	if err := readMembers("document", raw, sniffKeys, val[:], nil); err != nil {
+	var rd reader
+	if err := rd.readMembers("document", raw, sniffKeys, val[:], nil); err != nil {
 		return KindOther, err
 	}
 	var s string
