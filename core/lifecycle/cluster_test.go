@@ -38,7 +38,7 @@ func TestClusterCreateSucceeds(t *testing.T) {
 		t.Errorf("an unknown customer field was lost: %v", props(raw)["customerProperties"])
 	}
 	calls := e.sink.calls(name)
-	if len(calls) != 1 || calls[0].body.Status != arm.ProvisioningStateSucceeded || calls[0].body.EndTime == nil {
+	if len(calls) != 1 || calls[0].Body.Status != arm.ProvisioningStateSucceeded || calls[0].Body.EndTime == nil {
 		t.Errorf("notifications = %+v, want one Succeeded with endTime", calls)
 	}
 	if op.Properties.NotificationURI != "" {

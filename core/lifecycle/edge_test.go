@@ -88,7 +88,7 @@ func TestCredentialRequestDuringRevocationIsCanceled(t *testing.T) {
 	if n := e.sim.Ledger().Count("POST", cs.ClustersMgmtPrefix+"/clusters/{id}/break_glass_credentials"); n != 0 {
 		t.Errorf("%d credentials requested during the revocation, want none", n)
 	}
-	if calls := e.sink.calls(req); len(calls) != 1 || calls[0].body.Status != arm.ProvisioningStateCanceled {
+	if calls := e.sink.calls(req); len(calls) != 1 || calls[0].Body.Status != arm.ProvisioningStateCanceled {
 		t.Errorf("notifications = %+v, want one Canceled", calls)
 	}
 	e.drive(t, revoke)

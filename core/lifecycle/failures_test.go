@@ -88,7 +88,7 @@ func TestFailuresReachFailed(t *testing.T) {
 				t.Errorf("resource = %s, active %q; want Failed and released", r.ProvisioningState(), r.ActiveOperationID())
 			}
 			calls := e.sink.calls(name)
-			if len(calls) != 1 || calls[0].body.Error == nil || calls[0].body.Error.Code != tc.code {
+			if len(calls) != 1 || calls[0].Body.Error == nil || calls[0].Body.Error.Code != tc.code {
 				t.Errorf("notifications = %+v, want one carrying code %s", calls, tc.code)
 			}
 		})
@@ -173,7 +173,7 @@ func TestSupersededOperationIsCanceled(t *testing.T) {
 	if got := e.sim.Ledger().Total(); got != 0 {
 		t.Errorf("CS saw %d requests, want none", got)
 	}
-	if calls := e.sink.calls(name); len(calls) != 1 || calls[0].body.Status != arm.ProvisioningStateCanceled {
+	if calls := e.sink.calls(name); len(calls) != 1 || calls[0].Body.Status != arm.ProvisioningStateCanceled {
 		t.Errorf("notifications = %+v, want one Canceled", calls)
 	}
 }

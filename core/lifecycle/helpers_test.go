@@ -68,7 +68,7 @@ type env struct {
 	store  *recordingStore
 	sim    *simulator.Simulator
 	cs     *ocm.Client
-	sink   *sink
+	sink   testSink
 	engine *Engine
 	logs   *syncBuffer
 	cfg    Config
@@ -108,7 +108,7 @@ func newEnv(t testing.TB, tweak ...func(*Config)) *env {
 		t.Fatalf("ocm client: %v", err)
 	}
 	t.Cleanup(func() { _ = e.cs.Close() })
-	e.sink = newSink(t)
+	e.sink = newTestSink(t)
 
 	e.cfg = Config{PollConcurrency: 4, NotifyBackoffBase: 10 * time.Second, NotifyBackoffMax: time.Minute}
 	for _, f := range tweak {
@@ -273,3 +273,27 @@ func (e *env) csPosts(pattern string) int {
 }
 
 func lower(s string) string { return strings.ToLower(s) }
+
+// testSink is notification.Sink addressed by operation name, as the tests
+// here address notification URIs.
+type testSink struct{ *notification.Sink }
+
+func newTestSink(t testing.TB) testSink {
+	t.Helper()
+	s, err := notification.StartSink(context.Background(), notification.SinkConfig{})
+	if err != nil {
+		t.Fatalf("starting the notification sink: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return testSink{s}
+}
+
+func (s testSink) uri(name string) string { return s.URI(name) }
+
+func (s testSink) failNext(n int) { s.FailNext(n) }
+
+// calls returns every POST made for operation name, failed ones included.
+func (s testSink) calls(name string) []notification.SinkCall {
+	c, _ := s.Calls(s.URI(name)) // a URI of this sink: never an error
+	return c
+}

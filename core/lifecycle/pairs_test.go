@@ -205,7 +205,7 @@ func TestEveryRequestAndKind(t *testing.T) {
 					t.Errorf("operation %d: notificationUri not cleared", i)
 				}
 				if i == 0 {
-					if calls := e.sink.calls(name); len(calls) != 1 || calls[0].body.Status != arm.ProvisioningStateSucceeded {
+					if calls := e.sink.calls(name); len(calls) != 1 || calls[0].Body.Status != arm.ProvisioningStateSucceeded {
 						t.Errorf("notifications = %+v, want one Succeeded", calls)
 					}
 				}

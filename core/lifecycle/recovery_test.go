@@ -191,10 +191,10 @@ func TestNotificationRetriedWithBackoff(t *testing.T) {
 	calls := e.sink.calls(op)
 	ok := 0
 	for _, c := range calls {
-		if c.status == http.StatusOK {
+		if c.Status == http.StatusOK {
 			ok++
-			if c.body.Status != arm.ProvisioningStateSucceeded || c.body.Name != op {
-				t.Errorf("delivered body = %+v", c.body)
+			if c.Body.Status != arm.ProvisioningStateSucceeded || c.Body.Name != op {
+				t.Errorf("delivered body = %+v", c.Body)
 			}
 		}
 	}

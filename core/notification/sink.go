@@ -19,6 +19,10 @@ import (
 
 // SinkConfig shapes a Sink.
 type SinkConfig struct {
+	// FailFirst is how many valid POSTs are answered 500 before any other,
+	// so a run or a test can watch the notifier retry a known number of
+	// times; FailRate applies after them.
+	FailFirst int
 	// FailRate is the share of POSTs answered 500, in [0,1), so a run can
 	// exercise the notifier's retries; 0 answers every valid POST 200.
 	FailRate float64
@@ -39,11 +43,20 @@ type Sink struct {
 	// stopWatch releases the ctx watch that closes the server.
 	stopWatch func() bool
 
-	mu        sync.Mutex
-	rng       *rand.Rand
-	attempts  int
-	failures  int
-	delivered map[string][]arm.ProvisioningState // by URI path: the statuses answered 200
+	mu       sync.Mutex
+	rng      *rand.Rand
+	failLeft int // POSTs still to fail before FailRate applies
+	attempts int
+	failures int
+	calls    map[string][]SinkCall // by URI path, in arrival order
+}
+
+// SinkCall is one valid POST the sink answered.
+type SinkCall struct {
+	// Status is the HTTP status answered: 200, or 500 for a failure on
+	// purpose.
+	Status int
+	Body   arm.OperationStatus
 }
 
 // StartSink serves a sink on a free 127.0.0.1 port until ctx is done or
@@ -51,6 +64,9 @@ type Sink struct {
 func StartSink(ctx context.Context, cfg SinkConfig) (*Sink, error) {
 	if cfg.FailRate < 0 || cfg.FailRate >= 1 {
 		return nil, fmt.Errorf("notification sink: failure rate %v: want [0,1)", cfg.FailRate)
+	}
+	if cfg.FailFirst < 0 {
+		return nil, fmt.Errorf("notification sink: fail first %d: want 0 or more", cfg.FailFirst)
 	}
 	logger := cfg.Logger
 	if logger == nil {
@@ -62,7 +78,7 @@ func StartSink(ctx context.Context, cfg SinkConfig) (*Sink, error) {
 	}
 	s := &Sink{
 		url: "http://" + ln.Addr().String(), cfg: cfg, logger: logger,
-		rng: rand.New(rand.NewPCG(cfg.Seed, 0x5171)), delivered: map[string][]arm.ProvisioningState{},
+		rng: rand.New(rand.NewPCG(cfg.Seed, 0x5171)), failLeft: cfg.FailFirst, calls: map[string][]SinkCall{},
 	}
 	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
@@ -106,12 +122,19 @@ func (s *Sink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	s.attempts++
-	fail := s.cfg.FailRate > 0 && s.rng.Float64() < s.cfg.FailRate
+	var fail bool
+	if s.failLeft > 0 {
+		s.failLeft--
+		fail = true
+	} else {
+		fail = s.cfg.FailRate > 0 && s.rng.Float64() < s.cfg.FailRate
+	}
+	answer := http.StatusOK
 	if fail {
 		s.failures++
-	} else {
-		s.delivered[r.URL.Path] = append(s.delivered[r.URL.Path], status.Status)
+		answer = http.StatusInternalServerError
 	}
+	s.calls[r.URL.Path] = append(s.calls[r.URL.Path], SinkCall{Status: answer, Body: status})
 	s.mu.Unlock()
 	if fail {
 		http.Error(w, "simulated ARM failure", http.StatusInternalServerError)
@@ -121,15 +144,38 @@ func (s *Sink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 }
 
-// Delivered returns the statuses answered 200 at uri, in arrival order.
-func (s *Sink) Delivered(uri string) ([]arm.ProvisioningState, error) {
+// FailNext answers the next n valid POSTs 500, whatever came before.
+func (s *Sink) FailNext(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failLeft = max(n, 0)
+}
+
+// Calls returns the valid POSTs made to uri, failed ones included, in
+// arrival order.
+func (s *Sink) Calls(uri string) ([]SinkCall, error) {
 	path, ok := strings.CutPrefix(uri, s.url)
 	if !ok {
 		return nil, fmt.Errorf("notification URI %q is not one of the sink at %s", uri, s.url)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]arm.ProvisioningState(nil), s.delivered[path]...), nil
+	return append([]SinkCall(nil), s.calls[path]...), nil
+}
+
+// Delivered returns the statuses answered 200 at uri, in arrival order.
+func (s *Sink) Delivered(uri string) ([]arm.ProvisioningState, error) {
+	calls, err := s.Calls(uri)
+	if err != nil {
+		return nil, err
+	}
+	var out []arm.ProvisioningState
+	for _, c := range calls {
+		if c.Status == http.StatusOK {
+			out = append(out, c.Body.Status)
+		}
+	}
+	return out, nil
 }
 
 // Notified reports whether a terminal status was delivered at uri; a URI

@@ -151,7 +151,62 @@ func TestSinkFailsASeededShare(t *testing.T) {
 	}
 }
 
+func TestSinkFailsTheFirstN(t *testing.T) {
+	ok, fail := http.StatusOK, http.StatusInternalServerError
+	tests := []struct {
+		name      string
+		cfg       SinkConfig
+		failNext  map[int]int // before POST i, FailNext(n)
+		answers   []int
+		delivered []arm.ProvisioningState
+	}{
+		{name: "none", answers: []int{ok, ok}, delivered: []arm.ProvisioningState{"s0", "s1"}},
+		{name: "first two", cfg: SinkConfig{FailFirst: 2}, answers: []int{fail, fail, ok, ok},
+			delivered: []arm.ProvisioningState{"s2", "s3"}},
+		{name: "armed later", failNext: map[int]int{1: 1}, answers: []int{ok, fail, ok},
+			delivered: []arm.ProvisioningState{"s0", "s2"}},
+		{name: "re-armed replaces", cfg: SinkConfig{FailFirst: 5}, failNext: map[int]int{1: 0}, answers: []int{fail, ok},
+			delivered: []arm.ProvisioningState{"s1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := StartSink(t.Context(), tt.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			for i, want := range tt.answers {
+				if n, ok := tt.failNext[i]; ok {
+					s.FailNext(n)
+				}
+				st := arm.ProvisioningState(fmt.Sprintf("s%d", i))
+				if got := send(t, s, sinkPost{http.MethodPost, "op", statusBody(st), 0}); got != want {
+					t.Errorf("POST %d answered %d, want %d", i, got, want)
+				}
+			}
+			calls, err := s.Calls(s.URI("op"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(calls) != len(tt.answers) {
+				t.Fatalf("%d calls recorded, want %d", len(calls), len(tt.answers))
+			}
+			for i, c := range calls {
+				if c.Status != tt.answers[i] || c.Body.Status != arm.ProvisioningState(fmt.Sprintf("s%d", i)) {
+					t.Errorf("call %d = %d %s, want %d s%d", i, c.Status, c.Body.Status, tt.answers[i], i)
+				}
+			}
+			if got, _ := s.Delivered(s.URI("op")); !slices.Equal(got, tt.delivered) {
+				t.Errorf("delivered %v, want %v", got, tt.delivered)
+			}
+		})
+	}
+}
+
 func TestSinkRefusesBadConfigAndForeignURIs(t *testing.T) {
+	if _, err := StartSink(t.Context(), SinkConfig{FailFirst: -1}); err == nil || !strings.Contains(err.Error(), "fail first -1") {
+		t.Errorf("FailFirst -1: %v, want an error naming it", err)
+	}
 	for _, rate := range []float64{-0.1, 1, 1.5} {
 		if _, err := StartSink(t.Context(), SinkConfig{FailRate: rate}); err == nil || !strings.Contains(err.Error(), "failure rate") {
 			t.Errorf("rate %v: %v, want an error naming the failure rate", rate, err)
@@ -167,6 +222,9 @@ func TestSinkRefusesBadConfigAndForeignURIs(t *testing.T) {
 	}
 	if _, err := s.Delivered("http://elsewhere/notify/x"); err == nil {
 		t.Error("a URI of another host was accepted")
+	}
+	if _, err := s.Calls("http://elsewhere/notify/x"); err == nil {
+		t.Error("a URI of another host was accepted by Calls")
 	}
 	if s.Notified("http://elsewhere/notify/x") {
 		t.Error("a URI of another host counts as notified")
