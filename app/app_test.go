@@ -67,6 +67,12 @@ type rig struct {
 
 func newRig(t *testing.T) *rig {
 	t.Helper()
+	return newRigLogging(t, slog.New(slog.NewTextHandler(io.Discard, nil)))
+}
+
+// newRigLogging is newRig with the app logging to logger.
+func newRigLogging(t *testing.T, logger *slog.Logger) *rig {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	sim := simulator.New()
@@ -82,7 +88,6 @@ func newRig(t *testing.T) *rig {
 		"HCPOPS_NOTIFICATION_ALLOW_LOOPBACK": "true",
 	}
 	getenv := func(k string) string { return env[k] }
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	a, err := New(ctx, getenv, logger, Parts{})
 	if err != nil {
 		t.Fatal(err)

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/hcpops/hcpops/core/document"
+	"github.com/hcpops/hcpops/core/store"
 )
 
 // dispatchDocuments runs the dispatcher of every live operation in a
@@ -21,7 +23,8 @@ func (e *Engine) dispatchDocuments(ctx context.Context, docs []json.RawMessage) 
 	for i, raw := range docs {
 		kind, err := document.Sniff(raw)
 		if err != nil {
-			log.Warn("skipping an unreadable change-feed document", "index", i, "error", err)
+			pk, id := addressOf(raw)
+			log.Warn("skipping an unreadable change-feed document", "index", i, "document_id", id, "partition_key", pk, "error", err)
 			continue
 		}
 		if kind != document.KindOperation {
@@ -30,7 +33,16 @@ func (e *Engine) dispatchDocuments(ctx context.Context, docs []json.RawMessage) 
 		res.Operations++
 		op, err := document.ParseOperation(raw)
 		if err != nil {
-			log.Error("skipping a malformed operation document", "index", i, "error", err)
+			pk, id := addressOf(raw)
+			log.Error("skipping a malformed operation document", "index", i, "document_id", id, "partition_key", pk, "error", err)
+			res.Skipped++
+			continue
+		}
+		// No store call can ever take this address: retrying the batch for
+		// it would only hold the lease partition until the host gives up.
+		if err := store.CheckAddress(op.PartitionKey, op.ID); err != nil {
+			log.Error("skipping an operation document that cannot be addressed", "index", i,
+				"document_id", op.ID, "partition_key", op.PartitionKey, "error", err)
 			res.Skipped++
 			continue
 		}
@@ -45,18 +57,24 @@ func (e *Engine) dispatchDocuments(ctx context.Context, docs []json.RawMessage) 
 	}
 
 	var (
-		mu   sync.Mutex
-		errs []error
-		wg   sync.WaitGroup
-		sem  = make(chan struct{}, e.cfg.PollConcurrency)
+		mu     sync.Mutex
+		errs   []error
+		failed []string
+		wg     sync.WaitGroup
+		sem    = make(chan struct{}, e.cfg.PollConcurrency)
 	)
+	started := 0
 	for _, t := range targets {
 		select {
 		case sem <- struct{}{}:
 		case <-ctx.Done():
 			wg.Wait()
-			return res, fmt.Errorf("dispatching: %w", ctx.Err())
+			for _, u := range targets[started:] {
+				failed = append(failed, u.id)
+			}
+			return res, dispatchError(failed, append(errs, fmt.Errorf("dispatching: %w", ctx.Err())))
 		}
+		started++
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
@@ -64,11 +82,12 @@ func (e *Engine) dispatchDocuments(ctx context.Context, docs []json.RawMessage) 
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
-			case errors.Is(err, errMalformed):
-				log.Error("skipping an operation that cannot be dispatched", "document_id", t.id, "error", err)
+			case errors.Is(err, errMalformed), errors.Is(err, store.ErrInvalid):
+				log.Error("skipping an operation that cannot be dispatched", "document_id", t.id, "partition_key", t.pk, "error", err)
 				res.Skipped++
 			case err != nil:
 				errs = append(errs, err)
+				failed = append(failed, t.id)
 			case o == outcomeDispatched:
 				res.Dispatched++
 			case o == outcomeDeferred:
@@ -79,7 +98,26 @@ func (e *Engine) dispatchDocuments(ctx context.Context, docs []json.RawMessage) 
 		}()
 	}
 	wg.Wait()
-	return res, errors.Join(errs...)
+	return res, dispatchError(failed, errs)
+}
+
+func dispatchError(ids []string, errs []error) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	slices.Sort(ids)
+	return &DispatchError{DocumentIDs: ids, Err: errors.Join(errs...)}
+}
+
+// addressOf reads id and partitionKey from a document that failed to
+// parse, for the log line; fields that are missing or not strings are "".
+func addressOf(raw json.RawMessage) (partitionKey, id string) {
+	var a struct {
+		ID           string `json:"id"`
+		PartitionKey string `json:"partitionKey"`
+	}
+	_ = json.Unmarshal(raw, &a) // best effort: fills what it can
+	return a.PartitionKey, a.ID
 }
 
 // dispatchOne re-reads an operation and its resource (a change-feed copy

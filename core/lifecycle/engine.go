@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"time"
@@ -25,6 +26,21 @@ type DispatchResult struct {
 	Skipped    int // terminal, already dispatched, or not ours
 	Deferred   int // cannot proceed yet (e.g. parent not in CS); the tick retries
 }
+
+// DispatchError is DispatchDocuments' error: the operation documents whose
+// dispatch failed for a reason that may pass (store or CS unreachable,
+// throttled, timed out), so whoever gives up on the batch can name them.
+// Permanent garbage is skipped, never listed here.
+type DispatchError struct {
+	DocumentIDs []string // sorted
+	Err         error
+}
+
+func (e *DispatchError) Error() string {
+	return fmt.Sprintf("%d operations not dispatched: %v", len(e.DocumentIDs), e.Err)
+}
+
+func (e *DispatchError) Unwrap() error { return e.Err }
 
 // TickResult counts what one poll tick did.
 type TickResult struct {
@@ -76,7 +92,8 @@ type Engine struct {
 // DispatchDocuments handles one change-feed batch; non-operation documents
 // are ignored. Safe to call again with the same batch. The error reports
 // operations that failed and should be retried (the host redelivers the
-// batch); malformed documents are logged and skipped, never retried.
+// batch); malformed documents, including ones no store accepts the id or
+// partition key of, are logged and skipped, never retried.
 func (e *Engine) DispatchDocuments(ctx context.Context, docs []json.RawMessage) (DispatchResult, error) {
 	return e.dispatchDocuments(ctx, docs)
 }
