@@ -22,7 +22,8 @@ import (
 // captures; and a write that fails is taken out and run alone, so its
 // error reaches only its own caller.
 type committer struct {
-	db *bolt.DB
+	db   *bolt.DB
+	path string // for the error when bbolt panics on a damaged file
 	// lead holds a token while a writer commits for the queue.
 	lead chan struct{}
 
@@ -38,8 +39,8 @@ type queuedWrite struct {
 	done chan error // buffered: the committer never waits on a caller
 }
 
-func newCommitter(db *bolt.DB) *committer {
-	return &committer{db: db, lead: make(chan struct{}, 1)}
+func newCommitter(db *bolt.DB, path string) *committer {
+	return &committer{db: db, path: path, lead: make(chan struct{}, 1)}
 }
 
 // update runs fn in a write transaction, perhaps shared with concurrent
@@ -75,7 +76,7 @@ func (c *committer) commit(batch []*queuedWrite) {
 	for len(batch) > 0 {
 		failed := -1
 		c.transactions.Add(1)
-		err := c.db.Update(func(tx *bolt.Tx) error {
+		err := c.run(func(tx *bolt.Tx) error {
 			for i, w := range batch {
 				if err := call(w.fn, tx); err != nil {
 					failed = i
@@ -93,8 +94,16 @@ func (c *committer) commit(batch []*queuedWrite) {
 		w := batch[failed]
 		batch = append(batch[:failed:failed], batch[failed+1:]...)
 		c.transactions.Add(1)
-		w.done <- c.db.Update(func(tx *bolt.Tx) error { return call(w.fn, tx) })
+		w.done <- c.run(func(tx *bolt.Tx) error { return call(w.fn, tx) })
 	}
+}
+
+// run is db.Update with a bbolt panic (a damaged file met while committing)
+// turned into ErrDamaged, so every writer queued on this commit hears of it
+// instead of waiting forever on a leader that died.
+func (c *committer) run(fn func(*bolt.Tx) error) (err error) {
+	defer recoverDamage(c.path, &err)()
+	return c.db.Update(fn)
 }
 
 // call runs fn, turning a panic into its error: the panic belongs to the
