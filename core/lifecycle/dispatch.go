@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 
+	cs "github.com/hcpops/hcpops/core/clusterservice"
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
 )
@@ -16,6 +17,7 @@ import (
 // change-feed batch, PollConcurrency at a time.
 func (e *Engine) dispatchDocuments(ctx context.Context, docs []json.RawMessage) (DispatchResult, error) {
 	res := DispatchResult{Documents: len(docs)}
+	t := &tally{}
 	log := withInvocation(ctx, e.log)
 	type target struct{ pk, id string }
 	var targets []target
@@ -47,13 +49,13 @@ func (e *Engine) dispatchDocuments(ctx context.Context, docs []json.RawMessage) 
 			continue
 		}
 		// Terminal is final, so even a stale copy that says so is right.
-		t := target{op.PartitionKey, op.ID}
-		if op.Properties.Status.IsTerminal() || seen[t] {
+		tg := target{op.PartitionKey, op.ID}
+		if op.Properties.Status.IsTerminal() || seen[tg] {
 			res.Skipped++
 			continue
 		}
-		seen[t] = true
-		targets = append(targets, t)
+		seen[tg] = true
+		targets = append(targets, tg)
 	}
 
 	var (
@@ -63,31 +65,30 @@ func (e *Engine) dispatchDocuments(ctx context.Context, docs []json.RawMessage) 
 		wg     sync.WaitGroup
 		sem    = make(chan struct{}, e.cfg.PollConcurrency)
 	)
-	started := 0
-	for _, t := range targets {
+	for n, tg := range targets {
 		select {
 		case sem <- struct{}{}:
 		case <-ctx.Done():
 			wg.Wait()
-			for _, u := range targets[started:] {
+			for _, u := range targets[n:] {
 				failed = append(failed, u.id)
 			}
+			res.Changed, res.Notified = int(t.changed.Load()), int(t.notified.Load())
 			return res, dispatchError(failed, append(errs, fmt.Errorf("dispatching: %w", ctx.Err())))
 		}
-		started++
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			o, err := e.dispatchOne(ctx, t.pk, t.id)
+			o, err := e.dispatchOne(ctx, tg.pk, tg.id, t)
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
 			case errors.Is(err, errMalformed), errors.Is(err, store.ErrInvalid):
-				log.Error("skipping an operation that cannot be dispatched", "document_id", t.id, "partition_key", t.pk, "error", err)
+				log.Error("skipping an operation that cannot be dispatched", "document_id", tg.id, "partition_key", tg.pk, "error", err)
 				res.Skipped++
 			case err != nil:
 				errs = append(errs, err)
-				failed = append(failed, t.id)
+				failed = append(failed, tg.id)
 			case o == outcomeDispatched:
 				res.Dispatched++
 			case o == outcomeDeferred:
@@ -98,6 +99,7 @@ func (e *Engine) dispatchDocuments(ctx context.Context, docs []json.RawMessage) 
 		}()
 	}
 	wg.Wait()
+	res.Changed, res.Notified = int(t.changed.Load()), int(t.notified.Load())
 	return res, dispatchError(failed, errs)
 }
 
@@ -122,8 +124,10 @@ func addressOf(raw json.RawMessage) (partitionKey, id string) {
 
 // dispatchOne re-reads an operation and its resource (a change-feed copy
 // may be stale) and dispatches it unless that is done or not ours to do.
-// Dispatches of one operation are serialised inside this process.
-func (e *Engine) dispatchOne(ctx context.Context, pk, id string) (outcome, error) {
+// Dispatches of one operation are serialised inside this process. A
+// dispatcher's errRetryLater is where outcomeDeferred comes from; t counts
+// the status writes and notifications made on the way.
+func (e *Engine) dispatchOne(ctx context.Context, pk, id string, t *tally) (outcome, error) {
 	unlock, err := e.locks.lock(ctx, pk+"/"+id)
 	if err != nil {
 		return outcomeSkipped, fmt.Errorf("waiting to dispatch operation %s: %w", id, err)
@@ -147,18 +151,16 @@ func (e *Engine) dispatchOne(ctx context.Context, pk, id string) (outcome, error
 	case j.h.dispatched(j):
 		return outcomeSkipped, nil
 	}
-	o, err := j.h.dispatch(ctx, j)
+	o, err := j.h.dispatch(ctx, j, t)
 	switch {
 	case errors.Is(err, errRetryLater):
 		j.log.Info("dispatch deferred", "reason", err)
 		return outcomeDeferred, nil
 	case err != nil:
-		j.log.Warn("dispatch failed", "error", err)
+		j.log.Warn("dispatch failed", "error", err, "retryable", cs.IsRetryable(err))
 		return outcomeSkipped, fmt.Errorf("dispatching operation %s (%s %s): %w", op.Name(), op.Properties.Request, j.kind, err)
 	case o == outcomeDispatched:
 		j.log.Info("operation dispatched")
-	case o == outcomeDeferred:
-		j.log.Info("dispatch deferred")
 	}
 	return o, nil
 }
