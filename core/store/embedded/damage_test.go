@@ -98,47 +98,65 @@ func TestOpenCreatesOnlyWhereNoFileExists(t *testing.T) {
 	}
 }
 
-// TestDamageWhileOpenIsAnError: a file damaged under a running store (the
-// half truncation after Open) costs the calls that touch the lost pages an
-// error, logged once, and never a panic: queries, the change feed, writes
-// and the sweeper.
-func TestDamageWhileOpenIsAnError(t *testing.T) {
-	path := seedFile(t, 2000)
-	var logs bytes.Buffer
-	clock := newFakeClock()
-	s, err := Open(path, WithClock(clock.Now), WithSweepInterval(time.Hour), WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	truncate(t, path, func(n int64) int64 { return n / 2 })
-	ctx := context.Background()
+// damageSizes are the issue's truncations, as functions of the file size.
+var damageSizes = []struct {
+	name string
+	size func(int64) int64
+}{
+	{"zero bytes", func(int64) int64 { return 0 }},
+	{"8 KiB", func(int64) int64 { return 8 << 10 }},
+	{"half", func(n int64) int64 { return n / 2 }},
+}
 
-	calls := map[string]error{
-		"ActiveOperations": s.ActiveOperations(ctx, store.ActiveOperationsQuery{}, func([]store.Item) error { return nil }),
+// TestDamageWhileOpenIsAnError: a file damaged under a running store costs
+// the call that meets it an error naming the file, logged once, and never
+// a panic; every later call fails the same way without touching the file.
+// Each kind of call is tried as the first to meet the damage.
+func TestDamageWhileOpenIsAnError(t *testing.T) {
+	ctx := context.Background()
+	firsts := map[string]func(s *Store, clock *fakeClock) error{
+		"query": func(s *Store, _ *fakeClock) error {
+			return s.ActiveOperations(ctx, store.ActiveOperationsQuery{}, func([]store.Item) error { return nil })
+		},
+		"change feed": func(s *Store, _ *fakeClock) error { _, err := s.ChangeFeed(ctx, "", 5000); return err },
+		"point read":  func(s *Store, _ *fakeClock) error { _, err := s.Get(ctx, pk, "op-01999"); return err },
+		"sweep": func(s *Store, clock *fakeClock) error {
+			clock.Advance(2 * time.Minute)
+			_, err := s.sweep(ctx)
+			return err
+		},
 	}
-	_, calls["ChangeFeed"] = s.ChangeFeed(ctx, "", 5000)
-	_, calls["Get"] = s.Get(ctx, pk, "op-01999")
-	clock.Advance(2 * time.Minute)
-	_, calls["sweep"] = s.sweep(ctx)
-	for name, err := range calls {
-		if !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), path) {
-			t.Errorf("%s after damage: %v, want ErrDamaged naming the file", name, err)
+	for _, size := range damageSizes {
+		for name, first := range firsts {
+			t.Run(size.name+"/"+name, func(t *testing.T) {
+				path := seedFile(t, 2000)
+				var logs bytes.Buffer
+				clock := newFakeClock()
+				s, err := Open(path, WithClock(clock.Now), WithSweepInterval(time.Hour), WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer s.Close()
+				truncate(t, path, size.size)
+				if err := first(s, clock); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), path) {
+					t.Fatalf("%s after damage: %v, want ErrDamaged naming the file", name, err)
+				}
+				if _, err := s.Create(ctx, pk, opBody("after-damage", "Accepted")); !errors.Is(err, ErrDamaged) {
+					t.Errorf("Create after damage: %v, want ErrDamaged", err)
+				}
+				select {
+				case <-s.Damaged():
+				default:
+					t.Error("Damaged() not closed after damage was met")
+				}
+				if n := strings.Count(logs.String(), `"msg":"embedded store damaged"`); n != 1 {
+					t.Errorf("damage logged %d times, want once:\n%s", n, logs.String())
+				}
+				if err := s.Close(); !errors.Is(err, ErrDamaged) {
+					t.Errorf("Close of a damaged store: %v, want ErrDamaged", err)
+				}
+			})
 		}
-	}
-	if _, err := s.Create(ctx, pk, opBody("after-damage", "Accepted")); !errors.Is(err, ErrDamaged) {
-		t.Errorf("Create after damage: %v, want ErrDamaged", err)
-	}
-	select {
-	case <-s.Damaged():
-	default:
-		t.Error("Damaged() not closed after damage was met")
-	}
-	if n := strings.Count(logs.String(), `"msg":"embedded store damaged"`); n != 1 {
-		t.Errorf("damage logged %d times, want once:\n%s", n, logs.String())
-	}
-	if err := s.Close(); !errors.Is(err, ErrDamaged) {
-		t.Errorf("Close of a damaged store: %v, want ErrDamaged", err)
 	}
 }
 
@@ -146,6 +164,12 @@ func TestDamageWhileOpenIsAnError(t *testing.T) {
 // damage (the issue's crash ~10 s after start), it stops with the error
 // recorded and logged once instead of panicking the process.
 func TestSweeperMeetsDamage(t *testing.T) {
+	for _, size := range damageSizes {
+		t.Run(size.name, func(t *testing.T) { sweeperMeetsDamage(t, size.size) })
+	}
+}
+
+func sweeperMeetsDamage(t *testing.T, size func(int64) int64) {
 	path := seedFile(t, 2000)
 	var logs syncBuffer
 	clock := newFakeClock()
@@ -153,7 +177,7 @@ func TestSweeperMeetsDamage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	truncate(t, path, func(n int64) int64 { return n / 2 })
+	truncate(t, path, size)
 	clock.Advance(2 * time.Minute) // every document is due for sweeping
 	select {
 	case <-s.Damaged():
@@ -169,5 +193,4 @@ func TestSweeperMeetsDamage(t *testing.T) {
 	if n := strings.Count(logs.String(), `"msg":"embedded store damaged"`); n != 1 {
 		t.Fatalf("damage logged %d times, want once:\n%s", n, logs.String())
 	}
-	t.Logf("sweeper met: %v", s.Err())
 }
