@@ -1,7 +1,6 @@
 package embedded
 
 import (
-	"fmt"
 	"sync"
 	"sync/atomic"
 
@@ -78,7 +77,7 @@ func (c *committer) commit(batch []*queuedWrite) {
 		c.transactions.Add(1)
 		err := c.run(func(tx *bolt.Tx) error {
 			for i, w := range batch {
-				if err := call(w.fn, tx); err != nil {
+				if err := c.call(w.fn, tx); err != nil {
 					failed = i
 					return err
 				}
@@ -94,7 +93,7 @@ func (c *committer) commit(batch []*queuedWrite) {
 		w := batch[failed]
 		batch = append(batch[:failed:failed], batch[failed+1:]...)
 		c.transactions.Add(1)
-		w.done <- c.run(func(tx *bolt.Tx) error { return call(w.fn, tx) })
+		w.done <- c.run(func(tx *bolt.Tx) error { return c.call(w.fn, tx) })
 	}
 }
 
@@ -107,12 +106,10 @@ func (c *committer) run(fn func(*bolt.Tx) error) (err error) {
 }
 
 // call runs fn, turning a panic into its error: the panic belongs to the
-// write's caller, not to the writer that happens to be committing.
-func call(fn func(*bolt.Tx) error, tx *bolt.Tx) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("write panicked: %v", p)
-		}
-	}()
+// write's caller, not to the writer that happens to be committing. A write
+// only reads and puts bbolt pages, so a panic there is bbolt meeting a
+// damaged page (or a fault past a truncated end): ErrDamaged.
+func (c *committer) call(fn func(*bolt.Tx) error, tx *bolt.Tx) (err error) {
+	defer recoverDamage(c.path, &err)()
 	return fn(tx)
 }

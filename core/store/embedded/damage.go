@@ -127,7 +127,9 @@ func closeAfterCheck(db *bolt.DB) {
 }
 
 // openBolt is bolt.Open with its panics (a damaged freelist panics there)
-// and its damage errors reported as ErrDamaged naming the file.
+// and its damage errors reported as ErrDamaged naming the file. After a
+// panic bbolt's file handle stays open until the process exits, which is
+// what a refused store leads to anyway.
 func openBolt(path string, opts *bolt.Options) (db *bolt.DB, err error) {
 	defer recoverDamage(path, &err)()
 	db, err = bolt.Open(path, 0o600, opts)
