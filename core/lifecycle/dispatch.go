@@ -15,7 +15,7 @@ import (
 func (e *Engine) dispatchDocuments(ctx context.Context, docs []json.RawMessage) (DispatchResult, error) {
 	res := DispatchResult{Documents: len(docs)}
 	log := withInvocation(ctx, e.log)
-	type target struct{ pk, id string }
+	type target struct{ pk, id, name string }
 	var targets []target
 	seen := map[target]bool{}
 	for i, raw := range docs {
@@ -35,7 +35,7 @@ func (e *Engine) dispatchDocuments(ctx context.Context, docs []json.RawMessage) 
 			continue
 		}
 		// Terminal is final, so even a stale copy that says so is right.
-		t := target{op.PartitionKey, op.ID}
+		t := target{op.PartitionKey, op.ID, op.Name()}
 		if op.Properties.Status.IsTerminal() || seen[t] {
 			res.Skipped++
 			continue
@@ -68,6 +68,7 @@ func (e *Engine) dispatchDocuments(ctx context.Context, docs []json.RawMessage) 
 				log.Error("skipping an operation that cannot be dispatched", "document_id", t.id, "error", err)
 				res.Skipped++
 			case err != nil:
+				log.Warn("dispatch failed; the batch is retried", append(csAttrs(err), "operation_id", t.name, "document_id", t.id, "error", err)...)
 				errs = append(errs, err)
 			case o == outcomeDispatched:
 				res.Dispatched++
@@ -115,7 +116,7 @@ func (e *Engine) dispatchOne(ctx context.Context, pk, id string) (outcome, error
 		j.log.Info("dispatch deferred", "reason", err)
 		return outcomeDeferred, nil
 	case err != nil:
-		j.log.Warn("dispatch failed", "error", err)
+		// Logged once, by the caller: the batch or the tick.
 		return outcomeSkipped, fmt.Errorf("dispatching operation %s (%s %s): %w", op.Name(), op.Properties.Request, j.kind, err)
 	case o == outcomeDispatched:
 		j.log.Info("operation dispatched")

@@ -35,6 +35,7 @@ type TickResult struct {
 	Canceled   int // superseded by another operation
 	Notified   int // ARM notifications delivered
 	Errors     int // operations that failed this tick and will be retried
+	BackedOff  int // not sent to CS this tick: their CS calls kept failing
 }
 
 // StatusRequest identifies an operation-status read and its caller.
@@ -71,6 +72,9 @@ type Engine struct {
 	locks *keyedLock
 	// notifyAt schedules retries of failed ARM notifications.
 	notifyAt *backoff
+	// pollAt schedules the CS calls of operations whose calls keep
+	// failing, so that they cannot hold the tick's workers every tick.
+	pollAt *backoff
 }
 
 // DispatchDocuments handles one change-feed batch; non-operation documents
