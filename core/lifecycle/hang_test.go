@@ -245,3 +245,138 @@ func TestHungClustersServiceIssueRun(t *testing.T) {
 		t.Errorf("backoff schedule holds %d entries after every operation ended, want 0", n)
 	}
 }
+
+// TestHealthyNeverWaitBehindSick is issue 10's acceptance: with sick (hung)
+// CS objects at the head of the stream, C and 2C of them for C workers,
+// every healthy operation advances on the very next tick, and sick ones
+// whose backoff ran out are retried only after the healthy ones.
+//
+// With C sick the CS timeout is longer than the tick's budget, so one sick
+// call ahead of a healthy one costs the healthy one the tick. With 2C sick
+// the first tick has to meet all of them to learn they are sick, so there
+// the timeout is a fraction of the budget, as it is by default (30s of 4m).
+func TestHealthyNeverWaitBehindSick(t *testing.T) {
+	const c = 2
+	tests := []struct {
+		sick          int
+		timeout       time.Duration
+		firstBudget   time.Duration // the tick that meets the sick ones
+		healthyInTick bool          // whether the first tick still gets to the healthy ones
+	}{
+		{sick: c, timeout: time.Minute, firstBudget: time.Second},
+		{sick: 2 * c, timeout: 300 * time.Millisecond, firstBudget: time.Minute, healthyInTick: true},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprintf("%d sick", tc.sick), func(t *testing.T) {
+			e := newEnv(t, func(cfg *Config) { cfg.PollConcurrency = c; cfg.PollBackoffBase = 10 * time.Minute })
+			p := e.throughProxy(t, tc.timeout)
+			names, ids := e.dispatchedClusters(t, "c", tc.sick+3)
+			sick, healthy := names[:tc.sick], names[tc.sick:]
+			for _, n := range sick {
+				p.hang(ids[n])
+			}
+			asked := func() int {
+				n := 0
+				for _, s := range sick {
+					n += p.heldFor(ids[s])
+				}
+				return n
+			}
+
+			res := e.tickWithin(t, tc.firstBudget)
+			if got := asked(); got != tc.sick {
+				t.Fatalf("tick 1 asked CS %d times about the sick ones, want once each (%d)", got, tc.sick)
+			}
+			if want := map[bool]int{true: len(healthy), false: 0}[tc.healthyInTick]; res.Changed != want {
+				t.Errorf("tick 1 = %+v, want %d changed", res, want)
+			}
+
+			// The very next tick: every healthy operation advances, new
+			// ones included, and CS is not asked about the sick ones.
+			more, _ := e.dispatchedClusters(t, "d", 3)
+			res = e.tickWithin(t, time.Minute)
+			for _, n := range append(healthy, more...) {
+				e.wantOp(t, n, arm.ProvisioningStateSucceeded, "")
+			}
+			if res.Errors != 0 || res.BackedOff != tc.sick || asked() != tc.sick {
+				t.Errorf("tick 2 = %+v after %d calls about the sick ones, want no errors, %d backed off, no new calls",
+					res, asked(), tc.sick)
+			}
+
+			// Their backoff over, the sick ones are due again: new healthy
+			// work still goes first, then the sick ones get their turn.
+			e.clk.Advance(10 * time.Minute)
+			more, _ = e.dispatchedClusters(t, "f", 3)
+			e.tickWithin(t, 2*time.Second)
+			for _, n := range more {
+				e.wantOp(t, n, arm.ProvisioningStateSucceeded, "")
+			}
+			for _, n := range sick {
+				e.wantOp(t, n, arm.ProvisioningStateAccepted, "")
+			}
+			if asked() <= tc.sick {
+				t.Errorf("the sick clusters were asked %d times in all, want a retry after their backoff", asked())
+			}
+		})
+	}
+}
+
+// TestExpiryWriteOutlivesTheBudget: the deadline passes while a CS call
+// hangs and the call is cut by the tick's budget, not by the CS timeout.
+// The expiry is still written, with a context of its own.
+func TestExpiryWriteOutlivesTheBudget(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.PollConcurrency = 1 })
+	p := e.throughProxy(t, time.Minute)
+	names, ids := e.dispatchedClusters(t, "c", 1)
+	p.onHang = func() { e.clk.Advance(2 * time.Hour) } // past the 60m create deadline
+	p.hang(ids[names[0]])
+
+	res := e.tickWithin(t, 500*time.Millisecond)
+	op := e.wantOp(t, names[0], arm.ProvisioningStateFailed, arm.CodeInternalServerError)
+	if !strings.Contains(op.Properties.Error.Message, "deadline") {
+		t.Errorf("error %q does not name the deadline", op.Properties.Error.Message)
+	}
+	if res.Expired != 1 || p.heldFor(ids[names[0]]) != 1 {
+		t.Errorf("tick = %+v after %d hung calls, want 1 expired after 1", res, p.heldFor(ids[names[0]]))
+	}
+	if lines := e.logLines("deadline passed while clusters service could not be read", names[0]); len(lines) != 1 ||
+		!strings.Contains(lines[0], "cluster_service_id=") {
+		t.Errorf("deadline lines = %q, want one naming the CS object", lines)
+	}
+}
+
+// TestDispatchHangBounded: a change-feed batch whose CS calls for one
+// cluster never answer ends at the CS timeout, though the invocation's own
+// deadline is a minute away; the others are dispatched, and the failure is
+// logged once with the operation and the call.
+func TestDispatchHangBounded(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.PollConcurrency = 2 })
+	p := e.throughProxy(t, 200*time.Millisecond)
+	p.hang("'sick-0'", "\"sick-0\"") // its search and its POST body
+	sick := e.create(t, document.KindCluster, clusterRID("sick-0"), request{})
+	var healthy []string
+	for i := range 3 {
+		healthy = append(healthy, e.create(t, document.KindCluster, clusterRID(fmt.Sprintf("ok-%d", i)), request{}))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := e.engine.DispatchDocuments(ctx, e.feed(t))
+	if err == nil || !strings.Contains(err.Error(), sick) {
+		t.Fatalf("dispatch error = %v, want one naming operation %s", err, sick)
+	}
+	if ctx.Err() != nil {
+		t.Fatalf("dispatch ran to the invocation's deadline")
+	}
+	if res.Dispatched != 3 {
+		t.Errorf("dispatched %d, want the 3 healthy ones", res.Dispatched)
+	}
+	for i := range healthy {
+		if e.resource(t, clusterRID(fmt.Sprintf("ok-%d", i))).ClusterServiceID() == "" {
+			t.Errorf("ok-%d has no CS ID", i)
+		}
+	}
+	lines := e.logLines("dispatch failed; the batch is retried", sick)
+	if len(lines) != 1 || !strings.Contains(lines[0], "cs_call=ListClusters") || !strings.Contains(lines[0], "elapsed=") {
+		t.Errorf("failure lines = %q, want one naming the CS call and its time", lines)
+	}
+}

@@ -98,6 +98,6 @@ func (f *Function) Invoke(ctx context.Context, inv handlers.Invocation) (handler
 }
 
 func counts(r lifecycle.TickResult) string {
-	return fmt.Sprintf("polled=%d changed=%d dispatched=%d expired=%d canceled=%d notified=%d errors=%d",
-		r.Polled, r.Changed, r.Dispatched, r.Expired, r.Canceled, r.Notified, r.Errors)
+	return fmt.Sprintf("polled=%d changed=%d dispatched=%d expired=%d canceled=%d notified=%d errors=%d backed_off=%d",
+		r.Polled, r.Changed, r.Dispatched, r.Expired, r.Canceled, r.Notified, r.Errors, r.BackedOff)
 }
