@@ -380,3 +380,33 @@ func TestDispatchHangBounded(t *testing.T) {
 		t.Errorf("failure lines = %q, want one naming the CS call and its time", lines)
 	}
 }
+
+// TestPollBackoffGrowsToCapAndResets: each failed attempt doubles the wait
+// before the next CS call, up to the cap; an answer resets it.
+func TestPollBackoffGrowsToCapAndResets(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.PollBackoffBase, c.PollBackoffMax = 10*time.Second, 40*time.Second })
+	p := e.throughProxy(t, 100*time.Millisecond)
+	names, ids := e.dispatchedClusters(t, "c", 1)
+	key := notifyKey(e.op(t, names[0]))
+	p.hang(ids[names[0]])
+	for i, want := range []time.Duration{10 * time.Second, 20 * time.Second, 40 * time.Second, 40 * time.Second} {
+		e.tickWithin(t, time.Minute)
+		next, ok := e.engine.pollAt.lookup(key)
+		if got := next.Sub(e.clk.Now()); !ok || got != want {
+			t.Fatalf("after failure %d the next attempt is in %s (scheduled %v), want %s", i+1, got, ok, want)
+		}
+		if p.heldFor(ids[names[0]]) != i+1 {
+			t.Fatalf("after tick %d CS was asked %d times", i+1, p.heldFor(ids[names[0]]))
+		}
+		e.tickWithin(t, time.Minute) // not due: no call
+		e.clk.Advance(want)
+	}
+	p.mu.Lock()
+	p.sick = nil
+	p.mu.Unlock()
+	e.tickWithin(t, time.Minute)
+	e.wantOp(t, names[0], arm.ProvisioningStateSucceeded, "")
+	if _, ok := e.engine.pollAt.lookup(key); ok {
+		t.Errorf("operation still scheduled after CS answered")
+	}
+}
