@@ -143,6 +143,13 @@ func (e *env) streamOrder(t testing.TB) []string {
 // in stream order and the CS ID of each one's cluster.
 func (e *env) dispatchedClusters(t testing.TB, prefix string, n int) ([]string, map[string]string) {
 	t.Helper()
+	return e.dispatchedClustersAfter(t, prefix, n, 5*time.Minute)
+}
+
+// dispatchedClustersAfter is dispatchedClusters with the clock advanced by
+// after once they are dispatched.
+func (e *env) dispatchedClustersAfter(t testing.TB, prefix string, n int, after time.Duration) ([]string, map[string]string) {
+	t.Helper()
 	rids := map[string]string{}
 	for i := range n {
 		rid := clusterRID(fmt.Sprintf("%s-%d", prefix, i))
@@ -151,7 +158,7 @@ func (e *env) dispatchedClusters(t testing.TB, prefix string, n int) ([]string, 
 	if _, err := e.deliver(t); err != nil {
 		t.Fatalf("dispatch: %v", err)
 	}
-	e.clk.Advance(5 * time.Minute)
+	e.clk.Advance(after)
 	csIDs := map[string]string{}
 	var order []string
 	for _, name := range e.streamOrder(t) {
