@@ -92,10 +92,12 @@ func (e *Engine) fanOut(ctx context.Context, feed func(chan<- func()) error) err
 	return err
 }
 
-// retry is a backed-off operation whose next CS attempt is due.
+// retry is a backed-off operation whose next CS attempt is due; key is
+// its schedule key (notifyKey). The tick holds at most one per schedule
+// entry, so their number is bounded like the schedule.
 type retry struct {
-	pk, id string
-	next   time.Time
+	key, pk, id string
+	next        time.Time
 }
 
 // tickItem sorts one streamed operation: one that is due for a retry is
@@ -110,9 +112,10 @@ func (e *Engine) tickItem(ctx context.Context, it store.Item, now time.Time, t *
 		return
 	}
 	rest := false
-	if next, ok := e.pollAt.lookup(notifyKey(op)); ok && !op.Properties.Status.IsTerminal() {
+	key := notifyKey(op)
+	if next, ok := e.pollAt.lookup(key); ok && !op.Properties.Status.IsTerminal() {
 		if !now.Before(next) {
-			due(retry{pk: op.PartitionKey, id: op.ID, next: next})
+			due(retry{key: key, pk: op.PartitionKey, id: op.ID, next: next})
 			return
 		}
 		rest = true
@@ -131,7 +134,7 @@ func (e *Engine) tickRetry(ctx context.Context, r retry, t *tally) {
 		withInvocation(ctx, e.log).Warn("re-reading a backed-off operation failed; the next tick retries",
 			"document_id", r.id, "error", err)
 	case op == nil:
-		e.pollAt.forget(r.pk + "/" + r.id)
+		e.pollAt.forget(r.key)
 	default:
 		e.tickOne(ctx, op, false, t)
 	}
