@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -239,5 +240,33 @@ func TestPollBackoffGrowsToCapAndResets(t *testing.T) {
 	e.wantOp(t, names[0], arm.ProvisioningStateSucceeded, "")
 	if _, ok := e.engine.pollAt.lookup(key); ok {
 		t.Errorf("operation still scheduled after CS answered")
+	}
+}
+
+// TestDeadlineBeforeOrAfterCS: ARO-HCP asks CS about a create before it
+// applies the deadline, so a cluster that became ready in time succeeds
+// even when the tick comes late; a delete's deadline comes first, without
+// a CS call, as does a sick operation's (TestHungClustersServiceIssueRun).
+func TestDeadlineBeforeOrAfterCS(t *testing.T) {
+	e := newEnv(t)
+	create := e.create(t, document.KindCluster, clusterRID("late"), request{})
+	if _, err := e.deliver(t); err != nil {
+		t.Fatal(err)
+	}
+	e.clk.Advance(2 * time.Hour) // ready after 3m; the 60m deadline long past
+	e.tick(t)
+	e.wantOp(t, create, arm.ProvisioningStateSucceeded, "")
+
+	e.readyCluster(t, "gone")
+	del := e.remove(t, clusterRID("gone"), request{})[0]
+	if _, err := e.deliver(t); err != nil {
+		t.Fatal(err)
+	}
+	e.clk.Advance(13 * time.Hour) // past the 12h delete deadline
+	gets := e.sim.Ledger().Count(http.MethodGet, "/api/aro_hcp/v1alpha1/clusters/{id}/status")
+	e.tick(t)
+	e.wantOp(t, del, arm.ProvisioningStateFailed, arm.CodeInternalServerError)
+	if n := e.sim.Ledger().Count(http.MethodGet, "/api/aro_hcp/v1alpha1/clusters/{id}/status"); n != gets {
+		t.Errorf("the expired delete asked CS for the status %d times, want none", n-gets)
 	}
 }

@@ -92,6 +92,15 @@ func (e *Engine) fanOut(ctx context.Context, feed func(chan<- func()) error) err
 	return err
 }
 
+// standing is what the tick knows of an operation's recent CS calls.
+type standing int
+
+const (
+	healthy     standing = iota // no failure on record
+	sickDue                     // failed before; its next CS attempt is due
+	sickResting                 // failed before; backed off, no CS call now
+)
+
 // retry is a backed-off operation whose next CS attempt is due; key is
 // its schedule key (notifyKey). The tick holds at most one per schedule
 // entry, so their number is bounded like the schedule.
@@ -111,16 +120,16 @@ func (e *Engine) tickItem(ctx context.Context, it store.Item, now time.Time, t *
 		withInvocation(ctx, e.log).Error("skipping a malformed operation document", "error", err)
 		return
 	}
-	rest := false
+	st := healthy
 	key := notifyKey(op)
 	if next, ok := e.pollAt.lookup(key); ok && !op.Properties.Status.IsTerminal() {
 		if !now.Before(next) {
 			due(retry{key: key, pk: op.PartitionKey, id: op.ID, next: next})
 			return
 		}
-		rest = true
+		st = sickResting
 	}
-	e.tickOne(ctx, op, rest, t)
+	e.tickOne(ctx, op, st, t)
 }
 
 // tickRetry re-reads a due operation (the stream's copy is a while old)
@@ -136,15 +145,15 @@ func (e *Engine) tickRetry(ctx context.Context, r retry, t *tally) {
 	case op == nil:
 		e.pollAt.forget(r.key)
 	default:
-		e.tickOne(ctx, op, false, t)
+		e.tickOne(ctx, op, sickDue, t)
 	}
 }
 
-// tickOne moves one operation as far as it can go this tick; rest means
-// it is backed off and gets no CS call. Its errors are counted and logged
+// tickOne moves one operation as far as it can go this tick; a resting
+// one gets no CS call. Its errors are counted and logged
 // once, never returned: one operation must not stop the others. A failed
 // CS call backs the operation off; a successful step resets it.
-func (e *Engine) tickOne(ctx context.Context, op *document.OperationDocument, rest bool, t *tally) {
+func (e *Engine) tickOne(ctx context.Context, op *document.OperationDocument, st standing, t *tally) {
 	t.polled.Add(1)
 	key := notifyKey(op)
 	if op.Properties.Status.IsTerminal() {
@@ -156,8 +165,8 @@ func (e *Engine) tickOne(ctx context.Context, op *document.OperationDocument, re
 	}
 	j, err := e.newJob(ctx, op)
 	if err == nil {
-		err = e.advance(ctx, j, rest, t)
-		if err == nil && (!rest || j.op.Properties.Status.IsTerminal()) {
+		err = e.advance(ctx, j, st, t)
+		if err == nil && (st != sickResting || j.op.Properties.Status.IsTerminal()) {
 			e.pollAt.forget(key)
 		}
 	}
@@ -182,11 +191,16 @@ func (e *Engine) tickOne(ctx context.Context, op *document.OperationDocument, re
 
 // advance is one step of the safety net and the poll for a live
 // operation: finish deletes whose resource is gone, cancel superseded
-// operations, enforce deadlines (before any CS call, so that a CS object
-// that never answers cannot keep an operation alive), then dispatch what
-// the change feed missed or poll CS and record what it says. A backed-off
-// operation (rest) stops before CS.
-func (e *Engine) advance(ctx context.Context, j *job, rest bool, t *tally) error {
+// operations, enforce deadlines, then dispatch what the change feed missed
+// or poll CS and record what it says. A resting operation stops before CS.
+//
+// The deadline comes before any CS call where ARO-HCP checks it first
+// (deletes, work not yet dispatched) and for an operation whose CS calls
+// have been failing, so that a CS object that never answers cannot keep
+// it alive. A healthy create or update is asked first, as ARO-HCP does, so
+// that one CS finished in time is not failed; that call is bounded by
+// CLUSTERS_SERVICE_TIMEOUT and the deadline is checked again after it.
+func (e *Engine) advance(ctx context.Context, j *job, st standing, t *tally) error {
 	op := j.op
 	switch {
 	case j.res == nil && op.Properties.Request == document.RequestDelete:
@@ -202,15 +216,18 @@ func (e *Engine) advance(ctx context.Context, j *job, rest bool, t *tally) error
 		}
 		return err
 	}
-	if expired, err := e.expireIfLate(ctx, j, t, nil); expired || err != nil {
-		return err
+	dispatched := j.h.dispatched(j)
+	if st != healthy || !dispatched || op.Properties.Request == document.RequestDelete {
+		if expired, err := e.expireIfLate(ctx, j, t, nil); expired || err != nil {
+			return err
+		}
 	}
-	if rest {
+	if st == sickResting {
 		t.backedOff.Add(1)
 		return nil
 	}
 
-	if !j.h.dispatched(j) {
+	if !dispatched {
 		if e.clock().Sub(op.Properties.StartTime) < e.cfg.DispatchGrace {
 			return nil // the change feed should get to it first
 		}
