@@ -231,7 +231,7 @@ func (e *Engine) advance(ctx context.Context, j *job, st standing, t *tally) err
 		if e.clock().Sub(op.Properties.StartTime) < e.cfg.DispatchGrace {
 			return nil // the change feed should get to it first
 		}
-		o, err := e.dispatchOne(ctx, op.PartitionKey, op.ID)
+		o, err := e.dispatchOne(ctx, op.PartitionKey, op.ID, t)
 		if o == outcomeDispatched {
 			t.dispatched.Add(1)
 			j.log.Info("dispatched an operation the change feed missed")
