@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -67,11 +68,23 @@ type rig struct {
 
 func newRig(t *testing.T) *rig {
 	t.Helper()
-	return newRigLogging(t, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	return newRigWith(t, nil)
+}
+
+// newRigWith is newRig with settings changed by override, which is given
+// the simulator's URL.
+func newRigWith(t *testing.T, override func(simURL string) map[string]string) *rig {
+	t.Helper()
+	return newRigFull(t, override, slog.New(slog.NewTextHandler(io.Discard, nil)))
 }
 
 // newRigLogging is newRig with the app logging to logger.
 func newRigLogging(t *testing.T, logger *slog.Logger) *rig {
+	t.Helper()
+	return newRigFull(t, nil, logger)
+}
+
+func newRigFull(t *testing.T, override func(simURL string) map[string]string, logger *slog.Logger) *rig {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -86,6 +99,9 @@ func newRigLogging(t *testing.T, logger *slog.Logger) *rig {
 		"CLUSTERS_SERVICE_URL":               simURL,
 		"CLUSTERS_SERVICE_RETRY_LIMIT":       "0",
 		"HCPOPS_NOTIFICATION_ALLOW_LOOPBACK": "true",
+	}
+	if override != nil {
+		maps.Copy(env, override(simURL))
 	}
 	getenv := func(k string) string { return env[k] }
 	a, err := New(ctx, getenv, logger, Parts{})
