@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -67,6 +68,24 @@ type rig struct {
 
 func newRig(t *testing.T) *rig {
 	t.Helper()
+	return newRigWith(t, nil)
+}
+
+// newRigWith is newRig with settings changed by override, which is given
+// the simulator's URL.
+func newRigWith(t *testing.T, override func(simURL string) map[string]string) *rig {
+	t.Helper()
+	return newRigFull(t, override, slog.New(slog.NewTextHandler(io.Discard, nil)))
+}
+
+// newRigLogging is newRig with the app logging to logger.
+func newRigLogging(t *testing.T, logger *slog.Logger) *rig {
+	t.Helper()
+	return newRigFull(t, nil, logger)
+}
+
+func newRigFull(t *testing.T, override func(simURL string) map[string]string, logger *slog.Logger) *rig {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	sim := simulator.New()
@@ -81,8 +100,10 @@ func newRig(t *testing.T) *rig {
 		"CLUSTERS_SERVICE_RETRY_LIMIT":       "0",
 		"HCPOPS_NOTIFICATION_ALLOW_LOOPBACK": "true",
 	}
+	if override != nil {
+		maps.Copy(env, override(simURL))
+	}
 	getenv := func(k string) string { return env[k] }
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	a, err := New(ctx, getenv, logger, Parts{})
 	if err != nil {
 		t.Fatal(err)

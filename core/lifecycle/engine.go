@@ -48,6 +48,21 @@ func (r DispatchResult) String() string {
 	return s
 }
 
+// DispatchError is DispatchDocuments' error: the operation documents whose
+// dispatch failed for a reason that may pass (store or CS unreachable,
+// throttled, timed out), so whoever gives up on the batch can name them.
+// Permanent garbage is skipped, never listed here.
+type DispatchError struct {
+	DocumentIDs []string // sorted
+	Err         error
+}
+
+func (e *DispatchError) Error() string {
+	return fmt.Sprintf("%d operations not dispatched: %v", len(e.DocumentIDs), e.Err)
+}
+
+func (e *DispatchError) Unwrap() error { return e.Err }
+
 // TickResult counts what one poll tick did.
 type TickResult struct {
 	Polled     int // operations examined
@@ -57,12 +72,13 @@ type TickResult struct {
 	Canceled   int // superseded by another operation
 	Notified   int // ARM notifications delivered
 	Errors     int // operations that failed this tick and will be retried
+	BackedOff  int // not sent to CS this tick: their CS calls kept failing
 }
 
 // String is the tick's counts as the function logs them.
 func (r TickResult) String() string {
-	return fmt.Sprintf("polled=%d changed=%d dispatched=%d expired=%d canceled=%d notified=%d errors=%d",
-		r.Polled, r.Changed, r.Dispatched, r.Expired, r.Canceled, r.Notified, r.Errors)
+	return fmt.Sprintf("polled=%d changed=%d dispatched=%d expired=%d canceled=%d notified=%d errors=%d backed_off=%d",
+		r.Polled, r.Changed, r.Dispatched, r.Expired, r.Canceled, r.Notified, r.Errors, r.BackedOff)
 }
 
 // StatusRequest identifies an operation-status read and its caller.
@@ -100,12 +116,16 @@ type Engine struct {
 	locks *keyedLock
 	// notifyAt schedules retries of failed ARM notifications.
 	notifyAt *backoff
+	// pollAt schedules the CS calls of operations whose calls keep
+	// failing, so that they cannot hold the tick's workers every tick.
+	pollAt *backoff
 }
 
 // DispatchDocuments handles one change-feed batch; non-operation documents
 // are ignored. Safe to call again with the same batch. The error reports
 // operations that failed and should be retried (the host redelivers the
-// batch); malformed documents are logged and skipped, never retried.
+// batch); malformed documents, including ones no store accepts the id or
+// partition key of, are logged and skipped, never retried.
 func (e *Engine) DispatchDocuments(ctx context.Context, docs []json.RawMessage) (DispatchResult, error) {
 	return e.dispatchDocuments(ctx, docs)
 }
