@@ -102,56 +102,92 @@ const (
 	EnvPollBackoffMax    = "HCPOPS_POLL_BACKOFF_MAX"
 )
 
-// DefaultConfig is the configuration with every default filled in.
-func DefaultConfig() Config {
-	return Config{
-		PollConcurrency:    DefaultPollConcurrency,
-		DispatchGrace:      DefaultDispatchGrace,
-		PendingIDGrace:     DefaultPendingIDGrace,
-		CreateDeadline:     DefaultCreateDeadline,
-		DeleteDeadline:     DefaultDeleteDeadline,
-		NotifyBackoffBase:  DefaultNotifyBackoffBase,
-		NotifyBackoffMax:   DefaultNotifyBackoffMax,
-		NotifyScheduleSize: DefaultNotifyScheduleSize,
-		PageSize:           DefaultPageSize,
-		PollBackoffBase:    DefaultPollBackoffBase,
-		PollBackoffMax:     DefaultPollBackoffMax,
-		WriteTimeout:       DefaultWriteTimeout,
+// field is one Config field in the table below: its name for errors, the
+// environment setting that sets it ("" for none), and its default.
+type field[T int | time.Duration] struct {
+	name, env string
+	p         *T
+	def       T
+}
+
+// fields is the one table of Config: every default, every setting
+// ConfigFromEnv reads and every check that nothing is negative come from it.
+func (c *Config) fields() []configField {
+	type (
+		n = field[int]
+		d = field[time.Duration]
+	)
+	return []configField{
+		n{"PollConcurrency", EnvPollConcurrency, &c.PollConcurrency, DefaultPollConcurrency},
+		d{"DispatchGrace", EnvDispatchGrace, &c.DispatchGrace, DefaultDispatchGrace},
+		d{"PendingIDGrace", EnvPendingIDGrace, &c.PendingIDGrace, DefaultPendingIDGrace},
+		d{"CreateDeadline", EnvCreateDeadline, &c.CreateDeadline, DefaultCreateDeadline},
+		d{"DeleteDeadline", EnvDeleteDeadline, &c.DeleteDeadline, DefaultDeleteDeadline},
+		d{"NotifyBackoffBase", EnvNotifyBackoffBase, &c.NotifyBackoffBase, DefaultNotifyBackoffBase},
+		d{"NotifyBackoffMax", EnvNotifyBackoffMax, &c.NotifyBackoffMax, DefaultNotifyBackoffMax},
+		n{"NotifyScheduleSize", "", &c.NotifyScheduleSize, DefaultNotifyScheduleSize},
+		n{"PageSize", "", &c.PageSize, DefaultPageSize},
+		d{"PollBackoffBase", "", &c.PollBackoffBase, DefaultPollBackoffBase},
+		d{"PollBackoffMax", EnvPollBackoffMax, &c.PollBackoffMax, DefaultPollBackoffMax},
+		d{"WriteTimeout", "", &c.WriteTimeout, DefaultWriteTimeout},
 	}
 }
+
+type configField interface {
+	fill()
+	read(getenv func(string) string) error
+	check() error
+}
+
+// fill sets a zero field to its default.
+func (f field[T]) fill() {
+	if *f.p == 0 {
+		*f.p = f.def
+	}
+}
+
+// read sets the field from its environment setting, if it has one and it
+// is set: a positive integer or duration.
+func (f field[T]) read(getenv func(string) string) error {
+	v := strings.TrimSpace(getenv(f.env))
+	if f.env == "" || v == "" {
+		return nil
+	}
+	switch p := any(f.p).(type) {
+	case *int:
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			return fmt.Errorf("%s=%q: want a positive integer", f.env, v)
+		}
+		*p = n
+	case *time.Duration:
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("%s=%q: want a positive duration such as 90s", f.env, v)
+		}
+		*p = d
+	}
+	return nil
+}
+
+func (f field[T]) check() error {
+	if *f.p < 0 {
+		return fmt.Errorf("lifecycle config %s: %d is negative", f.name, int64(*f.p))
+	}
+	return nil
+}
+
+// DefaultConfig is the configuration with every default filled in.
+func DefaultConfig() Config { return Config{}.withDefaults() }
 
 // ConfigFromEnv reads the HCPOPS_* lifecycle settings on top of the
 // defaults; each error names the setting and its value.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	c := DefaultConfig()
-	if v := strings.TrimSpace(getenv(EnvPollConcurrency)); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n <= 0 {
-			return Config{}, fmt.Errorf("%s=%q: want a positive integer", EnvPollConcurrency, v)
+	for _, f := range c.fields() {
+		if err := f.read(getenv); err != nil {
+			return Config{}, err
 		}
-		c.PollConcurrency = n
-	}
-	for _, d := range []struct {
-		name string
-		dst  *time.Duration
-	}{
-		{EnvDispatchGrace, &c.DispatchGrace},
-		{EnvPendingIDGrace, &c.PendingIDGrace},
-		{EnvCreateDeadline, &c.CreateDeadline},
-		{EnvDeleteDeadline, &c.DeleteDeadline},
-		{EnvNotifyBackoffBase, &c.NotifyBackoffBase},
-		{EnvNotifyBackoffMax, &c.NotifyBackoffMax},
-		{EnvPollBackoffMax, &c.PollBackoffMax},
-	} {
-		v := strings.TrimSpace(getenv(d.name))
-		if v == "" {
-			continue
-		}
-		p, err := time.ParseDuration(v)
-		if err != nil || p <= 0 {
-			return Config{}, fmt.Errorf("%s=%q: want a positive duration such as 90s", d.name, v)
-		}
-		*d.dst = p
 	}
 	// Only the cap is a setting; a cap below the default base is the base.
 	c.PollBackoffBase = min(c.PollBackoffBase, c.PollBackoffMax)
@@ -161,68 +197,27 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	return c, nil
 }
 
-// withDefaults fills zero fields from DefaultConfig.
+// withDefaults fills zero fields from the table; a poll backoff base given
+// above the default cap raises the cap, a cap given below the default base
+// lowers the base.
 func (c Config) withDefaults() Config {
-	d := DefaultConfig()
-	if c.PollConcurrency == 0 {
-		c.PollConcurrency = d.PollConcurrency
+	base, ceiling := c.PollBackoffBase, c.PollBackoffMax
+	for _, f := range c.fields() {
+		f.fill()
 	}
-	if c.DispatchGrace == 0 {
-		c.DispatchGrace = d.DispatchGrace
+	if ceiling == 0 {
+		c.PollBackoffMax = max(c.PollBackoffMax, base)
 	}
-	if c.PendingIDGrace == 0 {
-		c.PendingIDGrace = d.PendingIDGrace
-	}
-	if c.CreateDeadline == 0 {
-		c.CreateDeadline = d.CreateDeadline
-	}
-	if c.DeleteDeadline == 0 {
-		c.DeleteDeadline = d.DeleteDeadline
-	}
-	if c.NotifyBackoffBase == 0 {
-		c.NotifyBackoffBase = d.NotifyBackoffBase
-	}
-	if c.NotifyBackoffMax == 0 {
-		c.NotifyBackoffMax = d.NotifyBackoffMax
-	}
-	if c.NotifyScheduleSize == 0 {
-		c.NotifyScheduleSize = d.NotifyScheduleSize
-	}
-	if c.PageSize == 0 {
-		c.PageSize = d.PageSize
-	}
-	if c.PollBackoffMax == 0 {
-		c.PollBackoffMax = max(d.PollBackoffMax, c.PollBackoffBase)
-	}
-	if c.PollBackoffBase == 0 {
-		c.PollBackoffBase = min(d.PollBackoffBase, c.PollBackoffMax)
-	}
-	if c.WriteTimeout == 0 {
-		c.WriteTimeout = d.WriteTimeout
+	if base == 0 {
+		c.PollBackoffBase = min(c.PollBackoffBase, c.PollBackoffMax)
 	}
 	return c
 }
 
 func (c Config) validate() error {
-	for _, f := range []struct {
-		name string
-		v    int64
-	}{
-		{"PollConcurrency", int64(c.PollConcurrency)},
-		{"DispatchGrace", int64(c.DispatchGrace)},
-		{"PendingIDGrace", int64(c.PendingIDGrace)},
-		{"CreateDeadline", int64(c.CreateDeadline)},
-		{"DeleteDeadline", int64(c.DeleteDeadline)},
-		{"NotifyBackoffBase", int64(c.NotifyBackoffBase)},
-		{"NotifyBackoffMax", int64(c.NotifyBackoffMax)},
-		{"NotifyScheduleSize", int64(c.NotifyScheduleSize)},
-		{"PageSize", int64(c.PageSize)},
-		{"PollBackoffBase", int64(c.PollBackoffBase)},
-		{"PollBackoffMax", int64(c.PollBackoffMax)},
-		{"WriteTimeout", int64(c.WriteTimeout)},
-	} {
-		if f.v < 0 {
-			return fmt.Errorf("lifecycle config %s: %d is negative", f.name, f.v)
+	for _, f := range c.fields() {
+		if err := f.check(); err != nil {
+			return err
 		}
 	}
 	if c.NotifyBackoffMax < c.NotifyBackoffBase {

@@ -66,6 +66,53 @@ func TestConfigFromEnv(t *testing.T) {
 	}
 }
 
+func TestConfigDefaults(t *testing.T) {
+	want := Config{
+		PollConcurrency: 32, DispatchGrace: time.Minute, PendingIDGrace: time.Minute, CreateDeadline: time.Hour,
+		DeleteDeadline: 12 * time.Hour, NotifyBackoffBase: 15 * time.Second, NotifyBackoffMax: 15 * time.Minute,
+		NotifyScheduleSize: 10000, PageSize: 100, PollBackoffBase: 10 * time.Second, PollBackoffMax: 5 * time.Minute,
+		WriteTimeout: 10 * time.Second,
+	}
+	if got := DefaultConfig(); got != want {
+		t.Fatalf("DefaultConfig() = %+v\nwant %+v", got, want)
+	}
+	tests := []struct {
+		name string
+		in   Config
+		want func(*Config)
+	}{
+		{"zero is the defaults", Config{}, func(*Config) {}},
+		{"set fields are kept", Config{PageSize: 7, WriteTimeout: time.Second, DispatchGrace: time.Hour},
+			func(c *Config) { c.PageSize, c.WriteTimeout, c.DispatchGrace = 7, time.Second, time.Hour }},
+		{"a base above the default cap raises the cap", Config{PollBackoffBase: time.Hour},
+			func(c *Config) { c.PollBackoffBase, c.PollBackoffMax = time.Hour, time.Hour }},
+		{"a cap below the default base lowers the base", Config{PollBackoffMax: time.Second},
+			func(c *Config) { c.PollBackoffBase, c.PollBackoffMax = time.Second, time.Second }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w := want
+			tc.want(&w)
+			if got := tc.in.withDefaults(); got != w {
+				t.Errorf("withDefaults() = %+v\nwant %+v", got, w)
+			}
+		})
+	}
+	for _, bad := range []struct {
+		cfg  Config
+		name string
+	}{
+		{Config{PollConcurrency: -1}, "PollConcurrency"},
+		{Config{PageSize: -1}, "PageSize"},
+		{Config{WriteTimeout: -time.Second}, "WriteTimeout"},
+		{Config{NotifyBackoffBase: time.Hour}, "NotifyBackoffMax"},
+	} {
+		if err := bad.cfg.withDefaults().validate(); err == nil || !strings.Contains(err.Error(), bad.name) {
+			t.Errorf("%+v: validate = %v, want an error naming %s", bad.cfg, err, bad.name)
+		}
+	}
+}
+
 type nopNotifier struct{}
 
 func (nopNotifier) Notify(context.Context, string, arm.OperationStatus) error { return nil }
