@@ -75,21 +75,9 @@ func byName[V any](m map[string]V, v jsontext.Value) (V, bool) {
 }
 
 // members are the members of a JSON object a typed decoder does not know,
-// as raw JSON, carried through a rewrite untouched.
+// as raw JSON, carried through a rewrite untouched. Raw values are never
+// changed in place, so copies of the map may share them.
 type members map[string]jsontext.Value
-
-// clone copies the map (raw values are never mutated in place, so sharing
-// them is safe).
-func (m members) clone() members {
-	if m == nil {
-		return nil
-	}
-	c := make(members, len(m))
-	for k, v := range m {
-		c[k] = v
-	}
-	return c
-}
 
 // knownKeys indexes the member names a typed decoder takes; each is built
 // once and never changed.
@@ -269,8 +257,8 @@ func decodeTime(raw jsontext.Value) (time.Time, bool) {
 // unquote decodes a valid JSON string as encoding/json does (invalid UTF-8
 // becomes U+FFFD).
 func unquote(raw jsontext.Value) string {
-	if bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
-		return string(raw[1 : len(raw)-1]) // nothing to decode
+	if plain(raw) {
+		return string(raw[1 : len(raw)-1])
 	}
 	s, _ := jsontext.AppendUnquote(nil, raw) // only invalid UTF-8 errs, and is repaired
 	return string(s)

@@ -43,9 +43,10 @@ func (w *writer) value(v jsontext.Value) {
 	}
 }
 
-// string writes s as encoding/json does. jsontext leaves <, > and & as
-// they are, as it leaves them in raw values; encoding/json escapes them
-// (and U+2028, U+2029), so such strings go through it.
+// string writes s as encoding/json does. The encoder is not told to
+// escape <, > and & (nor U+2028 and U+2029), as it would then escape them
+// in raw values too, which json.Compact leaves alone; strings holding them
+// go through encoding/json instead.
 func (w *writer) string(s string) {
 	if !strings.ContainsAny(s, "<>&") && strings.IndexByte(s, "\u2028"[0]) < 0 { // U+2028 and U+2029 start with 0xE2
 		w.token(jsontext.String(s))
@@ -101,8 +102,8 @@ func (w *writer) end() { w.token(jsontext.EndObject) }
 func (w *writer) rest(m members) {
 	for _, k := range sortedKeys(m) {
 		w.string(k)
-		if w.value(m[k]); w.err != nil {
-			w.err = fmt.Errorf("%s: %w", k, w.err)
+		if err := w.enc.WriteValue(m[k]); err != nil && w.err == nil {
+			w.err = fmt.Errorf("%s: %w", k, err)
 		}
 	}
 }
@@ -148,6 +149,7 @@ func sortedKeys[V any](m map[string]V) []string {
 // quarter of what it has written is still free at the end.
 func headroom(size int) int { return size + size/3 + 64 }
 
+// writeTree writes v, a value as readAny builds them.
 func writeTree(enc *jsontext.Encoder, v any) error {
 	switch x := v.(type) {
 	case nil:

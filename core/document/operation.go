@@ -2,6 +2,7 @@ package document
 
 import (
 	"fmt"
+	"maps"
 	"path"
 	"time"
 
@@ -140,8 +141,8 @@ func (d *OperationDocument) Clone() *OperationDocument {
 		t := *d.DeletionTimestamp
 		c.DeletionTimestamp = &t
 	}
-	c.unknown = d.unknown.clone()
-	c.Properties.unknown = d.Properties.unknown.clone()
+	c.unknown = maps.Clone(d.unknown)
+	c.Properties.unknown = maps.Clone(d.Properties.unknown)
 	c.Properties.Error = cloneError(d.Properties.Error)
 	if r := d.Properties.SystemAdminCredentialRequest; r != nil {
 		cr := *r

@@ -13,7 +13,7 @@ import (
 	"github.com/hcpops/hcpops/core/arm"
 )
 
-// parseOperationReference is ParseOperation as it was before the scanner:
+// parseOperationReference is ParseOperation done the plain way:
 // encoding/json for the document, each level and each member, and the
 // Azure SDK for the IDs. The fuzz test below holds ParseOperation to it.
 func parseOperationReference(raw []byte) (*OperationDocument, error) {
@@ -249,7 +249,7 @@ func marshalReference(d *OperationDocument) ([]byte, error) {
 	return w.bytes()
 }
 
-// refWriter is objectWriter as it was: json.Marshal for keys and values.
+// refWriter renders the plain way: json.Marshal for keys and values.
 type refWriter struct {
 	buf bytes.Buffer
 	n   int

@@ -153,7 +153,7 @@ func ParseResource(raw []byte) (*Resource, error) {
 		if _, err := decodeTree("resource document", raw); err != nil {
 			return nil, err
 		}
-		// Unreachable while the scanner and encoding/json agree (fuzzed).
+		// Unreachable while jsontext and encoding/json agree (fuzzed).
 		return nil, fmt.Errorf("resource document: not a JSON object")
 	}
 	for _, k := range []string{"id", "partitionKey", "resourceID", "resourceType", "_etag"} {
