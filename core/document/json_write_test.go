@@ -18,7 +18,7 @@ func TestMarshalTreeAgreesWithEncodingJSON(t *testing.T) {
 	} {
 		checkMarshalTree(t, tr)
 	}
-	for _, s := range readSeeds {
+	for _, s := range append(readSeeds, deepSeeds...) {
 		checkMarshalTreeOf(t, []byte(s))
 	}
 }
