@@ -102,34 +102,38 @@ var errNotObject = errors.New("not a JSON object")
 // encoding/json's own error, so messages read as they always have.
 func (r *reader) readMembers(what string, raw []byte, keys knownKeys, vals []jsontext.Value, rest *members) error {
 	dec := r.at(raw, 0)
-	err := r.eachMember(func(name jsontext.Value) error {
-		i, known := byName(keys, name)
-		if !known && rest == nil {
-			return dec.SkipValue()
-		}
-		var k string
-		if !known {
-			k = unquote(name) // before the read below invalidates name
-		}
-		v, err := dec.ReadValue()
-		switch {
-		case err != nil:
-			return err
-		case known:
-			vals[i] = inputOf(dec, raw, v)
-		default:
-			if *rest == nil {
-				*rest = members{}
-			}
-			(*rest)[k] = v.Clone()
-		}
-		return nil
-	})
+	err := r.eachMember(func(name jsontext.Value) error { return r.file(raw, name, keys, vals, rest) })
 	if err == nil {
 		err = atEnd(dec)
 	}
 	if err != nil {
 		return notObject(what, raw)
+	}
+	return nil
+}
+
+// file reads the value of the member name, filing it as readMembers does;
+// raw is the decoder's input.
+func (r *reader) file(raw []byte, name jsontext.Value, keys knownKeys, vals []jsontext.Value, rest *members) error {
+	i, known := byName(keys, name)
+	if !known && rest == nil {
+		return r.dec.SkipValue()
+	}
+	var k string
+	if !known {
+		k = unquote(name) // before the read below invalidates name
+	}
+	v, err := r.dec.ReadValue()
+	switch {
+	case err != nil:
+		return err
+	case known:
+		vals[i] = inputOf(r.dec, raw, v)
+	default:
+		if *rest == nil {
+			*rest = members{}
+		}
+		(*rest)[k] = v.Clone()
 	}
 	return nil
 }

@@ -20,15 +20,37 @@ var envelopeNames = [...]string{"id", "partitionKey", "resourceID", "resourceTyp
 
 var envelopeKeys = keysOf(envelopeNames[:]...)
 
+// envelopeProperties is the index of properties in envelopeNames.
+const envelopeProperties = 8
+
 // ParseOperation decodes an operation document as read from the store.
 // It refuses documents of another resourceType, unknown request or status
 // values and unparsable resource IDs, naming the field and value.
 func ParseOperation(raw []byte) (*OperationDocument, error) {
 	var vals [len(envelopeNames)]jsontext.Value
 	var unknown members
+	// properties, when an object, is filed in the same pass: it is most of
+	// the document.
+	var props operationProperties
 	var rd reader
-	if err := rd.readMembers("operation document", raw, envelopeKeys, vals[:], &unknown); err != nil {
-		return nil, err
+	dec := rd.at(raw, 0)
+	err := rd.eachMember(func(name jsontext.Value) error {
+		if i, ok := byName(envelopeKeys, name); ok && i == envelopeProperties {
+			props = operationProperties{object: dec.PeekKind() == '{'} // the last one wins
+			if props.object {
+				vals[i] = nil
+				return rd.eachMember(func(name jsontext.Value) error {
+					return rd.file(raw, name, propertyKeys, props.vals[:], &props.unknown)
+				})
+			}
+		}
+		return rd.file(raw, name, envelopeKeys, vals[:], &unknown)
+	})
+	if err == nil {
+		err = atEnd(dec)
+	}
+	if err != nil {
+		return nil, notObject("operation document", raw)
 	}
 	d := &OperationDocument{unknown: unknown}
 	val := func(key string) jsontext.Value { return vals[envelopeKeys[key]] }
@@ -59,11 +81,16 @@ func ParseOperation(raw []byte) (*OperationDocument, error) {
 	if err := takeValue("", "deletionTimestamp", val("deletionTimestamp"), &d.DeletionTimestamp); err != nil {
 		return nil, err
 	}
-	props := val("properties")
-	if len(props) == 0 || string(props) == "null" {
-		return nil, fmt.Errorf("properties: missing")
+	if !props.object {
+		p := val("properties")
+		if len(p) == 0 || string(p) == "null" {
+			return nil, fmt.Errorf("properties: missing")
+		}
+		if err := rd.readMembers("properties", p, propertyKeys, props.vals[:], &props.unknown); err != nil {
+			return nil, err
+		}
 	}
-	if err := d.Properties.decode(&rd, props); err != nil {
+	if err := d.Properties.decode(&rd, &props); err != nil {
 		return nil, err
 	}
 	d.fillMetadata()
@@ -132,13 +159,16 @@ var propertyNames = [...]string{"cosmosMetadata", "tenantId", "clientId", "reque
 
 var propertyKeys = keysOf(propertyNames[:]...)
 
-func (o *Operation) decode(rd *reader, raw jsontext.Value) error {
-	var vals [len(propertyNames)]jsontext.Value
-	var unknown members
-	if err := rd.readMembers("properties", raw, propertyKeys, vals[:], &unknown); err != nil {
-		return err
-	}
-	o.unknown = unknown
+// operationProperties are the members of properties as filed.
+type operationProperties struct {
+	object  bool // filed while the envelope was read
+	vals    [len(propertyNames)]jsontext.Value
+	unknown members
+}
+
+func (o *Operation) decode(rd *reader, p *operationProperties) error {
+	vals := &p.vals
+	o.unknown = p.unknown
 	if cm := vals[propertyKeys["cosmosMetadata"]]; !rd.decodeCosmosMetadata(&o.CosmosMetadata, cm) {
 		if err := takeValue("properties.", "cosmosMetadata", cm, &o.CosmosMetadata); err != nil {
 			return err

@@ -160,6 +160,14 @@ var operationSeeds = []string{
 	`{"resourceType":"Microsoft.RedHatOpenShift/hcpOperationStatuses","properties":{"request":"Cre\u0061te","status":"Accepted","tenantId":"t\u00e9\n",
 	  "externalId":"/subscriptions/s/resourceGroups/rg/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/c/","operationId":" /x"}}`,
 	`{"resourceType":"Microsoft.RedHatOpenShift/hcpOperationStatuses","properties":"x"}`,
+	// A repeated properties: the last one wins, object or not.
+	`{"resourceType":"Microsoft.RedHatOpenShift/hcpOperationStatuses","properties":{"request":"Create","status":"Accepted"},"properties":"x"}`,
+	`{"resourceType":"Microsoft.RedHatOpenShift/hcpOperationStatuses","properties":"x","properties":{"request":"Create","status":"Accepted"}}`,
+	`{"resourceType":"Microsoft.RedHatOpenShift/hcpOperationStatuses","properties":{"request":"Create","status":"Accepted"},"properties":null}`,
+	`{"resourceType":"Microsoft.RedHatOpenShift/hcpOperationStatuses","properties":{"request":"Create","status":"Accepted","x":1},
+	  "properties":{"request":"Delete","status":"Deleting"}}`,
+	`{"resourceType":"Microsoft.RedHatOpenShift/hcpOperationStatuses","prop\u0065rties":{"request":"Create","status":"Accepted"}}`,
+	`{"resourceType":"Microsoft.RedHatOpenShift/hcpOperationStatuses","properties":{"request":"Create","status":"Accepted"},"properties":{`,
 }
 
 // FuzzParseOperationReference: ParseOperation accepts and refuses exactly

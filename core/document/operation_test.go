@@ -383,3 +383,9 @@ func TestWritesRefuseBadKeys(t *testing.T) {
 		}
 	}
 }
+
+func TestEnvelopePropertiesIndex(t *testing.T) {
+	if envelopeNames[envelopeProperties] != "properties" {
+		t.Fatalf("envelopeNames[%d] = %q, want properties", envelopeProperties, envelopeNames[envelopeProperties])
+	}
+}
