@@ -117,22 +117,6 @@ func (w *writer) bytes() ([]byte, error) {
 	return bytes.TrimSuffix(w.buf.Bytes(), []byte("\n")), nil
 }
 
-// marshalTree renders a decoded document as encoding/json renders it:
-// members sorted by name, strings escaped its way, numbers as their
-// literal text. A tree holding anything else (a value of another type, a
-// number that is not valid JSON) goes to encoding/json whole. size, if
-// known, is about how long the rendering will be.
-func marshalTree(t tree, size int) ([]byte, error) {
-	var buf bytes.Buffer
-	buf.Grow(headroom(size))
-	enc := jsontext.NewEncoder(&buf, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true),
-		jsontext.EscapeForHTML(true), jsontext.EscapeForJS(true))
-	if writeTree(enc, t) != nil {
-		return json.Marshal(t)
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
-}
-
 // sortedKeys are m's keys in order (slices.Sorted(maps.Keys(m)) grows its
 // slice as it goes).
 func sortedKeys[V any](m map[string]V) []string {
@@ -148,47 +132,3 @@ func sortedKeys[V any](m map[string]V) []string {
 // bytes: a jsontext.Encoder grows its bytes.Buffer, with a copy, unless a
 // quarter of what it has written is still free at the end.
 func headroom(size int) int { return size + size/3 + 64 }
-
-// writeTree writes v, a value as readAny builds them.
-func writeTree(enc *jsontext.Encoder, v any) error {
-	switch x := v.(type) {
-	case nil:
-		return enc.WriteToken(jsontext.Null)
-	case string:
-		return enc.WriteToken(jsontext.String(x))
-	case bool:
-		return enc.WriteToken(jsontext.Bool(x))
-	case json.Number:
-		return enc.WriteValue(jsontext.Value(x))
-	case tree:
-		if x == nil {
-			return enc.WriteToken(jsontext.Null)
-		}
-		if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-			return err
-		}
-		for _, k := range sortedKeys(x) {
-			if err := enc.WriteToken(jsontext.String(k)); err != nil {
-				return err
-			}
-			if err := writeTree(enc, x[k]); err != nil {
-				return err
-			}
-		}
-		return enc.WriteToken(jsontext.EndObject)
-	case []any:
-		if x == nil {
-			return enc.WriteToken(jsontext.Null)
-		}
-		if err := enc.WriteToken(jsontext.BeginArray); err != nil {
-			return err
-		}
-		for _, e := range x {
-			if err := writeTree(enc, e); err != nil {
-				return err
-			}
-		}
-		return enc.WriteToken(jsontext.EndArray)
-	}
-	return fmt.Errorf("%T is not a JSON value", v)
-}

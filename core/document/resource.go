@@ -24,7 +24,6 @@ type Resource struct {
 	raw  string // the document as read; clones share it
 	head tree   // the schema's members of raw; never modified either
 	doc  tree   // the whole document without Cosmos system fields, once edited
-	size int    // len(raw), to size renderings
 }
 
 // Paths into a resource document.
@@ -164,7 +163,7 @@ func ParseResource(raw []byte) (*Resource, error) {
 	if err := check(doc, []string{"_ts"}, tInt); err != nil {
 		return nil, err
 	}
-	r := &Resource{raw: text, head: doc, size: len(text)}
+	r := &Resource{raw: text, head: doc}
 	var err error
 	if r.Kind, err = ResourceKind(getString(doc, []string{"resourceType"})); err != nil {
 		return nil, err
@@ -223,7 +222,7 @@ func (r *Resource) whole() tree {
 
 // Marshal renders the document as it stands (no version bump).
 func (r *Resource) Marshal() ([]byte, error) {
-	return marshalTree(r.whole(), r.size)
+	return json.Marshal(r.whole()) // members sorted by name, as ARO-HCP's maps marshal
 }
 
 // MarshalReplace renders the document for a store Replace of the version
@@ -252,7 +251,7 @@ func (r *Resource) MarshalReplace() ([]byte, error) {
 	if s, _ := cm["partitionKey"].(string); s == "" {
 		cm["partitionKey"] = r.PartitionKey()
 	}
-	return marshalTree(doc, r.size)
+	return json.Marshal(doc)
 }
 
 // Clone returns a deep copy, safe to modify.
