@@ -10,7 +10,7 @@ import (
 )
 
 func TestPlanCoversEveryRequestKind(t *testing.T) {
-	plan := makePlan(300, 15*time.Second, rand.New(rand.NewPCG(1, 0)))
+	plan := makePlan(300, 15*time.Second, sickPlan{every: 7, deadline: 10 * time.Second}, rand.New(rand.NewPCG(1, 0)))
 	total := 0
 	labels, clusters, subs := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	wants := map[string]map[arm.ProvisioningState]bool{}
@@ -43,7 +43,7 @@ func TestPlanCoversEveryRequestKind(t *testing.T) {
 		t.Errorf("%d requests, want at least 300 in whole scenarios", total)
 	}
 	every := []string{"create cluster", "update cluster", "delete cluster", "create node pool", "update node pool", "delete node pool",
-		"create external auth", "update external auth", "delete external auth", "request-credential", "revoke-credentials"}
+		"create external auth", "update external auth", "delete external auth", "request-credential", "revoke-credentials", kindSickCreate}
 	if got := kinds(plan); !slices.Equal(got, sortedStrings(every)) {
 		t.Errorf("kinds = %v\nwant %v", got, sortedStrings(every))
 	}
@@ -58,9 +58,24 @@ func TestPlanCoversEveryRequestKind(t *testing.T) {
 	for _, sc := range plan {
 		shapes[sc.shape] = true
 	}
-	for _, s := range shapeCycle {
+	for _, s := range append(slices.Clone(shapeCycle), sickShapes...) {
 		if !shapes[s] {
 			t.Errorf("no %s scenario", s)
+		}
+	}
+	// The sick subset: every seventh scenario, a single create with the
+	// short deadline, named for the CS stand-in.
+	sick := sickClusters(plan)
+	if want := len(plan) / 7; len(sick) != want {
+		t.Errorf("%d sick clusters in %d scenarios, want %d", len(sick), len(plan), want)
+	}
+	for _, sc := range plan {
+		_, isSick := sick[sc.cluster]
+		if isSick != (sc.shape == shapeSickHang || sc.shape == shapeSickGarbage) {
+			t.Errorf("scenario %s (%s): sick %v", sc.name, sc.shape, isSick)
+		}
+		if isSick && (len(sc.stages) != 1 || sc.stages[0][0].deadline != 10*time.Second || sc.stages[0][0].kind != kindSickCreate) {
+			t.Errorf("sick scenario %s: %+v", sc.name, sc.stages)
 		}
 	}
 }
@@ -68,7 +83,7 @@ func TestPlanCoversEveryRequestKind(t *testing.T) {
 func TestPlanRepeatsWithItsSeed(t *testing.T) {
 	subsOf := func(seed uint64) []string {
 		var out []string
-		for _, sc := range makePlan(50, time.Second, rand.New(rand.NewPCG(seed, 0))) {
+		for _, sc := range makePlan(50, time.Second, sickPlan{}, rand.New(rand.NewPCG(seed, 0))) {
 			out = append(out, sc.subscription)
 		}
 		return out

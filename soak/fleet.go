@@ -1,0 +1,231 @@
+package soak
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hcpops/hcpops/devhost/triggerhost"
+)
+
+// fleet is the custom handler as the trigger host sees it: n `hcpops serve`
+// processes (instances) behind one loopback port, as a scaled-out Function
+// App runs them on one database. Change-feed batches and HTTP requests go to
+// the instances in turn, so a batch and its redelivery usually land on
+// different instances; every timer tick goes to all of them at once, the
+// harshest overlap two instances can have. The fleet times every tick.
+type fleet struct {
+	instances []*triggerhost.Supervisor
+	timers    map[string]bool // timer function names, as invocation paths
+	client    *http.Client
+	logger    *slog.Logger
+	next      atomic.Uint64 // round robin
+	killed    atomic.Uint64 // which instance the next kill takes
+
+	mu     sync.Mutex
+	ticks  []tick
+	routed map[int]int // other requests (change-feed batches, HTTP) by instance
+}
+
+// tick is one timer invocation of one instance.
+type tick struct {
+	instance int
+	started  time.Time
+	took     time.Duration
+	status   int    // 0: no answer
+	err      string // why there was no answer
+	// cut: the instance was killed while the tick ran, or the run ended.
+	cut bool
+}
+
+func newFleet(n int, cmd triggerhost.Command, timers []string, logger *slog.Logger) (*fleet, error) {
+	f := &fleet{timers: map[string]bool{}, logger: logger, routed: map[int]int{},
+		client: &http.Client{Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 64}}}
+	for _, name := range timers {
+		f.timers["/"+strings.ToLower(name)] = true
+	}
+	for i := range n {
+		c := cmd
+		c.Logger = cmd.Logger.With("instance", i)
+		sup, err := triggerhost.NewSupervisor(c, 0, logger.With("instance", i))
+		if err != nil {
+			return nil, err
+		}
+		f.instances = append(f.instances, sup)
+	}
+	return f, nil
+}
+
+// Run serves the fleet's port and keeps every instance running until ctx
+// is done. It is run once: the instances' supervisors restart them.
+func (f *fleet) Run(ctx context.Context, port int) error {
+	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", fmt.Sprintf("127.0.0.1:%d", port))
+	if err != nil {
+		return fmt.Errorf("soak fleet: %w", err)
+	}
+	srv := &http.Server{Handler: f, ReadHeaderTimeout: 10 * time.Second}
+	var wg sync.WaitGroup
+	errs := make(chan error, len(f.instances)+1)
+	for _, sup := range f.instances {
+		wg.Go(func() { errs <- sup.Run(ctx) })
+	}
+	wg.Go(func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			errs <- fmt.Errorf("soak fleet: %w", err)
+		}
+	})
+	select {
+	case <-ctx.Done():
+	case err = <-errs:
+	}
+	_ = srv.Close()
+	f.client.CloseIdleConnections()
+	wg.Wait()
+	return err
+}
+
+// Restart kills one instance, each in turn.
+func (f *fleet) Restart() {
+	i := int(f.killed.Add(1)-1) % len(f.instances)
+	f.logger.Info("soak: killing a handler instance", "instance", i)
+	f.instances[i].Restart()
+}
+
+// Starts counts the starts of every instance.
+func (f *fleet) Starts() int {
+	n := 0
+	for _, sup := range f.instances {
+		n += sup.Starts()
+	}
+	return n
+}
+
+func (f *fleet) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return
+	}
+	if r.Method == http.MethodGet && r.URL.Path == "/" {
+		// The host's readiness ping: ready once every instance is.
+		for _, sup := range f.instances {
+			if sup.Ready(r.Context()) != nil {
+				return
+			}
+		}
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	if r.Method == http.MethodPost && f.timers[strings.ToLower(r.URL.Path)] {
+		f.fanOut(w, r, body)
+		return
+	}
+	i := int(f.next.Add(1)-1) % len(f.instances)
+	f.mu.Lock()
+	f.routed[i]++
+	f.mu.Unlock()
+	a := f.forward(r, body, i)
+	a.write(w)
+}
+
+// fanOut sends a tick to every instance and answers with the first
+// failure, else the first instance's answer.
+func (f *fleet) fanOut(w http.ResponseWriter, r *http.Request, body []byte) {
+	answers := make([]answer, len(f.instances))
+	var wg sync.WaitGroup
+	for i := range f.instances {
+		wg.Go(func() {
+			// The clock starts once the instance is up: waiting for a
+			// restart is the host's time, not the tick's.
+			if err := f.instances[i].Ready(r.Context()); err != nil {
+				answers[i] = answer{err: err}
+				return
+			}
+			starts := f.instances[i].Starts()
+			begun := time.Now()
+			answers[i] = f.forward(r, body, i)
+			t := tick{instance: i, started: begun, took: time.Since(begun), status: answers[i].status,
+				cut: f.instances[i].Starts() != starts || r.Context().Err() != nil}
+			if answers[i].err != nil {
+				t.err = answers[i].err.Error()
+			}
+			f.mu.Lock()
+			f.ticks = append(f.ticks, t)
+			f.mu.Unlock()
+		})
+	}
+	wg.Wait()
+	for _, a := range answers {
+		if a.status/100 != 2 {
+			a.write(w)
+			return
+		}
+	}
+	answers[0].write(w)
+}
+
+// answer is an instance's answer, or why there was none.
+type answer struct {
+	status int
+	header http.Header
+	body   []byte
+	err    error
+}
+
+func (a answer) write(w http.ResponseWriter) {
+	if a.err != nil {
+		http.Error(w, a.err.Error(), http.StatusBadGateway)
+		return
+	}
+	for k, vs := range a.header {
+		w.Header()[k] = vs
+	}
+	w.Header().Del("Content-Length")
+	w.WriteHeader(a.status)
+	_, _ = w.Write(a.body)
+}
+
+// forward sends a request to instance i once it is ready.
+func (f *fleet) forward(r *http.Request, body []byte, i int) answer {
+	sup := f.instances[i]
+	if err := sup.Ready(r.Context()); err != nil {
+		return answer{err: err}
+	}
+	out, err := http.NewRequestWithContext(r.Context(), r.Method, sup.BaseURL()+r.URL.RequestURI(), bytes.NewReader(body))
+	if err != nil {
+		return answer{err: err}
+	}
+	copyHeaders(out.Header, r.Header)
+	resp, err := f.client.Do(out)
+	if err != nil {
+		return answer{err: fmt.Errorf("instance %d: %w", i, err)}
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return answer{err: fmt.Errorf("instance %d: reading the answer: %w", i, err)}
+	}
+	h := http.Header{}
+	copyHeaders(h, resp.Header)
+	return answer{status: resp.StatusCode, header: h, body: raw}
+}
+
+// tickLog copies the ticks timed so far, and the other requests each
+// instance was sent.
+func (f *fleet) tickLog() ([]tick, map[int]int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	routed := map[int]int{}
+	for i, n := range f.routed {
+		routed[i] = n
+	}
+	return append([]tick(nil), f.ticks...), routed
+}

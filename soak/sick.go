@@ -1,0 +1,148 @@
+package soak
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+
+	cs "github.com/hcpops/hcpops/core/clusterservice"
+)
+
+// sickness is how a sick Clusters Service object misbehaves, for the whole
+// run: every request about it hangs, or is answered 200 with garbage.
+type sickness string
+
+const (
+	sickHang    sickness = "hang"
+	sickGarbage sickness = "garbage"
+)
+
+// sickCS stands in front of Clusters Service for the sick subset. It knows
+// the sick clusters by their ARM name, learns their CS IDs from the create
+// POSTs and from then on treats every request under the cluster's href the
+// same way. A hung request never reaches CS; a garbled one does (so a create
+// really happens) and its answer is thrown away, as a broken proxy or a CS
+// bug would. List requests pass untouched: one sick object must not hang a
+// page of healthy ones.
+type sickCS struct {
+	next  http.Handler
+	names map[string]sickness // lower-case ARM cluster names
+	done  <-chan struct{}     // closed at the end of the run: hung requests return
+
+	mu     sync.Mutex
+	ids    map[string]sickness // CS cluster IDs, learned from create POSTs
+	counts map[sickness]int    // requests hung or garbled
+}
+
+func newSickCS(next http.Handler, names map[string]sickness, done <-chan struct{}) *sickCS {
+	lower := make(map[string]sickness, len(names))
+	for n, s := range names {
+		lower[strings.ToLower(n)] = s
+	}
+	return &sickCS{next: next, names: lower, done: done, ids: map[string]sickness{}, counts: map[sickness]int{}}
+}
+
+func (s *sickCS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	sick, ok := s.classify(r)
+	if !ok {
+		s.next.ServeHTTP(w, r)
+		return
+	}
+	s.mu.Lock()
+	s.counts[sick]++
+	s.mu.Unlock()
+	if sick == sickHang {
+		select {
+		case <-r.Context().Done():
+		case <-s.done:
+		}
+		return
+	}
+	rec := &recorder{header: http.Header{}}
+	s.next.ServeHTTP(rec, r)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(garble(rec.body.Bytes(), s.count(sickGarbage)))
+}
+
+// classify says whether r is about a sick cluster, learning the cluster's
+// CS ID when r creates it.
+func (s *sickCS) classify(r *http.Request) (sickness, bool) {
+	if strings.HasPrefix(r.URL.Path, "/_sim/") {
+		return "", false
+	}
+	if r.Method == http.MethodPost && r.URL.Path == cs.ClustersPath {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			return "", false
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		var in struct{ ID, Name string }
+		_ = json.Unmarshal(body, &in)
+		sick, ok := s.names[strings.ToLower(in.Name)]
+		if ok && in.ID != "" {
+			s.mu.Lock()
+			s.ids[strings.ToLower(in.ID)] = sick
+			s.mu.Unlock()
+		}
+		return sick, ok
+	}
+	for _, prefix := range []string{cs.ClustersPath + "/", cs.ClustersMgmtPrefix + "/clusters/"} {
+		if rest, ok := strings.CutPrefix(r.URL.Path, prefix); ok {
+			id, _, _ := strings.Cut(rest, "/")
+			s.mu.Lock()
+			sick, ok := s.ids[strings.ToLower(id)]
+			s.mu.Unlock()
+			return sick, ok
+		}
+	}
+	return "", false
+}
+
+func (s *sickCS) count(k sickness) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.counts[k]
+}
+
+// sickCounts returns the requests hung and garbled so far.
+func (s *sickCS) sickCounts() (hung, garbled int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.counts[sickHang], s.counts[sickGarbage]
+}
+
+// garble turns an answer into one of the kinds of garbage a client meets:
+// a truncated body, an HTML error page with a 200, or JSON of another shape.
+func garble(real []byte, n int) []byte {
+	switch n % 3 {
+	case 0:
+		return real[:len(real)/2]
+	case 1:
+		return []byte("<html><body><h1>502 Bad Gateway</h1></body></html>")
+	}
+	return []byte(`{"kind":"Cluster","id":42,"status":{"state":["ready"]}}`)
+}
+
+// recorder keeps an answer in memory.
+type recorder struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (r *recorder) Header() http.Header { return r.header }
+func (r *recorder) WriteHeader(status int) {
+	if r.status == 0 {
+		r.status = status
+	}
+}
+func (r *recorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	return r.body.Write(b)
+}
