@@ -127,7 +127,8 @@ func (d *driver) submit(ctx context.Context, s *submitted) {
 			s.op = docKey{pk: acc.Operation.PartitionKey, id: acc.Operation.ID}
 			s.statusPath = acc.StatusPath()
 			if s.deadline > 0 {
-				s.deadlineAt = acc.Operation.Properties.StartTime.Add(s.deadline)
+				// The resource document keeps whole seconds (RFC 3339).
+				s.deadlineAt = acc.Operation.Properties.StartTime.Add(s.deadline).Truncate(time.Second)
 			}
 			return
 		case frontend.IsConflict(err) && time.Now().Before(deadline) && ctx.Err() == nil:

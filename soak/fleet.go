@@ -28,10 +28,16 @@ type fleet struct {
 	timers    map[string]bool // timer function names, as invocation paths
 	client    *http.Client
 	logger    *slog.Logger
-	next      atomic.Uint64 // round robin
-	killed    atomic.Uint64 // which instance the next kill takes
+	next      atomic.Uint64  // round robin
+	killed    atomic.Uint64  // which instance the next kill takes
+	kills     []atomic.Int64 // kills by instance
+	lastKill  []atomic.Int64 // UnixNano of each instance's last kill
+
+	ticking []atomic.Bool  // an instance's tick is in flight
+	bg      sync.WaitGroup // ticks answered for already, still running
 
 	mu     sync.Mutex
+	ctx    context.Context // Run's; ticks outlive the host's request
 	ticks  []tick
 	routed map[int]int // other requests (change-feed batches, HTTP) by instance
 }
@@ -62,6 +68,7 @@ func newFleet(n int, cmd triggerhost.Command, timers []string, logger *slog.Logg
 		}
 		f.instances = append(f.instances, sup)
 	}
+	f.kills, f.lastKill, f.ticking = make([]atomic.Int64, n), make([]atomic.Int64, n), make([]atomic.Bool, n)
 	return f, nil
 }
 
@@ -73,6 +80,11 @@ func (f *fleet) Run(ctx context.Context, port int) error {
 		return fmt.Errorf("soak fleet: %w", err)
 	}
 	srv := &http.Server{Handler: f, ReadHeaderTimeout: 10 * time.Second}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	f.mu.Lock()
+	f.ctx = ctx
+	f.mu.Unlock()
 	var wg sync.WaitGroup
 	errs := make(chan error, len(f.instances)+1)
 	for _, sup := range f.instances {
@@ -87,9 +99,11 @@ func (f *fleet) Run(ctx context.Context, port int) error {
 	case <-ctx.Done():
 	case err = <-errs:
 	}
+	cancel()
 	_ = srv.Close()
-	f.client.CloseIdleConnections()
 	wg.Wait()
+	f.bg.Wait()
+	f.client.CloseIdleConnections()
 	return err
 }
 
@@ -97,6 +111,8 @@ func (f *fleet) Run(ctx context.Context, port int) error {
 func (f *fleet) Restart() {
 	i := int(f.killed.Add(1)-1) % len(f.instances)
 	f.logger.Info("soak: killing a handler instance", "instance", i)
+	f.kills[i].Add(1)
+	f.lastKill[i].Store(time.Now().UnixNano())
 	f.instances[i].Restart()
 }
 
@@ -132,45 +148,76 @@ func (f *fleet) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	f.routed[i]++
 	f.mu.Unlock()
-	a := f.forward(r, body, i)
+	a := f.forward(r.Context(), r, body, i)
 	a.write(w)
 }
 
-// fanOut sends a tick to every instance and answers with the first
-// failure, else the first instance's answer.
+// fanOut sends a tick to every instance not still busy with the last one
+// (an instance's timer never overlaps itself) and answers the host with the
+// first answer; the others finish in the background.
 func (f *fleet) fanOut(w http.ResponseWriter, r *http.Request, body []byte) {
-	answers := make([]answer, len(f.instances))
-	var wg sync.WaitGroup
+	ctx := f.runContext()
+	first := make(chan answer, len(f.instances))
+	sent := 0
 	for i := range f.instances {
-		wg.Go(func() {
-			// The clock starts once the instance is up: waiting for a
-			// restart is the host's time, not the tick's.
-			if err := f.instances[i].Ready(r.Context()); err != nil {
-				answers[i] = answer{err: err}
-				return
-			}
-			starts := f.instances[i].Starts()
-			begun := time.Now()
-			answers[i] = f.forward(r, body, i)
-			t := tick{instance: i, started: begun, took: time.Since(begun), status: answers[i].status,
-				cut: f.instances[i].Starts() != starts || r.Context().Err() != nil}
-			if answers[i].err != nil {
-				t.err = answers[i].err.Error()
-			}
-			f.mu.Lock()
-			f.ticks = append(f.ticks, t)
-			f.mu.Unlock()
+		if !f.ticking[i].CompareAndSwap(false, true) {
+			continue
+		}
+		sent++
+		f.bg.Go(func() {
+			defer f.ticking[i].Store(false)
+			first <- f.tick(ctx, r, body, i)
 		})
 	}
-	wg.Wait()
-	for _, a := range answers {
-		if a.status/100 != 2 {
-			a.write(w)
-			return
-		}
+	if sent == 0 {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"Outputs":{},"Logs":["soak fleet: every instance is still busy with its last tick"],"ReturnValue":null}`)
+		return
 	}
-	answers[0].write(w)
+	select {
+	case a := <-first:
+		a.write(w)
+	case <-r.Context().Done():
+	}
 }
+
+// tick runs one timer invocation on instance i and times it.
+func (f *fleet) tick(ctx context.Context, r *http.Request, body []byte, i int) answer {
+	// The clock starts once the instance is up: waiting for a restart is
+	// the host's time, not the tick's.
+	if err := f.instances[i].Ready(ctx); err != nil {
+		return answer{err: err}
+	}
+	kills := f.kills[i].Load()
+	begun := time.Now()
+	a := f.forward(ctx, r, body, i)
+	t := tick{instance: i, started: begun, took: time.Since(begun), status: a.status,
+		cut: f.kills[i].Load() != kills || ctx.Err() != nil || a.status == 0 && f.justKilled(i, begun)}
+	if a.err != nil {
+		t.err = a.err.Error()
+	}
+	f.mu.Lock()
+	f.ticks = append(f.ticks, t)
+	f.mu.Unlock()
+	return a
+}
+
+func (f *fleet) runContext() context.Context {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.ctx
+}
+
+// justKilled reports whether instance i was killed shortly before t: its
+// supervisor may not have seen the process die yet and still sends to it.
+func (f *fleet) justKilled(i int, t time.Time) bool {
+	last := f.lastKill[i].Load()
+	return last != 0 && t.Sub(time.Unix(0, last)) < killNoticeGrace
+}
+
+// killNoticeGrace is how long after a kill a failed request is put down
+// to it.
+const killNoticeGrace = 5 * time.Second
 
 // answer is an instance's answer, or why there was none.
 type answer struct {
@@ -194,12 +241,12 @@ func (a answer) write(w http.ResponseWriter) {
 }
 
 // forward sends a request to instance i once it is ready.
-func (f *fleet) forward(r *http.Request, body []byte, i int) answer {
+func (f *fleet) forward(ctx context.Context, r *http.Request, body []byte, i int) answer {
 	sup := f.instances[i]
-	if err := sup.Ready(r.Context()); err != nil {
+	if err := sup.Ready(ctx); err != nil {
 		return answer{err: err}
 	}
-	out, err := http.NewRequestWithContext(r.Context(), r.Method, sup.BaseURL()+r.URL.RequestURI(), bytes.NewReader(body))
+	out, err := http.NewRequestWithContext(ctx, r.Method, sup.BaseURL()+r.URL.RequestURI(), bytes.NewReader(body))
 	if err != nil {
 		return answer{err: err}
 	}
