@@ -28,19 +28,36 @@ func settle(ctx context.Context, obs *observer) {
 }
 
 // pollStatuses asks for every accepted operation's status the way ARM
-// does, through the host's front door and the handler.
+// does, through the host's front door and the handler, a few at a time.
 func pollStatuses(ctx context.Context, front string, subs []*submitted) map[string]string {
 	client := &http.Client{Timeout: 10 * time.Second}
 	defer client.CloseIdleConnections()
 	out := map[string]string{}
-	for _, s := range subs {
-		if s.statusPath == "" || ctx.Err() != nil {
-			continue
-		}
-		out[s.label] = pollStatus(ctx, client, front+s.statusPath)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	work := make(chan *submitted)
+	for range statusPollers {
+		wg.Go(func() {
+			for s := range work {
+				st := pollStatus(ctx, client, front+s.statusPath)
+				mu.Lock()
+				out[s.label] = st
+				mu.Unlock()
+			}
+		})
 	}
+	for _, s := range subs {
+		if s.statusPath != "" && ctx.Err() == nil {
+			work <- s
+		}
+	}
+	close(work)
+	wg.Wait()
 	return out
 }
+
+// statusPollers is how many status polls run at once at the end of a run.
+const statusPollers = 8
 
 func pollStatus(ctx context.Context, client *http.Client, url string) string {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
