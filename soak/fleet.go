@@ -53,16 +53,15 @@ type tick struct {
 	cut bool
 }
 
-func newFleet(n int, cmd triggerhost.Command, timers []string, logger *slog.Logger) (*fleet, error) {
+// newFleet prepares n instances; worker(i) runs instance i.
+func newFleet(n int, worker func(i int) triggerhost.Worker, timers []string, logger *slog.Logger) (*fleet, error) {
 	f := &fleet{timers: map[string]bool{}, logger: logger, routed: map[int]int{},
 		client: &http.Client{Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 64}}}
 	for _, name := range timers {
 		f.timers["/"+strings.ToLower(name)] = true
 	}
 	for i := range n {
-		c := cmd
-		c.Logger = cmd.Logger.With("instance", i)
-		sup, err := triggerhost.NewSupervisor(c, 0, logger.With("instance", i))
+		sup, err := triggerhost.NewSupervisor(worker(i), 0, logger.With("instance", i))
 		if err != nil {
 			return nil, err
 		}

@@ -182,7 +182,9 @@ func execute(ctx context.Context, o options, logger *slog.Logger) (evidence, rep
 	}
 	defer os.RemoveAll(stateDir)
 	env := handlerEnv(os.Environ(), handlerSettings(proxy.faultyURL, database, csURL))
-	fl, err := newFleet(o.instances, handlerCommand(o.handler, root, env, logger), timerFunctions(app), logger)
+	fl, err := newFleet(o.instances, func(i int) triggerhost.Worker {
+		return handlerCommand(o.handler, root, env, logger.With("instance", i))
+	}, timerFunctions(app), logger)
 	if err != nil {
 		return ev, rep, err
 	}

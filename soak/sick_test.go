@@ -1,0 +1,97 @@
+package soak
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	cs "github.com/hcpops/hcpops/core/clusterservice"
+	"github.com/hcpops/hcpops/core/clusterservice/simulator"
+)
+
+func TestSickCS(t *testing.T) {
+	sim := simulator.New()
+	defer sim.Close()
+	done := make(chan struct{})
+	sick := newSickCS(sim, map[string]sickness{"Soak-C1-Sick-Hang": sickHang, "soak-c2-sick-garbage": sickGarbage}, done)
+	srv := httptest.NewServer(sick)
+	defer srv.Close()
+
+	call := func(method, path, body string, timeout time.Duration) (int, string, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		req, err := http.NewRequestWithContext(ctx, method, srv.URL+path, strings.NewReader(body))
+		must(t, err)
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			return 0, "", err
+		}
+		defer resp.Body.Close()
+		raw, err := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(raw), err
+	}
+	create := func(id, name string) string { return `{"kind":"Cluster","id":"` + id + `","name":"` + name + `"}` }
+
+	// A sick-hang cluster: its create and everything under its href never
+	// answer, and nothing reaches CS.
+	for _, r := range [][3]string{
+		{http.MethodPost, cs.ClustersPath, create("hang1", "soak-c1-sick-hang")},
+		{http.MethodGet, cs.ClusterHref("hang1"), ""},
+		{http.MethodGet, cs.ClusterHref("hang1") + "/node_pools/np1", ""},
+	} {
+		if _, _, err := call(r[0], r[1], r[2], 200*time.Millisecond); !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("%s %s on a sick-hang cluster: %v, want no answer", r[0], r[1], err)
+		}
+	}
+	if n := sim.Ledger().Total(); n != 0 {
+		t.Errorf("CS saw %d requests of the sick-hang cluster, want none", n)
+	}
+
+	// A sick-garbage cluster: CS serves the request, the client gets 200
+	// and a body that is no cluster.
+	for i, r := range [][3]string{
+		{http.MethodPost, cs.ClustersPath, create("garbage1", "soak-c2-sick-garbage")},
+		{http.MethodGet, cs.ClusterHref("garbage1"), ""},
+		{http.MethodGet, cs.ClusterHref("garbage1"), ""},
+	} {
+		status, body, err := call(r[0], r[1], r[2], 5*time.Second)
+		var c struct {
+			ID string `json:"id"`
+		}
+		if err != nil || status != http.StatusOK || json.Unmarshal([]byte(body), &c) == nil && c.ID == "garbage1" {
+			t.Errorf("request %d %s %s on a sick-garbage cluster: %d %q %v, want 200 with garbage", i, r[0], r[1], status, body, err)
+		}
+	}
+	if got := sim.Ledger().Count(http.MethodPost, simClusterCreate); got != 1 {
+		t.Errorf("CS saw %d cluster POSTs, want the garbled one", got)
+	}
+
+	// Healthy clusters and lists pass untouched.
+	if status, _, err := call(http.MethodGet, cs.ClusterHref("healthy1"), "", 5*time.Second); err != nil || status != http.StatusNotFound {
+		t.Errorf("GET of a healthy unknown cluster: %d %v, want CS's 404", status, err)
+	}
+	if status, body, err := call(http.MethodGet, cs.ClustersPath+"?search=id+%3D+%27garbage1%27", "", 5*time.Second); err != nil || status != http.StatusOK ||
+		!strings.Contains(body, `"kind":"ClusterList"`) {
+		t.Errorf("a list naming a sick cluster: %d %q %v, want CS's own answer", status, body, err)
+	}
+	if hung, garbled := sick.sickCounts(); hung != 3 || garbled != 3 {
+		t.Errorf("counts: %d hung, %d garbled; want 3 and 3", hung, garbled)
+	}
+
+	// The end of the run releases hung requests.
+	answered := make(chan error, 1)
+	go func() { _, _, err := call(http.MethodGet, cs.ClusterHref("hang1"), "", 10*time.Second); answered <- err }()
+	time.Sleep(50 * time.Millisecond)
+	close(done)
+	select {
+	case <-answered:
+	case <-time.After(5 * time.Second):
+		t.Error("a hung request outlived the end of the run")
+	}
+}
