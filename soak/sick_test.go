@@ -86,7 +86,10 @@ func TestSickCS(t *testing.T) {
 
 	// The end of the run releases hung requests.
 	answered := make(chan error, 1)
-	go func() { _, _, err := call(http.MethodGet, cs.ClusterHref("hang1"), "", 10*time.Second); answered <- err }()
+	go func() {
+		_, _, err := call(http.MethodGet, cs.ClusterHref("hang1"), "", 10*time.Second)
+		answered <- err
+	}()
 	time.Sleep(50 * time.Millisecond)
 	close(done)
 	select {
