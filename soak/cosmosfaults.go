@@ -43,7 +43,7 @@ type cosmosFaults struct {
 
 // Default rates of the soak's Cosmos faults.
 func newCosmosFaults(seed uint64) *cosmosFaults {
-	return &cosmosFaults{throttle: 0.03, unavailable: 0.01, timeout: 0.01, slow: 0.02, slowFor: time.Second,
+	return &cosmosFaults{throttle: 0.03, unavailable: 0.01, timeout: 0.01, slow: 0.02, slowFor: 500 * time.Millisecond,
 		rng: rand.New(rand.NewPCG(seed, 3)), counts: map[string]map[string]int{}}
 }
 
