@@ -164,16 +164,17 @@ const (
 	shapeNodePoolError  = "nodepool-error"
 	shapeSupersede      = "supersede"
 	shapeSickHang       = "sick-hang"
+	shapeSickStuck      = "sick-stuck"
 	shapeSickGarbage    = "sick-garbage"
 )
 
 // kindSickCreate is the summary's row for the sick subset.
 const kindSickCreate = "create cluster (sick CS object)"
 
-var sickShapes = []string{shapeSickHang, shapeSickGarbage}
+var sickShapes = []string{shapeSickStuck, shapeSickHang, shapeSickGarbage}
 
 // sickness of each sick shape.
-var shapeSickness = map[string]sickness{shapeSickHang: sickHang, shapeSickGarbage: sickGarbage}
+var shapeSickness = map[string]sickness{shapeSickHang: sickHang, shapeSickStuck: sickHangCreated, shapeSickGarbage: sickGarbage}
 
 // shapeCycle is the mix: mostly full lives, one of each other shape.
 var shapeCycle = []string{shapeFull, shapeProvisionError, shapeFull, shapeNodePoolError, shapeFull,
@@ -181,7 +182,7 @@ var shapeCycle = []string{shapeFull, shapeProvisionError, shapeFull, shapeNodePo
 
 func build(shape string, b builder, rng *rand.Rand) []stage {
 	switch shape {
-	case shapeSickHang, shapeSickGarbage:
+	case shapeSickHang, shapeSickStuck, shapeSickGarbage:
 		// Nothing follows: CS never answers properly about this cluster.
 		create := b.putCluster("create", kindSickCreate, failed, nil)
 		create.wantCode, create.deadline = arm.CodeInternalServerError, b.sick.deadline

@@ -71,7 +71,7 @@ func TestPlanCoversEveryRequestKind(t *testing.T) {
 	}
 	for _, sc := range plan {
 		_, isSick := sick[sc.cluster]
-		if isSick != (sc.shape == shapeSickHang || sc.shape == shapeSickGarbage) {
+		if _, sickShape := shapeSickness[sc.shape]; isSick != sickShape {
 			t.Errorf("scenario %s (%s): sick %v", sc.name, sc.shape, isSick)
 		}
 		if isSick && (len(sc.stages) != 1 || sc.stages[0][0].deadline != 10*time.Second || sc.stages[0][0].kind != kindSickCreate) {

@@ -12,12 +12,15 @@ import (
 )
 
 // sickness is how a sick Clusters Service object misbehaves, for the whole
-// run: every request about it hangs, or is answered 200 with garbage.
+// run: every request about it hangs; or CS creates it and then hangs on
+// every later request (the case a tick meets: a known object that stops
+// answering); or every request is answered 200 with garbage.
 type sickness string
 
 const (
-	sickHang    sickness = "hang"
-	sickGarbage sickness = "garbage"
+	sickHang        sickness = "hang"
+	sickHangCreated sickness = "hang-after-create"
+	sickGarbage     sickness = "garbage"
 )
 
 // sickCS stands in front of Clusters Service for the sick subset. It knows
@@ -46,15 +49,15 @@ func newSickCS(next http.Handler, names map[string]sickness, done <-chan struct{
 }
 
 func (s *sickCS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	sick, ok := s.classify(r)
-	if !ok {
+	sick, create, ok := s.classify(r)
+	if !ok || sick == sickHangCreated && create {
 		s.next.ServeHTTP(w, r)
 		return
 	}
 	s.mu.Lock()
 	s.counts[sick]++
 	s.mu.Unlock()
-	if sick == sickHang {
+	if sick != sickGarbage {
 		select {
 		case <-r.Context().Done():
 		case <-s.done:
@@ -68,16 +71,16 @@ func (s *sickCS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(garble(rec.body.Bytes(), s.count(sickGarbage)))
 }
 
-// classify says whether r is about a sick cluster, learning the cluster's
-// CS ID when r creates it.
-func (s *sickCS) classify(r *http.Request) (sickness, bool) {
+// classify says whether r is about a sick cluster and creates it,
+// learning the cluster's CS ID when it does.
+func (s *sickCS) classify(r *http.Request) (sick sickness, create, ok bool) {
 	if strings.HasPrefix(r.URL.Path, "/_sim/") {
-		return "", false
+		return "", false, false
 	}
 	if r.Method == http.MethodPost && r.URL.Path == cs.ClustersPath {
 		body, err := io.ReadAll(r.Body)
 		if err != nil {
-			return "", false
+			return "", false, false
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		var in struct{ ID, Name string }
@@ -88,7 +91,7 @@ func (s *sickCS) classify(r *http.Request) (sickness, bool) {
 			s.ids[strings.ToLower(in.ID)] = sick
 			s.mu.Unlock()
 		}
-		return sick, ok
+		return sick, true, ok
 	}
 	for _, prefix := range []string{cs.ClustersPath + "/", cs.ClustersMgmtPrefix + "/clusters/"} {
 		if rest, ok := strings.CutPrefix(r.URL.Path, prefix); ok {
@@ -96,10 +99,10 @@ func (s *sickCS) classify(r *http.Request) (sickness, bool) {
 			s.mu.Lock()
 			sick, ok := s.ids[strings.ToLower(id)]
 			s.mu.Unlock()
-			return sick, ok
+			return sick, false, ok
 		}
 	}
-	return "", false
+	return "", false, false
 }
 
 func (s *sickCS) count(k sickness) int {
@@ -112,7 +115,7 @@ func (s *sickCS) count(k sickness) int {
 func (s *sickCS) sickCounts() (hung, garbled int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.counts[sickHang], s.counts[sickGarbage]
+	return s.counts[sickHang] + s.counts[sickHangCreated], s.counts[sickGarbage]
 }
 
 // garble turns an answer into one of the kinds of garbage a client meets:

@@ -19,7 +19,8 @@ func TestSickCS(t *testing.T) {
 	sim := simulator.New()
 	defer sim.Close()
 	done := make(chan struct{})
-	sick := newSickCS(sim, map[string]sickness{"Soak-C1-Sick-Hang": sickHang, "soak-c2-sick-garbage": sickGarbage}, done)
+	sick := newSickCS(sim, map[string]sickness{"Soak-C1-Sick-Hang": sickHang, "soak-c2-sick-garbage": sickGarbage,
+		"soak-c3-sick-stuck": sickHangCreated}, done)
 	srv := httptest.NewServer(sick)
 	defer srv.Close()
 
@@ -72,6 +73,18 @@ func TestSickCS(t *testing.T) {
 		t.Errorf("CS saw %d cluster POSTs, want the garbled one", got)
 	}
 
+	// A sick-stuck cluster: CS creates it, then never answers about it.
+	status, _, err := call(http.MethodPost, cs.ClustersPath, create("stuck1", "soak-c3-sick-stuck"), 5*time.Second)
+	if err != nil || status == 0 {
+		t.Errorf("the create of a sick-stuck cluster: %d %v, want CS's own answer", status, err)
+	}
+	if got := sim.Ledger().Count(http.MethodPost, simClusterCreate); got != 2 {
+		t.Errorf("CS saw %d cluster POSTs, want the sick-stuck one too", got)
+	}
+	if _, _, err := call(http.MethodGet, cs.ClusterHref("stuck1"), "", 200*time.Millisecond); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("GET of a sick-stuck cluster: %v, want no answer", err)
+	}
+
 	// Healthy clusters and lists pass untouched.
 	if status, _, err := call(http.MethodGet, cs.ClusterHref("healthy1"), "", 5*time.Second); err != nil || status != http.StatusNotFound {
 		t.Errorf("GET of a healthy unknown cluster: %d %v, want CS's 404", status, err)
@@ -80,8 +93,8 @@ func TestSickCS(t *testing.T) {
 		!strings.Contains(body, `"kind":"ClusterList"`) {
 		t.Errorf("a list naming a sick cluster: %d %q %v, want CS's own answer", status, body, err)
 	}
-	if hung, garbled := sick.sickCounts(); hung != 3 || garbled != 3 {
-		t.Errorf("counts: %d hung, %d garbled; want 3 and 3", hung, garbled)
+	if hung, garbled := sick.sickCounts(); hung != 4 || garbled != 3 {
+		t.Errorf("counts: %d hung, %d garbled; want 4 and 3", hung, garbled)
 	}
 
 	// The end of the run releases hung requests.
