@@ -35,8 +35,8 @@ func TestCSLedgerCountsCreatesByObject(t *testing.T) {
 		resp.Body.Close()
 	}
 	answers["POST "+clusters] = []int{503, 429, 201, 201, 409}
-	post(clusters, `{"id":"ok"}`)    // 503: a retry, not a duplicate
-	post(clusters, `{"id":"ok"}`)    // 429: the same
+	post(clusters, `{"id":"ok"}`)                 // 503: a retry, not a duplicate
+	post(clusters, `{"id":"ok"}`)                 // 429: the same
 	post(clusters, `{"id":"ok","name":"one"}`)    // 201
 	post(clusters, `{"id":"twice","name":"two"}`) // 201
 	post(clusters, `{"id":"TWICE","name":"two"}`) // 409: asked again, adopted
