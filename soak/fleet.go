@@ -21,8 +21,9 @@ import (
 // processes (instances) behind one loopback port, as a scaled-out Function
 // App runs them on one database. Change-feed batches and HTTP requests go to
 // the instances in turn, so a batch and its redelivery usually land on
-// different instances; every timer tick goes to all of them at once, the
-// harshest overlap two instances can have. The fleet times every tick.
+// different instances; every timer tick goes to every instance not still
+// busy with its last one, so the instances' ticks overlap on the same
+// operations. The fleet times every tick.
 type fleet struct {
 	instances []*triggerhost.Supervisor
 	timers    map[string]bool // timer function names, as invocation paths
@@ -189,7 +190,9 @@ func (f *fleet) tick(ctx context.Context, r *http.Request, body []byte, i int) a
 	}
 	kills := f.kills[i].Load()
 	begun := time.Now()
-	a := f.forward(ctx, r, body, i)
+	tctx, cancel := context.WithTimeout(ctx, tickGiveUp)
+	defer cancel()
+	a := f.forward(tctx, r, body, i)
 	t := tick{instance: i, started: begun, took: time.Since(begun), status: a.status,
 		cut: f.kills[i].Load() != kills || ctx.Err() != nil || a.status == 0 && f.justKilled(i, begun)}
 	if a.err != nil {
@@ -215,8 +218,13 @@ func (f *fleet) justKilled(i int, t time.Time) bool {
 }
 
 // killNoticeGrace is how long after a kill a failed request is put down
-// to it.
-const killNoticeGrace = 5 * time.Second
+// to it; tickGiveUp is how long the fleet waits for a tick's answer, well
+// past the bound the checks allow, so a hung tick is reported, not waited
+// for until the run ends.
+const (
+	killNoticeGrace = 5 * time.Second
+	tickGiveUp      = 3 * tickBound
+)
 
 // answer is an instance's answer, or why there was none.
 type answer struct {
