@@ -28,8 +28,9 @@ const (
 // POSTs and from then on treats every request under the cluster's href the
 // same way. A hung request never reaches CS; a garbled one does (so a create
 // really happens) and its answer is thrown away, as a broken proxy or a CS
-// bug would. List requests pass untouched: one sick object must not hang a
-// page of healthy ones.
+// bug would. A cluster list leaves the sick clusters out (a reader that
+// batches its polls then asks for them one by one) and serves the others:
+// one sick object must not hang a page of healthy ones.
 type sickCS struct {
 	next  http.Handler
 	names map[string]sickness // lower-case ARM cluster names
@@ -49,6 +50,10 @@ func newSickCS(next http.Handler, names map[string]sickness, done <-chan struct{
 }
 
 func (s *sickCS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet && r.URL.Path == cs.ClustersPath {
+		s.list(w, r)
+		return
+	}
 	sick, create, ok := s.classify(r)
 	if !ok || sick == sickHangCreated && create {
 		s.next.ServeHTTP(w, r)
@@ -69,6 +74,44 @@ func (s *sickCS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(garble(rec.body.Bytes(), s.count(sickGarbage)))
+}
+
+// list serves a cluster list without the sick clusters.
+func (s *sickCS) list(w http.ResponseWriter, r *http.Request) {
+	rec := &recorder{header: http.Header{}}
+	s.next.ServeHTTP(rec, r)
+	body := rec.body.Bytes()
+	var page map[string]json.RawMessage
+	var items []map[string]json.RawMessage
+	if rec.status == http.StatusOK && json.Unmarshal(body, &page) == nil && json.Unmarshal(page["items"], &items) == nil {
+		kept := items[:0]
+		for _, it := range items {
+			var id string
+			_ = json.Unmarshal(it["id"], &id)
+			s.mu.Lock()
+			_, sick := s.ids[strings.ToLower(id)]
+			s.mu.Unlock()
+			if !sick {
+				kept = append(kept, it)
+			}
+		}
+		if dropped := len(items) - len(kept); dropped > 0 {
+			page["items"], _ = json.Marshal(kept)
+			for _, field := range []string{"size", "total"} {
+				var n int
+				if json.Unmarshal(page[field], &n) == nil {
+					page[field], _ = json.Marshal(n - dropped)
+				}
+			}
+			body, _ = json.Marshal(page)
+		}
+	}
+	for k, vs := range rec.header {
+		w.Header()[k] = vs
+	}
+	w.Header().Del("Content-Length")
+	w.WriteHeader(rec.status)
+	_, _ = w.Write(body)
 }
 
 // classify says whether r is about a sick cluster and creates it,

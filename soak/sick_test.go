@@ -37,7 +37,10 @@ func TestSickCS(t *testing.T) {
 		raw, err := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(raw), err
 	}
-	create := func(id, name string) string { return `{"kind":"Cluster","id":"` + id + `","name":"` + name + `"}` }
+	create := func(id, name string) string {
+		return `{"kind":"Cluster","id":"` + id + `","name":"` + name +
+			`","azure":{"subscription_id":"s","resource_group_name":"rg","resource_name":"` + name + `"}}`
+	}
 
 	// A sick-hang cluster: its create and everything under its href never
 	// answer, and nothing reaches CS.
@@ -75,8 +78,8 @@ func TestSickCS(t *testing.T) {
 
 	// A sick-stuck cluster: CS creates it, then never answers about it.
 	status, _, err := call(http.MethodPost, cs.ClustersPath, create("stuck1", "soak-c3-sick-stuck"), 5*time.Second)
-	if err != nil || status == 0 {
-		t.Errorf("the create of a sick-stuck cluster: %d %v, want CS's own answer", status, err)
+	if err != nil || status != http.StatusCreated {
+		t.Errorf("the create of a sick-stuck cluster: %d %v, want CS's 201", status, err)
 	}
 	if got := sim.Ledger().Count(http.MethodPost, simClusterCreate); got != 2 {
 		t.Errorf("CS saw %d cluster POSTs, want the sick-stuck one too", got)
@@ -89,9 +92,27 @@ func TestSickCS(t *testing.T) {
 	if status, _, err := call(http.MethodGet, cs.ClusterHref("healthy1"), "", 5*time.Second); err != nil || status != http.StatusNotFound {
 		t.Errorf("GET of a healthy unknown cluster: %d %v, want CS's 404", status, err)
 	}
-	if status, body, err := call(http.MethodGet, cs.ClustersPath+"?search=id+%3D+%27garbage1%27", "", 5*time.Second); err != nil || status != http.StatusOK ||
-		!strings.Contains(body, `"kind":"ClusterList"`) {
-		t.Errorf("a list naming a sick cluster: %d %q %v, want CS's own answer", status, body, err)
+	// A list leaves the sick clusters out and serves the healthy ones.
+	if status, _, err := call(http.MethodPost, cs.ClustersPath, create("healthy2", "soak-c4-full"), 5*time.Second); err != nil || status != http.StatusCreated {
+		t.Fatalf("a healthy create: %d %v", status, err)
+	}
+	status, body, err := call(http.MethodGet, cs.ClustersPath, "", 5*time.Second)
+	var list struct {
+		Kind  string `json:"kind"`
+		Size  int    `json:"size"`
+		Items []struct {
+			ID string `json:"id"`
+		} `json:"items"`
+	}
+	if err != nil || status != http.StatusOK || json.Unmarshal([]byte(body), &list) != nil || list.Kind != "ClusterList" {
+		t.Fatalf("the cluster list: %d %q %v", status, body, err)
+	}
+	var ids []string
+	for _, it := range list.Items {
+		ids = append(ids, it.ID)
+	}
+	if got := strings.Join(ids, ","); got != "healthy2" || list.Size != 1 {
+		t.Errorf("listed %q (size %d), want only the healthy cluster", got, list.Size)
 	}
 	if hung, garbled := sick.sickCounts(); hung != 4 || garbled != 3 {
 		t.Errorf("counts: %d hung, %d garbled; want 4 and 3", hung, garbled)
