@@ -80,6 +80,9 @@ func (s *sickCS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *sickCS) list(w http.ResponseWriter, r *http.Request) {
 	rec := &recorder{header: http.Header{}}
 	s.next.ServeHTTP(rec, r)
+	if rec.status == 0 {
+		return // CS wrote nothing: the client gave up
+	}
 	body := rec.body.Bytes()
 	var page map[string]json.RawMessage
 	var items []map[string]json.RawMessage

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -21,7 +22,10 @@ func TestSickCS(t *testing.T) {
 	done := make(chan struct{})
 	sick := newSickCS(sim, map[string]sickness{"Soak-C1-Sick-Hang": sickHang, "soak-c2-sick-garbage": sickGarbage,
 		"soak-c3-sick-stuck": sickHangCreated}, done)
-	srv := httptest.NewServer(sick)
+	srv := httptest.NewUnstartedServer(sick)
+	var serverLog syncBuffer // a panic in a handler lands here
+	srv.Config.ErrorLog = log.New(&serverLog, "", 0)
+	srv.Start()
 	defer srv.Close()
 
 	call := func(method, path, body string, timeout time.Duration) (int, string, error) {
@@ -113,6 +117,16 @@ func TestSickCS(t *testing.T) {
 	}
 	if got := strings.Join(ids, ","); got != "healthy2" || list.Size != 1 {
 		t.Errorf("listed %q (size %d), want only the healthy cluster", got, list.Size)
+	}
+	// A list the client gives up on before CS answers is dropped quietly.
+	must(t, sim.SetLatency(simulator.Latency{Fixed: 300 * time.Millisecond}))
+	if _, _, err := call(http.MethodGet, cs.ClustersPath, "", 50*time.Millisecond); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("a list under 300ms of latency answered within 50ms: %v", err)
+	}
+	time.Sleep(400 * time.Millisecond)
+	must(t, sim.SetLatency(simulator.Latency{}))
+	if l := serverLog.String(); l != "" {
+		t.Errorf("the server logged %q", l)
 	}
 	if hung, garbled := sick.sickCounts(); hung != 4 || garbled != 3 {
 		t.Errorf("counts: %d hung, %d garbled; want 4 and 3", hung, garbled)
