@@ -28,9 +28,11 @@ const (
 // POSTs and from then on treats every request under the cluster's href the
 // same way. A hung request never reaches CS; a garbled one does (so a create
 // really happens) and its answer is thrown away, as a broken proxy or a CS
-// bug would. A cluster list leaves the sick clusters out (a reader that
-// batches its polls then asks for them one by one) and serves the others:
-// one sick object must not hang a page of healthy ones.
+// bug would. A search for one sick cluster by its ARM name (the create's
+// adoption check) is a request about it; any other cluster list leaves the
+// sick clusters out (a reader that batches its polls then asks for them
+// one by one) and serves the others: one sick object must not hang a page
+// of healthy ones.
 type sickCS struct {
 	next  http.Handler
 	names map[string]sickness // lower-case ARM cluster names
@@ -51,6 +53,10 @@ func newSickCS(next http.Handler, names map[string]sickness, done <-chan struct{
 
 func (s *sickCS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodGet && r.URL.Path == cs.ClustersPath {
+		if sick, ok := s.names[searchedName(r.URL.Query().Get("search"))]; ok && sick != sickHangCreated {
+			s.misbehave(w, r, sick)
+			return
+		}
 		s.list(w, r)
 		return
 	}
@@ -59,6 +65,11 @@ func (s *sickCS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.next.ServeHTTP(w, r)
 		return
 	}
+	s.misbehave(w, r, sick)
+}
+
+// misbehave answers a request about a sick cluster the way it is sick.
+func (s *sickCS) misbehave(w http.ResponseWriter, r *http.Request, sick sickness) {
 	s.mu.Lock()
 	s.counts[sick]++
 	s.mu.Unlock()
@@ -115,6 +126,18 @@ func (s *sickCS) list(w http.ResponseWriter, r *http.Request) {
 	w.Header().Del("Content-Length")
 	w.WriteHeader(rec.status)
 	_, _ = w.Write(body)
+}
+
+// searchedName is the ARM name a CS search asks for, lower-cased; "" when
+// it asks for none.
+func searchedName(search string) string {
+	const key = "azure.resource_name = '"
+	_, rest, ok := strings.Cut(strings.ToLower(search), key)
+	if !ok {
+		return ""
+	}
+	name, _, _ := strings.Cut(rest, "'")
+	return name
 }
 
 // classify says whether r is about a sick cluster and creates it,

@@ -8,6 +8,7 @@ import (
 	"log"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -57,8 +58,20 @@ func TestSickCS(t *testing.T) {
 			t.Errorf("%s %s on a sick-hang cluster: %v, want no answer", r[0], r[1], err)
 		}
 	}
+	search := func(name string) string {
+		return cs.ClustersPath + "?search=" + url.QueryEscape("azure.subscription_id = 's' and azure.resource_group_name = 'rg' and azure.resource_name = '"+name+"'")
+	}
+	if _, _, err := call(http.MethodGet, search("soak-c1-sick-hang"), "", 200*time.Millisecond); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("the adoption search for a sick-hang cluster: %v, want no answer", err)
+	}
 	if n := sim.Ledger().Total(); n != 0 {
 		t.Errorf("CS saw %d requests of the sick-hang cluster, want none", n)
+	}
+	if status, body, err := call(http.MethodGet, search("soak-c2-sick-garbage"), "", 5*time.Second); err != nil || status != http.StatusOK || strings.Contains(body, "ClusterList") {
+		t.Errorf("the adoption search for a sick-garbage cluster: %d %q %v, want 200 with garbage", status, body, err)
+	}
+	if status, body, err := call(http.MethodGet, search("soak-c3-sick-stuck"), "", 5*time.Second); err != nil || status != http.StatusOK || !strings.Contains(body, "ClusterList") {
+		t.Errorf("the adoption search for a sick-stuck cluster: %d %q %v, want CS's list: it is part of the create", status, body, err)
 	}
 
 	// A sick-garbage cluster: CS serves the request, the client gets 200
@@ -128,8 +141,8 @@ func TestSickCS(t *testing.T) {
 	if l := serverLog.String(); l != "" {
 		t.Errorf("the server logged %q", l)
 	}
-	if hung, garbled := sick.sickCounts(); hung != 4 || garbled != 3 {
-		t.Errorf("counts: %d hung, %d garbled; want 4 and 3", hung, garbled)
+	if hung, garbled := sick.sickCounts(); hung != 5 || garbled != 4 {
+		t.Errorf("counts: %d hung, %d garbled; want 5 and 4", hung, garbled)
 	}
 
 	// The end of the run releases hung requests.
