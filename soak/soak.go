@@ -72,7 +72,7 @@ func parseOptions(args []string, usage io.Writer) (options, error) {
 	fs.DurationVar(&o.settle, "settle", o.settle, "after the window, how long the operations may take to finish")
 	fs.Uint64Var(&o.seed, "seed", o.seed, "seed of the plan, the simulator and the injected faults (default: the clock)")
 	fs.DurationVar(&o.phase, "phase", o.phase, "simulated Clusters Service phase; installing, updating and uninstalling take twice as long")
-	fs.IntVar(&o.kills, "kills", 0, "SIGKILLs of the handler (0: one per 20s of -duration, at least 2)")
+	fs.IntVar(&o.kills, "kills", 0, "SIGKILLs of the handler instances, taken in turn (0: one per 20s of -duration, at least 2 and one per instance)")
 	fs.StringVar(&o.handler, "handler", "", "the hcpops binary to run as the custom handler (default: this executable)")
 	fs.StringVar(&o.scriptRoot, "script-root", "", "Functions app root with host.json and functions/ (default: the module root above the working directory)")
 	fs.StringVar(&o.cosmosEndpoint, "cosmos-endpoint", "", "a running Cosmos test server (default: start tools/cosmos-test-server)")
@@ -115,6 +115,8 @@ func (o options) validate() error {
 		return fmt.Errorf("hcpops soak: notification failure rate %v: want [0,1)", o.notifyFailRate)
 	case o.instances < 1 || o.instances > 8:
 		return fmt.Errorf("hcpops soak: -instances %d: want 1 to 8", o.instances)
+	case o.kills > 0 && o.kills < o.instances:
+		return fmt.Errorf("hcpops soak: -kills %d with -instances %d: every instance is killed at least once", o.kills, o.instances)
 	case o.sickEvery < 0 || o.sickEvery == 1:
 		return fmt.Errorf("hcpops soak: -sick-every %d: want 0 (no sick subset) or 2 and more", o.sickEvery)
 	case o.sickDeadline <= 0:
@@ -130,7 +132,7 @@ func (o options) killCount() int {
 	if o.kills > 0 {
 		return o.kills
 	}
-	return max(2, int(o.duration/(20*time.Second)))
+	return max(2, o.instances, int(o.duration/(20*time.Second)))
 }
 
 // Main runs `hcpops soak`; args are the flags after "soak". The summary
