@@ -1,5 +1,5 @@
-// Package soak is the fault-injection soak of the whole backend (`hcpops
-// soak`, `make soak`, and a short version in `make test`): hundreds of
+// Package soak is the fault-injection soak of the whole backend (`make
+// soak`, which runs cmd/soak, and a short version in `make test`): hundreds of
 // operations of every kind, submitted the way ARO-HCP's frontend writes
 // them, are carried by the real custom handler (two `hcpops serve`
 // processes on one store, each SIGKILLed and restarted mid-run) through the
@@ -24,7 +24,7 @@ import (
 	"time"
 )
 
-// options are the flags of `hcpops soak`, and what tests set.
+// options are the flags of cmd/soak, and what tests set.
 type options struct {
 	ops      int
 	duration time.Duration // scenarios start over this window, and the kills fall in it
@@ -135,7 +135,7 @@ func (o options) killCount() int {
 	return max(2, o.instances, int(o.duration/(20*time.Second)))
 }
 
-// Main runs `hcpops soak`; args are the flags after "soak". The summary
+// Main runs the soak; args are cmd/soak's flags. The summary
 // goes to stdout; the error lists what broke.
 func Main(ctx context.Context, args []string, stdout io.Writer) error {
 	o, err := parseOptions(args, stdout)
