@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/document"
@@ -35,6 +36,9 @@ type evidence struct {
 	instances int
 	ticks     []tick      // every timer invocation of every instance
 	routed    map[int]int // other invocations by instance
+	// failedInvocations of the change feed (mostly), and their time.
+	failedInvocations int
+	failedTook        time.Duration
 	// cosmosFaults counts the store faults injected, by request kind.
 	cosmosFaults     map[string]map[string]int
 	wantCosmosFaults bool

@@ -41,6 +41,10 @@ type fleet struct {
 	ctx    context.Context // Run's; ticks outlive the host's request
 	ticks  []tick
 	routed map[int]int // other requests (change-feed batches, HTTP) by instance
+	// failed counts the other invocations an instance failed (non-2xx or
+	// no answer) and the time they took.
+	failed     int
+	failedTook time.Duration
 }
 
 // tick is one timer invocation of one instance.
@@ -148,7 +152,14 @@ func (f *fleet) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	f.routed[i]++
 	f.mu.Unlock()
+	begun := time.Now()
 	a := f.forward(r.Context(), r, body, i)
+	if a.status/100 != 2 && !strings.Contains(strings.TrimPrefix(r.URL.Path, "/"), "/") {
+		f.mu.Lock()
+		f.failed++
+		f.failedTook += time.Since(begun)
+		f.mu.Unlock()
+	}
 	a.write(w)
 }
 
@@ -270,6 +281,14 @@ func (f *fleet) forward(ctx context.Context, r *http.Request, body []byte, i int
 	h := http.Header{}
 	copyHeaders(h, resp.Header)
 	return answer{status: resp.StatusCode, header: h, body: raw}
+}
+
+// failedInvocations counts the invocations other than ticks that failed,
+// and the time they took.
+func (f *fleet) failedInvocations() (int, time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.failed, f.failedTook
 }
 
 // tickLog copies the ticks timed so far, and the other requests each

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -40,6 +41,10 @@ func (fi *fakeInstance) Run(ctx context.Context, port int) error {
 	mux.HandleFunc("GET /{$}", func(http.ResponseWriter, *http.Request) {})
 	mux.HandleFunc("POST /", func(w http.ResponseWriter, r *http.Request) {
 		fi.record(r.URL.Path)
+		if r.URL.Path == "/broken" {
+			http.Error(w, "broken", http.StatusInternalServerError)
+			return
+		}
 		fi.mu.Lock()
 		hold := fi.hold
 		fi.mu.Unlock()
@@ -112,18 +117,28 @@ func TestFleetSplitsBatchesAndTicksEveryInstance(t *testing.T) {
 	if got := post(t, url+"/pollOperations"); got != http.StatusOK {
 		t.Fatalf("tick answered %d", got)
 	}
+	if got := post(t, url+"/broken"); got != http.StatusInternalServerError {
+		t.Fatalf("a failing invocation answered %d", got)
+	}
+	if n, took := f.failedInvocations(); n != 1 || took <= 0 {
+		t.Errorf("failed invocations %d taking %s, want 1", n, took)
+	}
 	// The host is answered by the first instance; wait for the other.
 	var ticks []tick
 	for deadline := time.Now().Add(10 * time.Second); len(ticks) < 2 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		ticks, _ = f.tickLog()
 	}
 	_, routed := f.tickLog()
-	if routed[0] != 2 || routed[1] != 2 {
-		t.Errorf("batches by instance %v, want 2 each", routed)
+	if routed[0] != 3 || routed[1] != 2 {
+		t.Errorf("batches by instance %v, want 3 and 2", routed)
 	}
-	want := "/dispatchOperations /dispatchOperations /pollOperations"
-	for i, fi := range []*fakeInstance{a, b} {
-		if got := strings.Join(fi.requests(), " "); got != want {
+	// Each instance's requests, sorted: a tick may reach one after the
+	// request sent next.
+	for i, want := range []string{"/broken /dispatchOperations /dispatchOperations /pollOperations",
+		"/dispatchOperations /dispatchOperations /pollOperations"} {
+		got := []*fakeInstance{a, b}[i].requests()
+		slices.Sort(got)
+		if got := strings.Join(got, " "); got != want {
 			t.Errorf("instance %d was sent %q, want %q", i, got, want)
 		}
 	}

@@ -262,6 +262,7 @@ func execute(ctx context.Context, o options, logger *slog.Logger) (evidence, rep
 	ev.kills, rep.spikes = ch.counts()
 	ev.starts, ev.instances = fl.Starts(), o.instances
 	ev.ticks, ev.routed = fl.tickLog()
+	ev.failedInvocations, ev.failedTook = fl.failedInvocations()
 	ev.cosmosFaults, ev.wantCosmosFaults = faults.snapshot(), o.cosmosFaults
 	ev.sickHung, ev.sickGarbled = sick.sickCounts()
 	ev.sickNames = sickClusters(plan)

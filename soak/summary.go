@@ -76,8 +76,8 @@ func summarize(w io.Writer, e evidence, r report, problems []string) {
 	}
 	fmt.Fprintf(w, "  notifications     %d POSTs, %d failed by the sink (%.0f%%); %d URIs notified and cleared\n",
 		e.notifyAttempts, e.notifyFailures, percent(e.notifyFailures, e.notifyAttempts), delivered)
-	fmt.Fprintf(w, "  change feed       %d batches, %d deliveries (%d duplicates), %d held back behind the next batch\n",
-		e.feed.Batches, e.feed.Deliveries, e.feed.Duplicated, e.feed.Reordered)
+	fmt.Fprintf(w, "  change feed       %d batches, %d deliveries (%d duplicates), %d held back behind the next batch; %d invocations failed, taking %s\n",
+		e.feed.Batches, e.feed.Deliveries, e.feed.Duplicated, e.feed.Reordered, e.failedInvocations, e.failedTook.Round(100*time.Millisecond))
 	ticks, longest, over := tickStats(e.ticks)
 	fmt.Fprintf(w, "  handler           %d `hcpops serve` instances: %d SIGKILLs, %d starts; %d ticks, longest %s (budget %s), %d over budget\n",
 		e.instances, e.kills, e.starts, ticks, longest.Round(time.Millisecond), pollBudget, over)
