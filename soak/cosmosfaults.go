@@ -23,8 +23,8 @@ const (
 )
 
 var (
-	cosmosKinds  = []string{cosmosRead, cosmosQuery, cosmosReplace, cosmosBatch}
-	cosmosFaultK = []string{faultThrottle, faultUnavailable, faultTimeout, faultSlow}
+	cosmosKinds      = []string{cosmosRead, cosmosQuery, cosmosReplace, cosmosBatch}
+	cosmosFaultNames = []string{faultThrottle, faultUnavailable, faultTimeout, faultSlow}
 )
 
 // cosmosFaults disturbs the handlers' store requests the way a busy Cosmos
@@ -38,13 +38,19 @@ type cosmosFaults struct {
 
 	mu     sync.Mutex
 	rng    *rand.Rand
+	seen   map[string]int            // requests by kind
 	counts map[string]map[string]int // kind -> fault -> requests
 }
+
+// everyFault: the 10th, 20th, 30th and 40th request of each kind get the
+// four faults in turn whatever the dice say, so a short run meets each
+// fault on each kind and its checks never depend on luck.
+const everyFault = 10
 
 // Default rates of the soak's Cosmos faults.
 func newCosmosFaults(seed uint64) *cosmosFaults {
 	return &cosmosFaults{throttle: 0.03, unavailable: 0.01, timeout: 0.01, slow: 0.02, slowFor: 500 * time.Millisecond,
-		rng: rand.New(rand.NewPCG(seed, 3)), counts: map[string]map[string]int{}}
+		rng: rand.New(rand.NewPCG(seed, 3)), seen: map[string]int{}, counts: map[string]map[string]int{}}
 }
 
 // cosmosKind names the kind of a documents request, "" for any other.
@@ -70,19 +76,27 @@ func (f *cosmosFaults) draw(kind string) (string, time.Duration) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	x := f.rng.Float64()
-	fault, wait := "", time.Duration(0)
-	switch {
-	case x < f.throttle:
-		fault, wait = faultThrottle, time.Duration(20+f.rng.IntN(180))*time.Millisecond
-	case x < f.throttle+f.unavailable:
-		fault = faultUnavailable
-	case x < f.throttle+f.unavailable+f.timeout:
-		fault = faultTimeout
-	case x < f.throttle+f.unavailable+f.timeout+f.slow:
-		fault, wait = faultSlow, time.Duration(f.rng.Int64N(int64(f.slowFor)))
-	default:
+	f.seen[kind]++
+	rates := map[string]float64{faultThrottle: f.throttle, faultUnavailable: f.unavailable, faultTimeout: f.timeout, faultSlow: f.slow}
+	fault, x := "", f.rng.Float64()
+	for _, k := range cosmosFaultNames {
+		if x < rates[k] {
+			fault = k
+			break
+		}
+		x -= rates[k]
+	}
+	if n := f.seen[kind]; n%everyFault == 0 && n/everyFault <= len(cosmosFaultNames) && rates[cosmosFaultNames[n/everyFault-1]] > 0 {
+		fault = cosmosFaultNames[n/everyFault-1]
+	}
+	var wait time.Duration
+	switch fault {
+	case "":
 		return "", 0
+	case faultThrottle:
+		wait = time.Duration(20+f.rng.IntN(180)) * time.Millisecond
+	case faultSlow:
+		wait = time.Duration(f.rng.Int64N(int64(f.slowFor)))
 	}
 	if f.counts[kind] == nil {
 		f.counts[kind] = map[string]int{}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -68,7 +69,7 @@ func TestCosmosFaultsDrawAndRefuse(t *testing.T) {
 		}
 	}
 	got := f.snapshot()[cosmosBatch]
-	for _, fault := range cosmosFaultK {
+	for _, fault := range cosmosFaultNames {
 		if got[fault] < 50 {
 			t.Errorf("%s drawn %d times in 400 at 25%%", fault, got[fault])
 		}
@@ -79,6 +80,27 @@ func TestCosmosFaultsDrawAndRefuse(t *testing.T) {
 	var none *cosmosFaults
 	if fault, _ := none.draw(cosmosRead); fault != "" {
 		t.Errorf("no faults drew %q", fault)
+	}
+}
+
+func TestCosmosFaultsMeetEveryKindEarly(t *testing.T) {
+	f := newCosmosFaults(1)
+	f.throttle, f.unavailable, f.timeout, f.slow = 1e-12, 1e-12, 1e-12, 1e-12
+	var got []string
+	for range 100 {
+		if fault, _ := f.draw(cosmosQuery); fault != "" {
+			got = append(got, fault)
+		}
+	}
+	if strings.Join(got, " ") != "429 503 408 slow" {
+		t.Errorf("faults in 100 queries at negligible rates: %v, want each once, in turn", got)
+	}
+	f.throttle = 0 // a fault switched off is never pinned
+	f.seen = map[string]int{}
+	for range 40 {
+		if fault, _ := f.draw(cosmosRead); fault == faultThrottle {
+			t.Fatal("a read was throttled at rate 0")
+		}
 	}
 }
 
