@@ -67,6 +67,10 @@ func startCosmosProxy(upstream string, ledger *writeLedger, stripIfMatch bool, f
 			Proxy:               nil,
 			TLSClientConfig:     &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // the loopback test server's self-signed certificate
 			MaxIdleConnsPerHost: 128,
+			// Below node's 5s keep-alive timeout: a connection the server
+			// is closing is never reused for a write, which would fail
+			// with a reset and leave the write's fate unknown.
+			IdleConnTimeout: 2 * time.Second,
 		}},
 		ledger:       ledger,
 		logger:       logger,
