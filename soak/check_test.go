@@ -138,7 +138,7 @@ func TestEvidenceProblems(t *testing.T) {
 			e.ops[sick].Properties.LastTransitionTime = sickDeadline.Add(deadlineLate + time.Second)
 		}, "deadline: c1/create: failed at 08:01:57.000, 17s after its deadline"},
 		{"tick past budget", func(e *evidence) { e.ticks[1].took = tickBound + time.Millisecond },
-			"ticks: instance 1: the tick started 00:00:00.000 took 11.001s, past the budget 8s"},
+			"ticks: instance 1: the tick started 00:00:00.000 took 13.001s, past the budget 8s"},
 		{"tick never answered", func(e *evidence) { e.ticks[2].cut = false }, "ticks: instance 1: the tick started 00:00:00.000 got no answer after 1m0s: killed"},
 		{"cluster created under two IDs", func(e *evidence) {
 			e.cs.creates["cluster/y"] = map[int]int{201: 1}

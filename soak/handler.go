@@ -36,7 +36,7 @@ func handlerSettings(cosmosURL, database, csURL string) map[string]string {
 		"HCPOPS_NOTIFICATION_ALLOW_LOOPBACK": "true",
 		"HCPOPS_NOTIFY_BACKOFF_BASE":         "200ms",
 		"HCPOPS_NOTIFY_BACKOFF_MAX":          "1s",
-		"HCPOPS_DISPATCH_GRACE":              "2s",
+		"HCPOPS_DISPATCH_GRACE":              "1s",
 		"HCPOPS_PENDING_ID_GRACE":            "3s",
 		// The shortest cap the backoff of failing CS calls allows (its base
 		// is fixed at 10s): the soak's CS fails 15% of calls by design.
