@@ -42,8 +42,8 @@ type evidence struct {
 	// cosmosFaults counts the store faults injected, by request kind.
 	cosmosFaults     map[string]map[string]int
 	wantCosmosFaults bool
-	// The sick subset: its clusters by name, requests hung and garbled.
-	sickNames             map[string]sickness
+	// The sick subset, and the requests about it hung and garbled.
+	sick                  sickSet
 	sickHung, sickGarbled int
 	wantCSHangs           bool
 }

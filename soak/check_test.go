@@ -71,8 +71,9 @@ func cleanEvidence(t *testing.T) evidence {
 		routed:           map[int]int{0: 3, 1: 2},
 		cosmosFaults:     allCosmosFaults(),
 		wantCosmosFaults: true,
-		sickNames:        map[string]sickness{"soak-c1": sickHang, "soak-c2": sickGarbage, "soak-c3": sickHangCreated},
-		sickHung:         3, sickGarbled: 2, wantCSHangs: true,
+		sick: sickSet{clusters: map[string]sickness{"soak-c1": sickHang, "soak-c2": sickGarbage, "soak-c3": sickHangCreated},
+			pools: map[string]sickness{"np-sick-c4": sickHangCreated}},
+		sickHung: 3, sickGarbled: 2, wantCSHangs: true,
 	}
 }
 
@@ -148,7 +149,7 @@ func TestEvidenceProblems(t *testing.T) {
 		{"node pool never created", func(e *evidence) { e.cs.creates["nodepool/x/np1"] = map[int]int{409: 3} },
 			"clusters service: not created exactly once: nodepool/x/np1: 409 x3"},
 		{"no CS hang", func(e *evidence) { delete(e.cs.statuses, 0) }, "chaos: no clusters service request hung"},
-		{"sick subset never garbled", func(e *evidence) { e.sickGarbled = 0 }, "chaos: the sick subset of 3 clusters saw 3 hung and 0 garbled requests"},
+		{"sick subset never garbled", func(e *evidence) { e.sickGarbled = 0 }, "chaos: the sick subset of 4 objects saw 3 hung and 0 garbled requests"},
 		{"an instance never ticked", func(e *evidence) { e.ticks = e.ticks[:1] }, "chaos: instance 1 answered 0 ticks and was sent 2 other invocations"},
 		{"an instance never sent a batch", func(e *evidence) { delete(e.routed, 0) }, "chaos: instance 0 answered 1 ticks and was sent 0 other invocations"},
 		{"no batch throttled", func(e *evidence) { delete(e.cosmosFaults[cosmosBatch], faultThrottle) }, "chaos: no Cosmos batch was throttled"},

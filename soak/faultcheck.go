@@ -2,6 +2,7 @@ package soak
 
 import (
 	"fmt"
+	"net/http"
 	"strings"
 	"time"
 
@@ -84,8 +85,8 @@ func (e evidence) faultProblems() []string {
 	if e.wantCSHangs && e.cs.statuses[0] == 0 {
 		add("no clusters service request hung")
 	}
-	if len(e.sickNames) >= len(sickShapes) && (e.sickHung == 0 || e.sickGarbled == 0) {
-		add("the sick subset of %d clusters saw %d hung and %d garbled requests, want both", len(e.sickNames), e.sickHung, e.sickGarbled)
+	if e.sick.size() >= len(sickShapes) && (e.sickHung == 0 || e.sickGarbled == 0) {
+		add("the sick subset of %d objects saw %d hung and %d garbled requests, want both", e.sick.size(), e.sickHung, e.sickGarbled)
 	}
 	ticked := map[int]bool{}
 	for _, t := range e.ticks {
@@ -164,12 +165,18 @@ func sickStats(e evidence) (n, onTime int, latest time.Duration) {
 	return n, onTime, latest
 }
 
-// sickCreated counts the sick clusters CS created nonetheless (a garbled
-// create is served, then its answer thrown away).
+// sickCreated counts the sick objects CS created nonetheless (a garbled
+// create is served, then its answer thrown away; a stuck one answered).
 func (e evidence) sickCreated() int {
 	n := 0
 	for name := range e.cs.named {
-		if _, ok := e.sickNames[name]; ok {
+		if _, ok := e.sick.clusters[name]; ok {
+			n++
+		}
+	}
+	for o, m := range e.cs.creates {
+		pool, ok := strings.CutPrefix(o, "nodepool/")
+		if _, sick := e.sick.pools[pool[strings.LastIndex(pool, "/")+1:]]; ok && sick && m[http.StatusCreated] > 0 {
 			n++
 		}
 	}

@@ -166,15 +166,24 @@ const (
 	shapeSickHang       = "sick-hang"
 	shapeSickStuck      = "sick-stuck"
 	shapeSickGarbage    = "sick-garbage"
+	shapeSickPool       = "sick-pool"
 )
 
-// kindSickCreate is the summary's row for the sick subset.
-const kindSickCreate = "create cluster (sick CS object)"
+// The summary's rows for the sick subset.
+const (
+	kindSickCreate     = "create cluster (sick CS object)"
+	kindSickPoolCreate = "create node pool (sick CS object)"
+)
 
-var sickShapes = []string{shapeSickStuck, shapeSickHang, shapeSickGarbage}
+var sickShapes = []string{shapeSickStuck, shapeSickHang, shapeSickGarbage, shapeSickPool}
 
-// sickness of each sick shape.
-var shapeSickness = map[string]sickness{shapeSickHang: sickHang, shapeSickStuck: sickHangCreated, shapeSickGarbage: sickGarbage}
+// sickness of each sick shape: its cluster's, or its node pool's.
+var shapeSickness = map[string]sickness{shapeSickHang: sickHang, shapeSickStuck: sickHangCreated, shapeSickGarbage: sickGarbage,
+	shapeSickPool: sickHangCreated}
+
+// sickPoolName is the sick node pool of a sick-pool scenario, unique in a
+// run so its CS ID names it.
+func sickPoolName(scenario string) string { return "np-sick-" + scenario }
 
 // shapeCycle is the mix: mostly full lives, one of each other shape.
 var shapeCycle = []string{shapeFull, shapeProvisionError, shapeFull, shapeNodePoolError, shapeFull,
@@ -187,6 +196,15 @@ func build(shape string, b builder, rng *rand.Rand) []stage {
 		create := b.putCluster("create", kindSickCreate, failed, nil)
 		create.wantCode, create.deadline = arm.CodeInternalServerError, b.sick.deadline
 		return []stage{{create}}
+	case shapeSickPool:
+		// A healthy cluster whose one sick node pool must not hold up its
+		// sibling; nothing follows.
+		sick := b.putNodePool("create-np-sick", kindSickPoolCreate, sickPoolName(b.name), failed, 2)
+		sick.wantCode, sick.deadline = arm.CodeInternalServerError, b.sick.deadline
+		return []stage{
+			{b.putCluster("create", "create cluster", succeeded, nil)},
+			{sick, b.putNodePool("create-np1", "create node pool", "np1", succeeded, 2)},
+		}
 	case shapeProvisionError:
 		create := b.putCluster("create", "create cluster", failed, nil)
 		create.wantCode = "OCM3055"
@@ -273,12 +291,15 @@ func makePlan(ops int, spread time.Duration, sick sickPlan, rng *rand.Rand) []sc
 	return plan
 }
 
-// sickClusters maps the sick subset's cluster names to their sickness.
-func sickClusters(plan []scenario) map[string]sickness {
-	out := map[string]sickness{}
+// sickObjects names the plan's sick subset.
+func sickObjects(plan []scenario) sickSet {
+	out := sickSet{clusters: map[string]sickness{}, pools: map[string]sickness{}}
 	for _, sc := range plan {
-		if s, ok := shapeSickness[sc.shape]; ok {
-			out[sc.cluster] = s
+		switch s, ok := shapeSickness[sc.shape]; {
+		case sc.shape == shapeSickPool:
+			out.pools[sickPoolName(sc.name)] = s
+		case ok:
+			out.clusters[sc.cluster] = s
 		}
 	}
 	return out

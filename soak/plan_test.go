@@ -3,6 +3,7 @@ package soak
 import (
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -43,7 +44,7 @@ func TestPlanCoversEveryRequestKind(t *testing.T) {
 		t.Errorf("%d requests, want at least 300 in whole scenarios", total)
 	}
 	every := []string{"create cluster", "update cluster", "delete cluster", "create node pool", "update node pool", "delete node pool",
-		"create external auth", "update external auth", "delete external auth", "request-credential", "revoke-credentials", kindSickCreate}
+		"create external auth", "update external auth", "delete external auth", "request-credential", "revoke-credentials", kindSickCreate, kindSickPoolCreate}
 	if got := kinds(plan); !slices.Equal(got, sortedStrings(every)) {
 		t.Errorf("kinds = %v\nwant %v", got, sortedStrings(every))
 	}
@@ -63,19 +64,33 @@ func TestPlanCoversEveryRequestKind(t *testing.T) {
 			t.Errorf("no %s scenario", s)
 		}
 	}
-	// The sick subset: every seventh scenario, a single create with the
-	// short deadline, named for the CS stand-in.
-	sick := sickClusters(plan)
-	if want := len(plan) / 7; len(sick) != want {
-		t.Errorf("%d sick clusters in %d scenarios, want %d", len(sick), len(plan), want)
+	// The sick subset: every seventh scenario, a create with the short
+	// deadline, named for the CS stand-in.
+	sick := sickObjects(plan)
+	if want := len(plan) / 7; sick.size() != want {
+		t.Errorf("%d sick objects in %d scenarios, want %d", sick.size(), len(plan), want)
 	}
 	for _, sc := range plan {
-		_, isSick := sick[sc.cluster]
-		if _, sickShape := shapeSickness[sc.shape]; isSick != sickShape {
-			t.Errorf("scenario %s (%s): sick %v", sc.name, sc.shape, isSick)
+		_, sickCluster := sick.clusters[sc.cluster]
+		_, sickPool := sick.pools[sickPoolName(sc.name)]
+		if _, sickShape := shapeSickness[sc.shape]; sickCluster == sickPool && sickShape || (sickCluster || sickPool) != sickShape {
+			t.Errorf("scenario %s (%s): sick cluster %v, sick pool %v", sc.name, sc.shape, sickCluster, sickPool)
 		}
-		if isSick && (len(sc.stages) != 1 || sc.stages[0][0].deadline != 10*time.Second || sc.stages[0][0].kind != kindSickCreate) {
-			t.Errorf("sick scenario %s: %+v", sc.name, sc.stages)
+		var deadlines []string
+		for _, st := range sc.stages {
+			for _, r := range st {
+				if r.deadline > 0 {
+					deadlines = append(deadlines, r.kind)
+				}
+			}
+		}
+		switch {
+		case sickCluster && (len(sc.stages) != 1 || strings.Join(deadlines, ",") != kindSickCreate):
+			t.Errorf("sick cluster scenario %s: %d stages, deadlines on %v", sc.name, len(sc.stages), deadlines)
+		case sickPool && (len(sc.stages) != 2 || strings.Join(deadlines, ",") != kindSickPoolCreate):
+			t.Errorf("sick pool scenario %s: %d stages, deadlines on %v", sc.name, len(sc.stages), deadlines)
+		case !sickCluster && !sickPool && len(deadlines) > 0:
+			t.Errorf("healthy scenario %s has deadlines on %v", sc.name, deadlines)
 		}
 	}
 }

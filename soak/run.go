@@ -156,7 +156,7 @@ func execute(ctx context.Context, o options, logger *slog.Logger) (evidence, rep
 	}
 	csl := newCSLedger(sim)
 	sickDone := make(chan struct{})
-	sick := newSickCS(csl, sickClusters(plan), sickDone)
+	sick := newSickCS(csl, sickObjects(plan), sickDone)
 	csURL, stopCS, err := serveLoopback(sick)
 	if err != nil {
 		return ev, rep, err
@@ -265,7 +265,7 @@ func execute(ctx context.Context, o options, logger *slog.Logger) (evidence, rep
 	ev.failedInvocations, ev.failedTook = fl.failedInvocations()
 	ev.cosmosFaults, ev.wantCosmosFaults = faults.snapshot(), o.cosmosFaults
 	ev.sickHung, ev.sickGarbled = sick.sickCounts()
-	ev.sickNames = sickClusters(plan)
+	ev.sick = sickObjects(plan)
 	ev.wantCSHangs = o.csHangRate > 0
 	l := sim.Ledger()
 	for _, n := range l.Faults {

@@ -23,10 +23,18 @@ const (
 	sickGarbage     sickness = "garbage"
 )
 
+// sickSet names the sick subset: clusters by ARM name, node pools by their
+// CS ID (the lower-cased ARM name, unique in a run), lower-cased.
+type sickSet struct {
+	clusters, pools map[string]sickness
+}
+
+func (s sickSet) size() int { return len(s.clusters) + len(s.pools) }
+
 // sickCS stands in front of Clusters Service for the sick subset. It knows
 // the sick clusters by their ARM name, learns their CS IDs from the create
 // POSTs and from then on treats every request under the cluster's href the
-// same way. A hung request never reaches CS; a garbled one does (so a create
+// same way; a sick node pool, every request under its href and its create. A hung request never reaches CS; a garbled one does (so a create
 // really happens) and its answer is thrown away, as a broken proxy or a CS
 // bug would. A search for one sick cluster by its ARM name (the create's
 // adoption check) is a request about it; any other cluster list leaves the
@@ -36,6 +44,7 @@ const (
 type sickCS struct {
 	next  http.Handler
 	names map[string]sickness // lower-case ARM cluster names
+	pools map[string]sickness // lower-case node pool IDs
 	done  <-chan struct{}     // closed at the end of the run: hung requests return
 
 	mu     sync.Mutex
@@ -43,12 +52,16 @@ type sickCS struct {
 	counts map[sickness]int    // requests hung or garbled
 }
 
-func newSickCS(next http.Handler, names map[string]sickness, done <-chan struct{}) *sickCS {
-	lower := make(map[string]sickness, len(names))
-	for n, s := range names {
-		lower[strings.ToLower(n)] = s
+func newSickCS(next http.Handler, set sickSet, done <-chan struct{}) *sickCS {
+	lower := func(m map[string]sickness) map[string]sickness {
+		out := make(map[string]sickness, len(m))
+		for n, s := range m {
+			out[strings.ToLower(n)] = s
+		}
+		return out
 	}
-	return &sickCS{next: next, names: lower, done: done, ids: map[string]sickness{}, counts: map[sickness]int{}}
+	return &sickCS{next: next, names: lower(set.clusters), pools: lower(set.pools), done: done, ids: map[string]sickness{},
+		counts: map[sickness]int{}}
 }
 
 func (s *sickCS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -57,10 +70,14 @@ func (s *sickCS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.misbehave(w, r, sick)
 			return
 		}
-		s.list(w, r)
+		s.list(w, r, s.ids)
 		return
 	}
 	sick, create, ok := s.classify(r)
+	if !ok && r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/node_pools") {
+		s.list(w, r, s.pools)
+		return
+	}
 	if !ok || sick == sickHangCreated && create {
 		s.next.ServeHTTP(w, r)
 		return
@@ -87,8 +104,8 @@ func (s *sickCS) misbehave(w http.ResponseWriter, r *http.Request, sick sickness
 	_, _ = w.Write(garble(rec.body.Bytes(), s.count(sickGarbage)))
 }
 
-// list serves a cluster list without the sick clusters.
-func (s *sickCS) list(w http.ResponseWriter, r *http.Request) {
+// list serves a list without the items whose ID is in sick.
+func (s *sickCS) list(w http.ResponseWriter, r *http.Request, sick map[string]sickness) {
 	rec := &recorder{header: http.Header{}}
 	s.next.ServeHTTP(rec, r)
 	if rec.status == 0 {
@@ -103,9 +120,9 @@ func (s *sickCS) list(w http.ResponseWriter, r *http.Request) {
 			var id string
 			_ = json.Unmarshal(it["id"], &id)
 			s.mu.Lock()
-			_, sick := s.ids[strings.ToLower(id)]
+			_, isSick := sick[strings.ToLower(id)]
 			s.mu.Unlock()
-			if !sick {
+			if !isSick {
 				kept = append(kept, it)
 			}
 		}
@@ -164,14 +181,40 @@ func (s *sickCS) classify(r *http.Request) (sick sickness, create, ok bool) {
 	}
 	for _, prefix := range []string{cs.ClustersPath + "/", cs.ClustersMgmtPrefix + "/clusters/"} {
 		if rest, ok := strings.CutPrefix(r.URL.Path, prefix); ok {
-			id, _, _ := strings.Cut(rest, "/")
+			id, under, _ := strings.Cut(rest, "/")
 			s.mu.Lock()
 			sick, ok := s.ids[strings.ToLower(id)]
 			s.mu.Unlock()
-			return sick, false, ok
+			if ok {
+				return sick, false, true
+			}
+			return s.classifyPool(r, under)
 		}
 	}
 	return "", false, false
+}
+
+// classifyPool says whether a request under a healthy cluster's href
+// (under, e.g. "node_pools/np1/status") is about a sick node pool.
+func (s *sickCS) classifyPool(r *http.Request, under string) (sick sickness, create, ok bool) {
+	rest, isPool := strings.CutPrefix(under, "node_pools")
+	switch {
+	case !isPool:
+		return "", false, false
+	case rest == "" && r.Method == http.MethodPost:
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			return "", false, false
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		var in struct{ ID string }
+		_ = json.Unmarshal(body, &in)
+		sick, ok := s.pools[strings.ToLower(in.ID)]
+		return sick, true, ok
+	}
+	id, _, _ := strings.Cut(strings.TrimPrefix(rest, "/"), "/")
+	sick, ok = s.pools[strings.ToLower(id)]
+	return sick, false, ok && id != ""
 }
 
 func (s *sickCS) count(k sickness) int {

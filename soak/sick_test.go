@@ -21,8 +21,10 @@ func TestSickCS(t *testing.T) {
 	sim := simulator.New()
 	defer sim.Close()
 	done := make(chan struct{})
-	sick := newSickCS(sim, map[string]sickness{"Soak-C1-Sick-Hang": sickHang, "soak-c2-sick-garbage": sickGarbage,
-		"soak-c3-sick-stuck": sickHangCreated}, done)
+	sick := newSickCS(sim, sickSet{
+		clusters: map[string]sickness{"Soak-C1-Sick-Hang": sickHang, "soak-c2-sick-garbage": sickGarbage, "soak-c3-sick-stuck": sickHangCreated},
+		pools:    map[string]sickness{"NP-Sick-C9": sickHangCreated},
+	}, done)
 	srv := httptest.NewUnstartedServer(sick)
 	var serverLog syncBuffer // a panic in a handler lands here
 	srv.Config.ErrorLog = log.New(&serverLog, "", 0)
@@ -131,6 +133,26 @@ func TestSickCS(t *testing.T) {
 	if got := strings.Join(ids, ","); got != "healthy2" || list.Size != 1 {
 		t.Errorf("listed %q (size %d), want only the healthy cluster", got, list.Size)
 	}
+
+	// A sick node pool of a healthy cluster is created, then never
+	// answered about; its sibling and the pool list are served.
+	sim.Advance(time.Hour) // the cluster is ready for pools
+	pools := cs.ClusterHref("healthy2") + "/node_pools"
+	for _, id := range []string{"np-sick-c9", "np1"} {
+		if status, body, err := call(http.MethodPost, pools, `{"kind":"NodePool","id":"`+id+`","replicas":2}`, 5*time.Second); err != nil || status != http.StatusCreated {
+			t.Fatalf("creating node pool %s: %d %q %v, want CS's 201", id, status, body, err)
+		}
+	}
+	if _, _, err := call(http.MethodGet, pools+"/np-sick-c9", "", 200*time.Millisecond); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("GET of a sick node pool: %v, want no answer", err)
+	}
+	if status, _, err := call(http.MethodGet, pools+"/np1", "", 5*time.Second); err != nil || status != http.StatusOK {
+		t.Errorf("GET of its healthy sibling: %d %v", status, err)
+	}
+	status, body, err = call(http.MethodGet, pools, "", 5*time.Second)
+	if err != nil || status != http.StatusOK || strings.Contains(body, "np-sick-c9") || !strings.Contains(body, `"np1"`) {
+		t.Errorf("the pool list: %d %q %v, want np1 without the sick pool", status, body, err)
+	}
 	// A list the client gives up on before CS answers is dropped quietly.
 	must(t, sim.SetLatency(simulator.Latency{Fixed: 300 * time.Millisecond}))
 	if _, _, err := call(http.MethodGet, cs.ClustersPath, "", 50*time.Millisecond); !errors.Is(err, context.DeadlineExceeded) {
@@ -141,8 +163,8 @@ func TestSickCS(t *testing.T) {
 	if l := serverLog.String(); l != "" {
 		t.Errorf("the server logged %q", l)
 	}
-	if hung, garbled := sick.sickCounts(); hung != 5 || garbled != 4 {
-		t.Errorf("counts: %d hung, %d garbled; want 5 and 4", hung, garbled)
+	if hung, garbled := sick.sickCounts(); hung != 6 || garbled != 4 {
+		t.Errorf("counts: %d hung, %d garbled; want 6 and 4", hung, garbled)
 	}
 
 	// The end of the run releases hung requests.

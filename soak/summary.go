@@ -63,8 +63,8 @@ func summarize(w io.Writer, e evidence, r report, problems []string) {
 	fmt.Fprintf(w, "                    objects created: %d clusters, %d node pools, %d external auths; duplicate creates: %d; 409s adopted: %d; credentials issued: %d\n",
 		e.cs.objects("cluster"), e.cs.objects("nodepool"), e.cs.objects("externalauth"), len(e.cs.duplicateCreates()), e.cs.adopted(), len(e.cs.creds))
 	n, onTime, latest := sickStats(e)
-	fmt.Fprintf(w, "  sick subset       %d clusters (%.1f%% of CS objects): %d requests hung, %d garbled; %d of %d Failed at their deadline, latest %s after it\n",
-		len(e.sickNames), percent(len(e.sickNames), objects+len(e.sickNames)-e.sickCreated()), e.sickHung, e.sickGarbled, onTime, n, latest.Round(time.Millisecond))
+	fmt.Fprintf(w, "  sick subset       %d objects (%.1f%% of CS objects): %d requests hung, %d garbled; %d of %d Failed at their deadline, latest %s after it\n",
+		e.sick.size(), percent(e.sick.size(), objects+e.sick.size()-e.sickCreated()), e.sickHung, e.sickGarbled, onTime, n, latest.Round(time.Millisecond))
 	if e.wantCosmosFaults {
 		fmt.Fprintf(w, "  store faults      429/503/408/slow by kind: %s\n", cosmosFaultLine(e.cosmosFaults))
 	}
