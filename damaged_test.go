@@ -27,7 +27,13 @@ func buildBinary(t *testing.T) string {
 		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
 	}
 	bin := filepath.Join(t.TempDir(), "hcpops")
-	if out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput(); err != nil {
+	cmd := exec.Command(goTool, "build", "-o", bin, ".")
+	// The go on PATH may be an older local toolchain that go.mod refuses;
+	// build with the one running this test unless the caller chose one.
+	if os.Getenv("GOTOOLCHAIN") == "" && strings.HasPrefix(runtime.Version(), "go") {
+		cmd.Env = append(os.Environ(), "GOTOOLCHAIN="+runtime.Version())
+	}
+	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("building hcpops: %v\n%s", err, out)
 	}
 	return bin
