@@ -194,7 +194,8 @@ func cutWord(s string) (word, rest string, ok bool) {
 	return s[:i], s[i:], i > 0
 }
 
-// cutQuoted splits off a leading single-quoted string (” is a quote).
+// cutQuoted splits off a leading single-quoted string; a doubled quote
+// inside stands for one.
 func cutQuoted(s string) (value, rest string, err error) {
 	if !strings.HasPrefix(s, "'") {
 		return "", "", fmt.Errorf("expected a single-quoted string at %q", s)
