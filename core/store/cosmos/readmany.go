@@ -9,53 +9,53 @@ import (
 	"github.com/hcpops/hcpops/core/store"
 )
 
-// ReadMany reads the ids of one partition with ReadManyItems: one query
-// request for up to store.MaxReadMany ids in a single logical partition,
-// where point reads would cost one request each.
-func (s *Store) ReadMany(ctx context.Context, partitionKey string, ids []string) (map[string]store.Item, error) {
-	if err := checkReadMany(partitionKey, ids); err != nil {
-		return nil, fmt.Errorf("reading %d documents in %s: %w", len(ids), partitionKey, err)
+// ReadMany reads the documents with ReadManyItems, which sends one query
+// per physical partition (up to 1000 ids each) where point reads would
+// cost one request per document.
+func (s *Store) ReadMany(ctx context.Context, refs []store.DocRef) (map[store.DocRef]store.Item, error) {
+	if err := checkReadMany(refs); err != nil {
+		return nil, fmt.Errorf("reading %d documents: %w", len(refs), err)
 	}
-	out := make(map[string]store.Item, len(ids))
-	if len(ids) == 0 {
+	out := make(map[store.DocRef]store.Item, len(refs))
+	if len(refs) == 0 {
 		return out, nil
 	}
-	pk := azcosmos.NewPartitionKeyString(partitionKey)
-	want := make(map[string]bool, len(ids))
-	identities := make([]azcosmos.ItemIdentity, 0, len(ids))
-	for _, id := range ids {
-		if !want[id] {
-			want[id] = true
-			identities = append(identities, azcosmos.ItemIdentity{ID: id, PartitionKey: pk})
+	want := make(map[store.DocRef]bool, len(refs))
+	identities := make([]azcosmos.ItemIdentity, 0, len(refs))
+	for _, r := range refs {
+		if !want[r] {
+			want[r] = true
+			identities = append(identities, azcosmos.ItemIdentity{ID: r.ID, PartitionKey: azcosmos.NewPartitionKeyString(r.PartitionKey)})
 		}
 	}
 	resp, err := s.resources.ReadManyItems(ctx, identities, nil)
 	if err != nil {
-		return nil, mapError(err, "reading %d documents in %s", len(identities), partitionKey)
+		return nil, mapError(err, "reading %d documents", len(identities))
 	}
 	now := s.now()
 	for _, body := range resp.Items {
 		m, err := readMeta(body)
 		if err != nil {
-			return nil, fmt.Errorf("reading %d documents in %s: %w", len(identities), partitionKey, err)
+			return nil, fmt.Errorf("reading %d documents: %w", len(identities), err)
 		}
-		// The partition check guards against a server that ignores it.
-		if want[m.ID] && m.PartitionKey == partitionKey && m.visible(now) {
-			out[m.ID] = store.Item{Body: body, ETag: m.ETag}
+		// Matching on both fields also guards against a server that
+		// answers from the wrong partition.
+		if ref := (store.DocRef{PartitionKey: m.PartitionKey, ID: m.ID}); want[ref] && m.visible(now) {
+			out[ref] = store.Item{Body: body, ETag: m.ETag}
 		}
 	}
 	return out, nil
 }
 
-func checkReadMany(partitionKey string, ids []string) error {
-	if err := checkPartitionKey(partitionKey); err != nil {
-		return err
+func checkReadMany(refs []store.DocRef) error {
+	if len(refs) > store.MaxReadMany {
+		return fmt.Errorf("%w: %d documents, more than %d", store.ErrInvalid, len(refs), store.MaxReadMany)
 	}
-	if len(ids) > store.MaxReadMany {
-		return fmt.Errorf("%w: %d ids, more than %d", store.ErrInvalid, len(ids), store.MaxReadMany)
-	}
-	for _, id := range ids {
-		if err := checkID(id); err != nil {
+	for _, r := range refs {
+		if err := checkPartitionKey(r.PartitionKey); err != nil {
+			return fmt.Errorf("document %q: %w", r.ID, err)
+		}
+		if err := checkID(r.ID); err != nil {
 			return err
 		}
 	}

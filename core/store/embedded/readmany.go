@@ -9,48 +9,48 @@ import (
 	"github.com/hcpops/hcpops/core/store"
 )
 
-// ReadMany reads the ids of one partition in one read transaction.
-func (s *Store) ReadMany(ctx context.Context, partitionKey string, ids []string) (map[string]store.Item, error) {
-	if err := checkReadMany(ctx, partitionKey, ids); err != nil {
-		return nil, fmt.Errorf("reading %d documents in partition %s: %w", len(ids), partitionKey, err)
+// ReadMany reads the documents in one read transaction.
+func (s *Store) ReadMany(ctx context.Context, refs []store.DocRef) (map[store.DocRef]store.Item, error) {
+	if err := checkReadMany(ctx, refs); err != nil {
+		return nil, fmt.Errorf("reading %d documents: %w", len(refs), err)
 	}
 	now := s.now().Unix()
-	out := make(map[string]store.Item, len(ids))
+	out := make(map[store.DocRef]store.Item, len(refs))
 	err := s.db.View(func(tx *bolt.Tx) error {
 		docs := tx.Bucket(bucketDocs)
-		for _, id := range ids {
-			v := docs.Get(docKey(partitionKey, id))
+		for _, ref := range refs {
+			v := docs.Get(docKey(ref.PartitionKey, ref.ID))
 			if v == nil {
 				continue
 			}
 			rec, err := decodeRecord(v)
 			if err != nil {
-				return fmt.Errorf("document %s: %w", id, err)
+				return fmt.Errorf("document %s in partition %s: %w", ref.ID, ref.PartitionKey, err)
 			}
 			if rec.visible(now) {
-				out[id] = itemOf(rec)
+				out[ref] = itemOf(rec)
 			}
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("reading %d documents in partition %s: %w", len(ids), partitionKey, err)
+		return nil, fmt.Errorf("reading %d documents: %w", len(refs), err)
 	}
 	return out, nil
 }
 
-func checkReadMany(ctx context.Context, partitionKey string, ids []string) error {
+func checkReadMany(ctx context.Context, refs []store.DocRef) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := checkPartitionKey(partitionKey); err != nil {
-		return err
+	if len(refs) > store.MaxReadMany {
+		return fmt.Errorf("%w: %d documents, more than %d", store.ErrInvalid, len(refs), store.MaxReadMany)
 	}
-	if len(ids) > store.MaxReadMany {
-		return fmt.Errorf("%w: %d ids, more than %d", store.ErrInvalid, len(ids), store.MaxReadMany)
-	}
-	for _, id := range ids {
-		if err := checkID(id); err != nil {
+	for _, r := range refs {
+		if err := checkPartitionKey(r.PartitionKey); err != nil {
+			return fmt.Errorf("document %q: %w", r.ID, err)
+		}
+		if err := checkID(r.ID); err != nil {
 			return err
 		}
 	}

@@ -44,51 +44,55 @@ func testReadMany(t *testing.T, h Harness) {
 		return errors.Is(err, store.ErrNotFound)
 	})
 
-	ids := []string{live[3].ID(), gone.ID(), live[0].ID(), "no-such-document", short.ID(),
-		elsewhere.ID(), live[1].ID(), live[3].ID()}
-	got, err := s.ReadMany(ctx, sub, ids)
+	ref := func(pk string, d doc) store.DocRef { return store.DocRef{PartitionKey: pk, ID: d.ID()} }
+	refs := []store.DocRef{ref(sub, live[3]), ref(sub, gone), ref(sub, live[0]), {PartitionKey: sub, ID: "no-such-document"},
+		ref(sub, short), ref(sub, elsewhere), ref(other, elsewhere), ref(other, live[2]), ref(sub, live[1]), ref(sub, live[3])}
+	got, err := s.ReadMany(ctx, refs)
 	if err != nil {
 		t.Fatalf("ReadMany: %v", err)
 	}
-	var gotIDs []string
-	for id := range got {
-		gotIDs = append(gotIDs, id)
+	var gotRefs []string
+	for r := range got {
+		gotRefs = append(gotRefs, r.PartitionKey+"/"+r.ID)
 	}
-	slices.Sort(gotIDs)
-	want := []string{live[0].ID(), live[1].ID(), live[3].ID()}
-	slices.Sort(want)
-	if !reflect.DeepEqual(gotIDs, want) {
-		t.Fatalf("ReadMany ids = %v, want %v (no soft-deleted, expired, missing or other-partition ones)", gotIDs, want)
+	slices.Sort(gotRefs)
+	want := []store.DocRef{ref(sub, live[0]), ref(sub, live[1]), ref(sub, live[3]), ref(other, elsewhere)}
+	var wantRefs []string
+	for _, r := range want {
+		wantRefs = append(wantRefs, r.PartitionKey+"/"+r.ID)
 	}
-	for _, id := range want {
-		single := mustGet(t, s, sub, id)
-		if got[id].ETag != single.ETag || !reflect.DeepEqual(decode(t, got[id].Body), decode(t, single.Body)) {
-			t.Errorf("ReadMany %s = etag %s, body %s; Get says etag %s, body %s", id, got[id].ETag, got[id].Body, single.ETag, single.Body)
+	slices.Sort(wantRefs)
+	if !reflect.DeepEqual(gotRefs, wantRefs) {
+		t.Fatalf("ReadMany = %v, want %v (none soft-deleted, expired, missing or asked in the wrong partition)", gotRefs, wantRefs)
+	}
+	for _, r := range want {
+		single := mustGet(t, s, r.PartitionKey, r.ID)
+		if got[r].ETag != single.ETag || !reflect.DeepEqual(decode(t, got[r].Body), decode(t, single.Body)) {
+			t.Errorf("ReadMany %v = etag %s, body %s; Get says etag %s, body %s", r, got[r].ETag, got[r].Body, single.ETag, single.Body)
 		}
 	}
-	if st, _ := decode(t, got[live[1].ID()].Body).lookup("properties.serviceProviderProperties.provisioningState"); st != "Succeeded" {
+	if st, _ := decode(t, got[ref(sub, live[1])].Body).lookup("properties.serviceProviderProperties.provisioningState"); st != "Succeeded" {
 		t.Errorf("ReadMany returned a stale version of %s: provisioningState %v", live[1].ID(), st)
 	}
 
-	if got, err := s.ReadMany(ctx, sub, nil); err != nil || len(got) != 0 {
+	if got, err := s.ReadMany(ctx, nil); err != nil || len(got) != 0 {
 		t.Errorf("ReadMany of no ids = %v, %v; want an empty result", got, err)
 	}
-	tooMany := make([]string, store.MaxReadMany+1)
+	tooMany := make([]store.DocRef, store.MaxReadMany+1)
 	for i := range tooMany {
-		tooMany[i] = fmt.Sprintf("id-%d", i)
+		tooMany[i] = store.DocRef{PartitionKey: sub, ID: fmt.Sprintf("id-%d", i)}
 	}
 	for _, tc := range []struct {
 		name string
-		pk   string
-		ids  []string
+		refs []store.DocRef
 		want string
 	}{
-		{"empty partition key", "", []string{live[0].ID()}, "partition key"},
-		{"empty id", sub, []string{live[0].ID(), ""}, "id"},
-		{"id with a slash", sub, []string{"a/b"}, "a/b"},
-		{"too many ids", sub, tooMany, fmt.Sprint(store.MaxReadMany + 1)},
+		{"empty partition key", []store.DocRef{{ID: live[0].ID()}}, "partition key"},
+		{"empty id", []store.DocRef{ref(sub, live[0]), {PartitionKey: sub}}, "id"},
+		{"id with a slash", []store.DocRef{{PartitionKey: sub, ID: "a/b"}}, "a/b"},
+		{"too many", tooMany, fmt.Sprint(store.MaxReadMany + 1)},
 	} {
-		_, err := s.ReadMany(ctx, tc.pk, tc.ids)
+		_, err := s.ReadMany(ctx, tc.refs)
 		if !errors.Is(err, store.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("ReadMany with %s: err = %v, want ErrInvalid naming %q", tc.name, err, tc.want)
 		}
