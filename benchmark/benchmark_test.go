@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -110,6 +112,13 @@ func TestQuickRun(t *testing.T) {
 		if tk.CPUPerOpUS <= 0 || tk.PeakRSSMB <= 0 {
 			t.Errorf("%s: cpu %.1f µs/op, rss %.1f MB: getrusage not read", tk.Scenario, tk.CPUPerOpUS, tk.PeakRSSMB)
 		}
+		if tk.PeakHeapMB <= 0 || tk.PeakHeapMB > tk.PeakRSSMB || tk.StoreMapRSSMB <= 0 || tk.StoreMapRSSMB > tk.PeakRSSMB {
+			t.Errorf("%s: heap %.1f MB, store map %.1f MB, RSS %.1f MB: want both above 0 and within RSS",
+				tk.Scenario, tk.PeakHeapMB, tk.StoreMapRSSMB, tk.PeakRSSMB)
+		}
+		if trips := float64(tk.StoreCounts.RoundTrips()) / n; tk.StoreRoundTripsPerOp != trips || trips <= 0 {
+			t.Errorf("%s: %.3f store round trips/op, counts say %.3f", tk.Scenario, tk.StoreRoundTripsPerOp, trips)
+		}
 		switch tk.Scenario {
 		case ScenarioTickUnchanged:
 			if w := tk.StoreCounts.Writes(); w != 0 || tk.Result.Changed != 0 {
@@ -196,9 +205,15 @@ func TestParseFlags(t *testing.T) {
 		check   func(options) bool
 	}{
 		{nil, "", func(o options) bool {
-			return len(o.ns) == 2 && o.ns[1] == 10000 && len(o.scenarios) == 5 && len(o.storeModes) == 2
+			return len(o.ns) == 3 && o.ns[2] == 100000 && o.changedMaxN == 10000 && o.cosmosN == 10000 &&
+				o.batchSize == 0 && len(o.scenarios) == 6 && len(o.storeModes) == 2
 		}},
-		{[]string{"-quick"}, "", func(o options) bool { return len(o.ns) == 1 && o.ns[0] == 200 && o.dispatchOps == 200 }},
+		{[]string{"-quick"}, "", func(o options) bool {
+			return len(o.ns) == 1 && o.ns[0] == 200 && o.dispatchOps == 200 && o.cosmosN == 200
+		}},
+		{[]string{"-batch-size", "1", "-changed-max-n", "500"}, "", func(o options) bool { return o.batchSize == 1 && o.changedMaxN == 500 }},
+		{[]string{"-batch-size", "-1"}, "-batch-size=-1", nil},
+		{[]string{"-cosmos-n", "0"}, "-cosmos-n=0: want at least 1", nil},
 		{[]string{"-quick", "-n", "300"}, "", func(o options) bool { return o.ns[0] == 300 }},
 		{[]string{"-n", "10000, 1000,1000"}, "", func(o options) bool { return len(o.ns) == 2 && o.ns[0] == 1000 }},
 		{[]string{"-scenarios", "handler,DISPATCH"}, "", func(o options) bool { return o.has(ScenarioDispatch) && !o.has(ScenarioColdStart) }},
@@ -273,5 +288,45 @@ func TestEnvelope(t *testing.T) {
 	}
 	if env.Metadata.Sys["MethodName"] != dispatchoperations.Name || env.Metadata.Sys["RandGuid"] == "" {
 		t.Errorf("Metadata.sys = %v", env.Metadata.Sys)
+	}
+}
+
+// TestCosmosTick runs the Cosmos scenario small: the tick on the Cosmos
+// test server, with the store's HTTP requests counted on the wire.
+func TestCosmosTick(t *testing.T) {
+	for _, tool := range []string{"node", "npm"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("CI=true and %s is missing: %v", tool, err)
+			}
+			t.Skipf("*** SKIPPING: %s is not installed (%v) ***", tool, err)
+		}
+	}
+	out := filepath.Join(t.TempDir(), "report.json")
+	var stdout bytes.Buffer
+	const n = 100
+	args := []string{"-quick", "-scenarios", "tick-cosmos", "-cosmos-n", strconv.Itoa(n), "-out", out}
+	if err := Main(context.Background(), args, &stdout); err != nil {
+		t.Fatalf("bench: %v\n%s", err, stdout.String())
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r Report
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Ticks) != 1 {
+		t.Fatalf("%d ticks, want the one Cosmos tick:\n%s", len(r.Ticks), stdout.String())
+	}
+	tk := r.Ticks[0]
+	if tk.Scenario != ScenarioTickCosmos || tk.Store != storeCosmos || tk.N != n || tk.Result.Polled != n ||
+		tk.Result.Changed != 0 || tk.Result.Errors != 0 {
+		t.Errorf("cosmos tick = %s/%s N %d result %+v", tk.Scenario, tk.Store, tk.N, tk.Result)
+	}
+	// At least the query and whatever reads the resources, all counted.
+	if tk.StoreHTTPPerOp <= 0 || tk.StoreRoundTripsPerOp <= 0 || tk.StoreCounts.Writes() != 0 {
+		t.Errorf("cosmos tick: %.3f HTTP/op, %.3f trips/op, %d writes", tk.StoreHTTPPerOp, tk.StoreRoundTripsPerOp, tk.StoreCounts.Writes())
 	}
 }

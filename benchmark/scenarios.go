@@ -11,7 +11,8 @@ import (
 
 // runTicks seeds n dispatched cluster creates once, then measures the tick
 // that moves every one of them (Accepted to Provisioning: one batch write
-// each) and the tick after it, where CS says nothing new.
+// each; only up to -changed-max-n) and the tick after it, where CS says
+// nothing new.
 func runTicks(ctx context.Context, o options, dir string, n int, r *Report, progress func(string, ...any)) error {
 	w, err := newCSWorld(ctx)
 	if err != nil {
@@ -27,14 +28,14 @@ func runTicks(ctx context.Context, o options, dir string, n int, r *Report, prog
 	progress("seeded in %s", time.Since(t0).Round(time.Millisecond))
 
 	settled := ""
-	if o.has(ScenarioTickChanged) {
+	if o.has(ScenarioTickChanged) && n <= o.changedMaxN {
 		for _, mode := range o.storeModes {
 			path := filepath.Join(dir, fmt.Sprintf("tick-%d-%s.db", n, mode))
 			if err := copyFile(golden, path); err != nil {
 				return err
 			}
 			progress("%s N=%d, %s store", ScenarioTickChanged, n, mode)
-			fig, err := tickChild(ctx, o, w, dir, path, mode, n, ScenarioTickChanged)
+			fig, err := tickChild(ctx, o, w, nil, dir, path, mode, n, ScenarioTickChanged)
 			if err != nil {
 				return err
 			}
@@ -62,7 +63,7 @@ func runTicks(ctx context.Context, o options, dir string, n int, r *Report, prog
 	}
 	progress("%s N=%d", ScenarioTickUnchanged, n)
 	// Nothing is written, so the store mode cannot matter: durable it is.
-	fig, err := tickChild(ctx, o, w, dir, settled, storeDurable, n, ScenarioTickUnchanged)
+	fig, err := tickChild(ctx, o, w, nil, dir, settled, storeDurable, n, ScenarioTickUnchanged)
 	if err != nil {
 		return err
 	}
@@ -74,41 +75,109 @@ func runTicks(ctx context.Context, o options, dir string, n int, r *Report, prog
 	return nil
 }
 
-// tickChild measures one tick in a child process at the configured latency.
-func tickChild(ctx context.Context, o options, w *csWorld, dir, path, mode string, n int, scenario string) (TickFigures, error) {
+// tickChild measures one tick in a child process at the configured
+// latency, on the store file at path or, with cw, on the Cosmos server.
+func tickChild(ctx context.Context, o options, w *csWorld, cw *cosmosWorld, dir, path, mode string, n int, scenario string) (TickFigures, error) {
 	if err := w.setLatency(o.latency); err != nil {
 		return TickFigures{}, err
 	}
 	w.sim.ResetLedger()
 	spec := childSpec{Kind: childTick, StorePath: path, NoSync: mode == storeNoSync, CSURL: w.url,
-		Concurrency: o.concurrency, CPUProfile: profilePath(o.cpuProfile, fmt.Sprintf("%s-%s-%d", scenario, mode, n))}
+		Concurrency: o.concurrency, BatchSize: o.batchSize,
+		CPUProfile: profilePath(o.cpuProfile, fmt.Sprintf("%s-%s-%d", scenario, mode, n))}
+	if cw != nil {
+		spec.Cosmos = &cw.cfg
+	}
 	res, simCPU, err := spawnMeasured(ctx, spec, dir)
 	if err != nil {
 		return TickFigures{}, err
 	}
 	led := w.sim.Ledger()
+	lists := led.ListCalls()
 	bound := time.Duration(n) * o.latency / time.Duration(o.concurrency)
 	fig := TickFigures{
 		Scenario: scenario, Store: mode, N: n, Concurrency: o.concurrency,
 		WallMS: ms(res.Wall), BoundMS: ms(bound),
-		CPUPerOpUS:    us(res.User+res.Sys) / float64(n),
-		SimCPUPerOpUS: us(simCPU) / float64(n),
-		UserMS:        ms(res.User),
-		SysMS:         ms(res.Sys),
-		ReadsPerOp:    float64(res.Store.Reads()) / float64(n),
-		WritesPerOp:   float64(res.Store.Writes()) / float64(n),
+		CPUPerOpUS:           us(res.User+res.Sys) / float64(n),
+		SimCPUPerOpUS:        us(simCPU) / float64(n),
+		UserMS:               ms(res.User),
+		SysMS:                ms(res.Sys),
+		ReadsPerOp:           float64(res.Store.Reads()) / float64(n),
+		WritesPerOp:          float64(res.Store.Writes()) / float64(n),
+		StoreRoundTripsPerOp: float64(res.Store.RoundTrips()) / float64(n),
+		StoreHTTPPerOp:       float64(res.StoreHTTP) / float64(n),
 		// Every request the simulator saw during the child came from it.
 		CSRequestsPerOp: float64(led.Total()) / float64(n),
+		CSBatchSize:     o.batchSize,
+		CSLists:         ListStats{Calls: lists.Calls, MaxIDs: lists.MaxIDs},
+		PeakHeapMB:      float64(res.PeakHeap) / (1 << 20),
 		PeakRSSMB:       float64(res.MaxRSS) / (1 << 20),
+		StoreMapRSSMB:   float64(res.StoreMapRSS) / (1 << 20),
 		RusageMaxRSSMB:  float64(res.RusageMaxRSS) / (1 << 20),
 		Result:          res.Tick,
 		StoreCounts:     res.Store,
 		CSRequests:      led.ByPattern,
 	}
+	if lists.Calls > 0 {
+		fig.CSLists.IDsPerCall = float64(lists.IDs) / float64(lists.Calls)
+	}
 	if bound > 0 {
 		fig.Ratio = float64(res.Wall) / float64(bound)
 	}
 	return fig, nil
+}
+
+// runCosmosTick seeds n dispatched cluster creates on the Cosmos test
+// server, settles them, and measures the unchanged tick there.
+func runCosmosTick(ctx context.Context, o options, dir string, n int, r *Report, progress func(string, ...any)) error {
+	w, err := newCSWorld(ctx)
+	if err != nil {
+		return err
+	}
+	defer w.close()
+	progress("starting the Cosmos test server")
+	cw, err := newCosmosWorld(ctx)
+	if err != nil {
+		return err
+	}
+	defer cw.close()
+	if err := w.setLatency(0); err != nil {
+		return err
+	}
+	s, err := cw.open()
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	t0 := time.Now()
+	if err := seedClusters(ctx, s, n); err != nil {
+		return err
+	}
+	progress("frontend wrote %d cluster creates to Cosmos in %s", n, time.Since(t0).Round(time.Millisecond))
+	a, err := assemble(ctx, s, w.url, o.concurrency, o.batchSize)
+	if err != nil {
+		return err
+	}
+	defer a.close()
+	t0 = time.Now()
+	if err := recordClusters(ctx, a.app.ClusterService, s, n); err != nil {
+		return err
+	}
+	if res, err := a.app.Engine.Tick(ctx); err != nil || res.Errors > 0 || res.Changed != n {
+		return fmt.Errorf("settling tick on Cosmos: %+v, %v; want %d changed, no errors", res, err, n)
+	}
+	progress("created their CS clusters and settled them in %s", time.Since(t0).Round(time.Millisecond))
+	progress("%s N=%d on the Cosmos test server", ScenarioTickCosmos, n)
+	fig, err := tickChild(ctx, o, w, cw, dir, "", storeCosmos, n, ScenarioTickCosmos)
+	if err != nil {
+		return err
+	}
+	r.Ticks = append(r.Ticks, fig)
+	if fig.Result.Polled != n || fig.Result.Changed != 0 || fig.Result.Errors != 0 {
+		return fmt.Errorf("%s: polled %d, changed %d, errors %d; want %d, 0, 0",
+			ScenarioTickCosmos, fig.Result.Polled, fig.Result.Changed, fig.Result.Errors, n)
+	}
+	return nil
 }
 
 // runDispatch sends dispatchOps new cluster creates through
