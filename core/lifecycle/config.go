@@ -60,6 +60,10 @@ type Config struct {
 	NotifyScheduleSize int
 	// PageSize is the page size of the active-operations query.
 	PageSize int
+	// CSBatchSize is how many CS objects of a page one list call reads;
+	// 1 turns batching off (one GET per object, for a CS that turns out
+	// not to fill status in list items). Batches never span pages.
+	CSBatchSize int
 }
 
 // Defaults.
@@ -73,6 +77,10 @@ const (
 	DefaultNotifyBackoffMax   = 15 * time.Minute
 	DefaultNotifyScheduleSize = 10000
 	DefaultPageSize           = 100
+	DefaultCSBatchSize        = 100
+	// MaxCSBatchSize keeps a list call's id search (about 50 bytes an id,
+	// URL-encoded) well inside the 16 KB request line proxies accept.
+	MaxCSBatchSize = 200
 )
 
 // Setting names read by ConfigFromEnv.
@@ -84,6 +92,7 @@ const (
 	EnvDeleteDeadline    = "HCPOPS_DELETE_DEADLINE"
 	EnvNotifyBackoffBase = "HCPOPS_NOTIFY_BACKOFF_BASE"
 	EnvNotifyBackoffMax  = "HCPOPS_NOTIFY_BACKOFF_MAX"
+	EnvCSBatchSize       = "HCPOPS_CS_BATCH_SIZE"
 )
 
 // DefaultConfig is the configuration with every default filled in.
@@ -98,6 +107,7 @@ func DefaultConfig() Config {
 		NotifyBackoffMax:   DefaultNotifyBackoffMax,
 		NotifyScheduleSize: DefaultNotifyScheduleSize,
 		PageSize:           DefaultPageSize,
+		CSBatchSize:        DefaultCSBatchSize,
 	}
 }
 
@@ -111,6 +121,13 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 			return Config{}, fmt.Errorf("%s=%q: want a positive integer", EnvPollConcurrency, v)
 		}
 		c.PollConcurrency = n
+	}
+	if v := strings.TrimSpace(getenv(EnvCSBatchSize)); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > MaxCSBatchSize {
+			return Config{}, fmt.Errorf("%s=%q: want an integer from 1 (no batching) to %d", EnvCSBatchSize, v, MaxCSBatchSize)
+		}
+		c.CSBatchSize = n
 	}
 	for _, d := range []struct {
 		name string
@@ -169,6 +186,9 @@ func (c Config) withDefaults() Config {
 	if c.PageSize == 0 {
 		c.PageSize = d.PageSize
 	}
+	if c.CSBatchSize == 0 {
+		c.CSBatchSize = d.CSBatchSize
+	}
 	return c
 }
 
@@ -186,10 +206,14 @@ func (c Config) validate() error {
 		{"NotifyBackoffMax", int64(c.NotifyBackoffMax)},
 		{"NotifyScheduleSize", int64(c.NotifyScheduleSize)},
 		{"PageSize", int64(c.PageSize)},
+		{"CSBatchSize", int64(c.CSBatchSize)},
 	} {
 		if f.v < 0 {
 			return fmt.Errorf("lifecycle config %s: %d is negative", f.name, f.v)
 		}
+	}
+	if c.CSBatchSize > MaxCSBatchSize {
+		return fmt.Errorf("lifecycle config CSBatchSize: %d is above %d", c.CSBatchSize, MaxCSBatchSize)
 	}
 	if c.NotifyBackoffMax < c.NotifyBackoffBase {
 		return fmt.Errorf("lifecycle config NotifyBackoffMax: %s is below NotifyBackoffBase %s", c.NotifyBackoffMax, c.NotifyBackoffBase)

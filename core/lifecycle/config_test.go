@@ -39,6 +39,11 @@ func TestConfigFromEnv(t *testing.T) {
 		{name: "duration without unit", env: map[string]string{EnvDispatchGrace: "60"}, wantErr: `HCPOPS_DISPATCH_GRACE="60"`},
 		{name: "negative deadline", env: map[string]string{EnvCreateDeadline: "-1h"}, wantErr: `HCPOPS_CREATE_DEADLINE="-1h"`},
 		{name: "max below base", env: map[string]string{EnvNotifyBackoffMax: "1s"}, wantErr: "NotifyBackoffMax"},
+		{name: "batch size", env: map[string]string{EnvCSBatchSize: "50"}, want: func(c *Config) { c.CSBatchSize = 50 }},
+		{name: "batching off", env: map[string]string{EnvCSBatchSize: " 1 "}, want: func(c *Config) { c.CSBatchSize = 1 }},
+		{name: "batch size zero", env: map[string]string{EnvCSBatchSize: "0"}, wantErr: `HCPOPS_CS_BATCH_SIZE="0": want an integer from 1 (no batching) to 200`},
+		{name: "batch size too big", env: map[string]string{EnvCSBatchSize: "1000"}, wantErr: `HCPOPS_CS_BATCH_SIZE="1000"`},
+		{name: "batch size not a number", env: map[string]string{EnvCSBatchSize: "lots"}, wantErr: `HCPOPS_CS_BATCH_SIZE="lots"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
