@@ -58,6 +58,16 @@ type Config struct {
 	NotifyBackoffMax  time.Duration
 	// NotifyScheduleSize bounds the in-memory retry schedule.
 	NotifyScheduleSize int
+	// PollBackoffBase and PollBackoffMax space the CS calls of an operation
+	// whose calls keep failing or timing out: base, 2*base ... capped at
+	// max; a call that succeeds resets it. Deadlines are still checked
+	// every tick meanwhile.
+	PollBackoffBase time.Duration
+	PollBackoffMax  time.Duration
+	// WriteTimeout bounds a store write made after a CS call failed or
+	// the tick's budget ran out (an expiry, a status seen just in time):
+	// such a write gets its own context instead of the spent one.
+	WriteTimeout time.Duration
 	// PageSize is the page size of the active-operations query.
 	PageSize int
 	// CSBatchSize is how many CS objects of a page one list call reads;
@@ -77,7 +87,12 @@ const (
 	DefaultNotifyBackoffMax   = 15 * time.Minute
 	DefaultNotifyScheduleSize = 10000
 	DefaultPageSize           = 100
-	DefaultCSBatchSize        = 100
+	// The poll backoff starts at one timer period (10s) and stays within
+	// a few minutes, well inside the default create deadline.
+	DefaultPollBackoffBase = 10 * time.Second
+	DefaultPollBackoffMax  = 5 * time.Minute
+	DefaultWriteTimeout    = 10 * time.Second
+	DefaultCSBatchSize     = 100
 	// MaxCSBatchSize keeps a list call's id search (about 50 bytes an id,
 	// URL-encoded) well inside the 16 KB request line proxies accept.
 	MaxCSBatchSize = 200
@@ -92,6 +107,7 @@ const (
 	EnvDeleteDeadline    = "HCPOPS_DELETE_DEADLINE"
 	EnvNotifyBackoffBase = "HCPOPS_NOTIFY_BACKOFF_BASE"
 	EnvNotifyBackoffMax  = "HCPOPS_NOTIFY_BACKOFF_MAX"
+	EnvPollBackoffMax    = "HCPOPS_POLL_BACKOFF_MAX"
 	EnvCSBatchSize       = "HCPOPS_CS_BATCH_SIZE"
 )
 
@@ -107,6 +123,9 @@ func DefaultConfig() Config {
 		NotifyBackoffMax:   DefaultNotifyBackoffMax,
 		NotifyScheduleSize: DefaultNotifyScheduleSize,
 		PageSize:           DefaultPageSize,
+		PollBackoffBase:    DefaultPollBackoffBase,
+		PollBackoffMax:     DefaultPollBackoffMax,
+		WriteTimeout:       DefaultWriteTimeout,
 		CSBatchSize:        DefaultCSBatchSize,
 	}
 }
@@ -139,6 +158,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		{EnvDeleteDeadline, &c.DeleteDeadline},
 		{EnvNotifyBackoffBase, &c.NotifyBackoffBase},
 		{EnvNotifyBackoffMax, &c.NotifyBackoffMax},
+		{EnvPollBackoffMax, &c.PollBackoffMax},
 	} {
 		v := strings.TrimSpace(getenv(d.name))
 		if v == "" {
@@ -150,6 +170,8 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		}
 		*d.dst = p
 	}
+	// Only the cap is a setting; a cap below the default base is the base.
+	c.PollBackoffBase = min(c.PollBackoffBase, c.PollBackoffMax)
 	if err := c.validate(); err != nil {
 		return Config{}, err
 	}
@@ -186,6 +208,15 @@ func (c Config) withDefaults() Config {
 	if c.PageSize == 0 {
 		c.PageSize = d.PageSize
 	}
+	if c.PollBackoffMax == 0 {
+		c.PollBackoffMax = max(d.PollBackoffMax, c.PollBackoffBase)
+	}
+	if c.PollBackoffBase == 0 {
+		c.PollBackoffBase = min(d.PollBackoffBase, c.PollBackoffMax)
+	}
+	if c.WriteTimeout == 0 {
+		c.WriteTimeout = d.WriteTimeout
+	}
 	if c.CSBatchSize == 0 {
 		c.CSBatchSize = d.CSBatchSize
 	}
@@ -206,6 +237,9 @@ func (c Config) validate() error {
 		{"NotifyBackoffMax", int64(c.NotifyBackoffMax)},
 		{"NotifyScheduleSize", int64(c.NotifyScheduleSize)},
 		{"PageSize", int64(c.PageSize)},
+		{"PollBackoffBase", int64(c.PollBackoffBase)},
+		{"PollBackoffMax", int64(c.PollBackoffMax)},
+		{"WriteTimeout", int64(c.WriteTimeout)},
 		{"CSBatchSize", int64(c.CSBatchSize)},
 	} {
 		if f.v < 0 {
@@ -217,6 +251,9 @@ func (c Config) validate() error {
 	}
 	if c.NotifyBackoffMax < c.NotifyBackoffBase {
 		return fmt.Errorf("lifecycle config NotifyBackoffMax: %s is below NotifyBackoffBase %s", c.NotifyBackoffMax, c.NotifyBackoffBase)
+	}
+	if c.PollBackoffMax < c.PollBackoffBase {
+		return fmt.Errorf("lifecycle config PollBackoffMax: %s is below PollBackoffBase %s", c.PollBackoffMax, c.PollBackoffBase)
 	}
 	return nil
 }
@@ -252,7 +289,7 @@ func New(deps Deps, cfg Config) (*Engine, error) {
 	}
 	e := &Engine{
 		store:    deps.Store,
-		cs:       deps.ClusterService,
+		cs:       snapshotClient{csCalls{deps.ClusterService}},
 		notifier: deps.Notifier,
 		clock:    deps.Clock,
 		log:      deps.Logger,
@@ -260,6 +297,7 @@ func New(deps Deps, cfg Config) (*Engine, error) {
 		cfg:      cfg,
 		locks:    newKeyedLock(),
 		notifyAt: newBackoff(cfg.NotifyBackoffBase, cfg.NotifyBackoffMax, cfg.NotifyScheduleSize),
+		pollAt:   newBackoff(cfg.PollBackoffBase, cfg.PollBackoffMax, cfg.NotifyScheduleSize),
 	}
 	e.kinds = e.adapters()
 	e.handlers = e.registry()

@@ -3,44 +3,59 @@ package lifecycle
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
 )
 
 // polled is one operation of a tick's page with what the page read for
-// it, ready for tickOne.
+// it, ready for tickPolled.
 type polled struct {
-	item store.Item
 	// op is nil when the document did not parse; parseErr says why.
 	op       *document.OperationDocument
 	parseErr error
+	// st is the operation's standing; due, when set, defers it to the
+	// retries after the stream (its next CS attempt is due).
+	st  standing
+	due *retry
 	// read, when set, returns the operation's resource as the page read
-	// it; nil leaves the job to read it itself (today's point read).
+	// it; nil leaves the job to read it itself (a point read).
 	read func() (*document.Resource, error)
-	// snap is what the page's CS list calls said (nil: none were made).
-	snap *snapshot
+	// snap is what the page's CS list calls said (nil: none were made);
+	// listed says the operation's objects were in those calls.
+	snap   *snapshot
+	listed bool
 }
 
 // preparePage reads what a page of operations needs before any of them
 // runs: their resource documents with one ReadMany, and, with a CS batch
-// size above 1, the CS objects they poll with list calls. A read that
-// fails here costs nothing but the batching: the operations then read
-// for themselves, as they did before batching.
-func (e *Engine) preparePage(ctx context.Context, items []store.Item) []polled {
+// size above 1, the CS objects the healthy ones poll, with list calls.
+// A read that fails here costs only the batching: the operations then
+// read for themselves, one by one.
+func (e *Engine) preparePage(ctx context.Context, items []store.Item, now time.Time) []polled {
 	ps := make([]polled, len(items))
 	refs := make([]store.DocRef, 0, len(items))
 	want := make([]int, 0, len(items)) // index in ps of each ref
 	for i, it := range items {
 		p := &ps[i]
-		p.item = it
 		if p.op, p.parseErr = document.ParseOperation(it.Body); p.parseErr != nil {
 			continue
 		}
 		op := p.op
-		if op.Properties.Status.IsTerminal() || op.PartitionKey == "" ||
-			document.PartitionKey(subscriptionOf(op.Properties.ExternalID)) != op.PartitionKey {
-			continue // no resource to read, or newJob refuses it anyway
+		if op.Properties.Status.IsTerminal() {
+			continue // owes at most a notification
+		}
+		key := notifyKey(op)
+		if next, ok := e.pollAt.lookup(key); ok {
+			if !now.Before(next) {
+				p.due = &retry{key: key, pk: op.PartitionKey, id: op.ID, next: next}
+				continue
+			}
+			p.st = sickResting
+		}
+		if op.PartitionKey == "" || document.PartitionKey(subscriptionOf(op.Properties.ExternalID)) != op.PartitionKey {
+			continue // newJob refuses it without reading
 		}
 		refs = append(refs, store.DocRef{PartitionKey: op.PartitionKey, ID: document.CosmosID(op.Properties.ExternalID)})
 		want = append(want, i)
@@ -61,17 +76,42 @@ func (e *Engine) preparePage(ctx context.Context, items []store.Item) []polled {
 		p := &ps[i]
 		res, rerr := parsedResource(got, refs[k], p.op.Properties.ExternalID)
 		p.read = func() (*document.Resource, error) { return res, rerr }
-		if res != nil && !credentialRequest(p.op.Properties.Request) {
-			hrefs = append(hrefs, pollHrefs(p.op, res)...)
+		if res != nil && p.st == healthy && !credentialRequest(p.op.Properties.Request) {
+			h := pollHrefs(p.op, res)
+			hrefs = append(hrefs, h...)
+			p.listed = len(h) > 0
 		}
 	}
-	if e.cfg.CSBatchSize > 1 && len(hrefs) > 0 {
-		snap := prefetch(ctx, e.cs, withInvocation(ctx, e.log), hrefs, e.cfg.CSBatchSize, e.listConcurrency())
-		for i := range ps {
-			ps[i].snap = snap
-		}
+	if e.cfg.CSBatchSize <= 1 || len(hrefs) == 0 || ctx.Err() != nil {
+		return ps
+	}
+	snap := prefetch(ctx, e.cs, withInvocation(ctx, e.log), hrefs, e.cfg.CSBatchSize, e.listConcurrency())
+	for i := range ps {
+		ps[i].snap = snap
+	}
+	if ctx.Err() != nil {
+		e.backOffCut(ctx, ps)
 	}
 	return ps
+}
+
+// backOffCut backs off the operations of a page whose list calls the
+// tick's budget cut short: they will not run this tick, and a list that
+// cannot answer within a budget must not starve them tick after tick. As
+// with a GET cut short, their deadlines then come before CS, and they are
+// retried one by one once due.
+func (e *Engine) backOffCut(ctx context.Context, ps []polled) {
+	now, n := e.clock(), 0
+	for _, p := range ps {
+		if p.listed {
+			e.pollAt.failed(notifyKey(p.op), now)
+			n++
+		}
+	}
+	if n > 0 {
+		withInvocation(ctx, e.log).Warn("the tick's budget ran out during a batched clusters service read; its operations are backed off",
+			"operations", n)
+	}
 }
 
 // parsedResource is readResource's answer from a ReadMany result: nil when
@@ -108,5 +148,11 @@ func credentialRequest(r document.Request) bool {
 	return r == document.RequestRequestCredential || r == document.RequestRevokeCredentials
 }
 
-// listConcurrency bounds one page's concurrent list calls.
+// listConcurrency bounds one page's concurrent list calls: a page holds
+// one cluster list per batch and one child list per parent cluster.
 func (e *Engine) listConcurrency() int { return max(1, min(4, e.cfg.PollConcurrency/8)) }
+
+// pagePreparers is how many pages are read ahead at once: each waits
+// about one CS round trip for its lists, so a few keep the workers fed
+// without holding more than a few pages in memory.
+func (e *Engine) pagePreparers() int { return max(1, min(8, e.cfg.PollConcurrency/4)) }

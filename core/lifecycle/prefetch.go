@@ -19,15 +19,16 @@ import (
 // without status) is read with its GET, so a 404 means what it meant.
 
 // snapshot is what one page's list calls said, keyed by the href the
-// operations will ask for.
+// operations will ask for. An object of a list call that failed is not in
+// it, so its operation reads it with a GET of its own: a sick object in a
+// batch then costs the healthy ones of that batch the list call's time
+// and nothing more, and the sick one is backed off alone (issue 10). That
+// costs CS at most what polling cost before batching, and only for
+// operations that were not already backed off.
 type snapshot struct {
 	clusters  map[string]cs.Cluster
 	nodePools map[string]cs.NodePool
 	auths     map[string]cs.ExternalAuth
-	// failed holds the error of the list call each href was part of: its
-	// operations fail their poll with it, as a failed GET would fail them,
-	// rather than each retrying on its own against a struggling CS.
-	failed map[string]error
 }
 
 type snapshotKey struct{}
@@ -50,9 +51,6 @@ func (c snapshotClient) GetCluster(ctx context.Context, href string) (cs.Cluster
 		if v, ok := s.clusters[href]; ok {
 			return v, nil
 		}
-		if err := s.failed[href]; err != nil {
-			return cs.Cluster{}, err
-		}
 	}
 	return c.Client.GetCluster(ctx, href)
 }
@@ -64,9 +62,6 @@ func (c snapshotClient) GetClusterStatus(ctx context.Context, href string) (cs.C
 		if v, ok := s.clusters[href]; ok {
 			return v.Status, nil
 		}
-		if err := s.failed[href]; err != nil {
-			return cs.ClusterStatus{}, err
-		}
 	}
 	return c.Client.GetClusterStatus(ctx, href)
 }
@@ -75,9 +70,6 @@ func (c snapshotClient) GetNodePool(ctx context.Context, href string) (cs.NodePo
 	if s := snapshotFrom(ctx); s != nil {
 		if v, ok := s.nodePools[href]; ok {
 			return v, nil
-		}
-		if err := s.failed[href]; err != nil {
-			return cs.NodePool{}, err
 		}
 	}
 	return c.Client.GetNodePool(ctx, href)
@@ -88,9 +80,6 @@ func (c snapshotClient) GetNodePoolStatus(ctx context.Context, href string) (cs.
 		if v, ok := s.nodePools[href]; ok {
 			return v.Status, nil
 		}
-		if err := s.failed[href]; err != nil {
-			return cs.NodePoolStatus{}, err
-		}
 	}
 	return c.Client.GetNodePoolStatus(ctx, href)
 }
@@ -99,9 +88,6 @@ func (c snapshotClient) GetExternalAuth(ctx context.Context, href string) (cs.Ex
 	if s := snapshotFrom(ctx); s != nil {
 		if v, ok := s.auths[href]; ok {
 			return v, nil
-		}
-		if err := s.failed[href]; err != nil {
-			return cs.ExternalAuth{}, err
 		}
 	}
 	return c.Client.GetExternalAuth(ctx, href)
@@ -155,10 +141,10 @@ func planLists(hrefs []string, batch int) []listCall {
 
 // prefetch runs the list calls for hrefs, at most conc at a time, and
 // returns what they said. A failed call is logged once, with its size and
-// first href, and recorded against each of its hrefs.
+// the href it was about.
 func prefetch(ctx context.Context, client cs.Client, log *slog.Logger, hrefs []string, batch, conc int) *snapshot {
 	s := &snapshot{clusters: map[string]cs.Cluster{}, nodePools: map[string]cs.NodePool{},
-		auths: map[string]cs.ExternalAuth{}, failed: map[string]error{}}
+		auths: map[string]cs.ExternalAuth{}}
 	calls := planLists(hrefs, batch)
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -169,19 +155,11 @@ func prefetch(ctx context.Context, client cs.Client, log *slog.Logger, hrefs []s
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			err := listOne(ctx, client, call, s, &mu)
-			if err == nil || cs.IsNotFound(err) {
-				// A list CS does not serve (or a parent cluster gone) leaves
-				// every object to its GET, which answers as it always did.
-				return
-			}
-			if ctx.Err() == nil {
-				log.WarnContext(ctx, "batched clusters service read failed; its operations retry on a later tick",
-					"objects", len(call.hrefs), "first", call.hrefs[0], "error", err)
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			for _, h := range call.hrefs {
-				s.failed[h] = err
+			if err != nil && !cs.IsNotFound(err) && ctx.Err() == nil {
+				// A 404 is a list CS does not serve, or a parent cluster gone:
+				// the GETs answer that as they always did, so it is no fault.
+				log.WarnContext(ctx, "batched clusters service read failed; its objects are read one by one",
+					append(csAttrs(err), "objects", len(call.hrefs), "error", err)...)
 			}
 		}()
 	}

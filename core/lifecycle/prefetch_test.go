@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -135,9 +136,11 @@ func TestPrefetchAnswersThePolls(t *testing.T) {
 	}
 }
 
-// TestPrefetchFailureStaysInItsBatch: a list that fails costs its own
-// objects a poll error and nobody else anything; a list answered 404
-// (the parent cluster gone) leaves its objects to their GETs.
+// TestPrefetchFailureStaysInItsBatch: a list that fails leaves its own
+// objects to their GETs (so one sick object costs the healthy ones of its
+// batch nothing but the list's time) and costs the other batches nothing;
+// a list answered 404 (the parent cluster gone) leaves its objects to
+// their GETs too, which answer 404 as before.
 func TestPrefetchFailureStaysInItsBatch(t *testing.T) {
 	w := newPrefetchWorld(t)
 	ctx := context.Background()
@@ -146,21 +149,30 @@ func TestPrefetchFailureStaysInItsBatch(t *testing.T) {
 	}
 	gone := cs.ClusterHref(fmt.Sprintf("%032d", 98))
 	npOfGone := cs.NodePoolHref(gone, "np1")
+	logs := &syncBuffer{}
+	log := slog.New(slog.NewTextHandler(logs, nil))
 	// Batch 2: the first list (c1, c2) fails, the second (c3) does not.
-	s := prefetch(ctx, w.client, slog.New(slog.DiscardHandler), []string{w.c[0], w.c[1], w.c[2], npOfGone}, 2, 1)
+	s := prefetch(ctx, w.client, log, []string{w.c[0], w.c[1], w.c[2], npOfGone}, 2, 1)
+	if len(s.clusters) != 1 {
+		t.Fatalf("snapshot holds %d clusters, want only c3's", len(s.clusters))
+	}
+	if got := logs.String(); strings.Count(got, "batched clusters service read failed") != 1 ||
+		!strings.Contains(got, "objects=2") || !strings.Contains(got, "503") {
+		t.Errorf("want one warning naming the failed list's 2 objects and its 503, got:\n%s", got)
+	}
 	c := snapshotClient{w.client}
 	sctx := withSnapshot(ctx, s)
 	w.sim.ResetLedger()
+	if st, err := c.GetClusterStatus(sctx, w.c[2]); err != nil || st.State != cs.ClusterStateReady || w.sim.Ledger().Total() != 0 {
+		t.Errorf("%s in the good list = %+v, %v after %d requests; want ready from the list", w.c[2], st, err, w.sim.Ledger().Total())
+	}
 	for _, h := range w.c[:2] {
-		if _, err := c.GetClusterStatus(sctx, h); err == nil || !cs.IsRetryable(err) {
-			t.Errorf("%s in the failed list: err = %v, want the list's 503", h, err)
+		if st, err := c.GetClusterStatus(sctx, h); err != nil || st.State != cs.ClusterStateReady {
+			t.Errorf("%s in the failed list = %+v, %v; want its own GET to answer ready", h, st, err)
 		}
 	}
-	if st, err := c.GetClusterStatus(sctx, w.c[2]); err != nil || st.State != cs.ClusterStateReady {
-		t.Errorf("%s in the good list = %+v, %v", w.c[2], st, err)
-	}
-	if n := w.sim.Ledger().Total(); n != 0 {
-		t.Errorf("%d requests: the failed batch's objects were retried one by one", n)
+	if n := w.sim.Ledger().Count("GET", cs.ClustersPath+"/{id}/status"); n != 2 {
+		t.Errorf("%d status GETs, want one for each object of the failed list", n)
 	}
 	if _, err := c.GetNodePoolStatus(sctx, npOfGone); !cs.IsNotFound(err) {
 		t.Errorf("node pool of a gone cluster: err = %v, want its GET's 404", err)
