@@ -18,6 +18,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hcpops/hcpops/core/lifecycle"
 )
 
 // Scenario names for -scenarios.
@@ -71,7 +73,7 @@ func parseFlags(args []string, stdout io.Writer) (options, error) {
 	n := fs.String("n", "1000,10000,100000", "active operations per poll tick, a comma-separated list")
 	changedMax := fs.Int("changed-max-n", 10000, "largest N at which the every-operation-changed tick is measured")
 	cosmosN := fs.Int("cosmos-n", 10000, "active operations in the tick on the Cosmos test server")
-	batch := fs.Int("batch-size", 0, "CS batch size ("+envBatchSize+"); 0 is the lifecycle default, 1 per-object GETs")
+	batch := fs.Int("batch-size", lifecycle.DefaultCSBatchSize, "CS objects per list call ("+lifecycle.EnvCSBatchSize+"); 1 is one GET per object, as before batching")
 	conc := fs.Int("concurrency", 64, "poll and dispatch concurrency (HCPOPS_POLL_CONCURRENCY)")
 	lat := fs.Duration("latency", 20*time.Millisecond, "latency the CS simulator adds to every request")
 	out := fs.String("out", "", "write the report as JSON to this file")
@@ -134,8 +136,8 @@ func parseFlags(args []string, stdout io.Writer) (options, error) {
 			return options{}, fmt.Errorf("%s=%d: want at least 1", c.name, c.v)
 		}
 	}
-	if o.batchSize < 0 {
-		return options{}, fmt.Errorf("-batch-size=%d: want 0 (the default) or more", o.batchSize)
+	if o.batchSize < 1 || o.batchSize > lifecycle.MaxCSBatchSize {
+		return options{}, fmt.Errorf("-batch-size=%d: want 1 to %d", o.batchSize, lifecycle.MaxCSBatchSize)
 	}
 	if o.latency < 0 {
 		return options{}, fmt.Errorf("-latency=%s: want zero or more", o.latency)

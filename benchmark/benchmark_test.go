@@ -104,10 +104,16 @@ func TestQuickRun(t *testing.T) {
 		if tk.N != n || tk.Result.Polled != n || tk.Result.Errors != 0 {
 			t.Errorf("%s: N %d polled %d errors %d; every operation must be polled", tk.Scenario, tk.N, tk.Result.Polled, tk.Result.Errors)
 		}
-		if tk.CSRequestsPerOp < 1 {
-			t.Errorf("%s: %.2f CS requests per operation; each poll reads CS", tk.Scenario, tk.CSRequestsPerOp)
+		// 200 clusters in 100 subscriptions: two pages, one list each.
+		if tk.CSRequestsPerOp > 0.02 || tk.CSLists.Calls != 2 || tk.CSLists.IDsPerCall != 100 || tk.CSBatchSize != 100 {
+			t.Errorf("%s: %.3f CS requests per operation, lists %+v at batch size %d; want 2 lists of 100 ids",
+				tk.Scenario, tk.CSRequestsPerOp, tk.CSLists, tk.CSBatchSize)
 		}
-		if tk.WallMS < tk.BoundMS || tk.BoundMS != n*20.0/64 {
+		if tk.StoreCounts.ReadManys != 2 || tk.StoreCounts.Gets != 0 {
+			t.Errorf("%s: %d ReadMany calls and %d point reads; want one ReadMany per page and none",
+				tk.Scenario, tk.StoreCounts.ReadManys, tk.StoreCounts.Gets)
+		}
+		if tk.WallMS < 20 || tk.WallMS < tk.BoundMS || tk.BoundMS != 2*20.0/64 {
 			t.Errorf("%s: wall %.1f ms under the bound %.1f ms: the latency is not applied", tk.Scenario, tk.WallMS, tk.BoundMS)
 		}
 		if tk.CPUPerOpUS <= 0 || tk.PeakRSSMB <= 0 {
@@ -207,13 +213,14 @@ func TestParseFlags(t *testing.T) {
 	}{
 		{nil, "", func(o options) bool {
 			return len(o.ns) == 3 && o.ns[2] == 100000 && o.changedMaxN == 10000 && o.cosmosN == 10000 &&
-				o.batchSize == 0 && len(o.scenarios) == 6 && len(o.storeModes) == 2
+				o.batchSize == 100 && len(o.scenarios) == 6 && len(o.storeModes) == 2
 		}},
 		{[]string{"-quick"}, "", func(o options) bool {
 			return len(o.ns) == 1 && o.ns[0] == 200 && o.dispatchOps == 200 && o.cosmosN == 200
 		}},
 		{[]string{"-batch-size", "1", "-changed-max-n", "500"}, "", func(o options) bool { return o.batchSize == 1 && o.changedMaxN == 500 }},
-		{[]string{"-batch-size", "-1"}, "-batch-size=-1", nil},
+		{[]string{"-batch-size", "0"}, "-batch-size=0: want 1 to 200", nil},
+		{[]string{"-batch-size", "201"}, "-batch-size=201", nil},
 		{[]string{"-cosmos-n", "0"}, "-cosmos-n=0: want at least 1", nil},
 		{[]string{"-quick", "-n", "300"}, "", func(o options) bool { return o.ns[0] == 300 }},
 		{[]string{"-n", "10000, 1000,1000"}, "", func(o options) bool { return len(o.ns) == 2 && o.ns[0] == 1000 }},

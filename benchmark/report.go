@@ -60,7 +60,9 @@ type TickFigures struct {
 	N           int     `json:"n"`
 	Concurrency int     `json:"concurrency"`
 	WallMS      float64 `json:"wall_ms"`
-	// BoundMS is N x latency / concurrency: no tick can be faster.
+	// BoundMS is the CS requests made x latency / concurrency: no tick
+	// that made them can be faster (N x latency / concurrency before
+	// batching, when every operation made one).
 	BoundMS    float64 `json:"bound_ms"`
 	Ratio      float64 `json:"ratio"`
 	CPUPerOpUS float64 `json:"cpu_per_op_us"`

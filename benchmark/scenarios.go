@@ -94,7 +94,7 @@ func tickChild(ctx context.Context, o options, w *csWorld, cw *cosmosWorld, dir,
 	}
 	led := w.sim.Ledger()
 	lists := led.ListCalls()
-	bound := time.Duration(n) * o.latency / time.Duration(o.concurrency)
+	bound := time.Duration(led.Total()) * o.latency / time.Duration(o.concurrency)
 	fig := TickFigures{
 		Scenario: scenario, Store: mode, N: n, Concurrency: o.concurrency,
 		WallMS: ms(res.Wall), BoundMS: ms(bound),

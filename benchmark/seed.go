@@ -70,9 +70,6 @@ func discardLogger() *slog.Logger {
 	return slog.New(handlers.LogHandler(slog.NewJSONHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo})))
 }
 
-// envBatchSize is the lifecycle's CS batch size setting.
-const envBatchSize = "HCPOPS_CS_BATCH_SIZE"
-
 // settings is the environment app.New reads, without the process's own;
 // batch 0 leaves the CS batch size at its default.
 func settings(csURL string, concurrency, batch int) func(string) string {
@@ -81,7 +78,7 @@ func settings(csURL string, concurrency, batch int) func(string) string {
 		lifecycle.EnvPollConcurrency: strconv.Itoa(concurrency),
 	}
 	if batch > 0 {
-		m[envBatchSize] = strconv.Itoa(batch)
+		m[lifecycle.EnvCSBatchSize] = strconv.Itoa(batch)
 	}
 	return func(k string) string { return m[k] }
 }
