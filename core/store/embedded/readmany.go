@@ -9,14 +9,15 @@ import (
 	"github.com/hcpops/hcpops/core/store"
 )
 
-// ReadMany reads the documents in one read transaction.
+// ReadMany reads the documents in one read transaction; a damaged page
+// is ErrDamaged, as for Get.
 func (s *Store) ReadMany(ctx context.Context, refs []store.DocRef) (map[store.DocRef]store.Item, error) {
 	if err := checkReadMany(ctx, refs); err != nil {
 		return nil, fmt.Errorf("reading %d documents: %w", len(refs), err)
 	}
 	now := s.now().Unix()
 	out := make(map[store.DocRef]store.Item, len(refs))
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		docs := tx.Bucket(bucketDocs)
 		for _, ref := range refs {
 			v := docs.Get(docKey(ref.PartitionKey, ref.ID))
