@@ -14,9 +14,10 @@ import (
 )
 
 // tick streams the active operations (and terminal ones still owing ARM a
-// notification) page by page into PollConcurrency workers. The page
-// callback blocks while every worker is busy, so the tick never holds more
-// than a page and the workers' queue in memory.
+// notification) page by page into PollConcurrency workers. Each page is
+// prepared first (page.go): its resources read in one round trip, its CS
+// objects in list calls (issue 14). Preparing blocks while every worker is
+// busy, so the tick never holds more than a few pages in memory.
 //
 // Operations whose CS calls keep failing must not hold the workers every
 // tick (issue 10): while backed off they get the checks that need no CS
