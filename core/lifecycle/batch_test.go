@@ -1,7 +1,10 @@
 package lifecycle
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"sort"
 	"strings"
 	"testing"
@@ -10,6 +13,7 @@ import (
 	"github.com/hcpops/hcpops/core/arm"
 	cs "github.com/hcpops/hcpops/core/clusterservice"
 	"github.com/hcpops/hcpops/core/document"
+	"github.com/hcpops/hcpops/core/store"
 )
 
 // TestOneListPerBatch: a tick reads a page's clusters with one list call
@@ -170,5 +174,48 @@ func TestBatchCutByTheBudget(t *testing.T) {
 	}
 	if res.Expired != 1 || p.heldFor(ids[names[0]]) != 1 {
 		t.Errorf("tick 2 = %+v after %d calls, want the expiry without another call", res, p.heldFor(ids[names[0]]))
+	}
+}
+
+// brokenReadMany is the real store with ReadMany failing, as a store
+// that times out on the batched read would.
+type brokenReadMany struct{ *recordingStore }
+
+func (s brokenReadMany) ReadMany(context.Context, []store.DocRef) (map[store.DocRef]store.Item, error) {
+	return nil, errors.New("read many: service unavailable")
+}
+
+// TestReadManyFailureFallsBack: a page whose batched resource read fails
+// reads its resources one by one and finishes as usual, with one warning.
+func TestReadManyFailureFallsBack(t *testing.T) {
+	tick := func(broken bool) (*env, []string, int64) {
+		e := newEnv(t)
+		names, _ := e.dispatchedClusters(t, "c", 5)
+		var s store.Store = e.store
+		if broken {
+			s = brokenReadMany{e.store}
+		}
+		eng, err := New(Deps{Store: s, ClusterService: e.cs, Notifier: nopNotifier{}, Clock: e.clk.Now,
+			Logger: slog.New(slog.NewTextHandler(e.logs, nil))}, e.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reads := e.store.reads.Load()
+		res, err := eng.Tick(context.Background())
+		if err != nil || res.Changed != 5 || res.Errors != 0 {
+			t.Fatalf("tick = %+v, %v; want all 5 changed", res, err)
+		}
+		return e, names, e.store.reads.Load() - reads
+	}
+	_, _, healthyReads := tick(false)
+	e, names, reads := tick(true)
+	for _, n := range names {
+		e.wantOp(t, n, arm.ProvisioningStateSucceeded, "")
+	}
+	if reads != healthyReads+5 {
+		t.Errorf("%d point reads, want one per resource more than with ReadMany working (%d)", reads, healthyReads)
+	}
+	if got := strings.Count(e.logs.String(), "batched resource read failed"); got != 1 {
+		t.Errorf("%d warnings about the failed ReadMany, want 1", got)
 	}
 }
