@@ -219,3 +219,26 @@ func TestReadManyFailureFallsBack(t *testing.T) {
 		t.Errorf("%d warnings about the failed ReadMany, want 1", got)
 	}
 }
+
+// TestReadManyInChunks: a page larger than the store's ReadMany limit is
+// read in chunks it accepts.
+func TestReadManyInChunks(t *testing.T) {
+	e := newEnv(t)
+	names, _ := e.dispatchedClusters(t, "c", 3)
+	refs := make([]store.DocRef, 0, store.MaxReadMany+3)
+	for i := range store.MaxReadMany {
+		refs = append(refs, store.DocRef{PartitionKey: testPK, ID: fmt.Sprintf("missing-%d", i)})
+	}
+	for _, n := range names {
+		op := e.op(t, n)
+		refs = append(refs, store.DocRef{PartitionKey: testPK, ID: document.CosmosID(op.Properties.ExternalID)})
+	}
+	manys := e.store.readManys.Load()
+	got, err := e.engine.readMany(context.Background(), refs)
+	if err != nil || len(got) != 3 {
+		t.Fatalf("readMany = %d documents, %v; want the 3 that exist", len(got), err)
+	}
+	if n := e.store.readManys.Load() - manys; n != 2 {
+		t.Errorf("%d ReadMany calls for %d refs, want 2", n, len(refs))
+	}
+}

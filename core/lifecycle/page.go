@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"context"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/hcpops/hcpops/core/document"
@@ -63,7 +64,7 @@ func (e *Engine) preparePage(ctx context.Context, items []store.Item, now time.T
 	if len(refs) == 0 {
 		return ps
 	}
-	got, err := e.store.ReadMany(ctx, refs)
+	got, err := e.readMany(ctx, refs)
 	if err != nil {
 		if ctx.Err() == nil {
 			withInvocation(ctx, e.log).Warn("batched resource read failed; the page's operations read one by one",
@@ -112,6 +113,22 @@ func (e *Engine) backOffCut(ctx context.Context, ps []polled) {
 		withInvocation(ctx, e.log).Warn("the tick's budget ran out during a batched clusters service read; its operations are backed off",
 			"operations", n)
 	}
+}
+
+// readMany is ReadMany in chunks the store accepts (a page may be larger).
+func (e *Engine) readMany(ctx context.Context, refs []store.DocRef) (map[store.DocRef]store.Item, error) {
+	if len(refs) <= store.MaxReadMany {
+		return e.store.ReadMany(ctx, refs)
+	}
+	out := make(map[store.DocRef]store.Item, len(refs))
+	for start := 0; start < len(refs); start += store.MaxReadMany {
+		got, err := e.store.ReadMany(ctx, refs[start:min(start+store.MaxReadMany, len(refs))])
+		if err != nil {
+			return nil, err
+		}
+		maps.Copy(out, got)
+	}
+	return out, nil
 }
 
 // parsedResource is readResource's answer from a ReadMany result: nil when
