@@ -30,15 +30,15 @@ const (
 // request carries the arguments of every call; each uses a subset.
 // Bodies travel as base64 ([]byte) so the caller's bytes arrive unchanged.
 type request struct {
-	PartitionKey string        `json:"partitionKey,omitempty"`
-	ID           string        `json:"id,omitempty"`
-	Body         []byte        `json:"body,omitempty"`
-	IfMatch      string        `json:"ifMatch,omitempty"`
-	Ops          []batchOp     `json:"ops,omitempty"`
-	Active       *activeQuery  `json:"active,omitempty"`
-	Parent       string        `json:"parent,omitempty"`
-	Continuation string        `json:"continuation,omitempty"`
-	MaxItems     int           `json:"maxItems,omitempty"`
+	PartitionKey string       `json:"partitionKey,omitempty"`
+	ID           string       `json:"id,omitempty"`
+	Body         []byte       `json:"body,omitempty"`
+	IfMatch      string       `json:"ifMatch,omitempty"`
+	Ops          []batchOp    `json:"ops,omitempty"`
+	Active       *activeQuery `json:"active,omitempty"`
+	Parent       string       `json:"parent,omitempty"`
+	Continuation string       `json:"continuation,omitempty"`
+	MaxItems     int          `json:"maxItems,omitempty"`
 }
 
 type activeQuery struct {
