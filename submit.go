@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -21,7 +20,8 @@ import (
 // submit writes an operation exactly as the ARO-HCP frontend would, so a
 // real or local backend picks it up from the change feed.
 func submit(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("submit", flag.ContinueOnError)
+	const synopsis = "-resource RESOURCE_ID [-request create|update|delete|request-credential|revoke-credentials] [flags]"
+	fs := command("submit", synopsis, "Writes an operation and its resource the way the ARO-HCP frontend does, into the running\nhcpops dev/serve's store (or Cosmos DB, or the embedded store), and prints the status URL.")
 	request := fs.String("request", "create", "create (or update an existing resource), update, delete, request-credential, revoke-credentials")
 	resourceID := fs.String("resource", "", "ARM resource ID of the cluster, node pool or external auth (required)")
 	location := fs.String("location", "eastus", "ARM location (cluster create; used in the operation ID)")
@@ -35,17 +35,28 @@ func submit(ctx context.Context, args []string, getenv func(string) string, stdo
 	notify := fs.String("notification-uri", "", "Azure-AsyncNotificationUri")
 	tenant := fs.String("tenant", "", "X-Ms-Home-Tenant-Id of the caller")
 	client := fs.String("client", "", "X-Ms-Client-Object-Id of the caller")
-	if err := fs.Parse(args); err != nil {
+	pos, err := parse(fs, args, stdout)
+	if err != nil {
 		return err
 	}
+	if len(pos) > 0 {
+		return fmt.Errorf("submit: unexpected arguments %q; the resource goes in -resource", pos)
+	}
 	if *resourceID == "" {
-		return fmt.Errorf("submit: -resource is required")
+		return fmt.Errorf("submit: -resource is required ('hcpops submit -h' for more)")
 	}
 	kind, _, err := document.ResourceKindOfID("-resource", *resourceID)
 	if err != nil {
 		return err
 	}
-	s, _, err := app.OpenStore(ctx, getenv, slog.New(slog.DiscardHandler))
+	rid, err := document.ParseResourceID("-resource", *resourceID)
+	if err != nil {
+		return err
+	}
+	if err := checkSubscription("-resource's subscription", rid.SubscriptionID); err != nil {
+		return err
+	}
+	s, _, err := app.ConnectStore(ctx, getenv, app.ReadWrite, slog.New(slog.DiscardHandler))
 	if err != nil {
 		return err
 	}

@@ -28,6 +28,9 @@ type Advert struct {
 	PID     int       `json:"pid"`
 	Command string    `json:"command"`
 	Since   time.Time `json:"since"`
+	// FunctionsURL is the running process's front door for HTTP
+	// functions (hcpops dev), so the CLI can print a status curl.
+	FunctionsURL string `json:"functionsURL,omitempty"`
 }
 
 // ErrNoAdvert: no process advertises a store in the directory.
@@ -40,9 +43,10 @@ type Shared struct {
 	advert Advert
 }
 
-// Share serves s on loopback and advertises it in dir. command names the
-// holder in other processes' messages ("hcpops dev").
-func Share(s store.Store, dir, command string, logger *slog.Logger) (*Shared, error) {
+// Share serves s on loopback and advertises it in dir. about names the
+// holder (Command, "hcpops dev") and its FunctionsURL; Share fills in the
+// rest.
+func Share(s store.Store, dir string, about Advert, logger *slog.Logger) (*Shared, error) {
 	token, err := newToken()
 	if err != nil {
 		return nil, err
@@ -51,7 +55,8 @@ func Share(s store.Store, dir, command string, logger *slog.Logger) (*Shared, er
 	if err != nil {
 		return nil, err
 	}
-	a := Advert{URL: srv.URL(), Token: token, PID: os.Getpid(), Command: command, Since: time.Now().UTC().Truncate(time.Second)}
+	a := about
+	a.URL, a.Token, a.PID, a.Since = srv.URL(), token, os.Getpid(), time.Now().UTC().Truncate(time.Second)
 	path := filepath.Join(dir, AdvertFile)
 	if err := writeAdvert(path, a); err != nil {
 		_ = srv.Close()

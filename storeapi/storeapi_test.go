@@ -81,7 +81,7 @@ func TestShareAdvertisesAndWithdraws(t *testing.T) {
 		t.Fatalf("Dial before Share: %v, want ErrNoAdvert", err)
 	}
 	s := openEmbedded(t)
-	sh, err := Share(s, dir, "hcpops test", quiet())
+	sh, err := Share(s, dir, Advert{Command: "hcpops test"}, quiet())
 	if err != nil {
 		t.Fatal(err)
 	}
