@@ -77,4 +77,3 @@ func dev(ctx context.Context, args []string, stdout io.Writer) error {
 func csSimulator(ctx context.Context, args []string) error {
 	return simulator.Main(ctx, args)
 }
-
