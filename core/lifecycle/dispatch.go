@@ -84,8 +84,16 @@ func (e *Engine) dispatchDocuments(ctx context.Context, docs []json.RawMessage) 
 
 // dispatchOne re-reads an operation and its resource (a change-feed copy
 // may be stale) and dispatches it unless that is done or not ours to do.
-// Dispatches of one operation are serialised inside this process.
+// Dispatches of one operation are serialised inside this process. A
+// dispatched cluster create then dispatches the children waiting for it,
+// after its own lock is released (deferred first, so it runs last).
 func (e *Engine) dispatchOne(ctx context.Context, pk, id string) (outcome, error) {
+	var parent *job
+	defer func() {
+		if parent != nil {
+			e.dispatchChildren(ctx, parent)
+		}
+	}()
 	unlock, err := e.locks.lock(ctx, pk+"/"+id)
 	if err != nil {
 		return outcomeSkipped, fmt.Errorf("waiting to dispatch operation %s: %w", id, err)
@@ -119,6 +127,7 @@ func (e *Engine) dispatchOne(ctx context.Context, pk, id string) (outcome, error
 		return outcomeSkipped, fmt.Errorf("dispatching operation %s (%s %s): %w", op.Name(), op.Properties.Request, j.kind, err)
 	case o == outcomeDispatched:
 		j.log.Info("operation dispatched")
+		parent = j
 	case o == outcomeDeferred:
 		j.log.Info("dispatch deferred")
 	}

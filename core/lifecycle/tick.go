@@ -114,11 +114,17 @@ func (e *Engine) advance(ctx context.Context, j *job, t *tally) error {
 		if expired, err := e.expireIfLate(ctx, j, t, nil); expired || err != nil {
 			return err
 		}
-		if now.Sub(op.Properties.StartTime) < e.cfg.DispatchGrace {
+		early := now.Sub(op.Properties.StartTime) < e.cfg.DispatchGrace
+		if early && !e.parentInClusterService(ctx, j) {
 			return nil // the change feed should get to it first
 		}
 		o, err := e.dispatchOne(ctx, op.PartitionKey, op.ID)
-		if o == outcomeDispatched {
+		switch {
+		case o != outcomeDispatched:
+		case early:
+			t.dispatched.Add(1)
+			j.log.Info("dispatched a child whose cluster is now in clusters service")
+		default:
 			t.dispatched.Add(1)
 			j.log.Info("dispatched an operation the change feed missed")
 		}
