@@ -170,6 +170,12 @@ func run(ctx context.Context, o options, stdout, logw io.Writer, env map[string]
 		}
 		return stopReason(ctx)
 	}
+	// The tracker starts before the store is shared, so it shows every
+	// operation the CLI writes.
+	tr := newTracker(st, stdout, time.Now, host.FrontURL())
+	if err := tr.skipToNow(hostCtx); err != nil {
+		return err
+	}
 	sh, err := storeapi.Share(st, o.dataDir, storeapi.Advert{Command: "hcpops dev", FunctionsURL: host.FrontURL()}, logger)
 	if err != nil {
 		return err
@@ -179,17 +185,13 @@ func run(ctx context.Context, o options, stdout, logw io.Writer, env map[string]
 	if o.hooks.started != nil {
 		o.hooks.started(host)
 	}
-	return serveRun(ctx, hostCtx, o, st, sim, sk, host, stdout, logger)
+	return serveRun(ctx, hostCtx, o, st, sim, sk, host, tr, stdout, logger)
 }
 
 // serveRun runs the samples (unless -samples=false), then follows every
 // operation written to the store until the run ends.
 func serveRun(ctx, hostCtx context.Context, o options, st store.Store, sim *simulator.Simulator, sk *notification.Sink,
-	host *triggerhost.Host, stdout io.Writer, logger *slog.Logger) error {
-	tr := newTracker(st, stdout, time.Now, host.FrontURL())
-	if err := tr.skipToNow(hostCtx); err != nil {
-		return err
-	}
+	host *triggerhost.Host, tr *tracker, stdout io.Writer, logger *slog.Logger) error {
 	if !o.samples {
 		fmt.Fprintln(stdout, "\nserving; operations submitted with hcpops submit show here. Interrupt to stop.")
 		follow(hostCtx, tr, logger)
