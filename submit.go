@@ -15,6 +15,9 @@ import (
 	"github.com/hcpops/hcpops/app"
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/frontend"
+	"github.com/hcpops/hcpops/core/store/cosmos"
+	devhost "github.com/hcpops/hcpops/devhost"
+	"github.com/hcpops/hcpops/storeapi"
 )
 
 // submit writes an operation exactly as the ARO-HCP frontend would, so a
@@ -84,7 +87,16 @@ func submit(ctx context.Context, args []string, getenv func(string) string, stdo
 	}
 	op := a.Operation
 	fmt.Fprintf(stdout, "operation %s\nrequest   %s %s\nstatus    %s\nstatusURL %s\n", op.Name(), op.Properties.Request, op.Properties.ExternalID, op.Properties.Status, a.StatusPath())
+	// A running hcpops dev advertises its front door: show ARM's poll.
+	if adv, err := storeapi.ReadAdvert(app.DataDir(getenv)); err == nil && adv.FunctionsURL != "" && !cosmosConfigured(getenv) {
+		fmt.Fprintf(stdout, "curl      %s\n", devhost.Curl(adv.FunctionsURL, a.StatusPath(), op.Properties.TenantID, op.Properties.ClientID))
+	}
 	return nil
+}
+
+func cosmosConfigured(getenv func(string) string) bool {
+	_, err := cosmos.ConfigFromEnv(getenv)
+	return err == nil
 }
 
 type putFlags struct {

@@ -33,7 +33,7 @@ func (c *fakeClock) Advance(d time.Duration) {
 
 func quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
-func openEmbedded(t *testing.T, opts ...embedded.Option) *embedded.Store {
+func openEmbedded(t testing.TB, opts ...embedded.Option) *embedded.Store {
 	t.Helper()
 	s, err := embedded.Open(filepath.Join(t.TempDir(), "store.db"), append([]embedded.Option{embedded.WithoutSync()}, opts...)...)
 	if err != nil {
