@@ -6,7 +6,9 @@ import (
 	"errors"
 	"log/slog"
 	"net"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -167,5 +169,34 @@ func TestSecondDevNamesTheCause(t *testing.T) {
 	var opErr *net.OpError
 	if !errors.As(err, &opErr) {
 		t.Errorf("the cause is lost: %v", err)
+	}
+}
+
+// An idle dev prints nothing after it says it serves, tick after tick.
+func TestIdleDevIsQuiet(t *testing.T) {
+	var out, logs syncBuffer
+	startDev(t, fastOptions(t), &out, &logs)
+	waitFor(t, "three poll ticks", func() bool { return strings.Count(logs.String(), `"msg":"tick: `) >= 3 })
+	text := out.String()
+	i := strings.Index(text, "serving;")
+	if i < 0 {
+		t.Fatalf("no serving line in\n%s", text)
+	}
+	if rest := strings.TrimSpace(text[i:]); strings.Count(rest, "\n") > 0 {
+		t.Errorf("an idle dev printed more after serving:\n%s", rest)
+	}
+}
+
+// A bad setting stops dev before it creates its data dir.
+func TestDevChecksSettingsBeforeTheDisk(t *testing.T) {
+	o := fastOptions(t)
+	o.dataDir = filepath.Join(t.TempDir(), "data")
+	var out, logs syncBuffer
+	err := run(context.Background(), o, &out, &logs, map[string]string{"HCPOPS_DISPATCH_GRACE": "soon"})
+	if err == nil || !strings.Contains(err.Error(), `HCPOPS_DISPATCH_GRACE="soon"`) {
+		t.Fatalf("err = %v, want one naming the setting", err)
+	}
+	if _, err := os.Stat(o.dataDir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the data dir was created: %v", err)
 	}
 }
