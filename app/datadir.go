@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	bolterrors "go.etcd.io/bbolt/errors"
@@ -50,8 +51,12 @@ func OpenEmbedded(dir string, logger *slog.Logger) (*embedded.Store, error) {
 
 // heldError names the process holding path and what to do about it.
 func heldError(dir, path string) error {
-	holder := "another process"
-	if a, err := storeapi.ReadAdvert(dir); err == nil {
+	holder, pid := "another process", lockHolder(path)
+	if pid > 0 {
+		holder = "process " + strconv.Itoa(pid)
+	}
+	// An advert names the holder better, unless it is a dead process's.
+	if a, err := storeapi.ReadAdvert(dir); err == nil && (pid == 0 || pid == a.PID) {
 		holder = fmt.Sprintf("%s (pid %d, since %s)", a.Command, a.PID, a.Since.Local().Format(time.TimeOnly))
 	}
 	return fmt.Errorf("the embedded store %s is held by %s: stop it, or use another data dir (-data-dir or %s)", path, holder, EnvDataDir)

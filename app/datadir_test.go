@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -64,7 +65,7 @@ func TestHeldStoreNamesItsHolder(t *testing.T) {
 	}
 	defer held.Close()
 	_, _, err = ConnectStore(context.Background(), dirEnv(dir), ReadWrite, logger)
-	if err == nil || !strings.Contains(err.Error(), "is held by another process: stop it, or use another data dir") {
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("is held by process %d: stop it, or use another data dir", os.Getpid())) {
 		t.Errorf("held without an advert: %v", err)
 	}
 	sh, err := storeapi.Share(held, dir, storeapi.Advert{Command: "hcpops serve"}, logger)
