@@ -42,6 +42,10 @@ type Config struct {
 	// DispatchGrace is how long after startTime the tick waits for the
 	// change feed before it dispatches an operation itself.
 	DispatchGrace time.Duration
+	// PendingIDGrace is how long a cluster's pending ID is left to the
+	// dispatch that chose it (which may still be POSTing) before another
+	// dispatch adopts or POSTs it.
+	PendingIDGrace time.Duration
 	// CreateDeadline applies when a resource has no
 	// createOperationCompletionDeadline.
 	CreateDeadline time.Duration
@@ -54,6 +58,16 @@ type Config struct {
 	NotifyBackoffMax  time.Duration
 	// NotifyScheduleSize bounds the in-memory retry schedule.
 	NotifyScheduleSize int
+	// PollBackoffBase and PollBackoffMax space the CS calls of an operation
+	// whose calls keep failing or timing out: base, 2*base ... capped at
+	// max; a call that succeeds resets it. Deadlines are still checked
+	// every tick meanwhile.
+	PollBackoffBase time.Duration
+	PollBackoffMax  time.Duration
+	// WriteTimeout bounds a store write made after a CS call failed or
+	// the tick's budget ran out (an expiry, a status seen just in time):
+	// such a write gets its own context instead of the spent one.
+	WriteTimeout time.Duration
 	// PageSize is the page size of the active-operations query.
 	PageSize int
 }
@@ -62,22 +76,30 @@ type Config struct {
 const (
 	DefaultPollConcurrency    = 32
 	DefaultDispatchGrace      = 60 * time.Second
+	DefaultPendingIDGrace     = 60 * time.Second
 	DefaultCreateDeadline     = 60 * time.Minute
 	DefaultDeleteDeadline     = 12 * time.Hour
 	DefaultNotifyBackoffBase  = 15 * time.Second
 	DefaultNotifyBackoffMax   = 15 * time.Minute
 	DefaultNotifyScheduleSize = 10000
 	DefaultPageSize           = 100
+	// The poll backoff starts at one timer period (10s) and stays within
+	// a few minutes, well inside the default create deadline.
+	DefaultPollBackoffBase = 10 * time.Second
+	DefaultPollBackoffMax  = 5 * time.Minute
+	DefaultWriteTimeout    = 10 * time.Second
 )
 
 // Setting names read by ConfigFromEnv.
 const (
 	EnvPollConcurrency   = "HCPOPS_POLL_CONCURRENCY"
 	EnvDispatchGrace     = "HCPOPS_DISPATCH_GRACE"
+	EnvPendingIDGrace    = "HCPOPS_PENDING_ID_GRACE"
 	EnvCreateDeadline    = "HCPOPS_CREATE_DEADLINE"
 	EnvDeleteDeadline    = "HCPOPS_DELETE_DEADLINE"
 	EnvNotifyBackoffBase = "HCPOPS_NOTIFY_BACKOFF_BASE"
 	EnvNotifyBackoffMax  = "HCPOPS_NOTIFY_BACKOFF_MAX"
+	EnvPollBackoffMax    = "HCPOPS_POLL_BACKOFF_MAX"
 )
 
 // DefaultConfig is the configuration with every default filled in.
@@ -85,12 +107,16 @@ func DefaultConfig() Config {
 	return Config{
 		PollConcurrency:    DefaultPollConcurrency,
 		DispatchGrace:      DefaultDispatchGrace,
+		PendingIDGrace:     DefaultPendingIDGrace,
 		CreateDeadline:     DefaultCreateDeadline,
 		DeleteDeadline:     DefaultDeleteDeadline,
 		NotifyBackoffBase:  DefaultNotifyBackoffBase,
 		NotifyBackoffMax:   DefaultNotifyBackoffMax,
 		NotifyScheduleSize: DefaultNotifyScheduleSize,
 		PageSize:           DefaultPageSize,
+		PollBackoffBase:    DefaultPollBackoffBase,
+		PollBackoffMax:     DefaultPollBackoffMax,
+		WriteTimeout:       DefaultWriteTimeout,
 	}
 }
 
@@ -110,10 +136,12 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		dst  *time.Duration
 	}{
 		{EnvDispatchGrace, &c.DispatchGrace},
+		{EnvPendingIDGrace, &c.PendingIDGrace},
 		{EnvCreateDeadline, &c.CreateDeadline},
 		{EnvDeleteDeadline, &c.DeleteDeadline},
 		{EnvNotifyBackoffBase, &c.NotifyBackoffBase},
 		{EnvNotifyBackoffMax, &c.NotifyBackoffMax},
+		{EnvPollBackoffMax, &c.PollBackoffMax},
 	} {
 		v := strings.TrimSpace(getenv(d.name))
 		if v == "" {
@@ -125,6 +153,8 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		}
 		*d.dst = p
 	}
+	// Only the cap is a setting; a cap below the default base is the base.
+	c.PollBackoffBase = min(c.PollBackoffBase, c.PollBackoffMax)
 	if err := c.validate(); err != nil {
 		return Config{}, err
 	}
@@ -139,6 +169,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.DispatchGrace == 0 {
 		c.DispatchGrace = d.DispatchGrace
+	}
+	if c.PendingIDGrace == 0 {
+		c.PendingIDGrace = d.PendingIDGrace
 	}
 	if c.CreateDeadline == 0 {
 		c.CreateDeadline = d.CreateDeadline
@@ -158,6 +191,15 @@ func (c Config) withDefaults() Config {
 	if c.PageSize == 0 {
 		c.PageSize = d.PageSize
 	}
+	if c.PollBackoffMax == 0 {
+		c.PollBackoffMax = max(d.PollBackoffMax, c.PollBackoffBase)
+	}
+	if c.PollBackoffBase == 0 {
+		c.PollBackoffBase = min(d.PollBackoffBase, c.PollBackoffMax)
+	}
+	if c.WriteTimeout == 0 {
+		c.WriteTimeout = d.WriteTimeout
+	}
 	return c
 }
 
@@ -168,12 +210,16 @@ func (c Config) validate() error {
 	}{
 		{"PollConcurrency", int64(c.PollConcurrency)},
 		{"DispatchGrace", int64(c.DispatchGrace)},
+		{"PendingIDGrace", int64(c.PendingIDGrace)},
 		{"CreateDeadline", int64(c.CreateDeadline)},
 		{"DeleteDeadline", int64(c.DeleteDeadline)},
 		{"NotifyBackoffBase", int64(c.NotifyBackoffBase)},
 		{"NotifyBackoffMax", int64(c.NotifyBackoffMax)},
 		{"NotifyScheduleSize", int64(c.NotifyScheduleSize)},
 		{"PageSize", int64(c.PageSize)},
+		{"PollBackoffBase", int64(c.PollBackoffBase)},
+		{"PollBackoffMax", int64(c.PollBackoffMax)},
+		{"WriteTimeout", int64(c.WriteTimeout)},
 	} {
 		if f.v < 0 {
 			return fmt.Errorf("lifecycle config %s: %d is negative", f.name, f.v)
@@ -181,6 +227,9 @@ func (c Config) validate() error {
 	}
 	if c.NotifyBackoffMax < c.NotifyBackoffBase {
 		return fmt.Errorf("lifecycle config NotifyBackoffMax: %s is below NotifyBackoffBase %s", c.NotifyBackoffMax, c.NotifyBackoffBase)
+	}
+	if c.PollBackoffMax < c.PollBackoffBase {
+		return fmt.Errorf("lifecycle config PollBackoffMax: %s is below PollBackoffBase %s", c.PollBackoffMax, c.PollBackoffBase)
 	}
 	return nil
 }
@@ -216,7 +265,7 @@ func New(deps Deps, cfg Config) (*Engine, error) {
 	}
 	e := &Engine{
 		store:    deps.Store,
-		cs:       deps.ClusterService,
+		cs:       csCalls{deps.ClusterService},
 		notifier: deps.Notifier,
 		clock:    deps.Clock,
 		log:      deps.Logger,
@@ -224,7 +273,9 @@ func New(deps Deps, cfg Config) (*Engine, error) {
 		cfg:      cfg,
 		locks:    newKeyedLock(),
 		notifyAt: newBackoff(cfg.NotifyBackoffBase, cfg.NotifyBackoffMax, cfg.NotifyScheduleSize),
+		pollAt:   newBackoff(cfg.PollBackoffBase, cfg.PollBackoffMax, cfg.NotifyScheduleSize),
 	}
+	e.kinds = e.adapters()
 	e.handlers = e.registry()
 	return e, nil
 }

@@ -31,11 +31,19 @@ func TestConfigFromEnv(t *testing.T) {
 			c.PollConcurrency, c.DispatchGrace, c.CreateDeadline, c.DeleteDeadline = 8, 90*time.Second, 2*time.Hour, 24*time.Hour
 			c.NotifyBackoffBase, c.NotifyBackoffMax = time.Second, 5*time.Minute
 		}},
+		{name: "the two graces are separate", env: map[string]string{EnvDispatchGrace: "2m", EnvPendingIDGrace: "5s"},
+			want: func(c *Config) { c.DispatchGrace, c.PendingIDGrace = 2*time.Minute, 5*time.Second }},
+		{name: "pending grace zero", env: map[string]string{EnvPendingIDGrace: "0s"}, wantErr: `HCPOPS_PENDING_ID_GRACE="0s"`},
 		{name: "concurrency not a number", env: map[string]string{EnvPollConcurrency: "many"}, wantErr: `HCPOPS_POLL_CONCURRENCY="many"`},
 		{name: "concurrency zero", env: map[string]string{EnvPollConcurrency: "0"}, wantErr: `HCPOPS_POLL_CONCURRENCY="0"`},
 		{name: "duration without unit", env: map[string]string{EnvDispatchGrace: "60"}, wantErr: `HCPOPS_DISPATCH_GRACE="60"`},
 		{name: "negative deadline", env: map[string]string{EnvCreateDeadline: "-1h"}, wantErr: `HCPOPS_CREATE_DEADLINE="-1h"`},
 		{name: "max below base", env: map[string]string{EnvNotifyBackoffMax: "1s"}, wantErr: "NotifyBackoffMax"},
+		{name: "poll backoff cap", env: map[string]string{EnvPollBackoffMax: "2m"}, want: func(c *Config) { c.PollBackoffMax = 2 * time.Minute }},
+		{name: "poll backoff cap below the base", env: map[string]string{EnvPollBackoffMax: "4s"}, want: func(c *Config) {
+			c.PollBackoffBase, c.PollBackoffMax = 4*time.Second, 4*time.Second
+		}},
+		{name: "poll backoff cap not a duration", env: map[string]string{EnvPollBackoffMax: "soon"}, wantErr: `HCPOPS_POLL_BACKOFF_MAX="soon"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

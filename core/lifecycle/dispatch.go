@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync"
 
+	cs "github.com/hcpops/hcpops/core/clusterservice"
 	"github.com/hcpops/hcpops/core/document"
 )
 
@@ -14,8 +15,9 @@ import (
 // change-feed batch, PollConcurrency at a time.
 func (e *Engine) dispatchDocuments(ctx context.Context, docs []json.RawMessage) (DispatchResult, error) {
 	res := DispatchResult{Documents: len(docs)}
+	t := &tally{}
 	log := withInvocation(ctx, e.log)
-	type target struct{ pk, id string }
+	type target struct{ pk, id, name string }
 	var targets []target
 	seen := map[target]bool{}
 	for i, raw := range docs {
@@ -35,13 +37,13 @@ func (e *Engine) dispatchDocuments(ctx context.Context, docs []json.RawMessage) 
 			continue
 		}
 		// Terminal is final, so even a stale copy that says so is right.
-		t := target{op.PartitionKey, op.ID}
-		if op.Properties.Status.IsTerminal() || seen[t] {
+		tg := target{op.PartitionKey, op.ID, op.Name()}
+		if op.Properties.Status.IsTerminal() || seen[tg] {
 			res.Skipped++
 			continue
 		}
-		seen[t] = true
-		targets = append(targets, t)
+		seen[tg] = true
+		targets = append(targets, tg)
 	}
 
 	var (
@@ -50,7 +52,7 @@ func (e *Engine) dispatchDocuments(ctx context.Context, docs []json.RawMessage) 
 		wg   sync.WaitGroup
 		sem  = make(chan struct{}, e.cfg.PollConcurrency)
 	)
-	for _, t := range targets {
+	for _, tg := range targets {
 		select {
 		case sem <- struct{}{}:
 		case <-ctx.Done():
@@ -60,14 +62,16 @@ func (e *Engine) dispatchDocuments(ctx context.Context, docs []json.RawMessage) 
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			o, err := e.dispatchOne(ctx, t.pk, t.id)
+			o, err := e.dispatchOne(ctx, tg.pk, tg.id, t)
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
 			case errors.Is(err, errMalformed):
-				log.Error("skipping an operation that cannot be dispatched", "document_id", t.id, "error", err)
+				log.Error("skipping an operation that cannot be dispatched", "document_id", tg.id, "error", err)
 				res.Skipped++
 			case err != nil:
+				log.Warn("dispatch failed; the batch is retried",
+					append(csAttrs(err), "operation_id", tg.name, "document_id", tg.id, "retryable", cs.IsRetryable(err), "error", err)...)
 				errs = append(errs, err)
 			case o == outcomeDispatched:
 				res.Dispatched++
@@ -79,19 +83,22 @@ func (e *Engine) dispatchDocuments(ctx context.Context, docs []json.RawMessage) 
 		}()
 	}
 	wg.Wait()
+	res.Changed, res.Notified = int(t.changed.Load()), int(t.notified.Load())
 	return res, errors.Join(errs...)
 }
 
 // dispatchOne re-reads an operation and its resource (a change-feed copy
 // may be stale) and dispatches it unless that is done or not ours to do.
 // Dispatches of one operation are serialised inside this process. A
-// dispatched cluster create then dispatches the children waiting for it,
-// after its own lock is released (deferred first, so it runs last).
-func (e *Engine) dispatchOne(ctx context.Context, pk, id string) (outcome, error) {
+// dispatcher's errRetryLater is where outcomeDeferred comes from; t counts
+// the status writes and notifications made on the way. A dispatched
+// cluster create then dispatches the children waiting for it, after its
+// own lock is released (deferred first, so it runs last).
+func (e *Engine) dispatchOne(ctx context.Context, pk, id string, t *tally) (outcome, error) {
 	var parent *job
 	defer func() {
 		if parent != nil {
-			e.dispatchChildren(ctx, parent)
+			e.dispatchChildren(ctx, parent, t)
 		}
 	}()
 	unlock, err := e.locks.lock(ctx, pk+"/"+id)
@@ -117,19 +124,17 @@ func (e *Engine) dispatchOne(ctx context.Context, pk, id string) (outcome, error
 	case j.h.dispatched(j):
 		return outcomeSkipped, nil
 	}
-	o, err := j.h.dispatch(ctx, j)
+	o, err := j.h.dispatch(ctx, j, t)
 	switch {
 	case errors.Is(err, errRetryLater):
 		j.log.Info("dispatch deferred", "reason", err)
 		return outcomeDeferred, nil
 	case err != nil:
-		j.log.Warn("dispatch failed", "error", err)
+		// Logged once, by the caller: the batch or the tick.
 		return outcomeSkipped, fmt.Errorf("dispatching operation %s (%s %s): %w", op.Name(), op.Properties.Request, j.kind, err)
 	case o == outcomeDispatched:
 		j.log.Info("operation dispatched")
 		parent = j
-	case o == outcomeDeferred:
-		j.log.Info("dispatch deferred")
 	}
 	return o, nil
 }

@@ -18,7 +18,7 @@ import (
 // dispatchChildren dispatches the pending creates of parent's node pools
 // and external auths once parent (a cluster create) has been dispatched.
 // Failures are the child's own: logged, and left to the tick.
-func (e *Engine) dispatchChildren(ctx context.Context, parent *job) {
+func (e *Engine) dispatchChildren(ctx context.Context, parent *job, t *tally) {
 	if parent.kind != document.KindCluster || parent.op.Properties.Request != document.RequestCreate || parent.res == nil {
 		return
 	}
@@ -39,7 +39,7 @@ func (e *Engine) dispatchChildren(ctx context.Context, parent *job) {
 	sub := subscriptionOf(parentID)
 	for _, name := range ops {
 		id := document.CosmosID(document.OperationResourceID(sub, name))
-		o, err := e.dispatchOne(ctx, pk, id)
+		o, err := e.dispatchOne(ctx, pk, id, t)
 		switch {
 		case err != nil:
 			parent.log.Warn("dispatching a child after its cluster failed; the tick retries", "child_operation_id", name, "error", err)
