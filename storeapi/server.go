@@ -19,6 +19,14 @@ import (
 // far below it.
 const maxRequestBytes = 32 << 20
 
+// serverCallTimeout bounds the store work of one call and writeTimeout the
+// whole answer: a stalled or vanished CLI costs the running process only
+// its own call.
+const (
+	serverCallTimeout = time.Minute
+	writeTimeout      = 2 * time.Minute
+)
+
 // Server serves one store on loopback to holders of its token.
 type Server struct {
 	store  store.Store
@@ -39,7 +47,7 @@ func Listen(s store.Store, token string, logger *slog.Logger) (*Server, error) {
 		return nil, fmt.Errorf("store API: listening on loopback: %w", err)
 	}
 	sv := &Server{store: s, token: token, logger: logger, ln: ln, done: make(chan struct{})}
-	sv.srv = &http.Server{Handler: sv.routes(), ReadHeaderTimeout: 10 * time.Second}
+	sv.srv = &http.Server{Handler: sv.routes(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, WriteTimeout: writeTimeout}
 	go func() {
 		defer close(sv.done)
 		if err := sv.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -112,7 +120,9 @@ func (sv *Server) authorized(next http.Handler) http.Handler {
 			writeJSON(w, http.StatusUnauthorized, response{Error: &wireError{Message: "store API: missing or wrong token"}})
 			return
 		}
-		next.ServeHTTP(w, r)
+		ctx, cancel := context.WithTimeout(r.Context(), serverCallTimeout)
+		defer cancel()
+		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
 
