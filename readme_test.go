@@ -148,9 +148,14 @@ func TestREADMEWalkthrough(t *testing.T) {
 	}
 	text := string(out)
 	ops := regexp.MustCompile(`(?m)^operation ([0-9a-f-]{36})$`).FindAllStringSubmatch(text, -1)
-	if len(ops) != 2 {
-		t.Fatalf("want two submitted operations, got %d", len(ops))
+	if len(ops) != 1 {
+		t.Fatalf("want the cluster's submit output, got %d operations", len(ops))
 	}
+	np := regexp.MustCompile(`"name": "([0-9a-f-]{36})"`).FindStringSubmatch(text)
+	if np == nil || np[1] == ops[0][1] {
+		t.Fatalf("no status body of the node pool in the output")
+	}
+	ops = append(ops, np)
 	for _, want := range []string{
 		"curl      curl -s '" + "http://" + addr + "/subscriptions/", // submit prints a curl for the running dev
 		`"name": "` + ops[1][1] + `"`,                                // curl and status answer for the node pool
