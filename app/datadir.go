@@ -11,8 +11,6 @@ import (
 	"strconv"
 	"time"
 
-	bolterrors "go.etcd.io/bbolt/errors"
-
 	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/core/store/cosmos"
 	"github.com/hcpops/hcpops/core/store/embedded"
@@ -40,7 +38,7 @@ func OpenEmbedded(dir string, logger *slog.Logger) (*embedded.Store, error) {
 	}
 	path := filepath.Join(dir, StoreFileName)
 	s, err := embedded.Open(path, embedded.WithLogger(logger))
-	if errors.Is(err, bolterrors.ErrTimeout) {
+	if errors.Is(err, embedded.ErrLocked) {
 		return nil, heldError(dir, path)
 	}
 	if err != nil {
