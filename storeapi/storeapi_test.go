@@ -144,10 +144,17 @@ func TestHangingServerIsBounded(t *testing.T) {
 	defer srv.Close()
 	defer close(release)
 	c := NewClient(srv.URL, "t")
-	c.timeout = 200 * time.Millisecond
+	// Long enough for a loaded machine to connect, far below the wait below.
+	c.timeout = 5 * time.Second
 	done := make(chan error, 1)
 	go func() { _, err := c.Get(context.Background(), "pk", "id"); done <- err }()
-	<-hung // the request reached the server and is hanging there
+	select {
+	case <-hung: // the request reached the server and is hanging there
+	case err := <-done:
+		t.Fatalf("the call ended before it reached the server: %v", err)
+	case <-time.After(60 * time.Second):
+		t.Fatal("the request never reached the server")
+	}
 	select {
 	case err := <-done:
 		if !errors.Is(err, context.DeadlineExceeded) {
