@@ -136,7 +136,7 @@ func TestOneSickObjectCostsOnlyItsOperation(t *testing.T) {
 		return map[string]string{
 			"CLUSTERS_SERVICE_URL":     cs.srv.URL,
 			"CLUSTERS_SERVICE_TIMEOUT": "300ms",
-			"HCPOPS_POLL_BACKOFF_MAX":  "5s", // and so the first backoff
+			"HCPOPS_POLL_BACKOFF_MAX":  "6s", // and so the first backoff
 			"HCPOPS_DISPATCH_GRACE":    "1h",
 			"HCPOPS_PENDING_ID_GRACE":  "1s",
 		}
@@ -154,8 +154,8 @@ func TestOneSickObjectCostsOnlyItsOperation(t *testing.T) {
 	}
 
 	resp, out := r.post("/dispatchOperations", hostBatch(t, 0, 5, batch...))
-	if resp.StatusCode != http.StatusOK || !strings.Contains(string(out), "dispatched=3") || !strings.Contains(string(out), "handed_off=1") {
-		t.Fatalf("batch: %d %s, want 200 with 3 dispatched and 1 handed off", resp.StatusCode, out)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("batch: %d %s, want 200", resp.StatusCode, out)
 	}
 	if n := posts(); n != 3 {
 		t.Fatalf("%d cluster POSTs, want one per healthy cluster", n)
@@ -176,11 +176,13 @@ func TestOneSickObjectCostsOnlyItsOperation(t *testing.T) {
 		}
 	}
 
-	// The next tick keeps away from it: backed off, no CS call.
+	// A tick once its pending cluster ID is old enough to retry (1s) but
+	// before its backoff (6s) is due keeps away from it: no CS call.
 	tick := readFile(t, "../functions/pollOperations/testdata/tick.json")
 	held := cs.heldSoFar()
+	time.Sleep(1500 * time.Millisecond)
 	resp, out = r.post("/pollOperations", tick)
-	if resp.StatusCode != http.StatusOK || !strings.Contains(string(out), "backed_off=1") || cs.heldSoFar() != held || posts() != 3 {
+	if resp.StatusCode != http.StatusOK || cs.heldSoFar() != held || posts() != 3 || hasCSID("c-hung") {
 		t.Fatalf("tick before the backoff: %d %s, %d more held requests; want it backed off without CS", resp.StatusCode, out, cs.heldSoFar()-held)
 	}
 

@@ -130,9 +130,11 @@ type Engine struct {
 
 // DispatchDocuments handles one change-feed batch; non-operation documents
 // are ignored. Safe to call again with the same batch. The error reports
-// operations that failed and should be retried (the host redelivers the
-// batch); malformed documents, including ones no store accepts the id or
-// partition key of, are logged and skipped, never retried.
+// operations that failed because a dependency failed as a whole and should
+// be retried (the host redelivers the batch); an operation whose own CS
+// object failed is handed to the tick instead (see settle). Malformed
+// documents, including ones no store accepts the id or partition key of,
+// are logged and skipped, never retried.
 func (e *Engine) DispatchDocuments(ctx context.Context, docs []json.RawMessage) (DispatchResult, error) {
 	return e.dispatchDocuments(ctx, docs)
 }
