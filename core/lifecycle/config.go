@@ -70,6 +70,10 @@ type Config struct {
 	WriteTimeout time.Duration
 	// PageSize is the page size of the active-operations query.
 	PageSize int
+	// CSBatchSize is how many CS objects of a page one list call reads;
+	// 1 turns batching off (one GET per object, for a CS that turns out
+	// not to fill status in list items). Batches never span pages.
+	CSBatchSize int
 }
 
 // Defaults.
@@ -88,6 +92,10 @@ const (
 	DefaultPollBackoffBase = 10 * time.Second
 	DefaultPollBackoffMax  = 5 * time.Minute
 	DefaultWriteTimeout    = 10 * time.Second
+	DefaultCSBatchSize     = 100
+	// MaxCSBatchSize keeps a list call's id search (about 50 bytes an id,
+	// URL-encoded) well inside the 16 KB request line proxies accept.
+	MaxCSBatchSize = 200
 )
 
 // Setting names read by ConfigFromEnv.
@@ -100,36 +108,39 @@ const (
 	EnvNotifyBackoffBase = "HCPOPS_NOTIFY_BACKOFF_BASE"
 	EnvNotifyBackoffMax  = "HCPOPS_NOTIFY_BACKOFF_MAX"
 	EnvPollBackoffMax    = "HCPOPS_POLL_BACKOFF_MAX"
+	EnvCSBatchSize       = "HCPOPS_CS_BATCH_SIZE"
 )
 
 // field is one Config field in the table below: its name for errors, the
-// environment setting that sets it ("" for none), and its default.
+// environment setting that sets it ("" for none), its default and its
+// upper bound (0 for none).
 type field[T int | time.Duration] struct {
 	name, env string
 	p         *T
-	def       T
+	def, max  T
 }
 
 // fields is the one table of Config: every default, every setting
-// ConfigFromEnv reads and every check that nothing is negative come from it.
+// ConfigFromEnv reads and every range check come from it.
 func (c *Config) fields() []configField {
 	type (
 		n = field[int]
 		d = field[time.Duration]
 	)
 	return []configField{
-		n{"PollConcurrency", EnvPollConcurrency, &c.PollConcurrency, DefaultPollConcurrency},
-		d{"DispatchGrace", EnvDispatchGrace, &c.DispatchGrace, DefaultDispatchGrace},
-		d{"PendingIDGrace", EnvPendingIDGrace, &c.PendingIDGrace, DefaultPendingIDGrace},
-		d{"CreateDeadline", EnvCreateDeadline, &c.CreateDeadline, DefaultCreateDeadline},
-		d{"DeleteDeadline", EnvDeleteDeadline, &c.DeleteDeadline, DefaultDeleteDeadline},
-		d{"NotifyBackoffBase", EnvNotifyBackoffBase, &c.NotifyBackoffBase, DefaultNotifyBackoffBase},
-		d{"NotifyBackoffMax", EnvNotifyBackoffMax, &c.NotifyBackoffMax, DefaultNotifyBackoffMax},
-		n{"NotifyScheduleSize", "", &c.NotifyScheduleSize, DefaultNotifyScheduleSize},
-		n{"PageSize", "", &c.PageSize, DefaultPageSize},
-		d{"PollBackoffBase", "", &c.PollBackoffBase, DefaultPollBackoffBase},
-		d{"PollBackoffMax", EnvPollBackoffMax, &c.PollBackoffMax, DefaultPollBackoffMax},
-		d{"WriteTimeout", "", &c.WriteTimeout, DefaultWriteTimeout},
+		n{"PollConcurrency", EnvPollConcurrency, &c.PollConcurrency, DefaultPollConcurrency, 0},
+		d{"DispatchGrace", EnvDispatchGrace, &c.DispatchGrace, DefaultDispatchGrace, 0},
+		d{"PendingIDGrace", EnvPendingIDGrace, &c.PendingIDGrace, DefaultPendingIDGrace, 0},
+		d{"CreateDeadline", EnvCreateDeadline, &c.CreateDeadline, DefaultCreateDeadline, 0},
+		d{"DeleteDeadline", EnvDeleteDeadline, &c.DeleteDeadline, DefaultDeleteDeadline, 0},
+		d{"NotifyBackoffBase", EnvNotifyBackoffBase, &c.NotifyBackoffBase, DefaultNotifyBackoffBase, 0},
+		d{"NotifyBackoffMax", EnvNotifyBackoffMax, &c.NotifyBackoffMax, DefaultNotifyBackoffMax, 0},
+		n{"NotifyScheduleSize", "", &c.NotifyScheduleSize, DefaultNotifyScheduleSize, 0},
+		n{"PageSize", "", &c.PageSize, DefaultPageSize, 0},
+		d{"PollBackoffBase", "", &c.PollBackoffBase, DefaultPollBackoffBase, 0},
+		d{"PollBackoffMax", EnvPollBackoffMax, &c.PollBackoffMax, DefaultPollBackoffMax, 0},
+		d{"WriteTimeout", "", &c.WriteTimeout, DefaultWriteTimeout, 0},
+		n{"CSBatchSize", EnvCSBatchSize, &c.CSBatchSize, DefaultCSBatchSize, MaxCSBatchSize},
 	}
 }
 
@@ -156,6 +167,9 @@ func (f field[T]) read(getenv func(string) string) error {
 	switch p := any(f.p).(type) {
 	case *int:
 		n, err := strconv.Atoi(v)
+		if f.max > 0 && (err != nil || n <= 0 || T(n) > f.max) {
+			return fmt.Errorf("%s=%q: want an integer from 1 to %d", f.env, v, int64(f.max))
+		}
 		if err != nil || n <= 0 {
 			return fmt.Errorf("%s=%q: want a positive integer", f.env, v)
 		}
@@ -173,6 +187,9 @@ func (f field[T]) read(getenv func(string) string) error {
 func (f field[T]) check() error {
 	if *f.p < 0 {
 		return fmt.Errorf("lifecycle config %s: %d is negative", f.name, int64(*f.p))
+	}
+	if f.max > 0 && *f.p > f.max {
+		return fmt.Errorf("lifecycle config %s: %d is above %d", f.name, int64(*f.p), int64(f.max))
 	}
 	return nil
 }
@@ -258,9 +275,11 @@ func New(deps Deps, cfg Config) (*Engine, error) {
 	if deps.Random == nil {
 		deps.Random = rand.Reader
 	}
+	health := &csHealth{clock: deps.Clock}
 	e := &Engine{
 		store:    deps.Store,
-		cs:       csCalls{deps.ClusterService},
+		cs:       snapshotClient{csCalls{next: deps.ClusterService, health: health}},
+		csHealth: health,
 		notifier: deps.Notifier,
 		clock:    deps.Clock,
 		log:      deps.Logger,

@@ -44,6 +44,11 @@ func TestConfigFromEnv(t *testing.T) {
 			c.PollBackoffBase, c.PollBackoffMax = 4*time.Second, 4*time.Second
 		}},
 		{name: "poll backoff cap not a duration", env: map[string]string{EnvPollBackoffMax: "soon"}, wantErr: `HCPOPS_POLL_BACKOFF_MAX="soon"`},
+		{name: "batch size", env: map[string]string{EnvCSBatchSize: "50"}, want: func(c *Config) { c.CSBatchSize = 50 }},
+		{name: "batching off", env: map[string]string{EnvCSBatchSize: " 1 "}, want: func(c *Config) { c.CSBatchSize = 1 }},
+		{name: "batch size zero", env: map[string]string{EnvCSBatchSize: "0"}, wantErr: `HCPOPS_CS_BATCH_SIZE="0": want an integer from 1 to 200`},
+		{name: "batch size too big", env: map[string]string{EnvCSBatchSize: "1000"}, wantErr: `HCPOPS_CS_BATCH_SIZE="1000"`},
+		{name: "batch size not a number", env: map[string]string{EnvCSBatchSize: "lots"}, wantErr: `HCPOPS_CS_BATCH_SIZE="lots"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -71,7 +76,7 @@ func TestConfigDefaults(t *testing.T) {
 		PollConcurrency: 32, DispatchGrace: time.Minute, PendingIDGrace: time.Minute, CreateDeadline: time.Hour,
 		DeleteDeadline: 12 * time.Hour, NotifyBackoffBase: 15 * time.Second, NotifyBackoffMax: 15 * time.Minute,
 		NotifyScheduleSize: 10000, PageSize: 100, PollBackoffBase: 10 * time.Second, PollBackoffMax: 5 * time.Minute,
-		WriteTimeout: 10 * time.Second,
+		WriteTimeout: 10 * time.Second, CSBatchSize: 100,
 	}
 	if got := DefaultConfig(); got != want {
 		t.Fatalf("DefaultConfig() = %+v\nwant %+v", got, want)
@@ -130,6 +135,7 @@ func TestNewRefusesIncompleteDeps(t *testing.T) {
 		{"nothing", func(Deps) Deps { return Deps{} }, Config{}, "Store, ClusterService, Notifier, Clock required"},
 		{"negative concurrency", func(d Deps) Deps { return d }, Config{PollConcurrency: -1}, "PollConcurrency: -1"},
 		{"negative grace", func(d Deps) Deps { return d }, Config{DispatchGrace: -time.Second}, "DispatchGrace"},
+		{"batch size above the cap", func(d Deps) Deps { return d }, Config{CSBatchSize: MaxCSBatchSize + 1}, "CSBatchSize: 201 is above 200"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
