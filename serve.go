@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"log/slog"
 
 	"github.com/hcpops/hcpops/app"
 	"github.com/hcpops/hcpops/core/clusterservice/simulator"
@@ -20,7 +19,11 @@ func serve(ctx context.Context, args []string, getenv func(string) string) error
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	logger := app.Logger(*format, slog.LevelInfo)
+	level, err := handlers.ParseLevel(getenv(handlers.EnvLogLevel))
+	if err != nil {
+		return err
+	}
+	logger := app.Logger(*format, level)
 	p, err := handlers.PortFromEnv(getenv, *port)
 	if err != nil {
 		return err

@@ -153,13 +153,9 @@ func (a *App) Close() error {
 	return a.Store.Close()
 }
 
-// Logger builds the process logger: JSON or text on stderr, with the
-// invocation ID of the current request on every line.
+// Logger builds the process logger: JSON or text, Debug and Info on
+// stdout, Warn and Error on stderr (what the Functions host expects), with
+// the invocation id of the current request on every line.
 func Logger(format string, level slog.Level) *slog.Logger {
-	opts := &slog.HandlerOptions{Level: level}
-	var h slog.Handler = slog.NewJSONHandler(os.Stderr, opts)
-	if format == "text" {
-		h = slog.NewTextHandler(os.Stderr, opts)
-	}
-	return slog.New(handlers.LogHandler(h))
+	return slog.New(handlers.StreamHandler(os.Stdout, os.Stderr, format, level))
 }

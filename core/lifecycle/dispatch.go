@@ -14,7 +14,7 @@ import (
 // change-feed batch, PollConcurrency at a time.
 func (e *Engine) dispatchDocuments(ctx context.Context, docs []json.RawMessage) (DispatchResult, error) {
 	res := DispatchResult{Documents: len(docs)}
-	log := withInvocation(ctx, e.log)
+	log := e.logCtx(ctx)
 	type target struct{ pk, id string }
 	var targets []target
 	seen := map[target]bool{}

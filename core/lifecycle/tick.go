@@ -62,7 +62,7 @@ func (e *Engine) tickOne(ctx context.Context, it store.Item, t *tally) {
 	op, err := document.ParseOperation(it.Body)
 	if err != nil {
 		t.errors.Add(1)
-		withInvocation(ctx, e.log).Error("skipping a malformed operation document", "error", err)
+		e.logCtx(ctx).Error("skipping a malformed operation document", "error", err)
 		return
 	}
 	if op.Properties.Status.IsTerminal() {
