@@ -123,7 +123,8 @@ func New(ctx context.Context, getenv func(string) string, logger *slog.Logger, p
 	if err != nil {
 		return nil, err
 	}
-	eng, err := lifecycle.New(lifecycle.Deps{Store: a.Store, ClusterService: a.ClusterService, Notifier: notifier, Clock: clock, Logger: logger}, lcfg)
+	// Measured: the functions' telemetry counts CS calls per invocation.
+	eng, err := lifecycle.New(lifecycle.Deps{Store: a.Store, ClusterService: clusterservice.Measured(a.ClusterService), Notifier: notifier, Clock: clock, Logger: logger}, lcfg)
 	if err != nil {
 		return nil, fmt.Errorf("building the lifecycle engine: %w", err)
 	}
