@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"sync"
 	"testing"
@@ -63,6 +64,61 @@ type rig struct {
 	sim     *simulator.Simulator
 	handler *httptest.Server
 	sink    *sink
+	logs    *logLines
+}
+
+// logLines collects the JSON lines the production logger writes, both
+// streams in one, in order.
+type logLines struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logLines) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+// records returns every line decoded, in order.
+func (l *logLines) records(t *testing.T) []map[string]any {
+	t.Helper()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(l.buf.String()), "\n") {
+		if line == "" {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("log line is not JSON: %q: %v", line, err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// named waits (generously: the invocation's line is written as its
+// response goes out) until at least n records named msg were written.
+func (l *logLines) named(t *testing.T, msg string, n int) []map[string]any {
+	t.Helper()
+	var got []map[string]any
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		got = got[:0]
+		for _, r := range l.records(t) {
+			if r["msg"] == msg {
+				got = append(got, r)
+			}
+		}
+		if len(got) >= n || time.Now().After(deadline) {
+			break
+		}
+	}
+	if len(got) < n {
+		t.Fatalf("%d %q records, want at least %d", len(got), msg, n)
+	}
+	return got
 }
 
 func newRig(t *testing.T) *rig {
@@ -82,7 +138,9 @@ func newRig(t *testing.T) *rig {
 		"HCPOPS_NOTIFICATION_ALLOW_LOOPBACK": "true",
 	}
 	getenv := func(k string) string { return env[k] }
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	logs := &logLines{}
+	// The production handler, both streams into one buffer.
+	logger := slog.New(handlers.StreamHandler(logs, logs, "json", slog.LevelInfo))
 	a, err := New(ctx, getenv, logger, Parts{})
 	if err != nil {
 		t.Fatal(err)
@@ -94,7 +152,7 @@ func newRig(t *testing.T) *rig {
 	}
 	h := httptest.NewServer(srv)
 	t.Cleanup(h.Close)
-	return &rig{t: t, app: a, sim: sim, handler: h, sink: newSink(t)}
+	return &rig{t: t, app: a, sim: sim, handler: h, sink: newSink(t), logs: logs}
 }
 
 // submit writes the cluster create the frontend would, with the fixed

@@ -92,7 +92,7 @@ func (s *Server) Route(function, method, pattern string, h http.Handler) (err er
 		}
 	}()
 	wrapped := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h.ServeHTTP(w, r.WithContext(noteFunction(r.Context(), function)))
+		h.ServeHTTP(w, r.WithContext(noteFunction(r.Context(), function, false)))
 	})
 	s.router.Method(method, pattern, wrapped)
 	s.router.Method(method, APIRoutePrefix+pattern, wrapped)
@@ -201,7 +201,7 @@ func (s *Server) invoke(w http.ResponseWriter, r *http.Request) {
 			"function %q is invoked with POST and an invocation body, not %s", name, r.Method))
 		return
 	}
-	ctx := noteFunction(r.Context(), name)
+	ctx := noteFunction(r.Context(), name, true)
 
 	body, err := ReadBody(r)
 	if err != nil {
@@ -240,7 +240,9 @@ func (s *Server) fail(ctx context.Context, w http.ResponseWriter, name string, e
 	if status >= 500 {
 		level = slog.LevelError
 	}
-	s.logger.LogAttrs(ctx, level, "invocation failed", slog.Int("status", status), slog.String("error", err.Error()))
+	if !noteFailure(ctx, err.Error()) {
+		s.logger.LogAttrs(ctx, level, "invocation failed", slog.Int("status", status), slog.String("error", err.Error()))
+	}
 	writeFailure(w, status, fmt.Sprintf("%s: %v", name, err), logs...)
 }
 

@@ -118,7 +118,7 @@ func (e *Engine) dispatchOne(ctx context.Context, pk, id string) (outcome, error
 		j.log.Warn("dispatch failed", "error", err)
 		return outcomeSkipped, fmt.Errorf("dispatching operation %s (%s %s): %w", op.Name(), op.Properties.Request, j.kind, err)
 	case o == outcomeDispatched:
-		j.log.Info("operation dispatched")
+		e.dispatched(ctx, j)
 	case o == outcomeDeferred:
 		j.log.Info("dispatch deferred")
 	}

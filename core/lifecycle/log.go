@@ -3,7 +3,10 @@ package lifecycle
 import (
 	"context"
 	"log/slog"
+	"net/url"
+	"time"
 
+	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/document"
 )
 
@@ -70,4 +73,96 @@ func (h *deferredAttrs) WithGroup(name string) slog.Handler {
 		base = base.WithAttrs(h.attrs)
 	}
 	return &deferredAttrs{ctx: h.ctx, base: base.WithGroup(name)}
+}
+
+// Telemetry message names written by the lifecycle; with their attribute
+// keys they are documented in docs/functions.md and held by a golden test,
+// because dashboards and alerts query them by name.
+const (
+	// MsgTransition: an operation's status was written (from, to).
+	MsgTransition = "operation.transition"
+	// MsgDispatched: a dispatcher made (or adopted) its CS call.
+	MsgDispatched = "operation.dispatched"
+	// MsgNotification: one attempt to POST a terminal status to ARM.
+	MsgNotification = "notification.attempt"
+)
+
+// Notification outcomes, in the record's "outcome".
+const (
+	NotificationDelivered = "delivered"
+	NotificationFailed    = "failed"
+	NotificationRefused   = "refused" // the notifier will never send to this URI
+)
+
+// transition logs MsgTransition for j.op, which now has status to.
+func (e *Engine) transition(ctx context.Context, j *job, from arm.ProvisioningState, resourceUpdated bool) {
+	p := &j.op.Properties
+	code := ""
+	if p.Error != nil {
+		code = p.Error.Code
+	}
+	j.log.LogAttrs(ctx, slog.LevelInfo, MsgTransition,
+		slog.String("kind", j.kind.String()),
+		slog.String("from", string(from)),
+		slog.String("to", string(p.Status)),
+		slog.String("error_code", code),
+		slog.Float64("seconds_since_start", e.sinceStart(j.op)),
+		slog.String("cluster_service_id", csID(j)),
+		slog.Bool("resource_updated", resourceUpdated))
+}
+
+// dispatched logs MsgDispatched for j.op.
+// The function in the line (dispatchOperations or pollOperations) says
+// whether the change feed or the tick's safety net made it.
+func (e *Engine) dispatched(ctx context.Context, j *job) {
+	j.log.LogAttrs(ctx, slog.LevelInfo, MsgDispatched,
+		slog.String("kind", j.kind.String()),
+		slog.String("status", string(j.op.Properties.Status)),
+		slog.Float64("seconds_since_start", e.sinceStart(j.op)),
+		slog.String("cluster_service_id", csID(j)))
+}
+
+// notification logs MsgNotification. Only the URI's host is logged: the
+// rest of a notification URI may carry a token.
+func (e *Engine) notification(ctx context.Context, j *job, uri, outcome string, attempt int, next time.Time, err error) {
+	host := "(unparseable)"
+	if u, perr := url.Parse(uri); perr == nil {
+		host = u.Host
+	}
+	level, nextRetry, msg := slog.LevelInfo, "", ""
+	if outcome != NotificationDelivered {
+		level = slog.LevelWarn
+	}
+	if !next.IsZero() {
+		nextRetry = next.UTC().Format(time.RFC3339)
+	}
+	if err != nil {
+		msg = err.Error()
+	}
+	j.log.LogAttrs(ctx, level, MsgNotification,
+		slog.String("host", host),
+		slog.String("outcome", outcome),
+		slog.Int("attempt", attempt),
+		slog.String("next_retry", nextRetry),
+		slog.String("status", string(j.op.Properties.Status)),
+		slog.String("error", msg))
+}
+
+func (e *Engine) sinceStart(op *document.OperationDocument) float64 {
+	if op.Properties.StartTime.IsZero() {
+		return 0
+	}
+	return e.clock().Sub(op.Properties.StartTime).Seconds()
+}
+
+// csID is the CS object the operation works on: the operation's own
+// internalId, else the resource's.
+func csID(j *job) string {
+	if id := j.op.Properties.InternalID; id != "" {
+		return id
+	}
+	if j.res != nil {
+		return j.res.ClusterServiceID()
+	}
+	return ""
 }

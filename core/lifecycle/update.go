@@ -93,7 +93,7 @@ func (e *Engine) written(ctx context.Context, j *job, rendered *document.Operati
 		}
 		j.res = res
 	}
-	j.log.Info("operation status updated", "from", from, "to", to, "resource_updated", len(ops) > 1)
+	e.transition(ctx, j, from, len(ops) > 1)
 	if to.IsTerminal() && op.Properties.NotificationURI != "" {
 		e.notify(ctx, j, t)
 	}
