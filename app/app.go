@@ -139,6 +139,9 @@ func (a *App) Handler(getenv func(string) string, cfg handlers.Config) (*handler
 	if err != nil {
 		return nil, err
 	}
+	if cfg.Auth, err = handlers.AuthFromEnv(getenv); err != nil {
+		return nil, err
+	}
 	srv := handlers.New(cfg, a.Logger)
 	if err := functions.Register(srv, a.Engine, fcfg, a.Logger); err != nil {
 		return nil, fmt.Errorf("registering functions: %w", err)

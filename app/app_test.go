@@ -3,6 +3,7 @@ package app
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -123,6 +124,36 @@ func (l *logLines) named(t *testing.T, msg string, n int) []map[string]any {
 
 func newRig(t *testing.T) *rig {
 	t.Helper()
+	return newRigEnv(t, nil, Parts{})
+}
+
+// armAppID is the application the rig's callers authenticate as: a made-up
+// id standing for ARM's, allowed by HCPOPS_ARM_CLIENT_APP_IDS.
+const armAppID = "8e9c1f6a-0d53-4d43-9c1e-2b6f4a7b9d01"
+
+// principal is the X-MS-CLIENT-PRINCIPAL header App Service Authentication
+// would inject for a token of application appID.
+func principal(appID string) string {
+	b, _ := json.Marshal(map[string]any{"auth_typ": "aad", "claims": []map[string]string{
+		{"typ": "aud", "val": "api://hcpops"}, {"typ": "appid", "val": appID}}})
+	return base64.StdEncoding.EncodeToString(b)
+}
+
+// asARM adds ARM's principal to requests that carry none, as App Service
+// Authentication does in front of the real host.
+type asARM struct{ base http.RoundTripper }
+
+func (a asARM) RoundTrip(r *http.Request) (*http.Response, error) {
+	if _, ok := r.Header[http.CanonicalHeaderKey(handlers.HeaderClientPrincipal)]; !ok {
+		r = r.Clone(r.Context())
+		r.Header.Set(handlers.HeaderClientPrincipal, principal(armAppID))
+	}
+	return a.base.RoundTrip(r)
+}
+
+// newRigEnv is newRig with settings added or overridden ("" removes one).
+func newRigEnv(t *testing.T, extra map[string]string, parts Parts) *rig {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	sim := simulator.New()
@@ -136,12 +167,16 @@ func newRig(t *testing.T) *rig {
 		"CLUSTERS_SERVICE_URL":               simURL,
 		"CLUSTERS_SERVICE_RETRY_LIMIT":       "0",
 		"HCPOPS_NOTIFICATION_ALLOW_LOOPBACK": "true",
+		"HCPOPS_ARM_CLIENT_APP_IDS":          armAppID,
+	}
+	for k, v := range extra {
+		env[k] = v
 	}
 	getenv := func(k string) string { return env[k] }
 	logs := &logLines{}
 	// The production handler, both streams into one buffer.
 	logger := slog.New(handlers.StreamHandler(logs, logs, "json", slog.LevelInfo))
-	a, err := New(ctx, getenv, logger, Parts{})
+	a, err := New(ctx, getenv, logger, parts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,6 +187,7 @@ func newRig(t *testing.T) *rig {
 	}
 	h := httptest.NewServer(srv)
 	t.Cleanup(h.Close)
+	h.Client().Transport = asARM{h.Client().Transport}
 	return &rig{t: t, app: a, sim: sim, handler: h, sink: newSink(t), logs: logs}
 }
 

@@ -96,6 +96,8 @@ func (slot *summarySlot) line(r *http.Request, status int) (slog.Level, string, 
 		switch {
 		case status >= 500:
 			level = slog.LevelError
+		case slot.err != "": // a refused caller
+			level = slog.LevelWarn
 		case r.URL.Path == "/" && status < 400:
 			level = slog.LevelDebug
 		}
@@ -113,6 +115,9 @@ func (slot *summarySlot) line(r *http.Request, status int) (slog.Level, string, 
 	case status >= 500:
 		level = max(level, slog.LevelError)
 	case status >= 400:
+		level = max(level, slog.LevelWarn)
+	}
+	if slot.err != "" {
 		level = max(level, slog.LevelWarn)
 	}
 	return level, msg, append([]slog.Attr{slog.String(LogAttrFunction, slot.function)}, slot.attrs...)
