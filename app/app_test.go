@@ -39,9 +39,17 @@ const (
 
 // sink is ARM's notification endpoint, on loopback.
 type sink struct {
-	mu  sync.Mutex
-	got []arm.OperationStatus
-	srv *httptest.Server
+	mu   sync.Mutex
+	got  []arm.OperationStatus
+	srv  *httptest.Server
+	fail int // answer this many more requests with 500
+}
+
+// failFirst makes the next n notifications fail with a 500.
+func (s *sink) failFirst(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fail = n
 }
 
 func newSink(t *testing.T) *sink {
@@ -51,6 +59,11 @@ func newSink(t *testing.T) *sink {
 		_ = json.NewDecoder(r.Body).Decode(&st)
 		s.mu.Lock()
 		defer s.mu.Unlock()
+		if s.fail > 0 {
+			s.fail--
+			w.WriteHeader(http.StatusInternalServerError)
+			return
+		}
 		s.got = append(s.got, st)
 	}))
 	t.Cleanup(s.srv.Close)
@@ -195,7 +208,12 @@ func newRigEnv(t *testing.T, extra map[string]string, parts Parts) *rig {
 // operation UUID the golden payload names.
 func (r *rig) submit() {
 	r.t.Helper()
-	now := time.Date(2026, 3, 14, 1, 59, 26, 714826736, time.UTC)
+	r.submitAt(time.Date(2026, 3, 14, 1, 59, 26, 714826736, time.UTC))
+}
+
+// submitAt is submit with the frontend's clock at now.
+func (r *rig) submitAt(now time.Time) {
+	r.t.Helper()
 	fe := frontend.New(r.app.Store, func() time.Time { return now }, func() string { return opName })
 	_, err := fe.PutCluster(context.Background(), clusterID, frontend.ClusterSpec{Location: "eastus", VersionID: "4.20", ChannelGroup: "stable"},
 		frontend.Options{TenantID: tenant, NotificationURI: r.sink.srv.URL + "/notify"})
