@@ -222,6 +222,14 @@ func TestTemplateShape(t *testing.T) {
 			t.Errorf("deploy/main.bicep lacks %q", want)
 		}
 	}
+	// Telemetry records are traces: sampling them would skew every query.
+	host, err := os.ReadFile("host.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`"excludedTypes": "[^"]*\bTrace\b`).Match(host) {
+		t.Error("host.json samples traces; the telemetry queries need them all (excludedTypes must include Trace)")
+	}
 	// Every name built from the prefix uses the lowered one.
 	if n := strings.Count(bicep, "namePrefix"); n != 2 {
 		t.Errorf("namePrefix is used %d times; only its declaration and toLower(namePrefix) may use it", n)
