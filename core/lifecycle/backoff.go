@@ -35,13 +35,6 @@ func (b *backoff) due(key string, now time.Time) bool {
 	return !ok || !now.Before(s.next)
 }
 
-// attempt numbers the next attempt for key, from 1.
-func (b *backoff) attempt(key string) int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.m[key].attempts + 1
-}
-
 // failed records a failed attempt and returns when the next one is due.
 func (b *backoff) failed(key string, now time.Time) time.Time {
 	b.mu.Lock()
@@ -75,4 +68,11 @@ func (b *backoff) size() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return len(b.m)
+}
+
+// attempt numbers the next attempt for key, from 1.
+func (b *backoff) attempt(key string) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.m[key].attempts + 1
 }
