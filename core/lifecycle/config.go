@@ -42,6 +42,10 @@ type Config struct {
 	// DispatchGrace is how long after startTime the tick waits for the
 	// change feed before it dispatches an operation itself.
 	DispatchGrace time.Duration
+	// PendingIDGrace is how long a cluster's pending ID is left to the
+	// dispatch that chose it (which may still be POSTing) before another
+	// dispatch adopts or POSTs it.
+	PendingIDGrace time.Duration
 	// CreateDeadline applies when a resource has no
 	// createOperationCompletionDeadline.
 	CreateDeadline time.Duration
@@ -62,6 +66,7 @@ type Config struct {
 const (
 	DefaultPollConcurrency    = 32
 	DefaultDispatchGrace      = 60 * time.Second
+	DefaultPendingIDGrace     = 60 * time.Second
 	DefaultCreateDeadline     = 60 * time.Minute
 	DefaultDeleteDeadline     = 12 * time.Hour
 	DefaultNotifyBackoffBase  = 15 * time.Second
@@ -74,6 +79,7 @@ const (
 const (
 	EnvPollConcurrency   = "HCPOPS_POLL_CONCURRENCY"
 	EnvDispatchGrace     = "HCPOPS_DISPATCH_GRACE"
+	EnvPendingIDGrace    = "HCPOPS_PENDING_ID_GRACE"
 	EnvCreateDeadline    = "HCPOPS_CREATE_DEADLINE"
 	EnvDeleteDeadline    = "HCPOPS_DELETE_DEADLINE"
 	EnvNotifyBackoffBase = "HCPOPS_NOTIFY_BACKOFF_BASE"
@@ -85,6 +91,7 @@ func DefaultConfig() Config {
 	return Config{
 		PollConcurrency:    DefaultPollConcurrency,
 		DispatchGrace:      DefaultDispatchGrace,
+		PendingIDGrace:     DefaultPendingIDGrace,
 		CreateDeadline:     DefaultCreateDeadline,
 		DeleteDeadline:     DefaultDeleteDeadline,
 		NotifyBackoffBase:  DefaultNotifyBackoffBase,
@@ -110,6 +117,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		dst  *time.Duration
 	}{
 		{EnvDispatchGrace, &c.DispatchGrace},
+		{EnvPendingIDGrace, &c.PendingIDGrace},
 		{EnvCreateDeadline, &c.CreateDeadline},
 		{EnvDeleteDeadline, &c.DeleteDeadline},
 		{EnvNotifyBackoffBase, &c.NotifyBackoffBase},
@@ -140,6 +148,9 @@ func (c Config) withDefaults() Config {
 	if c.DispatchGrace == 0 {
 		c.DispatchGrace = d.DispatchGrace
 	}
+	if c.PendingIDGrace == 0 {
+		c.PendingIDGrace = d.PendingIDGrace
+	}
 	if c.CreateDeadline == 0 {
 		c.CreateDeadline = d.CreateDeadline
 	}
@@ -168,6 +179,7 @@ func (c Config) validate() error {
 	}{
 		{"PollConcurrency", int64(c.PollConcurrency)},
 		{"DispatchGrace", int64(c.DispatchGrace)},
+		{"PendingIDGrace", int64(c.PendingIDGrace)},
 		{"CreateDeadline", int64(c.CreateDeadline)},
 		{"DeleteDeadline", int64(c.DeleteDeadline)},
 		{"NotifyBackoffBase", int64(c.NotifyBackoffBase)},
@@ -225,6 +237,7 @@ func New(deps Deps, cfg Config) (*Engine, error) {
 		locks:    newKeyedLock(),
 		notifyAt: newBackoff(cfg.NotifyBackoffBase, cfg.NotifyBackoffMax, cfg.NotifyScheduleSize),
 	}
+	e.kinds = e.adapters()
 	e.handlers = e.registry()
 	return e, nil
 }

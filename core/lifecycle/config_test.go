@@ -32,6 +32,9 @@ func TestConfigFromEnv(t *testing.T) {
 			c.PollConcurrency, c.DispatchGrace, c.CreateDeadline, c.DeleteDeadline = 8, 90*time.Second, 2*time.Hour, 24*time.Hour
 			c.NotifyBackoffBase, c.NotifyBackoffMax = time.Second, 5*time.Minute
 		}},
+		{name: "the two graces are separate", env: map[string]string{EnvDispatchGrace: "2m", EnvPendingIDGrace: "5s"},
+			want: func(c *Config) { c.DispatchGrace, c.PendingIDGrace = 2*time.Minute, 5*time.Second }},
+		{name: "pending grace zero", env: map[string]string{EnvPendingIDGrace: "0s"}, wantErr: `HCPOPS_PENDING_ID_GRACE="0s"`},
 		{name: "concurrency not a number", env: map[string]string{EnvPollConcurrency: "many"}, wantErr: `HCPOPS_POLL_CONCURRENCY="many"`},
 		{name: "concurrency zero", env: map[string]string{EnvPollConcurrency: "0"}, wantErr: `HCPOPS_POLL_CONCURRENCY="0"`},
 		{name: "duration without unit", env: map[string]string{EnvDispatchGrace: "60"}, wantErr: `HCPOPS_DISPATCH_GRACE="60"`},

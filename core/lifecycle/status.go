@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/google/uuid"
-
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/document"
 )
@@ -16,12 +14,15 @@ import (
 // is ignored, as ARO-HCP ignores it. A request that cannot name an
 // operation (bad subscription or UUID) is simply not found.
 func (e *Engine) status(ctx context.Context, req StatusRequest) (arm.OperationStatus, error) {
-	if req.SubscriptionID == "" || strings.ContainsAny(req.SubscriptionID, "/?#") {
+	sub, ok := document.CanonicalUUID(req.SubscriptionID)
+	if !ok {
 		return arm.OperationStatus{}, fmt.Errorf("%w: subscription %q is not a subscription ID", ErrOperationNotFound, req.SubscriptionID)
 	}
-	if _, err := uuid.Parse(req.OperationName); err != nil {
+	name, ok := document.CanonicalUUID(req.OperationName)
+	if !ok {
 		return arm.OperationStatus{}, fmt.Errorf("%w: operation name %q is not a UUID", ErrOperationNotFound, req.OperationName)
 	}
+	req.SubscriptionID, req.OperationName = sub, name
 	id := document.CosmosID(document.OperationResourceID(req.SubscriptionID, req.OperationName))
 	op, err := e.readOperation(ctx, document.PartitionKey(req.SubscriptionID), id)
 	if err != nil {
