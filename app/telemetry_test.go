@@ -93,6 +93,13 @@ func TestTelemetry(t *testing.T) {
 			t.Errorf("one minute in, stuck = %+v, want none", got)
 		}
 	})
+	t.Run("problems", func(t *testing.T) {
+		got := problems(all)
+		// The 503 poll failure, then the failed notification (the latest).
+		if p := got[opID]; len(got) != 1 || p.count != 2 || p.what != "notification.attempt" || !strings.Contains(p.err, "500") {
+			t.Errorf("problems = %+v, want two for %s, the latest the failed notification", got, opID)
+		}
+	})
 	t.Run("transitions", func(t *testing.T) {
 		got := transitionsByOutcome(all)
 		if got["Provisioning"] != 1 || got["Succeeded"] != 1 || len(got) != 2 {
@@ -178,6 +185,28 @@ func stuck(recs []map[string]any, now time.Time, n time.Duration) []stuckOp {
 		}
 		op.lastProblem = problem[id]
 		out = append(out, op)
+	}
+	return out
+}
+
+type problem struct {
+	count     int
+	what, err string
+}
+
+// problems is query "problems": Warn/Error lines per operation, with the
+// latest one's message and error.
+func problems(recs []map[string]any) map[string]problem {
+	out := map[string]problem{}
+	for _, r := range recs {
+		id := str(r, "operation_id")
+		if id == "" || (str(r, "level") != "WARN" && str(r, "level") != "ERROR") {
+			continue
+		}
+		p := out[id]
+		p.count++
+		p.what, p.err = str(r, "msg"), str(r, "error")
+		out[id] = p
 	}
 	return out
 }
@@ -342,7 +371,7 @@ func docsQueriesMatch(t *testing.T, recs []map[string]any) {
 			}
 		}
 	}
-	want := []string{"cs_errors", "notification_failures", "stuck", "ticks", "transitions"}
+	want := []string{"cs_errors", "notification_failures", "problems", "stuck", "ticks", "transitions"}
 	slices.Sort(named)
 	if !slices.Equal(named, want) {
 		t.Errorf("docs/functions.md has queries %v; the Go evaluations here are %v", named, want)
