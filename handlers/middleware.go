@@ -132,7 +132,7 @@ func (slot *summarySlot) line(r *http.Request, status int) (slog.Level, string, 
 func Summarize(ctx context.Context, logger *slog.Logger, level slog.Level, msg string, attrs ...slog.Attr) {
 	slot := slotFrom(ctx)
 	if slot == nil || !slot.invocation {
-		logger.LogAttrs(ctx, level, msg, attrs...)
+		Logger(logger).LogAttrs(ctx, level, msg, attrs...)
 		return
 	}
 	slot.level, slot.msg, slot.attrs = level, msg, attrs
