@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -137,7 +138,19 @@ func (l *logLines) named(t *testing.T, msg string, n int) []map[string]any {
 
 func newRig(t *testing.T) *rig {
 	t.Helper()
-	return newRigEnv(t, nil, Parts{})
+	return newRigWith(t, nil)
+}
+
+// newRigWith is newRig with settings changed by override, which is given
+// the simulator's URL.
+func newRigWith(t *testing.T, override func(simURL string) map[string]string) *rig {
+	t.Helper()
+	return newRigEnv(t, override, Parts{})
+}
+
+// settings is an override that ignores the simulator's URL.
+func settings(m map[string]string) func(string) map[string]string {
+	return func(string) map[string]string { return m }
 }
 
 // armAppID is the application the rig's callers authenticate as: a made-up
@@ -164,8 +177,8 @@ func (a asARM) RoundTrip(r *http.Request) (*http.Response, error) {
 	return a.base.RoundTrip(r)
 }
 
-// newRigEnv is newRig with settings added or overridden ("" removes one).
-func newRigEnv(t *testing.T, extra map[string]string, parts Parts) *rig {
+// newRigEnv is newRigWith with parts supplied.
+func newRigEnv(t *testing.T, override func(simURL string) map[string]string, parts Parts) *rig {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -182,8 +195,8 @@ func newRigEnv(t *testing.T, extra map[string]string, parts Parts) *rig {
 		"HCPOPS_NOTIFICATION_ALLOW_LOOPBACK": "true",
 		"HCPOPS_ARM_CLIENT_APP_IDS":          armAppID,
 	}
-	for k, v := range extra {
-		env[k] = v
+	if override != nil {
+		maps.Copy(env, override(simURL))
 	}
 	getenv := func(k string) string { return env[k] }
 	logs := &logLines{}

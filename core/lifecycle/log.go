@@ -28,9 +28,10 @@ func (e *Engine) logFor(ctx context.Context, op *document.OperationDocument) *sl
 	}})
 }
 
-// logCtx is the engine logger bound to ctx, for lines about no one operation.
-func (e *Engine) logCtx(ctx context.Context) *slog.Logger {
-	return slog.New(&deferredAttrs{ctx: ctx, base: e.log.Handler()})
+// withInvocation binds l to ctx, for lines about no one operation: the
+// process's handler then finds the invocation id in ctx.
+func withInvocation(ctx context.Context, l *slog.Logger) *slog.Logger {
+	return slog.New(&deferredAttrs{ctx: ctx, base: l.Handler()})
 }
 
 // deferredAttrs holds attributes for base until a record is handled, and

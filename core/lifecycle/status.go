@@ -32,7 +32,7 @@ func (e *Engine) status(ctx context.Context, req StatusRequest) (arm.OperationSt
 		return arm.OperationStatus{}, fmt.Errorf("%w: %s in subscription %s", ErrOperationNotFound, req.OperationName, req.SubscriptionID)
 	}
 	if why := invisible(op, req); why != "" {
-		e.logCtx(ctx).Debug("operation hidden from caller", "operation_id", req.OperationName, "reason", why)
+		withInvocation(ctx, e.log).Debug("operation hidden from caller", "operation_id", req.OperationName, "reason", why)
 		return arm.OperationStatus{}, fmt.Errorf("%w: %s", ErrOperationNotVisible, why)
 	}
 	return op.ToStatus(), nil

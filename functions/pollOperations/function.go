@@ -119,6 +119,7 @@ func (f *Function) record(r lifecycle.TickResult, outcome string, wall time.Dura
 		slog.Int("canceled", r.Canceled),
 		slog.Int("notified", r.Notified),
 		slog.Int("errors", r.Errors),
+		slog.Int("backed_off", r.BackedOff),
 		slog.Float64("wall_ms", ms(wall)),
 		slog.Float64("budget_ms", ms(f.budget)),
 		slog.Float64("budget_used", float64(wall)/float64(f.budget)),
