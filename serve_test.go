@@ -4,12 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -24,14 +21,11 @@ func TestServeLogStreams(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	bin := filepath.Join(t.TempDir(), "hcpops")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildBinary(t)
 	port := freePort(t)
 	cmd := exec.Command(bin, "serve")
 	cmd.Env = append(os.Environ(),
-		"FUNCTIONS_CUSTOMHANDLER_PORT="+strconv.Itoa(port),
+		"FUNCTIONS_CUSTOMHANDLER_PORT="+port,
 		"HCPOPS_DATA_DIR="+t.TempDir(),
 		"CLUSTERS_SERVICE_URL=http://127.0.0.1:9",
 		// Left empty on purpose: the caller check says so at Error at start.
@@ -43,7 +37,7 @@ func TestServeLogStreams(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cmd.Process.Kill()
-	base := "http://127.0.0.1:" + strconv.Itoa(port)
+	base := "http://127.0.0.1:" + port
 	waitReady(t, base)
 
 	tick, err := os.ReadFile("functions/pollOperations/testdata/tick.json")
@@ -129,16 +123,6 @@ func lines(t *testing.T, name string, b []byte) []map[string]any {
 		out = append(out, m)
 	}
 	return out
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
 }
 
 // waitReady polls GET / as the host does, with a generous deadline.

@@ -79,24 +79,24 @@ type rig struct {
 	sim     *simulator.Simulator
 	handler *httptest.Server
 	sink    *sink
-	logs    *logLines
+	logs    *recordLog
 }
 
-// logLines collects the JSON lines the production logger writes, both
+// recordLog collects the JSON lines the production logger writes, both
 // streams in one, in order.
-type logLines struct {
+type recordLog struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
 }
 
-func (l *logLines) Write(p []byte) (int, error) {
+func (l *recordLog) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.buf.Write(p)
 }
 
 // records returns every line decoded, in order.
-func (l *logLines) records(t *testing.T) []map[string]any {
+func (l *recordLog) records(t *testing.T) []map[string]any {
 	t.Helper()
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -116,7 +116,7 @@ func (l *logLines) records(t *testing.T) []map[string]any {
 
 // named waits (generously: the invocation's line is written as its
 // response goes out) until at least n records named msg were written.
-func (l *logLines) named(t *testing.T, msg string, n int) []map[string]any {
+func (l *recordLog) named(t *testing.T, msg string, n int) []map[string]any {
 	t.Helper()
 	var got []map[string]any
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
@@ -177,7 +177,8 @@ func (a asARM) RoundTrip(r *http.Request) (*http.Response, error) {
 	return a.base.RoundTrip(r)
 }
 
-// newRigEnv is newRigWith with parts supplied.
+// newRigEnv is newRigWith with parts supplied. The app logs through the
+// production handler, both streams into r.logs.
 func newRigEnv(t *testing.T, override func(simURL string) map[string]string, parts Parts) *rig {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -199,8 +200,7 @@ func newRigEnv(t *testing.T, override func(simURL string) map[string]string, par
 		maps.Copy(env, override(simURL))
 	}
 	getenv := func(k string) string { return env[k] }
-	logs := &logLines{}
-	// The production handler, both streams into one buffer.
+	logs := &recordLog{}
 	logger := slog.New(handlers.StreamHandler(logs, logs, "json", slog.LevelInfo))
 	a, err := New(ctx, getenv, logger, parts)
 	if err != nil {

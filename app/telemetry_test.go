@@ -18,7 +18,8 @@ import (
 )
 
 // telemetryNames are the records docs/functions.md documents.
-var telemetryNames = []string{"poll.tick", "dispatch.batch", "operation.dispatched", "operation.transition", "notification.attempt"}
+var telemetryNames = []string{"poll.tick", "dispatch.batch", "operation.dispatched", "operation.transition",
+	"notification.attempt", "changefeed.batch_given_up"}
 
 // scenario drives one cluster create through the production assembly and
 // the real handler, with a CS failure and a failed ARM notification on the
@@ -28,10 +29,27 @@ var telemetryNames = []string{"poll.tick", "dispatch.batch", "operation.dispatch
 func scenario(t *testing.T) (all, mid []map[string]any, r *rig) {
 	t.Helper()
 	r = newRigEnv(t, settings(map[string]string{
-		"HCPOPS_NOTIFY_BACKOFF_BASE": "1ms", "HCPOPS_NOTIFY_BACKOFF_MAX": "1ms", "HCPOPS_POLL_BACKOFF_MAX": "1ms"}), Parts{})
+		"HCPOPS_NOTIFY_BACKOFF_BASE": "1ms", "HCPOPS_NOTIFY_BACKOFF_MAX": "1ms", "HCPOPS_POLL_BACKOFF_MAX": "1ms",
+		"HCPOPS_PENDING_ID_GRACE": "1ms"}), Parts{})
 	r.sink.failFirst(1)
 	r.submitAt(time.Now()) // the deadline runs on the engine's real clock
 	batch := readFile(t, filepath.Join("testdata", "dispatch-cluster-create.json"))
+	// The last delivery of a batch fails on a CS 503: the host will
+	// checkpoint past it, and the batch is given up.
+	var last map[string]any
+	if err := json.Unmarshal(batch, &last); err != nil {
+		t.Fatal(err)
+	}
+	last["Metadata"].(map[string]any)["RetryContext"] = map[string]any{"RetryCount": 5, "MaxRetryCount": 5}
+	lastBody, _ := json.Marshal(last)
+	if err := r.sim.FailNext(1, http.StatusServiceUnavailable); err != nil {
+		t.Fatal(err)
+	}
+	if resp, body := r.post("/dispatchOperations", lastBody); resp.StatusCode != http.StatusInternalServerError {
+		t.Fatalf("failing last delivery: %d %s, want 500", resp.StatusCode, body)
+	}
+	// The change feed delivers the operation again (a later write), and
+	// this time CS answers.
 	if resp, body := r.post("/dispatchOperations", batch); resp.StatusCode != http.StatusOK {
 		t.Fatalf("dispatch: %d %s", resp.StatusCode, body)
 	}
@@ -53,7 +71,7 @@ func scenario(t *testing.T) (all, mid []map[string]any, r *rig) {
 	asked := doTick()
 	for deadline := time.Now().Add(30 * time.Second); ; {
 		if time.Now().After(deadline) {
-			t.Fatalf("operation still %s: %+v", r.operation().Properties.Status, r.operation().Properties.Error)
+			t.Fatalf("operation still %s: %+v\nlog:\n%s", r.operation().Properties.Status, r.operation().Properties.Error, r.logs.buf.String())
 		}
 		st := r.operation().Properties.Status
 		if st == arm.ProvisioningStateProvisioning && mid == nil {
@@ -99,9 +117,16 @@ func TestTelemetry(t *testing.T) {
 	})
 	t.Run("problems", func(t *testing.T) {
 		got := problems(all)
-		// The 503 poll failure, then the failed notification (the latest).
-		if p := got[opID]; len(got) != 1 || p.count != 2 || p.what != "notification.attempt" || !strings.Contains(p.err, "500") {
-			t.Errorf("problems = %+v, want two for %s, the latest the failed notification", got, opID)
+		// The failed dispatch, the 503 poll failure, then the failed
+		// notification (the latest).
+		if p := got[opID]; len(got) != 1 || p.count != 3 || p.what != "notification.attempt" || !strings.Contains(p.err, "500") {
+			t.Errorf("problems = %+v, want three for %s, the latest the failed notification", got, opID)
+		}
+	})
+	t.Run("given_up", func(t *testing.T) {
+		got := givenUp(all)
+		if len(got) != 1 || len(got[0]) != 1 || got[0][0] != strings.ToLower(r.operation().ID) {
+			t.Errorf("given up = %v, want the operation document of the failed last delivery", got)
 		}
 	})
 	t.Run("transitions", func(t *testing.T) {
@@ -125,8 +150,8 @@ func TestTelemetry(t *testing.T) {
 	})
 	t.Run("cs_errors", func(t *testing.T) {
 		calls, errs := csCalls(all)
-		if calls == 0 || errs != 1 {
-			t.Errorf("cs calls=%d errors=%d, want one error (the injected 503)", calls, errs)
+		if calls == 0 || errs != 2 {
+			t.Errorf("cs calls=%d errors=%d, want two errors (the injected 503s)", calls, errs)
 		}
 	})
 }
@@ -215,6 +240,22 @@ func problems(recs []map[string]any) map[string]problem {
 	return out
 }
 
+// givenUp is query "given_up": the document ids of each batch given up.
+func givenUp(recs []map[string]any) [][]string {
+	var out [][]string
+	for _, r := range recs {
+		if !msgIn(r, "changefeed.batch_given_up") {
+			continue
+		}
+		var ids []string
+		for _, id := range r["document_ids"].([]any) {
+			ids = append(ids, id.(string))
+		}
+		out = append(out, ids)
+	}
+	return out
+}
+
 func transitionsByOutcome(recs []map[string]any) map[string]int {
 	out := map[string]int{}
 	for _, r := range recs {
@@ -279,6 +320,8 @@ func shape(rec map[string]any) map[string]string {
 			out[k] = "number"
 		case bool:
 			out[k] = "bool"
+		case []any:
+			out[k] = "array"
 		default:
 			out[k] = fmt.Sprintf("%T", v)
 		}
@@ -375,7 +418,7 @@ func docsQueriesMatch(t *testing.T, recs []map[string]any) {
 			}
 		}
 	}
-	want := []string{"cs_errors", "notification_failures", "problems", "stuck", "ticks", "transitions"}
+	want := []string{"cs_errors", "given_up", "notification_failures", "problems", "stuck", "ticks", "transitions"}
 	slices.Sort(named)
 	if !slices.Equal(named, want) {
 		t.Errorf("docs/functions.md has queries %v; the Go evaluations here are %v", named, want)

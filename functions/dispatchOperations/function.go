@@ -6,6 +6,7 @@ package dispatchoperations
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -51,10 +52,12 @@ func (f *Function) Register(s *handlers.Server) error {
 const MsgBatch = "dispatch.batch"
 
 // Invoke handles one batch. A malformed payload is a 400 and reaches nothing;
-// a dispatcher error is a 500, so the retry policy in function.json has the
-// host deliver the same batch again rather than checkpoint past it. The
-// batch's record is the invocation's one log line; nothing goes in Logs,
-// which the host would log a second time (and drops on failure).
+// documents that can never be dispatched are skipped by the dispatcher (200);
+// a transient dispatcher error is a 500, so the retry policy in function.json
+// has the host deliver the same batch again rather than checkpoint past it.
+// On the last attempt the documents given up are logged at Error first.
+// The batch's record is the invocation's one log line; nothing goes in
+// Logs, which the host would log a second time (and drops on failure).
 func (f *Function) Invoke(ctx context.Context, inv handlers.Invocation) (handlers.Result, error) {
 	raw, ok := inv.Data[BindingName]
 	if !ok {
@@ -100,12 +103,58 @@ func (f *Function) Invoke(ctx context.Context, inv handlers.Invocation) (handler
 		slog.Float64("cs_p50_ms", ms(cs.P50)),
 		slog.Float64("cs_p99_ms", ms(cs.P99)))
 	if err != nil {
+		if lastAttempt(rc) {
+			f.giveUp(ctx, rc, docs, err)
+		}
 		return handlers.Result{}, fmt.Errorf("dispatching a batch of %d documents: %w", len(docs), err)
 	}
 	return handlers.Result{}, nil
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// MsgBatchGivenUp is the stable message of the log line naming documents
+// the host will checkpoint past (telemetry queries match on it).
+const MsgBatchGivenUp = "changefeed.batch_given_up"
+
+// lastAttempt reports whether the host will not deliver this batch again
+// after a failure: retries are used up, or there is no retry policy (no
+// RetryContext) at all. MaxRetryCount -1 retries forever.
+func lastAttempt(rc *handlers.RetryContext) bool {
+	return rc == nil || (rc.MaxRetryCount >= 0 && rc.RetryCount >= rc.MaxRetryCount)
+}
+
+// giveUp logs, at Error and once, the documents the host is about to skip;
+// the tick's safety net dispatches those operations later, and this line
+// is how an operator sees why they waited.
+func (f *Function) giveUp(ctx context.Context, rc *handlers.RetryContext, docs []json.RawMessage, err error) {
+	var ids []string
+	if de := (*lifecycle.DispatchError)(nil); errors.As(err, &de) {
+		ids = de.DocumentIDs
+	}
+	if len(ids) == 0 { // the dispatcher could not say which: name them all
+		ids = documentIDs(docs)
+	}
+	attrs := []any{"document_ids", ids, "documents", len(docs), "error", err}
+	if rc != nil {
+		attrs = append(attrs, "retry_count", rc.RetryCount, "max_retry_count", rc.MaxRetryCount)
+	}
+	f.logger.ErrorContext(ctx, MsgBatchGivenUp, attrs...)
+}
+
+// documentIDs reads each document's id, skipping ones without a string id.
+func documentIDs(docs []json.RawMessage) []string {
+	ids := make([]string, 0, len(docs))
+	for _, d := range docs {
+		var a struct {
+			ID string `json:"id"`
+		}
+		if json.Unmarshal(d, &a) == nil && a.ID != "" {
+			ids = append(ids, a.ID)
+		}
+	}
+	return ids
+}
 
 func keys(m map[string]json.RawMessage) string {
 	if len(m) == 0 {

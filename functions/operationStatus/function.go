@@ -87,9 +87,7 @@ func (f *Function) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		SubscriptionID: chi.URLParam(r, "subscriptionId"),
 		Location:       chi.URLParam(r, "location"),
 		OperationName:  chi.URLParam(r, "operationId"),
-		HomeTenantID:   r.Header.Get(HeaderHomeTenantID),
-		ClientObjectID: r.Header.Get(HeaderClientObjectID),
-	})
+	}, func(name string) (string, bool) { return oneValue(r.Header.Values(name)) })
 	if ans.body != nil {
 		w.Header().Set("Content-Type", "application/json")
 	}
@@ -103,7 +101,27 @@ type answer struct {
 	body   []byte
 }
 
-func (f *Function) answer(ctx context.Context, req lifecycle.StatusRequest) answer {
+// headerFunc reads one identity header; false means its values conflict.
+type headerFunc func(name string) (string, bool)
+
+// oneValue is the single value of a header sent zero or more times; values
+// that differ (tenant and object IDs compare case-insensitively) are no
+// value at all.
+func oneValue(vals []string) (string, bool) {
+	for _, v := range vals {
+		if !strings.EqualFold(v, vals[0]) {
+			return "", false
+		}
+	}
+	if len(vals) == 0 {
+		return "", true
+	}
+	return vals[0], true
+}
+
+// answer renders a status read. The caller's identity comes from header;
+// a conflicting identity header hides the operation, like any mismatch.
+func (f *Function) answer(ctx context.Context, req lifecycle.StatusRequest, header headerFunc) answer {
 	sub, ok := document.CanonicalUUID(req.SubscriptionID)
 	if !ok {
 		return armError(http.StatusBadRequest, CodeInvalidSubscriptionID, "subscriptionId",
@@ -118,6 +136,14 @@ func (f *Function) answer(ctx context.Context, req lifecycle.StatusRequest) answ
 		return armError(http.StatusBadRequest, arm.CodeInvalidRequestContent, "location", "The location in the path is empty.")
 	}
 	req.SubscriptionID, req.OperationName = sub, op
+	tenantOK, clientOK := false, false
+	req.HomeTenantID, tenantOK = header(HeaderHomeTenantID)
+	req.ClientObjectID, clientOK = header(HeaderClientObjectID)
+	if !tenantOK || !clientOK {
+		f.logger.InfoContext(ctx, "operation hidden: conflicting identity headers", "operation_id", op,
+			"subscription_id", sub, "home_tenant_conflict", !tenantOK, "client_object_conflict", !clientOK)
+		return answer{status: http.StatusNotFound}
+	}
 	status, err := f.reader.Status(ctx, req)
 	switch {
 	case err == nil:
