@@ -148,8 +148,8 @@ func newRigWith(t *testing.T, override func(simURL string) map[string]string) *r
 	return newRigEnv(t, override, Parts{})
 }
 
-// settings is an override that ignores the simulator's URL.
-func settings(m map[string]string) func(string) map[string]string {
+// withSettings is an override that ignores the simulator's URL.
+func withSettings(m map[string]string) func(string) map[string]string {
 	return func(string) map[string]string { return m }
 }
 

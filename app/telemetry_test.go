@@ -28,7 +28,7 @@ var telemetryNames = []string{"poll.tick", "dispatch.batch", "operation.dispatch
 // "stuck" for the queries).
 func scenario(t *testing.T) (all, mid []map[string]any, r *rig) {
 	t.Helper()
-	r = newRigEnv(t, settings(map[string]string{
+	r = newRigEnv(t, withSettings(map[string]string{
 		"HCPOPS_NOTIFY_BACKOFF_BASE": "1ms", "HCPOPS_NOTIFY_BACKOFF_MAX": "1ms", "HCPOPS_POLL_BACKOFF_MAX": "1ms",
 		"HCPOPS_PENDING_ID_GRACE": "1ms"}), Parts{})
 	r.sink.failFirst(1)
