@@ -37,7 +37,7 @@ func newAuthRig(t *testing.T, env map[string]string) (*rig, *readCounting) {
 	}
 	t.Cleanup(func() { st.Close() })
 	counting := &readCounting{Store: st}
-	r := newRigEnv(t, settings(env), Parts{Store: counting})
+	r := newRigEnv(t, withSettings(env), Parts{Store: counting})
 	r.submit()
 	return r, counting
 }
