@@ -177,9 +177,22 @@ func (a asARM) RoundTrip(r *http.Request) (*http.Response, error) {
 	return a.base.RoundTrip(r)
 }
 
-// newRigEnv is newRigWith with parts supplied. The app logs through the
-// production handler, both streams into r.logs.
+// newRigEnv is newRigWith with parts supplied.
 func newRigEnv(t *testing.T, override func(simURL string) map[string]string, parts Parts) *rig {
+	t.Helper()
+	return newRigParts(t, override, nil, parts)
+}
+
+// newRigFull is newRigWith with the app logging to logger.
+func newRigFull(t *testing.T, override func(simURL string) map[string]string, logger *slog.Logger) *rig {
+	t.Helper()
+	return newRigParts(t, override, logger, Parts{})
+}
+
+// newRigParts builds the rig: the given parts are used instead of the ones
+// the settings would build, and a nil logger is the production handler
+// with both streams into r.logs.
+func newRigParts(t *testing.T, override func(simURL string) map[string]string, logger *slog.Logger, parts Parts) *rig {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -201,7 +214,9 @@ func newRigEnv(t *testing.T, override func(simURL string) map[string]string, par
 	}
 	getenv := func(k string) string { return env[k] }
 	logs := &recordLog{}
-	logger := slog.New(handlers.StreamHandler(logs, logs, "json", slog.LevelInfo))
+	if logger == nil {
+		logger = slog.New(handlers.StreamHandler(logs, logs, "json", slog.LevelInfo))
+	}
 	a, err := New(ctx, getenv, logger, parts)
 	if err != nil {
 		t.Fatal(err)
@@ -336,6 +351,23 @@ func changesSince(t *testing.T, s store.Store, cont string) int {
 		t.Fatal(err)
 	}
 	return len(p.Items)
+}
+
+// logLines decodes JSON log lines.
+func logLines(t *testing.T, b []byte) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for _, line := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
+		if len(line) == 0 {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal(line, &m); err != nil {
+			t.Fatalf("log line is not JSON: %q", line)
+		}
+		out = append(out, m)
+	}
+	return out
 }
 
 func readFile(t *testing.T, path string) []byte {
