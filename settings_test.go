@@ -45,7 +45,7 @@ func readSettings(t *testing.T, envs ...map[string]string) map[string]bool {
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel() // serve assembles everything, then stops at once
-		_ = run(ctx, []string{"serve", "-port", "0"}, getenv, strings.NewReader(""), &strings.Builder{})
+		_ = run(ctx, []string{"serve"}, getenv, strings.NewReader(""), &strings.Builder{})
 	}
 	return seen
 }
@@ -54,7 +54,8 @@ func readSettings(t *testing.T, envs ...map[string]string) map[string]bool {
 // identity-based Cosmos connection and a key-based one.
 func codeSettings(t *testing.T) map[string]bool {
 	base := map[string]string{"HCPOPS_DATA_DIR": t.TempDir(), "CLUSTERS_SERVICE_URL": "http://127.0.0.1:9",
-		"HCPOPS_LOG_LEVEL": "error", "HCPOPS_ARM_CLIENT_APP_IDS": "8e9c1f6a-0d53-4d43-9c1e-2b6f4a7b9d01"}
+		"FUNCTIONS_CUSTOMHANDLER_PORT": freePort(t),
+		"HCPOPS_LOG_LEVEL":             "error", "HCPOPS_ARM_CLIENT_APP_IDS": "8e9c1f6a-0d53-4d43-9c1e-2b6f4a7b9d01"}
 	with := func(k, v string) map[string]string {
 		m := map[string]string{k: v}
 		for k, v := range base {
@@ -62,7 +63,9 @@ func codeSettings(t *testing.T) map[string]bool {
 		}
 		return m
 	}
-	got := readSettings(t, base,
+	legacyPort := with("FUNCTIONS_HTTPWORKER_PORT", base["FUNCTIONS_CUSTOMHANDLER_PORT"])
+	delete(legacyPort, "FUNCTIONS_CUSTOMHANDLER_PORT") // the host's older name is read as a fallback
+	got := readSettings(t, base, legacyPort,
 		with("CosmosDB__accountEndpoint", "https://127.0.0.1:9/"),
 		with("CosmosDB", "AccountEndpoint=https://127.0.0.1:9/;AccountKey=a2V5;"))
 	if !got["CLUSTERS_SERVICE_URL"] || !got["HCPOPS_LOG_LEVEL"] || !got["CosmosDB__credential"] {
