@@ -97,7 +97,9 @@ func readmeSettings(t *testing.T) map[string]string {
 			continue
 		}
 		for _, m := range name.FindAllStringSubmatch(cells[1], -1) {
-			out[m[1]] = strings.TrimSpace(cells[2])
+			if strings.ToLower(m[1]) != m[1] { // a setting, not a value such as `or`
+				out[m[1]] = strings.TrimSpace(cells[2])
+			}
 		}
 	}
 	if len(out) == 0 {

@@ -117,10 +117,11 @@ func TestTelemetry(t *testing.T) {
 	})
 	t.Run("problems", func(t *testing.T) {
 		got := problems(all)
-		// The failed dispatch, the 503 poll failure, then the failed
-		// notification (the latest).
-		if p := got[opID]; len(got) != 1 || p.count != 3 || p.what != "notification.attempt" || !strings.Contains(p.err, "500") {
-			t.Errorf("problems = %+v, want three for %s, the latest the failed notification", got, opID)
+		// The failed dispatch first, the failed notification last.
+		p := got[opID]
+		if len(got) != 1 || len(p.whats) < 2 || p.whats[0] != "dispatch failed; the batch is retried" ||
+			p.what != "notification.attempt" || !strings.Contains(p.err, "500") {
+			t.Errorf("problems = %+v, want those of %s from its failed dispatch to its failed notification", got, opID)
 		}
 	})
 	t.Run("given_up", func(t *testing.T) {
@@ -221,6 +222,7 @@ func stuck(recs []map[string]any, now time.Time, n time.Duration) []stuckOp {
 type problem struct {
 	count     int
 	what, err string
+	whats     []string // every problem's msg, oldest first
 }
 
 // problems is query "problems": Warn/Error lines per operation, with the
@@ -235,6 +237,7 @@ func problems(recs []map[string]any) map[string]problem {
 		p := out[id]
 		p.count++
 		p.what, p.err = str(r, "msg"), str(r, "error")
+		p.whats = append(p.whats, p.what)
 		out[id] = p
 	}
 	return out

@@ -189,3 +189,17 @@ func (m measured) ListBreakGlassCredentials(ctx context.Context, clusterHref str
 func (m measured) DeleteBreakGlassCredentials(ctx context.Context, clusterHref string) error {
 	return measure0(ctx, func() error { return m.Client.DeleteBreakGlassCredentials(ctx, clusterHref) })
 }
+
+func (m measured) ListClustersByHref(ctx context.Context, hrefs []string) (map[string]Cluster, error) {
+	return measure(ctx, func() (map[string]Cluster, error) { return m.Client.ListClustersByHref(ctx, hrefs) })
+}
+
+func (m measured) ListNodePoolsByHref(ctx context.Context, clusterHref string, hrefs []string) (map[string]NodePool, error) {
+	return measure(ctx, func() (map[string]NodePool, error) { return m.Client.ListNodePoolsByHref(ctx, clusterHref, hrefs) })
+}
+
+func (m measured) ListExternalAuthsByHref(ctx context.Context, clusterHref string, hrefs []string) (map[string]ExternalAuth, error) {
+	return measure(ctx, func() (map[string]ExternalAuth, error) {
+		return m.Client.ListExternalAuthsByHref(ctx, clusterHref, hrefs)
+	})
+}
