@@ -160,8 +160,11 @@ func (f field[T]) fill() {
 // read sets the field from its environment setting, if it has one and it
 // is set: a positive integer or duration.
 func (f field[T]) read(getenv func(string) string) error {
+	if f.env == "" {
+		return nil
+	}
 	v := strings.TrimSpace(getenv(f.env))
-	if f.env == "" || v == "" {
+	if v == "" {
 		return nil
 	}
 	switch p := any(f.p).(type) {

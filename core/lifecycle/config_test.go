@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"maps"
 	"regexp"
 	"strings"
 	"testing"
@@ -276,5 +277,20 @@ func TestMalformedOperationsAreSkippedNotRetried(t *testing.T) {
 	}
 	if tr := e.tick(t); tr.Errors != 1 || tr.Changed != 0 {
 		t.Errorf("tick = %+v, want it counted as an error and left alone", tr)
+	}
+}
+
+// ConfigFromEnv asks for exactly the documented settings: a table row
+// without one must not read the empty name (the settings test would list it).
+func TestConfigFromEnvReadsOnlyItsSettings(t *testing.T) {
+	asked := map[string]bool{}
+	if _, err := ConfigFromEnv(func(k string) string { asked[k] = true; return "" }); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{EnvPollConcurrency: true, EnvDispatchGrace: true, EnvPendingIDGrace: true,
+		EnvCreateDeadline: true, EnvDeleteDeadline: true, EnvNotifyBackoffBase: true,
+		EnvNotifyBackoffMax: true, EnvPollBackoffMax: true, EnvCSBatchSize: true}
+	if !maps.Equal(asked, want) {
+		t.Errorf("ConfigFromEnv asked for %v, want %v", asked, want)
 	}
 }
