@@ -15,6 +15,7 @@ import (
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/lifecycle"
 	dispatchoperations "github.com/hcpops/hcpops/functions/dispatchOperations"
+	operationresults "github.com/hcpops/hcpops/functions/operationResults"
 	operationstatus "github.com/hcpops/hcpops/functions/operationStatus"
 	polloperations "github.com/hcpops/hcpops/functions/pollOperations"
 	"github.com/hcpops/hcpops/handlers"
@@ -25,6 +26,7 @@ type Engine interface {
 	dispatchoperations.Dispatcher
 	polloperations.Ticker
 	operationstatus.StatusReader
+	operationresults.ResultReader
 }
 
 // EnvPollBudget overrides the poll tick budget (a Go duration, e.g. "4m").
@@ -52,7 +54,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 
 // Names lists the functions, as folder names.
 func Names() []string {
-	return []string{dispatchoperations.Name, operationstatus.Name, polloperations.Name}
+	return []string{dispatchoperations.Name, operationresults.Name, operationstatus.Name, polloperations.Name}
 }
 
 // Register adds every function to s.
@@ -65,6 +67,7 @@ func Register(s *handlers.Server, eng Engine, cfg Config, logger *slog.Logger) e
 		dispatchoperations.New(eng, logger),
 		polloperations.New(eng, polloperations.Config{Budget: cfg.PollBudget}, logger),
 		operationstatus.New(eng, logger),
+		operationresults.New(eng, logger),
 	}
 	for _, r := range regs {
 		if err := r.Register(s); err != nil {
@@ -92,4 +95,12 @@ func (c correlated) Tick(ctx context.Context) (lifecycle.TickResult, error) {
 
 func (c correlated) Status(ctx context.Context, req lifecycle.StatusRequest) (arm.OperationStatus, error) {
 	return c.Engine.Status(withID(ctx), req)
+}
+
+func (c correlated) Result(ctx context.Context, req lifecycle.StatusRequest) (lifecycle.Result, error) {
+	return c.Engine.Result(withID(ctx), req)
+}
+
+func (c correlated) Admit(ctx context.Context, req lifecycle.AdmitRequest) (string, error) {
+	return c.Engine.Admit(withID(ctx), req)
 }

@@ -37,7 +37,8 @@ func pollStatuses(ctx context.Context, front string, subs []*submitted) map[stri
 		if s.statusPath == "" || ctx.Err() != nil {
 			continue
 		}
-		out[s.label] = pollStatus(ctx, client, front+s.statusPath)
+		// ARM always sends an api-version; the status route requires one.
+		out[s.label] = pollStatus(ctx, client, front+s.statusPath+"?api-version=2024-06-10-preview")
 	}
 	return out
 }

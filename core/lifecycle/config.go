@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hcpops/hcpops/core/admission"
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/clusterservice"
 	"github.com/hcpops/hcpops/core/store"
@@ -56,6 +57,9 @@ type Config struct {
 	NotifyScheduleSize int
 	// PageSize is the page size of the active-operations query.
 	PageSize int
+	// Admission gates ARM's status and result requests (api-version,
+	// subscription state); the zero value is ARO-HCP's defaults.
+	Admission admission.Config
 }
 
 // Defaults.
@@ -125,6 +129,11 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		}
 		*d.dst = p
 	}
+	a, err := admission.ConfigFromEnv(getenv)
+	if err != nil {
+		return Config{}, err
+	}
+	c.Admission = a
 	if err := c.validate(); err != nil {
 		return Config{}, err
 	}

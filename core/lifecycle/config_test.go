@@ -6,11 +6,13 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/hcpops/hcpops/core/admission"
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
@@ -27,10 +29,13 @@ func TestConfigFromEnv(t *testing.T) {
 		{name: "every setting", env: map[string]string{
 			EnvPollConcurrency: "8", EnvDispatchGrace: "90s", EnvCreateDeadline: "2h", EnvDeleteDeadline: "24h",
 			EnvNotifyBackoffBase: "1s", EnvNotifyBackoffMax: "5m",
+			admission.EnvAPIVersions: "2099-01-01", admission.EnvSubscriptionDocument: "required",
 		}, want: func(c *Config) {
 			c.PollConcurrency, c.DispatchGrace, c.CreateDeadline, c.DeleteDeadline = 8, 90*time.Second, 2*time.Hour, 24*time.Hour
 			c.NotifyBackoffBase, c.NotifyBackoffMax = time.Second, 5*time.Minute
+			c.Admission = admission.Config{APIVersions: []string{"2099-01-01"}, RequireSubscriptionDocument: true}
 		}},
+		{name: "bad subscription policy", env: map[string]string{admission.EnvSubscriptionDocument: "maybe"}, wantErr: `HCPOPS_SUBSCRIPTION_DOCUMENT="maybe"`},
 		{name: "concurrency not a number", env: map[string]string{EnvPollConcurrency: "many"}, wantErr: `HCPOPS_POLL_CONCURRENCY="many"`},
 		{name: "concurrency zero", env: map[string]string{EnvPollConcurrency: "0"}, wantErr: `HCPOPS_POLL_CONCURRENCY="0"`},
 		{name: "duration without unit", env: map[string]string{EnvDispatchGrace: "60"}, wantErr: `HCPOPS_DISPATCH_GRACE="60"`},
@@ -51,7 +56,7 @@ func TestConfigFromEnv(t *testing.T) {
 			}
 			want := DefaultConfig()
 			tc.want(&want)
-			if got != want {
+			if !reflect.DeepEqual(got, want) {
 				t.Errorf("config = %+v, want %+v", got, want)
 			}
 		})
@@ -88,7 +93,7 @@ func TestNewRefusesIncompleteDeps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if eng.cfg != DefaultConfig() {
+	if !reflect.DeepEqual(eng.cfg, DefaultConfig()) {
 		t.Errorf("zero config became %+v, want the defaults", eng.cfg)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
 
+	"github.com/hcpops/hcpops/core/admission"
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/lifecycle"
 	"github.com/hcpops/hcpops/handlers"
@@ -43,10 +44,14 @@ const (
 )
 
 // StatusReader is the part of the lifecycle this function calls
-// (*lifecycle.Engine satisfies it).
+// (*lifecycle.Engine satisfies it): the request gates, then the read.
 type StatusReader interface {
+	Admit(ctx context.Context, req lifecycle.AdmitRequest) (string, error)
 	Status(ctx context.Context, req lifecycle.StatusRequest) (arm.OperationStatus, error)
 }
+
+// APIVersionParameter is the query parameter ARM sends on every request.
+const APIVersionParameter = "api-version"
 
 // Function answers operation-status reads.
 type Function struct {
@@ -89,7 +94,7 @@ func (f *Function) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		OperationName:  chi.URLParam(r, "operationId"),
 		HomeTenantID:   r.Header.Get(HeaderHomeTenantID),
 		ClientObjectID: r.Header.Get(HeaderClientObjectID),
-	})
+	}, r.URL.Query().Get(APIVersionParameter))
 	if ans.body != nil {
 		w.Header().Set("Content-Type", "application/json")
 	}
@@ -103,7 +108,7 @@ type answer struct {
 	body   []byte
 }
 
-func (f *Function) answer(ctx context.Context, req lifecycle.StatusRequest) answer {
+func (f *Function) answer(ctx context.Context, req lifecycle.StatusRequest, apiVersion string) answer {
 	sub, ok := canonicalUUID(req.SubscriptionID)
 	if !ok {
 		return armError(http.StatusBadRequest, CodeInvalidSubscriptionID, "subscriptionId",
@@ -118,6 +123,20 @@ func (f *Function) answer(ctx context.Context, req lifecycle.StatusRequest) answ
 		return armError(http.StatusBadRequest, arm.CodeInvalidRequestContent, "location", "The location in the path is empty.")
 	}
 	req.SubscriptionID, req.OperationName = sub, op
+	// ARO-HCP's api-version and subscription middleware run first; an
+	// empty home-tenant header is filled from the subscription.
+	tenant, err := f.reader.Admit(ctx, lifecycle.AdmitRequest{
+		Method: http.MethodGet, SubscriptionID: sub, APIVersion: apiVersion, HomeTenantID: req.HomeTenantID,
+	})
+	var rej *admission.Rejection
+	switch {
+	case errors.As(err, &rej):
+		return armError(rej.Status, rej.Code, rej.Target, rej.Message)
+	case err != nil:
+		f.logger.ErrorContext(ctx, "admitting an operation status request", "operation", op, "subscription", sub, "error", err)
+		return internalError()
+	}
+	req.HomeTenantID = tenant
 	status, err := f.reader.Status(ctx, req)
 	switch {
 	case err == nil:
