@@ -255,4 +255,3 @@ func (r *armRig) storeHolds(s string) bool {
 		cont = p.Continuation
 	}
 }
-
