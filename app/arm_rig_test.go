@@ -56,9 +56,35 @@ type armRig struct {
 	fe      *frontend.Frontend
 	logs    *logBuffer
 	feedPos string
+	// clk, when set, is the app's clock; drive moves it with CS time.
+	clk *testClock
+}
+
+// testClock is a settable clock for the app and the frontend.
+type testClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *testClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
 }
 
 func newARMRig(t *testing.T, settings map[string]string) *armRig {
+	t.Helper()
+	return newARMRigAt(t, settings, nil)
+}
+
+// newARMRigAt is newARMRig with the app and frontend on clk (nil: real time).
+func newARMRigAt(t *testing.T, settings map[string]string, clk *testClock) *armRig {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -79,7 +105,11 @@ func newARMRig(t *testing.T, settings map[string]string) *armRig {
 	getenv := func(k string) string { return env[k] }
 	logs := &logBuffer{}
 	logger := slog.New(handlers.LogHandler(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
-	a, err := New(ctx, getenv, logger, Parts{})
+	parts, now := Parts{}, time.Now
+	if clk != nil {
+		parts.Clock, now = clk.Now, clk.Now
+	}
+	a, err := New(ctx, getenv, logger, parts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,8 +120,8 @@ func newARMRig(t *testing.T, settings map[string]string) *armRig {
 	}
 	h := httptest.NewServer(srv)
 	t.Cleanup(h.Close)
-	r := &armRig{t: t, app: a, sim: sim, handler: h, logs: logs,
-		fe: frontend.New(a.Store, time.Now, uuid.NewString)}
+	r := &armRig{t: t, app: a, sim: sim, handler: h, logs: logs, clk: clk,
+		fe: frontend.New(a.Store, now, uuid.NewString)}
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("app log:\n%s", logs.String())
@@ -138,6 +168,9 @@ func (r *armRig) drive(ops ...*document.OperationDocument) {
 			return
 		}
 		r.sim.Advance(time.Minute)
+		if r.clk != nil {
+			r.clk.Advance(time.Minute)
+		}
 	}
 	r.t.Fatalf("operations did not finish in 60 rounds")
 }
