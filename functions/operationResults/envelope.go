@@ -33,6 +33,9 @@ func (f *Function) Invoke(ctx context.Context, inv handlers.Invocation) (handler
 		client, c2 := hr.Header(HeaderClientObjectID)
 		referer, _ := hr.Header("Referer")
 		host, _ := hr.Header("Host")
+		if u, err := url.Parse(hr.URL); host == "" && err == nil {
+			host = u.Host
+		}
 		req := request{
 			subscription: hr.Params["subscriptionId"], location: hr.Params["location"], operation: hr.Params["operationId"],
 			apiVersion: hr.QueryValue(APIVersionParameter), tenant: tenant, client: client,
