@@ -22,7 +22,7 @@ func doc(ctx context.Context, args []string, getenv func(string) string, stdin i
 	if len(args) == 0 {
 		return fmt.Errorf("usage: hcpops doc get RESOURCE_ID | put [FILE|-] | list (-subscription SUB | -active)")
 	}
-	s, _, err := app.OpenStore(ctx, getenv, slog.New(slog.DiscardHandler))
+	s, _, err := app.OpenStore(getenv, slog.New(slog.DiscardHandler))
 	if err != nil {
 		return err
 	}

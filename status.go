@@ -29,7 +29,7 @@ func status(ctx context.Context, args []string, getenv func(string) string, stdo
 	if err != nil {
 		return err
 	}
-	s, _, err := app.OpenStore(ctx, getenv, slog.New(slog.DiscardHandler))
+	s, _, err := app.OpenStore(getenv, slog.New(slog.DiscardHandler))
 	if err != nil {
 		return err
 	}

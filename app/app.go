@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -35,7 +36,7 @@ const (
 // OpenStore opens the configured document store and says which one it is.
 // Cosmos wins whenever a CosmosDB connection is set; otherwise the embedded
 // store lives in $HCPOPS_DATA_DIR/store.db.
-func OpenStore(ctx context.Context, getenv func(string) string, logger *slog.Logger) (store.Store, string, error) {
+func OpenStore(getenv func(string) string, logger *slog.Logger) (store.Store, string, error) {
 	cfg, err := cosmos.ConfigFromEnv(getenv)
 	switch {
 	case err == nil:
@@ -69,10 +70,14 @@ type App struct {
 	ClusterService clusterservice.Client
 	Engine         *lifecycle.Engine
 	Logger         *slog.Logger
+
+	// owned is what New opened itself, in opening order; Close releases
+	// exactly these. Parts a caller supplied stay the caller's to close.
+	owned []io.Closer
 }
 
 // Parts lets a caller (the local host, tests) supply pieces itself; nil
-// fields are built from settings.
+// fields are built from settings. New never closes a supplied part.
 type Parts struct {
 	Store          store.Store
 	ClusterService clusterservice.Client
@@ -80,22 +85,23 @@ type Parts struct {
 	Clock          func() time.Time
 }
 
-// New assembles the backend from settings. Close releases what it opened.
-func New(ctx context.Context, getenv func(string) string, logger *slog.Logger, parts Parts) (*App, error) {
+// New assembles the backend from settings. Close releases what it opened;
+// when New fails it has released that already.
+func New(ctx context.Context, getenv func(string) string, logger *slog.Logger, parts Parts) (_ *App, err error) {
 	a := &App{Store: parts.Store, ClusterService: parts.ClusterService, Logger: logger, StoreName: "supplied"}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, a.Close())
+		}
+	}()
 	if a.Store == nil {
-		s, name, err := OpenStore(ctx, getenv, logger)
+		s, name, err := OpenStore(getenv, logger)
 		if err != nil {
 			return nil, err
 		}
 		a.Store, a.StoreName = s, name
+		a.owned = append(a.owned, s)
 	}
-	ok := false
-	defer func() {
-		if !ok && parts.Store == nil {
-			a.Store.Close()
-		}
-	}()
 	if a.ClusterService == nil {
 		cfg, err := ocm.ConfigFromEnv(getenv)
 		if err != nil {
@@ -106,6 +112,7 @@ func New(ctx context.Context, getenv func(string) string, logger *slog.Logger, p
 			return nil, fmt.Errorf("connecting to Clusters Service: %w", err)
 		}
 		a.ClusterService = cs
+		a.owned = append(a.owned, cs)
 	}
 	notifier := parts.Notifier
 	if notifier == nil {
@@ -128,7 +135,6 @@ func New(ctx context.Context, getenv func(string) string, logger *slog.Logger, p
 		return nil, fmt.Errorf("building the lifecycle engine: %w", err)
 	}
 	a.Engine = eng
-	ok = true
 	return a, nil
 }
 
@@ -145,12 +151,16 @@ func (a *App) Handler(getenv func(string) string, cfg handlers.Config) (*handler
 	return srv, nil
 }
 
-// Close releases the store.
+// Close releases what New opened (the store, the Clusters Service client),
+// last opened first, and nothing a caller supplied. It is safe to call
+// more than once.
 func (a *App) Close() error {
-	if a.Store == nil {
-		return nil
+	var errs []error
+	for i := len(a.owned) - 1; i >= 0; i-- {
+		errs = append(errs, a.owned[i].Close())
 	}
-	return a.Store.Close()
+	a.owned = nil
+	return errors.Join(errs...)
 }
 
 // Logger builds the process logger: JSON or text on stderr, with the

@@ -20,6 +20,16 @@ func BadInput(format string, args ...any) error {
 	return &InputError{msg: fmt.Sprintf(format, args...)}
 }
 
+// Preview shortens a bad value for a BadInput message, so a large payload
+// the host sent does not flood the log that reports it.
+func Preview(s string) string {
+	const max = 60
+	if len(s) <= max {
+		return s
+	}
+	return s[:max] + "..."
+}
+
 // IsBadInput reports whether err (or anything it wraps) is an *InputError.
 func IsBadInput(err error) bool {
 	var in *InputError

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -25,15 +26,18 @@ import (
 const APIRoutePrefix = "/api"
 
 // Server routes the host's requests to registered functions. Register
-// everything before Run; routes are not added while serving.
+// everything before serving: a chi router must not change while it
+// routes, so Route refuses once the first request has been served.
 type Server struct {
 	cfg    Config
 	logger *slog.Logger
-	router *chi.Mux
 
-	mu        sync.RWMutex
+	mu        sync.RWMutex // guards router changes and the maps below
+	router    *chi.Mux
 	functions map[string]InvocationFunc
 	forwarded map[string]bool // function names served by forwarded routes
+	// serving is set, under mu, before the first request is routed.
+	serving atomic.Bool
 }
 
 // New builds a server. The logger's handler is wrapped with LogHandler so
@@ -84,6 +88,11 @@ func (s *Server) Route(function, method, pattern string, h http.Handler) (err er
 	if h == nil {
 		return fmt.Errorf("route %q for %s: nil handler", pattern, function)
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.serving.Load() {
+		return fmt.Errorf("route %q for %s: the server is already serving; register routes before the first request", pattern, function)
+	}
 	defer func() {
 		// chi reports a malformed pattern by panicking; this is a wiring
 		// error, so hand it back as one.
@@ -96,14 +105,18 @@ func (s *Server) Route(function, method, pattern string, h http.Handler) (err er
 	})
 	s.router.Method(method, pattern, wrapped)
 	s.router.Method(method, APIRoutePrefix+pattern, wrapped)
-	s.mu.Lock()
 	s.forwarded[function] = true
-	s.mu.Unlock()
 	return nil
 }
 
 // ServeHTTP makes the server usable with httptest and any http.Server.
+// The first request closes registration of routes (see Route).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !s.serving.Load() {
+		s.mu.Lock()
+		s.serving.Store(true)
+		s.mu.Unlock()
+	}
 	s.router.ServeHTTP(w, r)
 }
 

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -319,5 +320,33 @@ func TestJSONKind(t *testing.T) {
 		if got := DescribeJSON(json.RawMessage(raw)); got != want {
 			t.Errorf("DescribeJSON(%q) = %q, want %q", raw, got, want)
 		}
+	}
+}
+
+// TestRouteAfterServingIsRefused: the router never changes under a request
+// it is routing; a route registered too late is a wiring error, not a race.
+func TestRouteAfterServingIsRefused(t *testing.T) {
+	s := New(Config{}, nil)
+	h := http.NotFoundHandler()
+	if err := s.Route("early", http.MethodGet, "/early", h); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/early", nil))
+		}()
+	}
+	wg.Wait()
+	err := s.Route("late", http.MethodGet, "/late", h)
+	if err == nil || !strings.Contains(err.Error(), "already serving") || !strings.Contains(err.Error(), `"/late"`) {
+		t.Fatalf("Route after serving: %v, want it refused naming the route", err)
+	}
+	rr := httptest.NewRecorder()
+	s.ServeHTTP(rr, httptest.NewRequest(http.MethodGet, "/late", nil))
+	if rr.Code != http.StatusNotFound {
+		t.Errorf("refused route answered %d", rr.Code)
 	}
 }

@@ -31,6 +31,7 @@ func handlerSettings(cosmosURL, database, csURL string) map[string]string {
 		"HCPOPS_NOTIFY_BACKOFF_BASE":         "200ms",
 		"HCPOPS_NOTIFY_BACKOFF_MAX":          "1s",
 		"HCPOPS_DISPATCH_GRACE":              "3s",
+		"HCPOPS_PENDING_ID_GRACE":            "3s",
 		"HCPOPS_POLL_BUDGET":                 "20s",
 	}
 }

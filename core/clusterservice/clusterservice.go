@@ -8,7 +8,6 @@ package clusterservice
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -271,22 +270,4 @@ type Error struct {
 
 func (e *Error) Error() string {
 	return fmt.Sprintf("clusters service: status %d, code %q: %s", e.Status, e.Code, e.Reason)
-}
-
-// IsNotFound reports whether err is a CS 404.
-func IsNotFound(err error) bool { return statusOf(err) == 404 }
-
-// IsRetryable reports whether err is worth retrying later (5xx, 429, or a
-// transport failure that never reached CS).
-func IsRetryable(err error) bool {
-	s := statusOf(err)
-	return s == 0 && err != nil || s == 429 || s >= 500
-}
-
-func statusOf(err error) int {
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Status
-	}
-	return 0
 }

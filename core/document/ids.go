@@ -14,6 +14,19 @@ import (
 // resource IDs in (coreapi.ResourceIDStringToCosmosID).
 var cosmosIDNamespace = uuid.MustParse("bf1ee0a1-0147-41ed-a083-d3cbbf7bea99")
 
+// CanonicalUUID accepts only the 8-4-4-4-12 form ARM uses for
+// subscription and operation ids and lowers it, as partition keys and
+// document ids are: the one rule for an id taken from a request path.
+func CanonicalUUID(s string) (string, bool) {
+	if len(s) != 36 {
+		return "", false
+	}
+	if _, err := uuid.Parse(s); err != nil {
+		return "", false
+	}
+	return strings.ToLower(s), true
+}
+
 // CosmosID is the Cosmos document id of the resource with this ARM resource
 // ID: UUIDv5 of the lower-cased ID. For an operation, pass the location-less
 // OperationResourceID, not the operationId.

@@ -137,3 +137,24 @@ func TestOtherIDs(t *testing.T) {
 		}
 	}
 }
+
+func TestCanonicalUUID(t *testing.T) {
+	for _, tc := range []struct {
+		in, want string
+		ok       bool
+	}{
+		{"8A0F7C62-7A44-4A8E-9D8F-2F0D3E1C0B11", "8a0f7c62-7a44-4a8e-9d8f-2f0d3e1c0b11", true},
+		{"8a0f7c62-7a44-4a8e-9d8f-2f0d3e1c0b11", "8a0f7c62-7a44-4a8e-9d8f-2f0d3e1c0b11", true},
+		{"8a0f7c627a444a8e9d8f2f0d3e1c0b11", "", false},              // uuid.Parse accepts it; ARM never sends it
+		{"{8a0f7c62-7a44-4a8e-9d8f-2f0d3e1c0b11}", "", false},        // braces
+		{"urn:uuid:8a0f7c62-7a44-4a8e-9d8f-2f0d3e1c0b11", "", false}, // URN
+		{"8a0f7c62-7a44-4a8e-9d8f-2f0d3e1c0b1g", "", false},          // not hex
+		{"../../etc/passwd/../../../../../../../aaaaa", "", false},   // 36 bytes of path
+		{"", "", false},
+	} {
+		got, ok := CanonicalUUID(tc.in)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("CanonicalUUID(%q) = %q, %v; want %q, %v", tc.in, got, ok, tc.want, tc.ok)
+		}
+	}
+}

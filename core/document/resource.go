@@ -55,6 +55,7 @@ const (
 	keyActiveOperationID                 = "activeOperationId"
 	keyClusterServiceID                  = "clusterServiceID"
 	keyPendingClusterServiceID           = "pendingClusterServiceID"
+	keyPendingClusterServiceIDTime       = "pendingClusterServiceIDTime" // hcpops' own
 	keyRevokeCredentialsOperationID      = "revokeCredentialsOperationId"
 	keyDeletionTimestamp                 = "deletionTimestamp"
 	keyClusterServiceDeletionTimestamp   = "clusterServiceDeletionTimestamp"
@@ -102,6 +103,7 @@ func buildSchema(k Kind) []fieldSpec {
 		s = append(s,
 			fieldSpec{spp(keyProvisioningState), tState},
 			fieldSpec{spp(keyPendingClusterServiceID), tString},
+			fieldSpec{spp(keyPendingClusterServiceIDTime), tTime},
 			fieldSpec{spp(keyRevokeCredentialsOperationID), tString},
 			fieldSpec{pCustomer, tObject},
 			fieldSpec{customer("version"), tObject},

@@ -71,13 +71,34 @@ func (r *Resource) PendingClusterServiceID() string {
 	return getString(r.view(), spp(keyPendingClusterServiceID))
 }
 
-// SetPendingClusterServiceID sets pendingClusterServiceID; "" removes it.
-// Clusters only.
+// SetPendingClusterServiceID sets pendingClusterServiceID; "" removes it
+// and its time. Clusters only.
 func (r *Resource) SetPendingClusterServiceID(href string) error {
 	if err := r.need(KindCluster, keyPendingClusterServiceID); err != nil {
 		return err
 	}
 	r.setString(spp(keyPendingClusterServiceID), href)
+	if _, ok := r.PendingClusterServiceIDTime(); href == "" && ok {
+		r.setTime(spp(keyPendingClusterServiceIDTime), time.Time{})
+	}
+	return nil
+}
+
+// PendingClusterServiceIDTime is when hcpops chose the pending ID. It is
+// hcpops' own member: ARO-HCP does not write it and may drop it when it
+// rewrites the document, so callers need a fallback when it is absent.
+// The document's _ts is no substitute: any unrelated write moves it.
+func (r *Resource) PendingClusterServiceIDTime() (time.Time, bool) {
+	return getTime(r.view(), spp(keyPendingClusterServiceIDTime))
+}
+
+// SetPendingClusterServiceIDTime records when the pending ID was chosen.
+// Clusters only.
+func (r *Resource) SetPendingClusterServiceIDTime(t time.Time) error {
+	if err := r.need(KindCluster, keyPendingClusterServiceIDTime); err != nil {
+		return err
+	}
+	r.setTime(spp(keyPendingClusterServiceIDTime), t)
 	return nil
 }
 

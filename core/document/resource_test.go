@@ -292,13 +292,36 @@ func TestResourceMarshalReplaceNeedsETag(t *testing.T) {
 }
 
 func TestResourceCloneIsDeep(t *testing.T) {
-	r := parseResourceFile(t, "nodepool.json")
-	before, _ := r.Marshal()
-	c := r.Clone()
-	c.SetProvisioningState(arm.ProvisioningStateSucceeded)
-	c.doc["properties"].(map[string]any)["properties"].(map[string]any)["labels"].(map[string]any)["a"] = "changed"
-	after, _ := r.Marshal()
-	if string(before) != string(after) {
-		t.Error("Clone shares state with the original")
+	labels := func(r *Resource) map[string]any {
+		return r.doc["properties"].(map[string]any)["properties"].(map[string]any)["labels"].(map[string]any)
 	}
+	t.Run("of a document as read", func(t *testing.T) {
+		r := parseResourceFile(t, "nodepool.json")
+		before, _ := r.Marshal()
+		c := r.Clone()
+		c.SetProvisioningState(arm.ProvisioningStateSucceeded)
+		labels(c)["a"] = "changed"
+		if after, _ := r.Marshal(); string(before) != string(after) {
+			t.Error("Clone shares state with the original")
+		}
+	})
+	// An edited original holds the whole decoded document: Clone must
+	// copy it all the way down, in both directions.
+	t.Run("of an edited document", func(t *testing.T) {
+		r := parseResourceFile(t, "nodepool.json")
+		r.SetProvisioningState(arm.ProvisioningStateUpdating)
+		if r.doc == nil {
+			t.Fatal("editing did not decode the document; this test would not reach the deep copy")
+		}
+		before, _ := r.Marshal()
+		c := r.Clone()
+		labels(c)["a"] = "changed in the clone"
+		if after, _ := r.Marshal(); string(before) != string(after) {
+			t.Error("a change to the clone's labels reached the original")
+		}
+		labels(r)["a"] = "changed in the original"
+		if labels(c)["a"] != "changed in the clone" {
+			t.Error("a change to the original's labels reached the clone")
+		}
+	})
 }

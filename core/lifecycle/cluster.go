@@ -2,14 +2,11 @@ package lifecycle
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/hcpops/hcpops/core/arm"
 	cs "github.com/hcpops/hcpops/core/clusterservice"
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/state"
@@ -26,7 +23,7 @@ import (
 //  3. otherwise POST with the pending ID; a 409 means it exists: adopt it;
 //  4. record clusterServiceID and clear the pending ID.
 //
-// A pending ID written less than DispatchGrace ago belongs to a dispatch
+// A pending ID chosen less than PendingIDGrace ago belongs to a dispatch
 // that may still be running, so that case is deferred to a later tick.
 func (e *Engine) dispatchClusterCreate(ctx context.Context, j *job) (outcome, error) {
 	pending := j.res.PendingClusterServiceID()
@@ -36,9 +33,13 @@ func (e *Engine) dispatchClusterCreate(ctx context.Context, j *job) (outcome, er
 			return outcomeSkipped, err
 		}
 		href := cs.ClusterHref(id)
-		res, wrote, err := e.mutateResource(ctx, j.res, func(r *document.Resource) (bool, error) {
+		now := e.clock()
+		res, wrote, err := e.mutateResource(ctx, j.log, j.res, func(r *document.Resource) (bool, error) {
 			if r.PendingClusterServiceID() != "" || r.ClusterServiceID() != "" {
 				return false, nil
+			}
+			if err := r.SetPendingClusterServiceIDTime(now); err != nil {
+				return false, err
 			}
 			return true, r.SetPendingClusterServiceID(href)
 		})
@@ -46,33 +47,37 @@ func (e *Engine) dispatchClusterCreate(ctx context.Context, j *job) (outcome, er
 			return outcomeSkipped, fmt.Errorf("persisting pending cluster ID: %w", err)
 		}
 		if !wrote {
-			return outcomeDeferred, fmt.Errorf("%w: another dispatcher chose the cluster ID first", errRetryLater)
+			return outcomeSkipped, retryLater("another dispatcher chose the cluster ID first")
 		}
 		j.res, pending = res, href
 		j.log.Info("pending cluster ID persisted", "pending_cluster_service_id", href)
-	} else if written := time.Unix(j.res.Timestamp, 0); j.res.Timestamp > 0 && e.clock().Sub(written) < e.cfg.DispatchGrace {
-		return outcomeDeferred, fmt.Errorf("%w: pending cluster ID %s was written at %s and may still be in flight",
-			errRetryLater, pending, written.UTC().Format(time.RFC3339))
+	} else if chosen := pendingChosenAt(j); e.clock().Sub(chosen) < e.cfg.PendingIDGrace {
+		return outcomeSkipped, retryLater("pending cluster ID %s was chosen at %s and may still be in flight",
+			pending, chosen.UTC().Format(time.RFC3339))
 	}
 
 	href, err := e.adoptOrPostCluster(ctx, j, pending)
 	if err != nil {
 		return outcomeSkipped, err
 	}
-	res, _, err := e.mutateResource(ctx, j.res, func(r *document.Resource) (bool, error) {
-		if r.ClusterServiceID() != "" {
-			return false, nil
-		}
-		r.SetClusterServiceID(href)
-		return true, r.SetPendingClusterServiceID("")
-	})
-	if err != nil {
-		return outcomeSkipped, fmt.Errorf("recording cluster service ID %s: %w", href, err)
-	}
-	if res != nil {
-		j.res = res
+	if err := e.recordClusterServiceID(ctx, j, href); err != nil {
+		return outcomeSkipped, err
 	}
 	return outcomeDispatched, nil
+}
+
+// pendingChosenAt is when the pending cluster ID was chosen: the time
+// hcpops records beside it or, when an upstream writer dropped that (or
+// chose the ID itself), the operation's startTime. The fallback can only
+// make the ID look older, so a dispatch may go ahead sooner; that is
+// safe, because adoptOrPostCluster searches before it POSTs and a second
+// POST of the same ID is a 409 that is adopted. The document's _ts is not
+// used: any unrelated write to the resource would restart the window.
+func pendingChosenAt(j *job) time.Time {
+	if t, ok := j.res.PendingClusterServiceIDTime(); ok {
+		return t
+	}
+	return j.op.Properties.StartTime
 }
 
 // adoptOrPostCluster returns the href of the CS cluster of j.res, creating
@@ -124,7 +129,7 @@ func (e *Engine) adoptOrPostCluster(ctx context.Context, j *job, pending string)
 		VersionID: v.ID, ChannelGroup: v.ChannelGroup, Azure: ref}
 	c, err := e.cs.PostCluster(ctx, spec)
 	switch {
-	case isStatus(err, http.StatusConflict):
+	case cs.IsConflict(err):
 		j.log.Info("cluster already exists in clusters service; adopting it", "cluster_service_id", pending)
 		return pending, nil
 	case err != nil:
@@ -163,56 +168,35 @@ func clusterSearch(ref cs.AzureRef) string {
 		" and azure.resource_name = " + q(ref.ResourceName)
 }
 
-// dispatchClusterUpdate PATCHes the fields a cluster update may change and
-// records the cluster's href as the operation's internalId.
-func (e *Engine) dispatchClusterUpdate(ctx context.Context, j *job) (outcome, error) {
-	href, err := e.updateTarget(ctx, j)
-	if href == "" {
-		return outcomeSkipped, err
+// clusterAdapter is the cluster's part of the request handlers.
+func (e *Engine) clusterAdapter() *adapter {
+	return &adapter{
+		kind:   document.KindCluster,
+		noun:   "cluster",
+		parent: true,
+		create: e.dispatchClusterCreate,
+		status: func(ctx context.Context, j *job, href string) (pollResult, error) {
+			st, err := e.cs.GetClusterStatus(ctx, href)
+			if err != nil {
+				return pollResult{}, fmt.Errorf("reading status of cluster %s: %w", href, err)
+			}
+			return e.convertCluster(ctx, j, href, st)
+		},
+		get: func(ctx context.Context, j *job, href string) (observed, error) {
+			c, err := e.cs.GetCluster(ctx, href)
+			if err != nil {
+				return observed{}, fmt.Errorf("reading cluster %s: %w", href, err)
+			}
+			r, err := e.convertCluster(ctx, j, href, c.Status)
+			return observed{pollResult: r, matches: clusterSpecMatches(j.res, c)}, err
+		},
+		patch: func(ctx context.Context, j *job, href string) error {
+			_, err := e.cs.PatchCluster(ctx, href, clusterPatch(j.res))
+			return err
+		},
+		delete:      e.cs.DeleteCluster,
+		uncommitted: (*document.Resource).PendingClusterServiceID,
 	}
-	var patch cs.ClusterPatch
-	if m, ok := j.res.NodeDrainTimeoutMinutes(); ok {
-		n := int(m)
-		patch.NodeDrainGracePeriodMinutes = &n
-	}
-	if cidrs, ok := j.res.AuthorizedCIDRs(); ok {
-		patch.AuthorizedCIDRs = append([]string{}, cidrs...)
-	}
-	if _, err := e.cs.PatchCluster(ctx, href, patch); err != nil {
-		if refused(err, "is in state", "can't update") {
-			return outcomeDeferred, fmt.Errorf("%w: %w", errRetryLater, err)
-		}
-		return outcomeSkipped, fmt.Errorf("updating cluster %s: %w", href, err)
-	}
-	return e.recordInternalID(ctx, j, href)
-}
-
-// recordInternalID stores href as the operation's internalId: the marker
-// that its CS call was made.
-func (e *Engine) recordInternalID(ctx context.Context, j *job, href string) (outcome, error) {
-	op, _, err := e.mutateOperation(ctx, j.op, func(o *document.OperationDocument) (bool, error) {
-		if o.Properties.InternalID != "" || o.Properties.Status.IsTerminal() {
-			return false, nil
-		}
-		o.Properties.InternalID = href
-		return true, nil
-	})
-	if err != nil {
-		return outcomeSkipped, fmt.Errorf("recording internal ID %s: %w", href, err)
-	}
-	if op != nil {
-		j.op = op
-	}
-	return outcomeDispatched, nil
-}
-
-func (e *Engine) pollClusterCreate(ctx context.Context, j *job) (pollResult, error) {
-	href := j.res.ClusterServiceID()
-	st, err := e.cs.GetClusterStatus(ctx, href)
-	if err != nil {
-		return pollResult{}, fmt.Errorf("reading status of cluster %s: %w", href, err)
-	}
-	return e.convertCluster(ctx, j, href, st)
 }
 
 func (e *Engine) convertCluster(ctx context.Context, j *job, href string, st cs.ClusterStatus) (pollResult, error) {
@@ -223,25 +207,28 @@ func (e *Engine) convertCluster(ctx context.Context, j *job, href string, st cs.
 	return pollResult{status: s, err: cerr}, nil
 }
 
-// pollClusterUpdate reads the cluster once: its state, and whether CS
-// already carries what the update asked for (Updating until it does).
-func (e *Engine) pollClusterUpdate(ctx context.Context, j *job) (pollResult, error) {
-	href := j.op.Properties.InternalID
-	c, err := e.cs.GetCluster(ctx, href)
-	if err != nil {
-		return pollResult{}, fmt.Errorf("reading cluster %s: %w", href, err)
+// clusterPatch carries the fields a cluster update may change.
+func clusterPatch(res *document.Resource) cs.ClusterPatch {
+	var patch cs.ClusterPatch
+	if m, ok := res.NodeDrainTimeoutMinutes(); ok {
+		n := int(m)
+		patch.NodeDrainGracePeriodMinutes = &n
 	}
-	r, err := e.convertCluster(ctx, j, href, c.Status)
-	if err != nil || r.status != arm.ProvisioningStateSucceeded {
-		return r, err
+	if cidrs, ok := res.AuthorizedCIDRs(); ok {
+		patch.AuthorizedCIDRs = append([]string{}, cidrs...)
 	}
-	if m, ok := j.res.NodeDrainTimeoutMinutes(); ok && int64(c.NodeDrainGracePeriodMinutes) != m {
-		r.status = arm.ProvisioningStateUpdating
+	return patch
+}
+
+// clusterSpecMatches reports whether CS carries what clusterPatch sends.
+func clusterSpecMatches(res *document.Resource, c cs.Cluster) bool {
+	if m, ok := res.NodeDrainTimeoutMinutes(); ok && int64(c.NodeDrainGracePeriodMinutes) != m {
+		return false
 	}
-	if want, ok := j.res.AuthorizedCIDRs(); ok && !sameSet(want, c.AuthorizedCIDRs) {
-		r.status = arm.ProvisioningStateUpdating
+	if want, ok := res.AuthorizedCIDRs(); ok && !sameSet(want, c.AuthorizedCIDRs) {
+		return false
 	}
-	return r, nil
+	return true
 }
 
 // sameSet compares string lists as sets.
@@ -250,36 +237,4 @@ func sameSet(a, b []string) bool {
 	slices.Sort(x)
 	slices.Sort(y)
 	return slices.Equal(slices.Compact(x), slices.Compact(y))
-}
-
-// isStatus reports whether err is a CS error with this HTTP status.
-func isStatus(err error, status int) bool {
-	s, _ := csFailure(err)
-	return s == status
-}
-
-// refused reports whether err is a CS 400 whose reason contains every one
-// of the phrases (case-insensitive): how ARO-HCP recognises the refusals
-// it tolerates.
-func refused(err error, phrases ...string) bool {
-	s, reason := csFailure(err)
-	if s != http.StatusBadRequest {
-		return false
-	}
-	reason = strings.ToLower(reason)
-	for _, p := range phrases {
-		if !strings.Contains(reason, strings.ToLower(p)) {
-			return false
-		}
-	}
-	return true
-}
-
-// csFailure returns the status and reason of a CS error (0 otherwise).
-func csFailure(err error) (int, string) {
-	var ce *cs.Error
-	if errors.As(err, &ce) {
-		return ce.Status, ce.Reason
-	}
-	return 0, ""
 }

@@ -43,6 +43,10 @@ type Config struct {
 	// DispatchGrace is how long after startTime the tick waits for the
 	// change feed before it dispatches an operation itself.
 	DispatchGrace time.Duration
+	// PendingIDGrace is how long a cluster's pending ID is left to the
+	// dispatch that chose it (which may still be POSTing) before another
+	// dispatch adopts or POSTs it.
+	PendingIDGrace time.Duration
 	// CreateDeadline applies when a resource has no
 	// createOperationCompletionDeadline.
 	CreateDeadline time.Duration
@@ -66,6 +70,7 @@ type Config struct {
 const (
 	DefaultPollConcurrency    = 32
 	DefaultDispatchGrace      = 60 * time.Second
+	DefaultPendingIDGrace     = 60 * time.Second
 	DefaultCreateDeadline     = 60 * time.Minute
 	DefaultDeleteDeadline     = 12 * time.Hour
 	DefaultNotifyBackoffBase  = 15 * time.Second
@@ -78,6 +83,7 @@ const (
 const (
 	EnvPollConcurrency   = "HCPOPS_POLL_CONCURRENCY"
 	EnvDispatchGrace     = "HCPOPS_DISPATCH_GRACE"
+	EnvPendingIDGrace    = "HCPOPS_PENDING_ID_GRACE"
 	EnvCreateDeadline    = "HCPOPS_CREATE_DEADLINE"
 	EnvDeleteDeadline    = "HCPOPS_DELETE_DEADLINE"
 	EnvNotifyBackoffBase = "HCPOPS_NOTIFY_BACKOFF_BASE"
@@ -89,6 +95,7 @@ func DefaultConfig() Config {
 	return Config{
 		PollConcurrency:    DefaultPollConcurrency,
 		DispatchGrace:      DefaultDispatchGrace,
+		PendingIDGrace:     DefaultPendingIDGrace,
 		CreateDeadline:     DefaultCreateDeadline,
 		DeleteDeadline:     DefaultDeleteDeadline,
 		NotifyBackoffBase:  DefaultNotifyBackoffBase,
@@ -114,6 +121,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		dst  *time.Duration
 	}{
 		{EnvDispatchGrace, &c.DispatchGrace},
+		{EnvPendingIDGrace, &c.PendingIDGrace},
 		{EnvCreateDeadline, &c.CreateDeadline},
 		{EnvDeleteDeadline, &c.DeleteDeadline},
 		{EnvNotifyBackoffBase, &c.NotifyBackoffBase},
@@ -149,6 +157,9 @@ func (c Config) withDefaults() Config {
 	if c.DispatchGrace == 0 {
 		c.DispatchGrace = d.DispatchGrace
 	}
+	if c.PendingIDGrace == 0 {
+		c.PendingIDGrace = d.PendingIDGrace
+	}
 	if c.CreateDeadline == 0 {
 		c.CreateDeadline = d.CreateDeadline
 	}
@@ -177,6 +188,7 @@ func (c Config) validate() error {
 	}{
 		{"PollConcurrency", int64(c.PollConcurrency)},
 		{"DispatchGrace", int64(c.DispatchGrace)},
+		{"PendingIDGrace", int64(c.PendingIDGrace)},
 		{"CreateDeadline", int64(c.CreateDeadline)},
 		{"DeleteDeadline", int64(c.DeleteDeadline)},
 		{"NotifyBackoffBase", int64(c.NotifyBackoffBase)},
@@ -234,6 +246,7 @@ func New(deps Deps, cfg Config) (*Engine, error) {
 		locks:    newKeyedLock(),
 		notifyAt: newBackoff(cfg.NotifyBackoffBase, cfg.NotifyBackoffMax, cfg.NotifyScheduleSize),
 	}
+	e.kinds = e.adapters()
 	e.handlers = e.registry()
 	return e, nil
 }

@@ -19,17 +19,19 @@ import (
 // cancels the request, as ARO-HCP does. If recording the href fails, a
 // retry creates a second credential; the first is never handed out and
 // expires (ARO-HCP accepts the same).
-func (e *Engine) dispatchRequestCredential(ctx context.Context, j *job) (outcome, error) {
+func (e *Engine) dispatchRequestCredential(ctx context.Context, j *job, t *tally) (outcome, error) {
 	if id := j.res.RevokeCredentialsOperationID(); id != "" {
 		j.log.Info("a credential revocation is running; canceling the request", "revoke_operation_id", id)
-		if _, err := e.updateOperationStatus(ctx, j, arm.ProvisioningStateCanceled, supersededError(), &tally{}); err != nil {
-			return outcomeSkipped, err
+		changed, err := e.updateOperationStatus(ctx, j, arm.ProvisioningStateCanceled, supersededError(), t)
+		if changed {
+			t.changed.Add(1)
+			t.canceled.Add(1)
 		}
-		return outcomeSkipped, nil
+		return outcomeSkipped, err
 	}
 	clusterHref := j.res.ClusterServiceID()
 	if clusterHref == "" {
-		return outcomeDeferred, fmt.Errorf("%w: cluster %s is not in clusters service yet", errRetryLater, j.res.ResourceID())
+		return outcomeSkipped, retryLater("cluster %s is not in clusters service yet", j.res.ResourceID())
 	}
 	cred, err := e.cs.PostBreakGlassCredential(ctx, clusterHref)
 	if err != nil {
@@ -65,24 +67,28 @@ func revokeTarget(j *job) string {
 
 // dispatchRevokeCredentials revokes every credential of the cluster and
 // moves the operation from Accepted to Deleting, its dispatched marker.
-func (e *Engine) dispatchRevokeCredentials(ctx context.Context, j *job) (outcome, error) {
+func (e *Engine) dispatchRevokeCredentials(ctx context.Context, j *job, t *tally) (outcome, error) {
 	if id := j.res.RevokeCredentialsOperationID(); id != "" && !strings.EqualFold(id, j.op.Name()) {
 		j.log.Info("cluster names another revocation; not dispatching", "revoke_operation_id", id)
 		return outcomeSkipped, nil
 	}
 	href := revokeTarget(j)
 	if href == "" {
-		return outcomeDeferred, fmt.Errorf("%w: cluster %s is not in clusters service yet", errRetryLater, j.res.ResourceID())
+		return outcomeSkipped, retryLater("cluster %s is not in clusters service yet", j.res.ResourceID())
 	}
 	err := e.cs.DeleteBreakGlassCredentials(ctx, href)
 	switch {
 	case err == nil:
-	case refused(err, "revocation has already been requested"):
+	case cs.IsRevocationRequested(err):
 		j.log.Info("revocation already requested", "reason", err)
 	default:
 		return outcomeSkipped, fmt.Errorf("revoking break-glass credentials of %s: %w", href, err)
 	}
-	if _, err := e.updateOperationStatus(ctx, j, arm.ProvisioningStateDeleting, nil, &tally{}); err != nil {
+	changed, err := e.updateOperationStatus(ctx, j, arm.ProvisioningStateDeleting, nil, t)
+	if changed {
+		t.changed.Add(1)
+	}
+	if err != nil {
 		return outcomeSkipped, err
 	}
 	return outcomeDispatched, nil
@@ -125,7 +131,7 @@ func (e *Engine) pollRevokeCredentials(ctx context.Context, j *job) (pollResult,
 // clearRevocation removes the cluster's pointer to this revocation, which
 // lets the frontend accept credential requests again.
 func (e *Engine) clearRevocation(ctx context.Context, j *job) error {
-	res, _, err := e.mutateResource(ctx, j.res, func(r *document.Resource) (bool, error) {
+	res, _, err := e.mutateResource(ctx, j.log, j.res, func(r *document.Resource) (bool, error) {
 		if !strings.EqualFold(r.RevokeCredentialsOperationID(), j.op.Name()) {
 			return false, nil
 		}

@@ -14,17 +14,16 @@ import (
 )
 
 // deleteTarget is the CS href of the object a delete removes: the
-// resource's CS ID, a cluster's pending ID (its POST may have happened), or
-// the href a legacy operation carries. "" means CS never had it.
+// resource's CS ID, one whose create may have reached CS unrecorded (a
+// cluster's pending ID), or the href a legacy operation carries. "" means
+// CS never had it.
 func deleteTarget(j *job) string {
 	if j.res != nil {
 		if h := j.res.ClusterServiceID(); h != "" {
 			return h
 		}
-		if j.kind == document.KindCluster {
-			if h := j.res.PendingClusterServiceID(); h != "" {
-				return h
-			}
+		if h := j.a.uncommitted(j.res); h != "" {
+			return h
 		}
 	}
 	return j.op.Properties.InternalID
@@ -34,21 +33,12 @@ func deleteTarget(j *job) string {
 // clusterServiceDeletionTimestamp (the marker) and the operation's
 // internalId. CS answering 404, or refusing a child because its cluster is
 // already uninstalling, both mean the deletion is under way.
-func (e *Engine) dispatchDelete(ctx context.Context, j *job) (outcome, error) {
-	href := deleteTarget(j)
-	if href != "" {
-		var err error
-		switch j.kind {
-		case document.KindCluster:
-			err = e.cs.DeleteCluster(ctx, href)
-		case document.KindNodePool:
-			err = e.cs.DeleteNodePool(ctx, href)
-		case document.KindExternalAuth:
-			err = e.cs.DeleteExternalAuth(ctx, href)
-		}
+func (e *Engine) dispatchDelete(ctx context.Context, j *job, _ *tally) (outcome, error) {
+	if href := deleteTarget(j); href != "" {
+		err := j.a.delete(ctx, href)
 		switch {
 		case err == nil, cs.IsNotFound(err):
-		case refused(err, "deletable state", "uninstalling"):
+		case cs.IsAlreadyUninstalling(err):
 			j.log.Info("parent cluster is already uninstalling; treating the delete as dispatched", "reason", err)
 		default:
 			return outcomeSkipped, fmt.Errorf("deleting %s %s: %w", j.kind, href, err)
@@ -58,7 +48,7 @@ func (e *Engine) dispatchDelete(ctx context.Context, j *job) (outcome, error) {
 		}
 	}
 	now := e.clock()
-	res, _, err := e.mutateResource(ctx, j.res, func(r *document.Resource) (bool, error) {
+	res, _, err := e.mutateResource(ctx, j.log, j.res, func(r *document.Resource) (bool, error) {
 		if _, ok := r.ClusterServiceDeletionTimestamp(); ok {
 			return false, nil
 		}
@@ -79,27 +69,7 @@ func (e *Engine) pollDelete(ctx context.Context, j *job) (pollResult, error) {
 	if href == "" {
 		return pollResult{gone: true}, nil
 	}
-	var (
-		r   pollResult
-		err error
-	)
-	switch j.kind {
-	case document.KindCluster:
-		var st cs.ClusterStatus
-		if st, err = e.cs.GetClusterStatus(ctx, href); err == nil {
-			r, err = e.convertCluster(ctx, j, href, st)
-		}
-	case document.KindNodePool:
-		var st cs.NodePoolStatus
-		if st, err = e.cs.GetNodePoolStatus(ctx, href); err == nil {
-			r, err = convertNodePool(j, href, st)
-		}
-	case document.KindExternalAuth:
-		var ea cs.ExternalAuth
-		if ea, err = e.cs.GetExternalAuth(ctx, href); err == nil {
-			r, err = convertExternalAuth(j, href, ea.Status)
-		}
-	}
+	r, err := j.a.status(ctx, j, href)
 	if cs.IsNotFound(err) {
 		return pollResult{gone: true}, nil
 	}
@@ -136,7 +106,7 @@ func (e *Engine) completeDelete(ctx context.Context, j *job, t *tally) error {
 // under parent. Deeper descendants and documents that are not resources
 // (controller status documents, for instance) are left alone.
 func (e *Engine) deleteChildren(ctx context.Context, j *job, pk, parent string) error {
-	if j.kind != document.KindCluster {
+	if !j.a.parent {
 		return nil
 	}
 	var ids []string
@@ -152,7 +122,7 @@ func (e *Engine) deleteChildren(ctx context.Context, j *job, pk, parent string) 
 				continue
 			}
 			k, err := document.ResourceKind(d.ResourceType)
-			if err != nil || (k != document.KindNodePool && k != document.KindExternalAuth) {
+			if a := e.kinds[k]; err != nil || a == nil || a.parent {
 				continue
 			}
 			if len(d.ResourceID) <= len(parent)+1 || strings.Count(d.ResourceID[len(parent)+1:], "/") != 1 {

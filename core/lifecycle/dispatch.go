@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync"
 
+	cs "github.com/hcpops/hcpops/core/clusterservice"
 	"github.com/hcpops/hcpops/core/document"
 )
 
@@ -14,6 +15,7 @@ import (
 // change-feed batch, PollConcurrency at a time.
 func (e *Engine) dispatchDocuments(ctx context.Context, docs []json.RawMessage) (DispatchResult, error) {
 	res := DispatchResult{Documents: len(docs)}
+	t := &tally{}
 	log := withInvocation(ctx, e.log)
 	type target struct{ pk, id string }
 	var targets []target
@@ -35,13 +37,13 @@ func (e *Engine) dispatchDocuments(ctx context.Context, docs []json.RawMessage) 
 			continue
 		}
 		// Terminal is final, so even a stale copy that says so is right.
-		t := target{op.PartitionKey, op.ID}
-		if op.Properties.Status.IsTerminal() || seen[t] {
+		tg := target{op.PartitionKey, op.ID}
+		if op.Properties.Status.IsTerminal() || seen[tg] {
 			res.Skipped++
 			continue
 		}
-		seen[t] = true
-		targets = append(targets, t)
+		seen[tg] = true
+		targets = append(targets, tg)
 	}
 
 	var (
@@ -50,7 +52,7 @@ func (e *Engine) dispatchDocuments(ctx context.Context, docs []json.RawMessage) 
 		wg   sync.WaitGroup
 		sem  = make(chan struct{}, e.cfg.PollConcurrency)
 	)
-	for _, t := range targets {
+	for _, tg := range targets {
 		select {
 		case sem <- struct{}{}:
 		case <-ctx.Done():
@@ -60,12 +62,12 @@ func (e *Engine) dispatchDocuments(ctx context.Context, docs []json.RawMessage) 
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			o, err := e.dispatchOne(ctx, t.pk, t.id)
+			o, err := e.dispatchOne(ctx, tg.pk, tg.id, t)
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
 			case errors.Is(err, errMalformed):
-				log.Error("skipping an operation that cannot be dispatched", "document_id", t.id, "error", err)
+				log.Error("skipping an operation that cannot be dispatched", "document_id", tg.id, "error", err)
 				res.Skipped++
 			case err != nil:
 				errs = append(errs, err)
@@ -79,13 +81,16 @@ func (e *Engine) dispatchDocuments(ctx context.Context, docs []json.RawMessage) 
 		}()
 	}
 	wg.Wait()
+	res.Changed, res.Notified = int(t.changed.Load()), int(t.notified.Load())
 	return res, errors.Join(errs...)
 }
 
 // dispatchOne re-reads an operation and its resource (a change-feed copy
 // may be stale) and dispatches it unless that is done or not ours to do.
-// Dispatches of one operation are serialised inside this process.
-func (e *Engine) dispatchOne(ctx context.Context, pk, id string) (outcome, error) {
+// Dispatches of one operation are serialised inside this process. A
+// dispatcher's errRetryLater is where outcomeDeferred comes from; t counts
+// the status writes and notifications made on the way.
+func (e *Engine) dispatchOne(ctx context.Context, pk, id string, t *tally) (outcome, error) {
 	unlock, err := e.locks.lock(ctx, pk+"/"+id)
 	if err != nil {
 		return outcomeSkipped, fmt.Errorf("waiting to dispatch operation %s: %w", id, err)
@@ -109,18 +114,16 @@ func (e *Engine) dispatchOne(ctx context.Context, pk, id string) (outcome, error
 	case j.h.dispatched(j):
 		return outcomeSkipped, nil
 	}
-	o, err := j.h.dispatch(ctx, j)
+	o, err := j.h.dispatch(ctx, j, t)
 	switch {
 	case errors.Is(err, errRetryLater):
 		j.log.Info("dispatch deferred", "reason", err)
 		return outcomeDeferred, nil
 	case err != nil:
-		j.log.Warn("dispatch failed", "error", err)
+		j.log.Warn("dispatch failed", "error", err, "retryable", cs.IsRetryable(err))
 		return outcomeSkipped, fmt.Errorf("dispatching operation %s (%s %s): %w", op.Name(), op.Properties.Request, j.kind, err)
 	case o == outcomeDispatched:
 		j.log.Info("operation dispatched")
-	case o == outcomeDeferred:
-		j.log.Info("dispatch deferred")
 	}
 	return o, nil
 }

@@ -2,18 +2,27 @@
 // state: dispatch to Clusters Service, poll, atomic status writes, delete
 // completion and ARM notification. It knows nothing of Azure Functions; the
 // functions/ adapters call the entry points in this file.
+//
+// Where things live: registry.go is the one table of (request, kind)
+// pairs; the request handlers are written once (create.go, patch.go,
+// delete.go, credential.go) over a per-kind adapter (adapter.go and
+// cluster.go, nodepool.go, externalauth.go), the only code that tells the
+// kinds apart; every ETag-guarded read-modify-write goes through
+// writeGuarded (guard.go).
 package lifecycle
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"time"
 
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/clusterservice"
+	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
 )
 
@@ -24,6 +33,19 @@ type DispatchResult struct {
 	Dispatched int // CS calls made (or adopted) and recorded
 	Skipped    int // terminal, already dispatched, or not ours
 	Deferred   int // cannot proceed yet (e.g. parent not in CS); the tick retries
+	Changed    int // status writes made while dispatching (a revocation's Deleting, a cancel)
+	Notified   int // ARM notifications delivered for operations that ended while dispatching
+}
+
+// String is the batch's counts as the function logs them; changed and
+// notified appear when dispatching wrote a status.
+func (r DispatchResult) String() string {
+	s := fmt.Sprintf("documents=%d operations=%d dispatched=%d skipped=%d deferred=%d",
+		r.Documents, r.Operations, r.Dispatched, r.Skipped, r.Deferred)
+	if r.Changed > 0 || r.Notified > 0 {
+		s += fmt.Sprintf(" changed=%d notified=%d", r.Changed, r.Notified)
+	}
+	return s
 }
 
 // TickResult counts what one poll tick did.
@@ -35,6 +57,12 @@ type TickResult struct {
 	Canceled   int // superseded by another operation
 	Notified   int // ARM notifications delivered
 	Errors     int // operations that failed this tick and will be retried
+}
+
+// String is the tick's counts as the function logs them.
+func (r TickResult) String() string {
+	return fmt.Sprintf("polled=%d changed=%d dispatched=%d expired=%d canceled=%d notified=%d errors=%d",
+		r.Polled, r.Changed, r.Dispatched, r.Expired, r.Canceled, r.Notified, r.Errors)
 }
 
 // StatusRequest identifies an operation-status read and its caller.
@@ -66,6 +94,7 @@ type Engine struct {
 	cfg      Config
 
 	handlers map[handlerKey]*handler
+	kinds    map[document.Kind]*adapter
 	// locks serialise dispatch of one operation inside this process; across
 	// processes the etag-guarded markers do the same job.
 	locks *keyedLock

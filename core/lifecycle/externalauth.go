@@ -4,62 +4,78 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/hcpops/hcpops/core/arm"
 	cs "github.com/hcpops/hcpops/core/clusterservice"
+	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/state"
 )
 
-// dispatchExternalAuthUpdate PATCHes the issuer (url, audiences, CA).
-func (e *Engine) dispatchExternalAuthUpdate(ctx context.Context, j *job) (outcome, error) {
-	href, err := e.updateTarget(ctx, j)
-	if href == "" {
-		return outcomeSkipped, err
-	}
-	iss, err := j.res.Issuer()
-	if err != nil {
-		return outcomeSkipped, fmt.Errorf("%w: %w", errMalformed, err)
-	}
-	patch := cs.ExternalAuthSpec{IssuerURL: iss.URL, Audiences: iss.Audiences, IssuerCA: iss.CA}
-	if _, err := e.cs.PatchExternalAuth(ctx, href, patch); err != nil {
-		if refused(err, "can only be updated", "state") {
-			return outcomeDeferred, fmt.Errorf("%w: %w", errRetryLater, err)
+// externalAuthAdapter is the external auth's part of the request handlers.
+// CS has no external auth status endpoint; the object carries its status.
+func (e *Engine) externalAuthAdapter() *adapter {
+	get := func(ctx context.Context, j *job, href string) (observed, error) {
+		ea, err := e.cs.GetExternalAuth(ctx, href)
+		if err != nil {
+			return observed{}, fmt.Errorf("reading external auth %s: %w", href, err)
 		}
-		return outcomeSkipped, fmt.Errorf("updating external auth %s: %w", href, err)
+		r, err := convertExternalAuth(j, href, ea.Status)
+		if err != nil {
+			return observed{}, err
+		}
+		matches, err := externalAuthSpecMatches(j.res, ea)
+		return observed{pollResult: r, matches: matches}, err
 	}
-	return e.recordInternalID(ctx, j, href)
+	return &adapter{
+		kind: document.KindExternalAuth,
+		noun: "external auth",
+		create: func(ctx context.Context, j *job) (outcome, error) {
+			return e.createChild(ctx, j, cs.ExternalAuthHref, e.postExternalAuth)
+		},
+		status: func(ctx context.Context, j *job, href string) (pollResult, error) {
+			ea, err := e.cs.GetExternalAuth(ctx, href)
+			if err != nil {
+				return pollResult{}, fmt.Errorf("reading external auth %s: %w", href, err)
+			}
+			return convertExternalAuth(j, href, ea.Status)
+		},
+		get: get,
+		patch: func(ctx context.Context, j *job, href string) error {
+			iss, err := j.res.Issuer()
+			if err != nil {
+				return fmt.Errorf("%w: %w", errMalformed, err)
+			}
+			_, err = e.cs.PatchExternalAuth(ctx, href, cs.ExternalAuthSpec{IssuerURL: iss.URL, Audiences: iss.Audiences, IssuerCA: iss.CA})
+			return err
+		},
+		delete:      e.cs.DeleteExternalAuth,
+		uncommitted: noUncommitted,
+	}
 }
 
-// pollExternalAuthCreate: CS has no external auth status endpoint; the
-// object carries its status.
-func (e *Engine) pollExternalAuthCreate(ctx context.Context, j *job) (pollResult, error) {
-	href := j.res.ClusterServiceID()
-	ea, err := e.cs.GetExternalAuth(ctx, href)
-	if err != nil {
-		return pollResult{}, fmt.Errorf("reading external auth %s: %w", href, err)
-	}
-	return convertExternalAuth(j, href, ea.Status)
-}
-
-// pollExternalAuthUpdate is Updating until CS carries the issuer the
-// update asked for.
-func (e *Engine) pollExternalAuthUpdate(ctx context.Context, j *job) (pollResult, error) {
-	href := j.op.Properties.InternalID
-	ea, err := e.cs.GetExternalAuth(ctx, href)
-	if err != nil {
-		return pollResult{}, fmt.Errorf("reading external auth %s: %w", href, err)
-	}
-	r, err := convertExternalAuth(j, href, ea.Status)
-	if err != nil || r.status != arm.ProvisioningStateSucceeded {
-		return r, err
+// postExternalAuth creates the external auth of j.res under its cluster
+// with the caller-chosen id, unless a GET finds it there already.
+func (e *Engine) postExternalAuth(ctx context.Context, j *job, clusterHref, id string) error {
+	_, err := e.cs.GetExternalAuth(ctx, cs.ExternalAuthHref(clusterHref, id))
+	if !cs.IsNotFound(err) {
+		return err
 	}
 	iss, err := j.res.Issuer()
 	if err != nil {
-		return pollResult{}, fmt.Errorf("%w: %w", errMalformed, err)
+		return fmt.Errorf("%w: %w", errMalformed, err)
 	}
-	if ea.IssuerURL != iss.URL || !sameSet(ea.Audiences, iss.Audiences) {
-		r.status = arm.ProvisioningStateUpdating
+	_, err = e.cs.PostExternalAuth(ctx, clusterHref, cs.ExternalAuthSpec{
+		ID: id, IssuerURL: iss.URL, Audiences: iss.Audiences, IssuerCA: iss.CA,
+	})
+	return err
+}
+
+// externalAuthSpecMatches reports whether CS carries the issuer an update
+// sends.
+func externalAuthSpecMatches(res *document.Resource, ea cs.ExternalAuth) (bool, error) {
+	iss, err := res.Issuer()
+	if err != nil {
+		return false, fmt.Errorf("%w: %w", errMalformed, err)
 	}
-	return r, nil
+	return ea.IssuerURL == iss.URL && sameSet(ea.Audiences, iss.Audiences), nil
 }
 
 func convertExternalAuth(j *job, href string, st cs.ExternalAuthStatus) (pollResult, error) {

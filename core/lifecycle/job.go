@@ -21,6 +21,12 @@ var (
 	errMalformed = errors.New("malformed document")
 )
 
+// retryLater is the error of a step that cannot finish now for a reason
+// that will pass: the one way to say "deferred".
+func retryLater(format string, args ...any) error {
+	return fmt.Errorf("%w: %w", errRetryLater, fmt.Errorf(format, args...))
+}
+
 // job is one operation being worked on, with its target resource as read
 // from the store at the same time.
 type job struct {
@@ -29,6 +35,8 @@ type job struct {
 	// res is the target resource; nil when its document is gone.
 	res *document.Resource
 	h   *handler
+	// a does the kind's part of the work.
+	a   *adapter
 	log *slog.Logger
 }
 
@@ -69,7 +77,7 @@ func (e *Engine) newJob(ctx context.Context, op *document.OperationDocument) (*j
 	if err != nil {
 		return nil, fmt.Errorf("operation %s: %w", op.Name(), err)
 	}
-	return &job{op: op, kind: kind, res: res, h: h, log: e.logFor(ctx, op)}, nil
+	return &job{op: op, kind: kind, res: res, h: h, a: e.kinds[kind], log: e.logFor(ctx, op)}, nil
 }
 
 // readOperation reads an operation document; nil when it is gone.
@@ -106,15 +114,13 @@ func (e *Engine) readResource(ctx context.Context, pk, resourceID string) (*docu
 }
 
 // mutateResource applies change to a copy of res and replaces it with
-// If-Match. On a 412 it re-reads the document and tries once more. change
-// returns false when there is nothing to write (the work is already done,
-// perhaps by someone else); the result is then the document as read.
-// A resource that is gone, or goes while we write, is (nil, false, nil).
-func (e *Engine) mutateResource(ctx context.Context, res *document.Resource, change func(*document.Resource) (bool, error)) (*document.Resource, bool, error) {
-	for attempt := 0; ; attempt++ {
+// If-Match (see writeGuarded). change returns false when there is nothing
+// to write; the result is then the document as read. A resource that is
+// gone, or goes while we write, is (nil, false, nil).
+func (e *Engine) mutateResource(ctx context.Context, log *slog.Logger, res *document.Resource, change func(*document.Resource) (bool, error)) (*document.Resource, bool, error) {
+	return writeGuarded(ctx, log, res, func(res *document.Resource) (*document.Resource, bool, error) {
 		c := res.Clone()
-		write, err := change(c)
-		if err != nil || !write {
+		if write, err := change(c); err != nil || !write {
 			return res, false, err
 		}
 		body, err := c.MarshalReplace()
@@ -122,31 +128,28 @@ func (e *Engine) mutateResource(ctx context.Context, res *document.Resource, cha
 			return nil, false, fmt.Errorf("rendering resource %s: %w", res.ResourceID(), err)
 		}
 		item, err := e.store.Replace(ctx, res.PartitionKey(), res.ID(), body, res.ETag)
-		if err == nil {
-			out, err := document.ParseResource(item.Body)
-			if err != nil {
-				return nil, false, fmt.Errorf("parsing resource %s as written: %w", res.ResourceID(), err)
-			}
-			return out, true, nil
-		}
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, false, nil // deleted or expired meanwhile
 		}
-		if !errors.Is(err, store.ErrPreconditionFailed) || attempt > 0 {
+		if err != nil {
 			return nil, false, fmt.Errorf("replacing resource %s: %w", res.ResourceID(), err)
 		}
-		if res, err = e.readResource(ctx, res.PartitionKey(), res.ResourceID()); err != nil || res == nil {
-			return nil, false, err
+		out, err := document.ParseResource(item.Body)
+		if err != nil {
+			return nil, false, fmt.Errorf("parsing resource %s as written: %w", res.ResourceID(), err)
 		}
-	}
+		return out, true, nil
+	}, isPreconditionFailed, func(ctx context.Context, res *document.Resource) (*document.Resource, bool, error) {
+		fresh, err := e.readResource(ctx, res.PartitionKey(), res.ResourceID())
+		return fresh, fresh != nil, err
+	})
 }
 
 // mutateOperation is mutateResource for an operation document.
-func (e *Engine) mutateOperation(ctx context.Context, op *document.OperationDocument, change func(*document.OperationDocument) (bool, error)) (*document.OperationDocument, bool, error) {
-	for attempt := 0; ; attempt++ {
+func (e *Engine) mutateOperation(ctx context.Context, log *slog.Logger, op *document.OperationDocument, change func(*document.OperationDocument) (bool, error)) (*document.OperationDocument, bool, error) {
+	return writeGuarded(ctx, log, op, func(op *document.OperationDocument) (*document.OperationDocument, bool, error) {
 		c := op.Clone()
-		write, err := change(c)
-		if err != nil || !write {
+		if write, err := change(c); err != nil || !write {
 			return op, false, err
 		}
 		body, err := c.MarshalReplace()
@@ -154,21 +157,21 @@ func (e *Engine) mutateOperation(ctx context.Context, op *document.OperationDocu
 			return nil, false, fmt.Errorf("rendering operation %s: %w", op.Name(), err)
 		}
 		item, err := e.store.Replace(ctx, op.PartitionKey, op.ID, body, op.ETag)
-		if err == nil {
-			out, err := document.ParseOperation(item.Body)
-			if err != nil {
-				return nil, false, fmt.Errorf("parsing operation %s as written: %w", op.Name(), err)
-			}
-			return out, true, nil
-		}
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, false, nil // deleted or expired meanwhile
 		}
-		if !errors.Is(err, store.ErrPreconditionFailed) || attempt > 0 {
+		if err != nil {
 			return nil, false, fmt.Errorf("replacing operation %s: %w", op.Name(), err)
 		}
-		if op, err = e.readOperation(ctx, op.PartitionKey, op.ID); err != nil || op == nil {
-			return nil, false, err
+		out, err := document.ParseOperation(item.Body)
+		if err != nil {
+			return nil, false, fmt.Errorf("parsing operation %s as written: %w", op.Name(), err)
 		}
-	}
+		return out, true, nil
+	}, isPreconditionFailed, func(ctx context.Context, op *document.OperationDocument) (*document.OperationDocument, bool, error) {
+		fresh, err := e.readOperation(ctx, op.PartitionKey, op.ID)
+		return fresh, fresh != nil, err
+	})
 }
+
+func isPreconditionFailed(err error) bool { return errors.Is(err, store.ErrPreconditionFailed) }

@@ -5,61 +5,78 @@ import (
 	"fmt"
 	"maps"
 
-	"github.com/hcpops/hcpops/core/arm"
 	cs "github.com/hcpops/hcpops/core/clusterservice"
+	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/state"
 )
 
-// dispatchNodePoolUpdate PATCHes replicas and labels. CS refuses while the
-// node pool or its cluster is busy; that is retried, as ARO-HCP does.
-func (e *Engine) dispatchNodePoolUpdate(ctx context.Context, j *job) (outcome, error) {
-	href, err := e.updateTarget(ctx, j)
-	if href == "" {
-		return outcomeSkipped, err
+// nodePoolAdapter is the node pool's part of the request handlers.
+func (e *Engine) nodePoolAdapter() *adapter {
+	return &adapter{
+		kind: document.KindNodePool,
+		noun: "node pool",
+		create: func(ctx context.Context, j *job) (outcome, error) {
+			return e.createChild(ctx, j, cs.NodePoolHref, e.postNodePool)
+		},
+		status: func(ctx context.Context, j *job, href string) (pollResult, error) {
+			st, err := e.cs.GetNodePoolStatus(ctx, href)
+			if err != nil {
+				return pollResult{}, fmt.Errorf("reading status of node pool %s: %w", href, err)
+			}
+			return convertNodePool(j, href, st)
+		},
+		get: func(ctx context.Context, j *job, href string) (observed, error) {
+			np, err := e.cs.GetNodePool(ctx, href)
+			if err != nil {
+				return observed{}, fmt.Errorf("reading node pool %s: %w", href, err)
+			}
+			r, err := convertNodePool(j, href, np.Status)
+			if err != nil {
+				return observed{}, err
+			}
+			matches, err := nodePoolSpecMatches(j.res, np)
+			return observed{pollResult: r, matches: matches}, err
+		},
+		patch: func(ctx context.Context, j *job, href string) error {
+			spec, err := j.res.NodePool()
+			if err != nil {
+				return fmt.Errorf("%w: %w", errMalformed, err)
+			}
+			replicas := int(spec.Replicas)
+			_, err = e.cs.PatchNodePool(ctx, href, cs.NodePoolPatch{Replicas: &replicas, Labels: spec.Labels})
+			return err
+		},
+		delete:      e.cs.DeleteNodePool,
+		uncommitted: noUncommitted,
+	}
+}
+
+// postNodePool creates the node pool of j.res under its cluster with the
+// caller-chosen id, unless a GET finds it there already.
+func (e *Engine) postNodePool(ctx context.Context, j *job, clusterHref, id string) error {
+	_, err := e.cs.GetNodePool(ctx, cs.NodePoolHref(clusterHref, id))
+	if !cs.IsNotFound(err) {
+		return err
 	}
 	spec, err := j.res.NodePool()
 	if err != nil {
-		return outcomeSkipped, fmt.Errorf("%w: %w", errMalformed, err)
+		return fmt.Errorf("%w: %w", errMalformed, err)
 	}
-	replicas := int(spec.Replicas)
-	if _, err := e.cs.PatchNodePool(ctx, href, cs.NodePoolPatch{Replicas: &replicas, Labels: spec.Labels}); err != nil {
-		if refused(err, "can only be updated", "state") {
-			return outcomeDeferred, fmt.Errorf("%w: %w", errRetryLater, err)
-		}
-		return outcomeSkipped, fmt.Errorf("updating node pool %s: %w", href, err)
-	}
-	return e.recordInternalID(ctx, j, href)
+	_, err = e.cs.PostNodePool(ctx, clusterHref, cs.NodePoolSpec{
+		ID: id, VersionID: spec.Version.ID, ChannelGroup: spec.Version.ChannelGroup, VMSize: spec.VMSize,
+		Replicas: int(spec.Replicas), AutoRepair: spec.AutoRepair, Labels: spec.Labels,
+	})
+	return err
 }
 
-func (e *Engine) pollNodePoolCreate(ctx context.Context, j *job) (pollResult, error) {
-	href := j.res.ClusterServiceID()
-	st, err := e.cs.GetNodePoolStatus(ctx, href)
+// nodePoolSpecMatches reports whether CS carries the replicas and labels
+// an update sends.
+func nodePoolSpecMatches(res *document.Resource, np cs.NodePool) (bool, error) {
+	spec, err := res.NodePool()
 	if err != nil {
-		return pollResult{}, fmt.Errorf("reading status of node pool %s: %w", href, err)
+		return false, fmt.Errorf("%w: %w", errMalformed, err)
 	}
-	return convertNodePool(j, href, st)
-}
-
-// pollNodePoolUpdate is Updating until CS carries the replicas and labels
-// the update asked for.
-func (e *Engine) pollNodePoolUpdate(ctx context.Context, j *job) (pollResult, error) {
-	href := j.op.Properties.InternalID
-	np, err := e.cs.GetNodePool(ctx, href)
-	if err != nil {
-		return pollResult{}, fmt.Errorf("reading node pool %s: %w", href, err)
-	}
-	r, err := convertNodePool(j, href, np.Status)
-	if err != nil || r.status != arm.ProvisioningStateSucceeded {
-		return r, err
-	}
-	spec, err := j.res.NodePool()
-	if err != nil {
-		return pollResult{}, fmt.Errorf("%w: %w", errMalformed, err)
-	}
-	if int64(np.Replicas) != spec.Replicas || spec.Labels != nil && !maps.Equal(spec.Labels, np.Labels) {
-		r.status = arm.ProvisioningStateUpdating
-	}
-	return r, nil
+	return int64(np.Replicas) == spec.Replicas && (spec.Labels == nil || maps.Equal(spec.Labels, np.Labels)), nil
 }
 
 func convertNodePool(j *job, href string, st cs.NodePoolStatus) (pollResult, error) {

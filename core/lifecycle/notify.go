@@ -33,7 +33,7 @@ func (e *Engine) notify(ctx context.Context, j *job, t *tally) {
 		j.log.Info("ARM notified", "status", op.Properties.Status)
 	}
 	e.notifyAt.forget(key)
-	cleared, _, err := e.mutateOperation(ctx, op, func(o *document.OperationDocument) (bool, error) {
+	cleared, _, err := e.mutateOperation(ctx, j.log, op, func(o *document.OperationDocument) (bool, error) {
 		if o.Properties.NotificationURI != uri {
 			return false, nil // cleared (or replaced) by someone else
 		}

@@ -17,7 +17,9 @@ type handlerKey struct {
 	kind    document.Kind
 }
 
-// outcome is what one dispatch attempt did.
+// outcome is what one dispatch attempt did. A dispatcher that cannot
+// proceed yet says so with retryLater; only dispatchOne turns that into
+// outcomeDeferred, so deferral has one signal.
 type outcome int
 
 const (
@@ -35,24 +37,25 @@ type pollResult struct {
 }
 
 // handler is everything the engine knows about one (request, kind) pair.
+// The per-kind work is in the job's adapter; a handler is per request.
 type handler struct {
 	// noun names the work in deadline messages ("cluster creation").
 	noun string
 	// dispatched reports whether the CS call was made and recorded; j.res
 	// is never nil here.
 	dispatched func(j *job) bool
-	dispatch   func(ctx context.Context, j *job) (outcome, error)
-	poll       func(ctx context.Context, j *job) (pollResult, error)
+	// dispatch makes the CS call; t counts the status writes and
+	// notifications it makes on the way.
+	dispatch func(ctx context.Context, j *job, t *tally) (outcome, error)
+	poll     func(ctx context.Context, j *job) (pollResult, error)
 	// deadline, when set, is when the operation must be terminal.
 	deadline func(j *job) time.Time
 }
 
+// registry is the one table of (request, kind) pairs the engine serves:
+// create, update and delete of every kind with an adapter, and the
+// credential requests on a cluster.
 func (e *Engine) registry() map[handlerKey]*handler {
-	const (
-		cluster = document.KindCluster
-		pool    = document.KindNodePool
-		auth    = document.KindExternalAuth
-	)
 	created := func(j *job) bool { return j.res.ClusterServiceID() != "" }
 	patched := func(j *job) bool { return j.op.Properties.InternalID != "" }
 	deleteStamped := func(j *job) bool {
@@ -73,34 +76,21 @@ func (e *Engine) registry() map[handlerKey]*handler {
 		}
 		return j.op.Properties.StartTime.Add(e.cfg.DeleteDeadline)
 	}
-	return map[handlerKey]*handler{
-		{document.RequestCreate, cluster}: {noun: "cluster creation", dispatched: created,
-			dispatch: e.dispatchClusterCreate, poll: e.pollClusterCreate, deadline: createBy},
-		{document.RequestUpdate, cluster}: {noun: "cluster update", dispatched: patched,
-			dispatch: e.dispatchClusterUpdate, poll: e.pollClusterUpdate},
-		{document.RequestDelete, cluster}: {noun: "cluster deletion", dispatched: deleteStamped,
-			dispatch: e.dispatchDelete, poll: e.pollDelete, deadline: deleteBy},
-
-		{document.RequestCreate, pool}: {noun: "node pool creation", dispatched: created,
-			dispatch: e.dispatchChildCreate, poll: e.pollNodePoolCreate, deadline: createBy},
-		{document.RequestUpdate, pool}: {noun: "node pool update", dispatched: patched,
-			dispatch: e.dispatchNodePoolUpdate, poll: e.pollNodePoolUpdate},
-		{document.RequestDelete, pool}: {noun: "node pool deletion", dispatched: deleteStamped,
-			dispatch: e.dispatchDelete, poll: e.pollDelete, deadline: deleteBy},
-
-		{document.RequestCreate, auth}: {noun: "external auth creation", dispatched: created,
-			dispatch: e.dispatchChildCreate, poll: e.pollExternalAuthCreate, deadline: createBy},
-		{document.RequestUpdate, auth}: {noun: "external auth update", dispatched: patched,
-			dispatch: e.dispatchExternalAuthUpdate, poll: e.pollExternalAuthUpdate},
-		{document.RequestDelete, auth}: {noun: "external auth deletion", dispatched: deleteStamped,
-			dispatch: e.dispatchDelete, poll: e.pollDelete, deadline: deleteBy},
-
-		{document.RequestRequestCredential, cluster}: {noun: "credential request", dispatched: patched,
-			dispatch: e.dispatchRequestCredential, poll: e.pollRequestCredential},
-		{document.RequestRevokeCredentials, cluster}: {noun: "credential revocation",
-			dispatched: func(j *job) bool { return j.op.Properties.Status != arm.ProvisioningStateAccepted },
-			dispatch:   e.dispatchRevokeCredentials, poll: e.pollRevokeCredentials},
+	m := map[handlerKey]*handler{}
+	for kind, a := range e.kinds {
+		m[handlerKey{document.RequestCreate, kind}] = &handler{noun: a.noun + " creation", dispatched: created,
+			dispatch: e.dispatchCreate, poll: e.pollCreate, deadline: createBy}
+		m[handlerKey{document.RequestUpdate, kind}] = &handler{noun: a.noun + " update", dispatched: patched,
+			dispatch: e.dispatchUpdate, poll: e.pollUpdate}
+		m[handlerKey{document.RequestDelete, kind}] = &handler{noun: a.noun + " deletion", dispatched: deleteStamped,
+			dispatch: e.dispatchDelete, poll: e.pollDelete, deadline: deleteBy}
 	}
+	m[handlerKey{document.RequestRequestCredential, document.KindCluster}] = &handler{noun: "credential request",
+		dispatched: patched, dispatch: e.dispatchRequestCredential, poll: e.pollRequestCredential}
+	m[handlerKey{document.RequestRevokeCredentials, document.KindCluster}] = &handler{noun: "credential revocation",
+		dispatched: func(j *job) bool { return j.op.Properties.Status != arm.ProvisioningStateAccepted },
+		dispatch:   e.dispatchRevokeCredentials, poll: e.pollRevokeCredentials}
+	return m
 }
 
 // deadlineError is the error recorded on an operation that ran out of time.

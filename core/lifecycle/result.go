@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/google/uuid"
-
 	"github.com/hcpops/hcpops/core/arm"
 	cs "github.com/hcpops/hcpops/core/clusterservice"
 	"github.com/hcpops/hcpops/core/document"
@@ -67,12 +65,15 @@ func (e *Engine) result(ctx context.Context, req StatusRequest) (Result, error) 
 // visibleOperation reads the operation named in req, or says why ARM may
 // not see it (ErrOperationNotFound, ErrOperationNotVisible).
 func (e *Engine) visibleOperation(ctx context.Context, req StatusRequest) (*document.OperationDocument, error) {
-	if req.SubscriptionID == "" || strings.ContainsAny(req.SubscriptionID, "/?#") {
+	sub, ok := document.CanonicalUUID(req.SubscriptionID)
+	if !ok {
 		return nil, fmt.Errorf("%w: subscription %q is not a subscription ID", ErrOperationNotFound, req.SubscriptionID)
 	}
-	if _, err := uuid.Parse(req.OperationName); err != nil {
+	name, ok := document.CanonicalUUID(req.OperationName)
+	if !ok {
 		return nil, fmt.Errorf("%w: operation name %q is not a UUID", ErrOperationNotFound, req.OperationName)
 	}
+	req.SubscriptionID, req.OperationName = sub, name
 	id := document.CosmosID(document.OperationResourceID(req.SubscriptionID, req.OperationName))
 	op, err := e.readOperation(ctx, document.PartitionKey(req.SubscriptionID), id)
 	if err != nil {

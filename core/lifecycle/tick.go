@@ -117,7 +117,7 @@ func (e *Engine) advance(ctx context.Context, j *job, t *tally) error {
 		if now.Sub(op.Properties.StartTime) < e.cfg.DispatchGrace {
 			return nil // the change feed should get to it first
 		}
-		o, err := e.dispatchOne(ctx, op.PartitionKey, op.ID)
+		o, err := e.dispatchOne(ctx, op.PartitionKey, op.ID, t)
 		if o == outcomeDispatched {
 			t.dispatched.Add(1)
 			j.log.Info("dispatched an operation the change feed missed")

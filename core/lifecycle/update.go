@@ -12,57 +12,74 @@ import (
 	"github.com/hcpops/hcpops/core/store"
 )
 
-// updateOperationStatus records a new status on j.op, with ARO-HCP's
+// updateOperationStatus WRITES a new status on j.op, with ARO-HCP's
 // UpdateOperationStatus semantics: nothing is written unless
 // state.NeedToPatchOperation says so; otherwise the operation and the
 // resource's provisioningState are replaced in ONE transactional batch, so
-// ARM never sees one without the other. The first attempt uses the
-// resource the job holds; a 412 (or the resource gone meanwhile) re-reads
-// both and tries once more; a second failure is left for the next tick
-// (errRetryLater).
+// ARM never sees one without the other. The write is ETag-guarded
+// (writeGuarded): a stale read re-reads both and tries once more.
 //
 // A terminal operation is never rewritten here: once Succeeded, Failed or
 // Canceled, only the notification URI may still change. On success j.op
 // and j.res are the documents as written, and a terminal status is
-// notified.
+// notified (counted in t).
 func (e *Engine) updateOperationStatus(ctx context.Context, j *job, status arm.ProvisioningState, cerr *arm.CloudErrorBody, t *tally) (bool, error) {
-	op, res := j.op, j.res
-	for attempt := 0; ; attempt++ {
-		p := &op.Properties
+	var from arm.ProvisioningState
+	out, wrote, err := writeGuarded(ctx, j.log, statusDocs{op: j.op, res: j.res}, func(d statusDocs) (statusDocs, bool, error) {
+		p := &d.op.Properties
 		if p.Status.IsTerminal() || !state.NeedToPatchOperation(p.Status, p.Error, p.NotificationURI, status, cerr) {
-			j.op = op
-			return false, nil
+			return d, false, nil
 		}
-		rendered, ops, err := e.statusBatch(op, res, status, cerr)
+		from = p.Status
+		rendered, ops, err := e.statusBatch(d.op, d.res, status, cerr)
 		if err != nil {
-			return false, err
+			return d, false, err
 		}
-		items, err := e.store.Batch(ctx, op.PartitionKey, ops)
-		if err == nil {
-			return true, e.written(ctx, j, rendered, ops, items, p.Status, t)
-		}
-		if !staleRead(err) {
-			return false, fmt.Errorf("writing status %s of operation %s: %w", status, op.Name(), err)
-		}
-		if attempt > 0 {
-			return false, fmt.Errorf("writing status %s of operation %s: %w: %w", status, op.Name(), errRetryLater, err)
-		}
-		j.log.Debug("etag conflict on status write; re-reading", "error", err)
-		fresh, err := e.readOperation(ctx, op.PartitionKey, op.ID)
+		items, err := e.store.Batch(ctx, d.op.PartitionKey, ops)
 		if err != nil {
-			return false, err
+			return d, false, fmt.Errorf("writing status %s of operation %s: %w", status, d.op.Name(), err)
 		}
-		if fresh == nil {
-			return false, nil // expired or deleted meanwhile: nothing left to update
+		w, err := asWritten(rendered, d.res, ops, items)
+		if err != nil {
+			return d, true, err // written, but not readable back
 		}
-		op = fresh
-		if ext := op.Properties.ExternalID; ext != "" {
-			if res, err = e.readResource(ctx, op.PartitionKey, ext); err != nil {
-				return false, err
-			}
-			j.res = res
+		return w, true, nil
+	}, staleRead, e.rereadStatusDocs)
+	if out.op != nil {
+		j.op, j.res = out.op, out.res
+	}
+	if err != nil || !wrote {
+		return wrote, err
+	}
+	to := j.op.Properties.Status
+	j.log.Info("operation status updated", "from", from, "to", to, "resource_updated", out.resourceWritten)
+	if to.IsTerminal() && j.op.Properties.NotificationURI != "" {
+		e.notify(ctx, j, t)
+	}
+	return true, nil
+}
+
+// statusDocs are the two documents a status write replaces together.
+type statusDocs struct {
+	op  *document.OperationDocument
+	res *document.Resource // nil when gone
+	// resourceWritten: the batch replaced res too.
+	resourceWritten bool
+}
+
+// rereadStatusDocs reads both documents again after a stale write.
+func (e *Engine) rereadStatusDocs(ctx context.Context, d statusDocs) (statusDocs, bool, error) {
+	op, err := e.readOperation(ctx, d.op.PartitionKey, d.op.ID)
+	if err != nil || op == nil {
+		return statusDocs{}, false, err // expired or deleted: nothing left to update
+	}
+	res := d.res
+	if ext := op.Properties.ExternalID; ext != "" {
+		if res, err = e.readResource(ctx, op.PartitionKey, ext); err != nil {
+			return statusDocs{}, false, err
 		}
 	}
+	return statusDocs{op: op, res: res}, true, nil
 }
 
 // staleRead reports whether a status batch failed because a document
@@ -76,28 +93,19 @@ func staleRead(err error) bool {
 	return errors.As(err, &be) && be.Index == 1 && errors.Is(err, store.ErrNotFound)
 }
 
-// written takes in a successful status batch: j.op and j.res become the
-// documents as stored, and a terminal status is notified. rendered is the
-// operation the batch wrote, items what the store answered.
-func (e *Engine) written(ctx context.Context, j *job, rendered *document.OperationDocument, ops []store.BatchOp, items []store.Item, from arm.ProvisioningState, t *tally) error {
+// asWritten is what a successful status batch stored: rendered is the
+// operation it wrote, res the resource as read, items the store's answer.
+func asWritten(rendered *document.OperationDocument, res *document.Resource, ops []store.BatchOp, items []store.Item) (statusDocs, error) {
 	op, err := rendered.Replaced(items[0].Body)
 	if err != nil {
-		return fmt.Errorf("reading operation %s as written: %w", rendered.Name(), err)
+		return statusDocs{}, fmt.Errorf("reading operation %s as written: %w", rendered.Name(), err)
 	}
-	to := op.Properties.Status
-	j.op = op
 	if len(ops) > 1 {
-		res, err := document.ParseResource(items[1].Body)
-		if err != nil {
-			return fmt.Errorf("parsing resource %s as written: %w", op.Properties.ExternalID, err)
+		if res, err = document.ParseResource(items[1].Body); err != nil {
+			return statusDocs{}, fmt.Errorf("parsing resource %s as written: %w", op.Properties.ExternalID, err)
 		}
-		j.res = res
 	}
-	j.log.Info("operation status updated", "from", from, "to", to, "resource_updated", len(ops) > 1)
-	if to.IsTerminal() && op.Properties.NotificationURI != "" {
-		e.notify(ctx, j, t)
-	}
-	return nil
+	return statusDocs{op: op, res: res, resourceWritten: len(ops) > 1}, nil
 }
 
 // statusBatch builds the batch steps: the operation first, then the

@@ -22,7 +22,7 @@ func DecodeDocuments(raw json.RawMessage) ([]json.RawMessage, error) {
 	// Unmarshal validates as it decodes, so no layer is validated on its
 	// own: a batch is large and each pass over it costs.
 	notJSON := func() error {
-		return handlers.BadInput("%s is a string whose content is not JSON: %q", field, preview(string(cur)))
+		return handlers.BadInput("%s is a string whose content is not JSON: %q", field, handlers.Preview(string(cur)))
 	}
 	for layer := 0; ; layer++ {
 		switch handlers.JSONKind(cur) {
@@ -62,13 +62,4 @@ func DecodeDocuments(raw json.RawMessage) ([]json.RawMessage, error) {
 			return nil, handlers.BadInput("%s is %s; want an array of documents (or a JSON string holding one)", field, handlers.DescribeJSON(cur))
 		}
 	}
-}
-
-// preview keeps error messages short when the host sends a large bad value.
-func preview(s string) string {
-	const max = 60
-	if len(s) <= max {
-		return s
-	}
-	return s[:max] + "..."
 }

@@ -75,19 +75,14 @@ func (f *Function) Invoke(ctx context.Context, inv handlers.Invocation) (handler
 	}
 	res, err := f.dispatcher.DispatchDocuments(ctx, docs)
 	if err != nil {
-		logs = append(logs, "dispatch failed; counts so far: "+counts(res))
+		logs = append(logs, "dispatch failed; counts so far: "+res.String())
 		return handlers.Result{Logs: logs}, fmt.Errorf("dispatching a batch of %d documents: %w", len(docs), err)
 	}
-	summary := "dispatched batch: " + counts(res)
+	summary := "dispatched batch: " + res.String()
 	f.logger.InfoContext(ctx, summary,
 		"documents", res.Documents, "operations", res.Operations, "dispatched", res.Dispatched,
 		"skipped", res.Skipped, "deferred", res.Deferred)
 	return handlers.Result{Logs: append(logs, summary)}, nil
-}
-
-func counts(r lifecycle.DispatchResult) string {
-	return fmt.Sprintf("documents=%d operations=%d dispatched=%d skipped=%d deferred=%d",
-		r.Documents, r.Operations, r.Dispatched, r.Skipped, r.Deferred)
 }
 
 func keys(m map[string]json.RawMessage) string {

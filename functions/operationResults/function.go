@@ -17,7 +17,6 @@ import (
 	"strings"
 
 	"github.com/go-chi/chi/v5"
-	"github.com/google/uuid"
 
 	"github.com/hcpops/hcpops/core/admission"
 	"github.com/hcpops/hcpops/core/arm"
@@ -121,12 +120,12 @@ func (f *Function) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (f *Function) answer(ctx context.Context, req request) answer {
-	sub, ok := canonicalUUID(req.subscription)
+	sub, ok := document.CanonicalUUID(req.subscription)
 	if !ok {
 		return armError(http.StatusBadRequest, "InvalidSubscriptionId", "subscriptionId",
 			fmt.Sprintf("The subscription id '%s' in the path is not a valid UUID.", req.subscription))
 	}
-	op, ok := canonicalUUID(req.operation)
+	op, ok := document.CanonicalUUID(req.operation)
 	if !ok {
 		return armError(http.StatusBadRequest, "InvalidResourceName", "operationId",
 			fmt.Sprintf("The operation id '%s' in the path is not a valid UUID.", req.operation))
@@ -231,17 +230,6 @@ func splitOperationID(id string) (sub, loc, name string, err error) {
 
 func jsonAnswer(status int, body []byte) answer {
 	return answer{status: status, header: http.Header{"Content-Type": {"application/json"}}, body: body}
-}
-
-// canonicalUUID accepts only the 8-4-4-4-12 form ARM uses and lowers it.
-func canonicalUUID(s string) (string, bool) {
-	if len(s) != 36 {
-		return "", false
-	}
-	if _, err := uuid.Parse(s); err != nil {
-		return "", false
-	}
-	return strings.ToLower(s), true
 }
 
 func first(vs []string) string {

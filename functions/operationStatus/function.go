@@ -15,10 +15,10 @@ import (
 	"strings"
 
 	"github.com/go-chi/chi/v5"
-	"github.com/google/uuid"
 
 	"github.com/hcpops/hcpops/core/admission"
 	"github.com/hcpops/hcpops/core/arm"
+	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/lifecycle"
 	"github.com/hcpops/hcpops/handlers"
 )
@@ -109,12 +109,12 @@ type answer struct {
 }
 
 func (f *Function) answer(ctx context.Context, req lifecycle.StatusRequest, apiVersion string) answer {
-	sub, ok := canonicalUUID(req.SubscriptionID)
+	sub, ok := document.CanonicalUUID(req.SubscriptionID)
 	if !ok {
 		return armError(http.StatusBadRequest, CodeInvalidSubscriptionID, "subscriptionId",
 			fmt.Sprintf("The subscription id '%s' in the path is not a valid UUID.", req.SubscriptionID))
 	}
-	op, ok := canonicalUUID(req.OperationName)
+	op, ok := document.CanonicalUUID(req.OperationName)
 	if !ok {
 		return armError(http.StatusBadRequest, CodeInvalidResourceName, "operationId",
 			fmt.Sprintf("The operation id '%s' in the path is not a valid UUID.", req.OperationName))
@@ -156,18 +156,6 @@ func (f *Function) answer(ctx context.Context, req lifecycle.StatusRequest, apiV
 		f.logger.ErrorContext(ctx, "reading operation status", "operation", op, "subscription", sub, "error", err)
 		return internalError()
 	}
-}
-
-// canonicalUUID accepts only the 8-4-4-4-12 form ARM uses and lowers it:
-// partition keys and document lookups are lower case.
-func canonicalUUID(s string) (string, bool) {
-	if len(s) != 36 {
-		return "", false
-	}
-	if _, err := uuid.Parse(s); err != nil {
-		return "", false
-	}
-	return strings.ToLower(s), true
 }
 
 func armError(status int, code, target, msg string) answer {

@@ -80,14 +80,14 @@ func (f *Function) Invoke(ctx context.Context, inv handlers.Invocation) (handler
 	tickCtx, cancel := context.WithTimeout(ctx, f.budget)
 	defer cancel()
 	res, err := f.ticker.Tick(tickCtx)
-	summary := "tick: " + counts(res)
+	summary := "tick: " + res.String()
 	switch {
 	case err == nil:
 		logs = append(logs, summary)
 		f.logger.InfoContext(ctx, summary, "past_due", info.IsPastDue)
 		return handlers.Result{Logs: logs}, nil
 	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil && tickCtx.Err() != nil:
-		msg := fmt.Sprintf("tick stopped at its budget of %s; the next tick continues (%s)", f.budget, counts(res))
+		msg := fmt.Sprintf("tick stopped at its budget of %s; the next tick continues (%s)", f.budget, res.String())
 		logs = append(logs, msg)
 		f.logger.WarnContext(ctx, msg)
 		return handlers.Result{Logs: logs}, nil
@@ -95,9 +95,4 @@ func (f *Function) Invoke(ctx context.Context, inv handlers.Invocation) (handler
 		logs = append(logs, "tick failed; "+summary)
 		return handlers.Result{Logs: logs}, fmt.Errorf("running poll tick: %w", err)
 	}
-}
-
-func counts(r lifecycle.TickResult) string {
-	return fmt.Sprintf("polled=%d changed=%d dispatched=%d expired=%d canceled=%d notified=%d errors=%d",
-		r.Polled, r.Changed, r.Dispatched, r.Expired, r.Canceled, r.Notified, r.Errors)
 }

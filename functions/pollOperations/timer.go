@@ -66,7 +66,7 @@ func DecodeTimerInfo(raw json.RawMessage) (TimerInfo, error) {
 			return TimerInfo{}, handlers.BadInput("%s is not a valid JSON string: %v", field, err)
 		}
 		if !json.Valid([]byte(s)) {
-			return TimerInfo{}, handlers.BadInput("%s is a string, not the TimerInfo object: %q", field, preview(s))
+			return TimerInfo{}, handlers.BadInput("%s is a string, not the TimerInfo object: %q", field, handlers.Preview(s))
 		}
 		raw = json.RawMessage(s)
 	}
@@ -151,12 +151,4 @@ func decodeTime(field string, raw json.RawMessage) (time.Time, error) {
 	default:
 		return time.Time{}, handlers.BadInput("%s is %s; want a timestamp string", field, handlers.DescribeJSON(raw))
 	}
-}
-
-func preview(s string) string {
-	const max = 60
-	if len(s) <= max {
-		return s
-	}
-	return s[:max] + "..."
 }

@@ -58,7 +58,7 @@ func TestContract(t *testing.T) {
 }
 
 // TestContractRealClock runs the suite the way the Cosmos store runs it: on
-// the wall clock, with whole-second _ts, sleeping to let TTLs pass (about 2 s
+// the wall clock, with whole-second _ts, sleeping to let TTLs pass (about 3 s
 // in all). It keeps the suite honest about real time.
 func TestContractRealClock(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) storetest.Harness {

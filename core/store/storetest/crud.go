@@ -201,24 +201,25 @@ func parsesAfter(ts string, after time.Time) bool {
 func testTTL(t *testing.T, h Harness) {
 	ctx := context.Background()
 	s, sub := h.Store, newSubscription()
-	short := clusterDoc(sub, "rg", "short").Set("ttl", 2)
+	// A ttl of 3 on whole-second _ts leaves at least two seconds of real
+	// time for the checks before expiry, even on a loaded machine.
+	short := clusterDoc(sub, "rg", "short").Set("ttl", 3)
 	forever := clusterDoc(sub, "rg", "forever").Set("ttl", -1)
 	plain := clusterDoc(sub, "rg", "plain")
-	op := operationDoc(sub, "Provisioning").Set("ttl", 2)
+	op := operationDoc(sub, "Provisioning").Set("ttl", 3)
 	for _, d := range []doc{short, forever, plain, op} {
 		mustCreate(t, s, sub, d)
 	}
-	// _ts is whole seconds, so a ttl of 2 leaves at least one second.
 	mustGet(t, s, sub, short.ID())
 	if ids := activeIDs(t, s, sub); !reflect.DeepEqual(ids, []string{op.ID()}) {
 		t.Fatalf("ActiveOperations before expiry = %v, want [%s]", ids, op.ID())
 	}
 
-	eventually(t, h, 4*time.Second, "document with ttl 2 expires", func() bool {
+	eventually(t, h, 10*time.Second, "document with ttl 3 expires", func() bool {
 		_, err := s.Get(ctx, sub, short.ID())
 		return errors.Is(err, store.ErrNotFound)
 	})
-	eventually(t, h, time.Second, "operation with ttl 2 leaves ActiveOperations", func() bool {
+	eventually(t, h, 10*time.Second, "operation with ttl 3 leaves ActiveOperations", func() bool {
 		return len(activeIDs(t, s, sub)) == 0
 	})
 	mustGet(t, s, sub, forever.ID())

@@ -9,8 +9,8 @@ import (
 	"github.com/hcpops/hcpops/core/store/cosmos/cosmostest"
 )
 
-// TestStartWithoutNode re-runs itself with an empty PATH: a developer's
-// machine skips loudly, CI fails.
+// TestStartWithoutNode re-runs itself with an empty PATH: the test fails
+// unless the caller opted out explicitly, and then it skips loudly.
 func TestStartWithoutNode(t *testing.T) {
 	if os.Getenv("COSMOSTEST_CHILD") == "1" {
 		cosmostest.Start(t)
@@ -18,17 +18,18 @@ func TestStartWithoutNode(t *testing.T) {
 		return
 	}
 	tests := []struct {
-		ci       string
+		skip     string
 		wantFail bool
 		wantText string
 	}{
-		{ci: "", wantFail: false, wantText: "SKIPPING COSMOS DB TEST: node is not installed"},
-		{ci: "true", wantFail: true, wantText: "CI=true and node is not installed"},
+		{skip: "", wantFail: true, wantText: "node is not installed"},
+		{skip: "true", wantFail: true, wantText: "set HCPOPS_SKIP_COSMOS_TESTS=1 to skip"},
+		{skip: "1", wantFail: false, wantText: "SKIPPING COSMOS DB TEST (HCPOPS_SKIP_COSMOS_TESTS=1): node is not installed"},
 	}
 	for _, tc := range tests {
-		t.Run("CI="+tc.ci, func(t *testing.T) {
+		t.Run(cosmostest.EnvSkip+"="+tc.skip, func(t *testing.T) {
 			cmd := exec.Command(os.Args[0], "-test.run=^TestStartWithoutNode$", "-test.v")
-			cmd.Env = append(os.Environ(), "COSMOSTEST_CHILD=1", "PATH="+t.TempDir(), "CI="+tc.ci)
+			cmd.Env = append(os.Environ(), "COSMOSTEST_CHILD=1", "PATH="+t.TempDir(), "CI=", cosmostest.EnvSkip+"="+tc.skip)
 			out, err := cmd.CombinedOutput()
 			if failed := err != nil; failed != tc.wantFail {
 				t.Fatalf("child failed = %v (%v), want %v; output:\n%s", failed, err, tc.wantFail, out)

@@ -1,0 +1,74 @@
+package lifecycle
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hcpops/hcpops/core/arm"
+	cs "github.com/hcpops/hcpops/core/clusterservice"
+	"github.com/hcpops/hcpops/core/document"
+)
+
+// dispatchUpdate PATCHes what an update may change and records the
+// object's href as the operation's internalId. CS refusing while the
+// object or its cluster is busy is retried later, as ARO-HCP does.
+func (e *Engine) dispatchUpdate(ctx context.Context, j *job, t *tally) (outcome, error) {
+	href := j.res.ClusterServiceID()
+	if href == "" {
+		return outcomeSkipped, e.failNeverCreated(ctx, j, t)
+	}
+	if err := j.a.patch(ctx, j, href); err != nil {
+		if cs.IsBusy(err) {
+			return outcomeSkipped, retryLater("%w", err)
+		}
+		return outcomeSkipped, fmt.Errorf("updating %s %s: %w", j.kind, href, err)
+	}
+	return e.recordInternalID(ctx, j, href)
+}
+
+// pollUpdate reads the object once: its state, and whether CS already
+// carries what the update asked for (Updating until it does).
+func (e *Engine) pollUpdate(ctx context.Context, j *job) (pollResult, error) {
+	o, err := j.a.get(ctx, j, j.op.Properties.InternalID)
+	if err != nil {
+		return pollResult{}, err
+	}
+	if o.status == arm.ProvisioningStateSucceeded && !o.matches {
+		o.status = arm.ProvisioningStateUpdating
+	}
+	return o.pollResult, nil
+}
+
+// failNeverCreated WRITES a Failed status: a resource CS never had (its
+// create failed before the POST) can never be updated, so its update fails
+// at once instead of waiting forever.
+func (e *Engine) failNeverCreated(ctx context.Context, j *job, t *tally) error {
+	j.log.Warn("resource has no clusters service object; failing the update")
+	changed, err := e.updateOperationStatus(ctx, j, arm.ProvisioningStateFailed, &arm.CloudErrorBody{
+		Code:    arm.CodeInternalServerError,
+		Message: fmt.Sprintf("The %s was never created, so it cannot be updated.", j.kind),
+	}, t)
+	if changed {
+		t.changed.Add(1)
+	}
+	return err
+}
+
+// recordInternalID stores href as the operation's internalId: the marker
+// that its CS call was made.
+func (e *Engine) recordInternalID(ctx context.Context, j *job, href string) (outcome, error) {
+	op, _, err := e.mutateOperation(ctx, j.log, j.op, func(o *document.OperationDocument) (bool, error) {
+		if o.Properties.InternalID != "" || o.Properties.Status.IsTerminal() {
+			return false, nil
+		}
+		o.Properties.InternalID = href
+		return true, nil
+	})
+	if err != nil {
+		return outcomeSkipped, fmt.Errorf("recording internal ID %s: %w", href, err)
+	}
+	if op != nil {
+		j.op = op
+	}
+	return outcomeDispatched, nil
+}

@@ -1,0 +1,60 @@
+package lifecycle
+
+import (
+	"testing"
+	"time"
+
+	"github.com/hcpops/hcpops/core/arm"
+	"github.com/hcpops/hcpops/core/document"
+)
+
+// TestDispatchWritesAreCounted: status writes and notifications a
+// dispatcher makes (a canceled credential request, a failed update, a
+// revocation's Deleting) reach the tick's or the batch's counts.
+func TestDispatchWritesAreCounted(t *testing.T) {
+	t.Run("change feed: canceled credential request", func(t *testing.T) {
+		e := newEnv(t)
+		e.readyCluster(t, "c1")
+		revoke := e.revokeCredentials(t, "c1", request{})
+		res, err := e.deliver(t)
+		if err != nil || res.Dispatched != 1 || res.Changed != 1 {
+			t.Fatalf("revocation batch = %+v, %v; want one dispatched with its Deleting write counted", res, err)
+		}
+		e.wantOp(t, revoke, arm.ProvisioningStateDeleting, "")
+		req := e.racingCredentialRequest(t, "c1", request{notify: true})
+		res, err = e.deliver(t)
+		if err != nil || res.Changed != 1 || res.Notified != 1 {
+			t.Fatalf("request batch = %+v, %v; want its cancel and notification counted", res, err)
+		}
+		e.wantOp(t, req, arm.ProvisioningStateCanceled, arm.CodeCanceled)
+	})
+	t.Run("tick: canceled credential request", func(t *testing.T) {
+		e := newEnv(t)
+		e.readyCluster(t, "c1")
+		e.revokeCredentials(t, "c1", request{})
+		if _, err := e.deliver(t); err != nil {
+			t.Fatal(err)
+		}
+		req := e.racingCredentialRequest(t, "c1", request{notify: true})
+		e.feed(t) // the change feed loses the request: the tick picks it up
+		e.clk.Advance(2 * time.Minute)
+		tr := e.tick(t)
+		if tr.Canceled != 1 || tr.Notified != 1 || tr.Changed < 1 {
+			t.Fatalf("tick = %+v; want the cancel and its notification counted", tr)
+		}
+		e.wantOp(t, req, arm.ProvisioningStateCanceled, arm.CodeCanceled)
+	})
+	t.Run("tick: update of a resource CS never had", func(t *testing.T) {
+		e := newEnv(t)
+		create := e.create(t, document.KindCluster, clusterRID("c1"), request{})
+		update := e.racingUpdate(t, clusterRID("c1"), request{notify: true})
+		e.feed(t)
+		e.clk.Advance(2 * time.Minute)
+		tr := e.tick(t)
+		if tr.Notified < 1 || tr.Changed < 2 {
+			t.Fatalf("tick = %+v; want the create's cancel, the update's failure and its notification counted", tr)
+		}
+		e.wantOp(t, create, arm.ProvisioningStateCanceled, arm.CodeCanceled)
+		e.wantOp(t, update, arm.ProvisioningStateFailed, arm.CodeInternalServerError)
+	})
+}
