@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -67,6 +68,13 @@ type rig struct {
 
 func newRig(t *testing.T) *rig {
 	t.Helper()
+	return newRigWith(t, nil)
+}
+
+// newRigWith is newRig with settings changed by override, which is given
+// the simulator's URL.
+func newRigWith(t *testing.T, override func(simURL string) map[string]string) *rig {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	sim := simulator.New()
@@ -80,6 +88,9 @@ func newRig(t *testing.T) *rig {
 		"CLUSTERS_SERVICE_URL":               simURL,
 		"CLUSTERS_SERVICE_RETRY_LIMIT":       "0",
 		"HCPOPS_NOTIFICATION_ALLOW_LOOPBACK": "true",
+	}
+	if override != nil {
+		maps.Copy(env, override(simURL))
 	}
 	getenv := func(k string) string { return env[k] }
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))

@@ -5,11 +5,13 @@ import (
 	"time"
 )
 
-// backoff is the retry schedule of failed ARM notifications. It lives in
-// memory on purpose: recording attempts in the operation document would
-// cost a Cosmos write per failure, and losing the schedule on a restart
-// only means the next attempt comes sooner. Its size is bounded; when full,
-// an arbitrary entry is dropped, with the same harmless effect.
+// backoff is a retry schedule keyed by operation: of failed ARM
+// notifications, and of the CS calls of operations whose calls keep
+// failing. It lives in memory on purpose: recording attempts in the
+// operation document would cost a Cosmos write per failure, and losing the
+// schedule on a restart (or when the timer moves to another instance) only
+// means the next attempt comes sooner. Its size is bounded; when full, an
+// arbitrary entry is dropped, with the same harmless effect.
 type backoff struct {
 	base, max time.Duration
 	limit     int
@@ -33,6 +35,15 @@ func (b *backoff) due(key string, now time.Time) bool {
 	defer b.mu.Unlock()
 	s, ok := b.m[key]
 	return !ok || !now.Before(s.next)
+}
+
+// lookup reports whether key has failed before and, if so, when its next
+// attempt is due.
+func (b *backoff) lookup(key string) (next time.Time, ok bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s, ok := b.m[key]
+	return s.next, ok
 }
 
 // failed records a failed attempt and returns when the next one is due.

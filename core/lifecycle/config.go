@@ -59,6 +59,16 @@ type Config struct {
 	NotifyBackoffMax  time.Duration
 	// NotifyScheduleSize bounds the in-memory retry schedule.
 	NotifyScheduleSize int
+	// PollBackoffBase and PollBackoffMax space the CS calls of an operation
+	// whose calls keep failing or timing out: base, 2*base ... capped at
+	// max; a call that succeeds resets it. Deadlines are still checked
+	// every tick meanwhile.
+	PollBackoffBase time.Duration
+	PollBackoffMax  time.Duration
+	// WriteTimeout bounds a store write made after a CS call failed or
+	// the tick's budget ran out (an expiry, a status seen just in time):
+	// such a write gets its own context instead of the spent one.
+	WriteTimeout time.Duration
 	// PageSize is the page size of the active-operations query.
 	PageSize int
 	// Admission gates ARM's status and result requests (api-version,
@@ -77,6 +87,11 @@ const (
 	DefaultNotifyBackoffMax   = 15 * time.Minute
 	DefaultNotifyScheduleSize = 10000
 	DefaultPageSize           = 100
+	// The poll backoff starts at one timer period (10s) and stays within
+	// a few minutes, well inside the default create deadline.
+	DefaultPollBackoffBase = 10 * time.Second
+	DefaultPollBackoffMax  = 5 * time.Minute
+	DefaultWriteTimeout    = 10 * time.Second
 )
 
 // Setting names read by ConfigFromEnv.
@@ -88,6 +103,7 @@ const (
 	EnvDeleteDeadline    = "HCPOPS_DELETE_DEADLINE"
 	EnvNotifyBackoffBase = "HCPOPS_NOTIFY_BACKOFF_BASE"
 	EnvNotifyBackoffMax  = "HCPOPS_NOTIFY_BACKOFF_MAX"
+	EnvPollBackoffMax    = "HCPOPS_POLL_BACKOFF_MAX"
 )
 
 // DefaultConfig is the configuration with every default filled in.
@@ -102,6 +118,9 @@ func DefaultConfig() Config {
 		NotifyBackoffMax:   DefaultNotifyBackoffMax,
 		NotifyScheduleSize: DefaultNotifyScheduleSize,
 		PageSize:           DefaultPageSize,
+		PollBackoffBase:    DefaultPollBackoffBase,
+		PollBackoffMax:     DefaultPollBackoffMax,
+		WriteTimeout:       DefaultWriteTimeout,
 	}
 }
 
@@ -126,6 +145,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		{EnvDeleteDeadline, &c.DeleteDeadline},
 		{EnvNotifyBackoffBase, &c.NotifyBackoffBase},
 		{EnvNotifyBackoffMax, &c.NotifyBackoffMax},
+		{EnvPollBackoffMax, &c.PollBackoffMax},
 	} {
 		v := strings.TrimSpace(getenv(d.name))
 		if v == "" {
@@ -142,6 +162,8 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		return Config{}, err
 	}
 	c.Admission = a
+	// Only the cap is a setting; a cap below the default base is the base.
+	c.PollBackoffBase = min(c.PollBackoffBase, c.PollBackoffMax)
 	if err := c.validate(); err != nil {
 		return Config{}, err
 	}
@@ -178,6 +200,15 @@ func (c Config) withDefaults() Config {
 	if c.PageSize == 0 {
 		c.PageSize = d.PageSize
 	}
+	if c.PollBackoffMax == 0 {
+		c.PollBackoffMax = max(d.PollBackoffMax, c.PollBackoffBase)
+	}
+	if c.PollBackoffBase == 0 {
+		c.PollBackoffBase = min(d.PollBackoffBase, c.PollBackoffMax)
+	}
+	if c.WriteTimeout == 0 {
+		c.WriteTimeout = d.WriteTimeout
+	}
 	return c
 }
 
@@ -195,6 +226,9 @@ func (c Config) validate() error {
 		{"NotifyBackoffMax", int64(c.NotifyBackoffMax)},
 		{"NotifyScheduleSize", int64(c.NotifyScheduleSize)},
 		{"PageSize", int64(c.PageSize)},
+		{"PollBackoffBase", int64(c.PollBackoffBase)},
+		{"PollBackoffMax", int64(c.PollBackoffMax)},
+		{"WriteTimeout", int64(c.WriteTimeout)},
 	} {
 		if f.v < 0 {
 			return fmt.Errorf("lifecycle config %s: %d is negative", f.name, f.v)
@@ -202,6 +236,9 @@ func (c Config) validate() error {
 	}
 	if c.NotifyBackoffMax < c.NotifyBackoffBase {
 		return fmt.Errorf("lifecycle config NotifyBackoffMax: %s is below NotifyBackoffBase %s", c.NotifyBackoffMax, c.NotifyBackoffBase)
+	}
+	if c.PollBackoffMax < c.PollBackoffBase {
+		return fmt.Errorf("lifecycle config PollBackoffMax: %s is below PollBackoffBase %s", c.PollBackoffMax, c.PollBackoffBase)
 	}
 	return nil
 }
@@ -237,7 +274,7 @@ func New(deps Deps, cfg Config) (*Engine, error) {
 	}
 	e := &Engine{
 		store:    deps.Store,
-		cs:       deps.ClusterService,
+		cs:       csCalls{deps.ClusterService},
 		notifier: deps.Notifier,
 		clock:    deps.Clock,
 		log:      deps.Logger,
@@ -245,6 +282,7 @@ func New(deps Deps, cfg Config) (*Engine, error) {
 		cfg:      cfg,
 		locks:    newKeyedLock(),
 		notifyAt: newBackoff(cfg.NotifyBackoffBase, cfg.NotifyBackoffMax, cfg.NotifyScheduleSize),
+		pollAt:   newBackoff(cfg.PollBackoffBase, cfg.PollBackoffMax, cfg.NotifyScheduleSize),
 	}
 	e.kinds = e.adapters()
 	e.handlers = e.registry()

@@ -44,6 +44,11 @@ func TestConfigFromEnv(t *testing.T) {
 		{name: "duration without unit", env: map[string]string{EnvDispatchGrace: "60"}, wantErr: `HCPOPS_DISPATCH_GRACE="60"`},
 		{name: "negative deadline", env: map[string]string{EnvCreateDeadline: "-1h"}, wantErr: `HCPOPS_CREATE_DEADLINE="-1h"`},
 		{name: "max below base", env: map[string]string{EnvNotifyBackoffMax: "1s"}, wantErr: "NotifyBackoffMax"},
+		{name: "poll backoff cap", env: map[string]string{EnvPollBackoffMax: "2m"}, want: func(c *Config) { c.PollBackoffMax = 2 * time.Minute }},
+		{name: "poll backoff cap below the base", env: map[string]string{EnvPollBackoffMax: "4s"}, want: func(c *Config) {
+			c.PollBackoffBase, c.PollBackoffMax = 4*time.Second, 4*time.Second
+		}},
+		{name: "poll backoff cap not a duration", env: map[string]string{EnvPollBackoffMax: "soon"}, wantErr: `HCPOPS_POLL_BACKOFF_MAX="soon"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -17,7 +17,7 @@ func (e *Engine) dispatchDocuments(ctx context.Context, docs []json.RawMessage) 
 	res := DispatchResult{Documents: len(docs)}
 	t := &tally{}
 	log := withInvocation(ctx, e.log)
-	type target struct{ pk, id string }
+	type target struct{ pk, id, name string }
 	var targets []target
 	seen := map[target]bool{}
 	for i, raw := range docs {
@@ -37,7 +37,7 @@ func (e *Engine) dispatchDocuments(ctx context.Context, docs []json.RawMessage) 
 			continue
 		}
 		// Terminal is final, so even a stale copy that says so is right.
-		tg := target{op.PartitionKey, op.ID}
+		tg := target{op.PartitionKey, op.ID, op.Name()}
 		if op.Properties.Status.IsTerminal() || seen[tg] {
 			res.Skipped++
 			continue
@@ -70,6 +70,8 @@ func (e *Engine) dispatchDocuments(ctx context.Context, docs []json.RawMessage) 
 				log.Error("skipping an operation that cannot be dispatched", "document_id", tg.id, "error", err)
 				res.Skipped++
 			case err != nil:
+				log.Warn("dispatch failed; the batch is retried",
+					append(csAttrs(err), "operation_id", tg.name, "document_id", tg.id, "retryable", cs.IsRetryable(err), "error", err)...)
 				errs = append(errs, err)
 			case o == outcomeDispatched:
 				res.Dispatched++
@@ -120,7 +122,7 @@ func (e *Engine) dispatchOne(ctx context.Context, pk, id string, t *tally) (outc
 		j.log.Info("dispatch deferred", "reason", err)
 		return outcomeDeferred, nil
 	case err != nil:
-		j.log.Warn("dispatch failed", "error", err, "retryable", cs.IsRetryable(err))
+		// Logged once, by the caller: the batch or the tick.
 		return outcomeSkipped, fmt.Errorf("dispatching operation %s (%s %s): %w", op.Name(), op.Properties.Request, j.kind, err)
 	case o == outcomeDispatched:
 		j.log.Info("operation dispatched")

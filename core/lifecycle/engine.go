@@ -57,12 +57,13 @@ type TickResult struct {
 	Canceled   int // superseded by another operation
 	Notified   int // ARM notifications delivered
 	Errors     int // operations that failed this tick and will be retried
+	BackedOff  int // not sent to CS this tick: their CS calls kept failing
 }
 
 // String is the tick's counts as the function logs them.
 func (r TickResult) String() string {
-	return fmt.Sprintf("polled=%d changed=%d dispatched=%d expired=%d canceled=%d notified=%d errors=%d",
-		r.Polled, r.Changed, r.Dispatched, r.Expired, r.Canceled, r.Notified, r.Errors)
+	return fmt.Sprintf("polled=%d changed=%d dispatched=%d expired=%d canceled=%d notified=%d errors=%d backed_off=%d",
+		r.Polled, r.Changed, r.Dispatched, r.Expired, r.Canceled, r.Notified, r.Errors, r.BackedOff)
 }
 
 // StatusRequest identifies an operation-status read and its caller.
@@ -100,6 +101,9 @@ type Engine struct {
 	locks *keyedLock
 	// notifyAt schedules retries of failed ARM notifications.
 	notifyAt *backoff
+	// pollAt schedules the CS calls of operations whose calls keep
+	// failing, so that they cannot hold the tick's workers every tick.
+	pollAt *backoff
 }
 
 // DispatchDocuments handles one change-feed batch; non-operation documents

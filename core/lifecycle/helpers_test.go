@@ -67,6 +67,7 @@ type env struct {
 	clk    *fakeClock
 	store  *recordingStore
 	sim    *simulator.Simulator
+	simURL string
 	cs     *ocm.Client
 	sink   *sink
 	engine *Engine
@@ -103,6 +104,7 @@ func newEnv(t testing.TB, tweak ...func(*Config)) *env {
 	if err != nil {
 		t.Fatalf("starting simulator: %v", err)
 	}
+	e.simURL = url
 	e.cs, err = ocm.New(ctx, ocm.Config{URL: url, RetryLimit: 2, RetryInterval: time.Millisecond, Timeout: 10 * time.Second}, nil)
 	if err != nil {
 		t.Fatalf("ocm client: %v", err)

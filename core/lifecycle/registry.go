@@ -118,7 +118,7 @@ func supersededError() *arm.CloudErrorBody {
 
 // tally counts what a tick or a dispatch batch did; goroutines share it.
 type tally struct {
-	polled, changed, dispatched, expired, canceled, notified, errors atomic.Int64
+	polled, changed, dispatched, expired, canceled, notified, errors, backedOff atomic.Int64
 }
 
 func (t *tally) tickResult() TickResult {
@@ -130,5 +130,6 @@ func (t *tally) tickResult() TickResult {
 		Canceled:   int(t.canceled.Load()),
 		Notified:   int(t.notified.Load()),
 		Errors:     int(t.errors.Load()),
+		BackedOff:  int(t.backedOff.Load()),
 	}
 }

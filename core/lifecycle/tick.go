@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
+	"time"
 
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/document"
@@ -15,32 +17,50 @@ import (
 // notification) page by page into PollConcurrency workers. The page
 // callback blocks while every worker is busy, so the tick never holds more
 // than a page and the workers' queue in memory.
+//
+// Operations whose CS calls keep failing must not hold the workers every
+// tick (issue 10): while backed off they get the checks that need no CS
+// (deadline, supersede) and nothing else; once due again they are only
+// noted during the stream and retried after it, most overdue first, so a
+// healthy operation never waits behind a sick one.
 func (e *Engine) tick(ctx context.Context) (TickResult, error) {
 	t := &tally{}
-	work := make(chan store.Item)
-	var wg sync.WaitGroup
-	for range e.cfg.PollConcurrency {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for it := range work {
-				e.tickOne(ctx, it, t)
-			}
-		}()
+	now := e.clock()
+	var (
+		mu      sync.Mutex
+		retries []retry
+	)
+	due := func(r retry) {
+		mu.Lock()
+		defer mu.Unlock()
+		retries = append(retries, r)
 	}
 	q := store.ActiveOperationsQuery{WithPendingNotification: true, PageSize: e.cfg.PageSize}
-	err := e.store.ActiveOperations(ctx, q, func(items []store.Item) error {
-		for _, it := range items {
-			select {
-			case work <- it:
-			case <-ctx.Done():
-				return ctx.Err()
+	err := e.fanOut(ctx, func(work chan<- func()) error {
+		return e.store.ActiveOperations(ctx, q, func(items []store.Item) error {
+			for _, it := range items {
+				select {
+				case work <- func() { e.tickItem(ctx, it, now, t, due) }:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
 			}
-		}
-		return nil
+			return nil
+		})
 	})
-	close(work)
-	wg.Wait()
+	if err == nil && len(retries) > 0 {
+		slices.SortFunc(retries, func(a, b retry) int { return a.next.Compare(b.next) })
+		err = e.fanOut(ctx, func(work chan<- func()) error {
+			for _, r := range retries {
+				select {
+				case work <- func() { e.tickRetry(ctx, r, t) }:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			}
+			return nil
+		})
+	}
 	res := t.tickResult()
 	if err == nil {
 		err = ctx.Err() // workers may have been cut short after the last page
@@ -51,21 +71,93 @@ func (e *Engine) tick(ctx context.Context) (TickResult, error) {
 	return res, nil
 }
 
-// tickOne moves one operation as far as it can go this tick. Its errors
-// are counted and logged, never returned: one operation must not stop the
-// others.
-func (e *Engine) tickOne(ctx context.Context, it store.Item, t *tally) {
-	if ctx.Err() != nil {
-		return
+// fanOut runs what feed sends on PollConcurrency workers and waits for them.
+func (e *Engine) fanOut(ctx context.Context, feed func(chan<- func()) error) error {
+	work := make(chan func())
+	var wg sync.WaitGroup
+	for range e.cfg.PollConcurrency {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for f := range work {
+				if ctx.Err() == nil {
+					f()
+				}
+			}
+		}()
 	}
-	t.polled.Add(1)
+	err := feed(work)
+	close(work)
+	wg.Wait()
+	return err
+}
+
+// standing is what the tick knows of an operation's recent CS calls.
+type standing int
+
+const (
+	healthy     standing = iota // no failure on record
+	sickDue                     // failed before; its next CS attempt is due
+	sickResting                 // failed before; backed off, no CS call now
+)
+
+// retry is a backed-off operation whose next CS attempt is due; key is
+// its schedule key (notifyKey). The tick holds at most one per schedule
+// entry, so their number is bounded like the schedule.
+type retry struct {
+	key, pk, id string
+	next        time.Time
+}
+
+// tickItem sorts one streamed operation: one that is due for a retry is
+// handed to due for after the stream; the others are worked on now, a
+// backed-off one without CS.
+func (e *Engine) tickItem(ctx context.Context, it store.Item, now time.Time, t *tally, due func(retry)) {
 	op, err := document.ParseOperation(it.Body)
 	if err != nil {
+		t.polled.Add(1)
 		t.errors.Add(1)
 		withInvocation(ctx, e.log).Error("skipping a malformed operation document", "error", err)
 		return
 	}
+	st := healthy
+	key := notifyKey(op)
+	if next, ok := e.pollAt.lookup(key); ok && !op.Properties.Status.IsTerminal() {
+		if !now.Before(next) {
+			due(retry{key: key, pk: op.PartitionKey, id: op.ID, next: next})
+			return
+		}
+		st = sickResting
+	}
+	e.tickOne(ctx, op, st, t)
+}
+
+// tickRetry re-reads a due operation (the stream's copy is a while old)
+// and gives it its CS attempt.
+func (e *Engine) tickRetry(ctx context.Context, r retry, t *tally) {
+	op, err := e.readOperation(ctx, r.pk, r.id)
+	switch {
+	case err != nil:
+		t.polled.Add(1)
+		t.errors.Add(1)
+		withInvocation(ctx, e.log).Warn("re-reading a backed-off operation failed; the next tick retries",
+			"document_id", r.id, "error", err)
+	case op == nil:
+		e.pollAt.forget(r.key)
+	default:
+		e.tickOne(ctx, op, sickDue, t)
+	}
+}
+
+// tickOne moves one operation as far as it can go this tick; a resting
+// one gets no CS call. Its errors are counted and logged
+// once, never returned: one operation must not stop the others. A failed
+// CS call backs the operation off; a successful step resets it.
+func (e *Engine) tickOne(ctx context.Context, op *document.OperationDocument, st standing, t *tally) {
+	t.polled.Add(1)
+	key := notifyKey(op)
 	if op.Properties.Status.IsTerminal() {
+		e.pollAt.forget(key)
 		if op.Properties.NotificationURI != "" {
 			e.retryNotification(ctx, op, t)
 		}
@@ -73,10 +165,19 @@ func (e *Engine) tickOne(ctx context.Context, it store.Item, t *tally) {
 	}
 	j, err := e.newJob(ctx, op)
 	if err == nil {
-		err = e.advance(ctx, j, t)
+		err = e.advance(ctx, j, st, t)
+		if err == nil && (st != sickResting || j.op.Properties.Status.IsTerminal()) {
+			e.pollAt.forget(key)
+		}
 	}
+	var ce *csCallError
 	switch {
 	case err == nil:
+	case errors.As(err, &ce):
+		t.errors.Add(1)
+		next := e.pollAt.failed(key, e.clock())
+		e.logFor(ctx, op).Warn("clusters service call failed; operation backed off",
+			append(csAttrs(err), "next_attempt", next, "error", err)...)
 	case errors.Is(err, errRetryLater):
 		t.errors.Add(1)
 		e.logFor(ctx, op).Info("operation left for the next tick", "reason", err)
@@ -90,9 +191,16 @@ func (e *Engine) tickOne(ctx context.Context, it store.Item, t *tally) {
 
 // advance is one step of the safety net and the poll for a live
 // operation: finish deletes whose resource is gone, cancel superseded
-// operations, dispatch what the change feed missed, enforce deadlines,
-// then poll CS and record what it says.
-func (e *Engine) advance(ctx context.Context, j *job, t *tally) error {
+// operations, enforce deadlines, then dispatch what the change feed missed
+// or poll CS and record what it says. A resting operation stops before CS.
+//
+// The deadline comes before any CS call where ARO-HCP checks it first
+// (deletes, work not yet dispatched) and for an operation whose CS calls
+// have been failing, so that a CS object that never answers cannot keep
+// it alive. A healthy create or update is asked first, as ARO-HCP does, so
+// that one CS finished in time is not failed; that call is bounded by
+// CLUSTERS_SERVICE_TIMEOUT and the deadline is checked again after it.
+func (e *Engine) advance(ctx context.Context, j *job, st standing, t *tally) error {
 	op := j.op
 	switch {
 	case j.res == nil && op.Properties.Request == document.RequestDelete:
@@ -108,13 +216,19 @@ func (e *Engine) advance(ctx context.Context, j *job, t *tally) error {
 		}
 		return err
 	}
-
-	now := e.clock()
-	if !j.h.dispatched(j) {
+	dispatched := j.h.dispatched(j)
+	if st != healthy || !dispatched || op.Properties.Request == document.RequestDelete {
 		if expired, err := e.expireIfLate(ctx, j, t, nil); expired || err != nil {
 			return err
 		}
-		if now.Sub(op.Properties.StartTime) < e.cfg.DispatchGrace {
+	}
+	if st == sickResting {
+		t.backedOff.Add(1)
+		return nil
+	}
+
+	if !dispatched {
+		if e.clock().Sub(op.Properties.StartTime) < e.cfg.DispatchGrace {
 			return nil // the change feed should get to it first
 		}
 		o, err := e.dispatchOne(ctx, op.PartitionKey, op.ID, t)
@@ -126,22 +240,34 @@ func (e *Engine) advance(ctx context.Context, j *job, t *tally) error {
 	}
 
 	r, pollErr := j.h.poll(ctx, j)
+	// What the poll learned is written even when the tick's budget ran
+	// out meanwhile: the write has a context of its own.
+	wctx, cancel := e.writeCtx(ctx)
+	defer cancel()
 	if pollErr == nil && r.gone {
-		return e.completeDelete(ctx, j, t)
+		return e.completeDelete(wctx, j, t)
 	}
 	if pollErr != nil || !r.status.IsTerminal() {
-		if expired, err := e.expireIfLate(ctx, j, t, pollErr); expired || err != nil {
+		// The clock moved while CS was asked.
+		if expired, err := e.expireIfLate(wctx, j, t, pollErr); expired || err != nil {
 			return err
 		}
 	}
 	if pollErr != nil {
 		return pollErr
 	}
-	changed, err := e.updateOperationStatus(ctx, j, r.status, r.err, t)
+	changed, err := e.updateOperationStatus(wctx, j, r.status, r.err, t)
 	if changed {
 		t.changed.Add(1)
 	}
 	return err
+}
+
+// writeCtx is the context of a write that must happen even though ctx may
+// be spent (the tick's budget ran out during a CS call): ctx's values,
+// not its deadline, bounded by WriteTimeout.
+func (e *Engine) writeCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), e.cfg.WriteTimeout)
 }
 
 // expireIfLate fails an operation past its deadline. cause, when set, is
@@ -155,8 +281,11 @@ func (e *Engine) expireIfLate(ctx context.Context, j *job, t *tally, cause error
 		return false, nil
 	}
 	if cause != nil {
-		j.log.Warn("deadline passed while clusters service could not be read", "error", cause)
+		j.log.Warn("deadline passed while clusters service could not be read", append(csAttrs(cause), "error", cause)...)
 	}
+	// The expiry must land even when ctx is the tick's spent budget.
+	ctx, cancel := e.writeCtx(ctx)
+	defer cancel()
 	changed, err := e.updateOperationStatus(ctx, j, arm.ProvisioningStateFailed, deadlineError(j.h.noun, deadline), t)
 	if changed {
 		t.changed.Add(1)

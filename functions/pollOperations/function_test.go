@@ -34,7 +34,7 @@ func (r *recordingTicker) Tick(ctx context.Context) (lifecycle.TickResult, error
 	r.deadlines = append(r.deadlines, dl)
 	block, err := r.block, r.err
 	r.mu.Unlock()
-	res := lifecycle.TickResult{Polled: 7, Changed: 3, Dispatched: 1, Expired: 1, Canceled: 0, Notified: 2, Errors: 1}
+	res := lifecycle.TickResult{Polled: 7, Changed: 3, Dispatched: 1, Expired: 1, Canceled: 0, Notified: 2, Errors: 1, BackedOff: 3}
 	if block {
 		<-ctx.Done()
 		return lifecycle.TickResult{Polled: 2}, ctx.Err()
@@ -93,7 +93,7 @@ func readFile(t testing.TB, name string) []byte {
 	return b
 }
 
-const wantCounts = "polled=7 changed=3 dispatched=1 expired=1 canceled=0 notified=2 errors=1"
+const wantCounts = "polled=7 changed=3 dispatched=1 expired=1 canceled=0 notified=2 errors=1 backed_off=3"
 
 func TestGoldenTicks(t *testing.T) {
 	tests := []struct {

@@ -79,9 +79,12 @@ func (c *Client) Close() error {
 	return nil
 }
 
-// callCtx applies the default timeout when the caller set no deadline.
+// callCtx bounds one call, retries and pages included, by the configured
+// timeout even when the caller has a deadline of its own: a poll tick's
+// deadline is minutes away, and one CS object that never answers must not
+// hold a worker that long. The sooner of the two deadlines wins.
 func (c *Client) callCtx(ctx context.Context) (context.Context, context.CancelFunc) {
-	if _, ok := ctx.Deadline(); ok || c.timeout <= 0 {
+	if c.timeout <= 0 {
 		return ctx, func() {}
 	}
 	return context.WithTimeout(ctx, c.timeout)

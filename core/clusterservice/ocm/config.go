@@ -48,7 +48,8 @@ type Config struct {
 
 	RetryLimit    int           // SDK retries of 429/503 (any method) and 5xx/EOF (GET)
 	RetryInterval time.Duration // first retry delay, doubled per retry
-	// Timeout bounds each call whose context has no deadline of its own.
+	// Timeout bounds each call (retries and pages included); a caller's
+	// sooner deadline still wins.
 	Timeout time.Duration
 }
 

@@ -1,0 +1,165 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/hcpops/hcpops/core/arm"
+	"github.com/hcpops/hcpops/core/document"
+	"github.com/hcpops/hcpops/core/frontend"
+	"github.com/hcpops/hcpops/core/store"
+	"github.com/hcpops/hcpops/devhost/triggerhost"
+)
+
+// hangingCS is a proxy in front of the simulator that never answers a
+// request whose path names a hung CS object.
+type hangingCS struct {
+	mu   sync.Mutex
+	hung []string
+}
+
+func (h *hangingCS) start(t *testing.T, simURL string) string {
+	u, err := url.Parse(simURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := httputil.NewSingleHostReverseProxy(u)
+	done := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.mu.Lock()
+		hang := false
+		for _, id := range h.hung {
+			hang = hang || strings.Contains(r.URL.Path, id)
+		}
+		h.mu.Unlock()
+		if hang {
+			select {
+			case <-r.Context().Done():
+			case <-done:
+			}
+			return
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() { close(done); srv.Close() })
+	return srv.URL
+}
+
+// TestHungClustersServiceThroughTheHandler is issue 10's outside run with
+// its settings, through the real handler: poll concurrency 2, no CS
+// retries, six dispatched cluster creates, the first two polled hang.
+// Before the fix the tick ended at its budget with errors=0 and all six
+// Accepted; now the healthy four finish in the first tick, the two hung
+// ones are counted as errors, and the next tick backs them off.
+func TestHungClustersServiceThroughTheHandler(t *testing.T) {
+	cs := &hangingCS{}
+	r := newRigWith(t, func(simURL string) map[string]string {
+		return map[string]string{
+			"CLUSTERS_SERVICE_URL":     cs.start(t, simURL),
+			"CLUSTERS_SERVICE_TIMEOUT": "300ms",
+			"HCPOPS_POLL_CONCURRENCY":  "2",
+			"HCPOPS_POLL_BUDGET":       "8s",
+		}
+	})
+	ctx := context.Background()
+	var items []store.Item
+	names := map[string]string{} // operation name -> cluster resource ID
+	for i := range 6 {
+		rid := fmt.Sprintf("/subscriptions/%s/resourceGroups/myRG/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/c%d", sub, i)
+		fe := frontend.New(r.app.Store, time.Now, uuid.NewString)
+		acc, err := fe.PutCluster(ctx, rid, frontend.ClusterSpec{Location: "eastus", VersionID: "4.20", ChannelGroup: "stable"},
+			frontend.Options{TenantID: tenant})
+		if err != nil {
+			t.Fatal(err)
+		}
+		names[acc.Operation.Name()] = rid
+		item, err := r.app.Store.Get(ctx, sub, acc.Operation.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		items = append(items, item)
+	}
+	documents, err := triggerhost.EncodeDocuments(items)
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch := fmt.Appendf(nil, `{"Data":{"documents":%s},"Metadata":{}}`, documents)
+	if resp, body := r.post("/dispatchOperations", batch); resp.StatusCode != http.StatusOK {
+		t.Fatalf("dispatch: %d %s", resp.StatusCode, body)
+	}
+	r.sim.Advance(10 * time.Minute) // every cluster is ready in CS
+
+	// The first two operations the tick meets hang.
+	var order []string
+	err = r.app.Store.ActiveOperations(ctx, store.ActiveOperationsQuery{PageSize: 100}, func(page []store.Item) error {
+		for _, it := range page {
+			op, err := document.ParseOperation(it.Body)
+			if err != nil {
+				return err
+			}
+			order = append(order, op.Name())
+		}
+		return nil
+	})
+	if err != nil || len(order) != 6 {
+		t.Fatalf("active operations %v, %v", order, err)
+	}
+	status := func(name string) arm.ProvisioningState {
+		item, err := r.app.Store.Get(ctx, sub, document.CosmosID(document.OperationResourceID(sub, name)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		op, err := document.ParseOperation(item.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return op.Properties.Status
+	}
+	res := func(name string) *document.Resource {
+		item, err := r.app.Store.Get(ctx, sub, document.CosmosID(names[name]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := document.ParseResource(item.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	for _, n := range order[:2] {
+		href := res(n).ClusterServiceID()
+		cs.mu.Lock()
+		cs.hung = append(cs.hung, href[strings.LastIndex(href, "/")+1:])
+		cs.mu.Unlock()
+	}
+
+	tick := readFile(t, "../functions/pollOperations/testdata/tick.json")
+	resp, body := r.post("/pollOperations", tick)
+	logs := fmt.Sprint(ensureJSON(t, body)["Logs"])
+	if resp.StatusCode != http.StatusOK || !strings.Contains(logs, "tick: polled=6 changed=4") || !strings.Contains(logs, "errors=2") {
+		t.Fatalf("tick 1: %d %s", resp.StatusCode, body)
+	}
+	for i, n := range order {
+		want := arm.ProvisioningStateSucceeded
+		if i < 2 {
+			want = arm.ProvisioningStateAccepted
+		}
+		if got := status(n); got != want {
+			t.Errorf("operation %d in stream order: %s, want %s", i, got, want)
+		}
+	}
+	resp, body = r.post("/pollOperations", tick)
+	if logs := fmt.Sprint(ensureJSON(t, body)["Logs"]); resp.StatusCode != http.StatusOK || !strings.Contains(logs, "errors=0 backed_off=2") {
+		t.Fatalf("tick 2: %d %s", resp.StatusCode, body)
+	}
+}
