@@ -48,7 +48,9 @@ func (e *Engine) readSubscription(ctx context.Context, subscriptionID string) (*
 	if subscriptionID == "" {
 		return nil, nil
 	}
-	item, err := e.store.Get(ctx, document.PartitionKey(subscriptionID), document.SubscriptionCosmosID(subscriptionID))
+	rctx, cancel := e.requestReadCtx(ctx)
+	defer cancel()
+	item, err := e.store.Get(rctx, document.PartitionKey(subscriptionID), document.SubscriptionCosmosID(subscriptionID))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	}

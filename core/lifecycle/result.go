@@ -75,7 +75,9 @@ func (e *Engine) visibleOperation(ctx context.Context, req StatusRequest) (*docu
 	}
 	req.SubscriptionID, req.OperationName = sub, name
 	id := document.CosmosID(document.OperationResourceID(req.SubscriptionID, req.OperationName))
-	op, err := e.readOperation(ctx, document.PartitionKey(req.SubscriptionID), id)
+	rctx, cancel := e.requestReadCtx(ctx)
+	defer cancel()
+	op, err := e.readOperation(rctx, document.PartitionKey(req.SubscriptionID), id)
 	if err != nil {
 		return nil, fmt.Errorf("reading operation %s: %w", req.OperationName, err)
 	}
@@ -92,7 +94,9 @@ func (e *Engine) visibleOperation(ctx context.Context, req StatusRequest) (*docu
 // resourceResult renders the target resource as it is stored now, with
 // the ID ARM asked about (the operation's externalId).
 func (e *Engine) resourceResult(ctx context.Context, op *document.OperationDocument) ([]byte, error) {
-	res, err := e.readResource(ctx, op.PartitionKey, op.Properties.ExternalID)
+	rctx, cancel := e.requestReadCtx(ctx)
+	defer cancel()
+	res, err := e.readResource(rctx, op.PartitionKey, op.Properties.ExternalID)
 	if err != nil {
 		return nil, fmt.Errorf("result of operation %s: %w", op.Name(), err)
 	}
@@ -136,4 +140,11 @@ func (e *Engine) credentialResult(ctx context.Context, op *document.OperationDoc
 		return nil, fmt.Errorf("rendering the credential of operation %s: %w", op.Name(), err)
 	}
 	return body, nil
+}
+
+// requestReadCtx bounds a store read made for an ARM request by the same
+// WriteTimeout a guarded write gets: a store that does not answer costs
+// one poll (ARM polls again), not a request held until the host gives up.
+func (e *Engine) requestReadCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, e.cfg.WriteTimeout)
 }

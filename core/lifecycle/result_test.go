@@ -5,11 +5,13 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hcpops/hcpops/core/admission"
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/clusterservice/simulator"
 	"github.com/hcpops/hcpops/core/document"
+	"github.com/hcpops/hcpops/core/store"
 )
 
 func resultRequest(name string) StatusRequest {
@@ -88,5 +90,34 @@ func TestAdmit(t *testing.T) {
 	e.editDoc(t, "/subscriptions/"+testSub, func(doc obj) { props(doc)["state"] = 7 })
 	if _, err := e.engine.Admit(ctx, req); err == nil || errors.As(err, &rej) || !strings.Contains(err.Error(), "properties.state") {
 		t.Fatalf("damaged subscription document: %v, want an error naming the field", err)
+	}
+}
+
+// hangingStore never answers a point read until the caller gives up, as a
+// Cosmos account in trouble would.
+type hangingStore struct{ *recordingStore }
+
+func (h hangingStore) Get(ctx context.Context, pk, id string) (store.Item, error) {
+	<-ctx.Done()
+	return store.Item{}, ctx.Err()
+}
+
+// TestRequestReadsAreBounded: a store that hangs costs ARM's poll an error
+// after WriteTimeout, whatever the request's own context allows.
+func TestRequestReadsAreBounded(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.WriteTimeout = 50 * time.Millisecond })
+	eng, err := New(Deps{Store: hangingStore{e.store}, ClusterService: e.cs, Notifier: nopNotifier{}, Clock: e.clk.Now}, e.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background() // no deadline of its own
+	if _, err := eng.Result(ctx, resultRequest("8a0f7c62-7a44-4a8e-9d8f-2f0d3e1c0b11")); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Result on a hung store: %v, want the read's deadline", err)
+	}
+	if _, err := eng.Status(ctx, resultRequest("8a0f7c62-7a44-4a8e-9d8f-2f0d3e1c0b11")); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Status on a hung store: %v, want the read's deadline", err)
+	}
+	if _, err := eng.Admit(ctx, AdmitRequest{Method: "GET", SubscriptionID: testSub, APIVersion: "2024-06-10-preview"}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Admit on a hung store: %v, want the read's deadline", err)
 	}
 }
