@@ -19,6 +19,8 @@ import (
 	"github.com/hcpops/hcpops/core/clusterservice/simulator"
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/frontend"
+	"github.com/hcpops/hcpops/core/store"
+	"github.com/hcpops/hcpops/devhost/triggerhost"
 	"github.com/hcpops/hcpops/handlers"
 )
 
@@ -57,7 +59,8 @@ type armRig struct {
 	logs    *logBuffer
 	feedPos string
 	// clk, when set, is the app's clock; drive moves it with CS time.
-	clk *testClock
+	clk         *testClock
+	tickPayload []byte
 }
 
 // testClock is a settable clock for the app and the frontend.
@@ -86,6 +89,13 @@ func newARMRig(t *testing.T, settings map[string]string) *armRig {
 // newARMRigAt is newARMRig with the app and frontend on clk (nil: real time).
 func newARMRigAt(t *testing.T, settings map[string]string, clk *testClock) *armRig {
 	t.Helper()
+	return newARMRigWith(t, settings, clk, nil)
+}
+
+// newARMRigWith is newARMRigAt with the configured store seen by the app
+// through wrap (a fault injector), when wrap is not nil.
+func newARMRigWith(t *testing.T, settings map[string]string, clk *testClock, wrap func(store.Store) store.Store) *armRig {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	sim := simulator.New()
@@ -109,6 +119,14 @@ func newARMRigAt(t *testing.T, settings map[string]string, clk *testClock) *armR
 	if clk != nil {
 		parts.Clock, now = clk.Now, clk.Now
 	}
+	if wrap != nil {
+		st, _, err := OpenStore(getenv, logger)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		parts.Store = wrap(st)
+	}
 	a, err := New(ctx, getenv, logger, parts)
 	if err != nil {
 		t.Fatal(err)
@@ -121,7 +139,7 @@ func newARMRigAt(t *testing.T, settings map[string]string, clk *testClock) *armR
 	h := httptest.NewServer(srv)
 	t.Cleanup(h.Close)
 	r := &armRig{t: t, app: a, sim: sim, handler: h, logs: logs, clk: clk,
-		fe: frontend.New(a.Store, now, uuid.NewString)}
+		fe: frontend.New(a.Store, now, uuid.NewString), tickPayload: readFile(t, "../functions/pollOperations/testdata/tick.json")}
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("app log:\n%s", logs.String())
@@ -134,30 +152,14 @@ func (r *armRig) opts() frontend.Options {
 	return frontend.Options{Location: "eastus", TenantID: tenant, ClientID: armClient}
 }
 
-// drive delivers the change feed and ticks, with CS time moving a minute a
-// round, until every named operation is terminal.
+// drive posts the host's payloads to the real handler — the change feed
+// to /dispatchOperations, timer ticks to /pollOperations — with CS time
+// moving a minute a round, until every named operation is terminal.
 func (r *armRig) drive(ops ...*document.OperationDocument) {
 	r.t.Helper()
-	ctx := context.Background()
 	for round := 0; round < 60; round++ {
-		for {
-			page, err := r.app.Store.ChangeFeed(ctx, r.feedPos, 100)
-			if err != nil {
-				r.t.Fatal(err)
-			}
-			if len(page.Items) == 0 {
-				break
-			}
-			r.feedPos = page.Continuation
-			docs := make([]json.RawMessage, len(page.Items))
-			for i, it := range page.Items {
-				docs[i] = it.Body
-			}
-			_, _ = r.app.Engine.DispatchDocuments(ctx, docs) // the tick retries what failed
-		}
-		if _, err := r.app.Engine.Tick(ctx); err != nil {
-			r.t.Fatal(err)
-		}
+		r.deliver()
+		r.invoke("/pollOperations", r.tickPayload)
 		done := true
 		for _, op := range ops {
 			if got := r.op(op.Name()); got != nil && !got.Properties.Status.IsTerminal() {
@@ -173,6 +175,42 @@ func (r *armRig) drive(ops ...*document.OperationDocument) {
 		}
 	}
 	r.t.Fatalf("operations did not finish in 60 rounds")
+}
+
+// deliver posts what the change feed has, as the host's Cosmos trigger
+// would; a failed batch is the host's to redeliver, and the tick's to
+// pick up.
+func (r *armRig) deliver() {
+	r.t.Helper()
+	for {
+		page, err := r.app.Store.ChangeFeed(context.Background(), r.feedPos, 100)
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		if len(page.Items) == 0 {
+			return
+		}
+		r.feedPos = page.Continuation
+		docs, err := triggerhost.EncodeDocuments(page.Items)
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		body, _ := json.Marshal(map[string]any{"Data": map[string]any{"documents": docs},
+			"Metadata": map[string]any{"sys": map[string]any{"MethodName": "dispatchOperations"}}})
+		r.invoke("/dispatchOperations", body)
+	}
+}
+
+// invoke posts an invocation envelope and returns the HTTP status.
+func (r *armRig) invoke(path string, body []byte) int {
+	r.t.Helper()
+	resp, err := r.handler.Client().Post(r.handler.URL+path, "application/json", bytes.NewReader(body))
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode
 }
 
 // op reads an operation; nil when it is gone.
