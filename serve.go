@@ -35,7 +35,22 @@ func serve(ctx context.Context, args []string, getenv func(string) string) error
 		return err
 	}
 	logger.Info("serving custom handler", "port", p, "store", a.StoreName)
-	if err := srv.Run(ctx); err != nil {
+	// A store that finds its file damaged fails every call from then on:
+	// stop with its message (exit 1) rather than serve errors.
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go func() {
+		select {
+		case <-a.StoreDamaged():
+			cancel(a.StoreErr())
+		case <-ctx.Done():
+		}
+	}()
+	err = srv.Run(ctx)
+	if cause := context.Cause(ctx); cause != nil && a.StoreErr() != nil {
+		return fmt.Errorf("stopped serving: %w", cause)
+	}
+	if err != nil {
 		return fmt.Errorf("serving: %w", err)
 	}
 	return nil

@@ -58,7 +58,7 @@ func OpenStore(getenv func(string) string, logger *slog.Logger) (store.Store, st
 	path := filepath.Join(dir, StoreFileName)
 	s, err := embedded.Open(path, embedded.WithLogger(logger))
 	if err != nil {
-		return nil, "", fmt.Errorf("opening embedded store %s: %w", path, err)
+		return nil, "", err // names the file and, for a damaged one, what to do
 	}
 	return s, "embedded " + path, nil
 }
@@ -149,6 +149,30 @@ func (a *App) Handler(getenv func(string) string, cfg handlers.Config) (*handler
 		return nil, fmt.Errorf("registering functions: %w", err)
 	}
 	return srv, nil
+}
+
+// StoreDamaged is closed when the store finds its file damaged (embedded
+// store only; otherwise it never is), and StoreErr then says how. A server
+// stops on it: every later call would fail, and a restart meets Open's
+// refusal, which names the file and what to do.
+func (a *App) StoreDamaged() <-chan struct{} {
+	if d, ok := a.Store.(damageable); ok {
+		return d.Damaged()
+	}
+	return nil
+}
+
+// StoreErr is the damage the store met, or nil.
+func (a *App) StoreErr() error {
+	if d, ok := a.Store.(damageable); ok {
+		return d.Err()
+	}
+	return nil
+}
+
+type damageable interface {
+	Damaged() <-chan struct{}
+	Err() error
 }
 
 // Close releases what New opened (the store, the Clusters Service client),

@@ -75,6 +75,17 @@ func newRig(t *testing.T) *rig {
 // the simulator's URL.
 func newRigWith(t *testing.T, override func(simURL string) map[string]string) *rig {
 	t.Helper()
+	return newRigFull(t, override, slog.New(slog.NewTextHandler(io.Discard, nil)))
+}
+
+// newRigLogging is newRig with the app logging to logger.
+func newRigLogging(t *testing.T, logger *slog.Logger) *rig {
+	t.Helper()
+	return newRigFull(t, nil, logger)
+}
+
+func newRigFull(t *testing.T, override func(simURL string) map[string]string, logger *slog.Logger) *rig {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	sim := simulator.New()
@@ -93,7 +104,6 @@ func newRigWith(t *testing.T, override func(simURL string) map[string]string) *r
 		maps.Copy(env, override(simURL))
 	}
 	getenv := func(k string) string { return env[k] }
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	a, err := New(ctx, getenv, logger, Parts{})
 	if err != nil {
 		t.Fatal(err)

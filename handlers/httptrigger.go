@@ -102,8 +102,9 @@ func decodeHeaders(raw json.RawMessage) (map[string][]string, error) {
 }
 
 // Header is the value of a header, matched case-insensitively. conflict
-// reports spellings or repeats that disagree: the value is then "", and a
-// caller deciding who is asking must not pick one.
+// reports spellings or repeats that disagree (values compare
+// case-insensitively, as the IDs in ARM's headers do): the value is then
+// "", and a caller deciding who is asking must not pick one.
 func (r HTTPRequest) Header(name string) (value string, conflict bool) {
 	seen := false
 	for k, vs := range r.Headers {
@@ -111,7 +112,7 @@ func (r HTTPRequest) Header(name string) (value string, conflict bool) {
 			continue
 		}
 		for _, v := range vs {
-			if seen && v != value {
+			if seen && !strings.EqualFold(v, value) {
 				return "", true
 			}
 			value, seen = v, true

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	cs "github.com/hcpops/hcpops/core/clusterservice"
 	"github.com/hcpops/hcpops/core/document"
+	"github.com/hcpops/hcpops/core/store"
 )
 
 // dispatchDocuments runs the dispatcher of every live operation in a
@@ -23,7 +25,8 @@ func (e *Engine) dispatchDocuments(ctx context.Context, docs []json.RawMessage) 
 	for i, raw := range docs {
 		kind, err := document.Sniff(raw)
 		if err != nil {
-			log.Warn("skipping an unreadable change-feed document", "index", i, "error", err)
+			pk, id := addressOf(raw)
+			log.Warn("skipping an unreadable change-feed document", "index", i, "document_id", id, "partition_key", pk, "error", err)
 			continue
 		}
 		if kind != document.KindOperation {
@@ -32,7 +35,16 @@ func (e *Engine) dispatchDocuments(ctx context.Context, docs []json.RawMessage) 
 		res.Operations++
 		op, err := document.ParseOperation(raw)
 		if err != nil {
-			log.Error("skipping a malformed operation document", "index", i, "error", err)
+			pk, id := addressOf(raw)
+			log.Error("skipping a malformed operation document", "index", i, "document_id", id, "partition_key", pk, "error", err)
+			res.Skipped++
+			continue
+		}
+		// No store call can ever take this address: retrying the batch for
+		// it would only hold the lease partition until the host gives up.
+		if err := store.CheckAddress(op.PartitionKey, op.ID); err != nil {
+			log.Error("skipping an operation document that cannot be addressed", "index", i,
+				"document_id", op.ID, "partition_key", op.PartitionKey, "error", err)
 			res.Skipped++
 			continue
 		}
@@ -47,17 +59,22 @@ func (e *Engine) dispatchDocuments(ctx context.Context, docs []json.RawMessage) 
 	}
 
 	var (
-		mu   sync.Mutex
-		errs []error
-		wg   sync.WaitGroup
-		sem  = make(chan struct{}, e.cfg.PollConcurrency)
+		mu     sync.Mutex
+		errs   []error
+		failed []string
+		wg     sync.WaitGroup
+		sem    = make(chan struct{}, e.cfg.PollConcurrency)
 	)
-	for _, tg := range targets {
+	for n, tg := range targets {
 		select {
 		case sem <- struct{}{}:
 		case <-ctx.Done():
 			wg.Wait()
-			return res, fmt.Errorf("dispatching: %w", ctx.Err())
+			for _, u := range targets[n:] {
+				failed = append(failed, u.id)
+			}
+			res.Changed, res.Notified = int(t.changed.Load()), int(t.notified.Load())
+			return res, dispatchError(failed, append(errs, fmt.Errorf("dispatching: %w", ctx.Err())))
 		}
 		wg.Add(1)
 		go func() {
@@ -66,13 +83,14 @@ func (e *Engine) dispatchDocuments(ctx context.Context, docs []json.RawMessage) 
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
-			case errors.Is(err, errMalformed):
-				log.Error("skipping an operation that cannot be dispatched", "document_id", tg.id, "error", err)
+			case errors.Is(err, errMalformed), errors.Is(err, store.ErrInvalid):
+				log.Error("skipping an operation that cannot be dispatched", "document_id", tg.id, "partition_key", tg.pk, "error", err)
 				res.Skipped++
 			case err != nil:
 				log.Warn("dispatch failed; the batch is retried",
 					append(csAttrs(err), "operation_id", tg.name, "document_id", tg.id, "retryable", cs.IsRetryable(err), "error", err)...)
 				errs = append(errs, err)
+				failed = append(failed, tg.id)
 			case o == outcomeDispatched:
 				res.Dispatched++
 			case o == outcomeDeferred:
@@ -84,7 +102,26 @@ func (e *Engine) dispatchDocuments(ctx context.Context, docs []json.RawMessage) 
 	}
 	wg.Wait()
 	res.Changed, res.Notified = int(t.changed.Load()), int(t.notified.Load())
-	return res, errors.Join(errs...)
+	return res, dispatchError(failed, errs)
+}
+
+func dispatchError(ids []string, errs []error) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	slices.Sort(ids)
+	return &DispatchError{DocumentIDs: ids, Err: errors.Join(errs...)}
+}
+
+// addressOf reads id and partitionKey from a document that failed to
+// parse, for the log line; fields that are missing or not strings are "".
+func addressOf(raw json.RawMessage) (partitionKey, id string) {
+	var a struct {
+		ID           string `json:"id"`
+		PartitionKey string `json:"partitionKey"`
+	}
+	_ = json.Unmarshal(raw, &a) // best effort: fills what it can
+	return a.PartitionKey, a.ID
 }
 
 // dispatchOne re-reads an operation and its resource (a change-feed copy

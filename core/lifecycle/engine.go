@@ -48,6 +48,21 @@ func (r DispatchResult) String() string {
 	return s
 }
 
+// DispatchError is DispatchDocuments' error: the operation documents whose
+// dispatch failed for a reason that may pass (store or CS unreachable,
+// throttled, timed out), so whoever gives up on the batch can name them.
+// Permanent garbage is skipped, never listed here.
+type DispatchError struct {
+	DocumentIDs []string // sorted
+	Err         error
+}
+
+func (e *DispatchError) Error() string {
+	return fmt.Sprintf("%d operations not dispatched: %v", len(e.DocumentIDs), e.Err)
+}
+
+func (e *DispatchError) Unwrap() error { return e.Err }
+
 // TickResult counts what one poll tick did.
 type TickResult struct {
 	Polled     int // operations examined
@@ -109,7 +124,8 @@ type Engine struct {
 // DispatchDocuments handles one change-feed batch; non-operation documents
 // are ignored. Safe to call again with the same batch. The error reports
 // operations that failed and should be retried (the host redelivers the
-// batch); malformed documents are logged and skipped, never retried.
+// batch); malformed documents, including ones no store accepts the id or
+// partition key of, are logged and skipped, never retried.
 func (e *Engine) DispatchDocuments(ctx context.Context, docs []json.RawMessage) (DispatchResult, error) {
 	return e.dispatchDocuments(ctx, docs)
 }

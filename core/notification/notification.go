@@ -16,6 +16,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -36,8 +37,10 @@ var ErrNotAllowed = errors.New("notification URI not allowed")
 
 // Config says where notifications may go.
 type Config struct {
-	// AllowedHosts are host patterns ("host" or "*.domain"); nil means
-	// DefaultAllowedHosts.
+	// AllowedHosts are host patterns ("host" or "*.domain"), each
+	// optionally with ":port"; nil means DefaultAllowedHosts. A pattern
+	// without a port admits only the scheme's default port (443): a port
+	// is a different service on that host, so it must be listed itself.
 	AllowedHosts []string
 	// AllowLoopback permits http(s) to 127.0.0.0/8, ::1 and localhost.
 	AllowLoopback bool
@@ -51,9 +54,13 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	var c Config
 	if v := strings.TrimSpace(getenv("HCPOPS_NOTIFICATION_HOSTS")); v != "" {
 		for _, h := range strings.Split(v, ",") {
-			if h = strings.ToLower(strings.TrimSpace(h)); h != "" {
-				c.AllowedHosts = append(c.AllowedHosts, h)
+			if h = strings.ToLower(strings.TrimSpace(h)); h == "" {
+				continue
 			}
+			if _, _, err := splitPattern(h); err != nil {
+				return Config{}, fmt.Errorf("HCPOPS_NOTIFICATION_HOSTS: pattern %q: %w", h, err)
+			}
+			c.AllowedHosts = append(c.AllowedHosts, h)
 		}
 	}
 	switch v := strings.ToLower(strings.TrimSpace(getenv("HCPOPS_NOTIFICATION_ALLOW_LOOPBACK"))); v {
@@ -112,12 +119,61 @@ func (n *Notifier) Check(uri string) error {
 	if u.Scheme != "https" {
 		return fmt.Errorf("%w: scheme %q, want https", ErrNotAllowed, u.Scheme)
 	}
+	port, err := portOf(u)
+	if err != nil {
+		return fmt.Errorf("%w: %q: %v", ErrNotAllowed, uri, err)
+	}
+	hostListed := false
 	for _, p := range n.cfg.AllowedHosts {
-		if hostMatches(p, host) {
+		ph, pp, err := splitPattern(p)
+		if err != nil || !hostMatches(ph, host) {
+			continue
+		}
+		hostListed = true
+		if pp == port {
 			return nil
 		}
 	}
+	if hostListed {
+		return fmt.Errorf("%w: port %d of host %q is not on the allow-list (list it as %s:%d)", ErrNotAllowed, port, host, host, port)
+	}
 	return fmt.Errorf("%w: host %q is not on the allow-list", ErrNotAllowed, host)
+}
+
+// httpsPort is the scheme default, the only port a bare host pattern admits.
+const httpsPort = 443
+
+// portOf is the port an https URI dials, as a number so "0443" and "443"
+// are one port.
+func portOf(u *url.URL) (int, error) {
+	p := u.Port()
+	if p == "" {
+		return httpsPort, nil
+	}
+	return parsePort(p)
+}
+
+func parsePort(p string) (int, error) {
+	n, err := strconv.Atoi(p)
+	if err != nil || n < 1 || n > 65535 || strings.ContainsAny(p, "+-") {
+		return 0, fmt.Errorf("port %q is not a number from 1 to 65535", p)
+	}
+	return n, nil
+}
+
+// splitPattern splits "host[:port]" (lower case); no port means 443.
+func splitPattern(p string) (host string, port int, err error) {
+	host, port = p, httpsPort
+	if i := strings.LastIndexByte(p, ':'); i >= 0 {
+		if port, err = parsePort(p[i+1:]); err != nil {
+			return "", 0, err
+		}
+		host = p[:i]
+	}
+	if h := strings.TrimPrefix(host, "*."); h == "" || strings.ContainsAny(h, ":/*@[]") {
+		return "", 0, fmt.Errorf("host %q is not a host name or *.domain", host)
+	}
+	return strings.ToLower(host), port, nil
 }
 
 // Notify POSTs the status body to uri. Any non-2xx answer is an error; the

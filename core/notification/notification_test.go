@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -18,6 +20,7 @@ func TestCheck(t *testing.T) {
 	strict := New(Config{}, nil)
 	local := New(Config{AllowLoopback: true}, nil)
 	custom := New(Config{AllowedHosts: []string{"arm.example.test"}}, nil)
+	ported := New(Config{AllowedHosts: []string{"arm.example.test:8443", "*.Regional.Test:9443"}}, nil)
 	tests := []struct {
 		name string
 		n    *Notifier
@@ -37,6 +40,19 @@ func TestCheck(t *testing.T) {
 		{"non-http loopback refused", local, "ftp://127.0.0.1/n", false},
 		{"custom list replaces default", custom, "https://management.azure.com/n", false},
 		{"custom host", custom, "https://arm.example.test/n", true},
+		{"explicit default port", strict, "https://management.azure.com:443/n", true},
+		{"default port with leading zero", strict, "https://management.azure.com:0443/n", true},
+		{"other port refused", strict, "https://management.azure.com:18902/n", false},
+		{"other port on a regional host refused", strict, "https://eastus.management.azure.com:8443/n", false},
+		{"port zero refused", strict, "https://management.azure.com:0/n", false},
+		{"port out of range refused", strict, "https://management.azure.com:70000/n", false},
+		{"userinfo trick refused", strict, "https://management.azure.com:443@example.com/n", false},
+		{"listed host:port", ported, "https://arm.example.test:8443/n", true},
+		{"listed host, unlisted default port", ported, "https://arm.example.test/n", false},
+		{"listed host, other port", ported, "https://arm.example.test:8444/n", false},
+		{"listed wildcard:port", ported, "https://eastus.regional.test:9443/n", true},
+		{"wildcard:port, default port", ported, "https://eastus.regional.test/n", false},
+		{"loopback any port when asked", local, "https://127.0.0.1:18902/n", true},
 		{"no host", strict, "https:///n", false},
 		{"garbage", strict, "://", false},
 	}
@@ -126,8 +142,51 @@ func TestConfigFromEnv(t *testing.T) {
 	if len(c.AllowedHosts) != 2 || c.AllowedHosts[0] != "a.example.test" || c.AllowedHosts[1] != "*.b.test" || !c.AllowLoopback {
 		t.Fatalf("config %+v", c)
 	}
+	for _, bad := range []string{"arm.test:http", "arm.test:0", "arm.test:65536", ":8443", "*.:443", "arm.test:-1", "a/b.test"} {
+		env := map[string]string{"HCPOPS_NOTIFICATION_HOSTS": "management.azure.com," + bad}
+		_, err := ConfigFromEnv(func(k string) string { return env[k] })
+		if err == nil || !strings.Contains(err.Error(), "HCPOPS_NOTIFICATION_HOSTS") || !strings.Contains(err.Error(), strconv.Quote(bad)) {
+			t.Errorf("HCPOPS_NOTIFICATION_HOSTS=...,%s: error %v, want one naming the setting and the pattern", bad, err)
+		}
+	}
+	env["HCPOPS_NOTIFICATION_HOSTS"] = "arm.test:8443"
+	if c, err := ConfigFromEnv(func(k string) string { return env[k] }); err != nil || len(c.AllowedHosts) != 1 {
+		t.Fatalf("host:port pattern: %+v, %v", c, err)
+	}
 	env["HCPOPS_NOTIFICATION_ALLOW_LOOPBACK"] = "maybe"
 	if _, err := ConfigFromEnv(func(k string) string { return env[k] }); err == nil {
 		t.Fatal("want an error for a bad boolean")
+	}
+}
+
+// dialRecorder is a transport that counts every request it is asked to send.
+type dialRecorder struct {
+	mu   sync.Mutex
+	hits []string
+}
+
+func (d *dialRecorder) RoundTrip(r *http.Request) (*http.Response, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.hits = append(d.hits, r.URL.Host)
+	return nil, errors.New("no network in this test")
+}
+
+// TestNotifyRefusesUnlistedPortWithoutConnecting is the case: an
+// allowed host on another port must be refused before any connection.
+func TestNotifyRefusesUnlistedPortWithoutConnecting(t *testing.T) {
+	rec := &dialRecorder{}
+	n := New(Config{}, &http.Client{Transport: rec})
+	status := arm.OperationStatus{Name: "u", Status: arm.ProvisioningStateSucceeded}
+	err := n.Notify(context.Background(), "https://management.azure.com:18902/subscriptions/x/notify", status)
+	if !errors.Is(err, ErrNotAllowed) || !strings.Contains(err.Error(), "18902") {
+		t.Fatalf("Notify = %v, want ErrNotAllowed naming port 18902", err)
+	}
+	// The default port still goes out (to the recording transport).
+	_ = n.Notify(context.Background(), "https://management.azure.com/subscriptions/x/notify", status)
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.hits) != 1 || rec.hits[0] != "management.azure.com" {
+		t.Fatalf("requests attempted: %q, want only the default-port one", rec.hits)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Sentinel errors; implementations wrap them so errors.Is works.
@@ -114,4 +115,25 @@ type Store interface {
 	ChangeFeed(ctx context.Context, continuation string, maxItems int) (FeedPage, error)
 	// Close releases the store's resources.
 	Close() error
+}
+
+// CheckAddress applies the rules both stores enforce on a document's
+// address (Cosmos DB's id rules plus NUL, which the embedded key layout
+// reserves), so a caller holding a document from outside — a change-feed
+// copy — can tell garbage that no store call will ever accept from a
+// failure worth retrying. The error wraps ErrInvalid and names the field.
+func CheckAddress(partitionKey, id string) error {
+	switch {
+	case partitionKey == "":
+		return fmt.Errorf("%w: partitionKey is empty", ErrInvalid)
+	case strings.IndexByte(partitionKey, 0) >= 0:
+		return fmt.Errorf("%w: partitionKey %q contains NUL", ErrInvalid, partitionKey)
+	case id == "":
+		return fmt.Errorf("%w: id is empty", ErrInvalid)
+	case len(id) > 255:
+		return fmt.Errorf("%w: id %q is longer than 255 bytes", ErrInvalid, id)
+	case strings.ContainsAny(id, "/\\?#\x00"):
+		return fmt.Errorf("%w: id %q contains one of / \\ ? # or NUL", ErrInvalid, id)
+	}
+	return nil
 }

@@ -6,6 +6,7 @@ package dispatchoperations
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -45,8 +46,10 @@ func (f *Function) Register(s *handlers.Server) error {
 }
 
 // Invoke handles one batch. A malformed payload is a 400 and reaches nothing;
-// a dispatcher error is a 500, so the retry policy in function.json has the
-// host deliver the same batch again rather than checkpoint past it.
+// documents that can never be dispatched are skipped by the dispatcher (200);
+// a transient dispatcher error is a 500, so the retry policy in function.json
+// has the host deliver the same batch again rather than checkpoint past it.
+// On the last attempt the documents given up are logged at Error first.
 func (f *Function) Invoke(ctx context.Context, inv handlers.Invocation) (handlers.Result, error) {
 	raw, ok := inv.Data[BindingName]
 	if !ok {
@@ -58,9 +61,11 @@ func (f *Function) Invoke(ctx context.Context, inv handlers.Invocation) (handler
 		return handlers.Result{}, err
 	}
 	var logs []string
-	if rc, err := inv.RetryContext(); err != nil {
+	rc, err := inv.RetryContext()
+	if err != nil {
 		// Retry bookkeeping is informational; a garbled one must not cost the batch.
 		f.logger.WarnContext(ctx, "ignoring unreadable RetryContext", "error", err)
+		rc = nil
 	} else if rc != nil {
 		level := slog.LevelDebug // attempt 0 carries a RetryContext too
 		if rc.RetryCount > 0 {
@@ -75,6 +80,9 @@ func (f *Function) Invoke(ctx context.Context, inv handlers.Invocation) (handler
 	}
 	res, err := f.dispatcher.DispatchDocuments(ctx, docs)
 	if err != nil {
+		if lastAttempt(rc) {
+			f.giveUp(ctx, rc, docs, err)
+		}
 		logs = append(logs, "dispatch failed; counts so far: "+res.String())
 		return handlers.Result{Logs: logs}, fmt.Errorf("dispatching a batch of %d documents: %w", len(docs), err)
 	}
@@ -83,6 +91,49 @@ func (f *Function) Invoke(ctx context.Context, inv handlers.Invocation) (handler
 		"documents", res.Documents, "operations", res.Operations, "dispatched", res.Dispatched,
 		"skipped", res.Skipped, "deferred", res.Deferred)
 	return handlers.Result{Logs: append(logs, summary)}, nil
+}
+
+// MsgBatchGivenUp is the stable message of the log line naming documents
+// the host will checkpoint past (telemetry queries match on it).
+const MsgBatchGivenUp = "changefeed.batch_given_up"
+
+// lastAttempt reports whether the host will not deliver this batch again
+// after a failure: retries are used up, or there is no retry policy (no
+// RetryContext) at all. MaxRetryCount -1 retries forever.
+func lastAttempt(rc *handlers.RetryContext) bool {
+	return rc == nil || (rc.MaxRetryCount >= 0 && rc.RetryCount >= rc.MaxRetryCount)
+}
+
+// giveUp logs, at Error and once, the documents the host is about to skip;
+// the tick's safety net dispatches those operations later, and this line
+// is how an operator sees why they waited.
+func (f *Function) giveUp(ctx context.Context, rc *handlers.RetryContext, docs []json.RawMessage, err error) {
+	var ids []string
+	if de := (*lifecycle.DispatchError)(nil); errors.As(err, &de) {
+		ids = de.DocumentIDs
+	}
+	if len(ids) == 0 { // the dispatcher could not say which: name them all
+		ids = documentIDs(docs)
+	}
+	attrs := []any{"document_ids", ids, "documents", len(docs), "error", err}
+	if rc != nil {
+		attrs = append(attrs, "retry_count", rc.RetryCount, "max_retry_count", rc.MaxRetryCount)
+	}
+	f.logger.ErrorContext(ctx, MsgBatchGivenUp, attrs...)
+}
+
+// documentIDs reads each document's id, skipping ones without a string id.
+func documentIDs(docs []json.RawMessage) []string {
+	ids := make([]string, 0, len(docs))
+	for _, d := range docs {
+		var a struct {
+			ID string `json:"id"`
+		}
+		if json.Unmarshal(d, &a) == nil && a.ID != "" {
+			ids = append(ids, a.ID)
+		}
+	}
+	return ids
 }
 
 func keys(m map[string]json.RawMessage) string {

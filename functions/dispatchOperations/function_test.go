@@ -300,3 +300,22 @@ type nopDispatcher struct{}
 func (nopDispatcher) DispatchDocuments(ctx context.Context, docs []json.RawMessage) (lifecycle.DispatchResult, error) {
 	return lifecycle.DispatchResult{Documents: len(docs)}, nil
 }
+
+func TestLastAttempt(t *testing.T) {
+	tests := []struct {
+		rc   *handlers.RetryContext
+		want bool
+	}{
+		{nil, true}, // no retry policy: the host checkpoints past any failure
+		{&handlers.RetryContext{RetryCount: 0, MaxRetryCount: 5}, false},
+		{&handlers.RetryContext{RetryCount: 4, MaxRetryCount: 5}, false},
+		{&handlers.RetryContext{RetryCount: 5, MaxRetryCount: 5}, true},
+		{&handlers.RetryContext{RetryCount: 0, MaxRetryCount: 0}, true},
+		{&handlers.RetryContext{RetryCount: 1000, MaxRetryCount: -1}, false}, // forever
+	}
+	for _, tt := range tests {
+		if got := lastAttempt(tt.rc); got != tt.want {
+			t.Errorf("lastAttempt(%+v) = %v, want %v", tt.rc, got, tt.want)
+		}
+	}
+}

@@ -239,9 +239,11 @@ func first(vs []string) string {
 	return vs[0]
 }
 
+// disagree reports values of one identity header that differ (IDs
+// compare case-insensitively).
 func disagree(vs []string) bool {
 	for _, v := range vs {
-		if v != vs[0] {
+		if !strings.EqualFold(v, vs[0]) {
 			return true
 		}
 	}

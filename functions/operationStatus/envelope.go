@@ -44,13 +44,11 @@ func (f *Function) Invoke(ctx context.Context, inv handlers.Invocation) (handler
 			SubscriptionID: req.Params["subscriptionId"],
 			Location:       req.Params["location"],
 			OperationName:  req.Params["operationId"],
-			HomeTenantID:   req.header(HeaderHomeTenantID),
-			ClientObjectID: req.header(HeaderClientObjectID),
 		}
 		if sr.SubscriptionID == "" && sr.OperationName == "" {
 			sr.SubscriptionID, sr.Location, sr.OperationName = paramsFromURL(req.URL)
 		}
-		ans = f.answer(ctx, sr, apiVersionFromURL(req.URL))
+		ans = f.answer(ctx, sr, req.header, apiVersionFromURL(req.URL))
 	}
 	res := map[string]any{"statusCode": strconv.Itoa(ans.status), "body": string(ans.body)}
 	if ans.body != nil {
@@ -116,22 +114,27 @@ func decodeHostRequest(raw json.RawMessage) (hostRequest, error) {
 }
 
 // header reads a header case-insensitively; the host renders each value as
-// an array of strings (older hosts: a string).
-func (r hostRequest) header(name string) string {
+// an array of strings (older hosts: a string). Two spellings of one name
+// are two keys of a map Go iterates in random order, so every value is
+// gathered: taking the first would make visibility a coin toss.
+func (r hostRequest) header(name string) (string, bool) {
+	var vals []string
 	for k, raw := range r.Headers {
 		if !strings.EqualFold(k, name) {
 			continue
 		}
 		var one string
 		if json.Unmarshal(raw, &one) == nil {
-			return one
+			vals = append(vals, one)
+			continue
 		}
 		var many []string
-		if json.Unmarshal(raw, &many) == nil && len(many) > 0 {
-			return many[0]
+		if json.Unmarshal(raw, &many) != nil {
+			return "", false // unreadable identity is no identity
 		}
+		vals = append(vals, many...)
 	}
-	return ""
+	return oneValue(vals)
 }
 
 // paramsFromURL recovers the route values from the request URL when the

@@ -92,9 +92,7 @@ func (f *Function) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		SubscriptionID: chi.URLParam(r, "subscriptionId"),
 		Location:       chi.URLParam(r, "location"),
 		OperationName:  chi.URLParam(r, "operationId"),
-		HomeTenantID:   r.Header.Get(HeaderHomeTenantID),
-		ClientObjectID: r.Header.Get(HeaderClientObjectID),
-	}, r.URL.Query().Get(APIVersionParameter))
+	}, func(name string) (string, bool) { return oneValue(r.Header.Values(name)) }, r.URL.Query().Get(APIVersionParameter))
 	if ans.body != nil {
 		w.Header().Set("Content-Type", "application/json")
 	}
@@ -108,7 +106,28 @@ type answer struct {
 	body   []byte
 }
 
-func (f *Function) answer(ctx context.Context, req lifecycle.StatusRequest, apiVersion string) answer {
+// headerFunc reads one identity header; false means its values conflict.
+type headerFunc func(name string) (string, bool)
+
+// oneValue is the single value of a header sent zero or more times; values
+// that differ (tenant and object IDs compare case-insensitively) are no
+// value at all.
+func oneValue(vals []string) (string, bool) {
+	for _, v := range vals {
+		if !strings.EqualFold(v, vals[0]) {
+			return "", false
+		}
+	}
+	if len(vals) == 0 {
+		return "", true
+	}
+	return vals[0], true
+}
+
+// answer renders a status read behind ARO-HCP's request gates. The
+// caller's identity comes from header; a conflicting identity header hides
+// the operation, like any mismatch.
+func (f *Function) answer(ctx context.Context, req lifecycle.StatusRequest, header headerFunc, apiVersion string) answer {
 	sub, ok := document.CanonicalUUID(req.SubscriptionID)
 	if !ok {
 		return armError(http.StatusBadRequest, CodeInvalidSubscriptionID, "subscriptionId",
@@ -123,6 +142,9 @@ func (f *Function) answer(ctx context.Context, req lifecycle.StatusRequest, apiV
 		return armError(http.StatusBadRequest, arm.CodeInvalidRequestContent, "location", "The location in the path is empty.")
 	}
 	req.SubscriptionID, req.OperationName = sub, op
+	tenantOK, clientOK := false, false
+	req.HomeTenantID, tenantOK = header(HeaderHomeTenantID)
+	req.ClientObjectID, clientOK = header(HeaderClientObjectID)
 	// ARO-HCP's api-version and subscription middleware run first; an
 	// empty home-tenant header is filled from the subscription.
 	tenant, err := f.reader.Admit(ctx, lifecycle.AdmitRequest{
@@ -135,6 +157,11 @@ func (f *Function) answer(ctx context.Context, req lifecycle.StatusRequest, apiV
 	case err != nil:
 		f.logger.ErrorContext(ctx, "admitting an operation status request", "operation", op, "subscription", sub, "error", err)
 		return internalError()
+	}
+	if !tenantOK || !clientOK {
+		f.logger.InfoContext(ctx, "operation hidden: conflicting identity headers", "operation_id", op,
+			"subscription_id", sub, "home_tenant_conflict", !tenantOK, "client_object_conflict", !clientOK)
+		return answer{status: http.StatusNotFound}
 	}
 	req.HomeTenantID = tenant
 	status, err := f.reader.Status(ctx, req)

@@ -1,7 +1,6 @@
 package embedded
 
 import (
-	"fmt"
 	"sync"
 	"sync/atomic"
 
@@ -22,7 +21,8 @@ import (
 // captures; and a write that fails is taken out and run alone, so its
 // error reaches only its own caller.
 type committer struct {
-	db *bolt.DB
+	db   *bolt.DB
+	path string // for the error when bbolt panics on a damaged file
 	// lead holds a token while a writer commits for the queue.
 	lead chan struct{}
 
@@ -38,8 +38,8 @@ type queuedWrite struct {
 	done chan error // buffered: the committer never waits on a caller
 }
 
-func newCommitter(db *bolt.DB) *committer {
-	return &committer{db: db, lead: make(chan struct{}, 1)}
+func newCommitter(db *bolt.DB, path string) *committer {
+	return &committer{db: db, path: path, lead: make(chan struct{}, 1)}
 }
 
 // update runs fn in a write transaction, perhaps shared with concurrent
@@ -75,9 +75,9 @@ func (c *committer) commit(batch []*queuedWrite) {
 	for len(batch) > 0 {
 		failed := -1
 		c.transactions.Add(1)
-		err := c.db.Update(func(tx *bolt.Tx) error {
+		err := c.run(func(tx *bolt.Tx) error {
 			for i, w := range batch {
-				if err := call(w.fn, tx); err != nil {
+				if err := c.call(w.fn, tx); err != nil {
 					failed = i
 					return err
 				}
@@ -93,17 +93,23 @@ func (c *committer) commit(batch []*queuedWrite) {
 		w := batch[failed]
 		batch = append(batch[:failed:failed], batch[failed+1:]...)
 		c.transactions.Add(1)
-		w.done <- c.db.Update(func(tx *bolt.Tx) error { return call(w.fn, tx) })
+		w.done <- c.run(func(tx *bolt.Tx) error { return c.call(w.fn, tx) })
 	}
 }
 
+// run is db.Update with a bbolt panic (a damaged file met while committing)
+// turned into ErrDamaged, so every writer queued on this commit hears of it
+// instead of waiting forever on a leader that died.
+func (c *committer) run(fn func(*bolt.Tx) error) (err error) {
+	defer recoverDamage(c.path, &err)()
+	return c.db.Update(fn)
+}
+
 // call runs fn, turning a panic into its error: the panic belongs to the
-// write's caller, not to the writer that happens to be committing.
-func call(fn func(*bolt.Tx) error, tx *bolt.Tx) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("write panicked: %v", p)
-		}
-	}()
+// write's caller, not to the writer that happens to be committing. A write
+// only reads and puts bbolt pages, so a panic there is bbolt meeting a
+// damaged page (or a fault past a truncated end): ErrDamaged.
+func (c *committer) call(fn func(*bolt.Tx) error, tx *bolt.Tx) (err error) {
+	defer recoverDamage(c.path, &err)()
 	return fn(tx)
 }

@@ -17,7 +17,8 @@ import (
 
 func openCommitter(t *testing.T) *committer {
 	t.Helper()
-	db, err := bolt.Open(filepath.Join(t.TempDir(), "c.db"), 0o600, &bolt.Options{NoSync: true})
+	path := filepath.Join(t.TempDir(), "c.db")
+	db, err := bolt.Open(path, 0o600, &bolt.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,7 +26,7 @@ func openCommitter(t *testing.T) *committer {
 	if err := db.Update(func(tx *bolt.Tx) error { _, err := tx.CreateBucket([]byte("b")); return err }); err != nil {
 		t.Fatal(err)
 	}
-	return newCommitter(db)
+	return newCommitter(db, path)
 }
 
 func put(key string) func(*bolt.Tx) error {

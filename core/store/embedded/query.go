@@ -115,7 +115,7 @@ func (s *Store) stream(ctx context.Context, bucket, prefix []byte, size int, pag
 // key to resume from, or nil when the range is exhausted.
 func (s *Store) scan(bucket, prefix, after []byte, size int, match matchFunc) (items []store.Item, last []byte, err error) {
 	now := s.now().Unix()
-	err = s.db.View(func(tx *bolt.Tx) error {
+	err = s.view(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucket).Cursor()
 		docs := tx.Bucket(bucketDocs).Cursor()
 		var k, v []byte
@@ -164,7 +164,7 @@ func (s *Store) ChangeFeed(ctx context.Context, continuation string, maxItems in
 	now := s.now().Unix()
 	last := after
 	var items []store.Item
-	err = s.db.View(func(tx *bolt.Tx) error {
+	err = s.view(func(tx *bolt.Tx) error {
 		docs := tx.Bucket(bucketDocs).Cursor()
 		c := tx.Bucket(bucketFeed).Cursor()
 		for k, key := c.Seek(seqKey(after + 1)); k != nil && len(items) < size; k, key = c.Next() {

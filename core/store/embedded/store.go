@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -23,6 +24,7 @@ const defaultPageSize = 100
 
 // Store is a store.Store on one bbolt file. It is safe for concurrent use.
 type Store struct {
+	path    string
 	db      *bolt.DB
 	commits *committer
 	now     func() time.Time
@@ -32,6 +34,11 @@ type Store struct {
 
 	closeOnce sync.Once
 	closeErr  error
+	// damage is set once, by the first bbolt panic met (see guard); from
+	// then on every call fails with it without touching the file.
+	damageOnce sync.Once
+	damage     atomic.Pointer[error]
+	damagedCh  chan struct{}
 }
 
 var _ store.Store = (*Store)(nil)
@@ -40,6 +47,7 @@ type config struct {
 	now           func() time.Time
 	log           *slog.Logger
 	sweepInterval time.Duration
+	verifyTimeout time.Duration
 	noSync        bool
 }
 
@@ -64,16 +72,25 @@ func WithSweepInterval(d time.Duration) Option {
 	return func(c *config) { c.sweepInterval = d }
 }
 
+// WithVerifyTimeout bounds the consistency check of an existing file at
+// Open (default DefaultVerifyTimeout).
+func WithVerifyTimeout(d time.Duration) Option {
+	return func(c *config) { c.verifyTimeout = d }
+}
+
 // WithoutSync skips fsync on commit: faster, but a crash may lose the last
 // writes. For throwaway stores only.
 func WithoutSync() Option {
 	return func(c *config) { c.noSync = true }
 }
 
-// Open opens (creating if needed) the store file at path and starts its
-// TTL sweeper; Close stops it.
+// Open opens the store file at path, creating it only where no file exists,
+// and starts its TTL sweeper; Close stops it. An existing file is verified
+// first (bbolt's consistency check, bounded by WithVerifyTimeout): a
+// damaged or zero-byte file is refused with ErrDamaged, naming the file
+// and what to do, rather than panicking now or in the sweeper later.
 func Open(path string, opts ...Option) (*Store, error) {
-	cfg := config{now: time.Now, sweepInterval: 10 * time.Second}
+	cfg := config{now: time.Now, sweepInterval: 10 * time.Second, verifyTimeout: DefaultVerifyTimeout}
 	for _, opt := range opts {
 		opt(&cfg)
 	}
@@ -86,25 +103,46 @@ func Open(path string, opts ...Option) (*Store, error) {
 	if cfg.sweepInterval <= 0 {
 		return nil, fmt.Errorf("opening embedded store %s: %w: sweep interval is %s, want > 0", path, store.ErrInvalid, cfg.sweepInterval)
 	}
+	if cfg.verifyTimeout <= 0 {
+		return nil, fmt.Errorf("opening embedded store %s: %w: verify timeout is %s, want > 0", path, store.ErrInvalid, cfg.verifyTimeout)
+	}
 	if cfg.log == nil {
 		cfg.log = slog.New(slog.DiscardHandler)
 	}
+	size, err := checkSize(path)
+	if err != nil {
+		return nil, err
+	}
 	// The timeout turns a file locked by another process into an error
 	// instead of a hang.
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 2 * time.Second, NoSync: cfg.noSync})
+	db, err := openBolt(path, &bolt.Options{Timeout: 2 * time.Second, NoSync: cfg.noSync})
 	if err != nil {
-		return nil, fmt.Errorf("opening embedded store %s: %w", path, err)
+		return nil, err
 	}
-	if err := db.Update(initBuckets); err != nil {
+	if size > 0 {
+		if err := verify(path, db, size, cfg.verifyTimeout); err != nil {
+			closeAfterCheck(db)
+			return nil, err
+		}
+	}
+	if err := initFile(path, db); err != nil {
 		_ = db.Close()
-		return nil, fmt.Errorf("opening embedded store %s: %w", path, err)
+		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Store{db: db, commits: newCommitter(db), now: cfg.now, log: cfg.log.With("store", path), stop: cancel,
-		done: make(chan struct{})}
+	s := &Store{path: path, db: db, commits: newCommitter(db, path), now: cfg.now, log: cfg.log.With("store", path), stop: cancel,
+		done: make(chan struct{}), damagedCh: make(chan struct{})}
 	go s.sweepLoop(ctx, cfg.sweepInterval)
 	s.log.Debug("embedded store opened")
 	return s, nil
+}
+
+func initFile(path string, db *bolt.DB) (err error) {
+	defer recoverDamage(path, &err)()
+	if err := db.Update(initBuckets); err != nil {
+		return fmt.Errorf("opening embedded store %s: %w", path, err)
+	}
+	return nil
 }
 
 func initBuckets(tx *bolt.Tx) error {
@@ -124,11 +162,18 @@ func initBuckets(tx *bolt.Tx) error {
 }
 
 // Close stops the sweeper and closes the file. Later calls return the first
-// call's result.
+// call's result. A damaged store's handle is closed only if bbolt lets go
+// of it promptly (a panic may have left its locks held); the error then
+// says the store was damaged.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		s.stop()
 		<-s.done
+		if err := s.damaged(); err != nil {
+			closeAfterCheck(s.db)
+			s.closeErr = fmt.Errorf("closing embedded store: %w", err)
+			return
+		}
 		if err := s.db.Close(); err != nil {
 			s.closeErr = fmt.Errorf("closing embedded store: %w", err)
 		}
@@ -143,7 +188,7 @@ func (s *Store) Get(ctx context.Context, partitionKey, id string) (store.Item, e
 	}
 	now := s.now().Unix()
 	var item store.Item
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		v := tx.Bucket(bucketDocs).Get(docKey(partitionKey, id))
 		if v == nil {
 			return store.ErrNotFound
@@ -194,6 +239,8 @@ func (s *Store) sweepLoop(ctx context.Context, every time.Duration) {
 		case <-ticker.C:
 			n, err := s.sweep(ctx)
 			switch {
+			case errors.Is(err, ErrDamaged):
+				return // logged once where it was met; nothing left to sweep safely
 			case err != nil && !errors.Is(err, context.Canceled):
 				s.log.Warn("sweeping expired documents", "error", err)
 			case n > 0:
@@ -220,7 +267,7 @@ func (s *Store) sweep(ctx context.Context) (int, error) {
 
 func (s *Store) sweepOnce() (dropped, scanned int, err error) {
 	now := s.now()
-	err = s.db.Update(func(tx *bolt.Tx) error {
+	err = s.update(func(tx *bolt.Tx) error {
 		w := newWriter(tx, now)
 		var due [][]byte
 		c := w.expiry.Cursor()

@@ -3,6 +3,7 @@ package embedded
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -96,10 +97,17 @@ func (s *Store) write(ctx context.Context, partitionKey string, fn func(w *write
 	if err := checkPartitionKey(partitionKey); err != nil {
 		return err
 	}
+	if err := s.damaged(); err != nil {
+		return err
+	}
 	now := s.now()
-	return s.commits.update(func(tx *bolt.Tx) error {
+	err := s.commits.update(func(tx *bolt.Tx) error {
 		return fn(newWriter(tx, now))
 	})
+	if errors.Is(err, ErrDamaged) {
+		s.markDamaged(err)
+	}
+	return err
 }
 
 // writer makes the changes of one write transaction, keeping the indexes in

@@ -1,0 +1,229 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/hcpops/hcpops/core/clusterservice/simulator"
+	"github.com/hcpops/hcpops/core/document"
+	"github.com/hcpops/hcpops/core/frontend"
+	"github.com/hcpops/hcpops/core/store"
+	"github.com/hcpops/hcpops/devhost/triggerhost"
+)
+
+// submitCluster writes a cluster create as the frontend would and returns
+// the operation document as the change feed carries it.
+func (r *rig) submitCluster(name string) map[string]any {
+	r.t.Helper()
+	id := "/subscriptions/" + sub + "/resourceGroups/myRG/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/" + name
+	fe := frontend.New(r.app.Store, time.Now, uuid.NewString)
+	acc, err := fe.PutCluster(context.Background(), id, frontend.ClusterSpec{Location: "eastus", VersionID: "4.20", ChannelGroup: "stable"},
+		frontend.Options{TenantID: tenant})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	item, err := r.app.Store.Get(context.Background(), sub, acc.Operation.ID)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(item.Body, &doc); err != nil {
+		r.t.Fatal(err)
+	}
+	return doc
+}
+
+// hostBatch renders docs as the Functions host posts a change-feed batch,
+// with a RetryContext when retry >= 0.
+func hostBatch(t *testing.T, retry, maxRetry int, docs ...map[string]any) []byte {
+	t.Helper()
+	var items []store.Item
+	for _, d := range docs {
+		b, err := json.Marshal(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		items = append(items, store.Item{Body: b})
+	}
+	documents, err := triggerhost.EncodeDocuments(items)
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := map[string]any{"sys": map[string]any{"MethodName": "dispatchOperations"}}
+	if retry >= 0 {
+		meta["RetryContext"] = map[string]any{"RetryCount": retry, "MaxRetryCount": maxRetry, "Exception": nil}
+	}
+	body, err := json.Marshal(map[string]any{"Data": map[string]any{"documents": documents}, "Metadata": meta})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return body
+}
+
+// TestUnaddressableDocumentsAreSkipped is the issue's bad-id batch: operation
+// documents whose id or partitionKey no store accepts used to fail every
+// delivery with a 500. Now the good ones are dispatched, the bad ones are
+// logged with their ids and skipped, the answer is 200 and nothing is
+// written for the bad ones.
+func TestUnaddressableDocumentsAreSkipped(t *testing.T) {
+	var logs bytes.Buffer
+	r := newRigLogging(t, slog.New(slog.NewJSONHandler(&logs, nil)))
+	good1, good2 := r.submitCluster("good-1"), r.submitCluster("good-2")
+	// The bad ones are copies of a live operation, so only their address is wrong.
+	template := r.submitCluster("target")
+	bad := func(edit func(map[string]any)) map[string]any {
+		d := map[string]any{}
+		for k, v := range template {
+			d[k] = v
+		}
+		edit(d)
+		return d
+	}
+	bads := []map[string]any{
+		bad(func(d map[string]any) { d["id"] = "" }),
+		bad(func(d map[string]any) { delete(d, "id") }),
+		bad(func(d map[string]any) { d["id"] = "bad\x00id" }),
+		bad(func(d map[string]any) { d["id"] = "bad/id" }),
+		bad(func(d map[string]any) { d["id"] = `bad\id` }),
+		bad(func(d map[string]any) { d["id"] = "bad?id" }),
+		bad(func(d map[string]any) { d["id"] = "bad#id" }),
+		bad(func(d map[string]any) { d["id"] = strings.Repeat("x", 256) }),
+		bad(func(d map[string]any) { d["partitionKey"] = "" }),
+		bad(func(d map[string]any) { delete(d, "partitionKey") }),
+		bad(func(d map[string]any) { d["partitionKey"] = sub + "\x00" }),
+	}
+	cursor := feedCursor(t, r.app.Store)
+	batch := append([]map[string]any{good1}, bads...)
+	batch = append(batch, good2)
+
+	// Twice: a redelivery (and the host's last attempt) is answered the same way.
+	for attempt := 0; attempt < 2; attempt++ {
+		resp, out := r.post("/dispatchOperations", hostBatch(t, attempt*5, 5, batch...))
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("attempt %d: %d %s, want 200", attempt, resp.StatusCode, out)
+		}
+		if want := "dispatched=2 skipped=11"; !strings.Contains(string(out), want) && attempt == 0 {
+			t.Fatalf("answer %s, want it to say %s", out, want)
+		}
+	}
+	if n := r.sim.Ledger().Count("POST", "/api/aro_hcp/v1alpha1/clusters"); n != 2 {
+		t.Fatalf("%d cluster POSTs, want 2 (the good operations only)", n)
+	}
+	// Everything written since the cursor belongs to the good operations' clusters.
+	allowed := map[string]bool{}
+	for _, g := range []map[string]any{good1, good2} {
+		ext := g["properties"].(map[string]any)["externalId"].(string)
+		allowed[document.CosmosID(ext)] = true
+	}
+	page, err := r.app.Store.ChangeFeed(context.Background(), cursor, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range page.Items {
+		var d struct{ ID string }
+		_ = json.Unmarshal(it.Body, &d)
+		if !allowed[d.ID] {
+			t.Errorf("document %s was written; only the good operations' clusters should be", d.ID)
+		}
+	}
+	if len(page.Items) == 0 {
+		t.Fatal("nothing written: the good operations were not dispatched")
+	}
+	// Each bad document is named in an Error line (per delivery), and no
+	// batch was given up.
+	lines := logLines(t, logs.Bytes())
+	skipped := 0
+	for _, l := range lines {
+		if l["msg"] == "skipping an operation document that cannot be addressed" && l["level"] == "ERROR" {
+			skipped++
+			if _, ok := l["document_id"]; !ok {
+				t.Errorf("skip line without document_id: %v", l)
+			}
+		}
+		if l["msg"] == "changefeed.batch_given_up" {
+			t.Errorf("a batch that answered 200 was logged as given up: %v", l)
+		}
+	}
+	if skipped != 2*len(bads) {
+		t.Errorf("%d skip lines, want %d (one per bad document per delivery)", skipped, 2*len(bads))
+	}
+}
+
+// TestTransientFailureRetriesThenGivesUp: a throttled Clusters Service is
+// transient, so the batch answers 500 for the host to retry; on the last
+// attempt the ids being given up are logged at Error under a stable name.
+// (A retry of the same operation is deferred to the tick, since its pending
+// cluster ID may still be in flight, so each attempt here is a new one.)
+func TestTransientFailureRetriesThenGivesUp(t *testing.T) {
+	var logs bytes.Buffer
+	r := newRigLogging(t, slog.New(slog.NewJSONHandler(&logs, nil)))
+	first, last := r.submitCluster("throttled-1"), r.submitCluster("throttled-2")
+	garbage := map[string]any{}
+	for k, v := range last {
+		garbage[k] = v
+	}
+	garbage["partitionKey"] = ""
+	if err := r.sim.SetFaults(simulator.Faults{ThrottleRate: 1}); err != nil {
+		t.Fatal(err)
+	}
+	givenUp := func() []map[string]any {
+		var out []map[string]any
+		for _, l := range logLines(t, logs.Bytes()) {
+			if l["msg"] == "changefeed.batch_given_up" {
+				out = append(out, l)
+			}
+		}
+		return out
+	}
+	// A first attempt that fails: 500, and the host will retry, so nothing is given up.
+	if resp, out := r.post("/dispatchOperations", hostBatch(t, 0, 2, first, garbage)); resp.StatusCode != http.StatusInternalServerError {
+		t.Fatalf("first attempt: %d %s, want 500 while CS throttles", resp.StatusCode, out)
+	}
+	if g := givenUp(); len(g) != 0 {
+		t.Fatalf("given up on a batch the host will retry: %v", g)
+	}
+	// The last attempt: still 500, and the operation lost is named at Error
+	// (the garbage beside it was skipped, not lost).
+	if resp, out := r.post("/dispatchOperations", hostBatch(t, 2, 2, last, garbage)); resp.StatusCode != http.StatusInternalServerError {
+		t.Fatalf("last attempt: %d %s, want 500 while CS throttles", resp.StatusCode, out)
+	}
+	g := givenUp()
+	if len(g) != 1 {
+		t.Fatalf("%d given-up lines, want 1", len(g))
+	}
+	ids, _ := g[0]["document_ids"].([]any)
+	if g[0]["level"] != "ERROR" || len(ids) != 1 || ids[0] != last["id"] || g[0]["retry_count"] != 2.0 {
+		t.Fatalf("given-up line %v, want ERROR naming only %v at retry 2", g[0], last["id"])
+	}
+	// Once CS recovers, a fresh operation goes through with a 200.
+	if err := r.sim.SetFaults(simulator.Faults{}); err != nil {
+		t.Fatal(err)
+	}
+	if resp, out := r.post("/dispatchOperations", hostBatch(t, -1, 0, r.submitCluster("recovered"), garbage)); resp.StatusCode != http.StatusOK {
+		t.Fatalf("after recovery: %d %s", resp.StatusCode, out)
+	}
+}
+
+func logLines(t *testing.T, b []byte) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for _, line := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
+		if len(line) == 0 {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal(line, &m); err != nil {
+			t.Fatalf("log line is not JSON: %q", line)
+		}
+		out = append(out, m)
+	}
+	return out
+}

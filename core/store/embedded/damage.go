@@ -1,0 +1,218 @@
+package embedded
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+)
+
+// ErrDamaged marks a store file that bbolt found inconsistent: refused at
+// Open, or met later as a bbolt panic and turned into this error.
+var ErrDamaged = errors.New("embedded store file is damaged")
+
+// DefaultVerifyTimeout bounds the consistency check at Open. The check reads
+// every page; see the README for how long it takes per GB.
+const DefaultVerifyTimeout = time.Minute
+
+// maxCheckErrors is how many of bbolt's findings a refusal quotes.
+const maxCheckErrors = 3
+
+// damaged is the error for a damaged file: which file, what is wrong, and
+// what the operator can do about it.
+func damaged(path, what string) error {
+	return fmt.Errorf("%w: %s: %s; move it away (for example mv %s %s.damaged) to start with an empty store, or restore a copy",
+		ErrDamaged, path, what, path, path)
+}
+
+// checkSize refuses a zero-byte file before bbolt sees it: only a missing
+// file means "start empty"; an empty one is what a crash or a full disk
+// leaves, and silently starting afresh would hide the lost documents.
+func checkSize(path string) (size int64, err error) {
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return -1, nil // a fresh store is created here
+	case err != nil:
+		return 0, fmt.Errorf("opening embedded store %s: %w", path, err)
+	case fi.IsDir():
+		return 0, fmt.Errorf("opening embedded store %s: it is a directory, want a file", path)
+	case fi.Size() == 0:
+		return 0, damaged(path, "the file is empty (0 bytes)")
+	}
+	return fi.Size(), nil
+}
+
+// verify checks an opened file of size bytes within timeout: the pages
+// bbolt's metadata claims must all be in the file (a truncated file fails
+// here), every key and value must be readable, and bbolt's consistency
+// check must pass. The walk runs first, on a goroutine of ours that turns
+// faults into panics, so bbolt's check (which runs on a goroutine of its
+// own, where a fault would kill the process) only meets pages already read.
+func verify(path string, db *bolt.DB, size int64, timeout time.Duration) error {
+	done := make(chan error, 1)
+	go func() { done <- verifyNow(path, db, size) }()
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-timer.C:
+		return fmt.Errorf("opening embedded store %s: its consistency check did not finish within %s (%d MiB); "+
+			"is it on a slow disk, or larger than an embedded store is meant to be?", path, timeout, size>>20)
+	}
+}
+
+func verifyNow(path string, db *bolt.DB, size int64) (err error) {
+	defer recoverDamage(path, &err)()
+	return db.View(func(tx *bolt.Tx) error {
+		if tx.Size() > size {
+			return damaged(path, fmt.Sprintf("it is %d bytes but its pages reach to byte %d (truncated?)", size, tx.Size()))
+		}
+		if _, err := walk(tx); err != nil {
+			return damaged(path, err.Error())
+		}
+		var found []string
+		n := 0
+		for e := range tx.Check() {
+			if n++; len(found) < maxCheckErrors {
+				found = append(found, e.Error())
+			}
+		}
+		if n > 0 {
+			return damaged(path, fmt.Sprintf("the consistency check found %d problems: %s", n, strings.Join(found, "; ")))
+		}
+		return nil
+	})
+}
+
+// walk reads every key and the last byte of every value of every bucket,
+// so each reachable page is touched; the result only keeps the reads.
+func walk(tx *bolt.Tx) (byte, error) {
+	var sum byte
+	var walkBucket func(b *bolt.Bucket) error
+	walkBucket = func(b *bolt.Bucket) error {
+		c := b.Cursor()
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			sum ^= k[len(k)-1]
+			if v == nil {
+				if nb := b.Bucket(k); nb != nil {
+					if err := walkBucket(nb); err != nil {
+						return err
+					}
+				}
+			} else if len(v) > 0 {
+				sum ^= v[len(v)-1]
+			}
+		}
+		return nil
+	}
+	err := tx.ForEach(func(name []byte, b *bolt.Bucket) error { return walkBucket(b) })
+	return sum, err
+}
+
+// closeAfterCheck closes a refused file's handle. It may have to wait for
+// a check that overran Open's bound, so it does that on its own goroutine.
+func closeAfterCheck(db *bolt.DB) {
+	go func() {
+		defer func() { _ = recover() }() // refused already; nothing to add
+		_ = db.Close()
+	}()
+}
+
+// openBolt is bolt.Open with its panics (a damaged freelist panics there)
+// and its damage errors reported as ErrDamaged naming the file. After a
+// panic bbolt's file handle stays open until the process exits, which is
+// what a refused store leads to anyway.
+func openBolt(path string, opts *bolt.Options) (db *bolt.DB, err error) {
+	defer recoverDamage(path, &err)()
+	db, err = bolt.Open(path, 0o600, opts)
+	switch {
+	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrChecksum), errors.Is(err, berrors.ErrVersionMismatch),
+		errors.Is(err, berrors.ErrInvalidMapping):
+		return nil, damaged(path, err.Error())
+	case errors.Is(err, berrors.ErrTimeout):
+		return nil, fmt.Errorf("opening embedded store %s: another process holds it open (timed out waiting for its lock)", path)
+	case err != nil:
+		return nil, fmt.Errorf("opening embedded store %s: %w", path, err)
+	}
+	return db, nil
+}
+
+// recoverDamage is guard without a Store. Use as
+// defer recoverDamage(path, &err)().
+func recoverDamage(path string, err *error) func() {
+	old := debug.SetPanicOnFault(true)
+	return func() {
+		debug.SetPanicOnFault(old)
+		if p := recover(); p != nil {
+			*err = damaged(path, fmt.Sprintf("bbolt failed reading it (%v)", p))
+		}
+	}
+}
+
+// view and update are db.View and db.Update with a bbolt panic (a damaged
+// page met) turned into ErrDamaged naming the file: a damaged page must
+// cost the calls that touch it, not the process. A fault on the mapped
+// file (a page past a truncated end) becomes such a panic too.
+func (s *Store) view(fn func(*bolt.Tx) error) (err error) {
+	if err := s.damaged(); err != nil {
+		return err
+	}
+	defer s.guard(&err)()
+	return s.db.View(fn)
+}
+
+func (s *Store) update(fn func(*bolt.Tx) error) (err error) {
+	if err := s.damaged(); err != nil {
+		return err
+	}
+	defer s.guard(&err)()
+	return s.db.Update(fn)
+}
+
+// guard is recoverDamage that also marks the store damaged. Use as
+// defer s.guard(&err)().
+func (s *Store) guard(err *error) func() {
+	old := debug.SetPanicOnFault(true)
+	return func() {
+		debug.SetPanicOnFault(old)
+		if p := recover(); p != nil {
+			*err = damaged(s.path, fmt.Sprintf("bbolt failed reading it (%v)", p))
+			s.markDamaged(*err)
+		}
+	}
+}
+
+// markDamaged records and logs the first damage met. A panic may leave
+// bbolt's locks held, so from then on no call touches the file: each fails
+// with this error, and Damaged tells the process to stop.
+func (s *Store) markDamaged(err error) {
+	s.damageOnce.Do(func() {
+		s.damage.Store(&err)
+		close(s.damagedCh)
+		s.log.Error("embedded store damaged", "error", err)
+	})
+}
+
+// damaged is the recorded damage, nil while the store is sound.
+func (s *Store) damaged() error {
+	if p := s.damage.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// Damaged is closed when the store meets damage; Err then says what. A
+// server stops on it, so its supervisor restarts it into Open's refusal
+// (a message) rather than into a store that fails every call.
+func (s *Store) Damaged() <-chan struct{} { return s.damagedCh }
+
+// Err is the damage the store met, or nil.
+func (s *Store) Err() error { return s.damaged() }

@@ -1,0 +1,200 @@
+package embedded
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hcpops/hcpops/core/store"
+)
+
+// seedFile writes a store file with n operations (ttl 60 s, so the sweeper
+// has work once the clock moves) and closes it; it returns the path.
+func seedFile(t testing.TB, n int) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "store.db")
+	s, err := Open(path, WithClock(newFakeClock().Now), WithoutSync())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pad := strings.Repeat("x", 400)
+	for i := range n {
+		mustCreate(t, s, []byte(strings.Replace(string(opBody(fmt.Sprintf("op-%05d", i), "Accepted")), `"ttl":604800`, `"ttl":60,"pad":"`+pad+`"`, 1)))
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func truncate(t testing.TB, path string, size func(int64) int64) {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(path, size(fi.Size())); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestOpenRefusesDamagedFiles: the issue's truncations (0 bytes, 8 KiB,
+// half) are refused at Open with an error naming the file and what to do,
+// never a panic, and the file is left as it was.
+func TestOpenRefusesDamagedFiles(t *testing.T) {
+	tests := []struct {
+		name string
+		size func(int64) int64
+		want string
+	}{
+		{"zero bytes", func(int64) int64 { return 0 }, "empty (0 bytes)"},
+		{"8 KiB", func(int64) int64 { return 8 << 10 }, ""},
+		{"half", func(n int64) int64 { return n / 2 }, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := seedFile(t, 2000)
+			truncate(t, path, tt.size)
+			before, _ := os.ReadFile(path)
+			s, err := Open(path)
+			if err == nil {
+				s.Close()
+				t.Fatal("Open accepted a damaged file")
+			}
+			msg := err.Error()
+			if !errors.Is(err, ErrDamaged) || !strings.Contains(msg, path) || !strings.Contains(msg, "move it away") || !strings.Contains(msg, tt.want) {
+				t.Fatalf("Open error %q: want ErrDamaged naming %s, the cause and what to do", msg, path)
+			}
+			t.Logf("refused: %v", err)
+			after, _ := os.ReadFile(path)
+			if !bytes.Equal(before, after) {
+				t.Fatal("Open changed the damaged file")
+			}
+		})
+	}
+}
+
+// TestOpenCreatesOnlyWhereNoFileExists: a missing file is a fresh store; a
+// healthy file reopens with its documents.
+func TestOpenCreatesOnlyWhereNoFileExists(t *testing.T) {
+	path := seedFile(t, 3)
+	s, err := Open(path, WithClock(newFakeClock().Now))
+	if err != nil {
+		t.Fatalf("reopening a healthy file: %v", err)
+	}
+	defer s.Close()
+	if _, err := s.Get(context.Background(), pk, "op-00002"); err != nil {
+		t.Fatalf("document lost on reopen: %v", err)
+	}
+	if _, err := Open(filepath.Join(t.TempDir(), "dir"), WithVerifyTimeout(0)); !errors.Is(err, store.ErrInvalid) {
+		t.Fatalf("verify timeout 0: %v, want ErrInvalid", err)
+	}
+}
+
+// damageSizes are the issue's truncations, as functions of the file size.
+var damageSizes = []struct {
+	name string
+	size func(int64) int64
+}{
+	{"zero bytes", func(int64) int64 { return 0 }},
+	{"8 KiB", func(int64) int64 { return 8 << 10 }},
+	{"half", func(n int64) int64 { return n / 2 }},
+}
+
+// TestDamageWhileOpenIsAnError: a file damaged under a running store costs
+// the call that meets it an error naming the file, logged once, and never
+// a panic; every later call fails the same way without touching the file.
+// Each kind of call is tried as the first to meet the damage.
+func TestDamageWhileOpenIsAnError(t *testing.T) {
+	ctx := context.Background()
+	firsts := map[string]func(s *Store, clock *fakeClock) error{
+		"query": func(s *Store, _ *fakeClock) error {
+			return s.ActiveOperations(ctx, store.ActiveOperationsQuery{}, func([]store.Item) error { return nil })
+		},
+		"change feed": func(s *Store, _ *fakeClock) error { _, err := s.ChangeFeed(ctx, "", 5000); return err },
+		"point read":  func(s *Store, _ *fakeClock) error { _, err := s.Get(ctx, pk, "op-01999"); return err },
+		"write": func(s *Store, _ *fakeClock) error {
+			_, err := s.Create(ctx, pk, opBody("op-01999x", "Accepted"))
+			return err
+		},
+		"sweep": func(s *Store, clock *fakeClock) error {
+			clock.Advance(2 * time.Minute)
+			_, err := s.sweep(ctx)
+			return err
+		},
+	}
+	for _, size := range damageSizes {
+		for name, first := range firsts {
+			t.Run(size.name+"/"+name, func(t *testing.T) {
+				path := seedFile(t, 2000)
+				var logs bytes.Buffer
+				clock := newFakeClock()
+				s, err := Open(path, WithClock(clock.Now), WithSweepInterval(time.Hour), WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer s.Close()
+				truncate(t, path, size.size)
+				if err := first(s, clock); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), path) {
+					t.Fatalf("%s after damage: %v, want ErrDamaged naming the file", name, err)
+				}
+				if _, err := s.Create(ctx, pk, opBody("after-damage", "Accepted")); !errors.Is(err, ErrDamaged) {
+					t.Errorf("Create after damage: %v, want ErrDamaged", err)
+				}
+				select {
+				case <-s.Damaged():
+				default:
+					t.Error("Damaged() not closed after damage was met")
+				}
+				if n := strings.Count(logs.String(), `"msg":"embedded store damaged"`); n != 1 {
+					t.Errorf("damage logged %d times, want once:\n%s", n, logs.String())
+				}
+				if err := s.Close(); !errors.Is(err, ErrDamaged) {
+					t.Errorf("Close of a damaged store: %v, want ErrDamaged", err)
+				}
+			})
+		}
+	}
+}
+
+// TestSweeperMeetsDamage: when the TTL sweeper is the first to meet the
+// damage (the issue's crash ~10 s after start), it stops with the error
+// recorded and logged once instead of panicking the process.
+func TestSweeperMeetsDamage(t *testing.T) {
+	for _, size := range damageSizes {
+		t.Run(size.name, func(t *testing.T) { sweeperMeetsDamage(t, size.size) })
+	}
+}
+
+func sweeperMeetsDamage(t *testing.T, size func(int64) int64) {
+	path := seedFile(t, 2000)
+	var logs syncBuffer
+	clock := newFakeClock()
+	s, err := Open(path, WithClock(clock.Now), WithSweepInterval(10*time.Millisecond), WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	truncate(t, path, size)
+	clock.Advance(2 * time.Minute) // every document is due for sweeping
+	select {
+	case <-s.Damaged():
+	case <-time.After(30 * time.Second):
+		t.Fatal("the sweeper never reported the damage")
+	}
+	if err := s.Err(); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), path) {
+		t.Fatalf("Err() = %v, want ErrDamaged naming the file", err)
+	}
+	if err := s.Close(); !errors.Is(err, ErrDamaged) {
+		t.Fatalf("Close: %v, want ErrDamaged", err)
+	}
+	if n := strings.Count(logs.String(), `"msg":"embedded store damaged"`); n != 1 {
+		t.Fatalf("damage logged %d times, want once:\n%s", n, logs.String())
+	}
+}

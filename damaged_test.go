@@ -1,0 +1,204 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hcpops/hcpops/core/clusterservice/simulator"
+	"github.com/hcpops/hcpops/core/store/embedded"
+)
+
+// buildBinary builds hcpops as users run it.
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	bin := filepath.Join(t.TempDir(), "hcpops")
+	if out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("building hcpops: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// seedStore writes n active operations into dir/store.db, enough pages that
+// a half truncation loses some of them.
+func seedStore(t *testing.T, dir string, n int) string {
+	t.Helper()
+	path := filepath.Join(dir, "store.db")
+	s, err := embedded.Open(path, embedded.WithoutSync())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const sub = "1d3378d3-5a3f-4712-85a1-2485495dfc4b"
+	pad := strings.Repeat("x", 400)
+	for i := range n {
+		id := fmt.Sprintf("op-%05d", i)
+		doc := `{"id":"` + id + `","partitionKey":"` + sub + `","ttl":604800,"pad":"` + pad + `",` +
+			`"resourceID":"/subscriptions/` + sub + `/providers/Microsoft.RedHatOpenShift/hcpOperationStatuses/` + id + `",` +
+			`"resourceType":"Microsoft.RedHatOpenShift/hcpOperationStatuses","properties":{"status":"Accepted"}}`
+		if _, err := s.Create(context.Background(), sub, []byte(doc)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func truncateTo(t *testing.T, path string, size func(int64) int64) {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(path, size(fi.Size())); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkRefusal asserts a clean exit 1 whose message names the file and
+// what to do, and no panic.
+func checkRefusal(t *testing.T, err error, stderr, path string) {
+	t.Helper()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("exit: %v, want exit status 1\nstderr: %s", err, stderr)
+	}
+	if strings.Contains(stderr, "panic") || strings.Contains(stderr, "goroutine ") {
+		t.Fatalf("the process panicked:\n%s", stderr)
+	}
+	if !strings.Contains(stderr, "damaged: "+path) || !strings.Contains(stderr, "move it away") {
+		t.Fatalf("stderr does not name %s and what to do:\n%s", path, stderr)
+	}
+}
+
+// TestDamagedStoreFileCLIAndServe: the issue's truncations through the built
+// binary. `doc list` and `serve` exit 1 with the message instead of
+// panicking (or, at 0 bytes, silently starting empty).
+func TestDamagedStoreFileCLIAndServe(t *testing.T) {
+	bin := buildBinary(t)
+	for _, tc := range []struct {
+		name string
+		size func(int64) int64
+	}{
+		{"0 bytes", func(int64) int64 { return 0 }},
+		{"8 KiB", func(int64) int64 { return 8 << 10 }},
+		{"half", func(n int64) int64 { return n / 2 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := seedStore(t, dir, 2000)
+			truncateTo(t, path, tc.size)
+			before, _ := os.ReadFile(path)
+			env := append(os.Environ(), "HCPOPS_DATA_DIR="+dir, "CLUSTERS_SERVICE_URL=http://127.0.0.1:9",
+				"FUNCTIONS_CUSTOMHANDLER_PORT="+freePort(t))
+			for _, args := range [][]string{{"doc", "list", "-active"}, {"serve"}} {
+				cmd := exec.Command(bin, args...)
+				cmd.Env = env
+				var stderr bytes.Buffer
+				cmd.Stderr = &stderr
+				done := make(chan error, 1)
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				go func() { done <- cmd.Wait() }()
+				select {
+				case err := <-done:
+					checkRefusal(t, err, stderr.String(), path)
+				case <-time.After(60 * time.Second):
+					_ = cmd.Process.Kill()
+					t.Fatalf("hcpops %s did not exit on a damaged store\nstderr: %s", strings.Join(args, " "), stderr.String())
+				}
+			}
+			if after, _ := os.ReadFile(path); !bytes.Equal(before, after) {
+				t.Fatal("the damaged file was changed")
+			}
+		})
+	}
+	t.Run("damaged under a running serve", func(t *testing.T) { serveDamagedUnderIt(t, bin) })
+}
+
+// serveDamagedUnderIt: a file damaged while serve runs (the issue's sweeper
+// crash loop) stops serve with exit 1 and the message at the first call
+// that meets the damage.
+func serveDamagedUnderIt(t *testing.T, bin string) {
+	dir := t.TempDir()
+	path := seedStore(t, dir, 2000)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sim := simulator.New()
+	simURL, err := sim.Start(ctx, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sim.Close()
+	port := freePort(t)
+	cmd := exec.Command(bin, "serve")
+	cmd.Env = append(os.Environ(), "HCPOPS_DATA_DIR="+dir, "CLUSTERS_SERVICE_URL="+simURL, "CLUSTERS_SERVICE_RETRY_LIMIT=0",
+		"FUNCTIONS_CUSTOMHANDLER_PORT="+port)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	defer func() { _ = cmd.Process.Kill() }()
+	base := "http://127.0.0.1:" + port
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get(base + "/")
+		if err == nil {
+			resp.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve never became ready: %v\n%s", err, stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	truncateTo(t, path, func(n int64) int64 { return n / 2 })
+	tick, err := os.ReadFile("functions/pollOperations/testdata/tick.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp, err := http.Post(base+"/pollOperations", "application/json", bytes.NewReader(tick)); err == nil {
+		resp.Body.Close() // the tick itself fails; what matters is how serve ends
+	}
+	select {
+	case err := <-done:
+		checkRefusal(t, err, stderr.String(), path)
+		t.Logf("serve ended: %s", lastLine(stderr.String()))
+	case <-time.After(60 * time.Second):
+		t.Fatalf("serve kept running on a damaged store\nstderr: %s", stderr.String())
+	}
+}
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return fmt.Sprint(ln.Addr().(*net.TCPAddr).Port)
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}
