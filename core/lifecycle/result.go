@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 
 	"github.com/hcpops/hcpops/core/arm"
@@ -34,6 +35,20 @@ type Result struct {
 	// credential for RequestCredential; nil otherwise. A credential body
 	// holds a secret: hand it to ARM and nowhere else.
 	Body []byte
+}
+
+// String leaves the body out: it may hold a kubeconfig.
+func (r Result) String() string {
+	return fmt.Sprintf("status=%s request=%s operation=%s body_bytes=%d", r.Status, r.Request, r.OperationID, len(r.Body))
+}
+
+// GoString is String, for %#v.
+func (r Result) GoString() string { return r.String() }
+
+// LogValue keeps the body out of slog lines.
+func (r Result) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("status", string(r.Status)), slog.String("request", string(r.Request)),
+		slog.String("operation", r.OperationID), slog.Int("body_bytes", len(r.Body)))
 }
 
 // result reads the operation as status does (same visibility rules) and,

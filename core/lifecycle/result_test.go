@@ -3,6 +3,8 @@ package lifecycle
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -34,6 +36,13 @@ func TestCredentialResultFaults(t *testing.T) {
 	}
 	if strings.Contains(e.logs.String(), "sha256~") {
 		t.Errorf("the kubeconfig's token reached the log")
+	}
+	var line strings.Builder
+	slog.New(slog.NewJSONHandler(&line, nil)).Info("result", "result", res)
+	for _, s := range []string{fmt.Sprint(res), fmt.Sprintf("%+v", res), fmt.Sprintf("%#v", res), line.String()} {
+		if strings.Contains(s, "sha256~") || strings.Contains(s, "kind: Config") || !strings.Contains(s, "body_bytes") {
+			t.Errorf("a result renders its body: %s", s)
+		}
 	}
 
 	before := e.store.writes.Load()
