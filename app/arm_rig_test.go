@@ -3,6 +3,7 @@ package app
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -27,7 +28,18 @@ import (
 const (
 	armAPIVersion = "2024-06-10-preview"
 	armClient     = "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"
+	// armCallerApp is the Entra application ARM's calls authenticate as
+	// (made up), allowed by HCPOPS_ARM_CLIENT_APP_IDS.
+	armCallerApp = "5d0f6a1e-8c2b-4e7a-9b13-2f4c6d8e0a17"
 )
+
+// armPrincipal is the X-MS-CLIENT-PRINCIPAL header App Service
+// Authentication injects for ARM's token.
+func armPrincipal() string {
+	b, _ := json.Marshal(map[string]any{"auth_typ": "aad", "claims": []map[string]string{
+		{"typ": "aud", "val": "api://hcpops"}, {"typ": "appid", "val": armCallerApp}}})
+	return base64.StdEncoding.EncodeToString(b)
+}
 
 // logBuffer collects the app's log lines.
 type logBuffer struct {
@@ -108,6 +120,7 @@ func newARMRigWith(t *testing.T, settings map[string]string, clk *testClock, wra
 		"HCPOPS_DATA_DIR":              t.TempDir(),
 		"CLUSTERS_SERVICE_URL":         simURL,
 		"CLUSTERS_SERVICE_RETRY_LIMIT": "0",
+		"HCPOPS_ARM_CLIENT_APP_IDS":    armCallerApp,
 	}
 	for k, v := range settings {
 		env[k] = v
@@ -271,6 +284,7 @@ func (r *armRig) get(path string, hdr ...string) armReply {
 	if err != nil {
 		r.t.Fatal(err)
 	}
+	req.Header.Set("X-MS-CLIENT-PRINCIPAL", armPrincipal()) // as App Service Authentication passes ARM on
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Add(hdr[i], hdr[i+1])
 	}

@@ -191,7 +191,7 @@ func TestOperationResultsEnvelope(t *testing.T) {
 		"Method": "GET",
 		"Query":  map[string]string{"api-version": armAPIVersion},
 		"Headers": map[string][]string{
-			"x-ms-home-tenant-id": {tenant}, "X-Ms-Client-Object-Id": {armClient},
+			"x-ms-home-tenant-id": {tenant}, "X-Ms-Client-Object-Id": {armClient}, "X-MS-CLIENT-PRINCIPAL": {armPrincipal()},
 		},
 		"Params": map[string]string{"subscriptionId": sub, "location": "eastus", "operationId": op.Name()},
 	}}, "Metadata": map[string]any{}}
