@@ -29,10 +29,12 @@ type killer interface{ Restart() }
 
 // chaos kills the handler at fixed points of the run and gives Clusters
 // Service latency spikes, alternating the status of its injected errors
-// between 500 and 503 (the ocm client retries only the latter).
+// between 500 and 503 (the ocm client retries only the latter); hangRate of
+// CS requests never answer.
 type chaos struct {
 	handler    killer
 	sim        *simulator.Simulator
+	hangRate   float64
 	kills      []time.Duration // offsets from the start of the run
 	spikeEvery time.Duration
 	spikeFor   time.Duration
@@ -44,7 +46,7 @@ type chaos struct {
 }
 
 func (c *chaos) faults(status int) simulator.Faults {
-	return simulator.Faults{ErrorRate: csErrorRate, ErrorStatus: status, ThrottleRate: csThrottleRate}
+	return simulator.Faults{ErrorRate: csErrorRate, ErrorStatus: status, ThrottleRate: csThrottleRate, HangRate: c.hangRate}
 }
 
 // arm turns the simulator's faults on, from the first request.

@@ -18,7 +18,7 @@ func TestChaosKillsAndSpikes(t *testing.T) {
 	sim := simulator.New()
 	defer sim.Close()
 	k := &countingKiller{}
-	c := &chaos{handler: k, sim: sim, kills: []time.Duration{20 * time.Millisecond, 40 * time.Millisecond},
+	c := &chaos{handler: k, sim: sim, hangRate: 0.02, kills: []time.Duration{20 * time.Millisecond, 40 * time.Millisecond},
 		spikeEvery: 5 * time.Millisecond, spikeFor: 5 * time.Millisecond, logger: slog.New(slog.DiscardHandler)}
 	must(t, c.arm())
 	ctx, cancel := context.WithCancel(context.Background())
@@ -31,8 +31,8 @@ func TestChaosKillsAndSpikes(t *testing.T) {
 	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
 		f := sim.Faults()
 		statuses[f.ErrorStatus] = true
-		if f.ErrorRate != csErrorRate || f.ThrottleRate != csThrottleRate || f.HangRate != 0 {
-			t.Fatalf("faults %+v, want %v errors and %v throttles", f, csErrorRate, csThrottleRate)
+		if f.ErrorRate != csErrorRate || f.ThrottleRate != csThrottleRate || f.HangRate != 0.02 {
+			t.Fatalf("faults %+v, want %v errors, %v throttles and 0.02 hangs", f, csErrorRate, csThrottleRate)
 		}
 		spiked = spiked || sim.Latency() == spikeLatency
 		if k.n.Load() == 2 && statuses[500] && statuses[503] && spiked {

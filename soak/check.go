@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/document"
@@ -31,6 +32,20 @@ type evidence struct {
 	// status is what ARM's status poll answered through the front door,
 	// by request label; an error text when the poll failed.
 	status map[string]string
+
+	instances int
+	ticks     []tick      // every timer invocation of every instance
+	routed    map[int]int // other invocations by instance
+	// failedInvocations of the change feed (mostly), and their time.
+	failedInvocations int
+	failedTook        time.Duration
+	// cosmosFaults counts the store faults injected, by request kind.
+	cosmosFaults     map[string]map[string]int
+	wantCosmosFaults bool
+	// The sick subset, and the requests about it hung and garbled.
+	sick                  sickSet
+	sickHung, sickGarbled int
+	wantCSHangs           bool
 }
 
 // problems lists every invariant the run broke, each prefixed by its area.
@@ -62,6 +77,9 @@ func (e evidence) problems() []string {
 		}
 		if st, ok := e.status[s.label]; ok && st != string(got) {
 			add("status", "%s: ARM's status poll answered %s, the document says %s", s.label, st, got)
+		}
+		if p := deadlineProblem(s, op); p != "" {
+			add("deadline", "%s", p)
 		}
 	}
 	uris := e.notificationURIs()
@@ -96,7 +114,11 @@ func (e evidence) problems() []string {
 	for _, p := range checkVersions(e.writes, e.versions, e.finals) {
 		add("versions", "%s", p)
 	}
+	for _, p := range tickProblems(e.ticks, tickBound) {
+		add("ticks", "%s", p)
+	}
 	out = append(out, e.chaosProblems()...)
+	out = append(out, e.faultProblems()...)
 	return out
 }
 
@@ -123,8 +145,8 @@ func (e evidence) chaosProblems() []string {
 	if e.kills < 2 {
 		add("the handler was killed %d times, want at least 2", e.kills)
 	}
-	if e.starts != e.kills+1 {
-		add("the handler started %d times after %d kills, want %d", e.starts, e.kills, e.kills+1)
+	if e.starts != e.kills+e.instances {
+		add("the handler started %d times after %d kills of %d instances, want %d", e.starts, e.kills, e.instances, e.kills+e.instances)
 	}
 	if e.feed.Batches == 0 || e.feed.Duplicated != e.feed.Batches {
 		add("%d of %d change-feed batches were delivered twice, want all", e.feed.Duplicated, e.feed.Batches)

@@ -27,35 +27,71 @@ func checkOp(t *testing.T, req document.Request, status arm.ProvisioningState, u
 	return op
 }
 
-// cleanEvidence is a run where everything went right: one request and
-// one implicit delete, every fault injected.
+// The sick request of cleanEvidence: its deadline and when it failed.
+var (
+	sickDeadline = time.Unix(1_800_000_100, 0)
+	sickFailed   = sickDeadline.Add(1500 * time.Millisecond)
+)
+
+// cleanEvidence is a run where everything went right: one request, one
+// sick one failed at its deadline and one implicit delete, every fault
+// injected, two instances at work.
 func cleanEvidence(t *testing.T) evidence {
-	mine, implicit := docKey{"p", "op1"}, docKey{"p", "op2"}
+	mine, implicit, sick := docKey{"p", "op1"}, docKey{"p", "op2"}, docKey{"p", "op3"}
+	sickOp := checkOp(t, document.RequestCreate, arm.ProvisioningStateFailed, checkURI)
+	sickOp.Properties.SetStatus(sickFailed, arm.ProvisioningStateFailed, deadlineError())
+	sickOp.Properties.NotificationURI = ""
 	return evidence{
 		subs: []*submitted{{request: request{label: "c0/create", kind: "create cluster", want: succeeded},
-			op: mine, uri: checkURI, statusPath: "/status", outcome: arm.ProvisioningStateSucceeded}},
+			op: mine, uri: checkURI, statusPath: "/status", outcome: arm.ProvisioningStateSucceeded},
+			{request: request{label: "c1/create", kind: kindSickCreate, want: failed, deadline: 10 * time.Second},
+				op: sick, uri: checkURI, statusPath: "/status1", outcome: arm.ProvisioningStateFailed, deadlineAt: sickDeadline}},
 		ops: map[docKey]*document.OperationDocument{
 			mine:     checkOp(t, document.RequestCreate, arm.ProvisioningStateSucceeded, checkURI),
 			implicit: checkOp(t, document.RequestDelete, arm.ProvisioningStateSucceeded, ""),
+			sick:     sickOp,
 		},
-		uris:     map[docKey]string{mine: checkURI, implicit: ""},
-		cs:       csCounts{creates: map[string]map[int]int{"cluster/x": {503: 1, 201: 1}}, statuses: map[int]int{201: 1, 429: 1, 500: 1, 503: 1}},
-		simPosts: map[string]int{"cluster": 2},
+		uris: map[docKey]string{mine: checkURI, implicit: "", sick: checkURI},
+		cs: csCounts{creates: map[string]map[int]int{"cluster/x": {503: 1, 201: 1}, "nodepool/x/np1": {201: 1, 409: 2}},
+			statuses: map[int]int{0: 1, 201: 2, 409: 2, 429: 1, 500: 1, 503: 1},
+			named:    map[string]map[string]bool{"soak-c0": {"cluster/x": true}}},
+		simPosts: map[string]int{"cluster": 2, "nodepool": 3},
 		delivered: func(uri string) []arm.ProvisioningState {
 			if uri == checkURI {
-				return []arm.ProvisioningState{arm.ProvisioningStateSucceeded}
+				return []arm.ProvisioningState{arm.ProvisioningStateSucceeded, arm.ProvisioningStateFailed}
 			}
 			return nil
 		},
 		notifyAttempts: 2, notifyFailures: 1,
 		feed:  triggerhost.FeedStats{Batches: 2, Deliveries: 4, Duplicated: 2, Reordered: 1},
-		kills: 2, starts: 3,
-		status: map[string]string{"c0/create": "Succeeded"},
+		kills: 2, starts: 4, instances: 2,
+		status: map[string]string{"c0/create": "Succeeded", "c1/create": "Failed"},
+		ticks: []tick{{instance: 0, status: 200, took: pollBudget}, {instance: 1, status: 200, took: time.Second},
+			{instance: 1, took: time.Minute, err: "killed", cut: true}},
+		routed:           map[int]int{0: 3, 1: 2},
+		cosmosFaults:     allCosmosFaults(),
+		wantCosmosFaults: true,
+		sick: sickSet{clusters: map[string]sickness{"soak-c1": sickHang, "soak-c2": sickGarbage, "soak-c3": sickHangCreated},
+			pools: map[string]sickness{"np-sick-c4": sickHangCreated}},
+		sickHung: 3, sickGarbled: 2, wantCSHangs: true,
 	}
 }
 
+func allCosmosFaults() map[string]map[string]int {
+	out := map[string]map[string]int{}
+	for _, k := range cosmosKinds {
+		out[k] = map[string]int{faultThrottle: 2, faultUnavailable: 1, faultTimeout: 1, faultSlow: 1}
+	}
+	return out
+}
+
+// deadlineError is what the lifecycle records at a deadline.
+func deadlineError() *arm.CloudErrorBody {
+	return &arm.CloudErrorBody{Code: arm.CodeInternalServerError, Message: "cluster creation did not complete before the deadline 2027-01-15T08:01:40Z"}
+}
+
 func TestEvidenceProblems(t *testing.T) {
-	mine, implicit := docKey{"p", "op1"}, docKey{"p", "op2"}
+	mine, implicit, sick := docKey{"p", "op1"}, docKey{"p", "op2"}, docKey{"p", "op3"}
 	tests := []struct {
 		name   string
 		break_ func(e *evidence)
@@ -90,8 +126,38 @@ func TestEvidenceProblems(t *testing.T) {
 			k := docKey{"p", "r"}
 			e.writes = map[docKey][]write{k: {{kind: writeCreate, doc: docVersion{key: k, version: 1}}, {kind: writeReplace, doc: docVersion{key: k, version: 1}}}}
 		}, "versions: p/r: instanceVersion 1 written more than once"},
-		{"one kill", func(e *evidence) { e.kills, e.starts = 1, 2 }, "chaos: the handler was killed 1 times"},
-		{"a kill without a restart", func(e *evidence) { e.starts = 2 }, "chaos: the handler started 2 times after 2 kills, want 3"},
+		{"one kill", func(e *evidence) { e.kills, e.starts = 1, 3 }, "chaos: the handler was killed 1 times"},
+		{"a kill without a restart", func(e *evidence) { e.starts = 3 }, "chaos: the handler started 3 times after 2 kills of 2 instances, want 4"},
+		{"sick one succeeded", func(e *evidence) { e.ops[sick].Properties.Status = arm.ProvisioningStateSucceeded },
+			"deadline: c1/create: ended Succeeded, want Failed at its deadline"},
+		{"sick one failed for another reason", func(e *evidence) {
+			e.ops[sick].Properties.Error = &arm.CloudErrorBody{Code: arm.CodeInternalServerError, Message: "garbage"}
+		}, "deadline: c1/create: failed with InternalServerError (garbage), want the deadline error"},
+		{"sick one failed early", func(e *evidence) { e.ops[sick].Properties.LastTransitionTime = sickDeadline.Add(-time.Second) },
+			"deadline: c1/create: failed at 08:01:39.000, before its deadline 08:01:40.000"},
+		{"sick one failed late", func(e *evidence) {
+			e.ops[sick].Properties.LastTransitionTime = sickDeadline.Add(deadlineLate + time.Second)
+		}, "deadline: c1/create: failed at 08:01:57.000, 17s after its deadline"},
+		{"tick past budget", func(e *evidence) { e.ticks[1].took = tickBound + time.Millisecond },
+			"ticks: instance 1: the tick started 00:00:00.000 took 13.001s, past the budget 8s"},
+		{"tick never answered", func(e *evidence) { e.ticks[2].cut = false }, "ticks: instance 1: the tick started 00:00:00.000 got no answer after 1m0s: killed"},
+		{"cluster created under two IDs", func(e *evidence) {
+			e.cs.creates["cluster/y"] = map[int]int{201: 1}
+			e.cs.named["soak-c0"]["cluster/y"] = true
+			e.simPosts["cluster"] = 3
+		}, "clusters service: not created exactly once: cluster soak-c0 created 2 times: cluster/x, cluster/y"},
+		{"node pool never created", func(e *evidence) { e.cs.creates["nodepool/x/np1"] = map[int]int{409: 3} },
+			"clusters service: not created exactly once: nodepool/x/np1: 409 x3"},
+		{"no CS hang", func(e *evidence) { delete(e.cs.statuses, 0) }, "chaos: no clusters service request hung"},
+		{"sick subset never garbled", func(e *evidence) { e.sickGarbled = 0 }, "chaos: the sick subset of 4 objects saw 3 hung and 0 garbled requests"},
+		{"an instance never ticked", func(e *evidence) { e.ticks = e.ticks[:1] }, "chaos: instance 1 answered 0 ticks and was sent 2 other invocations"},
+		{"an instance never sent a batch", func(e *evidence) { delete(e.routed, 0) }, "chaos: instance 0 answered 1 ticks and was sent 0 other invocations"},
+		{"no batch throttled", func(e *evidence) { delete(e.cosmosFaults[cosmosBatch], faultThrottle) }, "chaos: no Cosmos batch was throttled"},
+		{"no store timeout", func(e *evidence) {
+			for _, m := range e.cosmosFaults {
+				delete(m, faultTimeout)
+			}
+		}, "chaos: Cosmos never answered 408"},
 		{"batches delivered once", func(e *evidence) { e.feed.Duplicated = 1 }, "chaos: 1 of 2 change-feed batches were delivered twice"},
 		{"feed in order", func(e *evidence) { e.feed.Reordered = 0 }, "chaos: no change-feed batch was delivered out of order"},
 		{"no 503", func(e *evidence) { delete(e.cs.statuses, http.StatusServiceUnavailable) }, "chaos: clusters service never answered 503"},

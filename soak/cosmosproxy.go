@@ -35,12 +35,25 @@ type cosmosProxy struct {
 	// writers' If-Match never reaches the server.
 	stripIfMatch bool
 
-	url string
-	srv *http.Server
+	// url is the clean door, for the soak's own clients; faultyURL the
+	// one the handlers use, where faults (nil: none) are injected.
+	url, faultyURL string
+	faults         *cosmosFaults
+	srvs           []*http.Server
 }
 
-// startCosmosProxy serves the proxy on a free loopback port until Close.
-func startCosmosProxy(upstream string, ledger *writeLedger, stripIfMatch bool, logger *slog.Logger) (*cosmosProxy, error) {
+// proxyDoor is one listener of the proxy.
+type proxyDoor struct {
+	p      *cosmosProxy
+	url    string
+	faults *cosmosFaults
+}
+
+func (d proxyDoor) ServeHTTP(w http.ResponseWriter, r *http.Request) { d.p.serve(w, r, d) }
+
+// startCosmosProxy serves the proxy's two doors on free loopback ports
+// until Close.
+func startCosmosProxy(upstream string, ledger *writeLedger, stripIfMatch bool, faults *cosmosFaults, logger *slog.Logger) (*cosmosProxy, error) {
 	u, err := url.Parse(upstream)
 	if err != nil || u.Host == "" {
 		return nil, fmt.Errorf("cosmos endpoint %q is not a URL with a host", upstream)
@@ -48,36 +61,52 @@ func startCosmosProxy(upstream string, ledger *writeLedger, stripIfMatch bool, l
 	if ip := net.ParseIP(u.Hostname()); ip == nil || !ip.IsLoopback() {
 		return nil, fmt.Errorf("cosmos endpoint %q: the soak only talks to a loopback test server", upstream)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("cosmos proxy: %w", err)
-	}
 	p := &cosmosProxy{
 		upstream: u,
 		client: &http.Client{Timeout: time.Minute, Transport: &http.Transport{
 			Proxy:               nil,
 			TLSClientConfig:     &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // the loopback test server's self-signed certificate
 			MaxIdleConnsPerHost: 128,
+			// Below node's 5s keep-alive timeout: a connection the server
+			// is closing is never reused for a write, which would fail
+			// with a reset and leave the write's fate unknown.
+			IdleConnTimeout: 2 * time.Second,
 		}},
 		ledger:       ledger,
 		logger:       logger,
 		stripIfMatch: stripIfMatch,
-		url:          "http://" + ln.Addr().String() + "/",
+		faults:       faults,
 	}
-	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		if err := p.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			logger.Error("cosmos proxy stopped", "error", err)
+	for _, door := range []*string{&p.url, &p.faultyURL} {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			_ = p.Close()
+			return nil, fmt.Errorf("cosmos proxy: %w", err)
 		}
-	}()
+		*door = "http://" + ln.Addr().String() + "/"
+		d := proxyDoor{p: p, url: *door}
+		if door == &p.faultyURL {
+			d.faults = faults
+		}
+		srv := &http.Server{Handler: d, ReadHeaderTimeout: 10 * time.Second}
+		p.srvs = append(p.srvs, srv)
+		go func() {
+			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				logger.Error("cosmos proxy stopped", "error", err)
+			}
+		}()
+	}
 	return p, nil
 }
 
 // Close stops serving and drops idle connections to the server.
 func (p *cosmosProxy) Close() error {
-	err := p.srv.Close()
+	var errs []error
+	for _, srv := range p.srvs {
+		errs = append(errs, srv.Close())
+	}
 	p.client.CloseIdleConnections()
-	return err
+	return errors.Join(errs...)
 }
 
 // hopHeaders are per-connection; they are never forwarded.
@@ -102,7 +131,7 @@ func parseDocsPath(path string) (docsRequest, bool) {
 	return d, true
 }
 
-func (p *cosmosProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (p *cosmosProxy) serve(w http.ResponseWriter, r *http.Request, door proxyDoor) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		return // the client is gone before it finished sending: nothing was written
@@ -110,6 +139,15 @@ func (p *cosmosProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	docs, isDocs := parseDocsPath(r.URL.Path)
 	recorded := isDocs && docs.container == cosmos.ResourcesContainer
 	batch := strings.EqualFold(r.Header.Get("x-ms-cosmos-is-batch-request"), "true")
+	if recorded {
+		fault, wait := door.faults.draw(cosmosKind(r, docs, batch))
+		if refuse(w, fault, wait) {
+			return
+		}
+		if fault == faultSlow && !sleep(r.Context(), wait) {
+			return // the client gave up: nothing is sent on
+		}
+	}
 	ifMatch := r.Header.Get("If-Match")
 	sent := body
 	if p.stripIfMatch && recorded {
@@ -143,7 +181,7 @@ func (p *cosmosProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case r.Method == http.MethodGet && r.URL.Path == "/":
-		answer = p.rewriteAccount(answer)
+		answer = rewriteAccount(answer, door.url)
 	case recorded:
 		p.record(r, docs, batch, body, ifMatch, resp.StatusCode, answer)
 	}
@@ -162,8 +200,9 @@ func copyHeaders(dst, src http.Header) {
 	}
 }
 
-// rewriteAccount points the account's regional endpoints at the proxy.
-func (p *cosmosProxy) rewriteAccount(raw []byte) []byte {
+// rewriteAccount points the account's regional endpoints at the door the
+// client came in by.
+func rewriteAccount(raw []byte, door string) []byte {
 	var account map[string]any
 	if err := json.Unmarshal(raw, &account); err != nil {
 		return raw
@@ -172,7 +211,7 @@ func (p *cosmosProxy) rewriteAccount(raw []byte) []byte {
 		locs, _ := account[field].([]any)
 		for _, l := range locs {
 			if loc, ok := l.(map[string]any); ok {
-				loc["databaseAccountEndpoint"] = p.url
+				loc["databaseAccountEndpoint"] = door
 			}
 		}
 	}

@@ -18,7 +18,7 @@ func proxiedStore(t *testing.T, stripIfMatch bool) (*cosmos.Store, *writeLedger)
 	t.Helper()
 	cfg := cosmostest.Config(t)
 	ledger := newWriteLedger()
-	p, err := startCosmosProxy(cfg.Endpoint, ledger, stripIfMatch, slog.New(slog.DiscardHandler))
+	p, err := startCosmosProxy(cfg.Endpoint, ledger, stripIfMatch, nil, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,12 +39,17 @@ type csLedger struct {
 
 	mu       sync.Mutex
 	creates  map[string]map[int]int // object ("cluster/ID", "nodepool/CID/ID" ...) -> status -> POSTs
-	statuses map[int]int            // every answer by status
+	statuses map[int]int            // every answer by status; 0: none (hung, or the client gave up)
 	creds    map[string]bool        // hrefs of the credentials CS issued
+	// named maps a cluster's ARM name to the CS IDs created for it: the
+	// lifecycle picks a cluster's ID itself, so a second create would
+	// have an ID of its own.
+	named map[string]map[string]bool
 }
 
 func newCSLedger(next http.Handler) *csLedger {
-	return &csLedger{next: next, creates: map[string]map[int]int{}, statuses: map[int]int{}, creds: map[string]bool{}}
+	return &csLedger{next: next, creates: map[string]map[int]int{}, statuses: map[int]int{}, creds: map[string]bool{},
+		named: map[string]map[string]bool{}}
 }
 
 // statusWriter remembers the status and the body of an answer.
@@ -77,7 +82,7 @@ func (l *csLedger) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		l.next.ServeHTTP(w, r)
 		return
 	}
-	object, credCluster := "", ""
+	object, credCluster, name := "", "", ""
 	if r.Method == http.MethodPost {
 		body, err := io.ReadAll(r.Body)
 		if err != nil {
@@ -85,6 +90,11 @@ func (l *csLedger) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		object, credCluster = createTarget(r.URL.Path, body)
+		if clusterCreate.MatchString(r.URL.Path) {
+			var in struct{ Name string }
+			_ = json.Unmarshal(body, &in)
+			name = strings.ToLower(in.Name)
+		}
 	}
 	sw := &statusWriter{ResponseWriter: w, keep: credCluster != ""}
 	l.next.ServeHTTP(sw, r)
@@ -96,6 +106,12 @@ func (l *csLedger) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			l.creates[object] = map[int]int{}
 		}
 		l.creates[object][sw.status]++
+	}
+	if name != "" && sw.status == http.StatusCreated {
+		if l.named[name] == nil {
+			l.named[name] = map[string]bool{}
+		}
+		l.named[name][object] = true
 	}
 	if credCluster != "" && sw.status == http.StatusCreated {
 		var cred struct {
@@ -133,12 +149,19 @@ type csCounts struct {
 	creates  map[string]map[int]int
 	statuses map[int]int
 	creds    map[string]bool
+	named    map[string]map[string]bool
 }
 
 func (l *csLedger) counts() csCounts {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	c := csCounts{creates: map[string]map[int]int{}, statuses: map[int]int{}, creds: map[string]bool{}}
+	c := csCounts{creates: map[string]map[int]int{}, statuses: map[int]int{}, creds: map[string]bool{}, named: map[string]map[string]bool{}}
+	for n, ids := range l.named {
+		c.named[n] = map[string]bool{}
+		for id := range ids {
+			c.named[n][id] = true
+		}
+	}
 	for o, m := range l.creates {
 		c.creates[o] = map[int]int{}
 		for s, n := range m {
@@ -154,19 +177,41 @@ func (l *csLedger) counts() csCounts {
 	return c
 }
 
-// duplicateCreates lists the objects CS did not create exactly once:
-// none or more than one POST it answered 201, or any POST it refused with
-// 409 because the object already existed. POSTs answered by an injected
-// 429/5xx never reached CS's create and are retries, not duplicates.
+// duplicateCreates lists the objects CS did not create exactly once: none
+// or more than one POST it answered 201, and the clusters created under
+// more than one ID. A 409 (the object exists already, when two dispatches
+// race or a create is retried after an answer was lost) is adopted by the
+// lifecycle and creates nothing; POSTs answered by an injected 429/5xx
+// never reached CS's create and are retries, not duplicates.
 func (c csCounts) duplicateCreates() []string {
 	var out []string
 	for o, m := range c.creates {
-		if m[http.StatusCreated] != 1 || m[http.StatusConflict] > 0 {
+		if m[http.StatusCreated] != 1 {
 			out = append(out, o+": "+formatStatuses(m))
+		}
+	}
+	for name, ids := range c.named {
+		if len(ids) > 1 {
+			keys := make([]string, 0, len(ids))
+			for id := range ids {
+				keys = append(keys, id)
+			}
+			sort.Strings(keys)
+			out = append(out, fmt.Sprintf("cluster %s created %d times: %s", name, len(ids), strings.Join(keys, ", ")))
 		}
 	}
 	sort.Strings(out)
 	return out
+}
+
+// adopted counts the create POSTs CS refused with 409 because the object
+// existed.
+func (c csCounts) adopted() int {
+	n := 0
+	for _, m := range c.creates {
+		n += m[http.StatusConflict]
+	}
+	return n
 }
 
 // posts counts the create POSTs for objects of kind, whatever the answer.

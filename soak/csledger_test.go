@@ -35,11 +35,13 @@ func TestCSLedgerCountsCreatesByObject(t *testing.T) {
 		resp.Body.Close()
 	}
 	answers["POST "+clusters] = []int{503, 429, 201, 201, 409}
-	post(clusters, `{"id":"ok"}`)    // 503: a retry, not a duplicate
-	post(clusters, `{"id":"ok"}`)    // 429: the same
-	post(clusters, `{"id":"ok"}`)    // 201
-	post(clusters, `{"id":"twice"}`) // 201
-	post(clusters, `{"id":"TWICE"}`) // 409: asked again
+	post(clusters, `{"id":"ok"}`)                 // 503: a retry, not a duplicate
+	post(clusters, `{"id":"ok"}`)                 // 429: the same
+	post(clusters, `{"id":"ok","name":"one"}`)    // 201
+	post(clusters, `{"id":"twice","name":"two"}`) // 201
+	post(clusters, `{"id":"TWICE","name":"two"}`) // 409: asked again, adopted
+	answers["POST "+clusters] = append(answers["POST "+clusters], 201)
+	post(clusters, `{"id":"other","name":"ONE"}`) // 201: a second cluster for one name
 	answers["POST "+clusters+"/c1/node_pools"] = []int{201, 201}
 	post(clusters+"/c1/node_pools", `{"id":"np1"}`)
 	post(clusters+"/c1/node_pools", `{"id":"np1"}`) // a second create of the same pool
@@ -54,23 +56,26 @@ func TestCSLedgerCountsCreatesByObject(t *testing.T) {
 
 	c := l.counts()
 	want := []string{
-		"cluster/twice: 201 x1, 409 x1",
+		"cluster one created 2 times: cluster/ok, cluster/other",
 		"externalauth/c1/ea1: 500 x1",
 		"nodepool/c1/np1: 201 x2",
 	}
 	if got := c.duplicateCreates(); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("duplicateCreates = %q\nwant %q", got, want)
 	}
-	if n := c.posts("cluster"); n != 5 {
-		t.Errorf("cluster create POSTs = %d, want 5", n)
+	if n := c.posts("cluster"); n != 6 {
+		t.Errorf("cluster create POSTs = %d, want 6", n)
 	}
-	if n := c.objects("cluster"); n != 2 {
-		t.Errorf("clusters created = %d, want 2", n)
+	if n := c.objects("cluster"); n != 3 {
+		t.Errorf("clusters created = %d, want 3", n)
+	}
+	if n := c.adopted(); n != 1 {
+		t.Errorf("409s adopted = %d, want 1", n)
 	}
 	if len(c.creds) != 2 || !c.creds["/api/clusters_mgmt/v1/clusters/c1/break_glass_credentials/b1"] {
 		t.Errorf("credentials = %v, want two lower-cased hrefs", c.creds)
 	}
-	wantStatuses := map[int]int{200: 1, 201: 6, 409: 1, 429: 1, 500: 1, 503: 1}
+	wantStatuses := map[int]int{200: 1, 201: 7, 409: 1, 429: 1, 500: 1, 503: 1}
 	if fmt.Sprint(c.statuses) != fmt.Sprint(wantStatuses) {
 		t.Errorf("statuses = %v, want %v", c.statuses, wantStatuses)
 	}

@@ -29,6 +29,8 @@ type submitted struct {
 	scenario   string
 	op         docKey // the operation document, once accepted
 	statusPath string
+	// deadlineAt is when a request with a deadline must be terminal.
+	deadlineAt time.Time
 	uri        string
 	conflicts  int
 	// problem says why it never ran or never finished.
@@ -116,7 +118,7 @@ func (d *driver) submit(ctx context.Context, s *submitted) {
 		}
 	}
 	opts := frontend.Options{Location: location, TenantID: soakTenantID, ClientID: soakClientID, NotificationURI: s.uri,
-		ClientRequestID: uuid.NewString(), CorrelationRequestID: uuid.NewString()}
+		ClientRequestID: uuid.NewString(), CorrelationRequestID: uuid.NewString(), CreateDeadline: s.deadline}
 	deadline := time.Now().Add(d.conflictBudget)
 	for {
 		acc, err := s.submit(ctx, d.fe, opts)
@@ -124,6 +126,10 @@ func (d *driver) submit(ctx context.Context, s *submitted) {
 		case err == nil:
 			s.op = docKey{pk: acc.Operation.PartitionKey, id: acc.Operation.ID}
 			s.statusPath = acc.StatusPath()
+			if s.deadline > 0 {
+				// The resource document keeps whole seconds (RFC 3339).
+				s.deadlineAt = acc.Operation.Properties.StartTime.Add(s.deadline).Truncate(time.Second)
+			}
 			return
 		case frontend.IsConflict(err) && time.Now().Before(deadline) && ctx.Err() == nil:
 			s.conflicts++
@@ -159,11 +165,14 @@ func (d *driver) submissions() []*submitted {
 	return slices.Clone(d.results)
 }
 
-func sleep(ctx context.Context, d time.Duration) {
+// sleep waits d; false means ctx ended first.
+func sleep(ctx context.Context, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
+		return false
 	case <-t.C:
+		return true
 	}
 }

@@ -28,25 +28,63 @@ func settle(ctx context.Context, obs *observer) {
 }
 
 // pollStatuses asks for every accepted operation's status the way ARM
-// does, through the host's front door and the handler.
+// does, through the host's front door and the handler, a few at a time.
 func pollStatuses(ctx context.Context, front string, subs []*submitted) map[string]string {
 	client := &http.Client{Timeout: 10 * time.Second}
 	defer client.CloseIdleConnections()
 	out := map[string]string{}
-	for _, s := range subs {
-		if s.statusPath == "" || ctx.Err() != nil {
-			continue
-		}
-		// ARM always sends an api-version; the status route requires one.
-		out[s.label] = pollStatus(ctx, client, front+s.statusPath+"?api-version=2024-06-10-preview")
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	work := make(chan *submitted)
+	for range statusPollers {
+		wg.Go(func() {
+			for s := range work {
+				// ARM always sends an api-version; the status route requires one.
+				st := pollStatus(ctx, client, front+s.statusPath+"?api-version=2024-06-10-preview")
+				mu.Lock()
+				out[s.label] = st
+				mu.Unlock()
+			}
+		})
 	}
+	for _, s := range subs {
+		if s.statusPath != "" && ctx.Err() == nil {
+			work <- s
+		}
+	}
+	close(work)
+	wg.Wait()
 	return out
 }
 
+// statusPollers is how many status polls run at once at the end of a run.
+const statusPollers = 8
+
+// pollStatus asks for one status as ARM does: a 5xx or a failed request
+// (the store behind the handler is throttled and refuses on purpose) is
+// asked again, a few times.
 func pollStatus(ctx context.Context, client *http.Client, url string) string {
+	var st string
+	for attempt := range statusAttempts {
+		var retry bool
+		st, retry = pollStatusOnce(ctx, client, url)
+		if !retry || attempt == statusAttempts-1 || !sleep(ctx, statusRetryPause) {
+			break
+		}
+	}
+	return st
+}
+
+// How often and how far apart a status poll is asked again.
+const (
+	statusAttempts   = 5
+	statusRetryPause = 200 * time.Millisecond
+)
+
+func pollStatusOnce(ctx context.Context, client *http.Client, url string) (status string, retry bool) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return err.Error()
+		return err.Error(), false
 	}
 	// ARM passes the caller's identity; only the operation's own caller
 	// may see it.
@@ -54,21 +92,21 @@ func pollStatus(ctx context.Context, client *http.Client, url string) string {
 	req.Header.Set(operationstatus.HeaderClientObjectID, soakClientID)
 	resp, err := client.Do(req)
 	if err != nil {
-		return err.Error()
+		return err.Error(), true
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return err.Error()
+		return err.Error(), true
 	}
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Sprintf("HTTP %d: %s", resp.StatusCode, excerpt(raw))
+		return fmt.Sprintf("HTTP %d: %s", resp.StatusCode, excerpt(raw)), resp.StatusCode >= 500
 	}
-	var status arm.OperationStatus
-	if err := json.Unmarshal(raw, &status); err != nil {
-		return "unreadable status body: " + excerpt(raw)
+	var body arm.OperationStatus
+	if err := json.Unmarshal(raw, &body); err != nil {
+		return "unreadable status body: " + excerpt(raw), false
 	}
-	return string(status.Status)
+	return string(body.Status), false
 }
 
 // readFinals reads every document written during the run, as it is now.

@@ -16,6 +16,12 @@ import (
 	"github.com/hcpops/hcpops/devhost/triggerhost"
 )
 
+// Timings of the handler that the checks hold it to.
+const (
+	pollBudget = 8 * time.Second // HCPOPS_POLL_BUDGET
+	csTimeout  = 2 * time.Second // CLUSTERS_SERVICE_TIMEOUT; above the CS latency spikes
+)
+
 // handlerSettings are the app settings of the `hcpops serve` child:
 // the proxied store, the simulator, loopback notifications and timings
 // short enough for a soak.
@@ -26,13 +32,16 @@ func handlerSettings(cosmosURL, database, csURL string) map[string]string {
 		"CLUSTERS_SERVICE_URL":               csURL,
 		"CLUSTERS_SERVICE_RETRY_LIMIT":       "3",
 		"CLUSTERS_SERVICE_RETRY_INTERVAL":    "50ms",
-		"CLUSTERS_SERVICE_TIMEOUT":           "10s",
+		"CLUSTERS_SERVICE_TIMEOUT":           csTimeout.String(),
 		"HCPOPS_NOTIFICATION_ALLOW_LOOPBACK": "true",
 		"HCPOPS_NOTIFY_BACKOFF_BASE":         "200ms",
 		"HCPOPS_NOTIFY_BACKOFF_MAX":          "1s",
-		"HCPOPS_DISPATCH_GRACE":              "3s",
+		"HCPOPS_DISPATCH_GRACE":              "1s",
 		"HCPOPS_PENDING_ID_GRACE":            "3s",
-		"HCPOPS_POLL_BUDGET":                 "20s",
+		// The shortest cap the backoff of failing CS calls allows (its base
+		// is fixed at 10s): the soak's CS fails 15% of calls by design.
+		"HCPOPS_POLL_BACKOFF_MAX": "10s",
+		"HCPOPS_POLL_BUDGET":      pollBudget.String(),
 	}
 }
 
@@ -87,6 +96,17 @@ func loadApp(root, database string) (*functionapp.App, error) {
 		return nil, fmt.Errorf("the Functions app at %s has %d timer and %d change-feed functions, want both", root, timers, feeds)
 	}
 	return app, nil
+}
+
+// timerFunctions names the app's timer-triggered functions.
+func timerFunctions(app *functionapp.App) []string {
+	var out []string
+	for _, fn := range app.Functions {
+		if fn.Trigger().Type == functionapp.TypeTimerTrigger {
+			out = append(out, fn.Name)
+		}
+	}
+	return out
 }
 
 // moduleRoot finds the directory holding go.mod and host.json above the

@@ -21,6 +21,11 @@ func TestParseOptions(t *testing.T) {
 		{[]string{"-kills", "-2"}, "-kills -2"},
 		{[]string{"-ops", "many"}, `invalid value "many" for flag -ops`},
 		{[]string{"extra"}, `unexpected arguments ["extra"]`},
+		{[]string{"-instances", "0"}, "-instances 0"},
+		{[]string{"-instances", "3", "-kills", "2"}, "-kills 2 with -instances 3"},
+		{[]string{"-sick-every", "1"}, "-sick-every 1"},
+		{[]string{"-sick-deadline", "0s"}, "-sick-deadline 0s"},
+		{[]string{"-cs-hang-rate", "0.9"}, "-cs-hang-rate 0.9"},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
@@ -34,6 +39,13 @@ func TestParseOptions(t *testing.T) {
 	if err != nil || o.ops != 40 || o.duration != 50*time.Second || o.seed != 9 || !o.stripIfMatch {
 		t.Errorf("parsed %+v, %v", o, err)
 	}
+	if o.instances != 2 || o.sickEvery != 7 || !o.cosmosFaults || o.csHangRate == 0 {
+		t.Errorf("defaults %+v: want two instances, a sick subset, Cosmos faults and CS hangs", o)
+	}
+	o, err = parseOptions([]string{"-instances", "1", "-sick-every", "0", "-cosmos-faults=false", "-cs-hang-rate", "0"}, &bytes.Buffer{})
+	if err != nil || o.instances != 1 || o.sickEvery != 0 || o.cosmosFaults || o.csHangRate != 0 {
+		t.Errorf("parsed %+v, %v", o, err)
+	}
 	var usage bytes.Buffer
 	if _, err := parseOptions([]string{"-h"}, &usage); !errors.Is(err, errHelp) || !strings.Contains(usage.String(), "-duration") {
 		t.Errorf("-h: %v, usage %q", err, usage.String())
@@ -42,12 +54,13 @@ func TestParseOptions(t *testing.T) {
 
 func TestKillCount(t *testing.T) {
 	for _, tc := range []struct {
-		kills    int
-		duration time.Duration
-		want     int
-	}{{0, 15 * time.Second, 2}, {0, 3 * time.Minute, 9}, {5, 15 * time.Second, 5}} {
+		kills     int
+		duration  time.Duration
+		want      int
+		instances int
+	}{{0, 15 * time.Second, 2, 1}, {0, 3 * time.Minute, 9, 2}, {5, 15 * time.Second, 5, 2}, {0, 15 * time.Second, 4, 4}} {
 		o := defaultOptions()
-		o.kills, o.duration = tc.kills, tc.duration
+		o.kills, o.duration, o.instances = tc.kills, tc.duration, tc.instances
 		if got := o.killCount(); got != tc.want {
 			t.Errorf("kills %d over %s: %d, want %d", tc.kills, tc.duration, got, tc.want)
 		}

@@ -27,6 +27,9 @@ type request struct {
 	want []arm.ProvisioningState
 	// wantCode, when set, is the error code a Failed outcome must carry.
 	wantCode string
+	// deadline, when set, is the create's completion deadline, counted
+	// from the operation's start; the request must end Failed at it.
+	deadline time.Duration
 	// delay holds the request back after the one before it in its stage.
 	delay   time.Duration
 	prepare func(*simulator.Simulator) error
@@ -41,6 +44,7 @@ type stage []request
 // subscription of its own.
 type scenario struct {
 	name         string // e.g. "c007"
+	cluster      string // the ARM cluster name
 	shape        string // which script it follows
 	subscription string
 	start        time.Duration // offset from the start of the run
@@ -92,6 +96,21 @@ func externalAuthSpec(audience string) frontend.ExternalAuthSpec {
 type builder struct {
 	ids
 	name string
+	sick sickPlan
+}
+
+// sickPlan is the sick subset: every so many scenarios one whose cluster
+// Clusters Service never serves properly, with a short create deadline.
+type sickPlan struct {
+	every    int // 0: no sick subset
+	deadline time.Duration
+}
+
+func (p sickPlan) shape(i int) (string, bool) {
+	if p.every <= 0 || i%p.every != p.every-1 {
+		return "", false
+	}
+	return sickShapes[(i/p.every)%len(sickShapes)], true
 }
 
 func (b builder) req(label, kind string, want []arm.ProvisioningState,
@@ -144,7 +163,27 @@ const (
 	shapeInflightChecks = "inflight-checks"
 	shapeNodePoolError  = "nodepool-error"
 	shapeSupersede      = "supersede"
+	shapeSickHang       = "sick-hang"
+	shapeSickStuck      = "sick-stuck"
+	shapeSickGarbage    = "sick-garbage"
+	shapeSickPool       = "sick-pool"
 )
+
+// The summary's rows for the sick subset.
+const (
+	kindSickCreate     = "create cluster (sick CS object)"
+	kindSickPoolCreate = "create node pool (sick CS object)"
+)
+
+var sickShapes = []string{shapeSickStuck, shapeSickHang, shapeSickGarbage, shapeSickPool}
+
+// sickness of each sick shape: its cluster's, or its node pool's.
+var shapeSickness = map[string]sickness{shapeSickHang: sickHang, shapeSickStuck: sickHangCreated, shapeSickGarbage: sickGarbage,
+	shapeSickPool: sickHangCreated}
+
+// sickPoolName is the sick node pool of a sick-pool scenario, unique in a
+// run so its CS ID names it.
+func sickPoolName(scenario string) string { return "np-sick-" + scenario }
 
 // shapeCycle is the mix: mostly full lives, one of each other shape.
 var shapeCycle = []string{shapeFull, shapeProvisionError, shapeFull, shapeNodePoolError, shapeFull,
@@ -152,6 +191,20 @@ var shapeCycle = []string{shapeFull, shapeProvisionError, shapeFull, shapeNodePo
 
 func build(shape string, b builder, rng *rand.Rand) []stage {
 	switch shape {
+	case shapeSickHang, shapeSickStuck, shapeSickGarbage:
+		// Nothing follows: CS never answers properly about this cluster.
+		create := b.putCluster("create", kindSickCreate, failed, nil)
+		create.wantCode, create.deadline = arm.CodeInternalServerError, b.sick.deadline
+		return []stage{{create}}
+	case shapeSickPool:
+		// A healthy cluster whose one sick node pool must not hold up its
+		// sibling; nothing follows.
+		sick := b.putNodePool("create-np-sick", kindSickPoolCreate, sickPoolName(b.name), failed, 2)
+		sick.wantCode, sick.deadline = arm.CodeInternalServerError, b.sick.deadline
+		return []stage{
+			{b.putCluster("create", "create cluster", succeeded, nil)},
+			{sick, b.putNodePool("create-np1", "create node pool", "np1", succeeded, 2)},
+		}
 	case shapeProvisionError:
 		create := b.putCluster("create", "create cluster", failed, nil)
 		create.wantCode = "OCM3055"
@@ -216,15 +269,19 @@ func build(shape string, b builder, rng *rand.Rand) []stage {
 // makePlan builds scenarios until they hold at least ops requests, their
 // starts spread evenly over spread. Subscriptions come from rng, so a
 // seed repeats the plan.
-func makePlan(ops int, spread time.Duration, rng *rand.Rand) []scenario {
+func makePlan(ops int, spread time.Duration, sick sickPlan, rng *rand.Rand) []scenario {
 	var plan []scenario
 	total := 0
-	for i := 0; total < ops; i++ {
-		shape := shapeCycle[i%len(shapeCycle)]
+	for i, healthy := 0, 0; total < ops; i++ {
+		shape, isSick := sick.shape(i)
+		if !isSick {
+			shape = shapeCycle[healthy%len(shapeCycle)]
+			healthy++
+		}
 		sub := fmt.Sprintf("%08x-%04x-4%03x-8%03x-%012x", rng.Uint32(), rng.IntN(1<<16), rng.IntN(1<<12), rng.IntN(1<<12), rng.Uint64()&(1<<48-1))
 		name := fmt.Sprintf("c%03d", i)
-		b := builder{ids: ids{subscription: sub, cluster: "soak-" + name + "-" + shape}, name: name}
-		sc := scenario{name: name, shape: shape, subscription: sub, stages: build(shape, b, rng)}
+		b := builder{ids: ids{subscription: sub, cluster: "soak-" + name + "-" + shape}, name: name, sick: sick}
+		sc := scenario{name: name, cluster: b.cluster, shape: shape, subscription: sub, stages: build(shape, b, rng)}
 		plan = append(plan, sc)
 		total += sc.requests()
 	}
@@ -232,6 +289,20 @@ func makePlan(ops int, spread time.Duration, rng *rand.Rand) []scenario {
 		plan[i].start = spread * time.Duration(i) / time.Duration(len(plan))
 	}
 	return plan
+}
+
+// sickObjects names the plan's sick subset.
+func sickObjects(plan []scenario) sickSet {
+	out := sickSet{clusters: map[string]sickness{}, pools: map[string]sickness{}}
+	for _, sc := range plan {
+		switch s, ok := shapeSickness[sc.shape]; {
+		case sc.shape == shapeSickPool:
+			out.pools[sickPoolName(sc.name)] = s
+		case ok:
+			out.clusters[sc.cluster] = s
+		}
+	}
+	return out
 }
 
 // kinds lists the request kinds of a plan, sorted.

@@ -3,6 +3,7 @@ package soak
 import (
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,7 +11,7 @@ import (
 )
 
 func TestPlanCoversEveryRequestKind(t *testing.T) {
-	plan := makePlan(300, 15*time.Second, rand.New(rand.NewPCG(1, 0)))
+	plan := makePlan(300, 15*time.Second, sickPlan{every: 7, deadline: 10 * time.Second}, rand.New(rand.NewPCG(1, 0)))
 	total := 0
 	labels, clusters, subs := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	wants := map[string]map[arm.ProvisioningState]bool{}
@@ -43,7 +44,7 @@ func TestPlanCoversEveryRequestKind(t *testing.T) {
 		t.Errorf("%d requests, want at least 300 in whole scenarios", total)
 	}
 	every := []string{"create cluster", "update cluster", "delete cluster", "create node pool", "update node pool", "delete node pool",
-		"create external auth", "update external auth", "delete external auth", "request-credential", "revoke-credentials"}
+		"create external auth", "update external auth", "delete external auth", "request-credential", "revoke-credentials", kindSickCreate, kindSickPoolCreate}
 	if got := kinds(plan); !slices.Equal(got, sortedStrings(every)) {
 		t.Errorf("kinds = %v\nwant %v", got, sortedStrings(every))
 	}
@@ -58,9 +59,38 @@ func TestPlanCoversEveryRequestKind(t *testing.T) {
 	for _, sc := range plan {
 		shapes[sc.shape] = true
 	}
-	for _, s := range shapeCycle {
+	for _, s := range append(slices.Clone(shapeCycle), sickShapes...) {
 		if !shapes[s] {
 			t.Errorf("no %s scenario", s)
+		}
+	}
+	// The sick subset: every seventh scenario, a create with the short
+	// deadline, named for the CS stand-in.
+	sick := sickObjects(plan)
+	if want := len(plan) / 7; sick.size() != want {
+		t.Errorf("%d sick objects in %d scenarios, want %d", sick.size(), len(plan), want)
+	}
+	for _, sc := range plan {
+		_, sickCluster := sick.clusters[sc.cluster]
+		_, sickPool := sick.pools[sickPoolName(sc.name)]
+		if _, sickShape := shapeSickness[sc.shape]; sickCluster == sickPool && sickShape || (sickCluster || sickPool) != sickShape {
+			t.Errorf("scenario %s (%s): sick cluster %v, sick pool %v", sc.name, sc.shape, sickCluster, sickPool)
+		}
+		var deadlines []string
+		for _, st := range sc.stages {
+			for _, r := range st {
+				if r.deadline > 0 {
+					deadlines = append(deadlines, r.kind)
+				}
+			}
+		}
+		switch {
+		case sickCluster && (len(sc.stages) != 1 || strings.Join(deadlines, ",") != kindSickCreate):
+			t.Errorf("sick cluster scenario %s: %d stages, deadlines on %v", sc.name, len(sc.stages), deadlines)
+		case sickPool && (len(sc.stages) != 2 || strings.Join(deadlines, ",") != kindSickPoolCreate):
+			t.Errorf("sick pool scenario %s: %d stages, deadlines on %v", sc.name, len(sc.stages), deadlines)
+		case !sickCluster && !sickPool && len(deadlines) > 0:
+			t.Errorf("healthy scenario %s has deadlines on %v", sc.name, deadlines)
 		}
 	}
 }
@@ -68,7 +98,7 @@ func TestPlanCoversEveryRequestKind(t *testing.T) {
 func TestPlanRepeatsWithItsSeed(t *testing.T) {
 	subsOf := func(seed uint64) []string {
 		var out []string
-		for _, sc := range makePlan(50, time.Second, rand.New(rand.NewPCG(seed, 0))) {
+		for _, sc := range makePlan(50, time.Second, sickPlan{}, rand.New(rand.NewPCG(seed, 0))) {
 			out = append(out, sc.subscription)
 		}
 		return out

@@ -114,9 +114,16 @@ func execute(ctx context.Context, o options, logger *slog.Logger) (evidence, rep
 		endpoint = srv.Endpoint
 	}
 
-	// The store, through the proxy that counts its writes.
+	plan := makePlan(o.ops, o.duration, sickPlan{every: o.sickEvery, deadline: o.sickDeadline}, rand.New(rand.NewPCG(o.seed, 0)))
+
+	// The store, through the proxy that counts its writes and disturbs
+	// the handlers' requests.
 	ledger := newWriteLedger()
-	proxy, err := startCosmosProxy(endpoint, ledger, o.stripIfMatch, logger)
+	var faults *cosmosFaults
+	if o.cosmosFaults {
+		faults = newCosmosFaults(o.seed)
+	}
+	proxy, err := startCosmosProxy(endpoint, ledger, o.stripIfMatch, faults, logger)
 	if err != nil {
 		return ev, rep, err
 	}
@@ -139,20 +146,23 @@ func execute(ctx context.Context, o options, logger *slog.Logger) (evidence, rep
 		}
 	}()
 
-	// Clusters Service, with the create ledger in front.
+	// Clusters Service, with the create ledger and the sick subset in front.
 	sim := simulator.New(simulator.WithDurations(simDurations(o.phase)), simulator.WithRandSource(rand.NewPCG(o.seed, 1)),
 		simulator.WithLogger(logger))
 	defer sim.Close()
-	ch := &chaos{sim: sim, spikeEvery: spikeEvery, spikeFor: spikeFor, logger: logger, kills: killTimes(o.killCount(), o.duration)}
+	ch := &chaos{sim: sim, hangRate: o.csHangRate, spikeEvery: spikeEvery, spikeFor: spikeFor, logger: logger, kills: killTimes(o.killCount(), o.duration)}
 	if err := ch.arm(); err != nil {
 		return ev, rep, err
 	}
 	csl := newCSLedger(sim)
-	csURL, stopCS, err := serveLoopback(csl)
+	sickDone := make(chan struct{})
+	sick := newSickCS(csl, sickObjects(plan), sickDone)
+	csURL, stopCS, err := serveLoopback(sick)
 	if err != nil {
 		return ev, rep, err
 	}
 	defer stopCS()
+	defer close(sickDone) // before the server stops: hung requests return
 
 	// The sink outlives an interrupt until the deferred Close, as before.
 	sk, err := notification.StartSink(context.WithoutCancel(ctx), notification.SinkConfig{FailRate: o.notifyFailRate, Seed: o.seed})
@@ -161,7 +171,7 @@ func execute(ctx context.Context, o options, logger *slog.Logger) (evidence, rep
 	}
 	defer sk.Close()
 
-	// The trigger host, running `hcpops serve` on the same store.
+	// The trigger host, running the fleet of `hcpops serve` on the same store.
 	app, err := loadApp(root, database)
 	if err != nil {
 		return ev, rep, err
@@ -171,9 +181,15 @@ func execute(ctx context.Context, o options, logger *slog.Logger) (evidence, rep
 		return ev, rep, fmt.Errorf("hcpops soak: %w", err)
 	}
 	defer os.RemoveAll(stateDir)
-	env := handlerEnv(os.Environ(), handlerSettings(proxy.url, database, csURL))
+	env := handlerEnv(os.Environ(), handlerSettings(proxy.faultyURL, database, csURL))
+	fl, err := newFleet(o.instances, func(i int) triggerhost.Worker {
+		return handlerCommand(o.handler, root, env, logger.With("instance", i))
+	}, timerFunctions(app), logger)
+	if err != nil {
+		return ev, rep, err
+	}
 	host, err := triggerhost.New(triggerhost.Config{
-		App: app, Worker: handlerCommand(o.handler, root, env, logger), Feed: st, StateDir: stateDir,
+		App: app, Worker: fl, Feed: st, StateDir: stateDir,
 		HTTPAddr: "127.0.0.1:0", FeedPollDelay: feedPollDelay, Logger: logger,
 		FeedFaults: &triggerhost.FeedFaults{Duplicate: true, Reorder: o.feedReorder, Seed: o.seed},
 	})
@@ -201,7 +217,7 @@ func execute(ctx context.Context, o options, logger *slog.Logger) (evidence, rep
 	case <-ctx.Done():
 		return ev, rep, ctx.Err()
 	}
-	ch.handler = host.Supervisor()
+	ch.handler = fl
 
 	// Watch, disturb, play.
 	obs := newObserver(st, observeEvery, logger)
@@ -212,7 +228,6 @@ func execute(ctx context.Context, o options, logger *slog.Logger) (evidence, rep
 	start := time.Now()
 	bg.Go(func() { ch.run(bgCtx, start) })
 
-	plan := makePlan(o.ops, o.duration, rand.New(rand.NewPCG(o.seed, 0)))
 	drv := &driver{fe: frontend.New(st, time.Now, uuid.NewString), sim: sim, sink: sk, obs: obs, logger: logger,
 		every: observeEvery, conflictPause: 200 * time.Millisecond, conflictBudget: time.Minute}
 	runCtx, cancelRun := context.WithTimeout(ctx, o.duration+o.settle)
@@ -245,7 +260,13 @@ func execute(ctx context.Context, o options, logger *slog.Logger) (evidence, rep
 	ev.notifyAttempts, ev.notifyFailures = sk.Counts()
 	ev.feed = host.FeedStats()
 	ev.kills, rep.spikes = ch.counts()
-	ev.starts = host.Supervisor().Starts()
+	ev.starts, ev.instances = fl.Starts(), o.instances
+	ev.ticks, ev.routed = fl.tickLog()
+	ev.failedInvocations, ev.failedTook = fl.failedInvocations()
+	ev.cosmosFaults, ev.wantCosmosFaults = faults.snapshot(), o.cosmosFaults
+	ev.sickHung, ev.sickGarbled = sick.sickCounts()
+	ev.sick = sickObjects(plan)
+	ev.wantCSHangs = o.csHangRate > 0
 	l := sim.Ledger()
 	for _, n := range l.Faults {
 		rep.simFaults += n

@@ -1,10 +1,18 @@
 package soak
 
 import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	operationstatus "github.com/hcpops/hcpops/functions/operationStatus"
 )
 
 func TestSettleGoroutinesReportsALeak(t *testing.T) {
@@ -37,4 +45,36 @@ func quietGoroutines() int {
 		}
 	}
 	return n
+}
+
+func TestPollStatusAsksAgainAfter5xx(t *testing.T) {
+	var calls atomic.Int32
+	answers := map[string][]int{"/flaky": {500, 503, 200}, "/down": {500, 500, 500, 500, 500, 500}, "/gone": {404, 200}}
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		mu.Lock()
+		q := answers[r.URL.Path]
+		status := q[0]
+		answers[r.URL.Path] = q[1:]
+		mu.Unlock()
+		if r.Header.Get(operationstatus.HeaderHomeTenantID) != soakTenantID {
+			status = http.StatusForbidden
+		}
+		w.WriteHeader(status)
+		if status == http.StatusOK {
+			fmt.Fprint(w, `{"status":"Succeeded"}`)
+		}
+	}))
+	defer srv.Close()
+	for _, tc := range []struct{ path, want string }{
+		{"/flaky", "Succeeded"}, {"/down", "HTTP 500: "}, {"/gone", "HTTP 404: "},
+	} {
+		if got := pollStatus(context.Background(), srv.Client(), srv.URL+tc.path); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.path, got, tc.want)
+		}
+	}
+	if n := calls.Load(); n != 3+statusAttempts+1 {
+		t.Errorf("%d requests, want %d", n, 3+statusAttempts+1)
+	}
 }

@@ -1,14 +1,17 @@
-// Package soak is the fault-injection soak of the whole backend (`hcpops
-// soak`, `make soak`, and a short version in `make test`): hundreds of
+// Package soak is the fault-injection soak of the whole backend (`make
+// soak`, which runs cmd/soak, and a short version in `make test`): hundreds of
 // operations of every kind, submitted the way ARO-HCP's frontend writes
-// them, are carried by the real custom handler (a child `hcpops serve`
-// process, SIGKILLed and restarted mid-run) through the local trigger host
-// (every change-feed batch twice, some out of order) on the local
-// Cosmos-compatible store, against a Clusters Service simulator injecting
-// 5xx, 429 and latency spikes and an ARM notification endpoint that fails
-// 30% of POSTs. Then every invariant is checked: expected outcomes, one CS
-// create per object, notifications delivered and cleared, no lost or
-// stomped update, no leaked goroutine.
+// them, are carried by the real custom handler (two `hcpops serve`
+// processes on one store, each SIGKILLed and restarted mid-run) through the
+// local trigger host (every change-feed batch twice, some out of order) on
+// the local Cosmos-compatible store behind a proxy that throttles (429),
+// refuses (503, 408) and slows the handlers' requests, against a Clusters
+// Service simulator injecting 5xx, 429, hung calls and latency spikes, with
+// a sick subset of clusters CS never answers properly, and an ARM
+// notification endpoint that fails 30% of POSTs. Then every invariant is
+// checked: expected outcomes, sick ones Failed at their deadline, ticks
+// within budget, one CS create per object, notifications delivered and
+// cleared, no lost or stomped update, no leaked goroutine.
 package soak
 
 import (
@@ -21,7 +24,7 @@ import (
 	"time"
 )
 
-// options are the flags of `hcpops soak`, and what tests set.
+// options are the flags of cmd/soak, and what tests set.
 type options struct {
 	ops      int
 	duration time.Duration // scenarios start over this window, and the kills fall in it
@@ -37,6 +40,12 @@ type options struct {
 
 	feedReorder    float64
 	notifyFailRate float64
+
+	instances    int           // `hcpops serve` processes on the one store
+	sickEvery    int           // one scenario in this many is sick; 0: none
+	sickDeadline time.Duration // the sick clusters' create deadline
+	csHangRate   float64       // CS requests that never answer
+	cosmosFaults bool          // throttle, refuse and slow the handlers' store requests
 	// stripIfMatch switches the store's ETag guard off, for checking the
 	// soak itself: lost updates then go through and the run must fail.
 	stripIfMatch bool
@@ -48,6 +57,7 @@ func defaultOptions() options {
 	return options{
 		ops: 1500, duration: 3 * time.Minute, settle: 5 * time.Minute, seed: uint64(time.Now().UnixNano()),
 		phase: 300 * time.Millisecond, feedReorder: 0.3, notifyFailRate: 0.3,
+		instances: 2, sickEvery: 7, sickDeadline: 20 * time.Second, csHangRate: 0.01, cosmosFaults: true,
 	}
 }
 
@@ -62,11 +72,16 @@ func parseOptions(args []string, usage io.Writer) (options, error) {
 	fs.DurationVar(&o.settle, "settle", o.settle, "after the window, how long the operations may take to finish")
 	fs.Uint64Var(&o.seed, "seed", o.seed, "seed of the plan, the simulator and the injected faults (default: the clock)")
 	fs.DurationVar(&o.phase, "phase", o.phase, "simulated Clusters Service phase; installing, updating and uninstalling take twice as long")
-	fs.IntVar(&o.kills, "kills", 0, "SIGKILLs of the handler (0: one per 20s of -duration, at least 2)")
+	fs.IntVar(&o.kills, "kills", 0, "SIGKILLs of the handler instances, taken in turn (0: one per 20s of -duration, at least 2 and one per instance)")
 	fs.StringVar(&o.handler, "handler", "", "the hcpops binary to run as the custom handler (default: this executable)")
 	fs.StringVar(&o.scriptRoot, "script-root", "", "Functions app root with host.json and functions/ (default: the module root above the working directory)")
 	fs.StringVar(&o.cosmosEndpoint, "cosmos-endpoint", "", "a running Cosmos test server (default: start tools/cosmos-test-server)")
 	fs.StringVar(&o.logPath, "log", "", "write the handler's and the host's logs here (default: a temporary file)")
+	fs.IntVar(&o.instances, "instances", o.instances, "hcpops serve processes sharing the store: change-feed batches split between them, every timer tick sent to each")
+	fs.IntVar(&o.sickEvery, "sick-every", o.sickEvery, "one scenario in this many has a sick cluster that CS hangs on or answers with garbage for the whole run (0: none)")
+	fs.DurationVar(&o.sickDeadline, "sick-deadline", o.sickDeadline, "create deadline of the sick clusters; they must end Failed at it")
+	fs.Float64Var(&o.csHangRate, "cs-hang-rate", o.csHangRate, "share of Clusters Service requests that never answer")
+	fs.BoolVar(&o.cosmosFaults, "cosmos-faults", o.cosmosFaults, "inject 429 (with x-ms-retry-after-ms), 503, 408 and slow answers into the handlers' Cosmos reads, queries, replaces and batches")
 	fs.BoolVar(&o.stripIfMatch, "break-etag-guard", false, "check the soak itself: strip If-Match from every store write, so stale writes go through; the run must then fail")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -98,6 +113,16 @@ func (o options) validate() error {
 		return fmt.Errorf("hcpops soak: reorder rate %v: want [0,1]", o.feedReorder)
 	case o.notifyFailRate < 0 || o.notifyFailRate >= 1:
 		return fmt.Errorf("hcpops soak: notification failure rate %v: want [0,1)", o.notifyFailRate)
+	case o.instances < 1 || o.instances > 8:
+		return fmt.Errorf("hcpops soak: -instances %d: want 1 to 8", o.instances)
+	case o.kills > 0 && o.kills < o.instances:
+		return fmt.Errorf("hcpops soak: -kills %d with -instances %d: every instance is killed at least once", o.kills, o.instances)
+	case o.sickEvery < 0 || o.sickEvery == 1:
+		return fmt.Errorf("hcpops soak: -sick-every %d: want 0 (no sick subset) or 2 and more", o.sickEvery)
+	case o.sickDeadline <= 0:
+		return fmt.Errorf("hcpops soak: -sick-deadline %s: want a positive duration", o.sickDeadline)
+	case o.csHangRate < 0 || o.csHangRate > 1-csErrorRate-csThrottleRate:
+		return fmt.Errorf("hcpops soak: -cs-hang-rate %v: want [0,%v]", o.csHangRate, 1-csErrorRate-csThrottleRate)
 	}
 	return nil
 }
@@ -107,10 +132,10 @@ func (o options) killCount() int {
 	if o.kills > 0 {
 		return o.kills
 	}
-	return max(2, int(o.duration/(20*time.Second)))
+	return max(2, o.instances, int(o.duration/(20*time.Second)))
 }
 
-// Main runs `hcpops soak`; args are the flags after "soak". The summary
+// Main runs the soak; args are cmd/soak's flags. The summary
 // goes to stdout; the error lists what broke.
 func Main(ctx context.Context, args []string, stdout io.Writer) error {
 	o, err := parseOptions(args, stdout)

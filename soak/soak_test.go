@@ -54,10 +54,11 @@ func (b *syncBuffer) String() string {
 }
 
 // shortArgs are the soak `make test` runs: 300 requests started over
-// 15 s, three handler kills, short simulator phases.
+// 15 s, three handler kills across two instances, short simulator phases,
+// a sick subset with a 10 s deadline; the other faults at their defaults.
 func shortArgs(handler, endpoint, logPath string) []string {
 	return []string{"-ops", "300", "-duration", "15s", "-settle", "60s", "-seed", "1", "-phase", "150ms", "-kills", "3",
-		"-handler", handler, "-cosmos-endpoint", endpoint, "-log", logPath}
+		"-instances", "2", "-sick-deadline", "10s", "-handler", handler, "-cosmos-endpoint", endpoint, "-log", logPath}
 }
 
 func TestSoakShort(t *testing.T) {
@@ -70,7 +71,8 @@ func TestSoakShort(t *testing.T) {
 		t.Fatalf("%v\n--- log tail (%s)\n%s", err, logPath, logTail(logPath, 20))
 	}
 	// The summary is the soak's report; it must say what was injected.
-	for _, want := range []string{"3 SIGKILLs, 4 starts", "duplicate creates: 0", "every invariant held"} {
+	for _, want := range []string{"2 `hcpops serve` instances: 3 SIGKILLs, 5 starts", "duplicate creates: 0",
+		"6 of 6 Failed at their deadline", "every invariant held"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the summary does not say %q", want)
 		}

@@ -57,10 +57,17 @@ func summarize(w io.Writer, e evidence, r report, problems []string) {
 	for _, n := range st {
 		total += n
 	}
-	fmt.Fprintf(w, "  clusters service  %d requests; injected faults %d (429 x%d, 500 x%d, 503 x%d), %d latency spikes\n",
-		total, r.simFaults, st[http.StatusTooManyRequests], st[http.StatusInternalServerError], st[http.StatusServiceUnavailable], r.spikes)
-	fmt.Fprintf(w, "                    objects created: %d clusters, %d node pools, %d external auths; duplicate creates: %d; credentials issued: %d\n",
-		e.cs.objects("cluster"), e.cs.objects("nodepool"), e.cs.objects("externalauth"), len(e.cs.duplicateCreates()), len(e.cs.creds))
+	fmt.Fprintf(w, "  clusters service  %d requests; injected faults %d (429 x%d, 500 x%d, 503 x%d), %d unanswered (hung or given up), %d latency spikes\n",
+		total, r.simFaults, st[http.StatusTooManyRequests], st[http.StatusInternalServerError], st[http.StatusServiceUnavailable], e.cs.unanswered(), r.spikes)
+	objects := e.cs.objects("cluster") + e.cs.objects("nodepool") + e.cs.objects("externalauth")
+	fmt.Fprintf(w, "                    objects created: %d clusters, %d node pools, %d external auths; duplicate creates: %d; 409s adopted: %d; credentials issued: %d\n",
+		e.cs.objects("cluster"), e.cs.objects("nodepool"), e.cs.objects("externalauth"), len(e.cs.duplicateCreates()), e.cs.adopted(), len(e.cs.creds))
+	n, onTime, latest := sickStats(e)
+	fmt.Fprintf(w, "  sick subset       %d objects (%.1f%% of CS objects): %d requests hung, %d garbled; %d of %d Failed at their deadline, latest %s after it\n",
+		e.sick.size(), percent(e.sick.size(), objects+e.sick.size()-e.sickCreated()), e.sickHung, e.sickGarbled, onTime, n, latest.Round(time.Millisecond))
+	if e.wantCosmosFaults {
+		fmt.Fprintf(w, "  store faults      429/503/408/slow by kind: %s\n", cosmosFaultLine(e.cosmosFaults))
+	}
 	delivered := 0
 	for k, uri := range e.notificationURIs() {
 		if uri != "" && e.ops[k] != nil && e.ops[k].Properties.NotificationURI == "" {
@@ -69,9 +76,11 @@ func summarize(w io.Writer, e evidence, r report, problems []string) {
 	}
 	fmt.Fprintf(w, "  notifications     %d POSTs, %d failed by the sink (%.0f%%); %d URIs notified and cleared\n",
 		e.notifyAttempts, e.notifyFailures, percent(e.notifyFailures, e.notifyAttempts), delivered)
-	fmt.Fprintf(w, "  change feed       %d batches, %d deliveries (%d duplicates), %d held back behind the next batch\n",
-		e.feed.Batches, e.feed.Deliveries, e.feed.Duplicated, e.feed.Reordered)
-	fmt.Fprintf(w, "  handler           `hcpops serve` child process: %d SIGKILLs, %d starts\n", e.kills, e.starts)
+	fmt.Fprintf(w, "  change feed       %d batches, %d deliveries (%d duplicates), %d held back behind the next batch; %d invocations failed, taking %s\n",
+		e.feed.Batches, e.feed.Deliveries, e.feed.Duplicated, e.feed.Reordered, e.failedInvocations, e.failedTook.Round(100*time.Millisecond))
+	ticks, longest, over := tickStats(e.ticks)
+	fmt.Fprintf(w, "  handler           %d `hcpops serve` instances: %d SIGKILLs, %d starts; %d ticks, longest %s (budget %s), %d over budget\n",
+		e.instances, e.kills, e.starts, ticks, longest.Round(time.Millisecond), pollBudget, over)
 	docs := len(e.writes)
 	fmt.Fprintf(w, "  store             %d acknowledged writes (%d creates, %d replaces, %d deletes) to %d documents\n",
 		r.writes[0]+r.writes[1]+r.writes[2], r.writes[0], r.writes[1], r.writes[2], docs)

@@ -47,6 +47,10 @@ type Options struct {
 	NotificationURI      string // Azure-AsyncNotificationUri
 	ClientRequestID      string
 	CorrelationRequestID string
+	// CreateDeadline is how long after its start a create must finish
+	// (createOperationCompletionDeadline); 0 means DefaultCreateDeadline.
+	// Soak runs shorten it for resources they expect to fail.
+	CreateDeadline time.Duration
 }
 
 // Accepted is the frontend's answer: the operation it wrote.

@@ -122,6 +122,20 @@ func TestCreateWritesOperationAndResource(t *testing.T) {
 	}
 }
 
+func TestCreateDeadlineOption(t *testing.T) {
+	f := newFixture(t)
+	o := opts
+	o.CreateDeadline = 90 * time.Second
+	a, err := f.fe.PutCluster(context.Background(), clusterID, ClusterSpec{Location: "eastus", VersionID: "4.20", ChannelGroup: "stable"}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := f.operation(a).Properties.StartTime.Add(90 * time.Second)
+	if d, ok := f.resource(clusterID).CreateOperationCompletionDeadline(); !ok || !d.Equal(want) {
+		t.Fatalf("create deadline %v %v, want %v", d, ok, want)
+	}
+}
+
 func TestUpdateKeepsUnknownFields(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/document"
@@ -137,7 +138,7 @@ func (f *Frontend) put(ctx context.Context, t target, parent *document.Resource,
 	}
 	var resStep store.BatchOp
 	if existing == nil {
-		r, err := f.newResource(t, op, props)
+		r, err := f.newResource(t, op, props, opts.CreateDeadline)
 		if err != nil {
 			return Accepted{}, err
 		}
@@ -164,7 +165,9 @@ func (f *Frontend) put(ctx context.Context, t target, parent *document.Resource,
 }
 
 // newResource renders a fresh resource document in ARO-HCP's shape.
-func (f *Frontend) newResource(t target, op *document.OperationDocument, props map[string]any) (*document.Resource, error) {
+// A create's deadline counts from the operation's startTime, so a caller
+// knows it exactly.
+func (f *Frontend) newResource(t target, op *document.OperationDocument, props map[string]any, deadline time.Duration) (*document.Resource, error) {
 	rid, err := document.ParseResourceID("resourceID", t.id)
 	if err != nil {
 		return nil, err
@@ -206,7 +209,10 @@ func (f *Frontend) newResource(t target, op *document.OperationDocument, props m
 	r.SetActiveOperationID(op.Name())
 	r.SetProvisioningState(arm.ProvisioningStateAccepted)
 	if t.kind != document.KindExternalAuth {
-		r.SetCreateOperationCompletionDeadline(f.now().Add(DefaultCreateDeadline))
+		if deadline <= 0 {
+			deadline = DefaultCreateDeadline
+		}
+		r.SetCreateOperationCompletionDeadline(op.Properties.StartTime.Add(deadline))
 	}
 	return r, nil
 }
