@@ -86,6 +86,13 @@ func newRigLogging(t *testing.T, logger *slog.Logger) *rig {
 
 func newRigFull(t *testing.T, override func(simURL string) map[string]string, logger *slog.Logger) *rig {
 	t.Helper()
+	return newRigParts(t, override, logger, Parts{})
+}
+
+// newRigParts is newRigFull with the given parts used instead of the ones
+// the settings would build.
+func newRigParts(t *testing.T, override func(simURL string) map[string]string, logger *slog.Logger, parts Parts) *rig {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	sim := simulator.New()
@@ -104,7 +111,7 @@ func newRigFull(t *testing.T, override func(simURL string) map[string]string, lo
 		maps.Copy(env, override(simURL))
 	}
 	getenv := func(k string) string { return env[k] }
-	a, err := New(ctx, getenv, logger, Parts{})
+	a, err := New(ctx, getenv, logger, parts)
 	if err != nil {
 		t.Fatal(err)
 	}

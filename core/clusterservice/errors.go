@@ -2,6 +2,7 @@ package clusterservice
 
 import (
 	"errors"
+	"net"
 	"net/http"
 	"strings"
 )
@@ -29,6 +30,25 @@ func IsConflict(err error) bool { return StatusOf(err) == http.StatusConflict }
 func IsRetryable(err error) bool {
 	s := StatusOf(err)
 	return s == 0 && err != nil || s == http.StatusTooManyRequests || s >= 500
+}
+
+// IsUnavailable reports whether err says that Clusters Service as a whole
+// cannot serve now, not that one call about one object failed: CS could
+// not be reached at all (the dial failed: connection refused, no route, a
+// name that does not resolve), or it answered 429 or a gateway's 502, 503
+// or 504. A timeout, an unreadable answer or another status is about the
+// call; the change feed uses the difference to decide whether a failure
+// costs its whole batch or only one operation.
+func IsUnavailable(err error) bool {
+	switch StatusOf(err) {
+	case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return true
+	case 0:
+		var dns *net.DNSError
+		var op *net.OpError
+		return errors.As(err, &dns) || errors.As(err, &op) && op.Op == "dial"
+	}
+	return false
 }
 
 // CS says "not now" and "already being deleted" only with a 400 whose

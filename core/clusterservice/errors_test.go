@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
 	"testing"
 )
 
@@ -56,6 +58,45 @@ func TestStatusOf(t *testing.T) {
 	} {
 		if got := StatusOf(tc.err); got != tc.want {
 			t.Errorf("StatusOf(%v) = %d, want %d", tc.err, got, tc.want)
+		}
+	}
+}
+
+// TestIsUnavailable: a refused connection (a real one, to a closed port on
+// loopback) and the statuses of a CS that cannot serve say "all of CS";
+// a timeout, garbage and refusals of one request do not.
+func TestIsUnavailable(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	_, refused := http.Get("http://" + addr + "/api/aro_hcp/v1alpha1/clusters")
+	if refused == nil {
+		t.Fatalf("GET from closed port %s succeeded", addr)
+	}
+	for _, tc := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"nil", nil, false},
+		{"connection refused", fmt.Errorf("getting cluster: %w", refused), true},
+		{"name not resolved", &net.DNSError{Err: "no such host", Name: "cs.invalid", IsNotFound: true}, true},
+		{"429", &Error{Status: 429}, true},
+		{"502", &Error{Status: 502}, true},
+		{"503 wrapped", fmt.Errorf("x: %w", &Error{Status: 503}), true},
+		{"504", &Error{Status: 504}, true},
+		{"call timed out", fmt.Errorf("get: %w", context.DeadlineExceeded), false},
+		{"read timed out", &net.OpError{Op: "read", Net: "tcp", Err: errors.New("i/o timeout")}, false},
+		{"garbage answer", errors.New("invalid character 'x' looking for beginning of value"), false},
+		{"500", &Error{Status: 500}, false},
+		{"400 refusal", &Error{Status: 400, Reason: "Invalid replicas"}, false},
+		{"404", &Error{Status: 404}, false},
+	} {
+		if got := IsUnavailable(tc.err); got != tc.want {
+			t.Errorf("%s: IsUnavailable(%v) = %v, want %v", tc.name, tc.err, got, tc.want)
 		}
 	}
 }

@@ -272,9 +272,11 @@ func New(deps Deps, cfg Config) (*Engine, error) {
 	if deps.Random == nil {
 		deps.Random = rand.Reader
 	}
+	health := &csHealth{clock: deps.Clock}
 	e := &Engine{
 		store:    deps.Store,
-		cs:       csCalls{deps.ClusterService},
+		cs:       csCalls{next: deps.ClusterService, health: health},
+		csHealth: health,
 		notifier: deps.Notifier,
 		clock:    deps.Clock,
 		log:      deps.Logger,

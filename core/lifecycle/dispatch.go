@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	cs "github.com/hcpops/hcpops/core/clusterservice"
 	"github.com/hcpops/hcpops/core/document"
@@ -59,22 +60,21 @@ func (e *Engine) dispatchDocuments(ctx context.Context, docs []json.RawMessage) 
 	}
 
 	var (
-		mu     sync.Mutex
-		errs   []error
-		failed []string
-		wg     sync.WaitGroup
-		sem    = make(chan struct{}, e.cfg.PollConcurrency)
+		mu    sync.Mutex
+		fails []dispatchFailure
+		wg    sync.WaitGroup
+		sem   = make(chan struct{}, e.cfg.PollConcurrency)
+		begun = e.clock()
 	)
+feed:
 	for n, tg := range targets {
 		select {
 		case sem <- struct{}{}:
 		case <-ctx.Done():
-			wg.Wait()
 			for _, u := range targets[n:] {
-				failed = append(failed, u.id)
+				fails = append(fails, dispatchFailure{u.pk, u.id, u.name, fmt.Errorf("dispatching: %w", ctx.Err())})
 			}
-			res.Changed, res.Notified = int(t.changed.Load()), int(t.notified.Load())
-			return res, dispatchError(failed, append(errs, fmt.Errorf("dispatching: %w", ctx.Err())))
+			break feed
 		}
 		wg.Add(1)
 		go func() {
@@ -87,11 +87,9 @@ func (e *Engine) dispatchDocuments(ctx context.Context, docs []json.RawMessage) 
 				log.Error("skipping an operation that cannot be dispatched", "document_id", tg.id, "partition_key", tg.pk, "error", err)
 				res.Skipped++
 			case err != nil:
-				log.Warn("dispatch failed; the batch is retried",
-					append(csAttrs(err), "operation_id", tg.name, "document_id", tg.id, "retryable", cs.IsRetryable(err), "error", err)...)
-				errs = append(errs, err)
-				failed = append(failed, tg.id)
+				fails = append(fails, dispatchFailure{tg.pk, tg.id, tg.name, err})
 			case o == outcomeDispatched:
+				e.pollAt.forget(tg.pk + "/" + tg.id)
 				res.Dispatched++
 			case o == outcomeDeferred:
 				res.Deferred++
@@ -102,7 +100,80 @@ func (e *Engine) dispatchDocuments(ctx context.Context, docs []json.RawMessage) 
 	}
 	wg.Wait()
 	res.Changed, res.Notified = int(t.changed.Load()), int(t.notified.Load())
-	return res, dispatchError(failed, errs)
+	return res, e.settle(ctx, fails, begun, &res)
+}
+
+// dispatchFailure is an operation of a batch whose dispatch failed.
+type dispatchFailure struct {
+	pk, id, name string
+	err          error
+}
+
+// csEvidenceWindow is how recent an answer of a working CS must be for a
+// failed call to be blamed on its object rather than on CS. In a region
+// with work under way the tick asks CS every few seconds, so a minute
+// without one good answer means no one can tell CS is healthy.
+const csEvidenceWindow = time.Minute
+
+// settle decides what a batch answers for the operations it failed to
+// dispatch, and logs each of them once with that verdict.
+//
+// The batch fails (the host retries it, holding the lease partition
+// meanwhile) only for a failure of a dependency as a whole: the invocation
+// ran out of time; any store call failed or was throttled (every failure
+// that is not a CS call's); CS could not be reached or answered 429, 502,
+// 503 or 504; or no CS call in this batch, nor any other CS call of this
+// engine in the last csEvidenceWindow, was answered by a working CS, so
+// there is no evidence CS is healthy. Otherwise each failure was one CS
+// object's (its call timed out, its answer was garbage, CS refused that
+// request): it costs only that operation, which is handed to the tick's
+// safety net and the batch answers 200.
+//
+// Either way a failed CS call starts or extends the operation's backoff,
+// the one the tick keeps; the tick makes no CS call for it before that is
+// due, and then dispatches it without waiting for DispatchGrace, since
+// the change feed has had its turn.
+func (e *Engine) settle(ctx context.Context, fails []dispatchFailure, begun time.Time, res *DispatchResult) error {
+	if len(fails) == 0 {
+		return nil
+	}
+	log := withInvocation(ctx, e.log)
+	retry, why := ctx.Err() != nil, "the invocation ran out of time"
+	for _, f := range fails {
+		if !retry && !objectFault(f.err) {
+			retry, why = true, "a dependency failed as a whole"
+		}
+	}
+	if !retry && !e.csHealth.answeredSince(begun.Add(-csEvidenceWindow)) {
+		retry, why = true, "no clusters service call answered lately"
+	}
+	var (
+		ids  []string
+		errs []error
+	)
+	for _, f := range fails {
+		attrs := append(csAttrs(f.err), "operation_id", f.name, "document_id", f.id, "partition_key", f.pk)
+		var ce *csCallError
+		if errors.As(f.err, &ce) {
+			attrs = append(attrs, "next_attempt", e.pollAt.failed(f.pk+"/"+f.id, e.clock()))
+		}
+		attrs = append(attrs, "error", f.err)
+		if retry {
+			log.Warn("dispatch failed; the batch is retried", append(attrs, "reason", why)...)
+			ids, errs = append(ids, f.id), append(errs, f.err)
+			continue
+		}
+		log.Warn("dispatch failed; the operation is left to the tick", attrs...)
+		res.HandedOff++
+	}
+	return dispatchError(ids, errs)
+}
+
+// objectFault reports whether err is a failed CS call that says nothing
+// about CS as a whole.
+func objectFault(err error) bool {
+	var ce *csCallError
+	return errors.As(err, &ce) && !cs.IsUnavailable(err)
 }
 
 func dispatchError(ids []string, errs []error) error {
@@ -128,8 +199,16 @@ func addressOf(raw json.RawMessage) (partitionKey, id string) {
 // may be stale) and dispatches it unless that is done or not ours to do.
 // Dispatches of one operation are serialised inside this process. A
 // dispatcher's errRetryLater is where outcomeDeferred comes from; t counts
-// the status writes and notifications made on the way.
+// the status writes and notifications made on the way. A dispatched
+// cluster create then dispatches the children waiting for it, after its
+// own lock is released (deferred first, so it runs last).
 func (e *Engine) dispatchOne(ctx context.Context, pk, id string, t *tally) (outcome, error) {
+	var parent *job
+	defer func() {
+		if parent != nil {
+			e.dispatchChildren(ctx, parent, t)
+		}
+	}()
 	unlock, err := e.locks.lock(ctx, pk+"/"+id)
 	if err != nil {
 		return outcomeSkipped, fmt.Errorf("waiting to dispatch operation %s: %w", id, err)
@@ -163,6 +242,7 @@ func (e *Engine) dispatchOne(ctx context.Context, pk, id string, t *tally) (outc
 		return outcomeSkipped, fmt.Errorf("dispatching operation %s (%s %s): %w", op.Name(), op.Properties.Request, j.kind, err)
 	case o == outcomeDispatched:
 		j.log.Info("operation dispatched")
+		parent = j
 	}
 	return o, nil
 }

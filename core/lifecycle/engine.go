@@ -35,6 +35,7 @@ type DispatchResult struct {
 	Deferred   int // cannot proceed yet (e.g. parent not in CS); the tick retries
 	Changed    int // status writes made while dispatching (a revocation's Deleting, a cancel)
 	Notified   int // ARM notifications delivered for operations that ended while dispatching
+	HandedOff  int // CS failed for that operation alone: left to the tick's safety net
 }
 
 // String is the batch's counts as the function logs them; changed and
@@ -44,6 +45,9 @@ func (r DispatchResult) String() string {
 		r.Documents, r.Operations, r.Dispatched, r.Skipped, r.Deferred)
 	if r.Changed > 0 || r.Notified > 0 {
 		s += fmt.Sprintf(" changed=%d notified=%d", r.Changed, r.Notified)
+	}
+	if r.HandedOff > 0 {
+		s += fmt.Sprintf(" handed_off=%d", r.HandedOff)
 	}
 	return s
 }
@@ -119,13 +123,18 @@ type Engine struct {
 	// pollAt schedules the CS calls of operations whose calls keep
 	// failing, so that they cannot hold the tick's workers every tick.
 	pollAt *backoff
+	// csHealth is when CS last answered as a working service; a batch
+	// uses it to tell a sick object from a sick CS.
+	csHealth *csHealth
 }
 
 // DispatchDocuments handles one change-feed batch; non-operation documents
 // are ignored. Safe to call again with the same batch. The error reports
-// operations that failed and should be retried (the host redelivers the
-// batch); malformed documents, including ones no store accepts the id or
-// partition key of, are logged and skipped, never retried.
+// operations that failed because a dependency failed as a whole and should
+// be retried (the host redelivers the batch); an operation whose own CS
+// object failed is handed to the tick instead (see settle). Malformed
+// documents, including ones no store accepts the id or partition key of,
+// are logged and skipped, never retried.
 func (e *Engine) DispatchDocuments(ctx context.Context, docs []json.RawMessage) (DispatchResult, error) {
 	return e.dispatchDocuments(ctx, docs)
 }

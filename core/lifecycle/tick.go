@@ -178,6 +178,8 @@ func (e *Engine) tickOne(ctx context.Context, op *document.OperationDocument, st
 		next := e.pollAt.failed(key, e.clock())
 		e.logFor(ctx, op).Warn("clusters service call failed; operation backed off",
 			append(csAttrs(err), "next_attempt", next, "error", err)...)
+	case errors.Is(err, errStillDue):
+		// Keeps its schedule entry, so the next tick tries again, graceless.
 	case errors.Is(err, errRetryLater):
 		t.errors.Add(1)
 		e.logFor(ctx, op).Info("operation left for the next tick", "reason", err)
@@ -188,6 +190,11 @@ func (e *Engine) tickOne(ctx context.Context, op *document.OperationDocument, st
 		e.logFor(ctx, op).Warn("operation poll failed; the next tick retries", "error", err)
 	}
 }
+
+// errStillDue is advance's word that a handed-over dispatch was deferred
+// (dispatchOne logged why): the operation keeps its backoff entry, which
+// is due, instead of becoming healthy again and waiting out DispatchGrace.
+var errStillDue = errors.New("dispatch deferred; still due")
 
 // advance is one step of the safety net and the poll for a live
 // operation: finish deletes whose resource is gone, cancel superseded
@@ -228,13 +235,25 @@ func (e *Engine) advance(ctx context.Context, j *job, st standing, t *tally) err
 	}
 
 	if !dispatched {
-		if e.clock().Sub(op.Properties.StartTime) < e.cfg.DispatchGrace {
+		// One with a failed CS call on record was tried already (by a
+		// change-feed batch that handed it over, or a tick): no grace. Nor
+		// for a child whose cluster is in CS now (follow.go).
+		early := st == healthy && e.clock().Sub(op.Properties.StartTime) < e.cfg.DispatchGrace
+		if early && !e.parentInClusterService(ctx, j) {
 			return nil // the change feed should get to it first
 		}
 		o, err := e.dispatchOne(ctx, op.PartitionKey, op.ID, t)
-		if o == outcomeDispatched {
+		switch {
+		case o != outcomeDispatched:
+		case early:
+			t.dispatched.Add(1)
+			j.log.Info("dispatched a child whose cluster is now in clusters service")
+		default:
 			t.dispatched.Add(1)
 			j.log.Info("dispatched an operation the change feed missed")
+		}
+		if err == nil && o == outcomeDeferred && st != healthy {
+			return errStillDue
 		}
 		return err
 	}
