@@ -14,10 +14,6 @@ import (
 	"github.com/hcpops/hcpops/core/frontend"
 )
 
-func clusterRID(name string) string {
-	return "/subscriptions/" + sub + "/resourceGroups/myRG/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/" + name
-}
-
 // TestOperationResults walks every row of ARM's results table through the
 // real handler, with operations the lifecycle itself drove to their state.
 func TestOperationResults(t *testing.T) {
