@@ -16,6 +16,7 @@ import (
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
+	"github.com/hcpops/hcpops/handlers"
 )
 
 func TestConfigFromEnv(t *testing.T) {
@@ -49,6 +50,11 @@ func TestConfigFromEnv(t *testing.T) {
 			c.PollBackoffBase, c.PollBackoffMax = 4*time.Second, 4*time.Second
 		}},
 		{name: "poll backoff cap not a duration", env: map[string]string{EnvPollBackoffMax: "soon"}, wantErr: `HCPOPS_POLL_BACKOFF_MAX="soon"`},
+		{name: "batch size", env: map[string]string{EnvCSBatchSize: "50"}, want: func(c *Config) { c.CSBatchSize = 50 }},
+		{name: "batching off", env: map[string]string{EnvCSBatchSize: " 1 "}, want: func(c *Config) { c.CSBatchSize = 1 }},
+		{name: "batch size zero", env: map[string]string{EnvCSBatchSize: "0"}, wantErr: `HCPOPS_CS_BATCH_SIZE="0": want an integer from 1 (no batching) to 200`},
+		{name: "batch size too big", env: map[string]string{EnvCSBatchSize: "1000"}, wantErr: `HCPOPS_CS_BATCH_SIZE="1000"`},
+		{name: "batch size not a number", env: map[string]string{EnvCSBatchSize: "lots"}, wantErr: `HCPOPS_CS_BATCH_SIZE="lots"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -188,12 +194,11 @@ func TestClusterIDShape(t *testing.T) {
 func TestLogLinesIdentifyTheOperation(t *testing.T) {
 	e := newEnv(t)
 	var buf syncBuffer
-	e.engine.log = slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	// The process's handler, which reads the invocation id from each
+	// record's context: the lifecycle has no id of its own to add.
+	e.engine.log = slog.New(handlers.LogHandler(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	name := e.create(t, document.KindCluster, clusterRID("c1"), request{})
-	ctx := WithInvocationID(context.Background(), "inv-42")
-	if InvocationID(ctx) != "inv-42" {
-		t.Fatal("InvocationID does not return what WithInvocationID stored")
-	}
+	ctx := handlers.WithInvocationID(context.Background(), "inv-42")
 	if _, err := e.engine.DispatchDocuments(ctx, e.feed(t)); err != nil {
 		t.Fatal(err)
 	}
