@@ -7,11 +7,13 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/hcpops/hcpops/core/admission"
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
@@ -29,10 +31,13 @@ func TestConfigFromEnv(t *testing.T) {
 		{name: "every setting", env: map[string]string{
 			EnvPollConcurrency: "8", EnvDispatchGrace: "90s", EnvCreateDeadline: "2h", EnvDeleteDeadline: "24h",
 			EnvNotifyBackoffBase: "1s", EnvNotifyBackoffMax: "5m",
+			admission.EnvAPIVersions: "2099-01-01", admission.EnvSubscriptionDocument: "required",
 		}, want: func(c *Config) {
 			c.PollConcurrency, c.DispatchGrace, c.CreateDeadline, c.DeleteDeadline = 8, 90*time.Second, 2*time.Hour, 24*time.Hour
 			c.NotifyBackoffBase, c.NotifyBackoffMax = time.Second, 5*time.Minute
+			c.Admission = admission.Config{APIVersions: []string{"2099-01-01"}, RequireSubscriptionDocument: true}
 		}},
+		{name: "bad subscription policy", env: map[string]string{admission.EnvSubscriptionDocument: "maybe"}, wantErr: `HCPOPS_SUBSCRIPTION_DOCUMENT="maybe"`},
 		{name: "the two graces are separate", env: map[string]string{EnvDispatchGrace: "2m", EnvPendingIDGrace: "5s"},
 			want: func(c *Config) { c.DispatchGrace, c.PendingIDGrace = 2*time.Minute, 5*time.Second }},
 		{name: "pending grace zero", env: map[string]string{EnvPendingIDGrace: "0s"}, wantErr: `HCPOPS_PENDING_ID_GRACE="0s"`},
@@ -66,7 +71,7 @@ func TestConfigFromEnv(t *testing.T) {
 			}
 			want := DefaultConfig()
 			tc.want(&want)
-			if got != want {
+			if !reflect.DeepEqual(got, want) {
 				t.Errorf("config = %+v, want %+v", got, want)
 			}
 		})
@@ -80,7 +85,7 @@ func TestConfigDefaults(t *testing.T) {
 		NotifyScheduleSize: 10000, PageSize: 100, PollBackoffBase: 10 * time.Second, PollBackoffMax: 5 * time.Minute,
 		WriteTimeout: 10 * time.Second, CSBatchSize: 100,
 	}
-	if got := DefaultConfig(); got != want {
+	if got := DefaultConfig(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("DefaultConfig() = %+v\nwant %+v", got, want)
 	}
 	tests := []struct {
@@ -100,7 +105,7 @@ func TestConfigDefaults(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			w := want
 			tc.want(&w)
-			if got := tc.in.withDefaults(); got != w {
+			if got := tc.in.withDefaults(); !reflect.DeepEqual(got, w) {
 				t.Errorf("withDefaults() = %+v\nwant %+v", got, w)
 			}
 		})
@@ -151,7 +156,7 @@ func TestNewRefusesIncompleteDeps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if eng.cfg != DefaultConfig() {
+	if !reflect.DeepEqual(eng.cfg, DefaultConfig()) {
 		t.Errorf("zero config became %+v, want the defaults", eng.cfg)
 	}
 }
@@ -280,8 +285,8 @@ func TestMalformedOperationsAreSkippedNotRetried(t *testing.T) {
 	}
 }
 
-// ConfigFromEnv asks for exactly the documented settings: a table row
-// without one must not read the empty name (the settings test would list it).
+// ConfigFromEnv asks for exactly the documented settings, its own and
+// admission's: a table row without one must not read the empty name.
 func TestConfigFromEnvReadsOnlyItsSettings(t *testing.T) {
 	asked := map[string]bool{}
 	if _, err := ConfigFromEnv(func(k string) string { asked[k] = true; return "" }); err != nil {
@@ -289,7 +294,8 @@ func TestConfigFromEnvReadsOnlyItsSettings(t *testing.T) {
 	}
 	want := map[string]bool{EnvPollConcurrency: true, EnvDispatchGrace: true, EnvPendingIDGrace: true,
 		EnvCreateDeadline: true, EnvDeleteDeadline: true, EnvNotifyBackoffBase: true,
-		EnvNotifyBackoffMax: true, EnvPollBackoffMax: true, EnvCSBatchSize: true}
+		EnvNotifyBackoffMax: true, EnvPollBackoffMax: true, EnvCSBatchSize: true,
+		admission.EnvAPIVersions: true, admission.EnvSubscriptionDocument: true}
 	if !maps.Equal(asked, want) {
 		t.Errorf("ConfigFromEnv asked for %v, want %v", asked, want)
 	}
