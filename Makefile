@@ -16,8 +16,14 @@ build:
 	  if [ -f functions/$$f/function.json ]; then mkdir -p $(DIST)/$$f && cp functions/$$f/function.json $(DIST)/$$f/; fi; \
 	done
 
+# RUNFLAGS go to hcpops dev, e.g. RUNFLAGS=-v (logs on stderr) or
+# RUNFLAGS=-samples=false. The first build compiles every dependency; it
+# says so rather than sit silent for minutes.
+RUNFLAGS ?=
 run:
-	$(GO) run . dev
+	@test -x $(BIN) || echo "make run: first build of $(BIN): compiling hcpops and its dependencies, about 3-4 minutes on 2 cores (later builds take seconds)"
+	@$(GO) build -o $(BIN) .
+	$(BIN) dev $(RUNFLAGS)
 
 # Without node and npm the Cosmos DB tests fail unless HCPOPS_SKIP_COSMOS_TESTS=1;
 # either way the last lines say so.

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -19,33 +18,60 @@ import (
 // doc reads and loads raw documents in the configured store (embedded or
 // Cosmos): for inspecting a database and for seeding fixtures.
 func doc(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout io.Writer) error {
+	const synopsis = "get RESOURCE_ID | put [FILE|-] | list (-subscription SUB | -active)"
 	if len(args) == 0 {
-		return fmt.Errorf("usage: hcpops doc get RESOURCE_ID | put [FILE|-] | list (-subscription SUB | -active)")
+		return fmt.Errorf("usage: hcpops doc %s", synopsis)
 	}
-	s, _, err := app.OpenStore(getenv, slog.New(slog.DiscardHandler))
+	sub, rest := args[0], args[1:]
+	switch sub {
+	case "-h", "-help", "--help", "help":
+		fmt.Fprintln(stdout, "usage: hcpops doc "+synopsis+"\n\n"+docAbout+"\n\n'hcpops doc get|put|list -h' for each.")
+		return errHelp
+	case "get":
+		fs := command("doc get", "RESOURCE_ID", "Prints a document: an ARM resource ID, or an operation's status path.\n"+docAbout)
+		pos, err := parse(fs, rest, stdout)
+		if err != nil {
+			return err
+		}
+		if len(pos) != 1 {
+			return usageError(fs, "RESOURCE_ID (an ARM resource ID or operation status path)")
+		}
+		return withStore(ctx, getenv, app.ReadOnly, func(s store.Store) error { return docGet(ctx, s, pos[0], stdout) })
+	case "put":
+		fs := command("doc put", "[FILE|-]", "Creates each document, or replaces it under its current etag. Input: one JSON document,\na JSON array, or one document per line; - or nothing reads stdin.")
+		pos, err := parse(fs, rest, stdout)
+		if err != nil {
+			return err
+		}
+		if len(pos) > 1 {
+			return usageError(fs, "[FILE|-]")
+		}
+		return withStore(ctx, getenv, app.ReadWrite, func(s store.Store) error { return docPut(ctx, s, pos, stdin, stdout) })
+	case "list":
+		return docList(ctx, rest, getenv, stdout)
+	default:
+		return fmt.Errorf("doc: unknown subcommand %q (want get, put or list)", sub)
+	}
+}
+
+const docAbout = "Reads and loads raw documents in the store: Cosmos DB when configured, else the running\nhcpops dev/serve's store, else the embedded store in $HCPOPS_DATA_DIR."
+
+// withStore runs fn on the CLI's store and closes it.
+func withStore(ctx context.Context, getenv func(string) string, access app.Access, fn func(store.Store) error) error {
+	s, _, err := app.ConnectStore(ctx, getenv, access, slog.New(slog.DiscardHandler))
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	switch args[0] {
-	case "get":
-		return docGet(ctx, s, args[1:], stdout)
-	case "put":
-		return docPut(ctx, s, args[1:], stdin, stdout)
-	case "list":
-		return docList(ctx, s, args[1:], stdout)
-	default:
-		return fmt.Errorf("doc: unknown subcommand %q (want get, put or list)", args[0])
-	}
+	return fn(s)
 }
 
-func docGet(ctx context.Context, s store.Store, args []string, stdout io.Writer) error {
-	if len(args) != 1 {
-		return fmt.Errorf("usage: hcpops doc get RESOURCE_ID (an ARM resource ID or operation status path)")
-	}
-	id := args[0]
+func docGet(ctx context.Context, s store.Store, id string, stdout io.Writer) error {
 	rid, err := document.ParseResourceID("RESOURCE_ID", id)
 	if err != nil {
+		return err
+	}
+	if err := checkSubscription("RESOURCE_ID's subscription", rid.SubscriptionID); err != nil {
 		return err
 	}
 	if isOperationStatus(rid.ResourceType.Types) {
@@ -119,12 +145,23 @@ func putOne(ctx context.Context, s store.Store, raw json.RawMessage, stdout io.W
 }
 
 // docList prints one document per line.
-func docList(ctx context.Context, s store.Store, args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("doc list", flag.ContinueOnError)
+func docList(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	fs := command("doc list", "(-subscription SUB | -active)", "Prints documents, one per line.")
 	sub := fs.String("subscription", "", "list every live document of this subscription")
 	active := fs.Bool("active", false, "list active operations (and terminal ones awaiting notification) across subscriptions")
-	if err := fs.Parse(args); err != nil {
+	pos, err := parse(fs, args, stdout)
+	if err != nil {
 		return err
+	}
+	switch {
+	case len(pos) > 0:
+		return fmt.Errorf("doc list: unexpected arguments %q", pos)
+	case !*active && *sub == "":
+		return fmt.Errorf("doc list: pass -subscription SUB or -active")
+	case *sub != "":
+		if err := checkSubscription("-subscription", *sub); err != nil {
+			return err
+		}
 	}
 	print := func(items []store.Item) error {
 		for _, it := range items {
@@ -136,17 +173,12 @@ func docList(ctx context.Context, s store.Store, args []string, stdout io.Writer
 		}
 		return nil
 	}
-	switch {
-	case *active:
-		return s.ActiveOperations(ctx, store.ActiveOperationsQuery{WithPendingNotification: true}, print)
-	case *sub != "":
-		if _, err := document.ParseResourceID("-subscription", document.SubscriptionResourceID(*sub)); err != nil {
-			return err
+	return withStore(ctx, getenv, app.ReadOnly, func(s store.Store) error {
+		if *active {
+			return s.ActiveOperations(ctx, store.ActiveOperationsQuery{WithPendingNotification: true}, print)
 		}
 		return s.Children(ctx, document.PartitionKey(*sub), "/subscriptions/"+*sub, print)
-	default:
-		return fmt.Errorf("doc list: pass -subscription SUB or -active")
-	}
+	})
 }
 
 func printIndented(w io.Writer, body []byte) error {

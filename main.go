@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -16,7 +17,7 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout); err != nil {
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout); err != nil && !errors.Is(err, errHelp) {
 		fmt.Fprintln(os.Stderr, "hcpops:", err)
 		os.Exit(1)
 	}
@@ -35,7 +36,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		usage(stdout)
 		return nil
 	case "serve":
-		return serve(ctx, rest, getenv)
+		return serve(ctx, rest, getenv, stdout)
 	case "dev":
 		return dev(ctx, rest, stdout)
 	case "cs-simulator":
@@ -66,6 +67,6 @@ commands:
   status         print an operation's ARM status body
   doc            get, put or list raw documents in the configured store
 
-Settings come from the environment (see local.settings.json); 'hcpops <command> -h' lists flags.
+Settings come from the environment (see README.md); 'hcpops <command> -h' prints a command's usage.
 `)
 }

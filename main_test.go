@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -90,7 +91,14 @@ func TestCommandErrors(t *testing.T) {
 		{[]string{"submit", "-resource", testCluster + "/nodePools/np", "-request", "create"}, "not found"},
 		{[]string{"status"}, "usage"},
 		{[]string{"status", "abc"}, "-subscription"},
-		{[]string{"status", "-subscription", "1d3378d3-5a3f-4712-85a1-2485495dfc4b", "abc"}, "not found"},
+		{[]string{"status", "-subscription", "1d3378d3-5a3f-4712-85a1-2485495dfc4b", "abc"}, `OPERATION_ID "abc"`},
+		{[]string{"status", "-subscription", "1d3378d3-5a3f-4712-85a1-2485495dfc4b", "6e34c52d-4115-4834-abff-933590456a6e"}, "not found in subscription"},
+		{[]string{"status", "6e34c52d-4115-4834-abff-933590456a6e", "-subscription", "abc"}, `-subscription "abc": a subscription ID is a UUID`},
+		{[]string{"doc", "list", "-subscription", "abc"}, `-subscription "abc"`},
+		{[]string{"doc", "get", "/subscriptions/abc/resourceGroups/rg/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/c1"}, `subscription "abc"`},
+		{[]string{"submit", "-resource", "/subscriptions/abc/resourceGroups/rg/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/c1"}, `subscription "abc"`},
+		{[]string{"submit", "-bogus"}, "flag provided but not defined: -bogus ('hcpops submit -h' lists flags)"},
+		{[]string{"serve"}, "FUNCTIONS_CUSTOMHANDLER_PORT is not set: hcpops serve is normally started by the Azure Functions host"},
 		{[]string{"doc"}, "usage"},
 		{[]string{"doc", "list"}, "-subscription"},
 		{[]string{"doc", "put", file}, "partitionKey"},
@@ -101,5 +109,79 @@ func TestCommandErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("hcpops %v: %v, want an error containing %q", c.args, err, c.want)
 		}
+	}
+}
+
+// Read-only commands on a data dir with no store say so and leave nothing
+// behind; a bad setting stops serve before it creates anything.
+func TestNothingCreatedOnDisk(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	env := envFor(dir)
+	for _, args := range [][]string{
+		{"status", "/subscriptions/1d3378d3-5a3f-4712-85a1-2485495dfc4b/providers/Microsoft.RedHatOpenShift/locations/eastus/hcpOperationStatuses/6e34c52d-4115-4834-abff-933590456a6e"},
+		{"doc", "get", testCluster},
+		{"doc", "list", "-active"},
+	} {
+		if _, err := runCmd(t, env, "", args...); err == nil || !strings.Contains(err.Error(), "no store at "+filepath.Join(dir, "store.db")) {
+			t.Errorf("hcpops %v: %v, want 'no store at'", args, err)
+		}
+	}
+	serveEnv := func(k string) string {
+		switch k {
+		case "HCPOPS_DATA_DIR":
+			return dir
+		case "FUNCTIONS_CUSTOMHANDLER_PORT":
+			return "7999"
+		case "HCPOPS_DISPATCH_GRACE":
+			return "soon"
+		}
+		return ""
+	}
+	if _, err := runCmd(t, serveEnv, "", "serve"); err == nil || !strings.Contains(err.Error(), "CLUSTERS_SERVICE_URL") {
+		t.Errorf("serve without a Clusters Service: %v", err)
+	}
+	withCS := func(k string) string {
+		if k == "CLUSTERS_SERVICE_URL" {
+			return "http://127.0.0.1:9"
+		}
+		return serveEnv(k)
+	}
+	if _, err := runCmd(t, withCS, "", "serve"); err == nil || !strings.Contains(err.Error(), `HCPOPS_DISPATCH_GRACE="soon"`) {
+		t.Errorf("serve with a bad setting: %v", err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("the data dir was created: %v", err)
+	}
+}
+
+// Every command answers -h with its usage and exit status 0.
+func TestHelpForEveryCommand(t *testing.T) {
+	env := envFor(t.TempDir())
+	for _, args := range [][]string{
+		{"-h"}, {"help"}, {"serve", "-h"}, {"submit", "-h"}, {"status", "-h"}, {"status", "x", "-h"},
+		{"doc", "-h"}, {"doc", "get", "-h"}, {"doc", "put", "-h"}, {"doc", "list", "-h"}, {"dev", "-h"},
+	} {
+		var out bytes.Buffer
+		err := run(context.Background(), args, env, strings.NewReader(""), &out)
+		if err != nil && !errors.Is(err, errHelp) {
+			t.Errorf("hcpops %v: %v, want usage and exit 0", args, err)
+		}
+		if !strings.Contains(out.String(), "usage: hcpops") {
+			t.Errorf("hcpops %v printed %q, want its usage", args, out.String())
+		}
+	}
+}
+
+// Flags may follow the arguments.
+func TestFlagsAfterArguments(t *testing.T) {
+	env := envFor(t.TempDir())
+	out, err := runCmd(t, env, "", "submit", "-resource", testCluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := regexp.MustCompile(`operation (\S+)`).FindStringSubmatch(out)[1]
+	out, err = runCmd(t, env, "", "status", name, "-subscription", "1d3378d3-5a3f-4712-85a1-2485495dfc4b")
+	if err != nil || !strings.Contains(out, `"status": "Accepted"`) {
+		t.Fatalf("status NAME -subscription SUB: %v\n%s", err, out)
 	}
 }

@@ -2,29 +2,36 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 
 	"github.com/hcpops/hcpops/app"
 	"github.com/hcpops/hcpops/core/clusterservice/simulator"
+	"github.com/hcpops/hcpops/core/store/embedded"
 	devhost "github.com/hcpops/hcpops/devhost"
 	"github.com/hcpops/hcpops/handlers"
+	"github.com/hcpops/hcpops/storeapi"
 )
 
 // serve is what the Functions host starts (host.json arguments ["serve"]).
-func serve(ctx context.Context, args []string, getenv func(string) string) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	port := fs.Int("port", handlers.DefaultPort, "port when FUNCTIONS_CUSTOMHANDLER_PORT is not set")
+func serve(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	fs := command("serve", "[flags]", "The Azure Functions custom handler. The Functions host starts it and sets\n"+
+		handlers.EnvCustomHandlerPort+"; run by hand, it needs -port.")
+	port := fs.Int("port", 0, "port to listen on when "+handlers.EnvCustomHandlerPort+" is not set")
 	format := fs.String("log-format", "json", "log format: json or text")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	logger := app.Logger(*format, slog.LevelInfo)
-	p, err := handlers.PortFromEnv(getenv, *port)
+	pos, err := parse(fs, args, stdout)
 	if err != nil {
 		return err
 	}
+	if len(pos) > 0 {
+		return fmt.Errorf("serve: unexpected arguments %q", pos)
+	}
+	p, err := servePort(getenv, *port)
+	if err != nil {
+		return err
+	}
+	logger := app.Logger(*format, slog.LevelInfo)
 	a, err := app.New(ctx, getenv, logger, app.Parts{})
 	if err != nil {
 		return err
@@ -33,6 +40,13 @@ func serve(ctx context.Context, args []string, getenv func(string) string) error
 	srv, err := a.Handler(getenv, handlers.Config{Port: p})
 	if err != nil {
 		return err
+	}
+	if st, ok := a.Store.(*embedded.Store); ok {
+		sh, err := storeapi.Share(st, app.DataDir(getenv), storeapi.Advert{Command: "hcpops serve"}, logger)
+		if err != nil {
+			return err
+		}
+		defer sh.Close()
 	}
 	logger.Info("serving custom handler", "port", p, "store", a.StoreName)
 	// A store that finds its file damaged fails every call from then on:
@@ -56,7 +70,22 @@ func serve(ctx context.Context, args []string, getenv func(string) string) error
 	return nil
 }
 
-func dev(ctx context.Context, args []string, stdout interface{ Write([]byte) (int, error) }) error {
+// servePort refuses to guess: without the host's port setting a port must
+// be asked for, or a hand-started serve would quietly take one nobody calls.
+func servePort(getenv func(string) string, flagPort int) (int, error) {
+	p, err := handlers.PortFromEnv(getenv, flagPort)
+	if err != nil {
+		return 0, err
+	}
+	if p == 0 {
+		return 0, fmt.Errorf("serve: %s is not set: hcpops serve is normally started by the Azure Functions host "+
+			"(func start, or the Function App), which sets it; to run it by hand pass -port PORT (or use 'hcpops dev' for a local run)",
+			handlers.EnvCustomHandlerPort)
+	}
+	return p, nil
+}
+
+func dev(ctx context.Context, args []string, stdout io.Writer) error {
 	return devhost.Main(ctx, args, stdout)
 }
 

@@ -3,11 +3,12 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"strings"
+
+	"github.com/google/uuid"
 
 	"github.com/hcpops/hcpops/app"
 	"github.com/hcpops/hcpops/core/document"
@@ -17,19 +18,21 @@ import (
 // status prints the ARM operation-status body straight from the store: an
 // operator's view, without ARM's caller-visibility rules.
 func status(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("status", flag.ContinueOnError)
+	const synopsis = "OPERATION_STATUS_PATH | -subscription SUB OPERATION_ID"
+	fs := command("status", synopsis, "Prints an operation's ARM status body, read from the store (Cosmos DB when configured,\nelse the running hcpops dev/serve's store, else the embedded store in $HCPOPS_DATA_DIR).")
 	sub := fs.String("subscription", "", "subscription ID (when OPERATION_ID is a bare UUID)")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		return fmt.Errorf("usage: hcpops status [-subscription SUB] OPERATION_ID|OPERATION_STATUS_PATH")
-	}
-	subscription, name, err := operationRef(fs.Arg(0), *sub)
+	pos, err := parse(fs, args, stdout)
 	if err != nil {
 		return err
 	}
-	s, _, err := app.OpenStore(getenv, slog.New(slog.DiscardHandler))
+	if len(pos) != 1 {
+		return usageError(fs, synopsis)
+	}
+	subscription, name, err := operationRef(pos[0], *sub)
+	if err != nil {
+		return err
+	}
+	s, _, err := app.ConnectStore(ctx, getenv, app.ReadOnly, slog.New(slog.DiscardHandler))
 	if err != nil {
 		return err
 	}
@@ -63,10 +66,16 @@ func operationRef(arg, sub string) (string, string, error) {
 		if !isOperationStatus(rid.ResourceType.Types) {
 			return "", "", fmt.Errorf("OPERATION_ID %q is not an hcpOperationStatuses path", arg)
 		}
-		return rid.SubscriptionID, rid.Name, nil
+		return rid.SubscriptionID, rid.Name, checkSubscription("OPERATION_ID's subscription", rid.SubscriptionID)
 	}
 	if sub == "" {
 		return "", "", fmt.Errorf("OPERATION_ID %q is a bare name: pass -subscription, or the full status path", arg)
+	}
+	if err := checkSubscription("-subscription", sub); err != nil {
+		return "", "", err
+	}
+	if _, err := uuid.Parse(arg); err != nil {
+		return "", "", fmt.Errorf("OPERATION_ID %q: want the operation's UUID or its status path", arg)
 	}
 	return sub, arg, nil
 }

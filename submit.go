@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -16,12 +15,16 @@ import (
 	"github.com/hcpops/hcpops/app"
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/frontend"
+	"github.com/hcpops/hcpops/core/store/cosmos"
+	devhost "github.com/hcpops/hcpops/devhost"
+	"github.com/hcpops/hcpops/storeapi"
 )
 
 // submit writes an operation exactly as the ARO-HCP frontend would, so a
 // real or local backend picks it up from the change feed.
 func submit(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("submit", flag.ContinueOnError)
+	const synopsis = "-resource RESOURCE_ID [-request create|update|delete|request-credential|revoke-credentials] [flags]"
+	fs := command("submit", synopsis, "Writes an operation and its resource the way the ARO-HCP frontend does, into the running\nhcpops dev/serve's store (or Cosmos DB, or the embedded store), and prints the status URL.")
 	request := fs.String("request", "create", "create (or update an existing resource), update, delete, request-credential, revoke-credentials")
 	resourceID := fs.String("resource", "", "ARM resource ID of the cluster, node pool or external auth (required)")
 	location := fs.String("location", "eastus", "ARM location (cluster create; used in the operation ID)")
@@ -35,17 +38,28 @@ func submit(ctx context.Context, args []string, getenv func(string) string, stdo
 	notify := fs.String("notification-uri", "", "Azure-AsyncNotificationUri")
 	tenant := fs.String("tenant", "", "X-Ms-Home-Tenant-Id of the caller")
 	client := fs.String("client", "", "X-Ms-Client-Object-Id of the caller")
-	if err := fs.Parse(args); err != nil {
+	pos, err := parse(fs, args, stdout)
+	if err != nil {
 		return err
 	}
+	if len(pos) > 0 {
+		return fmt.Errorf("submit: unexpected arguments %q; the resource goes in -resource", pos)
+	}
 	if *resourceID == "" {
-		return fmt.Errorf("submit: -resource is required")
+		return fmt.Errorf("submit: -resource is required ('hcpops submit -h' for more)")
 	}
 	kind, _, err := document.ResourceKindOfID("-resource", *resourceID)
 	if err != nil {
 		return err
 	}
-	s, _, err := app.OpenStore(getenv, slog.New(slog.DiscardHandler))
+	rid, err := document.ParseResourceID("-resource", *resourceID)
+	if err != nil {
+		return err
+	}
+	if err := checkSubscription("-resource's subscription", rid.SubscriptionID); err != nil {
+		return err
+	}
+	s, _, err := app.ConnectStore(ctx, getenv, app.ReadWrite, slog.New(slog.DiscardHandler))
 	if err != nil {
 		return err
 	}
@@ -73,7 +87,16 @@ func submit(ctx context.Context, args []string, getenv func(string) string, stdo
 	}
 	op := a.Operation
 	fmt.Fprintf(stdout, "operation %s\nrequest   %s %s\nstatus    %s\nstatusURL %s\n", op.Name(), op.Properties.Request, op.Properties.ExternalID, op.Properties.Status, a.StatusPath())
+	// A running hcpops dev advertises its front door: show ARM's poll.
+	if adv, err := storeapi.ReadAdvert(app.DataDir(getenv)); err == nil && adv.FunctionsURL != "" && !cosmosConfigured(getenv) {
+		fmt.Fprintf(stdout, "curl      %s\n", devhost.Curl(adv.FunctionsURL, a.StatusPath(), op.Properties.TenantID, op.Properties.ClientID))
+	}
 	return nil
+}
+
+func cosmosConfigured(getenv func(string) string) bool {
+	_, err := cosmos.ConfigFromEnv(getenv)
+	return err == nil
 }
 
 type putFlags struct {

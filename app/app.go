@@ -21,7 +21,6 @@ import (
 	"github.com/hcpops/hcpops/core/notification"
 	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/core/store/cosmos"
-	"github.com/hcpops/hcpops/core/store/embedded"
 	"github.com/hcpops/hcpops/functions"
 	"github.com/hcpops/hcpops/handlers"
 )
@@ -48,19 +47,12 @@ func OpenStore(getenv func(string) string, logger *slog.Logger) (store.Store, st
 	case !errors.Is(err, cosmos.ErrNotConfigured):
 		return nil, "", fmt.Errorf("reading Cosmos DB settings: %w", err)
 	}
-	dir := getenv(EnvDataDir)
-	if dir == "" {
-		dir = DefaultDataDir
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, "", fmt.Errorf("%s=%q: %w", EnvDataDir, dir, err)
-	}
-	path := filepath.Join(dir, StoreFileName)
-	s, err := embedded.Open(path, embedded.WithLogger(logger))
+	dir := DataDir(getenv)
+	s, err := OpenEmbedded(dir, logger)
 	if err != nil {
 		return nil, "", err // names the file and, for a damaged one, what to do
 	}
-	return s, "embedded " + path, nil
+	return s, "embedded " + filepath.Join(dir, StoreFileName), nil
 }
 
 // App is the assembled backend.
@@ -88,6 +80,12 @@ type Parts struct {
 // New assembles the backend from settings. Close releases what it opened;
 // when New fails it has released that already.
 func New(ctx context.Context, getenv func(string) string, logger *slog.Logger, parts Parts) (_ *App, err error) {
+	// Every setting is read before anything is opened or created, so a bad
+	// one changes nothing on disk.
+	set, err := readSettings(getenv, parts)
+	if err != nil {
+		return nil, err
+	}
 	a := &App{Store: parts.Store, ClusterService: parts.ClusterService, Logger: logger, StoreName: "supplied"}
 	defer func() {
 		if err != nil {
@@ -103,11 +101,7 @@ func New(ctx context.Context, getenv func(string) string, logger *slog.Logger, p
 		a.owned = append(a.owned, s)
 	}
 	if a.ClusterService == nil {
-		cfg, err := ocm.ConfigFromEnv(getenv)
-		if err != nil {
-			return nil, fmt.Errorf("reading Clusters Service settings: %w", err)
-		}
-		cs, err := ocm.New(ctx, cfg, logger)
+		cs, err := ocm.New(ctx, set.cs, logger)
 		if err != nil {
 			return nil, fmt.Errorf("connecting to Clusters Service: %w", err)
 		}
@@ -116,26 +110,52 @@ func New(ctx context.Context, getenv func(string) string, logger *slog.Logger, p
 	}
 	notifier := parts.Notifier
 	if notifier == nil {
-		ncfg, err := notification.ConfigFromEnv(getenv)
-		if err != nil {
-			return nil, err
-		}
-		notifier = notification.New(ncfg, nil)
+		notifier = notification.New(set.notify, nil)
 	}
 	clock := parts.Clock
 	if clock == nil {
 		clock = time.Now
 	}
-	lcfg, err := lifecycle.ConfigFromEnv(getenv)
-	if err != nil {
-		return nil, err
-	}
-	eng, err := lifecycle.New(lifecycle.Deps{Store: a.Store, ClusterService: a.ClusterService, Notifier: notifier, Clock: clock, Logger: logger}, lcfg)
+	eng, err := lifecycle.New(lifecycle.Deps{Store: a.Store, ClusterService: a.ClusterService, Notifier: notifier, Clock: clock, Logger: logger}, set.lifecycle)
 	if err != nil {
 		return nil, fmt.Errorf("building the lifecycle engine: %w", err)
 	}
 	a.Engine = eng
 	return a, nil
+}
+
+// settings are the parts' settings, read and checked up front.
+type settings struct {
+	cs        ocm.Config
+	notify    notification.Config
+	lifecycle lifecycle.Config
+}
+
+func readSettings(getenv func(string) string, parts Parts) (settings, error) {
+	var set settings
+	var err error
+	if _, err = functions.ConfigFromEnv(getenv); err != nil {
+		return set, err
+	}
+	if parts.ClusterService == nil {
+		if set.cs, err = ocm.ConfigFromEnv(getenv); err != nil {
+			return set, fmt.Errorf("reading Clusters Service settings: %w", err)
+		}
+	}
+	if parts.Notifier == nil {
+		if set.notify, err = notification.ConfigFromEnv(getenv); err != nil {
+			return set, err
+		}
+	}
+	if set.lifecycle, err = lifecycle.ConfigFromEnv(getenv); err != nil {
+		return set, err
+	}
+	if parts.Store == nil {
+		if _, err := cosmos.ConfigFromEnv(getenv); err != nil && !errors.Is(err, cosmos.ErrNotConfigured) {
+			return set, fmt.Errorf("reading Cosmos DB settings: %w", err)
+		}
+	}
+	return set, nil
 }
 
 // Handler builds the custom-handler server with every function registered.

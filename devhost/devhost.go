@@ -17,16 +17,20 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
+	"github.com/hcpops/hcpops/app"
 	"github.com/hcpops/hcpops/core/clusterservice/ocm"
 	"github.com/hcpops/hcpops/core/clusterservice/simulator"
 	"github.com/hcpops/hcpops/core/lifecycle"
 	"github.com/hcpops/hcpops/core/notification"
-	"github.com/hcpops/hcpops/core/store/embedded"
+	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/devhost/functionapp"
 	"github.com/hcpops/hcpops/devhost/triggerhost"
-	polloperations "github.com/hcpops/hcpops/functions/pollOperations"
+	"github.com/hcpops/hcpops/functions"
+	"github.com/hcpops/hcpops/handlers"
+	"github.com/hcpops/hcpops/storeapi"
 )
 
 // Caller identity the sample requests carry (ARM's X-Ms-Home-Tenant-Id and
@@ -40,11 +44,15 @@ const (
 // environment nor local.settings.json has them.
 func devSettings() map[string]string { return map[string]string{"COSMOS_DATABASE": "hcpops"} }
 
+// LogFile is where a run's logs go in the data dir, unless -v.
+const LogFile = "dev.log"
+
 var errTimeout = errors.New("timed out")
 
 // Main runs `hcpops dev`; args are the flags after "dev". Progress and the
-// final table go to stdout, logs to stderr. It returns when ctx is done, or
-// with -exit-when-done once the samples have finished.
+// tables go to stdout, logs to the data dir's dev.log (stderr with -v). It
+// returns when ctx is done, or with -exit-when-done once the samples have
+// finished.
 func Main(ctx context.Context, args []string, stdout io.Writer) error {
 	o, err := parseOptions(args, os.LookupEnv, stdout)
 	if errors.Is(err, errHelp) {
@@ -53,11 +61,16 @@ func Main(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if !o.verbose {
+		o.logPath = filepath.Join(o.dataDir, LogFile)
+	}
 	return run(ctx, o, stdout, os.Stderr, functionapp.EnvironMap(os.Environ()))
 }
 
+// run checks every setting before it touches the disk, then opens the data
+// dir (refusing one another process holds), starts the parts and the
+// samples. Logs go to logw, or to o.logPath when set.
 func run(ctx context.Context, o options, stdout, logw io.Writer, env map[string]string) error {
-	logger := slog.New(slog.NewTextHandler(logw, &slog.HandlerOptions{Level: o.logLevel}))
 	if o.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, o.timeout, errTimeout)
@@ -69,21 +82,36 @@ func run(ctx context.Context, o options, stdout, logw io.Writer, env map[string]
 	}
 	settings := functionapp.Settings(env, local, devSettings())
 	getenv := func(k string) string { v, _ := settings(k); return v }
-
-	app, err := functionapp.Load(o.scriptRoot, settings)
+	fa, err := functionapp.Load(o.scriptRoot, settings)
 	if err != nil {
 		return err
 	}
-	if err := overrideSchedules(app, o.schedules); err != nil {
+	if err := overrideSchedules(fa, o.schedules); err != nil {
 		return err
 	}
-	storePath, stateDir, err := prepareDataDir(o.dataDir, o.reset)
+	ncfg, err := checkSettings(getenv)
 	if err != nil {
 		return err
 	}
-	st, err := embedded.Open(storePath, embedded.WithLogger(logger))
+	if err := refuseHeld(ctx, o.dataDir); err != nil {
+		return err
+	}
+	stateDir, err := prepareDataDir(o.dataDir, o.reset)
 	if err != nil {
-		return fmt.Errorf("opening the embedded store: %w", err)
+		return err
+	}
+	if o.logPath != "" {
+		f, err := os.Create(o.logPath)
+		if err != nil {
+			return fmt.Errorf("creating the log file: %w", err)
+		}
+		defer f.Close()
+		logw = f
+	}
+	logger := slog.New(handlers.LogHandler(slog.NewJSONHandler(logw, &slog.HandlerOptions{Level: o.logLevel})))
+	st, err := app.OpenEmbedded(o.dataDir, logger)
+	if err != nil {
+		return err
 	}
 	defer st.Close()
 
@@ -105,29 +133,15 @@ func run(ctx context.Context, o options, stdout, logw io.Writer, env map[string]
 	if err != nil {
 		return err
 	}
-
-	ncfg, err := notification.ConfigFromEnv(getenv)
-	if err != nil {
-		return err
-	}
 	ncfg.AllowLoopback = true // the sink is on 127.0.0.1
-	lcfg, err := lifecycle.ConfigFromEnv(getenv)
-	if err != nil {
-		return err
-	}
-	engine, err := lifecycle.New(lifecycle.Deps{
-		Store: st, ClusterService: cs, Notifier: notification.New(ncfg, nil), Clock: time.Now, Logger: logger,
-	}, lcfg)
-	if err != nil {
-		return fmt.Errorf("building the lifecycle engine: %w", err)
-	}
-
-	poll, err := pollConfig(getenv)
+	// The same assembly as serve: app builds the engine, functions.Register
+	// the handler.
+	a, err := app.New(ctx, getenv, logger, app.Parts{Store: st, ClusterService: cs, Notifier: notification.New(ncfg, nil)})
 	if err != nil {
 		return err
 	}
 	host, err := triggerhost.New(triggerhost.Config{
-		App: app, Worker: inProcessHandler(engine, poll, logger), HandlerPort: o.handlerPort,
+		App: fa, Worker: handlerWorker(a, getenv), HandlerPort: o.handlerPort,
 		Feed: st, StateDir: stateDir, HTTPAddr: o.httpAddr, FeedPollDelay: o.feedPollDelay, Logger: logger,
 	})
 	if err != nil {
@@ -148,25 +162,42 @@ func run(ctx context.Context, o options, stdout, logw io.Writer, env map[string]
 	}()
 	select {
 	case <-host.Started():
-	case err := <-hostDone:
-		hostDone <- err
-		if err == nil {
-			return stopReason(ctx)
-		}
-		return fmt.Errorf("the trigger host stopped: %w", err)
 	case <-hostCtx.Done():
+		err := <-hostDone
+		hostDone <- err
+		if err != nil && ctx.Err() == nil {
+			return explainHostError(o, err)
+		}
 		return stopReason(ctx)
 	}
-	banner(stdout, o, app, storePath, simURL, sk.URL(), host)
+	// The tracker starts before the store is shared, so it shows every
+	// operation the CLI writes.
+	tr := newTracker(st, stdout, time.Now, host.FrontURL())
+	if err := tr.skipToNow(hostCtx); err != nil {
+		return err
+	}
+	sh, err := storeapi.Share(st, o.dataDir, storeapi.Advert{Command: "hcpops dev", FunctionsURL: host.FrontURL()}, logger)
+	if err != nil {
+		return err
+	}
+	defer sh.Close()
+	banner(stdout, o, fa, sh.Advert(), simURL, sk.URL(), host)
 	if o.hooks.started != nil {
 		o.hooks.started(host)
 	}
+	return serveRun(ctx, hostCtx, o, st, sim, sk, host, tr, stdout, logger)
+}
 
+// serveRun runs the samples (unless -samples=false), then follows every
+// operation written to the store until the run ends.
+func serveRun(ctx, hostCtx context.Context, o options, st store.Store, sim *simulator.Simulator, sk *notification.Sink,
+	host *triggerhost.Host, tr *tracker, stdout io.Writer, logger *slog.Logger) error {
 	if !o.samples {
-		<-hostCtx.Done()
+		fmt.Fprintln(stdout, "\nserving; operations submitted with hcpops submit show here. Interrupt to stop.")
+		follow(hostCtx, tr, logger)
 		return hostFailure(ctx, hostCtx)
 	}
-	r, err := newRunner(st, sim, sk, stdout, logger, samplePlan())
+	r, err := newRunner(st, sim, sk, tr, stdout, logger, samplePlan())
 	if err != nil {
 		return err
 	}
@@ -184,8 +215,8 @@ func run(ctx context.Context, o options, stdout, logw io.Writer, env map[string]
 	if o.exitWhenDone {
 		return outcome
 	}
-	fmt.Fprintln(stdout, "still serving; interrupt to stop")
-	<-hostCtx.Done()
+	fmt.Fprintln(stdout, "\nstill serving; operations submitted with hcpops submit show here. Interrupt to stop.")
+	follow(hostCtx, tr, logger)
 	if err := hostFailure(ctx, hostCtx); err != nil {
 		return err
 	}
@@ -195,19 +226,35 @@ func run(ctx context.Context, o options, stdout, logw io.Writer, env map[string]
 	return nil
 }
 
-// EnvPollBudget bounds one poll tick, as for `hcpops serve`.
-const EnvPollBudget = "HCPOPS_POLL_BUDGET"
+// checkSettings reads every setting the run uses, so a bad one stops it
+// before anything is created on disk.
+func checkSettings(getenv func(string) string) (notification.Config, error) {
+	if _, err := functions.ConfigFromEnv(getenv); err != nil {
+		return notification.Config{}, err
+	}
+	if _, err := lifecycle.ConfigFromEnv(getenv); err != nil {
+		return notification.Config{}, err
+	}
+	return notification.ConfigFromEnv(getenv)
+}
 
-func pollConfig(getenv func(string) string) (polloperations.Config, error) {
-	v := getenv(EnvPollBudget)
-	if v == "" {
-		return polloperations.Config{}, nil
+// refuseHeld stops a second dev on a data dir whose store another hcpops
+// process serves, naming it, before this run creates or truncates a file.
+func refuseHeld(ctx context.Context, dir string) error {
+	_, a, err := storeapi.Dial(ctx, dir, 2*time.Second)
+	if err != nil {
+		return nil // nobody answers; opening the store is the final word
 	}
-	d, err := time.ParseDuration(v)
-	if err != nil || d <= 0 {
-		return polloperations.Config{}, fmt.Errorf("%s=%q: want a positive duration like 4m", EnvPollBudget, v)
+	return fmt.Errorf("the data dir %s is in use by %s (pid %d, since %s): stop it, or pass -data-dir DIR to run another dev beside it",
+		dir, a.Command, a.PID, a.Since.Local().Format(time.TimeOnly))
+}
+
+// explainHostError names the flag behind a port that is taken.
+func explainHostError(o options, err error) error {
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Errorf("the trigger host cannot listen: %w; another hcpops dev (or func start) may hold it: stop it, or pass -http-addr 127.0.0.1:PORT (-handler-port for the handler's port)", err)
 	}
-	return polloperations.Config{Budget: d}, nil
+	return fmt.Errorf("the trigger host stopped: %w", err)
 }
 
 // hostFailure is the trigger host's own error, if it stopped by itself.
@@ -227,25 +274,25 @@ func stopReason(ctx context.Context) error {
 }
 
 // prepareDataDir creates the data dir (and with reset, empties what this
-// command keeps there) and returns the store file and host state dir. Host
-// state without a store is dropped: its leases point into a feed that no
-// longer exists and would skip the new store's first changes.
-func prepareDataDir(dir string, reset bool) (storePath, stateDir string, err error) {
-	storePath, stateDir = filepath.Join(dir, "store.db"), filepath.Join(dir, "host")
+// command keeps there) and returns the host state dir. Host state without
+// a store is dropped: its leases point into a feed that no longer exists
+// and would skip the new store's first changes.
+func prepareDataDir(dir string, reset bool) (stateDir string, err error) {
+	storePath, stateDir := filepath.Join(dir, app.StoreFileName), filepath.Join(dir, "host")
 	if _, err := os.Stat(storePath); errors.Is(err, fs.ErrNotExist) {
 		reset = true
 	}
 	if reset {
 		for _, p := range []string{storePath, stateDir} {
 			if err := os.RemoveAll(p); err != nil {
-				return "", "", fmt.Errorf("resetting %s: %w", p, err)
+				return "", fmt.Errorf("resetting %s: %w", p, err)
 			}
 		}
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", "", fmt.Errorf("creating data dir %s: %w", dir, err)
+		return "", fmt.Errorf("creating data dir %s: %w", dir, err)
 	}
-	return storePath, stateDir, nil
+	return stateDir, nil
 }
 
 // overrideSchedules applies -schedule to the loaded timers.
@@ -272,23 +319,26 @@ func overrideSchedules(app *functionapp.App, schedules map[string]string) error 
 	return nil
 }
 
-func banner(w io.Writer, o options, app *functionapp.App, storePath, simURL, sinkURL string, host *triggerhost.Host) {
-	fmt.Fprintf(w, "hcpops dev\n")
-	fmt.Fprintf(w, "  store          %s\n", storePath)
+func banner(w io.Writer, o options, fa *functionapp.App, shared storeapi.Advert, simURL, sinkURL string, host *triggerhost.Host) {
+	fmt.Fprintf(w, "hcpops dev (pid %d)\n", os.Getpid())
+	fmt.Fprintf(w, "  store          %s (hcpops submit, status and doc use it through %s)\n", filepath.Join(o.dataDir, app.StoreFileName), shared.URL)
+	if o.logPath != "" {
+		fmt.Fprintf(w, "  logs           %s (-v prints them here instead)\n", o.logPath)
+	}
 	fmt.Fprintf(w, "  clusters svc   %s (simulator, phases of %s and %s)\n", simURL, o.phase, 2*o.phase)
 	fmt.Fprintf(w, "  notifications  %s (sink)\n", sinkURL)
 	fmt.Fprintf(w, "  handler        %s (in process)\n", host.Supervisor().BaseURL())
 	if u := host.FrontURL(); u != "" {
 		fmt.Fprintf(w, "  http functions %s\n", u)
 	}
-	for _, fn := range app.Functions {
+	for _, fn := range fa.Functions {
 		b := fn.Trigger()
 		detail := b.Type
 		switch b.Type {
 		case functionapp.TypeTimerTrigger:
 			detail += " " + b.Schedule
 		case functionapp.TypeHTTPTrigger:
-			detail += " /" + strings.Trim(app.Host.RoutePrefix+"/"+b.Route, "/")
+			detail += " /" + strings.Trim(fa.Host.RoutePrefix+"/"+b.Route, "/")
 		}
 		fmt.Fprintf(w, "  function       %-20s %s\n", fn.Name, detail)
 	}

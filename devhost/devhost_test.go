@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hcpops/hcpops/app"
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/devhost/triggerhost"
 )
@@ -160,12 +161,12 @@ func TestDevOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.dataDir != DefaultDataDir || o.schedules["pollOperations"] != "*/2 * * * * *" || !o.exitWhenDone || o.phase != time.Second {
+	if o.dataDir != app.DefaultDataDir || o.schedules["pollOperations"] != "*/2 * * * * *" || !o.exitWhenDone || o.phase != time.Second {
 		t.Errorf("options = %+v", o)
 	}
-	withEnv := func(k string) (string, bool) { return "/tmp/x", k == EnvDataDir }
+	withEnv := func(k string) (string, bool) { return "/tmp/x", k == app.EnvDataDir }
 	if o, _ := parseOptions(nil, withEnv, io.Discard); o.dataDir != "/tmp/x" {
-		t.Errorf("data dir = %q, want $%s", o.dataDir, EnvDataDir)
+		t.Errorf("data dir = %q, want $%s", o.dataDir, app.EnvDataDir)
 	}
 	for _, bad := range [][]string{
 		{"-phase", "0s"}, {"-schedule", "nope"}, {"-sim-durations", "cluster_bogus=1s"}, {"-log-level", "loud"},
@@ -211,7 +212,7 @@ func TestPrepareDataDirDropsLeasesOfAMissingStore(t *testing.T) {
 	}
 	must(os.MkdirAll(filepath.Dir(lease), 0o755))
 	must(os.WriteFile(lease, []byte(`{"continuation":"57"}`), 0o644))
-	if _, _, err := prepareDataDir(dir, false); err != nil {
+	if _, err := prepareDataDir(dir, false); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(lease); !os.IsNotExist(err) {
@@ -221,32 +222,17 @@ func TestPrepareDataDirDropsLeasesOfAMissingStore(t *testing.T) {
 	must(os.MkdirAll(filepath.Dir(lease), 0o755))
 	must(os.WriteFile(lease, []byte(`{"continuation":"57"}`), 0o644))
 	must(os.WriteFile(filepath.Join(dir, "store.db"), nil, 0o644))
-	if _, _, err := prepareDataDir(dir, false); err != nil {
+	if _, err := prepareDataDir(dir, false); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(lease); err != nil {
 		t.Errorf("lease of an existing store was dropped: %v", err)
 	}
-	if _, _, err := prepareDataDir(dir, true); err != nil {
+	if _, err := prepareDataDir(dir, true); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "store.db")); !os.IsNotExist(err) {
 		t.Errorf("-reset kept the store: %v", err)
-	}
-}
-
-func TestPollConfig(t *testing.T) {
-	env := func(v string) func(string) string { return func(string) string { return v } }
-	if c, err := pollConfig(env("")); err != nil || c.Budget != 0 {
-		t.Errorf("unset: %+v %v", c, err)
-	}
-	if c, err := pollConfig(env("90s")); err != nil || c.Budget != 90*time.Second {
-		t.Errorf("90s: %+v %v", c, err)
-	}
-	for _, bad := range []string{"soon", "-1m", "0s"} {
-		if _, err := pollConfig(env(bad)); err == nil || !strings.Contains(err.Error(), EnvPollBudget) {
-			t.Errorf("%q: err = %v, want one naming %s", bad, err, EnvPollBudget)
-		}
 	}
 }
 

@@ -9,16 +9,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hcpops/hcpops/app"
 	"github.com/hcpops/hcpops/core/clusterservice/simulator"
 	"github.com/hcpops/hcpops/devhost/triggerhost"
 )
-
-// EnvDataDir names the data directory of the embedded store and the host's
-// leases.
-const EnvDataDir = "HCPOPS_DATA_DIR"
-
-// DefaultDataDir is used when neither the flag nor EnvDataDir is set.
-const DefaultDataDir = ".data/dev"
 
 // options are the flags of `hcpops dev`.
 type options struct {
@@ -35,6 +29,9 @@ type options struct {
 	exitWhenDone  bool
 	timeout       time.Duration
 	logLevel      slog.Level
+	verbose       bool
+	// logPath is the log file; "" logs to the writer run is given.
+	logPath string
 
 	// hooks let tests act on a running host; no flag sets them.
 	hooks hooks
@@ -54,14 +51,11 @@ var errHelp = errors.New("help requested")
 
 func parseOptions(args []string, lookupEnv func(string) (string, bool), usage io.Writer) (options, error) {
 	o := options{schedules: map[string]string{}}
-	dataDir := DefaultDataDir
-	if v, ok := lookupEnv(EnvDataDir); ok && v != "" {
-		dataDir = v
-	}
+	dataDir := app.DataDir(func(k string) string { v, _ := lookupEnv(k); return v })
 	fs := flag.NewFlagSet("hcpops dev", flag.ContinueOnError)
-	fs.SetOutput(usage)
+	fs.SetOutput(io.Discard) // an error is returned once, not printed here too
 	fs.StringVar(&o.scriptRoot, "script-root", ".", "Functions app root: host.json and functions/*/function.json (or */function.json)")
-	fs.StringVar(&o.dataDir, "data-dir", dataDir, "embedded store and host state (default from $"+EnvDataDir+")")
+	fs.StringVar(&o.dataDir, "data-dir", dataDir, "embedded store, host state and "+LogFile+"; the CLI's default too (default from $"+app.EnvDataDir+", else "+app.DefaultDataDir+")")
 	fs.BoolVar(&o.reset, "reset", false, "delete the data dir's store and host state before starting")
 	fs.StringVar(&o.httpAddr, "http-addr", "127.0.0.1:7071", "front door for HTTP functions (loopback only)")
 	fs.IntVar(&o.handlerPort, "handler-port", 0, "FUNCTIONS_CUSTOMHANDLER_PORT for the handler (0: a free port)")
@@ -80,11 +74,15 @@ func parseOptions(args []string, lookupEnv func(string) (string, bool), usage io
 	fs.BoolVar(&o.exitWhenDone, "exit-when-done", false, "exit once every sample operation is terminal: 0 if all ended as expected")
 	fs.DurationVar(&o.timeout, "timeout", 0, "stop after this long (0: run until interrupted)")
 	level := fs.String("log-level", "info", "debug, info, warn or error")
+	fs.BoolVar(&o.verbose, "v", false, "print logs to stderr instead of the data dir's "+LogFile)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(usage)
+			fmt.Fprintln(usage, "usage: hcpops dev [flags]\n\nThe whole lifecycle on one machine: embedded store, Clusters Service simulator, notification\nsink, the handler and a local Functions trigger host; sample operations unless -samples=false.\n\nflags:")
+			fs.PrintDefaults()
 			return o, errHelp
 		}
-		return o, fmt.Errorf("hcpops dev: %w", err)
+		return o, fmt.Errorf("hcpops dev: %w ('hcpops dev -h' lists flags)", err)
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("hcpops dev: unexpected arguments %q", fs.Args())

@@ -13,9 +13,13 @@ import (
 	"github.com/hcpops/hcpops/core/store"
 )
 
-// implicitLabel marks operations the frontend added on its own (a cluster
-// delete's child deletes).
-const implicitLabel = "(implicit)"
+// Labels of operations no sample submitted: the frontend's own (a cluster
+// delete's child deletes) and those written by anyone else (hcpops submit
+// in another terminal).
+const (
+	implicitLabel = "(implicit)"
+	outsideLabel  = "(submitted)"
+)
 
 // opView is what the local host knows of one operation.
 type opView struct {
@@ -30,23 +34,29 @@ type opView struct {
 	// notifyURI is what the sample handed the frontend; "" for implicit ones.
 	notifyURI string
 	want      arm.ProvisioningState
+	// sample: in the samples' subscription, so the sample run waits for it.
+	sample bool
 }
 
-// tracker follows one subscription's operations through the store's change
-// feed, with a position of its own, and prints each state change.
+// tracker follows every operation written after it started through the
+// store's change feed, with a position of its own, and prints each state
+// change; the first line of an operation is followed by the curl that
+// reads its ARM status through the host's front door.
 type tracker struct {
-	store        store.Store
-	partitionKey string
-	out          io.Writer
-	now          func() time.Time
+	store    store.Store
+	out      io.Writer
+	now      func() time.Time
+	frontURL string
+	// samplePK is the samples' partition; "" when there are none.
+	samplePK string
 
 	cont  string
 	ops   map[string]*opView
 	order []string
 }
 
-func newTracker(s store.Store, subscription string, out io.Writer, now func() time.Time) *tracker {
-	return &tracker{store: s, partitionKey: document.PartitionKey(subscription), out: out, now: now, ops: map[string]*opView{}}
+func newTracker(s store.Store, out io.Writer, now func() time.Time, frontURL string) *tracker {
+	return &tracker{store: s, out: out, now: now, frontURL: frontURL, ops: map[string]*opView{}}
 }
 
 // skipToNow moves the tracker's feed position past everything written so
@@ -64,10 +74,10 @@ func (t *tracker) skipToNow(ctx context.Context) error {
 	}
 }
 
-// expect registers a submitted operation before the feed shows it.
+// expect registers a sample's operation before the feed shows it.
 func (t *tracker) expect(name, label, notifyURI string, want arm.ProvisioningState) {
 	v := t.view(name)
-	v.label, v.notifyURI, v.want = label, notifyURI, want
+	v.label, v.notifyURI, v.want, v.sample = label, notifyURI, want, true
 }
 
 func (t *tracker) view(name string) *opView {
@@ -102,11 +112,18 @@ func (t *tracker) observe(raw []byte) {
 		return
 	}
 	op, err := document.ParseOperation(raw)
-	if err != nil || op.PartitionKey != t.partitionKey {
+	if err != nil {
 		return
 	}
 	p := op.Properties
+	_, known := t.ops[op.Name()]
 	v := t.view(op.Name())
+	if !known && (t.samplePK == "" || op.PartitionKey != t.samplePK) {
+		v.label = outsideLabel
+	}
+	if !known && op.PartitionKey == t.samplePK {
+		v.sample = true
+	}
 	v.request, v.resource, v.start = p.Request, shortResource(p.ExternalID), p.StartTime
 	if p.Error != nil {
 		v.errText = p.Error.Code + ": " + p.Error.Message
@@ -122,14 +139,36 @@ func (t *tracker) observe(raw []byte) {
 	if p.Status.IsTerminal() {
 		v.end = p.LastTransitionTime
 	}
-	fmt.Fprintf(t.out, "%s  %-24s %s  %-17s %-28s %s -> %s\n", t.now().Format("15:04:05.000"), v.label,
-		shortName(v.name), v.request, v.resource, old, v.status)
+	fmt.Fprintf(t.out, "%s  %-24s %-36s  %-17s %-28s %s -> %s\n", t.now().Format("15:04:05.000"), v.label,
+		v.name, v.request, v.resource, old, v.status)
+	if old == "-" && p.OperationID != "" && t.frontURL != "" {
+		fmt.Fprintf(t.out, "%14s%s\n", "", Curl(t.frontURL, p.OperationID, p.TenantID, p.ClientID))
+	}
 }
 
-// settled reports whether every operation is terminal and has notified ARM
-// where it was asked to.
+// Curl is a ready-to-paste ARM status poll of an operation through the
+// front door at frontURL, with the caller identity ARM would forward:
+// the status endpoint shows an operation only to the caller who started it.
+func Curl(frontURL, statusPath, tenantID, clientID string) string {
+	var b strings.Builder
+	b.WriteString("curl -s")
+	if tenantID != "" {
+		fmt.Fprintf(&b, " -H 'X-Ms-Home-Tenant-Id: %s'", tenantID)
+	}
+	if clientID != "" {
+		fmt.Fprintf(&b, " -H 'X-Ms-Client-Object-Id: %s'", clientID)
+	}
+	fmt.Fprintf(&b, " '%s%s'", strings.TrimRight(frontURL, "/"), statusPath)
+	return b.String()
+}
+
+// settled reports whether every sample operation is terminal and has
+// notified ARM where it was asked to.
 func (t *tracker) settled(notified func(uri string) bool) bool {
 	for _, v := range t.ops {
+		if !v.sample {
+			continue
+		}
 		if !v.status.IsTerminal() || (v.notifyURI != "" && !notified(v.notifyURI)) {
 			return false
 		}
@@ -143,10 +182,11 @@ func (t *tracker) problems(notified func(uri string) bool) []string {
 	for _, name := range t.order {
 		v := t.ops[name]
 		switch {
+		case !v.sample:
 		case v.status != v.want:
-			out = append(out, fmt.Sprintf("%s %s: %s, want %s", v.label, shortName(name), orDash(string(v.status)), v.want))
+			out = append(out, fmt.Sprintf("%s %s: %s, want %s", v.label, name, orDash(string(v.status)), v.want))
 		case v.notifyURI != "" && !notified(v.notifyURI):
-			out = append(out, fmt.Sprintf("%s %s: ARM was not notified", v.label, shortName(name)))
+			out = append(out, fmt.Sprintf("%s %s: ARM was not notified", v.label, name))
 		}
 	}
 	return out
@@ -169,7 +209,7 @@ func (t *tracker) table(w io.Writer, notified func(uri string) bool) {
 				note = "y"
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", v.label, shortName(name), orDash(string(v.request)),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", v.label, name, orDash(string(v.request)),
 			orDash(v.resource), orDash(string(v.status)), orDash(truncate(v.errText, 60)), dur, note)
 	}
 	tw.Flush()
@@ -191,13 +231,6 @@ func shortResource(externalID string) string {
 		return "externalauth " + parts[0] + "/" + parts[2]
 	}
 	return "cluster " + strings.Join(parts, "/")
-}
-
-func shortName(name string) string {
-	if len(name) > 8 {
-		return name[:8]
-	}
-	return name
 }
 
 func orDash(s string) string {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/clusterservice/simulator"
+	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/frontend"
 	"github.com/hcpops/hcpops/core/notification"
 	"github.com/hcpops/hcpops/core/store"
@@ -46,13 +47,14 @@ type runner struct {
 	samples []*sampleState
 }
 
-func newRunner(st store.Store, sim *simulator.Simulator, sk *notification.Sink, out io.Writer, logger *slog.Logger, plan []sample) (*runner, error) {
+func newRunner(st store.Store, sim *simulator.Simulator, sk *notification.Sink, tr *tracker, out io.Writer, logger *slog.Logger, plan []sample) (*runner, error) {
 	ids := resourceIDs{subscription: uuid.NewString()}
+	tr.samplePK = document.PartitionKey(ids.subscription)
 	r := &runner{
 		fe:      frontend.New(st, time.Now, uuid.NewString),
 		sim:     sim,
 		sink:    sk,
-		tracker: newTracker(st, ids.subscription, out, time.Now),
+		tracker: tr,
 		ids:     ids,
 		logger:  logger,
 		out:     out,
@@ -72,9 +74,6 @@ func newRunner(st store.Store, sim *simulator.Simulator, sk *notification.Sink, 
 // run submits and watches until every operation is settled (nil) or ctx
 // ends (its error).
 func (r *runner) run(ctx context.Context) error {
-	if err := r.tracker.skipToNow(ctx); err != nil {
-		return err
-	}
 	fmt.Fprintf(r.out, "submitting %d sample operations in subscription %s\n", len(r.samples), r.ids.subscription)
 	tick := time.NewTicker(r.every)
 	defer tick.Stop()
@@ -200,4 +199,25 @@ func (r *runner) report() error {
 	}
 	fmt.Fprintln(r.out, "\nall sample operations ended as expected")
 	return nil
+}
+
+// followEvery is how often a serving dev reads the change feed for
+// operations submitted from elsewhere: well inside the feed poll delay.
+const followEvery = 200 * time.Millisecond
+
+// follow prints the progress of every operation written to the store
+// until ctx ends; an idle store prints nothing.
+func follow(ctx context.Context, tr *tracker, logger *slog.Logger) {
+	tick := time.NewTicker(followEvery)
+	defer tick.Stop()
+	for {
+		if err := tr.poll(ctx); err != nil && ctx.Err() == nil {
+			logger.Warn("progress: reading the change feed failed", "error", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
 }

@@ -199,8 +199,16 @@ func addressOf(raw json.RawMessage) (partitionKey, id string) {
 // may be stale) and dispatches it unless that is done or not ours to do.
 // Dispatches of one operation are serialised inside this process. A
 // dispatcher's errRetryLater is where outcomeDeferred comes from; t counts
-// the status writes and notifications made on the way.
+// the status writes and notifications made on the way. A dispatched
+// cluster create then dispatches the children waiting for it, after its
+// own lock is released (deferred first, so it runs last).
 func (e *Engine) dispatchOne(ctx context.Context, pk, id string, t *tally) (outcome, error) {
+	var parent *job
+	defer func() {
+		if parent != nil {
+			e.dispatchChildren(ctx, parent, t)
+		}
+	}()
 	unlock, err := e.locks.lock(ctx, pk+"/"+id)
 	if err != nil {
 		return outcomeSkipped, fmt.Errorf("waiting to dispatch operation %s: %w", id, err)
@@ -234,6 +242,7 @@ func (e *Engine) dispatchOne(ctx context.Context, pk, id string, t *tally) (outc
 		return outcomeSkipped, fmt.Errorf("dispatching operation %s (%s %s): %w", op.Name(), op.Properties.Request, j.kind, err)
 	case o == outcomeDispatched:
 		j.log.Info("operation dispatched")
+		parent = j
 	}
 	return o, nil
 }

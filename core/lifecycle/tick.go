@@ -236,12 +236,19 @@ func (e *Engine) advance(ctx context.Context, j *job, st standing, t *tally) err
 
 	if !dispatched {
 		// One with a failed CS call on record was tried already (by a
-		// change-feed batch that handed it over, or a tick): no grace.
-		if st == healthy && e.clock().Sub(op.Properties.StartTime) < e.cfg.DispatchGrace {
+		// change-feed batch that handed it over, or a tick): no grace. Nor
+		// for a child whose cluster is in CS now (follow.go).
+		early := st == healthy && e.clock().Sub(op.Properties.StartTime) < e.cfg.DispatchGrace
+		if early && !e.parentInClusterService(ctx, j) {
 			return nil // the change feed should get to it first
 		}
 		o, err := e.dispatchOne(ctx, op.PartitionKey, op.ID, t)
-		if o == outcomeDispatched {
+		switch {
+		case o != outcomeDispatched:
+		case early:
+			t.dispatched.Add(1)
+			j.log.Info("dispatched a child whose cluster is now in clusters service")
+		default:
 			t.dispatched.Add(1)
 			j.log.Info("dispatched an operation the change feed missed")
 		}

@@ -17,6 +17,10 @@ import (
 // Open, or met later as a bbolt panic and turned into this error.
 var ErrDamaged = errors.New("embedded store file is damaged")
 
+// ErrLocked: another process holds the store file; callers name the
+// holder and what to do.
+var ErrLocked = errors.New("another process holds it open")
+
 // DefaultVerifyTimeout bounds the consistency check at Open. The check reads
 // every page; see the README for how long it takes per GB.
 const DefaultVerifyTimeout = time.Minute
@@ -138,7 +142,7 @@ func openBolt(path string, opts *bolt.Options) (db *bolt.DB, err error) {
 		errors.Is(err, berrors.ErrInvalidMapping):
 		return nil, damaged(path, err.Error())
 	case errors.Is(err, berrors.ErrTimeout):
-		return nil, fmt.Errorf("opening embedded store %s: another process holds it open (timed out waiting for its lock)", path)
+		return nil, fmt.Errorf("opening embedded store %s: %w (timed out waiting for its lock)", path, ErrLocked)
 	case err != nil:
 		return nil, fmt.Errorf("opening embedded store %s: %w", path, err)
 	}

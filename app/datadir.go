@@ -1,0 +1,106 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/hcpops/hcpops/core/store"
+	"github.com/hcpops/hcpops/core/store/cosmos"
+	"github.com/hcpops/hcpops/core/store/embedded"
+	"github.com/hcpops/hcpops/storeapi"
+)
+
+// dialTimeout bounds the CLI's wait for a running process's store API.
+const dialTimeout = 5 * time.Second
+
+// DataDir is where the embedded store lives: $HCPOPS_DATA_DIR, else
+// DefaultDataDir. serve, dev and the CLI share it, so the CLI finds a
+// running dev's store without flags.
+func DataDir(getenv func(string) string) string {
+	if d := getenv(EnvDataDir); d != "" {
+		return d
+	}
+	return DefaultDataDir
+}
+
+// OpenEmbedded opens dir's store for the process that will hold it (serve,
+// dev). A store another process holds is an error naming the holder.
+func OpenEmbedded(dir string, logger *slog.Logger) (*embedded.Store, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("creating data dir %s (%s): %w", dir, EnvDataDir, err)
+	}
+	path := filepath.Join(dir, StoreFileName)
+	s, err := embedded.Open(path, embedded.WithLogger(logger))
+	if errors.Is(err, embedded.ErrLocked) {
+		return nil, heldError(dir, path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// heldError names the process holding path and what to do about it.
+func heldError(dir, path string) error {
+	holder, pid := "another process", lockHolder(path)
+	if pid > 0 {
+		holder = "process " + strconv.Itoa(pid)
+	}
+	// An advert names the holder better, unless it is a dead process's.
+	if a, err := storeapi.ReadAdvert(dir); err == nil && (pid == 0 || pid == a.PID) {
+		holder = fmt.Sprintf("%s (pid %d, since %s)", a.Command, a.PID, a.Since.Local().Format(time.TimeOnly))
+	}
+	return fmt.Errorf("the embedded store %s is held by %s: stop it, or use another data dir (-data-dir or %s)", path, holder, EnvDataDir)
+}
+
+// Access says what a CLI command does with the store.
+type Access int
+
+const (
+	// ReadOnly commands never create a store that is not there.
+	ReadOnly Access = iota
+	// ReadWrite commands create the embedded store if needed.
+	ReadWrite
+)
+
+// ConnectStore is the CLI's store: Cosmos DB when configured; else the
+// store of the hcpops process that holds the data dir, through its store
+// API; else the embedded file itself. The name says which.
+func ConnectStore(ctx context.Context, getenv func(string) string, access Access, logger *slog.Logger) (store.Store, string, error) {
+	cfg, err := cosmos.ConfigFromEnv(getenv)
+	switch {
+	case err == nil:
+		s, err := cosmos.New(cfg, cosmos.WithLogger(logger))
+		if err != nil {
+			return nil, "", fmt.Errorf("opening Cosmos DB store: %w", err)
+		}
+		return s, fmt.Sprintf("cosmos %s database %s", cfg.Endpoint, cfg.Database), nil
+	case !errors.Is(err, cosmos.ErrNotConfigured):
+		return nil, "", fmt.Errorf("reading Cosmos DB settings: %w", err)
+	}
+	dir := DataDir(getenv)
+	c, a, err := storeapi.Dial(ctx, dir, dialTimeout)
+	switch {
+	case err == nil:
+		return c, fmt.Sprintf("%s (pid %d) store API %s", a.Command, a.PID, a.URL), nil
+	case !errors.Is(err, storeapi.ErrNoAdvert):
+		// A stale advert: its process is gone if the file opens below.
+		logger.Debug("store API advert unusable; opening the file", "error", err)
+	}
+	path := filepath.Join(dir, StoreFileName)
+	if _, err := os.Stat(path); access == ReadOnly && errors.Is(err, fs.ErrNotExist) {
+		return nil, "", fmt.Errorf("no store at %s (%s=%q): start `hcpops dev`, or submit an operation first", path, EnvDataDir, dir)
+	}
+	s, err := OpenEmbedded(dir, logger)
+	if err != nil {
+		return nil, "", err
+	}
+	return s, "embedded " + path, nil
+}

@@ -1,0 +1,105 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hcpops/hcpops/core/store"
+	"github.com/hcpops/hcpops/storeapi"
+)
+
+func dirEnv(dir string) func(string) string {
+	return func(k string) string {
+		if k == EnvDataDir {
+			return dir
+		}
+		return ""
+	}
+}
+
+// With a running process sharing the data dir's store, the CLI's store is
+// that process's, reached through its store API.
+func TestConnectStoreUsesTheRunningProcess(t *testing.T) {
+	dir := t.TempDir()
+	logger := slog.New(slog.DiscardHandler)
+	held, err := OpenEmbedded(dir, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	sh, err := storeapi.Share(held, dir, storeapi.Advert{Command: "hcpops dev"}, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sh.Close()
+	s, name, err := ConnectStore(context.Background(), dirEnv(dir), ReadWrite, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if !strings.Contains(name, "hcpops dev (pid ") {
+		t.Errorf("store name %q does not name the running process", name)
+	}
+	if _, err := s.Create(context.Background(), "pk", []byte(`{"id":"a","partitionKey":"pk"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := held.Get(context.Background(), "pk", "a"); err != nil {
+		t.Errorf("the CLI's write is not in the running process's store: %v", err)
+	}
+}
+
+// A store held by a process that does not answer is an error naming the
+// holder and what to do; so is one held with no advert at all.
+func TestHeldStoreNamesItsHolder(t *testing.T) {
+	dir := t.TempDir()
+	logger := slog.New(slog.DiscardHandler)
+	held, err := OpenEmbedded(dir, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	_, _, err = ConnectStore(context.Background(), dirEnv(dir), ReadWrite, logger)
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("is held by process %d: stop it, or use another data dir", os.Getpid())) {
+		t.Errorf("held without an advert: %v", err)
+	}
+	sh, err := storeapi.Share(held, dir, storeapi.Advert{Command: "hcpops serve"}, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	adv := sh.Advert()
+	// The process stops answering but keeps the file, and its advert.
+	b, _ := os.ReadFile(filepath.Join(dir, storeapi.AdvertFile))
+	sh.Close()
+	if err := os.WriteFile(filepath.Join(dir, storeapi.AdvertFile), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = ConnectStore(context.Background(), dirEnv(dir), ReadOnly, logger)
+	if err == nil || !strings.Contains(err.Error(), "held by hcpops serve (pid ") || adv.PID == 0 {
+		t.Errorf("held by a silent process: %v", err)
+	}
+}
+
+func TestConnectStoreReadOnlyCreatesNothing(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "none")
+	_, _, err := ConnectStore(context.Background(), dirEnv(dir), ReadOnly, slog.New(slog.DiscardHandler))
+	if err == nil || !strings.Contains(err.Error(), "no store at") {
+		t.Errorf("err = %v, want 'no store at'", err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("read-only connect created %s: %v", dir, err)
+	}
+	s, _, err := ConnectStore(context.Background(), dirEnv(dir), ReadWrite, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Get(context.Background(), "pk", "x"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("fresh store Get: %v", err)
+	}
+}
