@@ -22,7 +22,8 @@ import (
 )
 
 // hangingCS is a proxy in front of the simulator that never answers a
-// request whose path names a hung CS object.
+// request that names a hung CS object, in its path or (a batched list's
+// id search) its query.
 type hangingCS struct {
 	mu   sync.Mutex
 	hung []string
@@ -39,7 +40,7 @@ func (h *hangingCS) start(t *testing.T, simURL string) string {
 		h.mu.Lock()
 		hang := false
 		for _, id := range h.hung {
-			hang = hang || strings.Contains(r.URL.Path, id)
+			hang = hang || strings.Contains(r.URL.Path+"?"+r.URL.RawQuery, id)
 		}
 		h.mu.Unlock()
 		if hang {

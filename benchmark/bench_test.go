@@ -40,7 +40,7 @@ func BenchmarkTickUnchanged(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer s.Close()
-	a, err := assemble(context.Background(), s, w.url, 64)
+	a, err := assemble(context.Background(), s, w.url, 64, 0)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -18,12 +18,15 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hcpops/hcpops/core/lifecycle"
 )
 
 // Scenario names for -scenarios.
 const (
 	ScenarioTickUnchanged = "tick-unchanged"
 	ScenarioTickChanged   = "tick-changed"
+	ScenarioTickCosmos    = "tick-cosmos"
 	ScenarioDispatch      = "dispatch"
 	ScenarioHandler       = "handler"
 	ScenarioColdStart     = "coldstart"
@@ -33,14 +36,18 @@ const (
 const (
 	storeDurable = "durable"
 	storeNoSync  = "nosync"
+	storeCosmos  = "cosmos" // the Cosmos test server, in reports only
 )
 
 func allScenarios() []string {
-	return []string{ScenarioTickUnchanged, ScenarioTickChanged, ScenarioDispatch, ScenarioHandler, ScenarioColdStart}
+	return []string{ScenarioTickUnchanged, ScenarioTickChanged, ScenarioTickCosmos, ScenarioDispatch, ScenarioHandler, ScenarioColdStart}
 }
 
 type options struct {
 	ns           []int
+	changedMaxN  int
+	cosmosN      int
+	batchSize    int
 	concurrency  int
 	latency      time.Duration
 	out          string
@@ -63,7 +70,10 @@ func (o options) has(s string) bool { return slices.Contains(o.scenarios, s) }
 func parseFlags(args []string, stdout io.Writer) (options, error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stdout)
-	n := fs.String("n", "1000,10000", "active operations per poll tick, a comma-separated list")
+	n := fs.String("n", "1000,10000,100000", "active operations per poll tick, a comma-separated list")
+	changedMax := fs.Int("changed-max-n", 10000, "largest N at which the every-operation-changed tick is measured")
+	cosmosN := fs.Int("cosmos-n", 10000, "active operations in the tick on the Cosmos test server")
+	batch := fs.Int("batch-size", lifecycle.DefaultCSBatchSize, "CS objects per list call ("+lifecycle.EnvCSBatchSize+"); 1 is one GET per object, as before batching")
 	conc := fs.Int("concurrency", 64, "poll and dispatch concurrency (HCPOPS_POLL_CONCURRENCY)")
 	lat := fs.Duration("latency", 20*time.Millisecond, "latency the CS simulator adds to every request")
 	out := fs.String("out", "", "write the report as JSON to this file")
@@ -85,7 +95,7 @@ func parseFlags(args []string, stdout io.Writer) (options, error) {
 	if fs.NArg() > 0 {
 		return options{}, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	o := options{concurrency: *conc, latency: *lat, out: *out, quick: *quick, dispatchOps: *dops, batchOps: *bops,
+	o := options{changedMaxN: *changedMax, cosmosN: *cosmosN, batchSize: *batch, concurrency: *conc, latency: *lat, out: *out, quick: *quick, dispatchOps: *dops, batchOps: *bops,
 		handlerIters: *iters, coldRuns: *runs, binary: *binary, src: *src, goCmd: *goCmd, cpuProfile: *prof, keep: *keep}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -96,6 +106,9 @@ func parseFlags(args []string, stdout io.Writer) (options, error) {
 	if o.quick {
 		if !set["n"] {
 			o.ns = []int{200}
+		}
+		if !set["cosmos-n"] {
+			o.cosmosN = 200
 		}
 		if !set["dispatch-ops"] {
 			o.dispatchOps = 200
@@ -117,10 +130,14 @@ func parseFlags(args []string, stdout io.Writer) (options, error) {
 		name string
 		v    int
 	}{{"-concurrency", o.concurrency}, {"-dispatch-ops", o.dispatchOps}, {"-batch", o.batchOps},
+		{"-changed-max-n", o.changedMaxN}, {"-cosmos-n", o.cosmosN},
 		{"-handler-iterations", o.handlerIters}, {"-runs", o.coldRuns}} {
 		if c.v < 1 {
 			return options{}, fmt.Errorf("%s=%d: want at least 1", c.name, c.v)
 		}
+	}
+	if o.batchSize < 1 || o.batchSize > lifecycle.MaxCSBatchSize {
+		return options{}, fmt.Errorf("-batch-size=%d: want 1 to %d", o.batchSize, lifecycle.MaxCSBatchSize)
 	}
 	if o.latency < 0 {
 		return options{}, fmt.Errorf("-latency=%s: want zero or more", o.latency)
@@ -212,7 +229,7 @@ func run(ctx context.Context, o options, stdout io.Writer) (*Report, error) {
 		Started: time.Now().UTC(),
 		Host: HostInfo{CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), GOOS: runtime.GOOS,
 			GOARCH: runtime.GOARCH, LoadBefore: loadAverage()},
-		Config: RunConfig{Ns: o.ns, Concurrency: o.concurrency, LatencyMS: ms(o.latency), Quick: o.quick,
+		Config: RunConfig{Ns: o.ns, CosmosN: o.cosmosN, BatchSize: o.batchSize, Concurrency: o.concurrency, LatencyMS: ms(o.latency), Quick: o.quick,
 			Scenarios: o.scenarios, StoreModes: o.storeModes, DispatchOps: o.dispatchOps, BatchOps: o.batchOps,
 			ColdStartRuns: o.coldRuns},
 		Ticks: []TickFigures{}, Dispatch: []DispatchFigures{}, Errors: []string{},
@@ -239,6 +256,11 @@ func run(ctx context.Context, o options, stdout io.Writer) (*Report, error) {
 			}
 		}
 	}
+	if o.has(ScenarioTickCosmos) {
+		if err := runCosmosTick(ctx, o, dir, o.cosmosN, r, progress); err != nil {
+			fail(fmt.Sprintf("%s N=%d", ScenarioTickCosmos, o.cosmosN), err)
+		}
+	}
 	if o.has(ScenarioDispatch) {
 		for _, mode := range o.storeModes {
 			progress("dispatch of %d operations in batches of %d, %s store", o.dispatchOps, o.batchOps, mode)
@@ -260,7 +282,7 @@ func run(ctx context.Context, o options, stdout io.Writer) (*Report, error) {
 	}
 	r.Host.LoadAfter = loadAverage()
 	r.Seconds = time.Since(r.Started).Seconds()
-	r.Targets = targets(r, o)
+	r.Targets = targets(r)
 	if len(r.Errors) > 0 {
 		return r, fmt.Errorf("%d scenario(s) failed: %s", len(r.Errors), strings.Join(r.Errors, "; "))
 	}

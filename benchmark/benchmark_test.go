@@ -7,13 +7,16 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/hcpops/hcpops/app"
 	"github.com/hcpops/hcpops/core/store"
+	"github.com/hcpops/hcpops/core/store/cosmos/cosmostest"
 	"github.com/hcpops/hcpops/functions/dispatchOperations"
 	"github.com/hcpops/hcpops/handlers"
 )
@@ -101,14 +104,27 @@ func TestQuickRun(t *testing.T) {
 		if tk.N != n || tk.Result.Polled != n || tk.Result.Errors != 0 {
 			t.Errorf("%s: N %d polled %d errors %d; every operation must be polled", tk.Scenario, tk.N, tk.Result.Polled, tk.Result.Errors)
 		}
-		if tk.CSRequestsPerOp < 1 {
-			t.Errorf("%s: %.2f CS requests per operation; each poll reads CS", tk.Scenario, tk.CSRequestsPerOp)
+		// 200 clusters in 100 subscriptions: two pages, one list each.
+		if tk.CSRequestsPerOp > 0.02 || tk.CSLists.Calls != 2 || tk.CSLists.IDsPerCall != 100 || tk.CSBatchSize != 100 {
+			t.Errorf("%s: %.3f CS requests per operation, lists %+v at batch size %d; want 2 lists of 100 ids",
+				tk.Scenario, tk.CSRequestsPerOp, tk.CSLists, tk.CSBatchSize)
 		}
-		if tk.WallMS < tk.BoundMS || tk.BoundMS != n*20.0/64 {
+		if tk.StoreCounts.ReadManys != 2 || tk.StoreCounts.Gets != 0 {
+			t.Errorf("%s: %d ReadMany calls and %d point reads; want one ReadMany per page and none",
+				tk.Scenario, tk.StoreCounts.ReadManys, tk.StoreCounts.Gets)
+		}
+		if tk.WallMS < 20 || tk.WallMS < tk.BoundMS || tk.BoundMS != 2*20.0/64 {
 			t.Errorf("%s: wall %.1f ms under the bound %.1f ms: the latency is not applied", tk.Scenario, tk.WallMS, tk.BoundMS)
 		}
 		if tk.CPUPerOpUS <= 0 || tk.PeakRSSMB <= 0 {
 			t.Errorf("%s: cpu %.1f µs/op, rss %.1f MB: getrusage not read", tk.Scenario, tk.CPUPerOpUS, tk.PeakRSSMB)
+		}
+		if tk.PeakHeapMB <= 0 || tk.PeakHeapMB > tk.PeakRSSMB || tk.StoreMapRSSMB <= 0 || tk.StoreMapRSSMB > tk.PeakRSSMB {
+			t.Errorf("%s: heap %.1f MB, store map %.1f MB, RSS %.1f MB: want both above 0 and within RSS",
+				tk.Scenario, tk.PeakHeapMB, tk.StoreMapRSSMB, tk.PeakRSSMB)
+		}
+		if trips := float64(tk.StoreCounts.RoundTrips()) / n; tk.StoreRoundTripsPerOp != trips || trips <= 0 {
+			t.Errorf("%s: %.3f store round trips/op, counts say %.3f", tk.Scenario, tk.StoreRoundTripsPerOp, trips)
 		}
 		switch tk.Scenario {
 		case ScenarioTickUnchanged:
@@ -196,9 +212,16 @@ func TestParseFlags(t *testing.T) {
 		check   func(options) bool
 	}{
 		{nil, "", func(o options) bool {
-			return len(o.ns) == 2 && o.ns[1] == 10000 && len(o.scenarios) == 5 && len(o.storeModes) == 2
+			return len(o.ns) == 3 && o.ns[2] == 100000 && o.changedMaxN == 10000 && o.cosmosN == 10000 &&
+				o.batchSize == 100 && len(o.scenarios) == 6 && len(o.storeModes) == 2
 		}},
-		{[]string{"-quick"}, "", func(o options) bool { return len(o.ns) == 1 && o.ns[0] == 200 && o.dispatchOps == 200 }},
+		{[]string{"-quick"}, "", func(o options) bool {
+			return len(o.ns) == 1 && o.ns[0] == 200 && o.dispatchOps == 200 && o.cosmosN == 200
+		}},
+		{[]string{"-batch-size", "1", "-changed-max-n", "500"}, "", func(o options) bool { return o.batchSize == 1 && o.changedMaxN == 500 }},
+		{[]string{"-batch-size", "0"}, "-batch-size=0: want 1 to 200", nil},
+		{[]string{"-batch-size", "201"}, "-batch-size=201", nil},
+		{[]string{"-cosmos-n", "0"}, "-cosmos-n=0: want at least 1", nil},
 		{[]string{"-quick", "-n", "300"}, "", func(o options) bool { return o.ns[0] == 300 }},
 		{[]string{"-n", "10000, 1000,1000"}, "", func(o options) bool { return len(o.ns) == 2 && o.ns[0] == 1000 }},
 		{[]string{"-scenarios", "handler,DISPATCH"}, "", func(o options) bool { return o.has(ScenarioDispatch) && !o.has(ScenarioColdStart) }},
@@ -273,5 +296,45 @@ func TestEnvelope(t *testing.T) {
 	}
 	if env.Metadata.Sys["MethodName"] != dispatchoperations.Name || env.Metadata.Sys["RandGuid"] == "" {
 		t.Errorf("Metadata.sys = %v", env.Metadata.Sys)
+	}
+}
+
+// TestCosmosTick runs the Cosmos scenario small: the tick on the Cosmos
+// test server, with the store's HTTP requests counted on the wire.
+func TestCosmosTick(t *testing.T) {
+	for _, tool := range []string{"node", "npm"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			if os.Getenv(cosmostest.EnvSkip) != "1" {
+				t.Fatalf("%s is not installed (%v); install it, or set %s=1 to skip the Cosmos DB tests", tool, err, cosmostest.EnvSkip)
+			}
+			t.Skipf("*** SKIPPING COSMOS DB TEST (%s=1): %s is not installed ***", cosmostest.EnvSkip, tool)
+		}
+	}
+	out := filepath.Join(t.TempDir(), "report.json")
+	var stdout bytes.Buffer
+	const n = 100
+	args := []string{"-quick", "-scenarios", "tick-cosmos", "-cosmos-n", strconv.Itoa(n), "-out", out}
+	if err := Main(context.Background(), args, &stdout); err != nil {
+		t.Fatalf("bench: %v\n%s", err, stdout.String())
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r Report
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Ticks) != 1 {
+		t.Fatalf("%d ticks, want the one Cosmos tick:\n%s", len(r.Ticks), stdout.String())
+	}
+	tk := r.Ticks[0]
+	if tk.Scenario != ScenarioTickCosmos || tk.Store != storeCosmos || tk.N != n || tk.Result.Polled != n ||
+		tk.Result.Changed != 0 || tk.Result.Errors != 0 {
+		t.Errorf("cosmos tick = %s/%s N %d result %+v", tk.Scenario, tk.Store, tk.N, tk.Result)
+	}
+	// At least the query and whatever reads the resources, all counted.
+	if tk.StoreHTTPPerOp <= 0 || tk.StoreRoundTripsPerOp <= 0 || tk.StoreCounts.Writes() != 0 {
+		t.Errorf("cosmos tick: %.3f HTTP/op, %.3f trips/op, %d writes", tk.StoreHTTPPerOp, tk.StoreRoundTripsPerOp, tk.StoreCounts.Writes())
 	}
 }

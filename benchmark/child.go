@@ -21,6 +21,7 @@ import (
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/lifecycle"
 	"github.com/hcpops/hcpops/core/store"
+	"github.com/hcpops/hcpops/core/store/cosmos"
 	"github.com/hcpops/hcpops/functions/dispatchOperations"
 	"github.com/hcpops/hcpops/handlers"
 )
@@ -43,8 +44,11 @@ type childSpec struct {
 	NoSync      bool   `json:"no_sync"`
 	CSURL       string `json:"cs_url"`
 	Concurrency int    `json:"concurrency"`
+	BatchSize   int    `json:"batch_size"`
 	BatchOps    int    `json:"batch_ops"`
 	CPUProfile  string `json:"cpu_profile"`
+	// Cosmos, when set, is the store instead of the file at StorePath.
+	Cosmos *cosmos.Config `json:"cosmos,omitempty"`
 }
 
 type childResult struct {
@@ -53,9 +57,15 @@ type childResult struct {
 	Sys    time.Duration `json:"sys"`
 	MaxRSS int64         `json:"max_rss"`
 	// RusageMaxRSS is getrusage's figure, inflated by the parent; see usage.
-	RusageMaxRSS int64                `json:"rusage_max_rss"`
-	Store        StoreCounts          `json:"store"`
-	Tick         lifecycle.TickResult `json:"tick"`
+	RusageMaxRSS int64 `json:"rusage_max_rss"`
+	// PeakHeap is the Go heap in use at its highest (see heapMetrics).
+	PeakHeap uint64 `json:"peak_heap"`
+	// StoreMapRSS is the store file's resident part at the end (embedded).
+	StoreMapRSS int64 `json:"store_map_rss"`
+	// StoreHTTP counts the Cosmos store's HTTP attempts (Cosmos only).
+	StoreHTTP int64                `json:"store_http"`
+	Store     StoreCounts          `json:"store"`
+	Tick      lifecycle.TickResult `json:"tick"`
 	// dispatch only
 	BatchWall  []time.Duration `json:"batch_wall"`
 	Documents  int             `json:"documents"`
@@ -113,12 +123,18 @@ func runChild(ctx context.Context, specPath string, stdout io.Writer) error {
 	if err := json.Unmarshal(b, &spec); err != nil {
 		return fmt.Errorf("child spec %s: %w", specPath, err)
 	}
-	s, err := openStore(spec.StorePath, spec.NoSync)
+	var s store.Store
+	var requests requestCounter
+	if spec.Cosmos != nil {
+		s, err = cosmos.New(*spec.Cosmos, cosmos.WithLogger(discardLogger()), cosmos.WithPerTryPolicy(&requests))
+	} else {
+		s, err = openStore(spec.StorePath, spec.NoSync)
+	}
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	a, err := assemble(ctx, s, spec.CSURL, spec.Concurrency)
+	a, err := assemble(ctx, s, spec.CSURL, spec.Concurrency, spec.BatchSize)
 	if err != nil {
 		return err
 	}
@@ -139,6 +155,12 @@ func runChild(ctx context.Context, specPath string, stdout io.Writer) error {
 		return err
 	}
 	res.Store = a.counts.counts()
+	res.StoreHTTP = requests.n.Load()
+	if spec.Cosmos == nil {
+		if abs, err := filepath.Abs(spec.StorePath); err == nil {
+			res.StoreMapRSS = mappedRSS(abs)
+		}
+	}
 	out, err := json.Marshal(res)
 	if err != nil {
 		return fmt.Errorf("encoding child result: %w", err)
@@ -166,9 +188,11 @@ func measure(spec childSpec, fn func() (childResult, error)) (childResult, error
 	if err != nil {
 		return childResult{}, err
 	}
+	stopHeap := heapPeak()
 	t0 := time.Now()
 	res, err := fn()
 	res.Wall = time.Since(t0)
+	res.PeakHeap = stopHeap()
 	u1, uerr := readUsage()
 	if err != nil {
 		return childResult{}, err

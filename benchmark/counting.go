@@ -13,6 +13,7 @@ type countingStore struct {
 	store.Store
 	gets, creates, replaces, softDeletes, batches, batchOps atomic.Int64
 	queryPages, queryItems, childPages, feedReads           atomic.Int64
+	readManys, readManyDocs                                 atomic.Int64
 }
 
 // StoreCounts is what a countingStore saw.
@@ -27,6 +28,10 @@ type StoreCounts struct {
 	QueryItems  int64 `json:"query_items"`
 	ChildPages  int64 `json:"children_pages"`
 	FeedReads   int64 `json:"feed_reads"`
+	// ReadManys are batched point reads; ReadManyDocs the documents they
+	// asked for.
+	ReadManys    int64 `json:"read_manys"`
+	ReadManyDocs int64 `json:"read_many_docs"`
 }
 
 // Reads are point reads: query pages are reported on their own, since a
@@ -36,18 +41,32 @@ func (c StoreCounts) Reads() int64 { return c.Gets }
 // Writes counts write requests; a transactional batch is one write.
 func (c StoreCounts) Writes() int64 { return c.Creates + c.Replaces + c.SoftDeletes + c.Batches }
 
+// RoundTrips counts the calls that each cost the store one request on
+// Cosmos DB: point reads, read-manys (one query per physical partition,
+// and the test server has one), query and change-feed pages, writes.
+func (c StoreCounts) RoundTrips() int64 {
+	return c.Gets + c.ReadManys + c.QueryPages + c.ChildPages + c.FeedReads + c.Writes()
+}
+
 func (s *countingStore) counts() StoreCounts {
 	return StoreCounts{
 		Gets: s.gets.Load(), Creates: s.creates.Load(), Replaces: s.replaces.Load(),
 		SoftDeletes: s.softDeletes.Load(), Batches: s.batches.Load(), BatchOps: s.batchOps.Load(),
 		QueryPages: s.queryPages.Load(), QueryItems: s.queryItems.Load(),
 		ChildPages: s.childPages.Load(), FeedReads: s.feedReads.Load(),
+		ReadManys: s.readManys.Load(), ReadManyDocs: s.readManyDocs.Load(),
 	}
 }
 
 func (s *countingStore) Get(ctx context.Context, pk, id string) (store.Item, error) {
 	s.gets.Add(1)
 	return s.Store.Get(ctx, pk, id)
+}
+
+func (s *countingStore) ReadMany(ctx context.Context, refs []store.DocRef) (map[store.DocRef]store.Item, error) {
+	s.readManys.Add(1)
+	s.readManyDocs.Add(int64(len(refs)))
+	return s.Store.ReadMany(ctx, refs)
 }
 
 func (s *countingStore) Create(ctx context.Context, pk string, doc []byte) (store.Item, error) {

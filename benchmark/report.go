@@ -41,6 +41,8 @@ type HostInfo struct {
 // RunConfig echoes the flags.
 type RunConfig struct {
 	Ns            []int    `json:"n"`
+	CosmosN       int      `json:"cosmos_n"`
+	BatchSize     int      `json:"batch_size"`
 	Concurrency   int      `json:"concurrency"`
 	LatencyMS     float64  `json:"latency_ms"`
 	Quick         bool     `json:"quick"`
@@ -58,7 +60,9 @@ type TickFigures struct {
 	N           int     `json:"n"`
 	Concurrency int     `json:"concurrency"`
 	WallMS      float64 `json:"wall_ms"`
-	// BoundMS is N x latency / concurrency: no tick can be faster.
+	// BoundMS is the CS requests made x latency / concurrency: no tick
+	// that made them can be faster (N x latency / concurrency before
+	// batching, when every operation made one).
 	BoundMS    float64 `json:"bound_ms"`
 	Ratio      float64 `json:"ratio"`
 	CPUPerOpUS float64 `json:"cpu_per_op_us"`
@@ -68,14 +72,34 @@ type TickFigures struct {
 	UserMS        float64 `json:"user_ms"`
 	SysMS         float64 `json:"sys_ms"`
 	// ReadsPerOp counts point reads; query pages are in Store.
-	ReadsPerOp      float64              `json:"store_reads_per_op"`
-	WritesPerOp     float64              `json:"store_writes_per_op"`
-	CSRequestsPerOp float64              `json:"cs_requests_per_op"`
-	PeakRSSMB       float64              `json:"peak_rss_mb"`
-	RusageMaxRSSMB  float64              `json:"rusage_maxrss_mb"`
-	Result          lifecycle.TickResult `json:"result"`
-	StoreCounts     StoreCounts          `json:"store_counts"`
-	CSRequests      map[string]int       `json:"cs_requests"`
+	ReadsPerOp  float64 `json:"store_reads_per_op"`
+	WritesPerOp float64 `json:"store_writes_per_op"`
+	// StoreRoundTripsPerOp is StoreCounts.RoundTrips per polled operation;
+	// StoreHTTPPerOp the HTTP requests the Cosmos store sent (Cosmos only).
+	StoreRoundTripsPerOp float64 `json:"store_round_trips_per_op"`
+	StoreHTTPPerOp       float64 `json:"store_http_requests_per_op,omitempty"`
+	CSRequestsPerOp      float64 `json:"cs_requests_per_op"`
+	// CSBatchSize is the CS batch size the tick ran with; CSLists what the
+	// simulator's ledger saw of list calls and the ids they named.
+	CSBatchSize int       `json:"cs_batch_size"`
+	CSLists     ListStats `json:"cs_lists"`
+	// PeakHeapMB is the Go heap in use at its peak (runtime/metrics);
+	// PeakRSSMB adds everything else resident, StoreMapRSSMB being the
+	// embedded store's memory-mapped file.
+	PeakHeapMB     float64              `json:"peak_heap_mb"`
+	PeakRSSMB      float64              `json:"peak_rss_mb"`
+	StoreMapRSSMB  float64              `json:"store_map_rss_mb"`
+	RusageMaxRSSMB float64              `json:"rusage_maxrss_mb"`
+	Result         lifecycle.TickResult `json:"result"`
+	StoreCounts    StoreCounts          `json:"store_counts"`
+	CSRequests     map[string]int       `json:"cs_requests"`
+}
+
+// ListStats is the simulator ledger's account of CS list calls.
+type ListStats struct {
+	Calls      int     `json:"calls"`
+	IDsPerCall float64 `json:"ids_per_call"`
+	MaxIDs     int     `json:"max_ids"`
 }
 
 // DispatchFigures is a run of change-feed batches through the handler.
@@ -157,11 +181,12 @@ func (r *Report) print(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
 	if len(r.Ticks) > 0 {
 		fmt.Fprintln(w, "\npoll tick")
-		fmt.Fprintln(tw, "scenario\tstore\tN\twall ms\tbound ms\tratio\tcpu µs/op\tsim cpu µs/op\treads/op\twrites/op\tCS req/op\tpeak RSS MB\tchanged\terrors\t")
+		fmt.Fprintln(tw, "scenario\tstore\tN\tB\twall ms\tbound ms\tcpu µs/op\tsim cpu µs/op\treads/op\twrites/op\tstore trips/op\tCS req/op\tids/list\theap MB\tRSS MB\tstore map MB\tchanged\terrors\t")
 		for _, t := range r.Ticks {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\t%.0f\t%.2f\t%.0f\t%.0f\t%.2f\t%.2f\t%.2f\t%.1f\t%d\t%d\t\n",
-				t.Scenario, t.Store, t.N, t.WallMS, t.BoundMS, t.Ratio, t.CPUPerOpUS, t.SimCPUPerOpUS, t.ReadsPerOp, t.WritesPerOp,
-				t.CSRequestsPerOp, t.PeakRSSMB, t.Result.Changed, t.Result.Errors)
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.0f\t%.0f\t%.0f\t%.0f\t%.3f\t%.2f\t%.3f\t%.3f\t%.0f\t%.1f\t%.1f\t%.1f\t%d\t%d\t\n",
+				t.Scenario, t.Store, t.N, t.CSBatchSize, t.WallMS, t.BoundMS, t.CPUPerOpUS, t.SimCPUPerOpUS, t.ReadsPerOp, t.WritesPerOp,
+				t.StoreRoundTripsPerOp, t.CSRequestsPerOp, t.CSLists.IDsPerCall, t.PeakHeapMB, t.PeakRSSMB, t.StoreMapRSSMB,
+				t.Result.Changed, t.Result.Errors)
 		}
 		tw.Flush()
 	}

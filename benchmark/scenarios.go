@@ -2,16 +2,21 @@ package benchmark
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
 // runTicks seeds n dispatched cluster creates once, then measures the tick
 // that moves every one of them (Accepted to Provisioning: one batch write
-// each) and the tick after it, where CS says nothing new.
+// each; only up to -changed-max-n) and the tick after it, where CS says
+// nothing new.
 func runTicks(ctx context.Context, o options, dir string, n int, r *Report, progress func(string, ...any)) error {
 	w, err := newCSWorld(ctx)
 	if err != nil {
@@ -27,14 +32,14 @@ func runTicks(ctx context.Context, o options, dir string, n int, r *Report, prog
 	progress("seeded in %s", time.Since(t0).Round(time.Millisecond))
 
 	settled := ""
-	if o.has(ScenarioTickChanged) {
+	if o.has(ScenarioTickChanged) && n <= o.changedMaxN {
 		for _, mode := range o.storeModes {
 			path := filepath.Join(dir, fmt.Sprintf("tick-%d-%s.db", n, mode))
 			if err := copyFile(golden, path); err != nil {
 				return err
 			}
 			progress("%s N=%d, %s store", ScenarioTickChanged, n, mode)
-			fig, err := tickChild(ctx, o, w, dir, path, mode, n, ScenarioTickChanged)
+			fig, err := tickChild(ctx, o, w, nil, dir, path, mode, n, ScenarioTickChanged)
 			if err != nil {
 				return err
 			}
@@ -62,7 +67,7 @@ func runTicks(ctx context.Context, o options, dir string, n int, r *Report, prog
 	}
 	progress("%s N=%d", ScenarioTickUnchanged, n)
 	// Nothing is written, so the store mode cannot matter: durable it is.
-	fig, err := tickChild(ctx, o, w, dir, settled, storeDurable, n, ScenarioTickUnchanged)
+	fig, err := tickChild(ctx, o, w, nil, dir, settled, storeDurable, n, ScenarioTickUnchanged)
 	if err != nil {
 		return err
 	}
@@ -74,41 +79,150 @@ func runTicks(ctx context.Context, o options, dir string, n int, r *Report, prog
 	return nil
 }
 
-// tickChild measures one tick in a child process at the configured latency.
-func tickChild(ctx context.Context, o options, w *csWorld, dir, path, mode string, n int, scenario string) (TickFigures, error) {
+// tickChild measures one tick in a child process at the configured
+// latency, on the store file at path or, with cw, on the Cosmos server.
+func tickChild(ctx context.Context, o options, w *csWorld, cw *cosmosWorld, dir, path, mode string, n int, scenario string) (TickFigures, error) {
 	if err := w.setLatency(o.latency); err != nil {
 		return TickFigures{}, err
 	}
 	w.sim.ResetLedger()
 	spec := childSpec{Kind: childTick, StorePath: path, NoSync: mode == storeNoSync, CSURL: w.url,
-		Concurrency: o.concurrency, CPUProfile: profilePath(o.cpuProfile, fmt.Sprintf("%s-%s-%d", scenario, mode, n))}
+		Concurrency: o.concurrency, BatchSize: o.batchSize,
+		CPUProfile: profilePath(o.cpuProfile, fmt.Sprintf("%s-%s-%d", scenario, mode, n))}
+	if cw != nil {
+		spec.Cosmos = &cw.cfg
+	}
 	res, simCPU, err := spawnMeasured(ctx, spec, dir)
 	if err != nil {
 		return TickFigures{}, err
 	}
 	led := w.sim.Ledger()
-	bound := time.Duration(n) * o.latency / time.Duration(o.concurrency)
+	lists := led.ListCalls()
+	bound := time.Duration(led.Total()) * o.latency / time.Duration(o.concurrency)
 	fig := TickFigures{
 		Scenario: scenario, Store: mode, N: n, Concurrency: o.concurrency,
 		WallMS: ms(res.Wall), BoundMS: ms(bound),
-		CPUPerOpUS:    us(res.User+res.Sys) / float64(n),
-		SimCPUPerOpUS: us(simCPU) / float64(n),
-		UserMS:        ms(res.User),
-		SysMS:         ms(res.Sys),
-		ReadsPerOp:    float64(res.Store.Reads()) / float64(n),
-		WritesPerOp:   float64(res.Store.Writes()) / float64(n),
+		CPUPerOpUS:           us(res.User+res.Sys) / float64(n),
+		SimCPUPerOpUS:        us(simCPU) / float64(n),
+		UserMS:               ms(res.User),
+		SysMS:                ms(res.Sys),
+		ReadsPerOp:           float64(res.Store.Reads()) / float64(n),
+		WritesPerOp:          float64(res.Store.Writes()) / float64(n),
+		StoreRoundTripsPerOp: float64(res.Store.RoundTrips()) / float64(n),
+		StoreHTTPPerOp:       float64(res.StoreHTTP) / float64(n),
 		// Every request the simulator saw during the child came from it.
 		CSRequestsPerOp: float64(led.Total()) / float64(n),
+		CSBatchSize:     o.batchSize,
+		CSLists:         ListStats{Calls: lists.Calls, MaxIDs: lists.MaxIDs},
+		PeakHeapMB:      float64(res.PeakHeap) / (1 << 20),
 		PeakRSSMB:       float64(res.MaxRSS) / (1 << 20),
+		StoreMapRSSMB:   float64(res.StoreMapRSS) / (1 << 20),
 		RusageMaxRSSMB:  float64(res.RusageMaxRSS) / (1 << 20),
 		Result:          res.Tick,
 		StoreCounts:     res.Store,
 		CSRequests:      led.ByPattern,
 	}
+	if lists.Calls > 0 {
+		fig.CSLists.IDsPerCall = float64(lists.IDs) / float64(lists.Calls)
+	}
 	if bound > 0 {
 		fig.Ratio = float64(res.Wall) / float64(bound)
 	}
 	return fig, nil
+}
+
+// runCosmosTick measures the unchanged tick on the Cosmos test server. The
+// n settled cluster creates are made as for the embedded ticks (frontend,
+// CS POSTs, one tick) in a scratch embedded store and then copied into
+// Cosmos document by document: the test server is too slow at a tick's
+// writes for the settling tick to run there at N=10,000.
+func runCosmosTick(ctx context.Context, o options, dir string, n int, r *Report, progress func(string, ...any)) error {
+	w, err := newCSWorld(ctx)
+	if err != nil {
+		return err
+	}
+	defer w.close()
+	golden := filepath.Join(dir, fmt.Sprintf("cosmos-%d.db", n))
+	progress("seeding %d dispatched cluster creates for Cosmos", n)
+	if err := prepareTick(ctx, w, golden, n, o.concurrency, progress); err != nil {
+		return err
+	}
+	if err := settleTick(ctx, w, golden, o.concurrency); err != nil {
+		return err
+	}
+	progress("starting the Cosmos test server")
+	cw, err := newCosmosWorld(ctx)
+	if err != nil {
+		return err
+	}
+	defer cw.close()
+	t0 := time.Now()
+	copied, err := copyToCosmos(ctx, golden, cw)
+	if err != nil {
+		return err
+	}
+	progress("copied %d documents to Cosmos in %s", copied, time.Since(t0).Round(time.Millisecond))
+	progress("%s N=%d on the Cosmos test server", ScenarioTickCosmos, n)
+	fig, err := tickChild(ctx, o, w, cw, dir, "", storeCosmos, n, ScenarioTickCosmos)
+	if err != nil {
+		return err
+	}
+	r.Ticks = append(r.Ticks, fig)
+	if fig.Result.Polled != n || fig.Result.Changed != 0 || fig.Result.Errors != 0 {
+		return fmt.Errorf("%s: polled %d, changed %d, errors %d; want %d, 0, 0",
+			ScenarioTickCosmos, fig.Result.Polled, fig.Result.Changed, fig.Result.Errors, n)
+	}
+	return nil
+}
+
+// copyToCosmos creates every live document of the embedded store at path
+// in the Cosmos world's database, 32 at a time.
+func copyToCosmos(ctx context.Context, path string, cw *cosmosWorld) (int, error) {
+	src, err := openStore(path, true)
+	if err != nil {
+		return 0, err
+	}
+	defer src.Close()
+	items, _, err := readFeed(ctx, src, "")
+	if err != nil {
+		return 0, err
+	}
+	dst, err := cw.open()
+	if err != nil {
+		return 0, err
+	}
+	defer dst.Close()
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make([]error, 32)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				k := int(next.Add(1)) - 1
+				if k >= len(items) || ctx.Err() != nil {
+					return
+				}
+				var d struct {
+					PartitionKey string `json:"partitionKey"`
+				}
+				if err := json.Unmarshal(items[k].Body, &d); err != nil {
+					errs[i] = fmt.Errorf("seeded document %d: %w", k, err)
+					return
+				}
+				if _, err := dst.Create(ctx, d.PartitionKey, items[k].Body); err != nil {
+					errs[i] = fmt.Errorf("copying document %d to Cosmos: %w", k, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return 0, err
+	}
+	return len(items), ctx.Err()
 }
 
 // runDispatch sends dispatchOps new cluster creates through

@@ -70,11 +70,15 @@ func discardLogger() *slog.Logger {
 	return slog.New(handlers.LogHandler(slog.NewJSONHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo})))
 }
 
-// settings is the environment app.New reads, without the process's own.
-func settings(csURL string, concurrency int) func(string) string {
+// settings is the environment app.New reads, without the process's own;
+// batch 0 leaves the CS batch size at its default.
+func settings(csURL string, concurrency, batch int) func(string) string {
 	m := map[string]string{
 		ocm.EnvURL:                   csURL,
 		lifecycle.EnvPollConcurrency: strconv.Itoa(concurrency),
+	}
+	if batch > 0 {
+		m[lifecycle.EnvCSBatchSize] = strconv.Itoa(batch)
 	}
 	return func(k string) string { return m[k] }
 }
@@ -99,9 +103,9 @@ type assembled struct {
 	getenv func(string) string
 }
 
-func assemble(ctx context.Context, s store.Store, csURL string, concurrency int) (*assembled, error) {
+func assemble(ctx context.Context, s store.Store, csURL string, concurrency, batch int) (*assembled, error) {
 	cs := &countingStore{Store: s}
-	getenv := settings(csURL, concurrency)
+	getenv := settings(csURL, concurrency, batch)
 	a, err := app.New(ctx, getenv, discardLogger(), app.Parts{Store: cs})
 	if err != nil {
 		return nil, fmt.Errorf("assembling the app: %w", err)
@@ -267,7 +271,7 @@ func prepareTick(ctx context.Context, w *csWorld, path string, n, concurrency in
 		return err
 	}
 	progress("frontend wrote %d cluster creates in %s", n, time.Since(t0).Round(time.Millisecond))
-	a, err := assemble(ctx, s, w.url, concurrency)
+	a, err := assemble(ctx, s, w.url, concurrency, 0)
 	if err != nil {
 		return err
 	}
@@ -292,7 +296,7 @@ func settleTick(ctx context.Context, w *csWorld, path string, concurrency int) e
 		return err
 	}
 	defer s.Close()
-	a, err := assemble(ctx, s, w.url, concurrency)
+	a, err := assemble(ctx, s, w.url, concurrency, 0)
 	if err != nil {
 		return err
 	}

@@ -50,6 +50,24 @@ func (c *Client) Get(ctx context.Context, partitionKey, id string) (store.Item, 
 	return c.itemCall(ctx, pathGet, request{PartitionKey: partitionKey, ID: id})
 }
 
+func (c *Client) ReadMany(ctx context.Context, refs []store.DocRef) (map[store.DocRef]store.Item, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	req := request{Refs: make([]docItem, len(refs))}
+	for i, r := range refs {
+		req.Refs[i] = docItem{PartitionKey: r.PartitionKey, ID: r.ID}
+	}
+	var resp response
+	if err := c.call(ctx, pathReadMany, req, &resp); err != nil {
+		return nil, err
+	}
+	out := make(map[store.DocRef]store.Item, len(resp.Found))
+	for _, f := range resp.Found {
+		out[store.DocRef{PartitionKey: f.PartitionKey, ID: f.ID}] = store.Item{Body: f.Body, ETag: f.ETag}
+	}
+	return out, nil
+}
+
 func (c *Client) Create(ctx context.Context, partitionKey string, doc []byte) (store.Item, error) {
 	return c.itemCall(ctx, pathCreate, request{PartitionKey: partitionKey, Body: doc})
 }

@@ -93,6 +93,7 @@ func (sv *Server) routes() http.Handler {
 		})
 	}
 	call(pathGet, sv.get)
+	call(pathReadMany, sv.readMany)
 	call(pathCreate, sv.create)
 	call(pathReplace, sv.replace)
 	call(pathSoftDelete, sv.softDelete)
@@ -139,6 +140,19 @@ func (sv *Server) decode(w http.ResponseWriter, r *http.Request) (request, bool)
 func (sv *Server) get(ctx context.Context, req request) (response, error) {
 	it, err := sv.store.Get(ctx, req.PartitionKey, req.ID)
 	return response{Item: &item{Body: it.Body, ETag: it.ETag}}, err
+}
+
+func (sv *Server) readMany(ctx context.Context, req request) (response, error) {
+	refs := make([]store.DocRef, len(req.Refs))
+	for i, r := range req.Refs {
+		refs[i] = store.DocRef{PartitionKey: r.PartitionKey, ID: r.ID}
+	}
+	got, err := sv.store.ReadMany(ctx, refs)
+	resp := response{Found: make([]docItem, 0, len(got))}
+	for r, it := range got {
+		resp.Found = append(resp.Found, docItem{PartitionKey: r.PartitionKey, ID: r.ID, Body: it.Body, ETag: it.ETag})
+	}
+	return resp, err
 }
 
 func (sv *Server) create(ctx context.Context, req request) (response, error) {

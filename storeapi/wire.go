@@ -25,6 +25,7 @@ const (
 	pathActiveOperations = "/v1/activeOperations"
 	pathChildren         = "/v1/children"
 	pathChangeFeed       = "/v1/changeFeed"
+	pathReadMany         = "/v1/readMany"
 )
 
 // request carries the arguments of every call; each uses a subset.
@@ -39,6 +40,16 @@ type request struct {
 	Parent       string       `json:"parent,omitempty"`
 	Continuation string       `json:"continuation,omitempty"`
 	MaxItems     int          `json:"maxItems,omitempty"`
+	Refs         []docItem    `json:"refs,omitempty"`
+}
+
+// docItem is a document named by partition and id, with its body and etag
+// when it was found (ReadMany).
+type docItem struct {
+	PartitionKey string `json:"partitionKey"`
+	ID           string `json:"id"`
+	Body         []byte `json:"body,omitempty"`
+	ETag         string `json:"etag,omitempty"`
 }
 
 type activeQuery struct {
@@ -62,6 +73,7 @@ type item struct {
 type response struct {
 	Item         *item      `json:"item,omitempty"`
 	Items        []item     `json:"items,omitempty"`
+	Found        []docItem  `json:"found,omitempty"`
 	Continuation string     `json:"continuation,omitempty"`
 	Error        *wireError `json:"error,omitempty"`
 	PID          int        `json:"pid,omitempty"`

@@ -44,6 +44,21 @@ type Client interface {
 	// revoke poll waits until none is awaiting_revocation.
 	ListBreakGlassCredentials(ctx context.Context, clusterHref string) ([]BreakGlassCredential, error)
 	DeleteBreakGlassCredentials(ctx context.Context, clusterHref string) error
+
+	// Batched reads for the poll tick. Each returns the objects CS listed
+	// with their status inline, keyed by the href asked for; an href
+	// missing from the result (deleted, not yet created, not visible, or
+	// listed without status) must be read with its single-object GET, so a
+	// 404 keeps meaning exactly what it meant.
+
+	// ListClustersByHref reads clusters with one list request searching
+	// their ids (more only if CS pages below the requested size).
+	ListClustersByHref(ctx context.Context, hrefs []string) (map[string]Cluster, error)
+	// ListNodePoolsByHref reads node pools of one cluster the same way.
+	ListNodePoolsByHref(ctx context.Context, clusterHref string, hrefs []string) (map[string]NodePool, error)
+	// ListExternalAuthsByHref pages through one cluster's external auths:
+	// CS's external auth list takes no search.
+	ListExternalAuthsByHref(ctx context.Context, clusterHref string, hrefs []string) (map[string]ExternalAuth, error)
 }
 
 // Href prefixes.

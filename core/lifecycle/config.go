@@ -70,6 +70,10 @@ type Config struct {
 	WriteTimeout time.Duration
 	// PageSize is the page size of the active-operations query.
 	PageSize int
+	// CSBatchSize is how many CS objects of a page one list call reads;
+	// 1 turns batching off (one GET per object, for a CS that turns out
+	// not to fill status in list items). Batches never span pages.
+	CSBatchSize int
 }
 
 // Defaults.
@@ -88,6 +92,10 @@ const (
 	DefaultPollBackoffBase = 10 * time.Second
 	DefaultPollBackoffMax  = 5 * time.Minute
 	DefaultWriteTimeout    = 10 * time.Second
+	DefaultCSBatchSize     = 100
+	// MaxCSBatchSize keeps a list call's id search (about 50 bytes an id,
+	// URL-encoded) well inside the 16 KB request line proxies accept.
+	MaxCSBatchSize = 200
 )
 
 // Setting names read by ConfigFromEnv.
@@ -100,6 +108,7 @@ const (
 	EnvNotifyBackoffBase = "HCPOPS_NOTIFY_BACKOFF_BASE"
 	EnvNotifyBackoffMax  = "HCPOPS_NOTIFY_BACKOFF_MAX"
 	EnvPollBackoffMax    = "HCPOPS_POLL_BACKOFF_MAX"
+	EnvCSBatchSize       = "HCPOPS_CS_BATCH_SIZE"
 )
 
 // DefaultConfig is the configuration with every default filled in.
@@ -117,6 +126,7 @@ func DefaultConfig() Config {
 		PollBackoffBase:    DefaultPollBackoffBase,
 		PollBackoffMax:     DefaultPollBackoffMax,
 		WriteTimeout:       DefaultWriteTimeout,
+		CSBatchSize:        DefaultCSBatchSize,
 	}
 }
 
@@ -130,6 +140,13 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 			return Config{}, fmt.Errorf("%s=%q: want a positive integer", EnvPollConcurrency, v)
 		}
 		c.PollConcurrency = n
+	}
+	if v := strings.TrimSpace(getenv(EnvCSBatchSize)); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > MaxCSBatchSize {
+			return Config{}, fmt.Errorf("%s=%q: want an integer from 1 (no batching) to %d", EnvCSBatchSize, v, MaxCSBatchSize)
+		}
+		c.CSBatchSize = n
 	}
 	for _, d := range []struct {
 		name string
@@ -200,6 +217,9 @@ func (c Config) withDefaults() Config {
 	if c.WriteTimeout == 0 {
 		c.WriteTimeout = d.WriteTimeout
 	}
+	if c.CSBatchSize == 0 {
+		c.CSBatchSize = d.CSBatchSize
+	}
 	return c
 }
 
@@ -220,10 +240,14 @@ func (c Config) validate() error {
 		{"PollBackoffBase", int64(c.PollBackoffBase)},
 		{"PollBackoffMax", int64(c.PollBackoffMax)},
 		{"WriteTimeout", int64(c.WriteTimeout)},
+		{"CSBatchSize", int64(c.CSBatchSize)},
 	} {
 		if f.v < 0 {
 			return fmt.Errorf("lifecycle config %s: %d is negative", f.name, f.v)
 		}
+	}
+	if c.CSBatchSize > MaxCSBatchSize {
+		return fmt.Errorf("lifecycle config CSBatchSize: %d is above %d", c.CSBatchSize, MaxCSBatchSize)
 	}
 	if c.NotifyBackoffMax < c.NotifyBackoffBase {
 		return fmt.Errorf("lifecycle config NotifyBackoffMax: %s is below NotifyBackoffBase %s", c.NotifyBackoffMax, c.NotifyBackoffBase)
@@ -266,7 +290,7 @@ func New(deps Deps, cfg Config) (*Engine, error) {
 	health := &csHealth{clock: deps.Clock}
 	e := &Engine{
 		store:    deps.Store,
-		cs:       csCalls{next: deps.ClusterService, health: health},
+		cs:       snapshotClient{csCalls{next: deps.ClusterService, health: health}},
 		csHealth: health,
 		notifier: deps.Notifier,
 		clock:    deps.Clock,

@@ -44,6 +44,11 @@ func TestConfigFromEnv(t *testing.T) {
 			c.PollBackoffBase, c.PollBackoffMax = 4*time.Second, 4*time.Second
 		}},
 		{name: "poll backoff cap not a duration", env: map[string]string{EnvPollBackoffMax: "soon"}, wantErr: `HCPOPS_POLL_BACKOFF_MAX="soon"`},
+		{name: "batch size", env: map[string]string{EnvCSBatchSize: "50"}, want: func(c *Config) { c.CSBatchSize = 50 }},
+		{name: "batching off", env: map[string]string{EnvCSBatchSize: " 1 "}, want: func(c *Config) { c.CSBatchSize = 1 }},
+		{name: "batch size zero", env: map[string]string{EnvCSBatchSize: "0"}, wantErr: `HCPOPS_CS_BATCH_SIZE="0": want an integer from 1 (no batching) to 200`},
+		{name: "batch size too big", env: map[string]string{EnvCSBatchSize: "1000"}, wantErr: `HCPOPS_CS_BATCH_SIZE="1000"`},
+		{name: "batch size not a number", env: map[string]string{EnvCSBatchSize: "lots"}, wantErr: `HCPOPS_CS_BATCH_SIZE="lots"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

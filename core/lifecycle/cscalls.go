@@ -184,3 +184,28 @@ func (c csCalls) DeleteBreakGlassCredentials(ctx context.Context, clusterHref st
 		return c.next.DeleteBreakGlassCredentials(ctx, clusterHref)
 	})
 }
+
+func (c csCalls) ListClustersByHref(ctx context.Context, hrefs []string) (map[string]cs.Cluster, error) {
+	return observe(c.health, "ListClustersByHref", firstOf(hrefs), func() (map[string]cs.Cluster, error) {
+		return c.next.ListClustersByHref(ctx, hrefs)
+	})
+}
+
+func (c csCalls) ListNodePoolsByHref(ctx context.Context, clusterHref string, hrefs []string) (map[string]cs.NodePool, error) {
+	return observe(c.health, "ListNodePoolsByHref", clusterHref, func() (map[string]cs.NodePool, error) {
+		return c.next.ListNodePoolsByHref(ctx, clusterHref, hrefs)
+	})
+}
+
+func (c csCalls) ListExternalAuthsByHref(ctx context.Context, clusterHref string, hrefs []string) (map[string]cs.ExternalAuth, error) {
+	return observe(c.health, "ListExternalAuthsByHref", clusterHref, func() (map[string]cs.ExternalAuth, error) {
+		return c.next.ListExternalAuthsByHref(ctx, clusterHref, hrefs)
+	})
+}
+
+func firstOf(hrefs []string) string {
+	if len(hrefs) == 0 {
+		return ""
+	}
+	return hrefs[0]
+}

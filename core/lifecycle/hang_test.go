@@ -100,7 +100,13 @@ func TestHealthyNeverWaitBehindSick(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(fmt.Sprintf("%d sick", tc.sick), func(t *testing.T) {
-			e := newEnv(t, func(cfg *Config) { cfg.PollConcurrency = c; cfg.PollBackoffBase = 10 * time.Minute })
+			// One GET per object (CSBatchSize 1), as issue 10 counted the
+			// calls; TestSickObjectsInABatch is the batched case.
+			e := newEnv(t, func(cfg *Config) {
+				cfg.PollConcurrency = c
+				cfg.PollBackoffBase = 10 * time.Minute
+				cfg.CSBatchSize = 1
+			})
 			p := e.throughProxy(t, tc.timeout)
 			names, ids := e.dispatchedClusters(t, "c", tc.sick+3)
 			sick, healthy := names[:tc.sick], names[tc.sick:]
@@ -157,7 +163,8 @@ func TestHealthyNeverWaitBehindSick(t *testing.T) {
 // hangs and the call is cut by the tick's budget, not by the CS timeout.
 // The expiry is still written, with a context of its own.
 func TestExpiryWriteOutlivesTheBudget(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.PollConcurrency = 1 })
+	// One GET per object; TestBatchCutByTheBudget is the batched case.
+	e := newEnv(t, func(c *Config) { c.PollConcurrency = 1; c.CSBatchSize = 1 })
 	p := e.throughProxy(t, time.Minute)
 	names, ids := e.dispatchedClusters(t, "c", 1)
 	p.onHang = func() { e.clk.Advance(2 * time.Hour) } // past the 60m create deadline
@@ -222,7 +229,11 @@ func TestDispatchHangBounded(t *testing.T) {
 // TestPollBackoffGrowsToCapAndResets: each failed attempt doubles the wait
 // before the next CS call, up to the cap; an answer resets it.
 func TestPollBackoffGrowsToCapAndResets(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.PollBackoffBase, c.PollBackoffMax = 10*time.Second, 40*time.Second })
+	// One GET per object, so every attempt is one call; batched, the first
+	// attempt is a list and then the GET (TestSickObjectsInABatch).
+	e := newEnv(t, func(c *Config) {
+		c.PollBackoffBase, c.PollBackoffMax, c.CSBatchSize = 10*time.Second, 40*time.Second, 1
+	})
 	p := e.throughProxy(t, hungCallTimeout)
 	names, ids := e.dispatchedClusters(t, "c", 1)
 	key := notifyKey(e.op(t, names[0]))

@@ -60,7 +60,8 @@ func (j *job) superseded() bool {
 
 // newJob pairs op with its resource and handler. A document we cannot act
 // on (no handler for its request and target) is an error naming why.
-func (e *Engine) newJob(ctx context.Context, op *document.OperationDocument) (*job, error) {
+// read, when set, is the resource as the tick's page read it; nil reads it.
+func (e *Engine) newJob(ctx context.Context, op *document.OperationDocument, read func() (*document.Resource, error)) (*job, error) {
 	kind, err := op.TargetKind()
 	if err != nil {
 		return nil, fmt.Errorf("operation %s: %w: %w", op.Name(), errMalformed, err)
@@ -73,7 +74,12 @@ func (e *Engine) newJob(ctx context.Context, op *document.OperationDocument) (*j
 		return nil, fmt.Errorf("operation %s: %w: externalId %q belongs in partition %s, not %s",
 			op.Name(), errMalformed, op.Properties.ExternalID, pk, op.PartitionKey)
 	}
-	res, err := e.readResource(ctx, op.PartitionKey, op.Properties.ExternalID)
+	if read == nil {
+		read = func() (*document.Resource, error) {
+			return e.readResource(ctx, op.PartitionKey, op.Properties.ExternalID)
+		}
+	}
+	res, err := read()
 	if err != nil {
 		return nil, fmt.Errorf("operation %s: %w", op.Name(), err)
 	}

@@ -41,8 +41,10 @@ type recordingStore struct {
 	store.Store
 	writes atomic.Int64
 	reads  atomic.Int64 // point reads
-	mu     sync.Mutex
-	hook   func(ctx context.Context, phase hookPhase, w write) error
+	// readManys counts ReadMany calls, readManyDocs the documents asked.
+	readManys, readManyDocs atomic.Int64
+	mu                      sync.Mutex
+	hook                    func(ctx context.Context, phase hookPhase, w write) error
 }
 
 func (s *recordingStore) setHook(h func(ctx context.Context, phase hookPhase, w write) error) {
@@ -110,4 +112,10 @@ func (s *recordingStore) Batch(ctx context.Context, pk string, ops []store.Batch
 func (s *recordingStore) Get(ctx context.Context, pk, id string) (store.Item, error) {
 	s.reads.Add(1)
 	return s.Store.Get(ctx, pk, id)
+}
+
+func (s *recordingStore) ReadMany(ctx context.Context, refs []store.DocRef) (map[store.DocRef]store.Item, error) {
+	s.readManys.Add(1)
+	s.readManyDocs.Add(int64(len(refs)))
+	return s.Store.ReadMany(ctx, refs)
 }

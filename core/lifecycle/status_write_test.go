@@ -12,8 +12,9 @@ import (
 )
 
 // TestStatusWriteUsesTheJobsResource: a tick that moves every operation
-// reads each target resource once (the job's read serves the status
-// write), and leaves the job holding the documents as stored.
+// reads each target resource once, all of the page's in one ReadMany (the
+// job's copy serves the status write, no point read), and leaves the job
+// holding the documents as stored.
 func TestStatusWriteUsesTheJobsResource(t *testing.T) {
 	e := newEnv(t)
 	const n = 3
@@ -25,12 +26,15 @@ func TestStatusWriteUsesTheJobsResource(t *testing.T) {
 		t.Fatalf("dispatch = %+v, %v", res, err)
 	}
 	e.clk.Advance(2 * time.Minute) // installing: Provisioning is due
-	reads := e.store.reads.Load()
+	reads, manys, docs := e.store.reads.Load(), e.store.readManys.Load(), e.store.readManyDocs.Load()
 	if tr := e.tick(t); tr.Changed != n || tr.Errors != 0 {
 		t.Fatalf("tick = %+v, want %d changed", tr, n)
 	}
-	if got := e.store.reads.Load() - reads; got != n {
-		t.Errorf("point reads during the tick = %d, want %d (one per resource)", got, n)
+	if got := e.store.reads.Load() - reads; got != 0 {
+		t.Errorf("point reads during the tick = %d, want none", got)
+	}
+	if m, d := e.store.readManys.Load()-manys, e.store.readManyDocs.Load()-docs; m != 1 || d != n {
+		t.Errorf("ReadMany during the tick: %d calls for %d documents, want 1 for %d (one per resource)", m, d, n)
 	}
 	for i, op := range ops {
 		e.wantOp(t, op, arm.ProvisioningStateProvisioning, "")
@@ -49,7 +53,7 @@ func TestStatusWriteLeavesTheJobCurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	j, err := e.engine.newJob(ctx, e.op(t, name))
+	j, err := e.engine.newJob(ctx, e.op(t, name), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

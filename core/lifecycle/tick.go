@@ -14,9 +14,10 @@ import (
 )
 
 // tick streams the active operations (and terminal ones still owing ARM a
-// notification) page by page into PollConcurrency workers. The page
-// callback blocks while every worker is busy, so the tick never holds more
-// than a page and the workers' queue in memory.
+// notification) page by page into PollConcurrency workers. Each page is
+// prepared first (page.go): its resources read in one round trip, its CS
+// objects in list calls (issue 14). Preparing blocks while every worker is
+// busy, so the tick never holds more than a few pages in memory.
 //
 // Operations whose CS calls keep failing must not hold the workers every
 // tick (issue 10): while backed off they get the checks that need no CS
@@ -37,15 +38,14 @@ func (e *Engine) tick(ctx context.Context) (TickResult, error) {
 	}
 	q := store.ActiveOperationsQuery{WithPendingNotification: true, PageSize: e.cfg.PageSize}
 	err := e.fanOut(ctx, func(work chan<- func()) error {
-		return e.store.ActiveOperations(ctx, q, func(items []store.Item) error {
-			for _, it := range items {
+		return e.streamPages(ctx, q, func(items []store.Item) {
+			for _, p := range e.preparePage(ctx, items, now) {
 				select {
-				case work <- func() { e.tickItem(ctx, it, now, t, due) }:
+				case work <- func() { e.tickPolled(ctx, p, t, due) }:
 				case <-ctx.Done():
-					return ctx.Err()
+					return
 				}
 			}
-			return nil
 		})
 	})
 	if err == nil && len(retries) > 0 {
@@ -109,27 +109,52 @@ type retry struct {
 	next        time.Time
 }
 
-// tickItem sorts one streamed operation: one that is due for a retry is
+// streamPages hands the query's pages to pagePreparers goroutines, so a
+// page's batched reads overlap the next page's and the workers stay fed.
+func (e *Engine) streamPages(ctx context.Context, q store.ActiveOperationsQuery, prepare func([]store.Item)) error {
+	pages := make(chan []store.Item)
+	var wg sync.WaitGroup
+	for range e.pagePreparers() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for items := range pages {
+				if ctx.Err() == nil {
+					prepare(items)
+				}
+			}
+		}()
+	}
+	err := e.store.ActiveOperations(ctx, q, func(items []store.Item) error {
+		select {
+		case pages <- items:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	})
+	close(pages)
+	wg.Wait()
+	return err
+}
+
+// tickPolled sorts one streamed operation: one that is due for a retry is
 // handed to due for after the stream; the others are worked on now, a
-// backed-off one without CS.
-func (e *Engine) tickItem(ctx context.Context, it store.Item, now time.Time, t *tally, due func(retry)) {
-	op, err := document.ParseOperation(it.Body)
-	if err != nil {
+// backed-off one without CS, with what their page read for them.
+func (e *Engine) tickPolled(ctx context.Context, p polled, t *tally, due func(retry)) {
+	switch {
+	case p.parseErr != nil:
 		t.polled.Add(1)
 		t.errors.Add(1)
-		withInvocation(ctx, e.log).Error("skipping a malformed operation document", "error", err)
+		withInvocation(ctx, e.log).Error("skipping a malformed operation document", "error", p.parseErr)
 		return
+	case p.due != nil:
+		due(*p.due)
+		return
+	case p.snap != nil:
+		ctx = withSnapshot(ctx, p.snap)
 	}
-	st := healthy
-	key := notifyKey(op)
-	if next, ok := e.pollAt.lookup(key); ok && !op.Properties.Status.IsTerminal() {
-		if !now.Before(next) {
-			due(retry{key: key, pk: op.PartitionKey, id: op.ID, next: next})
-			return
-		}
-		st = sickResting
-	}
-	e.tickOne(ctx, op, st, t)
+	e.tickOne(ctx, p.op, p.st, p.read, t)
 }
 
 // tickRetry re-reads a due operation (the stream's copy is a while old)
@@ -145,7 +170,7 @@ func (e *Engine) tickRetry(ctx context.Context, r retry, t *tally) {
 	case op == nil:
 		e.pollAt.forget(r.key)
 	default:
-		e.tickOne(ctx, op, sickDue, t)
+		e.tickOne(ctx, op, sickDue, nil, t)
 	}
 }
 
@@ -153,7 +178,8 @@ func (e *Engine) tickRetry(ctx context.Context, r retry, t *tally) {
 // one gets no CS call. Its errors are counted and logged
 // once, never returned: one operation must not stop the others. A failed
 // CS call backs the operation off; a successful step resets it.
-func (e *Engine) tickOne(ctx context.Context, op *document.OperationDocument, st standing, t *tally) {
+func (e *Engine) tickOne(ctx context.Context, op *document.OperationDocument, st standing,
+	read func() (*document.Resource, error), t *tally) {
 	t.polled.Add(1)
 	key := notifyKey(op)
 	if op.Properties.Status.IsTerminal() {
@@ -163,7 +189,7 @@ func (e *Engine) tickOne(ctx context.Context, op *document.OperationDocument, st
 		}
 		return
 	}
-	j, err := e.newJob(ctx, op)
+	j, err := e.newJob(ctx, op, read)
 	if err == nil {
 		err = e.advance(ctx, j, st, t)
 		if err == nil && (st != sickResting || j.op.Properties.Status.IsTerminal()) {

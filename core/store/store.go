@@ -26,6 +26,16 @@ var (
 	ErrInvalid = errors.New("invalid store request")
 )
 
+// MaxReadMany bounds the refs of one ReadMany: Cosmos DB answers up to
+// 1000 ids with one query, and a tick reads a page at a time.
+const MaxReadMany = 1000
+
+// DocRef names one document: its partition and its id.
+type DocRef struct {
+	PartitionKey string
+	ID           string
+}
+
 // Item is one stored document with its current etag.
 type Item struct {
 	// Body is the document as stored, including the system fields.
@@ -91,6 +101,13 @@ type FeedPage struct {
 type Store interface {
 	// Get is a point read. Soft-deleted and expired documents are ErrNotFound.
 	Get(ctx context.Context, partitionKey, id string) (Item, error)
+	// ReadMany is a batch of point reads, in one round trip where the
+	// store can (Cosmos DB: one query per physical partition, whatever the
+	// logical partitions): the poll tick reads a page's resources with it.
+	// The result holds the live documents found; a document that is
+	// missing, soft-deleted or expired is simply absent. More than
+	// MaxReadMany refs, or an invalid one, is ErrInvalid.
+	ReadMany(ctx context.Context, refs []DocRef) (map[DocRef]Item, error)
 	// Create writes a new document (id taken from its body); ErrConflict if
 	// the id is taken.
 	Create(ctx context.Context, partitionKey string, doc []byte) (Item, error)

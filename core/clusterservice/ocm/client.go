@@ -21,6 +21,7 @@ type Client struct {
 	conn    *sdk.Connection
 	logger  *slog.Logger
 	timeout time.Duration
+	idForm  string // IDSearchOr or IDSearchIn
 }
 
 var _ cs.Client = (*Client)(nil)
@@ -68,7 +69,11 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (*Client, error) 
 	}
 	logger.Debug("clusters service client ready", "url", cfg.URL, "authenticated", cfg.authenticated(),
 		"retry_limit", cfg.RetryLimit)
-	return &Client{conn: conn, logger: logger, timeout: cfg.Timeout}, nil
+	idForm := cfg.IDSearch
+	if idForm == "" {
+		idForm = IDSearchOr
+	}
+	return &Client{conn: conn, logger: logger, timeout: cfg.Timeout, idForm: idForm}, nil
 }
 
 // Close releases the connection's idle sockets and token refreshers.

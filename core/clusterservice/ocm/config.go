@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -22,6 +23,7 @@ const (
 	EnvRetryLimit    = "CLUSTERS_SERVICE_RETRY_LIMIT"
 	EnvRetryInterval = "CLUSTERS_SERVICE_RETRY_INTERVAL"
 	EnvTimeout       = "CLUSTERS_SERVICE_TIMEOUT"
+	EnvIDSearch      = "CLUSTERS_SERVICE_ID_SEARCH"
 )
 
 // Defaults. The retry limit is small because the poll loop retries on its
@@ -51,6 +53,9 @@ type Config struct {
 	// Timeout bounds each call (retries and pages included); a caller's
 	// sooner deadline still wins.
 	Timeout time.Duration
+	// IDSearch is how batched reads search for ids: IDSearchOr (the
+	// default, "id = 'a' or id = 'b'") or IDSearchIn ("id in ('a', 'b')").
+	IDSearch string
 }
 
 // ConfigFromEnv reads the CLUSTERS_SERVICE_* settings.
@@ -62,6 +67,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		ClientSecret:  getenv(EnvClientSecret),
 		TokenURL:      getenv(EnvTokenURL),
 		CAFile:        getenv(EnvCAFile),
+		IDSearch:      strings.ToLower(strings.TrimSpace(getenv(EnvIDSearch))),
 		RetryLimit:    DefaultRetryLimit,
 		RetryInterval: DefaultRetryInterval,
 		Timeout:       DefaultTimeout,
@@ -130,6 +136,11 @@ func (c Config) Validate() error {
 	}
 	if c.RetryInterval < 0 || c.Timeout < 0 {
 		return fmt.Errorf("%s and %s must not be negative", EnvRetryInterval, EnvTimeout)
+	}
+	switch c.IDSearch {
+	case "", IDSearchOr, IDSearchIn:
+	default:
+		return fmt.Errorf("%s=%q: want %q or %q", EnvIDSearch, c.IDSearch, IDSearchOr, IDSearchIn)
 	}
 	if c.CAFile != "" {
 		if _, err := loadCAs(c.CAFile); err != nil {

@@ -10,17 +10,26 @@ import (
 	cs "github.com/hcpops/hcpops/core/clusterservice"
 )
 
+// listClusters answers a cluster search. A search bound to ids (every
+// alternative names an id) looks those clusters up instead of scanning
+// them all, as a database index would.
 func (s *Simulator) listClusters(w http.ResponseWriter, r *http.Request) {
 	serveList(s, w, r, "ClusterList", arohcp.MarshalClusterList,
 		func(now time.Time, page, size int) ([]*arohcp.Cluster, int, error) {
-			search := r.URL.Query().Get("search")
-			clauses, err := parseSearch(search)
+			expr := r.URL.Query().Get("search")
+			q, err := parseSearch(expr, clusterFields)
 			if err != nil {
-				return nil, 0, errf(http.StatusBadRequest, "Search expression '%s' is invalid: %v", search, err)
+				return nil, 0, errf(http.StatusBadRequest, "Search expression '%s' is invalid: %v", expr, err)
+			}
+			ids, bound := q.ids()
+			s.ledger.list(r, len(ids))
+			candidates := s.liveClusters
+			if bound {
+				candidates = func(now time.Time) []*cluster { return s.clustersByID(ids, now) }
 			}
 			var all []*cluster
-			for _, c := range s.liveClusters(now) {
-				if matches(c.spec, clauses) {
+			for _, c := range candidates(now) {
+				if matchSearch(q, c.spec, clusterFields) {
 					all = append(all, c)
 				}
 			}

@@ -13,6 +13,7 @@ import (
 func (s *Simulator) listExternalAuths(w http.ResponseWriter, r *http.Request) {
 	serveList(s, w, r, "ExternalAuthList", arohcp.MarshalExternalAuthList,
 		func(now time.Time, page, size int) ([]*arohcp.ExternalAuth, int, error) {
+			s.ledger.list(r, 0) // CS's external auth list takes no search
 			c, err := s.mustCluster(r.PathValue("id"), now)
 			if err != nil {
 				return nil, 0, err

@@ -157,10 +157,34 @@ func (s *Simulator) delay(ctx context.Context) bool {
 // requests count under "METHOD (unmatched)"); path keys are "METHOD
 // /exact/path". Requests answered by an injected fault count in both and
 // also in Faults.
+//
+// Lists counts the list requests that reached their handler, by pattern,
+// with the ids their search named: what batched polling is judged by.
 type Ledger struct {
-	ByPattern map[string]int `json:"by_pattern"`
-	ByPath    map[string]int `json:"by_path"`
-	Faults    map[string]int `json:"faults"`
+	ByPattern map[string]int       `json:"by_pattern"`
+	ByPath    map[string]int       `json:"by_path"`
+	Faults    map[string]int       `json:"faults"`
+	Lists     map[string]ListCalls `json:"lists"`
+}
+
+// ListCalls is what one list route saw.
+type ListCalls struct {
+	Calls int `json:"calls"`
+	// IDs sums the distinct ids each call's search named; MaxIDs is the
+	// most any one call named.
+	IDs    int `json:"ids"`
+	MaxIDs int `json:"max_ids"`
+}
+
+// ListCalls returns the list calls of every route together.
+func (l Ledger) ListCalls() ListCalls {
+	var out ListCalls
+	for _, c := range l.Lists {
+		out.Calls += c.Calls
+		out.IDs += c.IDs
+		out.MaxIDs = max(out.MaxIDs, c.MaxIDs)
+	}
+	return out
 }
 
 // Count returns the requests for method on a route pattern.
@@ -184,7 +208,8 @@ type ledger struct {
 }
 
 func newLedgerCounts() Ledger {
-	return Ledger{ByPattern: map[string]int{}, ByPath: map[string]int{}, Faults: map[string]int{}}
+	return Ledger{ByPattern: map[string]int{}, ByPath: map[string]int{}, Faults: map[string]int{},
+		Lists: map[string]ListCalls{}}
 }
 
 func ledgerKey(method, pattern string) string {
@@ -207,6 +232,17 @@ func (l *ledger) fault(patternKey string) {
 	l.l.Faults[patternKey]++
 }
 
+// list records a list call whose search named ids distinct ids.
+func (l *ledger) list(r *http.Request, ids int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c := l.l.Lists[r.Pattern]
+	c.Calls++
+	c.IDs += ids
+	c.MaxIDs = max(c.MaxIDs, ids)
+	l.l.Lists[r.Pattern] = c
+}
+
 // Ledger returns a copy of the request counts.
 func (s *Simulator) Ledger() Ledger {
 	s.ledger.mu.Lock()
@@ -215,6 +251,7 @@ func (s *Simulator) Ledger() Ledger {
 		ByPattern: maps.Clone(s.ledger.l.ByPattern),
 		ByPath:    maps.Clone(s.ledger.l.ByPath),
 		Faults:    maps.Clone(s.ledger.l.Faults),
+		Lists:     maps.Clone(s.ledger.l.Lists),
 	}
 }
 

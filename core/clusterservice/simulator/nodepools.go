@@ -36,11 +36,24 @@ func (s *Simulator) parentFor(r *http.Request, now time.Time, refusal string) (*
 func (s *Simulator) listNodePools(w http.ResponseWriter, r *http.Request) {
 	serveList(s, w, r, "NodePoolList", arohcp.MarshalNodePoolList,
 		func(now time.Time, page, size int) ([]*arohcp.NodePool, int, error) {
+			expr := r.URL.Query().Get("search")
+			q, err := parseSearch(expr, nodePoolFields)
+			if err != nil {
+				return nil, 0, errf(http.StatusBadRequest, "Search expression '%s' is invalid: %v", expr, err)
+			}
+			ids, _ := q.ids()
+			s.ledger.list(r, len(ids))
 			c, err := s.mustCluster(r.PathValue("id"), now)
 			if err != nil {
 				return nil, 0, err
 			}
-			return renderPage(c.liveNodePools(now), page, size,
+			var all []*nodePool
+			for _, np := range c.liveNodePools(now) {
+				if matchSearch(q, np, nodePoolFields) {
+					all = append(all, np)
+				}
+			}
+			return renderPage(all, page, size,
 				func(np *nodePool) (*arohcp.NodePool, error) { return np.object(c, now) })
 		})
 }

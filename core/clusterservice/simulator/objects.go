@@ -107,6 +107,18 @@ func (s *Simulator) mustCluster(id string, now time.Time) (*cluster, error) {
 	return c, nil
 }
 
+// clustersByID returns the live clusters among ids in creation order.
+func (s *Simulator) clustersByID(ids []string, now time.Time) []*cluster {
+	var out []*cluster
+	for _, id := range ids {
+		if c := s.liveCluster(id, now); c != nil {
+			out = append(out, c)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].seq < out[j].seq })
+	return out
+}
+
 // liveClusters lists live clusters in creation order.
 func (s *Simulator) liveClusters(now time.Time) []*cluster {
 	var out []*cluster

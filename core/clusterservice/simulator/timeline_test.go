@@ -1,7 +1,6 @@
 package simulator
 
 import (
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -37,38 +36,6 @@ func TestTimelineAt(t *testing.T) {
 	failed := tl.failBefore("error", "installing")
 	if st, _ := failed.at(t0.Add(time.Minute)); st != "error" || !failed.end().Equal(t0.Add(time.Minute)) {
 		t.Errorf("failBefore: state %q end %s, want error at +1m", st, failed.end())
-	}
-}
-
-func TestParseSearch(t *testing.T) {
-	cases := []struct {
-		expr    string
-		want    []clause
-		wantErr string
-	}{
-		{"", nil, ""},
-		{"  ", nil, ""},
-		{"azure.resource_name = 'x'", []clause{{"azure.resource_name", "x"}}, ""},
-		{"name='a b' and id = 'c'", []clause{{"name", "a b"}, {"id", "c"}}, ""},
-		{"name = 'o''brien' AND azure.tenant_id = ''", []clause{{"name", "o'brien"}, {"azure.tenant_id", ""}}, ""},
-		{"state = 'ready'", nil, `unsupported search field "state"`},
-		{"name 'x'", nil, "expected '='"},
-		{"name = x", nil, "single-quoted"},
-		{"name = 'x", nil, "unterminated"},
-		{"name = 'x' or id = 'y'", nil, "expected 'and'"},
-		{"= 'x'", nil, "expected a field name"},
-	}
-	for _, tc := range cases {
-		got, err := parseSearch(tc.expr)
-		if tc.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-				t.Errorf("parseSearch(%q) error = %v, want %q", tc.expr, err, tc.wantErr)
-			}
-			continue
-		}
-		if err != nil || !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("parseSearch(%q) = %v, %v; want %v", tc.expr, got, err, tc.want)
-		}
 	}
 }
 

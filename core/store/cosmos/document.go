@@ -148,10 +148,12 @@ func checkDocument(doc []byte, pk string) (string, error) {
 
 // meta is what the store reads back from a stored document.
 type meta struct {
-	ETag    string          `json:"_etag"`
-	TS      int64           `json:"_ts"`
-	TTL     json.RawMessage `json:"ttl"`
-	Deleted json.RawMessage `json:"deletionTimestamp"`
+	ID           string          `json:"id"`
+	PartitionKey string          `json:"partitionKey"`
+	ETag         string          `json:"_etag"`
+	TS           int64           `json:"_ts"`
+	TTL          json.RawMessage `json:"ttl"`
+	Deleted      json.RawMessage `json:"deletionTimestamp"`
 }
 
 func readMeta(body []byte) (meta, error) {

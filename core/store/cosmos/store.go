@@ -29,6 +29,8 @@ type Store struct {
 	// httpClient is set when the store made its own transport; Close
 	// releases its idle connections.
 	httpClient *http.Client
+	// perTry runs on every HTTP attempt (WithPerTryPolicy).
+	perTry []policy.Policy
 }
 
 var _ store.Store = (*Store)(nil)
@@ -42,6 +44,12 @@ func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = no
 
 // WithLogger sets the logger.
 func WithLogger(l *slog.Logger) Option { return func(s *Store) { s.log = l } }
+
+// WithPerTryPolicy adds a pipeline policy that sees every HTTP attempt,
+// retries included; the benchmark counts the store's requests with it.
+func WithPerTryPolicy(p policy.Policy) Option {
+	return func(s *Store) { s.perTry = append(s.perTry, p) }
+}
 
 // New connects to the account in cfg. It does no I/O: the first request
 // discovers the account's regions.
@@ -60,9 +68,10 @@ func New(cfg Config, opts ...Option) (*Store, error) {
 	clientOpts := &azcosmos.ClientOptions{
 		EnableContentResponseOnWrite: true, // Items carry the stored body
 		ClientOptions: azcore.ClientOptions{
-			Retry:           cfg.retryOptions(),
-			PerCallPolicies: []policy.Policy{unavailableRetry{opts: cfg.retryOptions()}},
-			Transport:       transport,
+			Retry:            cfg.retryOptions(),
+			PerCallPolicies:  []policy.Policy{unavailableRetry{opts: cfg.retryOptions()}},
+			PerRetryPolicies: s.perTry,
+			Transport:        transport,
 		},
 	}
 	var err error

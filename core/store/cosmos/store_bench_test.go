@@ -16,6 +16,7 @@ import (
 // same as the embedded store runs.
 
 func BenchmarkPointRead(b *testing.B)  { storetest.PointReads(b, cosmostest.NewStore(b)) }
+func BenchmarkReadMany(b *testing.B)   { storetest.ReadManys(b, cosmostest.NewStore(b)) }
 func BenchmarkReplace(b *testing.B)    { storetest.Replaces(b, cosmostest.NewStore(b)) }
 func BenchmarkBatchWrite(b *testing.B) { storetest.BatchWrites(b, cosmostest.NewStore(b)) }
 

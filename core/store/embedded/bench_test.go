@@ -23,6 +23,7 @@ func benchStore(b *testing.B) *Store {
 }
 
 func BenchmarkPointRead(b *testing.B)  { storetest.PointReads(b, benchStore(b)) }
+func BenchmarkReadMany(b *testing.B)   { storetest.ReadManys(b, benchStore(b)) }
 func BenchmarkReplace(b *testing.B)    { storetest.Replaces(b, benchStore(b)) }
 func BenchmarkBatchWrite(b *testing.B) { storetest.BatchWrites(b, benchStore(b)) }
 

@@ -120,6 +120,10 @@ func TestDamageWhileOpenIsAnError(t *testing.T) {
 		},
 		"change feed": func(s *Store, _ *fakeClock) error { _, err := s.ChangeFeed(ctx, "", 5000); return err },
 		"point read":  func(s *Store, _ *fakeClock) error { _, err := s.Get(ctx, pk, "op-01999"); return err },
+		"read many": func(s *Store, _ *fakeClock) error {
+			_, err := s.ReadMany(ctx, []store.DocRef{{PartitionKey: pk, ID: "op-00000"}, {PartitionKey: pk, ID: "op-01999"}})
+			return err
+		},
 		"write": func(s *Store, _ *fakeClock) error {
 			_, err := s.Create(ctx, pk, opBody("op-01999x", "Accepted"))
 			return err

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"testing"
 
@@ -26,6 +27,33 @@ func PointReads(b *testing.B, s store.Store) {
 		}
 	}
 	reportRate(b, "reads/s")
+}
+
+// ReadManys measures ReadMany of a page of 100 cluster documents spread
+// over 10 partitions, as a tick reads a page's resources; the rate is in
+// documents per second, to compare with PointReads.
+func ReadManys(b *testing.B, s store.Store) {
+	ctx := context.Background()
+	var refs []store.DocRef
+	subs := make([]string, 10)
+	for i := range subs {
+		subs[i] = newSubscription()
+	}
+	for i := range 100 {
+		sub := subs[i%len(subs)]
+		d := clusterDoc(sub, "rg", fmt.Sprintf("bench-%d", i))
+		mustCreate(b, s, sub, d)
+		refs = append(refs, store.DocRef{PartitionKey: sub, ID: d.ID()})
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		got, err := s.ReadMany(ctx, refs)
+		if err != nil || len(got) != len(refs) {
+			b.Fatalf("ReadMany = %d documents, %v; want %d", len(got), err, len(refs))
+		}
+	}
+	b.ReportMetric(float64(b.N*len(refs))/b.Elapsed().Seconds(), "docs/s")
 }
 
 // Replaces measures ETag-guarded replaces of one operation document, each

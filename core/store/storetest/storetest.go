@@ -40,6 +40,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		run  func(t *testing.T, h Harness)
 	}{
 		{"CreateGetReplace", testCreateGetReplace},
+		{"ReadMany", testReadMany},
 		{"SystemFields", testSystemFields},
 		{"Errors", testErrors},
 		{"Batch", testBatch},

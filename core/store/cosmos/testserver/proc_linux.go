@@ -1,4 +1,4 @@
-package cosmostest
+package testserver
 
 import "syscall"
 

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package cosmostest
+package testserver
 
 import "syscall"
 

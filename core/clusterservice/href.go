@@ -1,0 +1,47 @@
+package clusterservice
+
+import "strings"
+
+// HrefKind is what a CS href addresses, as far as batched reads care.
+type HrefKind int
+
+const (
+	HrefOther HrefKind = iota // not a cluster, node pool or external auth
+	HrefCluster
+	HrefNodePool
+	HrefExternalAuth
+)
+
+// ParseHref sorts href into a cluster, node pool or external auth (under
+// either API prefix ARO-HCP stores) and returns its cluster's href, so a
+// poll tick can group the objects it reads by list. It only reads the
+// shape; the client validates every segment before a request is made.
+func ParseHref(href string) (kind HrefKind, clusterHref string) {
+	for _, prefix := range []string{ClustersPath + "/", ClustersMgmtPrefix + "/clusters/"} {
+		rest, ok := strings.CutPrefix(href, prefix)
+		if !ok {
+			continue
+		}
+		id, child, nested := strings.Cut(rest, "/")
+		if id == "" {
+			return HrefOther, ""
+		}
+		clusterHref = prefix + id
+		switch {
+		case !nested:
+			return HrefCluster, clusterHref
+		case isChild(child, NodePoolsSegment[1:]):
+			return HrefNodePool, clusterHref
+		case isChild(child, ExternalAuthsSegment[1:]):
+			return HrefExternalAuth, clusterHref
+		}
+		return HrefOther, ""
+	}
+	return HrefOther, ""
+}
+
+// isChild reports whether rest is segment followed by one non-empty id.
+func isChild(rest, segment string) bool {
+	id, ok := strings.CutPrefix(rest, segment)
+	return ok && id != "" && !strings.Contains(id, "/")
+}

@@ -1,0 +1,175 @@
+package lifecycle
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"time"
+
+	"github.com/hcpops/hcpops/core/document"
+	"github.com/hcpops/hcpops/core/store"
+)
+
+// polled is one operation of a tick's page with what the page read for
+// it, ready for tickPolled.
+type polled struct {
+	// op is nil when the document did not parse; parseErr says why.
+	op       *document.OperationDocument
+	parseErr error
+	// st is the operation's standing; due, when set, defers it to the
+	// retries after the stream (its next CS attempt is due).
+	st  standing
+	due *retry
+	// read, when set, returns the operation's resource as the page read
+	// it; nil leaves the job to read it itself (a point read).
+	read func() (*document.Resource, error)
+	// snap is what the page's CS list calls said (nil: none were made);
+	// listed says the operation's objects were in those calls.
+	snap   *snapshot
+	listed bool
+}
+
+// preparePage reads what a page of operations needs before any of them
+// runs: their resource documents with one ReadMany, and, with a CS batch
+// size above 1, the CS objects the healthy ones poll, with list calls.
+// A read that fails here costs only the batching: the operations then
+// read for themselves, one by one.
+func (e *Engine) preparePage(ctx context.Context, items []store.Item, now time.Time) []polled {
+	ps := make([]polled, len(items))
+	refs := make([]store.DocRef, 0, len(items))
+	want := make([]int, 0, len(items)) // index in ps of each ref
+	for i, it := range items {
+		p := &ps[i]
+		if p.op, p.parseErr = document.ParseOperation(it.Body); p.parseErr != nil {
+			continue
+		}
+		op := p.op
+		if op.Properties.Status.IsTerminal() {
+			continue // owes at most a notification
+		}
+		key := notifyKey(op)
+		if next, ok := e.pollAt.lookup(key); ok {
+			if !now.Before(next) {
+				p.due = &retry{key: key, pk: op.PartitionKey, id: op.ID, next: next}
+				continue
+			}
+			p.st = sickResting
+		}
+		if op.PartitionKey == "" || document.PartitionKey(subscriptionOf(op.Properties.ExternalID)) != op.PartitionKey {
+			continue // newJob refuses it without reading
+		}
+		refs = append(refs, store.DocRef{PartitionKey: op.PartitionKey, ID: document.CosmosID(op.Properties.ExternalID)})
+		want = append(want, i)
+	}
+	if len(refs) == 0 {
+		return ps
+	}
+	got, err := e.readMany(ctx, refs)
+	if err != nil {
+		if ctx.Err() == nil {
+			withInvocation(ctx, e.log).Warn("batched resource read failed; the page's operations read one by one",
+				"documents", len(refs), "error", err)
+		}
+		return ps
+	}
+	var hrefs []string
+	for k, i := range want {
+		p := &ps[i]
+		res, rerr := parsedResource(got, refs[k], p.op.Properties.ExternalID)
+		p.read = func() (*document.Resource, error) { return res, rerr }
+		if res != nil && p.st == healthy && !credentialRequest(p.op.Properties.Request) {
+			h := pollHrefs(p.op, res)
+			hrefs = append(hrefs, h...)
+			p.listed = len(h) > 0
+		}
+	}
+	if e.cfg.CSBatchSize <= 1 || len(hrefs) == 0 || ctx.Err() != nil {
+		return ps
+	}
+	snap := prefetch(ctx, e.cs, withInvocation(ctx, e.log), hrefs, e.cfg.CSBatchSize, e.listConcurrency())
+	for i := range ps {
+		ps[i].snap = snap
+	}
+	if ctx.Err() != nil {
+		e.backOffCut(ctx, ps)
+	}
+	return ps
+}
+
+// backOffCut backs off the operations of a page whose list calls the
+// tick's budget cut short: they will not run this tick, and a list that
+// cannot answer within a budget must not starve them tick after tick. As
+// with a GET cut short, their deadlines then come before CS, and they are
+// retried one by one once due.
+func (e *Engine) backOffCut(ctx context.Context, ps []polled) {
+	now, n := e.clock(), 0
+	for _, p := range ps {
+		if p.listed {
+			e.pollAt.failed(notifyKey(p.op), now)
+			n++
+		}
+	}
+	if n > 0 {
+		withInvocation(ctx, e.log).Warn("the tick's budget ran out during a batched clusters service read; its operations are backed off",
+			"operations", n)
+	}
+}
+
+// readMany is ReadMany in chunks the store accepts (a page may be larger).
+func (e *Engine) readMany(ctx context.Context, refs []store.DocRef) (map[store.DocRef]store.Item, error) {
+	if len(refs) <= store.MaxReadMany {
+		return e.store.ReadMany(ctx, refs)
+	}
+	out := make(map[store.DocRef]store.Item, len(refs))
+	for start := 0; start < len(refs); start += store.MaxReadMany {
+		got, err := e.store.ReadMany(ctx, refs[start:min(start+store.MaxReadMany, len(refs))])
+		if err != nil {
+			return nil, err
+		}
+		maps.Copy(out, got)
+	}
+	return out, nil
+}
+
+// parsedResource is readResource's answer from a ReadMany result: nil when
+// the document is gone, errMalformed when it does not parse.
+func parsedResource(got map[store.DocRef]store.Item, ref store.DocRef, resourceID string) (*document.Resource, error) {
+	item, ok := got[ref]
+	if !ok {
+		return nil, nil
+	}
+	res, err := document.ParseResource(item.Body)
+	if err != nil {
+		return nil, fmt.Errorf("parsing resource %s: %w: %w", resourceID, errMalformed, err)
+	}
+	return res, nil
+}
+
+// pollHrefs are the CS objects an operation's poll may read: its
+// resource's CS object (or the one its create may have made) and the one
+// its dispatch recorded. Reading one more than the poll needs costs an id
+// in a list, never a request.
+func pollHrefs(op *document.OperationDocument, res *document.Resource) []string {
+	var out []string
+	for _, h := range []string{res.ClusterServiceID(), res.PendingClusterServiceID(), op.Properties.InternalID} {
+		if h != "" {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// credentialRequest: credential operations poll break-glass credentials,
+// which are read per cluster, not in batches.
+func credentialRequest(r document.Request) bool {
+	return r == document.RequestRequestCredential || r == document.RequestRevokeCredentials
+}
+
+// listConcurrency bounds one page's concurrent list calls: a page holds
+// one cluster list per batch and one child list per parent cluster.
+func (e *Engine) listConcurrency() int { return max(1, min(4, e.cfg.PollConcurrency/8)) }
+
+// pagePreparers is how many pages are read ahead at once: each waits
+// about one CS round trip for its lists, so a few keep the workers fed
+// without holding more than a few pages in memory.
+func (e *Engine) pagePreparers() int { return max(1, min(8, e.cfg.PollConcurrency/4)) }

@@ -1,0 +1,205 @@
+package lifecycle
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+
+	cs "github.com/hcpops/hcpops/core/clusterservice"
+)
+
+// Batched polling. A tick reads the CS objects of a page of operations
+// with list calls (clusters by an id search, node pools and external auths
+// per parent cluster) before the page's operations run, and hands the
+// answers to them through ctx. Each operation still makes the same
+// single-object reads it always made; snapshotClient answers them from the
+// page's lists where it can. So conversion, NeedToPatch, the writes and
+// the notifications stay per operation and do not know about batching,
+// and an object a list did not return (deleted, not yet created, listed
+// without status) is read with its GET, so a 404 means what it meant.
+
+// snapshot is what one page's list calls said, keyed by the href the
+// operations will ask for. An object of a list call that failed is not in
+// it, so its operation reads it with a GET of its own: a sick object in a
+// batch then costs the healthy ones of that batch the list call's time
+// and nothing more, and the sick one is backed off alone (issue 10). That
+// costs CS at most what polling cost before batching, and only for
+// operations that were not already backed off.
+type snapshot struct {
+	clusters  map[string]cs.Cluster
+	nodePools map[string]cs.NodePool
+	auths     map[string]cs.ExternalAuth
+}
+
+type snapshotKey struct{}
+
+func withSnapshot(ctx context.Context, s *snapshot) context.Context {
+	return context.WithValue(ctx, snapshotKey{}, s)
+}
+
+func snapshotFrom(ctx context.Context) *snapshot {
+	s, _ := ctx.Value(snapshotKey{}).(*snapshot)
+	return s
+}
+
+// snapshotClient is the engine's CS client: reads a page prefetched come
+// from its snapshot, everything else goes to CS.
+type snapshotClient struct{ cs.Client }
+
+func (c snapshotClient) GetCluster(ctx context.Context, href string) (cs.Cluster, error) {
+	if s := snapshotFrom(ctx); s != nil {
+		if v, ok := s.clusters[href]; ok {
+			return v, nil
+		}
+	}
+	return c.Client.GetCluster(ctx, href)
+}
+
+// GetClusterStatus answers from the status inline in a listed cluster:
+// the same fields /status carries (state, description, provision error).
+func (c snapshotClient) GetClusterStatus(ctx context.Context, href string) (cs.ClusterStatus, error) {
+	if s := snapshotFrom(ctx); s != nil {
+		if v, ok := s.clusters[href]; ok {
+			return v.Status, nil
+		}
+	}
+	return c.Client.GetClusterStatus(ctx, href)
+}
+
+func (c snapshotClient) GetNodePool(ctx context.Context, href string) (cs.NodePool, error) {
+	if s := snapshotFrom(ctx); s != nil {
+		if v, ok := s.nodePools[href]; ok {
+			return v, nil
+		}
+	}
+	return c.Client.GetNodePool(ctx, href)
+}
+
+func (c snapshotClient) GetNodePoolStatus(ctx context.Context, href string) (cs.NodePoolStatus, error) {
+	if s := snapshotFrom(ctx); s != nil {
+		if v, ok := s.nodePools[href]; ok {
+			return v.Status, nil
+		}
+	}
+	return c.Client.GetNodePoolStatus(ctx, href)
+}
+
+func (c snapshotClient) GetExternalAuth(ctx context.Context, href string) (cs.ExternalAuth, error) {
+	if s := snapshotFrom(ctx); s != nil {
+		if v, ok := s.auths[href]; ok {
+			return v, nil
+		}
+	}
+	return c.Client.GetExternalAuth(ctx, href)
+}
+
+// listCall is one batched read: up to the batch size of hrefs of one kind
+// (and, for children, of one cluster).
+type listCall struct {
+	kind    cs.HrefKind
+	cluster string // parent cluster href, for node pools and external auths
+	hrefs   []string
+}
+
+// planLists groups hrefs into list calls of at most batch hrefs each.
+// Hrefs that are no cluster, node pool or external auth are left to their
+// GETs. Duplicates are read once.
+func planLists(hrefs []string, batch int) []listCall {
+	type group struct {
+		kind    cs.HrefKind
+		cluster string
+	}
+	var order []group
+	members := map[group][]string{}
+	seen := map[string]bool{}
+	for _, h := range hrefs {
+		kind, cluster := cs.ParseHref(h)
+		if kind == cs.HrefOther || seen[h] {
+			continue
+		}
+		seen[h] = true
+		g := group{kind: kind}
+		if kind != cs.HrefCluster {
+			g.cluster = cluster
+		}
+		if _, ok := members[g]; !ok {
+			order = append(order, g)
+		}
+		members[g] = append(members[g], h)
+	}
+	var calls []listCall
+	for _, g := range order {
+		m := members[g]
+		for len(m) > 0 {
+			n := min(batch, len(m))
+			calls = append(calls, listCall{kind: g.kind, cluster: g.cluster, hrefs: m[:n:n]})
+			m = m[n:]
+		}
+	}
+	return calls
+}
+
+// prefetch runs the list calls for hrefs, at most conc at a time, and
+// returns what they said. A failed call is logged once, with its size and
+// the href it was about.
+func prefetch(ctx context.Context, client cs.Client, log *slog.Logger, hrefs []string, batch, conc int) *snapshot {
+	s := &snapshot{clusters: map[string]cs.Cluster{}, nodePools: map[string]cs.NodePool{},
+		auths: map[string]cs.ExternalAuth{}}
+	calls := planLists(hrefs, batch)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, max(1, conc))
+	for _, call := range calls {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			err := listOne(ctx, client, call, s, &mu)
+			if err != nil && !cs.IsNotFound(err) && ctx.Err() == nil {
+				// A 404 is a list CS does not serve, or a parent cluster gone:
+				// the GETs answer that as they always did, so it is no fault.
+				log.WarnContext(ctx, "batched clusters service read failed; its objects are read one by one",
+					append(csAttrs(err), "objects", len(call.hrefs), "error", err)...)
+			}
+		}()
+	}
+	wg.Wait()
+	return s
+}
+
+// listOne makes one list call and records its answers in s.
+func listOne(ctx context.Context, client cs.Client, call listCall, s *snapshot, mu *sync.Mutex) error {
+	switch call.kind {
+	case cs.HrefCluster:
+		got, err := client.ListClustersByHref(ctx, call.hrefs)
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for h, v := range got {
+			s.clusters[h] = v
+		}
+	case cs.HrefNodePool:
+		got, err := client.ListNodePoolsByHref(ctx, call.cluster, call.hrefs)
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for h, v := range got {
+			s.nodePools[h] = v
+		}
+	case cs.HrefExternalAuth:
+		got, err := client.ListExternalAuthsByHref(ctx, call.cluster, call.hrefs)
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for h, v := range got {
+			s.auths[h] = v
+		}
+	}
+	return nil
+}

@@ -1,0 +1,180 @@
+package lifecycle
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	cs "github.com/hcpops/hcpops/core/clusterservice"
+	"github.com/hcpops/hcpops/core/clusterservice/ocm"
+	"github.com/hcpops/hcpops/core/clusterservice/simulator"
+)
+
+func TestPlanLists(t *testing.T) {
+	c := func(id string) string { return cs.ClusterHref(id) }
+	np := func(cl, id string) string { return cs.NodePoolHref(c(cl), id) }
+	ea := func(cl, id string) string { return cs.ExternalAuthHref(c(cl), id) }
+	bg := cs.ClustersMgmtPrefix + "/clusters/a/break_glass_credentials/x"
+	hrefs := []string{c("a"), np("a", "p1"), c("b"), ea("a", "e"), np("b", "p1"), c("c"), np("a", "p2"), c("a"), bg, "", np("a", "p3")}
+	got := planLists(hrefs, 2)
+	want := []listCall{
+		{kind: cs.HrefCluster, hrefs: []string{c("a"), c("b")}},
+		{kind: cs.HrefCluster, hrefs: []string{c("c")}},
+		{kind: cs.HrefNodePool, cluster: c("a"), hrefs: []string{np("a", "p1"), np("a", "p2")}},
+		{kind: cs.HrefNodePool, cluster: c("a"), hrefs: []string{np("a", "p3")}},
+		{kind: cs.HrefExternalAuth, cluster: c("a"), hrefs: []string{ea("a", "e")}},
+		{kind: cs.HrefNodePool, cluster: c("b"), hrefs: []string{np("b", "p1")}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("planLists =\n%+v\nwant\n%+v", got, want)
+	}
+	if got := planLists(hrefs[:3], 1); len(got) != 3 {
+		t.Errorf("batch 1: %d calls, want one per object", len(got))
+	}
+}
+
+// prefetchWorld is a simulator with clusters c1..c3 (ready), node pools
+// np1, np2 and external auth entra under c1, reached by the real client.
+type prefetchWorld struct {
+	sim    *simulator.Simulator
+	client *ocm.Client
+	clk    *fakeClock
+	c      []string // cluster hrefs
+}
+
+func newPrefetchWorld(t *testing.T) *prefetchWorld {
+	t.Helper()
+	w := &prefetchWorld{clk: newFakeClock()}
+	w.sim = simulator.New(simulator.WithClock(w.clk), simulator.WithDurations(testDurations()))
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(func() { w.sim.Close(); cancel() })
+	url, err := w.sim.Start(ctx, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.client, err = ocm.New(ctx, ocm.Config{URL: url, Timeout: 5 * time.Second}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = w.client.Close() })
+	for i := 1; i <= 3; i++ {
+		c, err := w.client.PostCluster(ctx, cs.ClusterSpec{ID: fmt.Sprintf("%032d", i), Name: fmt.Sprintf("c%d", i),
+			Azure: cs.AzureRef{SubscriptionID: "s", ResourceGroupName: "rg", ResourceName: fmt.Sprintf("c%d", i)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.c = append(w.c, c.Href)
+	}
+	w.clk.Advance(3 * time.Minute)
+	for _, id := range []string{"np1", "np2"} {
+		if _, err := w.client.PostNodePool(ctx, w.c[0], cs.NodePoolSpec{ID: id, Replicas: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := w.client.PostExternalAuth(ctx, w.c[0], cs.ExternalAuthSpec{ID: "entra", IssuerURL: "https://issuer"}); err != nil {
+		t.Fatal(err)
+	}
+	w.sim.ResetLedger()
+	return w
+}
+
+// TestPrefetchAnswersThePolls: after one list per kind and cluster, the
+// polls' reads cost no request; objects the lists did not return are
+// read with their GET and answer as before (404 here).
+func TestPrefetchAnswersThePolls(t *testing.T) {
+	w := newPrefetchWorld(t)
+	ctx := context.Background()
+	np1, np2 := cs.NodePoolHref(w.c[0], "np1"), cs.NodePoolHref(w.c[0], "np2")
+	npGone := cs.NodePoolHref(w.c[0], "gone")
+	ea := cs.ExternalAuthHref(w.c[0], "entra")
+	missing := cs.ClusterHref(fmt.Sprintf("%032d", 99))
+	s := prefetch(ctx, w.client, slog.New(slog.DiscardHandler), []string{w.c[0], w.c[1], w.c[2], missing, np1, np2, npGone, ea}, 100, 4)
+	if l := w.sim.Ledger(); l.Total() != 3 || l.ListCalls().Calls != 3 {
+		t.Fatalf("prefetch made %d requests (%+v), want 3 lists: clusters, node pools, external auths", l.Total(), l.ListCalls())
+	}
+	c := snapshotClient{w.client}
+	sctx := withSnapshot(ctx, s)
+	for _, h := range w.c {
+		st, err := c.GetClusterStatus(sctx, h)
+		if err != nil || st.State != cs.ClusterStateReady {
+			t.Errorf("status of %s = %+v, %v; want ready", h, st, err)
+		}
+	}
+	if cl, err := c.GetCluster(sctx, w.c[1]); err != nil || cl.Href != w.c[1] || cl.Status.State != cs.ClusterStateReady {
+		t.Errorf("cluster %s = %+v, %v", w.c[1], cl, err)
+	}
+	if st, err := c.GetNodePoolStatus(sctx, np2); err != nil || st.State != cs.NodePoolStateValidating {
+		t.Errorf("node pool status = %+v, %v; want validating", st, err)
+	}
+	if np, err := c.GetNodePool(sctx, np1); err != nil || np.Replicas != 1 {
+		t.Errorf("node pool = %+v, %v", np, err)
+	}
+	if a, err := c.GetExternalAuth(sctx, ea); err != nil || a.Status.State != cs.ExternalAuthStateReady {
+		t.Errorf("external auth = %+v, %v", a, err)
+	}
+	if l := w.sim.Ledger(); l.Total() != 3 {
+		t.Errorf("the polls made %d requests after the lists, want none", l.Total()-3)
+	}
+	if _, err := c.GetClusterStatus(sctx, missing); !cs.IsNotFound(err) {
+		t.Errorf("a cluster no list returned: err = %v, want the GET's 404", err)
+	}
+	if _, err := c.GetNodePoolStatus(sctx, npGone); !cs.IsNotFound(err) {
+		t.Errorf("a node pool no list returned: err = %v, want the GET's 404", err)
+	}
+	if l := w.sim.Ledger(); l.Count("GET", cs.ClustersPath+"/{id}/status") != 1 ||
+		l.Count("GET", cs.ClustersPath+"/{id}/node_pools/{np}/status") != 1 {
+		t.Errorf("fallback GETs = %v, want one of each", l.ByPattern)
+	}
+	// Without a snapshot in ctx, every read is a GET.
+	w.sim.ResetLedger()
+	if _, err := c.GetClusterStatus(ctx, w.c[0]); err != nil || w.sim.Ledger().Total() != 1 {
+		t.Errorf("no snapshot: %v, %d requests; want one GET", err, w.sim.Ledger().Total())
+	}
+}
+
+// TestPrefetchFailureStaysInItsBatch: a list that fails leaves its own
+// objects to their GETs (so one sick object costs the healthy ones of its
+// batch nothing but the list's time) and costs the other batches nothing;
+// a list answered 404 (the parent cluster gone) leaves its objects to
+// their GETs too, which answer 404 as before.
+func TestPrefetchFailureStaysInItsBatch(t *testing.T) {
+	w := newPrefetchWorld(t)
+	ctx := context.Background()
+	if err := w.sim.FailNext(1, 503); err != nil {
+		t.Fatal(err)
+	}
+	gone := cs.ClusterHref(fmt.Sprintf("%032d", 98))
+	npOfGone := cs.NodePoolHref(gone, "np1")
+	logs := &syncBuffer{}
+	log := slog.New(slog.NewTextHandler(logs, nil))
+	// Batch 2: the first list (c1, c2) fails, the second (c3) does not.
+	s := prefetch(ctx, w.client, log, []string{w.c[0], w.c[1], w.c[2], npOfGone}, 2, 1)
+	if len(s.clusters) != 1 {
+		t.Fatalf("snapshot holds %d clusters, want only c3's", len(s.clusters))
+	}
+	if got := logs.String(); strings.Count(got, "batched clusters service read failed") != 1 ||
+		!strings.Contains(got, "objects=2") || !strings.Contains(got, "503") {
+		t.Errorf("want one warning naming the failed list's 2 objects and its 503, got:\n%s", got)
+	}
+	c := snapshotClient{w.client}
+	sctx := withSnapshot(ctx, s)
+	w.sim.ResetLedger()
+	if st, err := c.GetClusterStatus(sctx, w.c[2]); err != nil || st.State != cs.ClusterStateReady || w.sim.Ledger().Total() != 0 {
+		t.Errorf("%s in the good list = %+v, %v after %d requests; want ready from the list", w.c[2], st, err, w.sim.Ledger().Total())
+	}
+	for _, h := range w.c[:2] {
+		if st, err := c.GetClusterStatus(sctx, h); err != nil || st.State != cs.ClusterStateReady {
+			t.Errorf("%s in the failed list = %+v, %v; want its own GET to answer ready", h, st, err)
+		}
+	}
+	if n := w.sim.Ledger().Count("GET", cs.ClustersPath+"/{id}/status"); n != 2 {
+		t.Errorf("%d status GETs, want one for each object of the failed list", n)
+	}
+	if _, err := c.GetNodePoolStatus(sctx, npOfGone); !cs.IsNotFound(err) {
+		t.Errorf("node pool of a gone cluster: err = %v, want its GET's 404", err)
+	}
+}

@@ -1,0 +1,252 @@
+// Package testserver runs the local Cosmos-compatible test server
+// (tools/cosmos-test-server): for tests through package cosmostest, and
+// for the Cosmos scenario of hcpops bench, which must not link the
+// testing package into the shipped binary.
+package testserver
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// EmulatorKey is the Cosmos DB emulator's published, well-known key. The test
+// server checks no signature; the SDK only needs valid base64.
+const EmulatorKey = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw=="
+
+const (
+	readyTimeout   = 30 * time.Second
+	npmTimeout     = 10 * time.Minute
+	startAttempts  = 3
+	serverScript   = "cosmos-test-server.js"
+	serverPackage  = "node_modules/@vercel/cosmosdb-server/package.json"
+	toolsDirectory = "tools/cosmos-test-server"
+)
+
+// Server is one running test server process.
+type Server struct {
+	// Endpoint is the https URL of the server, e.g. https://127.0.0.1:40123/.
+	Endpoint string
+	cmd      *exec.Cmd
+	exited   chan struct{}
+	logPath  string
+}
+
+// Dir finds tools/cosmos-test-server by walking up from the working
+// directory to the module root (the directory holding go.mod).
+func Dir() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("finding module root: %w", err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return filepath.Join(dir, toolsDirectory), nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("finding module root: no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// Install runs npm ci in dir unless the pinned package is already there.
+// A lock file serialises test binaries that start at once.
+func Install(ctx context.Context, dir string) error {
+	if installed(dir) {
+		return nil
+	}
+	lock, err := os.OpenFile(filepath.Join(os.TempDir(), "hcpops-cosmos-test-server-npm.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return fmt.Errorf("opening npm lock: %w", err)
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return fmt.Errorf("locking npm lock: %w", err)
+	}
+	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) //nolint:errcheck // closing releases it too
+	if installed(dir) {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, npmTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "npm", "ci", "--no-audit", "--no-fund")
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("npm ci in %s: %w\n%s", dir, err, tail(out, 4000))
+	}
+	return nil
+}
+
+func installed(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, serverPackage))
+	return err == nil
+}
+
+// Start starts the wrapper in dir on a free loopback port and waits
+// until GET / answers 200. Ports are picked by probing, so a lost race is
+// retried on another port.
+func Start(ctx context.Context, dir string) (*Server, error) {
+	var errs []error
+	for range startAttempts {
+		s, err := startOnce(ctx, dir)
+		if err == nil {
+			return s, nil
+		}
+		errs = append(errs, err)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, fmt.Errorf("starting cosmos test server: %w", errors.Join(errs...))
+}
+
+func startOnce(ctx context.Context, dir string) (*Server, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	logFile, err := os.CreateTemp("", "cosmos-test-server-*.log")
+	if err != nil {
+		return nil, fmt.Errorf("creating server log: %w", err)
+	}
+	defer logFile.Close()
+	// Start node itself (not npx) so the pid we kill is the server's.
+	cmd := exec.Command("node", serverScript, "-p", strconv.Itoa(port), "--host", "127.0.0.1", "--keep-alive")
+	cmd.Dir = dir
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = childAttrs()
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("running node %s: %w", serverScript, err)
+	}
+	s := &Server{
+		Endpoint: fmt.Sprintf("https://127.0.0.1:%d/", port),
+		cmd:      cmd,
+		exited:   make(chan struct{}),
+		logPath:  logFile.Name(),
+	}
+	go func() {
+		_ = cmd.Wait()
+		close(s.exited)
+	}()
+	if err := s.waitReady(ctx); err != nil {
+		_ = s.Stop()
+		return nil, fmt.Errorf("%w\nserver log:\n%s", err, s.Log())
+	}
+	return s, nil
+}
+
+func (s *Server) waitReady(ctx context.Context) error {
+	client := &http.Client{
+		Timeout: 2 * time.Second,
+		Transport: &http.Transport{
+			Proxy:           nil,
+			TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // loopback test server
+		},
+	}
+	defer client.CloseIdleConnections()
+	deadline := time.NewTimer(readyTimeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.Endpoint, nil)
+		if err != nil {
+			return err
+		}
+		if resp, err := client.Do(req); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-s.exited:
+			return fmt.Errorf("server exited before it was ready (%v)", s.cmd.ProcessState)
+		case <-deadline.C:
+			return fmt.Errorf("server at %s not ready after %s", s.Endpoint, readyTimeout)
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+// Exited reports whether the server process has ended (crashed, if nobody
+// stopped it).
+func (s *Server) Exited() bool {
+	select {
+	case <-s.exited:
+		return true
+	default:
+		return false
+	}
+}
+
+// Stop kills the server process and waits for it to exit.
+func (s *Server) Stop() error {
+	select {
+	case <-s.exited:
+		return nil
+	default:
+	}
+	if err := s.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return fmt.Errorf("killing cosmos test server pid %d: %w", s.cmd.Process.Pid, err)
+	}
+	select {
+	case <-s.exited:
+	case <-time.After(5 * time.Second):
+		return fmt.Errorf("cosmos test server pid %d did not exit", s.cmd.Process.Pid)
+	}
+	_ = os.Remove(s.logPath)
+	return nil
+}
+
+// Log returns the tail of the server's output, for failure messages.
+func (s *Server) Log() string {
+	out, err := os.ReadFile(s.logPath)
+	if err != nil {
+		return fmt.Sprintf("(no log: %v)", err)
+	}
+	return tail(out, 4000)
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("finding a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func tail(b []byte, n int) string {
+	if len(b) > n {
+		b = b[len(b)-n:]
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			b = b[i+1:]
+		}
+	}
+	var sb strings.Builder
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		sb.WriteString("  | ")
+		sb.WriteString(sc.Text())
+		sb.WriteByte('\n')
+	}
+	return sb.String()
+}

@@ -1,0 +1,59 @@
+package embedded
+
+import (
+	"context"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/hcpops/hcpops/core/store"
+)
+
+// ReadMany reads the documents in one read transaction; a damaged page
+// is ErrDamaged, as for Get.
+func (s *Store) ReadMany(ctx context.Context, refs []store.DocRef) (map[store.DocRef]store.Item, error) {
+	if err := checkReadMany(ctx, refs); err != nil {
+		return nil, fmt.Errorf("reading %d documents: %w", len(refs), err)
+	}
+	now := s.now().Unix()
+	out := make(map[store.DocRef]store.Item, len(refs))
+	err := s.view(func(tx *bolt.Tx) error {
+		docs := tx.Bucket(bucketDocs)
+		for _, ref := range refs {
+			v := docs.Get(docKey(ref.PartitionKey, ref.ID))
+			if v == nil {
+				continue
+			}
+			rec, err := decodeRecord(v)
+			if err != nil {
+				return fmt.Errorf("document %s in partition %s: %w", ref.ID, ref.PartitionKey, err)
+			}
+			if rec.visible(now) {
+				out[ref] = itemOf(rec)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading %d documents: %w", len(refs), err)
+	}
+	return out, nil
+}
+
+func checkReadMany(ctx context.Context, refs []store.DocRef) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if len(refs) > store.MaxReadMany {
+		return fmt.Errorf("%w: %d documents, more than %d", store.ErrInvalid, len(refs), store.MaxReadMany)
+	}
+	for _, r := range refs {
+		if err := checkPartitionKey(r.PartitionKey); err != nil {
+			return fmt.Errorf("document %q: %w", r.ID, err)
+		}
+		if err := checkID(r.ID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
