@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 
 	"github.com/hcpops/hcpops/app"
 	"github.com/hcpops/hcpops/core/clusterservice/simulator"
@@ -31,7 +30,11 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
-	logger := app.Logger(*format, slog.LevelInfo)
+	level, err := handlers.ParseLevel(getenv(handlers.EnvLogLevel))
+	if err != nil {
+		return err
+	}
+	logger := app.Logger(*format, level)
 	a, err := app.New(ctx, getenv, logger, app.Parts{})
 	if err != nil {
 		return err

@@ -116,7 +116,8 @@ func New(ctx context.Context, getenv func(string) string, logger *slog.Logger, p
 	if clock == nil {
 		clock = time.Now
 	}
-	eng, err := lifecycle.New(lifecycle.Deps{Store: a.Store, ClusterService: a.ClusterService, Notifier: notifier, Clock: clock, Logger: logger}, set.lifecycle)
+	// Measured: the functions' telemetry counts CS calls per invocation.
+	eng, err := lifecycle.New(lifecycle.Deps{Store: a.Store, ClusterService: clusterservice.Measured(a.ClusterService), Notifier: notifier, Clock: clock, Logger: logger}, set.lifecycle)
 	if err != nil {
 		return nil, fmt.Errorf("building the lifecycle engine: %w", err)
 	}
@@ -164,6 +165,9 @@ func (a *App) Handler(getenv func(string) string, cfg handlers.Config) (*handler
 	if err != nil {
 		return nil, err
 	}
+	if cfg.Auth, err = handlers.AuthFromEnv(getenv); err != nil {
+		return nil, err
+	}
 	srv := handlers.New(cfg, a.Logger)
 	if err := functions.Register(srv, a.Engine, fcfg, a.Logger); err != nil {
 		return nil, fmt.Errorf("registering functions: %w", err)
@@ -207,13 +211,9 @@ func (a *App) Close() error {
 	return errors.Join(errs...)
 }
 
-// Logger builds the process logger: JSON or text on stderr, with the
-// invocation ID of the current request on every line.
+// Logger builds the process logger: JSON or text, Debug and Info on
+// stdout, Warn and Error on stderr (what the Functions host expects), with
+// the invocation id of the current request on every line.
 func Logger(format string, level slog.Level) *slog.Logger {
-	opts := &slog.HandlerOptions{Level: level}
-	var h slog.Handler = slog.NewJSONHandler(os.Stderr, opts)
-	if format == "text" {
-		h = slog.NewTextHandler(os.Stderr, opts)
-	}
-	return slog.New(handlers.LogHandler(h))
+	return slog.New(handlers.StreamHandler(os.Stdout, os.Stderr, format, level))
 }

@@ -3,6 +3,7 @@ package app
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"sync"
 	"testing"
@@ -38,9 +40,17 @@ const (
 
 // sink is ARM's notification endpoint, on loopback.
 type sink struct {
-	mu  sync.Mutex
-	got []arm.OperationStatus
-	srv *httptest.Server
+	mu   sync.Mutex
+	got  []arm.OperationStatus
+	srv  *httptest.Server
+	fail int // answer this many more requests with 500
+}
+
+// failFirst makes the next n notifications fail with a 500.
+func (s *sink) failFirst(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fail = n
 }
 
 func newSink(t *testing.T) *sink {
@@ -50,6 +60,11 @@ func newSink(t *testing.T) *sink {
 		_ = json.NewDecoder(r.Body).Decode(&st)
 		s.mu.Lock()
 		defer s.mu.Unlock()
+		if s.fail > 0 {
+			s.fail--
+			w.WriteHeader(http.StatusInternalServerError)
+			return
+		}
 		s.got = append(s.got, st)
 	}))
 	t.Cleanup(s.srv.Close)
@@ -64,6 +79,61 @@ type rig struct {
 	sim     *simulator.Simulator
 	handler *httptest.Server
 	sink    *sink
+	logs    *recordLog
+}
+
+// recordLog collects the JSON lines the production logger writes, both
+// streams in one, in order.
+type recordLog struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *recordLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+// records returns every line decoded, in order.
+func (l *recordLog) records(t *testing.T) []map[string]any {
+	t.Helper()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(l.buf.String()), "\n") {
+		if line == "" {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("log line is not JSON: %q: %v", line, err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// named waits (generously: the invocation's line is written as its
+// response goes out) until at least n records named msg were written.
+func (l *recordLog) named(t *testing.T, msg string, n int) []map[string]any {
+	t.Helper()
+	var got []map[string]any
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		got = got[:0]
+		for _, r := range l.records(t) {
+			if r["msg"] == msg {
+				got = append(got, r)
+			}
+		}
+		if len(got) >= n || time.Now().After(deadline) {
+			break
+		}
+	}
+	if len(got) < n {
+		t.Fatalf("%d %q records, want at least %d", len(got), msg, n)
+	}
+	return got
 }
 
 func newRig(t *testing.T) *rig {
@@ -75,22 +145,53 @@ func newRig(t *testing.T) *rig {
 // the simulator's URL.
 func newRigWith(t *testing.T, override func(simURL string) map[string]string) *rig {
 	t.Helper()
-	return newRigFull(t, override, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	return newRigEnv(t, override, Parts{})
 }
 
-// newRigLogging is newRig with the app logging to logger.
-func newRigLogging(t *testing.T, logger *slog.Logger) *rig {
+// withSettings is an override that ignores the simulator's URL.
+func withSettings(m map[string]string) func(string) map[string]string {
+	return func(string) map[string]string { return m }
+}
+
+// armAppID is the application the rig's callers authenticate as: a made-up
+// id standing for ARM's, allowed by HCPOPS_ARM_CLIENT_APP_IDS.
+const armAppID = "8e9c1f6a-0d53-4d43-9c1e-2b6f4a7b9d01"
+
+// principal is the X-MS-CLIENT-PRINCIPAL header App Service Authentication
+// would inject for a token of application appID.
+func principal(appID string) string {
+	b, _ := json.Marshal(map[string]any{"auth_typ": "aad", "claims": []map[string]string{
+		{"typ": "aud", "val": "api://hcpops"}, {"typ": "appid", "val": appID}}})
+	return base64.StdEncoding.EncodeToString(b)
+}
+
+// asARM adds ARM's principal to requests that carry none, as App Service
+// Authentication does in front of the real host.
+type asARM struct{ base http.RoundTripper }
+
+func (a asARM) RoundTrip(r *http.Request) (*http.Response, error) {
+	if _, ok := r.Header[http.CanonicalHeaderKey(handlers.HeaderClientPrincipal)]; !ok {
+		r = r.Clone(r.Context())
+		r.Header.Set(handlers.HeaderClientPrincipal, principal(armAppID))
+	}
+	return a.base.RoundTrip(r)
+}
+
+// newRigEnv is newRigWith with parts supplied.
+func newRigEnv(t *testing.T, override func(simURL string) map[string]string, parts Parts) *rig {
 	t.Helper()
-	return newRigFull(t, nil, logger)
+	return newRigParts(t, override, nil, parts)
 }
 
+// newRigFull is newRigWith with the app logging to logger.
 func newRigFull(t *testing.T, override func(simURL string) map[string]string, logger *slog.Logger) *rig {
 	t.Helper()
 	return newRigParts(t, override, logger, Parts{})
 }
 
-// newRigParts is newRigFull with the given parts used instead of the ones
-// the settings would build.
+// newRigParts builds the rig: the given parts are used instead of the ones
+// the settings would build, and a nil logger is the production handler
+// with both streams into r.logs.
 func newRigParts(t *testing.T, override func(simURL string) map[string]string, logger *slog.Logger, parts Parts) *rig {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -106,11 +207,16 @@ func newRigParts(t *testing.T, override func(simURL string) map[string]string, l
 		"CLUSTERS_SERVICE_URL":               simURL,
 		"CLUSTERS_SERVICE_RETRY_LIMIT":       "0",
 		"HCPOPS_NOTIFICATION_ALLOW_LOOPBACK": "true",
+		"HCPOPS_ARM_CLIENT_APP_IDS":          armAppID,
 	}
 	if override != nil {
 		maps.Copy(env, override(simURL))
 	}
 	getenv := func(k string) string { return env[k] }
+	logs := &recordLog{}
+	if logger == nil {
+		logger = slog.New(handlers.StreamHandler(logs, logs, "json", slog.LevelInfo))
+	}
 	a, err := New(ctx, getenv, logger, parts)
 	if err != nil {
 		t.Fatal(err)
@@ -122,14 +228,20 @@ func newRigParts(t *testing.T, override func(simURL string) map[string]string, l
 	}
 	h := httptest.NewServer(srv)
 	t.Cleanup(h.Close)
-	return &rig{t: t, app: a, sim: sim, handler: h, sink: newSink(t)}
+	h.Client().Transport = asARM{h.Client().Transport}
+	return &rig{t: t, app: a, sim: sim, handler: h, sink: newSink(t), logs: logs}
 }
 
 // submit writes the cluster create the frontend would, with the fixed
 // operation UUID the golden payload names.
 func (r *rig) submit() {
 	r.t.Helper()
-	now := time.Date(2026, 3, 14, 1, 59, 26, 714826736, time.UTC)
+	r.submitAt(time.Date(2026, 3, 14, 1, 59, 26, 714826736, time.UTC))
+}
+
+// submitAt is submit with the frontend's clock at now.
+func (r *rig) submitAt(now time.Time) {
+	r.t.Helper()
 	fe := frontend.New(r.app.Store, func() time.Time { return now }, func() string { return opName })
 	_, err := fe.PutCluster(context.Background(), clusterID, frontend.ClusterSpec{Location: "eastus", VersionID: "4.20", ChannelGroup: "stable"},
 		frontend.Options{TenantID: tenant, NotificationURI: r.sink.srv.URL + "/notify"})
@@ -239,6 +351,23 @@ func changesSince(t *testing.T, s store.Store, cont string) int {
 		t.Fatal(err)
 	}
 	return len(p.Items)
+}
+
+// logLines decodes JSON log lines.
+func logLines(t *testing.T, b []byte) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for _, line := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
+		if len(line) == 0 {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal(line, &m); err != nil {
+			t.Fatalf("log line is not JSON: %q", line)
+		}
+		out = append(out, m)
+	}
+	return out
 }
 
 func readFile(t *testing.T, path string) []byte {

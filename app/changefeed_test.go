@@ -1,10 +1,8 @@
 package app
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -74,8 +72,7 @@ func hostBatch(t *testing.T, retry, maxRetry int, docs ...map[string]any) []byte
 // logged with their ids and skipped, the answer is 200 and nothing is
 // written for the bad ones.
 func TestUnaddressableDocumentsAreSkipped(t *testing.T) {
-	var logs bytes.Buffer
-	r := newRigLogging(t, slog.New(slog.NewJSONHandler(&logs, nil)))
+	r := newRig(t)
 	good1, good2 := r.submitCluster("good-1"), r.submitCluster("good-2")
 	// The bad ones are copies of a live operation, so only their address is wrong.
 	template := r.submitCluster("target")
@@ -110,8 +107,9 @@ func TestUnaddressableDocumentsAreSkipped(t *testing.T) {
 		if resp.StatusCode != http.StatusOK {
 			t.Fatalf("attempt %d: %d %s, want 200", attempt, resp.StatusCode, out)
 		}
-		if want := "dispatched=2 skipped=11"; !strings.Contains(string(out), want) && attempt == 0 {
-			t.Fatalf("answer %s, want it to say %s", out, want)
+		rec := r.logs.named(t, "dispatch.batch", attempt+1)[attempt]
+		if attempt == 0 && (rec["dispatched"] != 2.0 || rec["skipped"] != 11.0) {
+			t.Fatalf("batch record %v, want dispatched=2 skipped=11", rec)
 		}
 	}
 	if n := r.sim.Ledger().Count("POST", "/api/aro_hcp/v1alpha1/clusters"); n != 2 {
@@ -139,7 +137,7 @@ func TestUnaddressableDocumentsAreSkipped(t *testing.T) {
 	}
 	// Each bad document is named in an Error line (per delivery), and no
 	// batch was given up.
-	lines := logLines(t, logs.Bytes())
+	lines := r.logs.records(t)
 	skipped := 0
 	for _, l := range lines {
 		if l["msg"] == "skipping an operation document that cannot be addressed" && l["level"] == "ERROR" {
@@ -163,8 +161,7 @@ func TestUnaddressableDocumentsAreSkipped(t *testing.T) {
 // (A retry of the same operation is deferred to the tick, since its pending
 // cluster ID may still be in flight, so each attempt here is a new one.)
 func TestTransientFailureRetriesThenGivesUp(t *testing.T) {
-	var logs bytes.Buffer
-	r := newRigLogging(t, slog.New(slog.NewJSONHandler(&logs, nil)))
+	r := newRig(t)
 	first, last := r.submitCluster("throttled-1"), r.submitCluster("throttled-2")
 	garbage := map[string]any{}
 	for k, v := range last {
@@ -176,7 +173,7 @@ func TestTransientFailureRetriesThenGivesUp(t *testing.T) {
 	}
 	givenUp := func() []map[string]any {
 		var out []map[string]any
-		for _, l := range logLines(t, logs.Bytes()) {
+		for _, l := range r.logs.records(t) {
 			if l["msg"] == "changefeed.batch_given_up" {
 				out = append(out, l)
 			}
@@ -210,20 +207,4 @@ func TestTransientFailureRetriesThenGivesUp(t *testing.T) {
 	if resp, out := r.post("/dispatchOperations", hostBatch(t, -1, 0, r.submitCluster("recovered"), garbage)); resp.StatusCode != http.StatusOK {
 		t.Fatalf("after recovery: %d %s", resp.StatusCode, out)
 	}
-}
-
-func logLines(t *testing.T, b []byte) []map[string]any {
-	t.Helper()
-	var out []map[string]any
-	for _, line := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
-		if len(line) == 0 {
-			continue
-		}
-		var m map[string]any
-		if err := json.Unmarshal(line, &m); err != nil {
-			t.Fatalf("log line is not JSON: %q", line)
-		}
-		out = append(out, m)
-	}
-	return out
 }

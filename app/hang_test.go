@@ -146,9 +146,9 @@ func TestHungClustersServiceThroughTheHandler(t *testing.T) {
 
 	tick := readFile(t, "../functions/pollOperations/testdata/tick.json")
 	resp, body := r.post("/pollOperations", tick)
-	logs := fmt.Sprint(ensureJSON(t, body)["Logs"])
-	if resp.StatusCode != http.StatusOK || !strings.Contains(logs, "tick: polled=6 changed=4") || !strings.Contains(logs, "errors=2") {
-		t.Fatalf("tick 1: %d %s", resp.StatusCode, body)
+	rec := r.logs.named(t, "poll.tick", 1)[0]
+	if resp.StatusCode != http.StatusOK || rec["polled"] != 6.0 || rec["changed"] != 4.0 || rec["errors"] != 2.0 {
+		t.Fatalf("tick 1: %d %s, record %v", resp.StatusCode, body, rec)
 	}
 	for i, n := range order {
 		want := arm.ProvisioningStateSucceeded
@@ -160,7 +160,7 @@ func TestHungClustersServiceThroughTheHandler(t *testing.T) {
 		}
 	}
 	resp, body = r.post("/pollOperations", tick)
-	if logs := fmt.Sprint(ensureJSON(t, body)["Logs"]); resp.StatusCode != http.StatusOK || !strings.Contains(logs, "errors=0 backed_off=2") {
-		t.Fatalf("tick 2: %d %s", resp.StatusCode, body)
+	if rec := r.logs.named(t, "poll.tick", 2)[1]; resp.StatusCode != http.StatusOK || rec["errors"] != 0.0 || rec["backed_off"] != 2.0 {
+		t.Fatalf("tick 2: %d %s, record %v", resp.StatusCode, body, rec)
 	}
 }

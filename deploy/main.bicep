@@ -1,11 +1,15 @@
 // hcpops on Azure: a Linux Function App running the Go custom handler, the
 // Cosmos DB account it reads and writes (database, Resources and leases
-// containers), the storage account the Functions host needs, and one
-// user-assigned identity that reaches both with data-plane roles, so no key
-// or connection string is stored anywhere.
+// containers), the storage account the Functions host needs, a Log
+// Analytics workspace with an Application Insights component for the logs
+// and telemetry, and one user-assigned identity that reaches all of them
+// with data-plane roles, so no key or connection string is stored anywhere.
+// App Service Authentication (Entra ID) lets only ARM's applications call
+// the HTTP functions.
 //
 //   az deployment group create -g <rg> -f deploy/main.bicep \
-//     -p clustersServiceUrl=https://clusters-service.example.com
+//     -p clustersServiceUrl=https://clusters-service.example.com \
+//        authClientId=<RP app registration id> armClientAppIds='["<ARM app id>"]'
 //
 // Then zip-deploy dist/functionapp.zip (make package); see docs/functions.md.
 
@@ -14,13 +18,18 @@ targetScope = 'resourceGroup'
 @description('Region for every resource.')
 param location string = resourceGroup().location
 
-@description('Prefix for resource names; keep it short (storage names allow 24 lower-case characters).')
+@description('Prefix for resource names: 3 to 11 lower-case letters and digits (storage account names allow only those, 24 at most, and the prefix is followed by 13 unique characters). Upper case is lowered and hyphens dropped where Azure requires.')
 @minLength(3)
 @maxLength(11)
 param namePrefix string = 'hcpops'
 
+// Storage and Cosmos DB account names must be lower case; storage names
+// take letters and digits only.
+var prefix = toLower(namePrefix)
+var compactPrefix = replace(prefix, '-', '')
+
 @description('Function App name (part of its public host name).')
-param functionAppName string = '${namePrefix}-${uniqueString(resourceGroup().id)}'
+param functionAppName string = '${prefix}-${uniqueString(resourceGroup().id)}'
 
 @description('App Service plan SKU. A dedicated plan keeps the 10-second poll timer warm (Always On).')
 @allowed([
@@ -34,7 +43,7 @@ param functionAppName string = '${namePrefix}-${uniqueString(resourceGroup().id)
 param planSku string = 'B1'
 
 @description('Cosmos DB account name (globally unique, lower case).')
-param cosmosAccountName string = '${namePrefix}-${uniqueString(resourceGroup().id)}'
+param cosmosAccountName string = '${prefix}-${uniqueString(resourceGroup().id)}'
 
 @description('Cosmos DB database holding the Resources and leases containers (COSMOS_DATABASE).')
 param cosmosDatabaseName string = 'hcpops'
@@ -54,20 +63,86 @@ param notificationHosts string = 'management.azure.com'
 @description('Upper bound of one poll tick (HCPOPS_POLL_BUDGET); keep it below host.json functionTimeout (5 minutes).')
 param pollBudget string = '4m'
 
+@description('Lowest level the handler logs (HCPOPS_LOG_LEVEL): debug, info, warn or error.')
+@allowed([
+  'debug'
+  'info'
+  'warn'
+  'error'
+])
+param logLevel string = 'info'
+
+@description('Days Log Analytics keeps the logs and telemetry.')
+@minValue(30)
+@maxValue(730)
+param logRetentionDays int = 30
+
+@description('Application (client) id of the resource provider\'s Entra app registration: the audience ARM requests tokens for.')
+param authClientId string
+
+@description('Entra tenant of that app registration.')
+param authTenantId string = subscription().tenantId
+
+@description('Audience the tokens must carry: the registration\'s application ID URI.')
+param authAudience string = 'api://${authClientId}'
+
+@description('Application ids allowed to call the HTTP functions: ARM\'s, as given to the RP at onboarding (see docs/functions.md). Both App Service Authentication and the handler (HCPOPS_ARM_CLIENT_APP_IDS) check them.')
+@minLength(1)
+param armClientAppIds array
+
 @description('Extra app settings, e.g. Key Vault references for CLUSTERS_SERVICE_CLIENT_SECRET.')
 param extraAppSettings object = {}
 
-var storageAccountName = take(toLower('${namePrefix}${uniqueString(resourceGroup().id)}'), 24)
+var storageAccountName = take('${compactPrefix}${uniqueString(resourceGroup().id)}', 24)
 
 // Built-in role ids (the same in every tenant).
 var storageBlobDataOwner = 'b7e6dc6d-f1e8-4753-8033-0f276bb0955b'
 var storageQueueDataContributor = '974c5e8b-45b9-4653-ba55-5f855dd0fb88'
 var storageTableDataContributor = '0a9a7e1f-b9d0-4cc4-a60d-0319b160aaa3'
 var cosmosBuiltInDataContributor = '00000000-0000-0000-0000-000000000002'
+// "Monitoring Metrics Publisher": lets an Entra identity ingest into
+// Application Insights when local (key) authentication is off.
+var monitoringMetricsPublisher = '3913510d-42f4-4e42-8a64-420c390055eb'
 
 resource identity 'Microsoft.ManagedIdentity/userAssignedIdentities@2023-01-31' = {
-  name: '${namePrefix}-identity'
+  name: '${prefix}-identity'
   location: location
+}
+
+// ---- logs and telemetry: the host's traces and every line the handler
+// writes (stdout at Information, stderr at Warning/Error) land in "traces".
+
+resource workspace 'Microsoft.OperationalInsights/workspaces@2023-09-01' = {
+  name: '${prefix}-logs'
+  location: location
+  properties: {
+    sku: {
+      name: 'PerGB2018'
+    }
+    retentionInDays: logRetentionDays
+  }
+}
+
+resource insights 'Microsoft.Insights/components@2020-02-02' = {
+  name: '${prefix}-insights'
+  location: location
+  kind: 'web'
+  properties: {
+    Application_Type: 'web'
+    WorkspaceResourceId: workspace.id
+    // Keyless: only Entra identities (the app's) may ingest.
+    DisableLocalAuth: true
+  }
+}
+
+resource insightsRole 'Microsoft.Authorization/roleAssignments@2022-04-01' = {
+  name: guid(insights.id, identity.id, monitoringMetricsPublisher)
+  scope: insights
+  properties: {
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', monitoringMetricsPublisher)
+    principalId: identity.properties.principalId
+    principalType: 'ServicePrincipal'
+  }
 }
 
 // ---- host storage (timer locks and schedule status, change-feed host state)
@@ -204,7 +279,7 @@ resource cosmosDataRole 'Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignment
 // ---- the Function App
 
 resource plan 'Microsoft.Web/serverfarms@2023-12-01' = {
-  name: '${namePrefix}-plan'
+  name: '${prefix}-plan'
   location: location
   kind: 'linux'
   sku: {
@@ -232,6 +307,13 @@ var appSettings = union(
     CLUSTERS_SERVICE_URL: clustersServiceUrl
     HCPOPS_NOTIFICATION_HOSTS: notificationHosts
     HCPOPS_POLL_BUDGET: pollBudget
+    HCPOPS_LOG_LEVEL: logLevel
+    HCPOPS_AUTH: 'required'
+    HCPOPS_ARM_CLIENT_APP_IDS: join(armClientAppIds, ',')
+    // The host ships its traces and the handler's lines to Application
+    // Insights; keyless, as the user-assigned identity.
+    APPLICATIONINSIGHTS_CONNECTION_STRING: insights.properties.ConnectionString
+    APPLICATIONINSIGHTS_AUTHENTICATION_STRING: 'ClientId=${identity.properties.clientId};Authorization=AAD'
   },
   extraAppSettings
 )
@@ -266,12 +348,59 @@ resource functionApp 'Microsoft.Web/sites@2023-12-01' = {
   dependsOn: [
     storageRoles
     cosmosDataRole
+    insightsRole
     resourcesContainer
     leasesContainer
   ]
 }
 
+// App Service Authentication in front of the host: a request without a
+// valid Entra ID token for the RP's audience, from one of ARM's
+// applications, is answered 401 before it reaches the Functions host, and
+// the validated caller reaches the handler as X-MS-CLIENT-PRINCIPAL (which
+// the handler checks again). The host's readiness ping to the handler and
+// the triggers never pass through it, so no path is excluded.
+resource authSettings 'Microsoft.Web/sites/config@2023-12-01' = {
+  parent: functionApp
+  name: 'authsettingsV2'
+  properties: {
+    platform: {
+      enabled: true
+    }
+    globalValidation: {
+      requireAuthentication: true
+      unauthenticatedClientAction: 'Return401'
+    }
+    identityProviders: {
+      azureActiveDirectory: {
+        enabled: true
+        registration: {
+          clientId: authClientId
+          openIdIssuer: '${environment().authentication.loginEndpoint}${authTenantId}/v2.0'
+        }
+        validation: {
+          allowedAudiences: [
+            authAudience
+          ]
+          defaultAuthorizationPolicy: {
+            allowedApplications: armClientAppIds
+          }
+        }
+      }
+    }
+    login: {
+      tokenStore: {
+        enabled: false
+      }
+    }
+  }
+}
+
 output functionAppName string = functionApp.name
 output functionAppHostName string = functionApp.properties.defaultHostName
+output functionAppUrl string = 'https://${functionApp.properties.defaultHostName}'
 output cosmosEndpoint string = cosmos.properties.documentEndpoint
 output identityClientId string = identity.properties.clientId
+output appInsightsName string = insights.name
+output appInsightsId string = insights.id
+output logAnalyticsWorkspaceId string = workspace.id

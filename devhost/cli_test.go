@@ -133,7 +133,7 @@ func TestDevLifecycleLinesCarryInvocationIDs(t *testing.T) {
 	dispatched := 0
 	for _, line := range strings.Split(logs.String(), "\n") {
 		var rec map[string]any
-		if json.Unmarshal([]byte(line), &rec) != nil || rec["msg"] != "operation dispatched" {
+		if json.Unmarshal([]byte(line), &rec) != nil || rec["msg"] != "operation.dispatched" {
 			continue
 		}
 		dispatched++
@@ -142,7 +142,7 @@ func TestDevLifecycleLinesCarryInvocationIDs(t *testing.T) {
 		}
 	}
 	if dispatched == 0 {
-		t.Fatalf("no 'operation dispatched' lines in the logs:\n%s", logs.String())
+		t.Fatalf("no operation.dispatched lines in the logs:\n%s", logs.String())
 	}
 }
 
@@ -176,7 +176,7 @@ func TestSecondDevNamesTheCause(t *testing.T) {
 func TestIdleDevIsQuiet(t *testing.T) {
 	var out, logs syncBuffer
 	startDev(t, fastOptions(t), &out, &logs)
-	waitFor(t, "three poll ticks", func() bool { return strings.Count(logs.String(), `"msg":"tick: `) >= 3 })
+	waitFor(t, "three poll ticks", func() bool { return strings.Count(logs.String(), `"msg":"poll.tick"`) >= 3 })
 	text := out.String()
 	i := strings.Index(text, "serving;")
 	if i < 0 {

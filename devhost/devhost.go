@@ -42,7 +42,11 @@ const (
 
 // devSettings fill app settings a local run needs when neither the
 // environment nor local.settings.json has them.
-func devSettings() map[string]string { return map[string]string{"COSMOS_DATABASE": "hcpops"} }
+// HCPOPS_AUTH=none: no App Service Authentication runs in front of a
+// laptop, so the status route takes any caller (with a warning at start).
+func devSettings() map[string]string {
+	return map[string]string{"COSMOS_DATABASE": "hcpops", "HCPOPS_AUTH": "none"}
+}
 
 // LogFile is where a run's logs go in the data dir, unless -v.
 const LogFile = "dev.log"

@@ -5,15 +5,11 @@
 package functions
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"strings"
 	"time"
 
-	"github.com/hcpops/hcpops/core/arm"
-	"github.com/hcpops/hcpops/core/lifecycle"
 	dispatchoperations "github.com/hcpops/hcpops/functions/dispatchOperations"
 	operationstatus "github.com/hcpops/hcpops/functions/operationStatus"
 	polloperations "github.com/hcpops/hcpops/functions/pollOperations"
@@ -60,7 +56,6 @@ func Register(s *handlers.Server, eng Engine, cfg Config, logger *slog.Logger) e
 	if eng == nil {
 		return fmt.Errorf("registering functions: nil engine")
 	}
-	eng = correlated{eng}
 	regs := []interface{ Register(*handlers.Server) error }{
 		dispatchoperations.New(eng, logger),
 		polloperations.New(eng, polloperations.Config{Budget: cfg.PollBudget}, logger),
@@ -72,24 +67,4 @@ func Register(s *handlers.Server, eng Engine, cfg Config, logger *slog.Logger) e
 		}
 	}
 	return nil
-}
-
-// correlated hands the host's invocation id to the lifecycle, whose log
-// lines about an operation then name the invocation that touched it.
-type correlated struct{ Engine }
-
-func withID(ctx context.Context) context.Context {
-	return lifecycle.WithInvocationID(ctx, handlers.InvocationID(ctx))
-}
-
-func (c correlated) DispatchDocuments(ctx context.Context, docs []json.RawMessage) (lifecycle.DispatchResult, error) {
-	return c.Engine.DispatchDocuments(withID(ctx), docs)
-}
-
-func (c correlated) Tick(ctx context.Context) (lifecycle.TickResult, error) {
-	return c.Engine.Tick(withID(ctx))
-}
-
-func (c correlated) Status(ctx context.Context, req lifecycle.StatusRequest) (arm.OperationStatus, error) {
-	return c.Engine.Status(withID(ctx), req)
 }

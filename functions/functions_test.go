@@ -28,14 +28,14 @@ type recordingEngine struct {
 	docs     [][]json.RawMessage
 	ticks    int
 	statuses []lifecycle.StatusRequest
-	ids      []string // lifecycle.InvocationID seen by each call
+	ids      []string // handlers.InvocationID seen by each call
 }
 
 func (e *recordingEngine) DispatchDocuments(ctx context.Context, docs []json.RawMessage) (lifecycle.DispatchResult, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.docs = append(e.docs, docs)
-	e.ids = append(e.ids, lifecycle.InvocationID(ctx))
+	e.ids = append(e.ids, handlers.InvocationID(ctx))
 	return lifecycle.DispatchResult{Documents: len(docs)}, nil
 }
 
@@ -43,7 +43,7 @@ func (e *recordingEngine) Tick(ctx context.Context) (lifecycle.TickResult, error
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.ticks++
-	e.ids = append(e.ids, lifecycle.InvocationID(ctx))
+	e.ids = append(e.ids, handlers.InvocationID(ctx))
 	return lifecycle.TickResult{Polled: 1}, nil
 }
 
@@ -51,7 +51,7 @@ func (e *recordingEngine) Status(ctx context.Context, req lifecycle.StatusReques
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.statuses = append(e.statuses, req)
-	e.ids = append(e.ids, lifecycle.InvocationID(ctx))
+	e.ids = append(e.ids, handlers.InvocationID(ctx))
 	return arm.OperationStatus{ID: "x", Name: req.OperationName, Status: arm.ProvisioningStateSucceeded}, nil
 }
 

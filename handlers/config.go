@@ -31,6 +31,9 @@ type Config struct {
 	// ShutdownTimeout bounds how long Run waits for in-flight invocations
 	// after its context is cancelled before cutting them off.
 	ShutdownTimeout time.Duration
+	// Auth checks the callers of HTTP-triggered functions; the zero value
+	// checks nothing (see AuthFromEnv for the app's default).
+	Auth Auth
 }
 
 func (c Config) withDefaults() Config {

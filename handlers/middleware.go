@@ -31,55 +31,137 @@ func (s *Server) withInvocationID(next http.Handler) http.Handler {
 	})
 }
 
-// accessLog writes one line per request. The host's readiness pings on GET /
-// go to Debug so they do not drown the invocations.
+// accessLog writes one line per request. An invocation's line is its
+// summary: the record the function named with Summarize (a tick, a
+// dispatch batch), else "invocation", with the status, the duration and the
+// error of a failed one, so each invocation costs exactly one line. Other
+// requests (forwarded routes) get a "request" line; the host's readiness
+// pings on GET / go to Debug so they do not drown the invocations.
 func (s *Server) accessLog(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
-		var function string
-		next.ServeHTTP(ww, r.WithContext(context.WithValue(r.Context(), functionSlotKey{}, &function)))
+		slot := &summarySlot{}
+		next.ServeHTTP(ww, r.WithContext(context.WithValue(r.Context(), summarySlotKey{}, slot)))
 		status := ww.Status()
 		if status == 0 {
 			status = http.StatusOK
 		}
-		level := slog.LevelInfo
-		if r.URL.Path == "/" && status < 400 {
-			level = slog.LevelDebug
+		level, msg, attrs := slot.line(r, status)
+		attrs = append(attrs, slog.Int("status", status),
+			slog.Float64("duration_ms", durationMS(time.Since(start))))
+		if slot.err != "" {
+			attrs = append(attrs, slog.String("error", slot.err))
 		}
-		attrs := []slog.Attr{slog.String("method", r.Method),
-			slog.String("path", r.URL.Path),
-			slog.Int("status", status),
-			slog.Int("bytes", ww.BytesWritten()),
-			slog.Duration("duration", time.Since(start))}
-		if function != "" {
-			attrs = append(attrs, slog.String(LogAttrFunction, function))
-		}
-		s.logger.LogAttrs(r.Context(), level, "request", attrs...)
+		s.logger.LogAttrs(r.Context(), level, msg, attrs...)
 	})
 }
 
-// functionSlotKey lets the router tell accessLog, which runs outside it,
-// which function a request reached. Only the request's own goroutine writes
-// and reads the slot.
-type functionSlotKey struct{}
+// Message names of the lines accessLog writes when no function named one.
+const (
+	MsgInvocation = "invocation"
+	MsgRequest    = "request"
+)
+
+// summarySlot lets the router and the function tell accessLog, which runs
+// outside them, what a request was. Only the request's own goroutine
+// writes it, and accessLog reads it after that goroutine returned.
+type summarySlot struct {
+	function   string
+	invocation bool // POST /{function}, as opposed to a forwarded route
+	msg        string
+	level      slog.Level
+	attrs      []slog.Attr
+	err        string
+}
+
+type summarySlotKey struct{}
+
+func slotFrom(ctx context.Context) *summarySlot {
+	slot, _ := ctx.Value(summarySlotKey{}).(*summarySlot)
+	return slot
+}
 
 func slotFunction(ctx context.Context) string {
-	if slot, ok := ctx.Value(functionSlotKey{}).(*string); ok {
-		return *slot
+	if slot := slotFrom(ctx); slot != nil {
+		return slot.function
 	}
 	return ""
 }
 
+// line is the level, message and attributes of the request's one line.
+func (slot *summarySlot) line(r *http.Request, status int) (slog.Level, string, []slog.Attr) {
+	if !slot.invocation {
+		level := slog.LevelInfo
+		switch {
+		case status >= 500:
+			level = slog.LevelError
+		case slot.err != "": // a refused caller
+			level = slog.LevelWarn
+		case r.URL.Path == "/" && status < 400:
+			level = slog.LevelDebug
+		}
+		attrs := []slog.Attr{slog.String("method", r.Method), slog.String("path", r.URL.Path)}
+		if slot.function != "" {
+			attrs = append(attrs, slog.String(LogAttrFunction, slot.function))
+		}
+		return level, MsgRequest, attrs
+	}
+	level, msg := slot.level, slot.msg
+	if msg == "" {
+		level, msg = slog.LevelInfo, MsgInvocation
+	}
+	switch {
+	case status >= 500:
+		level = max(level, slog.LevelError)
+	case status >= 400:
+		level = max(level, slog.LevelWarn)
+	}
+	if slot.err != "" {
+		level = max(level, slog.LevelWarn)
+	}
+	return level, msg, append([]slog.Attr{slog.String(LogAttrFunction, slot.function)}, slot.attrs...)
+}
+
+// Summarize names the one line written for the current invocation and
+// gives its attributes, for a function whose outcome is worth a telemetry
+// record (a tick, a dispatch batch). The server adds the status, the
+// duration and, when the invocation fails, the error, and raises the level
+// to Warn (4xx) or Error (5xx). Outside a server (a function called
+// directly) the line is written at once to logger instead.
+func Summarize(ctx context.Context, logger *slog.Logger, level slog.Level, msg string, attrs ...slog.Attr) {
+	slot := slotFrom(ctx)
+	if slot == nil || !slot.invocation {
+		Logger(logger).LogAttrs(ctx, level, msg, attrs...)
+		return
+	}
+	slot.level, slot.msg, slot.attrs = level, msg, attrs
+}
+
 // noteFunction records the function name for the access log and returns a
 // context whose log lines carry it.
-func noteFunction(ctx context.Context, name string) context.Context {
-	if slot, ok := ctx.Value(functionSlotKey{}).(*string); ok {
-		*slot = name
+func noteFunction(ctx context.Context, name string, invocation bool) context.Context {
+	if slot := slotFrom(ctx); slot != nil {
+		slot.function, slot.invocation = name, invocation
 	}
 	info := requestInfoFrom(ctx)
 	info.function = name
 	return withRequestInfo(ctx, info)
+}
+
+// noteFailure hands a failed invocation's error to its summary line; it
+// reports false when there is no line to carry it.
+func noteFailure(ctx context.Context, err string) bool {
+	slot := slotFrom(ctx)
+	if slot == nil || !slot.invocation {
+		return false
+	}
+	slot.err = err
+	return true
+}
+
+func durationMS(d time.Duration) float64 {
+	return float64(d.Microseconds()) / 1000
 }
 
 // recoverPanics turns a panic in a function into a 500 with the envelope

@@ -56,7 +56,19 @@ func New(cfg Config, logger *slog.Logger) *Server {
 	s.router.Get("/", s.health)
 	s.router.Head("/", s.health)
 	s.router.HandleFunc("/{function}", s.invoke)
+	s.logAuth()
 	return s
+}
+
+// logAuth says at start when HTTP functions are open, or closed to all.
+func (s *Server) logAuth() {
+	a := s.cfg.Auth
+	switch {
+	case a.Mode == AuthNone:
+		s.logger.Warn("caller check is off (" + EnvAuth + "=none): HTTP functions accept any caller; use this only for local runs")
+	case a.Mode == AuthRequired && len(a.AppIDs) == 0:
+		s.logger.Error("caller check is on but " + EnvARMClientAppIDs + " is empty: every HTTP request will be refused with 401 or 403")
+	}
 }
 
 // Handle registers the invocation handler for POST /{name}; name is the
@@ -100,8 +112,15 @@ func (s *Server) Route(function, method, pattern string, h http.Handler) (err er
 			err = fmt.Errorf("route %q for %s: %v", pattern, function, v)
 		}
 	}()
+	// The caller check is part of the route: every HTTP function gets it
+	// by being registered, none can forget it.
 	wrapped := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h.ServeHTTP(w, r.WithContext(noteFunction(r.Context(), function)))
+		r = r.WithContext(noteFunction(r.Context(), function, false))
+		if d := s.cfg.Auth.check(r.Header); d != nil {
+			s.refuse(w, r, d)
+			return
+		}
+		h.ServeHTTP(w, r)
 	})
 	s.router.Method(method, pattern, wrapped)
 	s.router.Method(method, APIRoutePrefix+pattern, wrapped)
@@ -186,6 +205,14 @@ func (s *Server) names() []string {
 	return names
 }
 
+// isHTTPFunction reports whether name serves a forwarded route: its
+// envelope form is then an HTTP request too, under the same caller check.
+func (s *Server) isHTTPFunction(name string) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.forwarded[name]
+}
+
 func (s *Server) lookup(name string) (InvocationFunc, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -214,7 +241,7 @@ func (s *Server) invoke(w http.ResponseWriter, r *http.Request) {
 			"function %q is invoked with POST and an invocation body, not %s", name, r.Method))
 		return
 	}
-	ctx := noteFunction(r.Context(), name)
+	ctx := noteFunction(r.Context(), name, true)
 
 	body, err := ReadBody(r)
 	if err != nil {
@@ -230,6 +257,13 @@ func (s *Server) invoke(w http.ResponseWriter, r *http.Request) {
 	inv.ID = InvocationID(ctx)
 	inv.Header = r.Header
 
+	if s.isHTTPFunction(name) {
+		if res, ok := s.checkEnvelope(ctx, inv); !ok {
+			code, out := encodeResponse(http.StatusOK, response{Outputs: res.Outputs})
+			writeJSON(w, code, out)
+			return
+		}
+	}
 	res, err := fn(ctx, inv)
 	if err != nil {
 		s.fail(ctx, w, name, err, res.Logs)
@@ -253,7 +287,9 @@ func (s *Server) fail(ctx context.Context, w http.ResponseWriter, name string, e
 	if status >= 500 {
 		level = slog.LevelError
 	}
-	s.logger.LogAttrs(ctx, level, "invocation failed", slog.Int("status", status), slog.String("error", err.Error()))
+	if !noteFailure(ctx, err.Error()) {
+		s.logger.LogAttrs(ctx, level, "invocation failed", slog.Int("status", status), slog.String("error", err.Error()))
+	}
 	writeFailure(w, status, fmt.Sprintf("%s: %v", name, err), logs...)
 }
 

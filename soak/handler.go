@@ -29,6 +29,7 @@ func handlerSettings(cosmosURL, database, csURL string) map[string]string {
 	return map[string]string{
 		"CosmosDB":                           "AccountEndpoint=" + cosmosURL + ";AccountKey=" + cosmostest.EmulatorKey + ";",
 		"COSMOS_DATABASE":                    database,
+		"HCPOPS_AUTH":                        "none", // no App Service Authentication in front of a local host
 		"CLUSTERS_SERVICE_URL":               csURL,
 		"CLUSTERS_SERVICE_RETRY_LIMIT":       "3",
 		"CLUSTERS_SERVICE_RETRY_INTERVAL":    "50ms",

@@ -80,3 +80,10 @@ func (b *backoff) size() int {
 	defer b.mu.Unlock()
 	return len(b.m)
 }
+
+// attempt numbers the next attempt for key, from 1.
+func (b *backoff) attempt(key string) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.m[key].attempts + 1
+}

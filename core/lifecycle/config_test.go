@@ -14,6 +14,7 @@ import (
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
+	"github.com/hcpops/hcpops/handlers"
 )
 
 func TestConfigFromEnv(t *testing.T) {
@@ -188,12 +189,11 @@ func TestClusterIDShape(t *testing.T) {
 func TestLogLinesIdentifyTheOperation(t *testing.T) {
 	e := newEnv(t)
 	var buf syncBuffer
-	e.engine.log = slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	// The process's handler, which reads the invocation id from each
+	// record's context: the lifecycle has no id of its own to add.
+	e.engine.log = slog.New(handlers.LogHandler(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	name := e.create(t, document.KindCluster, clusterRID("c1"), request{})
-	ctx := WithInvocationID(context.Background(), "inv-42")
-	if InvocationID(ctx) != "inv-42" {
-		t.Fatal("InvocationID does not return what WithInvocationID stored")
-	}
+	ctx := handlers.WithInvocationID(context.Background(), "inv-42")
 	if _, err := e.engine.DispatchDocuments(ctx, e.feed(t)); err != nil {
 		t.Fatal(err)
 	}

@@ -241,7 +241,7 @@ func (e *Engine) dispatchOne(ctx context.Context, pk, id string, t *tally) (outc
 		// Logged once, by the caller: the batch or the tick.
 		return outcomeSkipped, fmt.Errorf("dispatching operation %s (%s %s): %w", op.Name(), op.Properties.Request, j.kind, err)
 	case o == outcomeDispatched:
-		j.log.Info("operation dispatched")
+		e.dispatched(ctx, j)
 		parent = j
 	}
 	return o, nil

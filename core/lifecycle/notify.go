@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/notification"
@@ -20,17 +21,19 @@ func (e *Engine) notify(ctx context.Context, j *job, t *tally) {
 		return
 	}
 	key := notifyKey(op)
+	attempt := e.notifyAt.attempt(key)
 	err := e.notifier.Notify(ctx, uri, op.ToStatus())
 	switch {
 	case errors.Is(err, notification.ErrNotAllowed):
-		j.log.Warn("dropping a notification URI the notifier refuses", "error", err)
+		// Retrying can never succeed: the URI is cleared below.
+		e.notification(ctx, j, uri, NotificationRefused, attempt, time.Time{}, err)
 	case err != nil:
 		next := e.notifyAt.failed(key, e.clock())
-		j.log.Warn("ARM notification failed; a later tick retries", "next_attempt", next, "error", err)
+		e.notification(ctx, j, uri, NotificationFailed, attempt, next, err)
 		return
 	default:
 		t.notified.Add(1)
-		j.log.Info("ARM notified", "status", op.Properties.Status)
+		e.notification(ctx, j, uri, NotificationDelivered, attempt, time.Time{}, nil)
 	}
 	e.notifyAt.forget(key)
 	cleared, _, err := e.mutateOperation(ctx, j.log, op, func(o *document.OperationDocument) (bool, error) {

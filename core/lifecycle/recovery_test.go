@@ -226,7 +226,7 @@ func TestRefusedNotificationURIIsDropped(t *testing.T) {
 	if got.Properties.NotificationURI != "" {
 		t.Errorf("notificationUri = %q, want it dropped", got.Properties.NotificationURI)
 	}
-	if !strings.Contains(e.logs.String(), "dropping a notification URI the notifier refuses") {
+	if !strings.Contains(e.logs.String(), "level=WARN msg=notification.attempt") || !strings.Contains(e.logs.String(), "outcome=refused") {
 		t.Errorf("no warning logged for the refused URI")
 	}
 }

@@ -52,7 +52,7 @@ func (e *Engine) updateOperationStatus(ctx context.Context, j *job, status arm.P
 		return wrote, err
 	}
 	to := j.op.Properties.Status
-	j.log.Info("operation status updated", "from", from, "to", to, "resource_updated", out.resourceWritten)
+	e.transition(ctx, j, from, out.resourceWritten)
 	if to.IsTerminal() && j.op.Properties.NotificationURI != "" {
 		e.notify(ctx, j, t)
 	}

@@ -11,7 +11,9 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"time"
 
+	"github.com/hcpops/hcpops/core/clusterservice"
 	"github.com/hcpops/hcpops/core/lifecycle"
 	"github.com/hcpops/hcpops/handlers"
 )
@@ -45,11 +47,17 @@ func (f *Function) Register(s *handlers.Server) error {
 	return s.Handle(Name, f.Invoke)
 }
 
+// MsgBatch names the telemetry record of a change-feed batch: the
+// invocation's one line.
+const MsgBatch = "dispatch.batch"
+
 // Invoke handles one batch. A malformed payload is a 400 and reaches nothing;
 // documents that can never be dispatched are skipped by the dispatcher (200);
 // a transient dispatcher error is a 500, so the retry policy in function.json
 // has the host deliver the same batch again rather than checkpoint past it.
 // On the last attempt the documents given up are logged at Error first.
+// The batch's record is the invocation's one log line; nothing goes in
+// Logs, which the host would log a second time (and drops on failure).
 func (f *Function) Invoke(ctx context.Context, inv handlers.Invocation) (handlers.Result, error) {
 	raw, ok := inv.Data[BindingName]
 	if !ok {
@@ -60,38 +68,50 @@ func (f *Function) Invoke(ctx context.Context, inv handlers.Invocation) (handler
 	if err != nil {
 		return handlers.Result{}, err
 	}
-	var logs []string
 	rc, err := inv.RetryContext()
 	if err != nil {
 		// Retry bookkeeping is informational; a garbled one must not cost the batch.
 		f.logger.WarnContext(ctx, "ignoring unreadable RetryContext", "error", err)
-		rc = nil
-	} else if rc != nil {
-		level := slog.LevelDebug // attempt 0 carries a RetryContext too
-		if rc.RetryCount > 0 {
-			level = slog.LevelWarn
-			logs = append(logs, fmt.Sprintf("retry %d of %d for this batch", rc.RetryCount, rc.MaxRetryCount))
-		}
-		f.logger.Log(ctx, level, "change-feed batch retry context",
-			"retry_count", rc.RetryCount, "max_retry_count", rc.MaxRetryCount, "previous_exception", string(rc.Exception))
 	}
-	if len(docs) == 0 {
-		return handlers.Result{Logs: append(logs, "empty batch; nothing to dispatch")}, nil
+	if rc == nil {
+		rc = &handlers.RetryContext{}
 	}
-	res, err := f.dispatcher.DispatchDocuments(ctx, docs)
+	level := slog.LevelInfo // attempt 0 carries a RetryContext too
+	if rc.RetryCount > 0 {
+		level = slog.LevelWarn
+	}
+	var res lifecycle.DispatchResult
+	var calls *clusterservice.Calls
+	start := time.Now()
+	if len(docs) > 0 {
+		var dctx context.Context
+		dctx, calls = clusterservice.WithCalls(ctx)
+		res, err = f.dispatcher.DispatchDocuments(dctx, docs)
+	}
+	cs := calls.Summary()
+	handlers.Summarize(ctx, f.logger, level, MsgBatch,
+		slog.Int("documents", len(docs)),
+		slog.Int("operations", res.Operations),
+		slog.Int("dispatched", res.Dispatched),
+		slog.Int("skipped", res.Skipped),
+		slog.Int("deferred", res.Deferred),
+		slog.Int("retry_count", rc.RetryCount),
+		slog.Int("max_retry_count", rc.MaxRetryCount),
+		slog.Float64("wall_ms", ms(time.Since(start))),
+		slog.Int("cs_calls", cs.Count),
+		slog.Int("cs_errors", cs.Errors),
+		slog.Float64("cs_p50_ms", ms(cs.P50)),
+		slog.Float64("cs_p99_ms", ms(cs.P99)))
 	if err != nil {
 		if lastAttempt(rc) {
 			f.giveUp(ctx, rc, docs, err)
 		}
-		logs = append(logs, "dispatch failed; counts so far: "+res.String())
-		return handlers.Result{Logs: logs}, fmt.Errorf("dispatching a batch of %d documents: %w", len(docs), err)
+		return handlers.Result{}, fmt.Errorf("dispatching a batch of %d documents: %w", len(docs), err)
 	}
-	summary := "dispatched batch: " + res.String()
-	f.logger.InfoContext(ctx, summary,
-		"documents", res.Documents, "operations", res.Operations, "dispatched", res.Dispatched,
-		"skipped", res.Skipped, "deferred", res.Deferred)
-	return handlers.Result{Logs: append(logs, summary)}, nil
+	return handlers.Result{}, nil
 }
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // MsgBatchGivenUp is the stable message of the log line naming documents
 // the host will checkpoint past (telemetry queries match on it).

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/hcpops/hcpops/core/lifecycle"
 	"github.com/hcpops/hcpops/handlers"
@@ -44,13 +46,21 @@ func (r *recordingDispatcher) calls() int {
 
 func newServer(t *testing.T, d Dispatcher) *httptest.Server {
 	t.Helper()
-	s := handlers.New(handlers.Config{}, nil)
-	if err := New(d, nil).Register(s); err != nil {
+	ts, _ := newLoggedServer(t, d)
+	return ts
+}
+
+func newLoggedServer(t *testing.T, d Dispatcher) (*httptest.Server, *records) {
+	t.Helper()
+	recs := &records{}
+	logger := slog.New(slog.NewJSONHandler(recs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	s := handlers.New(handlers.Config{}, logger)
+	if err := New(d, logger).Register(s); err != nil {
 		t.Fatal(err)
 	}
 	ts := httptest.NewServer(s)
 	t.Cleanup(ts.Close)
-	return ts
+	return ts, recs
 }
 
 type reply struct {
@@ -111,26 +121,33 @@ func TestGoldenBatches(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantDocs := compactAll(t, want)
+	counts := map[string]any{"documents": 3, "operations": 2, "dispatched": 1, "skipped": 1, "deferred": 0, "status": 200}
 	tests := []struct {
-		file     string
-		wantLogs []string
+		file      string
+		level     string
+		retry     int
+		wantRetry int
 	}{
-		{"batch-double-encoded.json", []string{"dispatched batch: documents=3 operations=2 dispatched=1 skipped=1 deferred=0"}},
-		{"batch-single-encoded.json", []string{"dispatched batch: documents=3 operations=2 dispatched=1 skipped=1 deferred=0"}},
-		{"batch-plain-array.json", []string{"dispatched batch: documents=3 operations=2 dispatched=1 skipped=1 deferred=0"}},
-		{"batch-retry.json", []string{"retry 2 of 5 for this batch", "dispatched batch: documents=3 operations=2 dispatched=1 skipped=1 deferred=0"}},
+		{"batch-double-encoded.json", "INFO", 0, 0},
+		{"batch-single-encoded.json", "INFO", 0, 0},
+		{"batch-plain-array.json", "INFO", 0, 0},
+		{"batch-retry.json", "WARN", 2, 5}, // a redelivery is worth a warning
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
 			rec := &recordingDispatcher{}
-			ts := newServer(t, rec)
+			ts, recs := newLoggedServer(t, rec)
 			got := postBody(t, ts, readFile(t, tt.file))
 			if got.Status != http.StatusOK {
 				t.Fatalf("status = %d, error %q", got.Status, got.Error)
 			}
-			if strings.Join(got.Logs, "|") != strings.Join(tt.wantLogs, "|") {
-				t.Errorf("Logs = %q, want %q", got.Logs, tt.wantLogs)
+			if len(got.Logs) != 0 {
+				t.Errorf("Logs = %q; the record is the one line, Logs would repeat it", got.Logs)
 			}
+			r := recs.wait(t, MsgBatch)
+			wantAttrs(t, r, counts)
+			wantAttrs(t, r, map[string]any{"level": tt.level, "retry_count": tt.retry, "max_retry_count": tt.wantRetry,
+				handlers.LogAttrInvocationID: "3e1f4c2a-9d0b-4c55-8a55-3b8f5a7d1e20", handlers.LogAttrFunction: Name})
 			if rec.calls() != 1 {
 				t.Fatalf("dispatcher called %d times", rec.calls())
 			}
@@ -176,7 +193,7 @@ func TestReferencePayload(t *testing.T) {
 // redelivered batch reaches the dispatcher again unchanged.
 func TestDispatcherErrorIs500AndRetried(t *testing.T) {
 	rec := &recordingDispatcher{err: errors.New("cosmos: 503 service unavailable")}
-	ts := newServer(t, rec)
+	ts, recs := newLoggedServer(t, rec)
 	body := readFile(t, "batch-double-encoded.json")
 	got := postBody(t, ts, body)
 	if got.Status != http.StatusInternalServerError {
@@ -185,9 +202,11 @@ func TestDispatcherErrorIs500AndRetried(t *testing.T) {
 	if !strings.Contains(got.Error, "dispatching a batch of 3 documents: cosmos: 503") {
 		t.Errorf("Error = %q", got.Error)
 	}
-	if len(got.Logs) != 2 || !strings.HasPrefix(got.Logs[0], "dispatch failed; counts so far: documents=3") {
-		t.Errorf("Logs = %q", got.Logs)
-	}
+	// The cause is in the record (stderr); the host drops a failed
+	// invocation's Logs.
+	r := recs.wait(t, MsgBatch)
+	wantAttrs(t, r, map[string]any{"level": "ERROR", "status": 500, "documents": 3,
+		"error": "dispatching a batch of 3 documents: cosmos: 503 service unavailable"})
 	rec.mu.Lock()
 	rec.err = nil
 	rec.mu.Unlock()
@@ -202,11 +221,12 @@ func TestDispatcherErrorIs500AndRetried(t *testing.T) {
 func TestEmptyBatchSkipsDispatcher(t *testing.T) {
 	for _, docs := range []string{`"\"[]\""`, `"[]"`, `[]`} {
 		rec := &recordingDispatcher{}
-		ts := newServer(t, rec)
+		ts, recs := newLoggedServer(t, rec)
 		got := postBody(t, ts, []byte(`{"Data":{"documents":`+docs+`}}`))
-		if got.Status != http.StatusOK || len(got.Logs) != 1 || got.Logs[0] != "empty batch; nothing to dispatch" {
-			t.Errorf("%s: %d %q", docs, got.Status, got.Logs)
+		if got.Status != http.StatusOK {
+			t.Errorf("%s: %d %q", docs, got.Status, got.Error)
 		}
+		wantAttrs(t, recs.wait(t, MsgBatch), map[string]any{"documents": 0, "operations": 0, "cs_calls": 0})
 		if rec.calls() != 0 {
 			t.Errorf("%s: dispatcher called for an empty batch", docs)
 		}
@@ -299,6 +319,52 @@ type nopDispatcher struct{}
 
 func (nopDispatcher) DispatchDocuments(ctx context.Context, docs []json.RawMessage) (lifecycle.DispatchResult, error) {
 	return lifecycle.DispatchResult{Documents: len(docs)}, nil
+}
+
+// records collects the JSON lines the server writes.
+type records struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (r *records) Write(p []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.buf.Write(p)
+}
+
+// wait returns the first record named msg, waiting for the server's line
+// (written as the response goes out) with a generous deadline.
+func (r *records) wait(t *testing.T, msg string) map[string]any {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		r.mu.Lock()
+		lines := strings.Split(strings.TrimSpace(r.buf.String()), "\n")
+		r.mu.Unlock()
+		for _, line := range lines {
+			var m map[string]any
+			if json.Unmarshal([]byte(line), &m) == nil && m["msg"] == msg {
+				return m
+			}
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t.Fatalf("no %q record in:\n%s", msg, r.buf.String())
+	return nil
+}
+
+// want checks a record's attributes, numbers compared as JSON decodes them.
+func wantAttrs(t *testing.T, rec map[string]any, attrs map[string]any) {
+	t.Helper()
+	for k, v := range attrs {
+		if n, ok := v.(int); ok {
+			v = float64(n)
+		}
+		if rec[k] != v {
+			t.Errorf("record %s = %v, want %v (record %v)", k, rec[k], v, rec)
+		}
+	}
 }
 
 func TestLastAttempt(t *testing.T) {

@@ -15,8 +15,8 @@ import (
 
 // Binding names in function.json.
 const (
-	TriggerBinding = "req"
-	OutputBinding  = "res"
+	TriggerBinding = handlers.HTTPTriggerBinding
+	OutputBinding  = handlers.HTTPOutputBinding
 )
 
 // hostRequest is Data.req: the host's JSON rendering of the HTTP request.

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/hcpops/hcpops/core/clusterservice"
 	"github.com/hcpops/hcpops/core/lifecycle"
 	"github.com/hcpops/hcpops/handlers"
 )
@@ -57,9 +58,21 @@ func (f *Function) Register(s *handlers.Server) error {
 	return s.Handle(Name, f.Invoke)
 }
 
+// MsgTick names the telemetry record of a tick: the invocation's one line.
+const MsgTick = "poll.tick"
+
+// Outcomes of a tick, in the record's "outcome".
+const (
+	OutcomeOK     = "ok"
+	OutcomeBudget = "budget_exhausted"
+	OutcomeFailed = "failed"
+)
+
 // Invoke runs one tick. A tick cut short by its budget is not a failure:
 // the work left over is still pending and the next tick takes it up. Any
-// other tick error is a 500, visible as a failed run in the host.
+// other tick error is a 500, visible as a failed run in the host. The
+// tick's record is the invocation's one log line; nothing goes in Logs,
+// which the host would log a second time (and drops on failure).
 func (f *Function) Invoke(ctx context.Context, inv handlers.Invocation) (handlers.Result, error) {
 	raw, ok := inv.Data[BindingName]
 	if !ok {
@@ -69,30 +82,53 @@ func (f *Function) Invoke(ctx context.Context, inv handlers.Invocation) (handler
 	if err != nil {
 		return handlers.Result{}, err
 	}
-	var logs []string
-	if info.IsPastDue {
-		logs = append(logs, "timer is past due: catching up a missed occurrence")
-	}
 	if st := info.ScheduleStatus; st != nil {
 		f.logger.DebugContext(ctx, "timer schedule status", "last", st.Last, "next", st.Next, "last_updated", st.LastUpdated)
 	}
 
+	start := time.Now() // before the budget's clock starts, so budget_used reaches 1
 	tickCtx, cancel := context.WithTimeout(ctx, f.budget)
 	defer cancel()
+	tickCtx, calls := clusterservice.WithCalls(tickCtx)
 	res, err := f.ticker.Tick(tickCtx)
-	summary := "tick: " + res.String()
+	wall := time.Since(start)
+	outcome, level := OutcomeOK, slog.LevelInfo
 	switch {
 	case err == nil:
-		logs = append(logs, summary)
-		f.logger.InfoContext(ctx, summary, "past_due", info.IsPastDue)
-		return handlers.Result{Logs: logs}, nil
 	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil && tickCtx.Err() != nil:
-		msg := fmt.Sprintf("tick stopped at its budget of %s; the next tick continues (%s)", f.budget, res.String())
-		logs = append(logs, msg)
-		f.logger.WarnContext(ctx, msg)
-		return handlers.Result{Logs: logs}, nil
+		outcome, level, err = OutcomeBudget, slog.LevelWarn, nil
 	default:
-		logs = append(logs, "tick failed; "+summary)
-		return handlers.Result{Logs: logs}, fmt.Errorf("running poll tick: %w", err)
+		outcome = OutcomeFailed
+	}
+	handlers.Summarize(ctx, f.logger, level, MsgTick, f.record(res, outcome, wall, info.IsPastDue, calls.Summary())...)
+	if err != nil {
+		return handlers.Result{}, fmt.Errorf("running poll tick: %w", err)
+	}
+	return handlers.Result{}, nil
+}
+
+// record is the tick's telemetry; the keys are documented in
+// docs/functions.md and held by a golden test.
+func (f *Function) record(r lifecycle.TickResult, outcome string, wall time.Duration, pastDue bool, cs clusterservice.CallSummary) []slog.Attr {
+	return []slog.Attr{
+		slog.String("outcome", outcome),
+		slog.Int("polled", r.Polled),
+		slog.Int("changed", r.Changed),
+		slog.Int("dispatched", r.Dispatched),
+		slog.Int("expired", r.Expired),
+		slog.Int("canceled", r.Canceled),
+		slog.Int("notified", r.Notified),
+		slog.Int("errors", r.Errors),
+		slog.Int("backed_off", r.BackedOff),
+		slog.Float64("wall_ms", ms(wall)),
+		slog.Float64("budget_ms", ms(f.budget)),
+		slog.Float64("budget_used", float64(wall)/float64(f.budget)),
+		slog.Bool("past_due", pastDue),
+		slog.Int("cs_calls", cs.Count),
+		slog.Int("cs_errors", cs.Errors),
+		slog.Float64("cs_p50_ms", ms(cs.P50)),
+		slog.Float64("cs_p99_ms", ms(cs.P99)),
 	}
 }
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
