@@ -39,6 +39,14 @@ func (n *nopEngine) Status(context.Context, lifecycle.StatusRequest) (arm.Operat
 	return arm.OperationStatus{}, lifecycle.ErrOperationNotFound
 }
 
+func (n *nopEngine) Result(context.Context, lifecycle.StatusRequest) (lifecycle.Result, error) {
+	return lifecycle.Result{}, lifecycle.ErrOperationNotFound
+}
+
+func (n *nopEngine) Admit(_ context.Context, req lifecycle.AdmitRequest) (string, error) {
+	return req.HomeTenantID, nil
+}
+
 // handlerBody builds a host invocation carrying 100 real documents:
 // 50 cluster creates, each an operation and its resource.
 func handlerBody(ctx context.Context, dir string) ([]byte, int, error) {

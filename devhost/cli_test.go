@@ -104,7 +104,7 @@ func TestCLIWritesReachARunningDev(t *testing.T) {
 			return regexp.MustCompile(regexp.QuoteMeta(id) + `.*-> Succeeded`).MatchString(out.String())
 		})
 	}
-	curl := regexp.MustCompile(`(?m)^\s+(curl -s .*` + regexp.QuoteMeta(cl.Operation.Name()) + `')$`).FindStringSubmatch(out.String())
+	curl := regexp.MustCompile(`(?m)^\s+(curl -s .*` + regexp.QuoteMeta(cl.Operation.Name()) + `\?api-version=[^']+')$`).FindStringSubmatch(out.String())
 	if curl == nil {
 		t.Fatalf("no curl printed for %s:\n%s", cl.Operation.Name(), out.String())
 	}

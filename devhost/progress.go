@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/hcpops/hcpops/core/admission"
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
@@ -147,9 +148,13 @@ func (t *tracker) observe(raw []byte) {
 }
 
 // Curl is a ready-to-paste ARM status poll of an operation through the
-// front door at frontURL, with the caller identity ARM would forward:
-// the status endpoint shows an operation only to the caller who started it.
+// front door at frontURL, with the caller identity ARM would forward (the
+// status endpoint shows an operation only to the caller who started it)
+// and the api-version ARM always sends (the route requires one).
 func Curl(frontURL, statusPath, tenantID, clientID string) string {
+	if !strings.Contains(statusPath, "?") {
+		statusPath += "?api-version=" + admission.DefaultAPIVersions[0]
+	}
 	var b strings.Builder
 	b.WriteString("curl -s")
 	if tenantID != "" {

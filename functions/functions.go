@@ -11,6 +11,7 @@ import (
 	"time"
 
 	dispatchoperations "github.com/hcpops/hcpops/functions/dispatchOperations"
+	operationresults "github.com/hcpops/hcpops/functions/operationResults"
 	operationstatus "github.com/hcpops/hcpops/functions/operationStatus"
 	polloperations "github.com/hcpops/hcpops/functions/pollOperations"
 	"github.com/hcpops/hcpops/handlers"
@@ -21,6 +22,7 @@ type Engine interface {
 	dispatchoperations.Dispatcher
 	polloperations.Ticker
 	operationstatus.StatusReader
+	operationresults.ResultReader
 }
 
 // EnvPollBudget overrides the poll tick budget (a Go duration, e.g. "4m").
@@ -48,7 +50,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 
 // Names lists the functions, as folder names.
 func Names() []string {
-	return []string{dispatchoperations.Name, operationstatus.Name, polloperations.Name}
+	return []string{dispatchoperations.Name, operationresults.Name, operationstatus.Name, polloperations.Name}
 }
 
 // Register adds every function to s.
@@ -60,6 +62,7 @@ func Register(s *handlers.Server, eng Engine, cfg Config, logger *slog.Logger) e
 		dispatchoperations.New(eng, logger),
 		polloperations.New(eng, polloperations.Config{Budget: cfg.PollBudget}, logger),
 		operationstatus.New(eng, logger),
+		operationresults.New(eng, logger),
 	}
 	for _, r := range regs {
 		if err := r.Register(s); err != nil {

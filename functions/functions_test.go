@@ -55,6 +55,18 @@ func (e *recordingEngine) Status(ctx context.Context, req lifecycle.StatusReques
 	return arm.OperationStatus{ID: "x", Name: req.OperationName, Status: arm.ProvisioningStateSucceeded}, nil
 }
 
+func (e *recordingEngine) Result(ctx context.Context, req lifecycle.StatusRequest) (lifecycle.Result, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.statuses = append(e.statuses, req)
+	e.ids = append(e.ids, handlers.InvocationID(ctx))
+	return lifecycle.Result{Status: arm.ProvisioningStateSucceeded, Request: "Delete"}, nil
+}
+
+func (e *recordingEngine) Admit(ctx context.Context, req lifecycle.AdmitRequest) (string, error) {
+	return req.HomeTenantID, nil
+}
+
 func (e *recordingEngine) total() int {
 	e.mu.Lock()
 	defer e.mu.Unlock()

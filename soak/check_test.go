@@ -146,6 +146,10 @@ func TestEvidenceProblems(t *testing.T) {
 			e.cs.named["soak-c0"]["cluster/y"] = true
 			e.simPosts["cluster"] = 3
 		}, "clusters service: not created exactly once: cluster soak-c0 created 2 times: cluster/x, cluster/y"},
+		{"never created after a refused POST", func(e *evidence) {
+			e.cs.creates["cluster/z"] = map[int]int{503: 1}
+			e.simPosts["cluster"] = 3
+		}, ""},
 		{"node pool never created", func(e *evidence) { e.cs.creates["nodepool/x/np1"] = map[int]int{409: 3} },
 			"clusters service: not created exactly once: nodepool/x/np1: 409 x3"},
 		{"no CS hang", func(e *evidence) { delete(e.cs.statuses, 0) }, "chaos: no clusters service request hung"},

@@ -177,16 +177,20 @@ func (l *csLedger) counts() csCounts {
 	return c
 }
 
-// duplicateCreates lists the objects CS did not create exactly once: none
-// or more than one POST it answered 201, and the clusters created under
-// more than one ID. A 409 (the object exists already, when two dispatches
-// race or a create is retried after an answer was lost) is adopted by the
-// lifecycle and creates nothing; POSTs answered by an injected 429/5xx
-// never reached CS's create and are retries, not duplicates.
+// duplicateCreates lists the objects CS did not create exactly once: more
+// than one POST it answered 201, a 409 adopted for an object no POST
+// created, and the clusters created under more than one ID. A 409 (the
+// object exists already, when two dispatches race or a create is retried
+// after an answer was lost) is adopted by the lifecycle and creates
+// nothing; POSTs answered by an injected 429/5xx never reached CS's create
+// and are retries, not duplicates. An object whose only POSTs were refused
+// was never created, which is right when its operation was superseded
+// before a retry (the outcome checks judge the operation).
 func (c csCounts) duplicateCreates() []string {
 	var out []string
 	for o, m := range c.creates {
-		if m[http.StatusCreated] != 1 {
+		created := m[http.StatusCreated]
+		if created > 1 || (created == 0 && m[http.StatusConflict] > 0) {
 			out = append(out, o+": "+formatStatuses(m))
 		}
 	}

@@ -39,7 +39,8 @@ func pollStatuses(ctx context.Context, front string, subs []*submitted) map[stri
 	for range statusPollers {
 		wg.Go(func() {
 			for s := range work {
-				st := pollStatus(ctx, client, front+s.statusPath)
+				// ARM always sends an api-version; the status route requires one.
+				st := pollStatus(ctx, client, front+s.statusPath+"?api-version=2024-06-10-preview")
 				mu.Lock()
 				out[s.label] = st
 				mu.Unlock()

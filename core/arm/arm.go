@@ -5,6 +5,7 @@ package arm
 
 import (
 	"encoding/json"
+	"log/slog"
 	"time"
 )
 
@@ -55,7 +56,24 @@ const (
 	CodeMultipleErrorsOccurred = "MultipleErrorsOccurred"
 	CodeInvalidRequestContent  = "InvalidRequestContent"
 	CodeResourceNotFound       = "ResourceNotFound"
+	// Request gating (ARO-HCP's api-version and subscription middleware).
+	CodeInvalidParameter         = "InvalidParameter"
+	CodeInvalidResourceType      = "InvalidResourceType"
+	CodeInvalidSubscriptionState = "InvalidSubscriptionState"
 )
+
+// AdminCredential is the body of a RequestCredential operation's result:
+// a cluster-admin kubeconfig and when it stops working. Kubeconfig is a
+// secret; nothing stores or logs it.
+type AdminCredential struct {
+	ExpirationTimestamp time.Time `json:"expirationTimestamp"`
+	Kubeconfig          string    `json:"kubeconfig"`
+}
+
+// LogValue keeps the kubeconfig out of slog lines.
+func (c AdminCredential) LogValue() slog.Value {
+	return slog.GroupValue(slog.Time("expirationTimestamp", c.ExpirationTimestamp))
+}
 
 // CloudErrorBody is ARM's error shape; Details nests recursively.
 type CloudErrorBody struct {

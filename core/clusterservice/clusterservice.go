@@ -9,6 +9,7 @@ package clusterservice
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"time"
 )
 
@@ -240,12 +241,39 @@ type ExternalAuth struct {
 	Status    ExternalAuthStatus
 }
 
+// BreakGlassCredential is a cluster admin credential. Kubeconfig is a
+// secret: CS sends it only while the credential is issued, and it is never
+// stored or logged, so the type renders itself without it.
 type BreakGlassCredential struct {
-	ID       string
-	Href     string
-	Username string
-	Status   string
-	Expires  time.Time
+	ID         string
+	Href       string
+	Username   string
+	Status     string
+	Expires    time.Time
+	Kubeconfig string
+}
+
+// String omits the kubeconfig, so %v and error messages cannot leak it.
+func (c BreakGlassCredential) String() string {
+	return fmt.Sprintf("{ID:%s Href:%s Username:%s Status:%s Expires:%s Kubeconfig:%s}",
+		c.ID, c.Href, c.Username, c.Status, c.Expires.Format(time.RFC3339), redacted(c.Kubeconfig))
+}
+
+// GoString is String, for %#v.
+func (c BreakGlassCredential) GoString() string { return c.String() }
+
+// LogValue keeps the kubeconfig out of slog lines.
+func (c BreakGlassCredential) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.String("id", c.ID), slog.String("href", c.Href), slog.String("status", c.Status),
+		slog.Time("expires", c.Expires), slog.String("kubeconfig", redacted(c.Kubeconfig)))
+}
+
+func redacted(secret string) string {
+	if secret == "" {
+		return ""
+	}
+	return "[redacted]"
 }
 
 // Error is a CS error response (any status >= 400).

@@ -34,7 +34,7 @@ type NewOperationParams struct {
 
 // NewOperation builds an operation document the way ARO-HCP's frontend does:
 // startTime = lastTransitionTime = now, status Accepted (Deleting, with the
-// usesNew* deletion flags set, for a Delete), operationId with the location,
+// usesNew* deletion flag of the target's kind set, for a Delete), operationId with the location,
 // the location-less resource ID hashed into the document id. Render it with
 // MarshalCreate.
 func NewOperation(p NewOperationParams) (*OperationDocument, error) {
@@ -42,7 +42,8 @@ func NewOperation(p NewOperationParams) (*OperationDocument, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, _, err := ResourceKindOfID("externalId", p.ExternalID); err != nil {
+	kind, _, err := ResourceKindOfID("externalId", p.ExternalID)
+	if err != nil {
 		return nil, err
 	}
 	ext, _ := ParseResourceID("externalId", p.ExternalID)
@@ -86,9 +87,16 @@ func NewOperation(p NewOperationParams) (*OperationDocument, error) {
 	}
 	if req == RequestDelete {
 		d.Properties.Status = arm.ProvisioningStateDeleting
-		d.Properties.UsesNewNodePoolDeletionApproach = true
-		d.Properties.UsesNewExternalAuthDeletionApproach = true
-		d.Properties.UsesNewClusterDeletionApproach = true
+		// Only the flag of the target's kind, as ARO-HCP's
+		// addDelete{Cluster,NodePool,ExternalAuth}ToTransaction set it.
+		switch kind {
+		case KindCluster:
+			d.Properties.UsesNewClusterDeletionApproach = true
+		case KindNodePool:
+			d.Properties.UsesNewNodePoolDeletionApproach = true
+		case KindExternalAuth:
+			d.Properties.UsesNewExternalAuthDeletionApproach = true
+		}
 	}
 	return d, nil
 }

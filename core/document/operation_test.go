@@ -244,13 +244,16 @@ func TestNewOperation(t *testing.T) {
 		req        Request
 		target     string
 		wantStatus arm.ProvisioningState
-		usesNew    bool
+		// usesNew: the cluster, node pool and external auth flags.
+		usesNew [3]bool
 	}{
-		{RequestCreate, refCluster, arm.ProvisioningStateAccepted, false},
-		{RequestUpdate, refNodePool, arm.ProvisioningStateAccepted, false},
-		{RequestDelete, refExtAuth, arm.ProvisioningStateDeleting, true},
-		{RequestRequestCredential, refCluster, arm.ProvisioningStateAccepted, false},
-		{RequestRevokeCredentials, refCluster, arm.ProvisioningStateAccepted, false},
+		{RequestCreate, refCluster, arm.ProvisioningStateAccepted, [3]bool{}},
+		{RequestUpdate, refNodePool, arm.ProvisioningStateAccepted, [3]bool{}},
+		{RequestDelete, refCluster, arm.ProvisioningStateDeleting, [3]bool{true, false, false}},
+		{RequestDelete, refNodePool, arm.ProvisioningStateDeleting, [3]bool{false, true, false}},
+		{RequestDelete, refExtAuth, arm.ProvisioningStateDeleting, [3]bool{false, false, true}},
+		{RequestRequestCredential, refCluster, arm.ProvisioningStateAccepted, [3]bool{}},
+		{RequestRevokeCredentials, refCluster, arm.ProvisioningStateAccepted, [3]bool{}},
 	} {
 		d, err := NewOperation(NewOperationParams{
 			Request: tc.req, ExternalID: tc.target, Location: "eastus", Name: refOpName, Now: now,
@@ -267,9 +270,9 @@ func TestNewOperation(t *testing.T) {
 		if p.OperationID != OperationID(refSub, "eastus", refOpName) || d.PartitionKey != refSub || d.TTL != OperationTTL {
 			t.Errorf("%s: operationId %s pk %s", tc.req, p.OperationID, d.PartitionKey)
 		}
-		if p.Status != tc.wantStatus || p.UsesNewClusterDeletionApproach != tc.usesNew ||
-			p.UsesNewNodePoolDeletionApproach != tc.usesNew || p.UsesNewExternalAuthDeletionApproach != tc.usesNew {
-			t.Errorf("%s: status %s usesNew %v", tc.req, p.Status, p.UsesNewClusterDeletionApproach)
+		got := [3]bool{p.UsesNewClusterDeletionApproach, p.UsesNewNodePoolDeletionApproach, p.UsesNewExternalAuthDeletionApproach}
+		if p.Status != tc.wantStatus || got != tc.usesNew {
+			t.Errorf("%s %s: status %s, usesNew cluster/nodePool/externalAuth %v, want %s %v", tc.req, tc.target, p.Status, got, tc.wantStatus, tc.usesNew)
 		}
 		if !p.StartTime.Equal(now) || p.StartTime != p.LastTransitionTime || p.StartTime.Location() != time.UTC {
 			t.Errorf("%s: times %v %v", tc.req, p.StartTime, p.LastTransitionTime)

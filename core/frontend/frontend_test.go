@@ -247,6 +247,19 @@ func TestClusterDeleteCascadesToChildren(t *testing.T) {
 		if op.Properties.Request != document.RequestDelete || (op.Properties.TenantID == "") != implicit || (op.Properties.NotificationURI == "") != implicit {
 			t.Errorf("%s: delete op %+v (implicit %v)", id, op.Properties, implicit)
 		}
+		// Each delete sets only its own kind's flag, on the operation and the resource.
+		p := op.Properties
+		flags := [3]bool{p.UsesNewClusterDeletionApproach, p.UsesNewNodePoolDeletionApproach, p.UsesNewExternalAuthDeletionApproach}
+		want := map[string][3]bool{clusterID: {true, false, false}, npID: {false, true, false}, eaID: {false, false, true}}[id]
+		if flags != want {
+			t.Errorf("%s: delete op usesNew cluster/nodePool/externalAuth = %v, want %v", id, flags, want)
+		}
+		raw, _ := r.Marshal()
+		for i, k := range []string{"usesNewClusterDeletionApproach", "usesNewNodePoolDeletionApproach", "usesNewExternalAuthDeletionApproach"} {
+			if strings.Contains(string(raw), `"`+k+`":true`) != want[i] {
+				t.Errorf("%s: resource %s true = %v, want %v", id, k, !want[i], want[i])
+			}
+		}
 	}
 	if d, ok := f.resource(clusterID).DeleteOperationCompletionDeadline(); !ok || !d.Equal(f.now.Add(DefaultDeleteDeadline)) {
 		t.Fatalf("delete deadline %v %v", d, ok)

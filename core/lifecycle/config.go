@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hcpops/hcpops/core/admission"
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/clusterservice"
 	"github.com/hcpops/hcpops/core/store"
@@ -70,6 +71,9 @@ type Config struct {
 	WriteTimeout time.Duration
 	// PageSize is the page size of the active-operations query.
 	PageSize int
+	// Admission gates ARM's status and result requests (api-version,
+	// subscription state); the zero value is ARO-HCP's defaults.
+	Admission admission.Config
 	// CSBatchSize is how many CS objects of a page one list call reads;
 	// 1 turns batching off (one GET per object, for a CS that turns out
 	// not to fill status in list items). Batches never span pages.
@@ -170,6 +174,11 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		}
 		*d.dst = p
 	}
+	a, err := admission.ConfigFromEnv(getenv)
+	if err != nil {
+		return Config{}, err
+	}
+	c.Admission = a
 	// Only the cap is a setting; a cap below the default base is the base.
 	c.PollBackoffBase = min(c.PollBackoffBase, c.PollBackoffMax)
 	if err := c.validate(); err != nil {

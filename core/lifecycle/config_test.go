@@ -6,11 +6,13 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/hcpops/hcpops/core/admission"
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
@@ -28,10 +30,13 @@ func TestConfigFromEnv(t *testing.T) {
 		{name: "every setting", env: map[string]string{
 			EnvPollConcurrency: "8", EnvDispatchGrace: "90s", EnvCreateDeadline: "2h", EnvDeleteDeadline: "24h",
 			EnvNotifyBackoffBase: "1s", EnvNotifyBackoffMax: "5m",
+			admission.EnvAPIVersions: "2099-01-01", admission.EnvSubscriptionDocument: "required",
 		}, want: func(c *Config) {
 			c.PollConcurrency, c.DispatchGrace, c.CreateDeadline, c.DeleteDeadline = 8, 90*time.Second, 2*time.Hour, 24*time.Hour
 			c.NotifyBackoffBase, c.NotifyBackoffMax = time.Second, 5*time.Minute
+			c.Admission = admission.Config{APIVersions: []string{"2099-01-01"}, RequireSubscriptionDocument: true}
 		}},
+		{name: "bad subscription policy", env: map[string]string{admission.EnvSubscriptionDocument: "maybe"}, wantErr: `HCPOPS_SUBSCRIPTION_DOCUMENT="maybe"`},
 		{name: "the two graces are separate", env: map[string]string{EnvDispatchGrace: "2m", EnvPendingIDGrace: "5s"},
 			want: func(c *Config) { c.DispatchGrace, c.PendingIDGrace = 2*time.Minute, 5*time.Second }},
 		{name: "pending grace zero", env: map[string]string{EnvPendingIDGrace: "0s"}, wantErr: `HCPOPS_PENDING_ID_GRACE="0s"`},
@@ -65,7 +70,7 @@ func TestConfigFromEnv(t *testing.T) {
 			}
 			want := DefaultConfig()
 			tc.want(&want)
-			if got != want {
+			if !reflect.DeepEqual(got, want) {
 				t.Errorf("config = %+v, want %+v", got, want)
 			}
 		})
@@ -102,7 +107,7 @@ func TestNewRefusesIncompleteDeps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if eng.cfg != DefaultConfig() {
+	if !reflect.DeepEqual(eng.cfg, DefaultConfig()) {
 		t.Errorf("zero config became %+v, want the defaults", eng.cfg)
 	}
 }

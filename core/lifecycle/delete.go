@@ -13,11 +13,34 @@ import (
 	"github.com/hcpops/hcpops/core/store"
 )
 
-// deleteTarget is the CS href of the object a delete removes: the
-// resource's CS ID, one whose create may have reached CS unrecorded (a
-// cluster's pending ID), or the href a legacy operation carries. "" means
-// CS never had it.
+// legacyDelete reports a Delete written by a frontend from before the
+// new deletion approach: its usesNew*DeletionApproach flag for the
+// target's kind is false. That frontend deleted the object in CS itself
+// and stored its href as internalId; ARO-HCP then only polls it.
+func legacyDelete(j *job) bool {
+	p := &j.op.Properties
+	if p.Request != document.RequestDelete {
+		return false
+	}
+	switch j.kind {
+	case document.KindCluster:
+		return !p.UsesNewClusterDeletionApproach
+	case document.KindNodePool:
+		return !p.UsesNewNodePoolDeletionApproach
+	case document.KindExternalAuth:
+		return !p.UsesNewExternalAuthDeletionApproach
+	}
+	return false
+}
+
+// deleteTarget is the CS href of the object a delete removes: the href a
+// legacy operation carries, else the resource's CS ID, or one whose create
+// may have reached CS unrecorded (a cluster's pending ID). "" means CS
+// never had it.
 func deleteTarget(j *job) string {
+	if h := j.op.Properties.InternalID; h != "" && legacyDelete(j) {
+		return h
+	}
 	if j.res != nil {
 		if h := j.res.ClusterServiceID(); h != "" {
 			return h
@@ -30,9 +53,9 @@ func deleteTarget(j *job) string {
 }
 
 // dispatchDelete asks CS to delete the object, then stamps the resource's
-// clusterServiceDeletionTimestamp (the marker) and the operation's
-// internalId. CS answering 404, or refusing a child because its cluster is
-// already uninstalling, both mean the deletion is under way.
+// clusterServiceDeletionTimestamp, the marker (ARO-HCP writes no
+// internalId on a delete). CS answering 404, or refusing a child because
+// its cluster is already uninstalling, both mean the deletion is under way.
 func (e *Engine) dispatchDelete(ctx context.Context, j *job, _ *tally) (outcome, error) {
 	if href := deleteTarget(j); href != "" {
 		err := j.a.delete(ctx, href)
@@ -42,9 +65,6 @@ func (e *Engine) dispatchDelete(ctx context.Context, j *job, _ *tally) (outcome,
 			j.log.Info("parent cluster is already uninstalling; treating the delete as dispatched", "reason", err)
 		default:
 			return outcomeSkipped, fmt.Errorf("deleting %s %s: %w", j.kind, href, err)
-		}
-		if _, err := e.recordInternalID(ctx, j, href); err != nil {
-			return outcomeSkipped, err
 		}
 	}
 	now := e.clock()
@@ -63,7 +83,8 @@ func (e *Engine) dispatchDelete(ctx context.Context, j *job, _ *tally) (outcome,
 }
 
 // pollDelete reads the object being deleted; CS answering 404 completes
-// the delete.
+// the delete. On the legacy path a cluster completes only once its node
+// pool and external auth documents are gone, as ARO-HCP waits for them.
 func (e *Engine) pollDelete(ctx context.Context, j *job) (pollResult, error) {
 	href := deleteTarget(j)
 	if href == "" {
@@ -71,6 +92,16 @@ func (e *Engine) pollDelete(ctx context.Context, j *job) (pollResult, error) {
 	}
 	r, err := j.a.status(ctx, j, href)
 	if cs.IsNotFound(err) {
+		if legacyDelete(j) && j.a.parent {
+			n, err := e.liveChildResources(ctx, j)
+			if err != nil {
+				return pollResult{}, err
+			}
+			if n > 0 {
+				j.log.Debug("legacy deletion approach: waiting for child resources", "count", n)
+				return pollResult{status: arm.ProvisioningStateDeleting}, nil
+			}
+		}
 		return pollResult{gone: true}, nil
 	}
 	if err != nil {
@@ -79,21 +110,26 @@ func (e *Engine) pollDelete(ctx context.Context, j *job) (pollResult, error) {
 	return r, nil
 }
 
-// completeDelete finishes a delete CS has done: soft-delete the direct
-// children, then the resource, then mark the operation Succeeded. Children
-// go first so that a run cut short finds the resource still there and
-// starts over; every step tolerates having been done already.
+// completeDelete finishes a delete CS has done as ARO-HCP's
+// SetDeleteOperationAsCompleted does: soft-delete the resource, then every
+// direct child document, then mark the operation Succeeded (and notify).
+// The first failure stops the run with the operation still non-terminal;
+// the next tick runs it again, and every step done already is a no-op (a
+// missing or soft-deleted document counts as deleted).
 func (e *Engine) completeDelete(ctx context.Context, j *job, t *tally) error {
-	pk, parent := j.op.PartitionKey, j.op.Properties.ExternalID
-	if err := e.deleteChildren(ctx, j, pk, parent); err != nil {
-		return err
-	}
+	pk, target := j.op.PartitionKey, j.op.Properties.ExternalID
 	if j.res != nil {
 		if err := e.store.SoftDelete(ctx, pk, j.res.ID()); err != nil && !errors.Is(err, store.ErrNotFound) {
-			return fmt.Errorf("soft-deleting %s: %w", parent, err)
+			return fmt.Errorf("soft-deleting %s: %w", target, err)
 		}
 		j.log.Info("resource deleted")
 		j.res = nil
+	}
+	if err := e.deleteChildren(ctx, j, pk, target); err != nil {
+		return err
+	}
+	if legacyDelete(j) {
+		j.log.Info("delete completed by the legacy deletion approach (the frontend deleted it in clusters service)")
 	}
 	changed, err := e.updateOperationStatus(ctx, j, arm.ProvisioningStateSucceeded, nil, t)
 	if changed {
@@ -102,46 +138,88 @@ func (e *Engine) completeDelete(ctx context.Context, j *job, t *tally) error {
 	return err
 }
 
-// deleteChildren soft-deletes the node pools and external auths directly
-// under parent. Deeper descendants and documents that are not resources
-// (controller status documents, for instance) are left alone.
-func (e *Engine) deleteChildren(ctx context.Context, j *job, pk, parent string) error {
-	if !j.a.parent {
-		return nil
-	}
-	var ids []string
-	err := e.store.Children(ctx, pk, parent, func(items []store.Item) error {
+// childDoc is what delete completion reads of a document under a resource.
+type childDoc struct {
+	ID           string `json:"id"`
+	ResourceID   string `json:"resourceID"`
+	ResourceType string `json:"resourceType"`
+}
+
+// directChild reports whether d sits exactly one type/name level below
+// parent (the query matched the prefix case-insensitively).
+func (d childDoc) directChild(parent string) bool {
+	rest := d.ResourceID[min(len(parent)+1, len(d.ResourceID)):]
+	return len(d.ResourceID) > len(parent)+1 && strings.Count(rest, "/") == 1
+}
+
+// controllerStatus reports a controller-status document
+// (<parent>/hcpOpenShiftControllers/<name>): ARO-HCP's delete leaves those
+// to its orphan sweeper.
+func (d childDoc) controllerStatus() bool {
+	t := d.ResourceType
+	return strings.EqualFold(t[strings.LastIndex(t, "/")+1:], controllersType)
+}
+
+const controllersType = "hcpOpenShiftControllers"
+
+// children lists the direct child documents of target, of any type.
+func (e *Engine) children(ctx context.Context, j *job, pk, target string) ([]childDoc, error) {
+	var out []childDoc
+	err := e.store.Children(ctx, pk, target, func(items []store.Item) error {
 		for _, it := range items {
-			var d struct {
-				ID           string `json:"id"`
-				ResourceID   string `json:"resourceID"`
-				ResourceType string `json:"resourceType"`
-			}
+			var d childDoc
 			if err := json.Unmarshal(it.Body, &d); err != nil {
 				j.log.Warn("skipping an unreadable child document", "error", err)
 				continue
 			}
-			k, err := document.ResourceKind(d.ResourceType)
-			if a := e.kinds[k]; err != nil || a == nil || a.parent {
-				continue
+			if d.directChild(target) {
+				out = append(out, d)
 			}
-			if len(d.ResourceID) <= len(parent)+1 || strings.Count(d.ResourceID[len(parent)+1:], "/") != 1 {
-				continue
-			}
-			ids = append(ids, d.ID)
 		}
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("listing children of %s: %w", parent, err)
+		return nil, fmt.Errorf("listing children of %s: %w", target, err)
 	}
-	for _, id := range ids {
-		if err := e.store.SoftDelete(ctx, pk, id); err != nil && !errors.Is(err, store.ErrNotFound) {
-			return fmt.Errorf("soft-deleting child %s of %s: %w", id, parent, err)
+	return out, nil
+}
+
+// deleteChildren soft-deletes every direct child document of target, of
+// any resource type, except controller-status documents. Grandchildren are
+// left to their own parent's delete, as upstream leaves them.
+func (e *Engine) deleteChildren(ctx context.Context, j *job, pk, target string) error {
+	kids, err := e.children(ctx, j, pk, target)
+	if err != nil {
+		return err
+	}
+	n := 0
+	for _, d := range kids {
+		if d.controllerStatus() {
+			continue
 		}
+		if err := e.store.SoftDelete(ctx, pk, d.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("soft-deleting child %s of %s: %w", d.ResourceID, target, err)
+		}
+		n++
 	}
-	if len(ids) > 0 {
-		j.log.Info("child resources deleted", "count", len(ids))
+	if n > 0 {
+		j.log.Info("child documents deleted", "count", n)
 	}
 	return nil
+}
+
+// liveChildResources counts the node pools and external auths still under
+// a cluster.
+func (e *Engine) liveChildResources(ctx context.Context, j *job) (int, error) {
+	kids, err := e.children(ctx, j, j.op.PartitionKey, j.op.Properties.ExternalID)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, d := range kids {
+		if k, err := document.ResourceKind(d.ResourceType); err == nil && (k == document.KindNodePool || k == document.KindExternalAuth) {
+			n++
+		}
+	}
+	return n, nil
 }

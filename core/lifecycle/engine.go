@@ -150,3 +150,19 @@ func (e *Engine) Tick(ctx context.Context) (TickResult, error) {
 func (e *Engine) Status(ctx context.Context, req StatusRequest) (arm.OperationStatus, error) {
 	return e.status(ctx, req)
 }
+
+// Result is ARM's Location poll of an operation: poll again, failed, or
+// what the operation produced. Errors: ErrOperationNotFound,
+// ErrOperationNotVisible, ErrResultGone, ErrResultUnsupported, or a
+// failure to read.
+func (e *Engine) Result(ctx context.Context, req StatusRequest) (Result, error) {
+	return e.result(ctx, req)
+}
+
+// Admit applies the api-version and subscription-state gates ARO-HCP's
+// frontend puts in front of every ARM request, and returns the home tenant
+// for the visibility rules (the header, else the subscription's). A
+// refused request is an error wrapping *admission.Rejection.
+func (e *Engine) Admit(ctx context.Context, req AdmitRequest) (string, error) {
+	return e.admit(ctx, req)
+}

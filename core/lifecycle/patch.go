@@ -9,9 +9,11 @@ import (
 	"github.com/hcpops/hcpops/core/document"
 )
 
-// dispatchUpdate PATCHes what an update may change and records the
-// object's href as the operation's internalId. CS refusing while the
-// object or its cluster is busy is retried later, as ARO-HCP does.
+// dispatchUpdate PATCHes what an update may change and moves the
+// operation (and its resource) to Updating, the marker that the PATCH was
+// sent: ARO-HCP writes no internalId on an update. CS refusing while the
+// object or its cluster is busy is retried later, as ARO-HCP does. A crash
+// before the marker repeats the PATCH, which sends the same values.
 func (e *Engine) dispatchUpdate(ctx context.Context, j *job, t *tally) (outcome, error) {
 	href := j.res.ClusterServiceID()
 	if href == "" {
@@ -23,13 +25,24 @@ func (e *Engine) dispatchUpdate(ctx context.Context, j *job, t *tally) (outcome,
 		}
 		return outcomeSkipped, fmt.Errorf("updating %s %s: %w", j.kind, href, err)
 	}
-	return e.recordInternalID(ctx, j, href)
+	changed, err := e.updateOperationStatus(ctx, j, arm.ProvisioningStateUpdating, nil, t)
+	if err != nil {
+		return outcomeSkipped, fmt.Errorf("marking the update of %s %s sent: %w", j.kind, href, err)
+	}
+	if changed {
+		t.changed.Add(1)
+	}
+	return outcomeDispatched, nil
 }
 
 // pollUpdate reads the object once: its state, and whether CS already
 // carries what the update asked for (Updating until it does).
 func (e *Engine) pollUpdate(ctx context.Context, j *job) (pollResult, error) {
-	o, err := j.a.get(ctx, j, j.op.Properties.InternalID)
+	href := j.res.ClusterServiceID()
+	if href == "" {
+		href = j.op.Properties.InternalID // written by an earlier hcpops
+	}
+	o, err := j.a.get(ctx, j, href)
 	if err != nil {
 		return pollResult{}, err
 	}
@@ -55,7 +68,8 @@ func (e *Engine) failNeverCreated(ctx context.Context, j *job, t *tally) error {
 }
 
 // recordInternalID stores href as the operation's internalId: the marker
-// that its CS call was made.
+// that a break-glass credential was requested (the one place ARO-HCP's
+// backend writes an internalId).
 func (e *Engine) recordInternalID(ctx context.Context, j *job, href string) (outcome, error) {
 	op, _, err := e.mutateOperation(ctx, j.log, j.op, func(o *document.OperationDocument) (bool, error) {
 		if o.Properties.InternalID != "" || o.Properties.Status.IsTerminal() {

@@ -48,7 +48,8 @@ type handler struct {
 	// notifications it makes on the way.
 	dispatch func(ctx context.Context, j *job, t *tally) (outcome, error)
 	poll     func(ctx context.Context, j *job) (pollResult, error)
-	// deadline, when set, is when the operation must be terminal.
+	// deadline, when set, is when the operation must be terminal; a zero
+	// time means this operation has none.
 	deadline func(j *job) time.Time
 }
 
@@ -57,10 +58,16 @@ type handler struct {
 // credential requests on a cluster.
 func (e *Engine) registry() map[handlerKey]*handler {
 	created := func(j *job) bool { return j.res.ClusterServiceID() != "" }
-	patched := func(j *job) bool { return j.op.Properties.InternalID != "" }
+	// An update's PATCH moves it out of Accepted (an internalId is what
+	// hcpops wrote before it stopped writing one there).
+	patched := func(j *job) bool {
+		return j.op.Properties.Status != arm.ProvisioningStateAccepted || j.op.Properties.InternalID != ""
+	}
+	credentialRequested := func(j *job) bool { return j.op.Properties.InternalID != "" }
+	// A legacy delete was sent to CS by the frontend that wrote it.
 	deleteStamped := func(j *job) bool {
 		_, ok := j.res.ClusterServiceDeletionTimestamp()
-		return ok
+		return ok || legacyDelete(j)
 	}
 	createBy := func(j *job) time.Time {
 		if t, ok := j.res.CreateOperationCompletionDeadline(); ok {
@@ -69,6 +76,9 @@ func (e *Engine) registry() map[handlerKey]*handler {
 		return j.op.Properties.StartTime.Add(e.cfg.CreateDeadline)
 	}
 	deleteBy := func(j *job) time.Time {
+		if legacyDelete(j) {
+			return time.Time{} // ARO-HCP's legacy path has no deadline
+		}
 		if j.res != nil {
 			if t, ok := j.res.DeleteOperationCompletionDeadline(); ok {
 				return t
@@ -86,7 +96,7 @@ func (e *Engine) registry() map[handlerKey]*handler {
 			dispatch: e.dispatchDelete, poll: e.pollDelete, deadline: deleteBy}
 	}
 	m[handlerKey{document.RequestRequestCredential, document.KindCluster}] = &handler{noun: "credential request",
-		dispatched: patched, dispatch: e.dispatchRequestCredential, poll: e.pollRequestCredential}
+		dispatched: credentialRequested, dispatch: e.dispatchRequestCredential, poll: e.pollRequestCredential}
 	m[handlerKey{document.RequestRevokeCredentials, document.KindCluster}] = &handler{noun: "credential revocation",
 		dispatched: func(j *job) bool { return j.op.Properties.Status != arm.ProvisioningStateAccepted },
 		dispatch:   e.dispatchRevokeCredentials, poll: e.pollRevokeCredentials}

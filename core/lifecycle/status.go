@@ -2,7 +2,6 @@ package lifecycle
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	"github.com/hcpops/hcpops/core/arm"
@@ -14,26 +13,9 @@ import (
 // is ignored, as ARO-HCP ignores it. A request that cannot name an
 // operation (bad subscription or UUID) is simply not found.
 func (e *Engine) status(ctx context.Context, req StatusRequest) (arm.OperationStatus, error) {
-	sub, ok := document.CanonicalUUID(req.SubscriptionID)
-	if !ok {
-		return arm.OperationStatus{}, fmt.Errorf("%w: subscription %q is not a subscription ID", ErrOperationNotFound, req.SubscriptionID)
-	}
-	name, ok := document.CanonicalUUID(req.OperationName)
-	if !ok {
-		return arm.OperationStatus{}, fmt.Errorf("%w: operation name %q is not a UUID", ErrOperationNotFound, req.OperationName)
-	}
-	req.SubscriptionID, req.OperationName = sub, name
-	id := document.CosmosID(document.OperationResourceID(req.SubscriptionID, req.OperationName))
-	op, err := e.readOperation(ctx, document.PartitionKey(req.SubscriptionID), id)
+	op, err := e.visibleOperation(ctx, req)
 	if err != nil {
-		return arm.OperationStatus{}, fmt.Errorf("reading status of operation %s: %w", req.OperationName, err)
-	}
-	if op == nil {
-		return arm.OperationStatus{}, fmt.Errorf("%w: %s in subscription %s", ErrOperationNotFound, req.OperationName, req.SubscriptionID)
-	}
-	if why := invisible(op, req); why != "" {
-		withInvocation(ctx, e.log).Debug("operation hidden from caller", "operation_id", req.OperationName, "reason", why)
-		return arm.OperationStatus{}, fmt.Errorf("%w: %s", ErrOperationNotVisible, why)
+		return arm.OperationStatus{}, err
 	}
 	return op.ToStatus(), nil
 }

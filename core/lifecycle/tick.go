@@ -322,7 +322,7 @@ func (e *Engine) expireIfLate(ctx context.Context, j *job, t *tally, cause error
 		return false, nil
 	}
 	deadline := j.h.deadline(j)
-	if e.clock().Before(deadline) {
+	if deadline.IsZero() || e.clock().Before(deadline) { // zero: none for this operation
 		return false, nil
 	}
 	if cause != nil {

@@ -26,7 +26,6 @@ type InflightReader interface {
 
 // Messages ARO-HCP writes.
 const (
-	MessageInternalServerError    = "Internal server error."
 	MessageMultipleInflightErrors = "Cluster provisioning failed due to multiple errors"
 	MessageCredentialFailed       = "Failed to provision cluster credential"
 )
@@ -209,12 +208,9 @@ func ConvertCredentialStatus(credentialStatus string, current arm.ProvisioningSt
 	}
 }
 
-// internalServerError is ARO-HCP's generic error, with CS's message when
-// it gave one (CS has no error code for node pools and external auths).
+// internalServerError is ARO-HCP's generic error with CS's message (CS has
+// no error code for node pools and external auths). An empty message stays
+// empty, as upstream keeps it.
 func internalServerError(csMessage string) *arm.CloudErrorBody {
-	msg := csMessage
-	if msg == "" {
-		msg = MessageInternalServerError
-	}
-	return &arm.CloudErrorBody{Code: arm.CodeInternalServerError, Message: msg}
+	return &arm.CloudErrorBody{Code: arm.CodeInternalServerError, Message: csMessage}
 }

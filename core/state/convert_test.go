@@ -243,9 +243,9 @@ func TestConvertNodePoolStatusEveryCombination(t *testing.T) {
 			}
 		}
 	}
-	// CS gave no message: ARO-HCP's generic one.
+	// CS gave no message: kept empty, as ARO-HCP keeps it.
 	_, cerr, _ := ConvertNodePoolStatus(clusterservice.NodePoolStatus{State: "error"}, document.RequestCreate, provisioning)
-	if !cerr.Equal(&arm.CloudErrorBody{Code: "InternalServerError", Message: "Internal server error."}) {
+	if !cerr.Equal(&arm.CloudErrorBody{Code: "InternalServerError", Message: ""}) {
 		t.Errorf("no-message error: %+v", cerr)
 	}
 }
@@ -278,7 +278,7 @@ func TestConvertExternalAuthStatusEveryCombination(t *testing.T) {
 		}
 	}
 	_, cerr, _ := ConvertExternalAuthStatus(clusterservice.ExternalAuthStatus{State: "error"}, document.RequestCreate, accepted)
-	if !cerr.Equal(&arm.CloudErrorBody{Code: "InternalServerError", Message: "Internal server error."}) {
+	if !cerr.Equal(&arm.CloudErrorBody{Code: "InternalServerError", Message: ""}) {
 		t.Errorf("no-message error: %+v", cerr)
 	}
 }

@@ -64,6 +64,10 @@ func TestEnvelopeCarriesTheRequestAndAnswersFromOutputs(t *testing.T) {
 
 type fixedStatus struct{}
 
+func (fixedStatus) Admit(_ context.Context, r lifecycle.AdmitRequest) (string, error) {
+	return r.HomeTenantID, nil
+}
+
 func (fixedStatus) Status(_ context.Context, r lifecycle.StatusRequest) (arm.OperationStatus, error) {
 	if r.HomeTenantID != "tenant-1" {
 		return arm.OperationStatus{}, lifecycle.ErrOperationNotVisible

@@ -48,7 +48,7 @@ func (f *Function) Invoke(ctx context.Context, inv handlers.Invocation) (handler
 		if sr.SubscriptionID == "" && sr.OperationName == "" {
 			sr.SubscriptionID, sr.Location, sr.OperationName = paramsFromURL(req.URL)
 		}
-		ans = f.answer(ctx, sr, req.header)
+		ans = f.answer(ctx, sr, req.header, apiVersionFromURL(req.URL))
 	}
 	res := map[string]any{"statusCode": strconv.Itoa(ans.status), "body": string(ans.body)}
 	if ans.body != nil {
@@ -156,4 +156,13 @@ func paramsFromURL(raw string) (sub, location, op string) {
 		return s[1], s[5], s[7]
 	}
 	return "", "", ""
+}
+
+// apiVersionFromURL reads api-version from the request URL.
+func apiVersionFromURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return u.Query().Get(APIVersionParameter)
 }

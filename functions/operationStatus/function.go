@@ -16,6 +16,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/hcpops/hcpops/core/admission"
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/lifecycle"
@@ -43,10 +44,14 @@ const (
 )
 
 // StatusReader is the part of the lifecycle this function calls
-// (*lifecycle.Engine satisfies it).
+// (*lifecycle.Engine satisfies it): the request gates, then the read.
 type StatusReader interface {
+	Admit(ctx context.Context, req lifecycle.AdmitRequest) (string, error)
 	Status(ctx context.Context, req lifecycle.StatusRequest) (arm.OperationStatus, error)
 }
+
+// APIVersionParameter is the query parameter ARM sends on every request.
+const APIVersionParameter = "api-version"
 
 // Function answers operation-status reads.
 type Function struct {
@@ -87,7 +92,7 @@ func (f *Function) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		SubscriptionID: chi.URLParam(r, "subscriptionId"),
 		Location:       chi.URLParam(r, "location"),
 		OperationName:  chi.URLParam(r, "operationId"),
-	}, func(name string) (string, bool) { return oneValue(r.Header.Values(name)) })
+	}, func(name string) (string, bool) { return oneValue(r.Header.Values(name)) }, r.URL.Query().Get(APIVersionParameter))
 	if ans.body != nil {
 		w.Header().Set("Content-Type", "application/json")
 	}
@@ -119,9 +124,10 @@ func oneValue(vals []string) (string, bool) {
 	return vals[0], true
 }
 
-// answer renders a status read. The caller's identity comes from header;
-// a conflicting identity header hides the operation, like any mismatch.
-func (f *Function) answer(ctx context.Context, req lifecycle.StatusRequest, header headerFunc) answer {
+// answer renders a status read behind ARO-HCP's request gates. The
+// caller's identity comes from header; a conflicting identity header hides
+// the operation, like any mismatch.
+func (f *Function) answer(ctx context.Context, req lifecycle.StatusRequest, header headerFunc, apiVersion string) answer {
 	sub, ok := document.CanonicalUUID(req.SubscriptionID)
 	if !ok {
 		return armError(http.StatusBadRequest, CodeInvalidSubscriptionID, "subscriptionId",
@@ -139,11 +145,25 @@ func (f *Function) answer(ctx context.Context, req lifecycle.StatusRequest, head
 	tenantOK, clientOK := false, false
 	req.HomeTenantID, tenantOK = header(HeaderHomeTenantID)
 	req.ClientObjectID, clientOK = header(HeaderClientObjectID)
+	// ARO-HCP's api-version and subscription middleware run first; an
+	// empty home-tenant header is filled from the subscription.
+	tenant, err := f.reader.Admit(ctx, lifecycle.AdmitRequest{
+		Method: http.MethodGet, SubscriptionID: sub, APIVersion: apiVersion, HomeTenantID: req.HomeTenantID,
+	})
+	var rej *admission.Rejection
+	switch {
+	case errors.As(err, &rej):
+		return armError(rej.Status, rej.Code, rej.Target, rej.Message)
+	case err != nil:
+		f.logger.ErrorContext(ctx, "admitting an operation status request", "operation", op, "subscription", sub, "error", err)
+		return internalError()
+	}
 	if !tenantOK || !clientOK {
 		f.logger.InfoContext(ctx, "operation hidden: conflicting identity headers", "operation_id", op,
 			"subscription_id", sub, "home_tenant_conflict", !tenantOK, "client_object_conflict", !clientOK)
 		return answer{status: http.StatusNotFound}
 	}
+	req.HomeTenantID = tenant
 	status, err := f.reader.Status(ctx, req)
 	switch {
 	case err == nil:

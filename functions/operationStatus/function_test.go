@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hcpops/hcpops/core/admission"
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/lifecycle"
 	"github.com/hcpops/hcpops/handlers"
@@ -44,10 +45,27 @@ func sampleStatus() arm.OperationStatus {
 
 // recordingReader records the requests that reached it.
 type recordingReader struct {
-	mu   sync.Mutex
-	reqs []lifecycle.StatusRequest
-	out  arm.OperationStatus
-	err  error
+	mu     sync.Mutex
+	reqs   []lifecycle.StatusRequest
+	admits []lifecycle.AdmitRequest
+	out    arm.OperationStatus
+	err    error
+	// admitErr refuses at the gate; tenant fills an empty home tenant.
+	admitErr error
+	tenant   string
+}
+
+func (r *recordingReader) Admit(ctx context.Context, req lifecycle.AdmitRequest) (string, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.admits = append(r.admits, req)
+	if r.admitErr != nil {
+		return "", r.admitErr
+	}
+	if req.HomeTenantID == "" {
+		return r.tenant, nil
+	}
+	return req.HomeTenantID, nil
 }
 
 func (r *recordingReader) Status(ctx context.Context, req lifecycle.StatusRequest) (arm.OperationStatus, error) {
@@ -250,5 +268,36 @@ func TestChiPatternMatchesFunctionJSONRoute(t *testing.T) {
 	}
 	if len(fj.Bindings[0].Methods) != 1 || fj.Bindings[0].Methods[0] != "get" {
 		t.Errorf("methods = %v", fj.Bindings[0].Methods)
+	}
+}
+
+// TestGatesRunFirst: a refusal at the gate is ARM's answer and the
+// operation is never read; the api-version and the tenant filled from the
+// subscription reach the gate and the read.
+func TestGatesRunFirst(t *testing.T) {
+	rej := &admission.Rejection{Status: 409, Code: "InvalidSubscriptionState", Message: "Request is not allowed in subscription in state 'Warned'."}
+	rec := &recordingReader{admitErr: rej}
+	ts := newServer(t, rec)
+	r := get(t, ts, http.MethodGet, statusPath(sub, opID)+"?api-version=2024-06-10-preview", nil)
+	if code, msg, _ := armCode(t, r.body); r.status != 409 || code != rej.Code || msg != rej.Message {
+		t.Fatalf("refused: %d %s", r.status, r.body)
+	}
+	if rec.calls() != 0 || len(rec.admits) != 1 || rec.admits[0].APIVersion != "2024-06-10-preview" || rec.admits[0].SubscriptionID != sub {
+		t.Fatalf("reads %d, admits %+v", rec.calls(), rec.admits)
+	}
+
+	rec = &recordingReader{out: sampleStatus(), tenant: tenant}
+	ts = newServer(t, rec)
+	if r := get(t, ts, http.MethodGet, statusPath(sub, opID)+"?api-version=2024-06-10-preview", nil); r.status != 200 {
+		t.Fatalf("admitted: %d %s", r.status, r.body)
+	}
+	if rec.reqs[0].HomeTenantID != tenant {
+		t.Errorf("the read saw home tenant %q, want the subscription's %s", rec.reqs[0].HomeTenantID, tenant)
+	}
+
+	rec = &recordingReader{admitErr: errors.New("cosmos unavailable")}
+	ts = newServer(t, rec)
+	if r := get(t, ts, http.MethodGet, statusPath(sub, opID)+"?api-version=x", nil); r.status != 500 || rec.calls() != 0 {
+		t.Fatalf("gate failure: %d %s, reads %d", r.status, r.body, rec.calls())
 	}
 }

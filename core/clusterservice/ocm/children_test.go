@@ -1,6 +1,8 @@
 package ocm
 
 import (
+	"fmt"
+	"log/slog"
 	"reflect"
 	"strings"
 	"testing"
@@ -240,10 +242,23 @@ func TestBreakGlassCredentials(t *testing.T) {
 		t.Errorf("credential POSTs under clusters_mgmt = %d, want 1", n)
 	}
 
+	if cred.Kubeconfig != "" {
+		t.Errorf("a credential not yet issued carries a kubeconfig")
+	}
 	e.clock.Advance(time.Minute)
 	got, err := e.client.GetBreakGlassCredential(e.ctx, cred.Href)
 	if err != nil || got.Status != cs.CredentialStateIssued || got.ID != cred.ID {
 		t.Fatalf("after issuing = %+v, %v", got, err)
+	}
+	if !strings.Contains(got.Kubeconfig, "kind: Config") || !strings.Contains(got.Kubeconfig, "token: sha256~") ||
+		!strings.Contains(got.Kubeconfig, got.Username) {
+		t.Errorf("issued credential's kubeconfig = %q, want a kubeconfig for %s with a token", got.Kubeconfig, got.Username)
+	}
+	// The secret never renders through fmt or slog.
+	for _, s := range []string{fmt.Sprint(got), fmt.Sprintf("%+v", got), fmt.Sprintf("%#v", got), logLine(got)} {
+		if strings.Contains(s, "sha256~") || !strings.Contains(s, "[redacted]") {
+			t.Errorf("credential rendered as %q; want the kubeconfig redacted", s)
+		}
 	}
 	// An aro_hcp-prefixed href for the same credential is mapped too.
 	if got, err := e.client.GetBreakGlassCredential(e.ctx, ch+cs.BreakGlassSegment+cred.ID); err != nil || got.ID != cred.ID {
@@ -275,6 +290,9 @@ func TestBreakGlassCredentials(t *testing.T) {
 	got, err = e.client.GetBreakGlassCredential(e.ctx, cred.Href)
 	if err != nil || got.Status != cs.CredentialStateRevoked {
 		t.Fatalf("after revocation = %+v, %v", got, err)
+	}
+	if got.Kubeconfig != "" {
+		t.Errorf("a revoked credential still carries a kubeconfig")
 	}
 	// Nothing left to revoke: a further revoke is a no-op.
 	if err := e.client.DeleteBreakGlassCredentials(e.ctx, ch); err != nil {
@@ -314,4 +332,10 @@ func TestCredentialsListPaging(t *testing.T) {
 	if n := e.sim.Ledger().Count("GET", cs.ClustersMgmtPrefix+"/clusters/{id}/break_glass_credentials"); n != 3 {
 		t.Errorf("list requests = %d, want 3 pages", n)
 	}
+}
+
+func logLine(v any) string {
+	var b strings.Builder
+	slog.New(slog.NewJSONHandler(&b, nil)).Info("credential", "credential", v)
+	return b.String()
 }

@@ -266,5 +266,7 @@ func credentialFrom(o *cmv1.BreakGlassCredential) cs.BreakGlassCredential {
 		Username: o.Username(),
 		Status:   string(o.Status()),
 		Expires:  o.ExpirationTimestamp(),
+		// Only while issued; callers hand it to ARM and nowhere else.
+		Kubeconfig: o.Kubeconfig(),
 	}
 }

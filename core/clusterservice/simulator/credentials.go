@@ -1,6 +1,8 @@
 package simulator
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"net/http"
 	"time"
@@ -52,6 +54,7 @@ func (s *Simulator) postCredential(w http.ResponseWriter, r *http.Request) {
 				id:       id,
 				seq:      s.nextSeq(),
 				username: "system:customer-break-glass:" + user,
+				token:    simulatedToken(id),
 				created:  now,
 				expires:  now.Add(d.CredentialExpiry),
 				tl: timeline{start: now, final: cs.CredentialStateExpired, phases: []phase{
@@ -128,10 +131,43 @@ func (cr *credential) object(c *cluster, now time.Time) (*cmv1.BreakGlassCredent
 		Status(cmv1.BreakGlassCredentialStatus(st)).
 		ExpirationTimestamp(cr.expires)
 	if st == cs.CredentialStateIssued {
-		b.Kubeconfig(fmt.Sprintf("apiVersion: v1\nkind: Config\n# simulated break-glass kubeconfig for %s\n", cr.username))
+		b.Kubeconfig(cr.kubeconfig(c))
 	}
 	if st == cs.CredentialStateRevoked {
 		b.RevocationTimestamp(cr.revokedAt)
 	}
 	return b.Build()
+}
+
+// kubeconfig is what CS hands out once a credential is issued: the
+// cluster's API server and a per-credential bearer token.
+func (cr *credential) kubeconfig(c *cluster) string {
+	name := c.spec.Name()
+	if name == "" {
+		name = c.id
+	}
+	return fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: %[1]s
+  cluster:
+    server: https://api.%[1]s.%[2]s.sim.openshiftapps.com:443
+contexts:
+- name: %[3]s
+  context:
+    cluster: %[1]s
+    user: %[3]s
+current-context: %[3]s
+users:
+- name: %[3]s
+  user:
+    token: sha256~%[4]s
+`, name, c.id, cr.username, cr.token)
+}
+
+// simulatedToken derives the token from the credential id, so issuing one
+// draws nothing from the simulator's ID source (transcripts stay stable).
+func simulatedToken(id string) string {
+	sum := sha256.Sum256([]byte("break-glass:" + id))
+	return hex.EncodeToString(sum[:])
 }

@@ -53,6 +53,7 @@ type credential struct {
 	id        string
 	seq       int
 	username  string
+	token     string // the secret in its kubeconfig
 	created   time.Time
 	expires   time.Time
 	tl        timeline

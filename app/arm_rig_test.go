@@ -1,0 +1,342 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/hcpops/hcpops/core/arm"
+	"github.com/hcpops/hcpops/core/clusterservice/simulator"
+	"github.com/hcpops/hcpops/core/document"
+	"github.com/hcpops/hcpops/core/frontend"
+	"github.com/hcpops/hcpops/core/store"
+	"github.com/hcpops/hcpops/devhost/triggerhost"
+	"github.com/hcpops/hcpops/handlers"
+)
+
+const (
+	armAPIVersion = "2024-06-10-preview"
+	armClient     = "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"
+	// armCallerApp is the Entra application ARM's calls authenticate as
+	// (made up), allowed by HCPOPS_ARM_CLIENT_APP_IDS.
+	armCallerApp = "5d0f6a1e-8c2b-4e7a-9b13-2f4c6d8e0a17"
+)
+
+// armPrincipal is the X-MS-CLIENT-PRINCIPAL header App Service
+// Authentication injects for ARM's token.
+func armPrincipal() string {
+	b, _ := json.Marshal(map[string]any{"auth_typ": "aad", "claims": []map[string]string{
+		{"typ": "aud", "val": "api://hcpops"}, {"typ": "appid", "val": armCallerApp}}})
+	return base64.StdEncoding.EncodeToString(b)
+}
+
+// logBuffer collects the app's log lines.
+type logBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// armRig is the production assembly (app.New from settings) behind the
+// real handler, driven the way the Functions host drives it, with ARM's
+// GETs sent over loopback and every log line kept.
+type armRig struct {
+	t       *testing.T
+	app     *App
+	sim     *simulator.Simulator
+	handler *httptest.Server
+	fe      *frontend.Frontend
+	logs    *logBuffer
+	feedPos string
+	// clk, when set, is the app's clock; drive moves it with CS time.
+	clk         *testClock
+	tickPayload []byte
+}
+
+// testClock is a settable clock for the app and the frontend.
+type testClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *testClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+func newARMRig(t *testing.T, settings map[string]string) *armRig {
+	t.Helper()
+	return newARMRigAt(t, settings, nil)
+}
+
+// newARMRigAt is newARMRig with the app and frontend on clk (nil: real time).
+func newARMRigAt(t *testing.T, settings map[string]string, clk *testClock) *armRig {
+	t.Helper()
+	return newARMRigWith(t, settings, clk, nil)
+}
+
+// newARMRigWith is newARMRigAt with the configured store seen by the app
+// through wrap (a fault injector), when wrap is not nil.
+func newARMRigWith(t *testing.T, settings map[string]string, clk *testClock, wrap func(store.Store) store.Store) *armRig {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	sim := simulator.New()
+	simURL, err := sim.Start(ctx, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sim.Close)
+	env := map[string]string{
+		"HCPOPS_DATA_DIR":              t.TempDir(),
+		"CLUSTERS_SERVICE_URL":         simURL,
+		"CLUSTERS_SERVICE_RETRY_LIMIT": "0",
+		"HCPOPS_ARM_CLIENT_APP_IDS":    armCallerApp,
+	}
+	for k, v := range settings {
+		env[k] = v
+	}
+	getenv := func(k string) string { return env[k] }
+	logs := &logBuffer{}
+	logger := slog.New(handlers.LogHandler(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	parts, now := Parts{}, time.Now
+	if clk != nil {
+		parts.Clock, now = clk.Now, clk.Now
+	}
+	if wrap != nil {
+		st, _, err := OpenStore(getenv, logger)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		parts.Store = wrap(st)
+	}
+	a, err := New(ctx, getenv, logger, parts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	srv, err := a.Handler(getenv, handlers.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := httptest.NewServer(srv)
+	t.Cleanup(h.Close)
+	r := &armRig{t: t, app: a, sim: sim, handler: h, logs: logs, clk: clk,
+		fe: frontend.New(a.Store, now, uuid.NewString), tickPayload: readFile(t, "../functions/pollOperations/testdata/tick.json")}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("app log:\n%s", logs.String())
+		}
+	})
+	return r
+}
+
+func (r *armRig) opts() frontend.Options {
+	return frontend.Options{Location: "eastus", TenantID: tenant, ClientID: armClient}
+}
+
+// drive posts the host's payloads to the real handler — the change feed
+// to /dispatchOperations, timer ticks to /pollOperations — with CS time
+// moving a minute a round, until every named operation is terminal.
+func (r *armRig) drive(ops ...*document.OperationDocument) {
+	r.t.Helper()
+	for round := 0; round < 60; round++ {
+		r.deliver()
+		r.invoke("/pollOperations", r.tickPayload)
+		done := true
+		for _, op := range ops {
+			if got := r.op(op.Name()); got != nil && !got.Properties.Status.IsTerminal() {
+				done = false
+			}
+		}
+		if done {
+			return
+		}
+		r.sim.Advance(time.Minute)
+		if r.clk != nil {
+			r.clk.Advance(time.Minute)
+		}
+	}
+	r.t.Fatalf("operations did not finish in 60 rounds")
+}
+
+// deliver posts what the change feed has, as the host's Cosmos trigger
+// would; a failed batch is the host's to redeliver, and the tick's to
+// pick up.
+func (r *armRig) deliver() {
+	r.t.Helper()
+	for {
+		page, err := r.app.Store.ChangeFeed(context.Background(), r.feedPos, 100)
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		if len(page.Items) == 0 {
+			return
+		}
+		r.feedPos = page.Continuation
+		docs, err := triggerhost.EncodeDocuments(page.Items)
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		body, _ := json.Marshal(map[string]any{"Data": map[string]any{"documents": docs},
+			"Metadata": map[string]any{"sys": map[string]any{"MethodName": "dispatchOperations"}}})
+		r.invoke("/dispatchOperations", body)
+	}
+}
+
+// invoke posts an invocation envelope and returns the HTTP status.
+func (r *armRig) invoke(path string, body []byte) int {
+	r.t.Helper()
+	resp, err := r.handler.Client().Post(r.handler.URL+path, "application/json", bytes.NewReader(body))
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode
+}
+
+// op reads an operation; nil when it is gone.
+func (r *armRig) op(name string) *document.OperationDocument {
+	r.t.Helper()
+	item, err := r.app.Store.Get(context.Background(), sub, document.CosmosID(document.OperationResourceID(sub, name)))
+	if err != nil {
+		return nil
+	}
+	op, err := document.ParseOperation(item.Body)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return op
+}
+
+// accepted unwraps a frontend answer.
+func (r *armRig) accepted(a frontend.Accepted, err error) *document.OperationDocument {
+	r.t.Helper()
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return a.Operation
+}
+
+// put writes a document as another component of the RP would.
+func (r *armRig) put(doc string) {
+	r.t.Helper()
+	if _, err := r.app.Store.Create(context.Background(), sub, []byte(doc)); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// setStatus rewrites an operation's status, as a backend that finished it would.
+func (r *armRig) setStatus(name string, s arm.ProvisioningState) {
+	r.t.Helper()
+	op := r.op(name).Clone()
+	op.Properties.SetStatus(time.Now(), s, nil)
+	body, err := op.MarshalReplace()
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	if _, err := r.app.Store.Replace(context.Background(), sub, op.ID, body, op.ETag); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+type armReply struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// get sends ARM's GET; hdr are header name/value pairs.
+func (r *armRig) get(path string, hdr ...string) armReply {
+	r.t.Helper()
+	req, err := http.NewRequest(http.MethodGet, r.handler.URL+path, nil)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	req.Header.Set("X-MS-CLIENT-PRINCIPAL", armPrincipal()) // as App Service Authentication passes ARM on
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Add(hdr[i], hdr[i+1])
+	}
+	resp, err := r.handler.Client().Do(req)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return armReply{status: resp.StatusCode, header: resp.Header, body: b}
+}
+
+// caller is ARM's identity headers for the operations this rig submits.
+func caller() []string {
+	return []string{"X-Ms-Home-Tenant-Id", tenant, "X-Ms-Client-Object-Id", armClient}
+}
+
+func resultPath(name string) string {
+	return document.OperationResultID(sub, "eastus", name) + "?api-version=" + armAPIVersion
+}
+
+func statusPathOf(name string) string {
+	return document.OperationID(sub, "eastus", name) + "?api-version=" + armAPIVersion
+}
+
+func armErrorOf(t *testing.T, body []byte) arm.CloudErrorBody {
+	t.Helper()
+	var e struct{ Error arm.CloudErrorBody }
+	if err := json.Unmarshal(body, &e); err != nil || e.Error.Code == "" {
+		t.Fatalf("not an ARM error body: %q", body)
+	}
+	return e.Error
+}
+
+// storeHolds reports whether any document in the subscription contains s.
+func (r *armRig) storeHolds(s string) bool {
+	r.t.Helper()
+	found := false
+	cont := ""
+	for {
+		p, err := r.app.Store.ChangeFeed(context.Background(), cont, 1000)
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		for _, it := range p.Items {
+			if strings.Contains(string(it.Body), s) {
+				found = true
+			}
+		}
+		if len(p.Items) == 0 {
+			return found
+		}
+		cont = p.Continuation
+	}
+}

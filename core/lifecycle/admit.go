@@ -1,0 +1,65 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/hcpops/hcpops/core/document"
+	"github.com/hcpops/hcpops/core/store"
+)
+
+// AdmitRequest is what the request gates look at.
+type AdmitRequest struct {
+	Method         string
+	SubscriptionID string
+	APIVersion     string
+	HomeTenantID   string // X-Ms-Home-Tenant-Id as sent
+}
+
+// admit applies ARO-HCP's api-version and subscription-state middleware
+// (admission.Config) and returns the home tenant the visibility rules use:
+// the header, or, when it is empty, the subscription document's tenant. A
+// refused request is an error wrapping *admission.Rejection.
+func (e *Engine) admit(ctx context.Context, req AdmitRequest) (string, error) {
+	if r := e.cfg.Admission.CheckAPIVersion(req.APIVersion); r != nil {
+		return "", r
+	}
+	sub, err := e.readSubscription(ctx, req.SubscriptionID)
+	if err != nil {
+		return "", err
+	}
+	r, err := e.cfg.Admission.CheckSubscription(req.SubscriptionID, sub, req.Method)
+	if err != nil {
+		return "", err
+	}
+	if r != nil {
+		return "", r
+	}
+	if req.HomeTenantID == "" && sub != nil {
+		return sub.TenantID, nil
+	}
+	return req.HomeTenantID, nil
+}
+
+// readSubscription reads the subscription document; nil when the store has
+// none.
+func (e *Engine) readSubscription(ctx context.Context, subscriptionID string) (*document.Subscription, error) {
+	if subscriptionID == "" {
+		return nil, nil
+	}
+	rctx, cancel := e.requestReadCtx(ctx)
+	defer cancel()
+	item, err := e.store.Get(rctx, document.PartitionKey(subscriptionID), document.SubscriptionCosmosID(subscriptionID))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading subscription %s: %w", subscriptionID, err)
+	}
+	sub, err := document.ParseSubscription(item.Body)
+	if err != nil {
+		return nil, fmt.Errorf("subscription %s: %w: %w", subscriptionID, errMalformed, err)
+	}
+	return sub, nil
+}

@@ -1,0 +1,165 @@
+package lifecycle
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/hcpops/hcpops/core/arm"
+	cs "github.com/hcpops/hcpops/core/clusterservice"
+	"github.com/hcpops/hcpops/core/document"
+)
+
+var (
+	// ErrResultGone: the operation succeeded but what it produced (the
+	// resource, the credential) no longer exists; ARM gets a 404.
+	ErrResultGone = errors.New("operation result no longer exists")
+	// ErrResultUnsupported: the operation's result is served by a part of
+	// ARO-HCP that hcpops does not replace.
+	ErrResultUnsupported = errors.New("operation result not served by hcpops")
+)
+
+// Result is what ARM's Location poll of an operation gets, before it is
+// rendered as HTTP: the status decides between "poll again", "failed" and
+// the success answer for the request kind.
+type Result struct {
+	Status  arm.ProvisioningState
+	Request document.Request
+	// OperationID is the location-qualified operation ID; the Location
+	// header of a "poll again" answer is built from it.
+	OperationID string
+	// Body is the success body: the resource for Create and Update, the
+	// credential for RequestCredential; nil otherwise. A credential body
+	// holds a secret: hand it to ARM and nowhere else.
+	Body []byte
+}
+
+// String leaves the body out: it may hold a kubeconfig.
+func (r Result) String() string {
+	return fmt.Sprintf("status=%s request=%s operation=%s body_bytes=%d", r.Status, r.Request, r.OperationID, len(r.Body))
+}
+
+// GoString is String, for %#v.
+func (r Result) GoString() string { return r.String() }
+
+// LogValue keeps the body out of slog lines.
+func (r Result) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("status", string(r.Status)), slog.String("request", string(r.Request)),
+		slog.String("operation", r.OperationID), slog.Int("body_bytes", len(r.Body)))
+}
+
+// result reads the operation as status does (same visibility rules) and,
+// once it has succeeded, what it produced: the resource as stored now, or a
+// break-glass credential read live from Clusters Service, never stored.
+func (e *Engine) result(ctx context.Context, req StatusRequest) (Result, error) {
+	op, err := e.visibleOperation(ctx, req)
+	if err != nil {
+		return Result{}, err
+	}
+	p := &op.Properties
+	r := Result{Status: p.Status, Request: p.Request, OperationID: p.OperationID}
+	if p.Status != arm.ProvisioningStateSucceeded {
+		return r, nil
+	}
+	switch p.Request {
+	case document.RequestDelete, document.RequestRevokeCredentials:
+		return r, nil
+	case document.RequestRequestCredential:
+		r.Body, err = e.credentialResult(ctx, op)
+	case document.RequestCreate, document.RequestUpdate:
+		r.Body, err = e.resourceResult(ctx, op)
+	default:
+		err = fmt.Errorf("operation %s: %w: request %q has no result", op.Name(), errMalformed, p.Request)
+	}
+	return r, err
+}
+
+// visibleOperation reads the operation named in req, or says why ARM may
+// not see it (ErrOperationNotFound, ErrOperationNotVisible).
+func (e *Engine) visibleOperation(ctx context.Context, req StatusRequest) (*document.OperationDocument, error) {
+	sub, ok := document.CanonicalUUID(req.SubscriptionID)
+	if !ok {
+		return nil, fmt.Errorf("%w: subscription %q is not a subscription ID", ErrOperationNotFound, req.SubscriptionID)
+	}
+	name, ok := document.CanonicalUUID(req.OperationName)
+	if !ok {
+		return nil, fmt.Errorf("%w: operation name %q is not a UUID", ErrOperationNotFound, req.OperationName)
+	}
+	req.SubscriptionID, req.OperationName = sub, name
+	id := document.CosmosID(document.OperationResourceID(req.SubscriptionID, req.OperationName))
+	rctx, cancel := e.requestReadCtx(ctx)
+	defer cancel()
+	op, err := e.readOperation(rctx, document.PartitionKey(req.SubscriptionID), id)
+	if err != nil {
+		return nil, fmt.Errorf("reading operation %s: %w", req.OperationName, err)
+	}
+	if op == nil {
+		return nil, fmt.Errorf("%w: %s in subscription %s", ErrOperationNotFound, req.OperationName, req.SubscriptionID)
+	}
+	if why := invisible(op, req); why != "" {
+		withInvocation(ctx, e.log).Debug("operation hidden from caller", "operation_id", req.OperationName, "reason", why)
+		return nil, fmt.Errorf("%w: %s", ErrOperationNotVisible, why)
+	}
+	return op, nil
+}
+
+// resourceResult renders the target resource as it is stored now, with
+// the ID ARM asked about (the operation's externalId).
+func (e *Engine) resourceResult(ctx context.Context, op *document.OperationDocument) ([]byte, error) {
+	rctx, cancel := e.requestReadCtx(ctx)
+	defer cancel()
+	res, err := e.readResource(rctx, op.PartitionKey, op.Properties.ExternalID)
+	if err != nil {
+		return nil, fmt.Errorf("result of operation %s: %w", op.Name(), err)
+	}
+	if res == nil {
+		return nil, fmt.Errorf("%w: resource %s of operation %s", ErrResultGone, op.Properties.ExternalID, op.Name())
+	}
+	body, err := res.ARMBody(op.Properties.ExternalID)
+	if err != nil {
+		return nil, fmt.Errorf("result of operation %s: %w", op.Name(), err)
+	}
+	return body, nil
+}
+
+// credentialResult reads the break-glass credential the operation's
+// internalId names from Clusters Service, as ARO-HCP does for api-versions
+// before 2026-09-01-preview. The kubeconfig goes to ARM only: it is never
+// written to the store, and no log line or error carries it.
+func (e *Engine) credentialResult(ctx context.Context, op *document.OperationDocument) ([]byte, error) {
+	p := &op.Properties
+	if p.SystemAdminCredentialRequest != nil {
+		return nil, fmt.Errorf("%w: operation %s is a certificate-signing credential request (api-version 2026-09-01-preview or later), "+
+			"whose credential ARO-HCP's frontend assembles from its own Cosmos documents", ErrResultUnsupported, op.Name())
+	}
+	if !strings.Contains(p.InternalID, cs.BreakGlassSegment) {
+		return nil, fmt.Errorf("operation %s: %w: internalId %q is not a break-glass credential href", op.Name(), errMalformed, p.InternalID)
+	}
+	cred, err := e.cs.GetBreakGlassCredential(ctx, p.InternalID)
+	if cs.IsNotFound(err) {
+		return nil, fmt.Errorf("%w: break-glass credential %s of operation %s", ErrResultGone, p.InternalID, op.Name())
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading break-glass credential %s of operation %s: %w", p.InternalID, op.Name(), err)
+	}
+	if cred.Kubeconfig == "" {
+		// ARO-HCP hands out what CS returns; say why it is empty.
+		withInvocation(ctx, e.log).Warn("credential result has no kubeconfig", "operation_id", op.Name(),
+			"credential_href", p.InternalID, "credential_status", cred.Status)
+	}
+	body, err := json.MarshalIndent(arm.AdminCredential{ExpirationTimestamp: cred.Expires.UTC(), Kubeconfig: cred.Kubeconfig}, "", "    ")
+	if err != nil {
+		return nil, fmt.Errorf("rendering the credential of operation %s: %w", op.Name(), err)
+	}
+	return body, nil
+}
+
+// requestReadCtx bounds a store read made for an ARM request by the same
+// WriteTimeout a guarded write gets: a store that does not answer costs
+// one poll (ARM polls again), not a request held until the host gives up.
+func (e *Engine) requestReadCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, e.cfg.WriteTimeout)
+}

@@ -1,0 +1,132 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hcpops/hcpops/core/admission"
+	"github.com/hcpops/hcpops/core/arm"
+	"github.com/hcpops/hcpops/core/clusterservice/simulator"
+	"github.com/hcpops/hcpops/core/document"
+	"github.com/hcpops/hcpops/core/store"
+)
+
+func resultRequest(name string) StatusRequest {
+	return StatusRequest{SubscriptionID: testSub, Location: "eastus", OperationName: name, HomeTenantID: testTenant, ClientObjectID: testClient}
+}
+
+// TestCredentialResultFaults: a CS that fails costs only this read (an
+// error, not a 404 and not a write); a credential CS no longer has is gone.
+func TestCredentialResultFaults(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.readyCluster(t, "c1")
+	name := e.requestCredential(t, "c1", request{})
+	e.drive(t, name)
+	e.wantOp(t, name, arm.ProvisioningStateSucceeded, "")
+
+	res, err := e.engine.Result(ctx, resultRequest(name))
+	if err != nil || res.Request != document.RequestRequestCredential || !strings.Contains(string(res.Body), `"kubeconfig": "apiVersion: v1`) {
+		t.Fatalf("Result = %+v %s, %v", res, res.Body, err)
+	}
+	if strings.Contains(e.logs.String(), "sha256~") {
+		t.Errorf("the kubeconfig's token reached the log")
+	}
+	var line strings.Builder
+	slog.New(slog.NewJSONHandler(&line, nil)).Info("result", "result", res)
+	for _, s := range []string{fmt.Sprint(res), fmt.Sprintf("%+v", res), fmt.Sprintf("%#v", res), line.String()} {
+		if strings.Contains(s, "sha256~") || strings.Contains(s, "kind: Config") || !strings.Contains(s, "body_bytes") {
+			t.Errorf("a result renders its body: %s", s)
+		}
+	}
+
+	before := e.store.writes.Load()
+	if err := e.sim.SetFaults(simulator.Faults{ErrorRate: 1, ErrorStatus: 503}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.engine.Result(ctx, resultRequest(name))
+	if err == nil || errors.Is(err, ErrResultGone) || errors.Is(err, ErrOperationNotFound) || !strings.Contains(err.Error(), "503") {
+		t.Fatalf("CS 503: %v, want a read error naming the status", err)
+	}
+	if err := e.sim.SetFaults(simulator.Faults{}); err != nil {
+		t.Fatal(err)
+	}
+	if n := e.store.writes.Load() - before; n != 0 {
+		t.Errorf("a result read wrote %d documents", n)
+	}
+
+	// An internalId that is not a credential href is the document's fault.
+	e.editDoc(t, document.OperationResourceID(testSub, name), func(doc obj) { props(doc)["internalId"] = "/api/aro_hcp/v1alpha1/clusters/x" })
+	if _, err := e.engine.Result(ctx, resultRequest(name)); err == nil || !errors.Is(err, errMalformed) {
+		t.Errorf("bad internalId: %v", err)
+	}
+	e.editDoc(t, document.OperationResourceID(testSub, name), func(doc obj) {
+		props(doc)["internalId"] = "/api/clusters_mgmt/v1/clusters/" + strings.Repeat("0", 32) + "/break_glass_credentials/nope"
+	})
+	if _, err := e.engine.Result(ctx, resultRequest(name)); !errors.Is(err, ErrResultGone) {
+		t.Errorf("credential CS does not have: %v, want ErrResultGone", err)
+	}
+}
+
+// TestAdmit: the gate reads the subscription document and fills the home
+// tenant; a damaged document is an error, not a pass.
+func TestAdmit(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	req := AdmitRequest{Method: "GET", SubscriptionID: testSub, APIVersion: "2024-06-10-preview"}
+	if tenant, err := e.engine.Admit(ctx, req); err != nil || tenant != "" {
+		t.Fatalf("no subscription document: %q, %v", tenant, err)
+	}
+	subDoc := `{"id":"` + document.SubscriptionCosmosID(testSub) + `","partitionKey":"` + testPK + `","resourceID":"/subscriptions/` + testSub +
+		`","resourceType":"Microsoft.Resources/subscriptions","properties":{"state":"Suspended","properties":{"tenantId":"` + testTenant + `"}}}`
+	if _, err := e.store.Create(ctx, testPK, []byte(subDoc)); err != nil {
+		t.Fatal(err)
+	}
+	if tenant, err := e.engine.Admit(ctx, req); err != nil || tenant != testTenant {
+		t.Fatalf("suspended GET: %q, %v; want admitted with the subscription's tenant", tenant, err)
+	}
+	put := req
+	put.Method = "PUT"
+	var rej *admission.Rejection
+	if _, err := e.engine.Admit(ctx, put); !errors.As(err, &rej) || rej.Status != 409 {
+		t.Fatalf("suspended PUT: %v, want a 409 rejection", err)
+	}
+	e.editDoc(t, "/subscriptions/"+testSub, func(doc obj) { props(doc)["state"] = 7 })
+	if _, err := e.engine.Admit(ctx, req); err == nil || errors.As(err, &rej) || !strings.Contains(err.Error(), "properties.state") {
+		t.Fatalf("damaged subscription document: %v, want an error naming the field", err)
+	}
+}
+
+// hangingStore never answers a point read until the caller gives up, as a
+// Cosmos account in trouble would.
+type hangingStore struct{ *recordingStore }
+
+func (h hangingStore) Get(ctx context.Context, pk, id string) (store.Item, error) {
+	<-ctx.Done()
+	return store.Item{}, ctx.Err()
+}
+
+// TestRequestReadsAreBounded: a store that hangs costs ARM's poll an error
+// after WriteTimeout, whatever the request's own context allows.
+func TestRequestReadsAreBounded(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.WriteTimeout = 50 * time.Millisecond })
+	eng, err := New(Deps{Store: hangingStore{e.store}, ClusterService: e.cs, Notifier: nopNotifier{}, Clock: e.clk.Now}, e.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background() // no deadline of its own
+	if _, err := eng.Result(ctx, resultRequest("8a0f7c62-7a44-4a8e-9d8f-2f0d3e1c0b11")); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Result on a hung store: %v, want the read's deadline", err)
+	}
+	if _, err := eng.Status(ctx, resultRequest("8a0f7c62-7a44-4a8e-9d8f-2f0d3e1c0b11")); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Status on a hung store: %v, want the read's deadline", err)
+	}
+	if _, err := eng.Admit(ctx, AdmitRequest{Method: "GET", SubscriptionID: testSub, APIVersion: "2024-06-10-preview"}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Admit on a hung store: %v, want the read's deadline", err)
+	}
+}

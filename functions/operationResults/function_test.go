@@ -1,0 +1,179 @@
+package operationresults
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/hcpops/hcpops/core/admission"
+	"github.com/hcpops/hcpops/core/arm"
+	"github.com/hcpops/hcpops/core/document"
+	"github.com/hcpops/hcpops/core/lifecycle"
+	"github.com/hcpops/hcpops/handlers"
+)
+
+const (
+	sub  = "1d3378d3-5a3f-4712-85a1-2485495dfc4b"
+	opID = "e2f8f733-dd90-49b0-8b2b-f390b42aa339"
+)
+
+// reader answers with a fixed result and records what reached it.
+type reader struct {
+	mu       sync.Mutex
+	results  []lifecycle.StatusRequest
+	out      lifecycle.Result
+	err      error
+	admitErr error
+}
+
+func (r *reader) Admit(_ context.Context, req lifecycle.AdmitRequest) (string, error) {
+	return req.HomeTenantID, r.admitErr
+}
+
+func (r *reader) Result(_ context.Context, req lifecycle.StatusRequest) (lifecycle.Result, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.results = append(r.results, req)
+	return r.out, r.err
+}
+
+func serve(t *testing.T, r ResultReader) *httptest.Server {
+	t.Helper()
+	s := handlers.New(handlers.Config{}, nil)
+	if err := New(r, nil).Register(s); err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s)
+	t.Cleanup(ts.Close)
+	return ts
+}
+
+func path(s, o string) string {
+	return document.OperationResultID(s, "eastus", o) + "?api-version=2024-06-10-preview"
+}
+
+func TestRender(t *testing.T) {
+	opIDPath := document.OperationID(sub, "westus", opID)
+	for _, tc := range []struct {
+		name   string
+		out    lifecycle.Result
+		err    error
+		status int
+		body   string // substring; "" means no body
+	}{
+		{"running", lifecycle.Result{Status: arm.ProvisioningStateProvisioning, OperationID: opIDPath}, nil, 202, ""},
+		{"failed", lifecycle.Result{Status: arm.ProvisioningStateFailed, Request: document.RequestCreate}, nil, 500, "InternalServerError"},
+		{"canceled", lifecycle.Result{Status: arm.ProvisioningStateCanceled, Request: document.RequestUpdate}, nil, 500, "Canceled"},
+		{"create", lifecycle.Result{Status: arm.ProvisioningStateSucceeded, Request: document.RequestCreate, Body: []byte(`{"id":"x"}`)}, nil, 201, `{"id":"x"}`},
+		{"update", lifecycle.Result{Status: arm.ProvisioningStateSucceeded, Request: document.RequestUpdate, Body: []byte(`{"id":"x"}`)}, nil, 200, `{"id":"x"}`},
+		{"credential", lifecycle.Result{Status: arm.ProvisioningStateSucceeded, Request: document.RequestRequestCredential, Body: []byte(`{"kubeconfig":"k"}`)}, nil, 200, "kubeconfig"},
+		{"delete", lifecycle.Result{Status: arm.ProvisioningStateSucceeded, Request: document.RequestDelete}, nil, 204, ""},
+		{"revoke", lifecycle.Result{Status: arm.ProvisioningStateSucceeded, Request: document.RequestRevokeCredentials}, nil, 204, ""},
+		{"not found", lifecycle.Result{}, lifecycle.ErrOperationNotFound, 404, "ResourceNotFound"},
+		{"not visible", lifecycle.Result{}, lifecycle.ErrOperationNotVisible, 404, "ResourceNotFound"},
+		{"gone", lifecycle.Result{}, lifecycle.ErrResultGone, 404, "no longer exists"},
+		{"unsupported", lifecycle.Result{}, lifecycle.ErrResultUnsupported, 500, "InternalServerError"},
+		{"store down", lifecycle.Result{}, errors.New("boom"), 500, "InternalServerError"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ts := serve(t, &reader{out: tc.out, err: tc.err})
+			req, _ := http.NewRequest(http.MethodGet, ts.URL+path(sub, opID), nil)
+			req.Header.Set("Referer", "https://management.azure.com"+path(sub, opID))
+			resp, err := ts.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != tc.status || (tc.body == "") != (len(b) == 0) || !strings.Contains(string(b), tc.body) {
+				t.Fatalf("%d %q, want %d with %q", resp.StatusCode, b, tc.status, tc.body)
+			}
+			if tc.status == 202 {
+				want := "https://management.azure.com" + document.OperationResultID(sub, "westus", opID) + "?api-version=2024-06-10-preview"
+				if got := resp.Header.Get("Location"); got != want {
+					t.Errorf("Location = %q, want %q (the operation's location)", got, want)
+				}
+			}
+		})
+	}
+}
+
+func TestPathAndGate(t *testing.T) {
+	rd := &reader{out: lifecycle.Result{Status: arm.ProvisioningStateSucceeded, Request: document.RequestDelete}}
+	ts := serve(t, rd)
+	for _, tc := range []struct {
+		path   string
+		status int
+		code   string
+	}{
+		{path("not-a-uuid", opID), 400, "InvalidSubscriptionId"},
+		{path(sub, "x"), 400, "InvalidResourceName"},
+		{"/api" + path(strings.ToUpper(sub), strings.ToUpper(opID)), 204, ""},
+		{strings.Replace(path(sub, opID), "hcpOperationResults", "HCPOPERATIONRESULTS", 1), 204, ""},
+	} {
+		resp, err := ts.Client().Get(ts.URL + tc.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.status || (tc.code != "" && !strings.Contains(string(b), tc.code)) {
+			t.Errorf("%s: %d %s, want %d %s", tc.path, resp.StatusCode, b, tc.status, tc.code)
+		}
+	}
+	if got := rd.results[0]; got.SubscriptionID != sub || got.OperationName != opID {
+		t.Errorf("ids reach the lifecycle as %+v, want lower case", got)
+	}
+	// A refusal at the gate is the answer, and nothing is read.
+	rd = &reader{admitErr: &admission.Rejection{Status: 400, Code: "InvalidParameter", Message: "The request is missing required parameter 'api-version'."}}
+	ts = serve(t, rd)
+	resp, err := ts.Client().Get(ts.URL + document.OperationResultID(sub, "eastus", opID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e struct{ Error arm.CloudErrorBody }
+	_ = json.NewDecoder(resp.Body).Decode(&e)
+	resp.Body.Close()
+	if resp.StatusCode != 400 || e.Error.Code != "InvalidParameter" || len(rd.results) != 0 {
+		t.Errorf("gate refusal: %d %+v, reads %d", resp.StatusCode, e, len(rd.results))
+	}
+}
+
+func TestEnvelopeForm(t *testing.T) {
+	rd := &reader{out: lifecycle.Result{Status: arm.ProvisioningStateAccepted, OperationID: document.OperationID(sub, "eastus", opID)}}
+	f := New(rd, nil)
+	for _, tc := range []struct {
+		name string
+		req  string
+		want string // statusCode in Outputs.res
+	}{
+		{"params", `{"Url":"https://x` + path(sub, opID) + `","Method":"GET","Params":{"subscriptionId":"` + sub + `","location":"eastus","operationId":"` + opID + `"},"Headers":{"Host":["hcpops.example.net"]}}`, "202"},
+		{"from the URL", `{"Url":"https://x/api` + path(sub, opID) + `","Method":"GET"}`, "202"},
+		{"POST", `{"Url":"https://x` + path(sub, opID) + `","Method":"POST"}`, "405"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := f.Invoke(context.Background(), handlers.Invocation{Data: map[string]json.RawMessage{"req": json.RawMessage(tc.req)}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := res.Outputs["res"].(map[string]any)
+			if out["statusCode"] != tc.want {
+				t.Fatalf("Outputs.res = %v, want status %s", out, tc.want)
+			}
+			if tc.want == "202" {
+				if loc := out["headers"].(map[string]string)["Location"]; !(strings.HasPrefix(loc, "https://hcpops.example.net/") || strings.HasPrefix(loc, "https://x/")) || !strings.Contains(loc, opID) {
+					t.Errorf("Location = %q", loc)
+				}
+			}
+		})
+	}
+	if _, err := f.Invoke(context.Background(), handlers.Invocation{Data: map[string]json.RawMessage{"req": json.RawMessage(`"x"`)}}); !handlers.IsBadInput(err) {
+		t.Errorf("unreadable Data.req: %v, want an input error", err)
+	}
+}
