@@ -2,33 +2,18 @@ package embedded
 
 import (
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/hcpops/hcpops/core/store/storetest"
+	"github.com/hcpops/hcpops/internal/testsupport"
 )
 
 // fakeClock is a settable clock, safe for the sweeper goroutine to read.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
+type fakeClock = testsupport.Clock
 
 func newFakeClock() *fakeClock {
-	return &fakeClock{now: time.Date(2026, 3, 14, 2, 0, 0, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
+	return testsupport.NewClock(time.Date(2026, 3, 14, 2, 0, 0, 0, time.UTC))
 }
 
 // openTest opens a fresh store on a fake clock; the sweeper runs often so

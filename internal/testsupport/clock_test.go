@@ -1,0 +1,46 @@
+package testsupport
+
+import (
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestClock(t *testing.T) {
+	start := time.Date(2026, 8, 20, 10, 0, 0, 0, time.UTC)
+	c := NewClock(start)
+	steps := []struct {
+		name string
+		move func()
+		want time.Time
+	}{
+		{"starts where told", func() {}, start},
+		{"advance", func() { c.Advance(90 * time.Second) }, start.Add(90 * time.Second)},
+		{"advance adds up", func() { c.Advance(time.Hour) }, start.Add(time.Hour + 90*time.Second)},
+		{"set goes back", func() { c.Set(start.Add(-time.Minute)) }, start.Add(-time.Minute)},
+	}
+	for _, s := range steps {
+		s.move()
+		if got := c.Now(); !got.Equal(s.want) {
+			t.Fatalf("%s: Now() = %s, want %s", s.name, got, s.want)
+		}
+	}
+}
+
+// Readers in other goroutines see every advance (run with -race).
+func TestClockConcurrent(t *testing.T) {
+	c := NewClock(time.Time{})
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for range 1000 {
+				c.Advance(time.Second)
+				_ = c.Now()
+			}
+		})
+	}
+	wg.Wait()
+	if got := c.Now().Sub(time.Time{}); got != 4000*time.Second {
+		t.Fatalf("after 4000 advances of 1s the clock moved %s", got)
+	}
+}
