@@ -145,19 +145,3 @@ func TestEnvelopeMalformed(t *testing.T) {
 		})
 	}
 }
-
-func TestParamsFromURL(t *testing.T) {
-	tests := []struct{ url, sub, loc, op string }{
-		{"http://h/subscriptions/S/providers/Microsoft.RedHatOpenShift/locations/L/hcpOperationStatuses/O", "S", "L", "O"},
-		{"http://h/api/SUBSCRIPTIONS/S/PROVIDERS/microsoft.redhatopenshift/Locations/L/HCPOPERATIONSTATUSES/O?x=1", "S", "L", "O"},
-		{"http://h/subscriptions/S/providers/Other.RP/locations/L/hcpOperationStatuses/O", "", "", ""},
-		{"http://h/short", "", "", ""},
-		{"::bad url", "", "", ""},
-	}
-	for _, tt := range tests {
-		s, l, o := paramsFromURL(tt.url)
-		if s != tt.sub || l != tt.loc || o != tt.op {
-			t.Errorf("paramsFromURL(%q) = %q %q %q", tt.url, s, l, o)
-		}
-	}
-}
