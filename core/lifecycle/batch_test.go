@@ -114,12 +114,12 @@ func TestBatchedTickMatchesPerObject(t *testing.T) {
 // off alone and stay out of later lists.
 func TestSickObjectsInABatch(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.PollConcurrency, c.PollBackoffBase = 2, 10*time.Minute })
-	p := e.throughProxy(t, 200*time.Millisecond)
+	p := e.throughProxy(t, hungCallTimeout)
 	names, ids := e.dispatchedClusters(t, "c", 6)
 	sick, healthy := names[:2], names[2:]
 	p.hang(ids[sick[0]], ids[sick[1]])
 
-	res := e.tickWithin(t, 8*time.Second)
+	res := e.tickWithin(t, time.Minute)
 	if res.Changed != 4 || res.Errors != 2 {
 		t.Errorf("tick 1 = %+v, want 4 changed, 2 errors", res)
 	}
@@ -142,7 +142,7 @@ func TestSickObjectsInABatch(t *testing.T) {
 	}
 
 	more, _ := e.dispatchedClusters(t, "d", 3)
-	res = e.tickWithin(t, 8*time.Second)
+	res = e.tickWithin(t, time.Minute)
 	for _, n := range more {
 		e.wantOp(t, n, arm.ProvisioningStateSucceeded, "")
 	}
@@ -162,13 +162,13 @@ func TestBatchCutByTheBudget(t *testing.T) {
 	names, ids := e.dispatchedClusters(t, "c", 1)
 	p.hang(ids[names[0]])
 
-	e.tickWithin(t, 300*time.Millisecond)
+	e.tickWithin(t, hungCallTimeout)
 	e.wantOp(t, names[0], arm.ProvisioningStateAccepted, "")
 	if _, ok := e.engine.pollAt.lookup(notifyKey(e.op(t, names[0]))); !ok || p.heldFor(ids[names[0]]) != 1 {
 		t.Fatalf("after the cut list (%d calls) the operation is not backed off", p.heldFor(ids[names[0]]))
 	}
 	e.clk.Advance(2 * time.Hour) // past the 60m create deadline
-	res := e.tickWithin(t, 300*time.Millisecond)
+	res := e.tickWithin(t, hungCallTimeout)
 	if op := e.wantOp(t, names[0], arm.ProvisioningStateFailed, arm.CodeInternalServerError); !strings.Contains(op.Properties.Error.Message, "deadline") {
 		t.Errorf("error %q does not name the deadline", op.Properties.Error.Message)
 	}

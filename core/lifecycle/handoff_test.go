@@ -64,7 +64,7 @@ func TestBatchVerdict(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, func(c *Config) { c.PollConcurrency = 2 })
-			p := e.throughProxy(t, 200*time.Millisecond)
+			p := e.throughProxy(t, hungCallTimeout)
 			named := tc.run(t, e, p)
 			res, err := e.deliver(t)
 			if (err != nil) != tc.wantErr {
@@ -98,7 +98,7 @@ func TestHandedOffDispatchFollowsItsBackoff(t *testing.T) {
 		c.PendingIDGrace = 30 * time.Second
 		c.PollBackoffBase, c.PollBackoffMax = 10*time.Second, time.Minute
 	})
-	p := e.throughProxy(t, 200*time.Millisecond)
+	p := e.throughProxy(t, hungCallTimeout)
 	p.hang("'sick-0'")
 	sick := e.create(t, document.KindCluster, clusterRID("sick-0"), request{})
 	e.create(t, document.KindCluster, clusterRID("ok-0"), request{})

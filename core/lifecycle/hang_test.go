@@ -20,12 +20,12 @@ import (
 // off, and they fail at their deadline without another CS call.
 func TestHungClustersServiceIssueRun(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.PollConcurrency = 2 })
-	p := e.throughProxy(t, 200*time.Millisecond)
+	p := e.throughProxy(t, hungCallTimeout)
 	names, ids := e.dispatchedClusters(t, "c", 6)
 	sick, healthy := names[:2], names[2:]
 	p.hang(ids[sick[0]], ids[sick[1]])
 
-	res := e.tickWithin(t, 8*time.Second)
+	res := e.tickWithin(t, time.Minute)
 	for _, n := range healthy {
 		e.wantOp(t, n, arm.ProvisioningStateSucceeded, "")
 	}
@@ -47,7 +47,7 @@ func TestHungClustersServiceIssueRun(t *testing.T) {
 
 	// Backed off: the next tick does not ask CS about them at all.
 	held := p.heldFor(ids[sick[0]]) + p.heldFor(ids[sick[1]])
-	res = e.tickWithin(t, 8*time.Second)
+	res = e.tickWithin(t, time.Minute)
 	if res.BackedOff != 2 || res.Errors != 0 {
 		t.Errorf("tick 2 = %+v, want 2 backed off, no errors", res)
 	}
@@ -60,7 +60,7 @@ func TestHungClustersServiceIssueRun(t *testing.T) {
 	e.clk.Advance(time.Hour)
 	held = p.heldFor(ids[sick[0]]) + p.heldFor(ids[sick[1]])
 	e.engine.pollAt.failed(notifyKey(e.op(t, sick[0])), e.clk.Now()) // the next attempt is minutes away
-	res = e.tickWithin(t, 8*time.Second)
+	res = e.tickWithin(t, time.Minute)
 	for _, n := range sick {
 		op := e.wantOp(t, n, arm.ProvisioningStateFailed, arm.CodeInternalServerError)
 		if !strings.Contains(op.Properties.Error.Message, "deadline") {
@@ -95,8 +95,8 @@ func TestHealthyNeverWaitBehindSick(t *testing.T) {
 		firstBudget   time.Duration // the tick that meets the sick ones
 		healthyInTick bool          // whether the first tick still gets to the healthy ones
 	}{
-		{sick: c, timeout: time.Minute, firstBudget: time.Second},
-		{sick: 2 * c, timeout: 300 * time.Millisecond, firstBudget: time.Minute, healthyInTick: true},
+		{sick: c, timeout: time.Minute, firstBudget: 2 * hungCallTimeout},
+		{sick: 2 * c, timeout: hungCallTimeout, firstBudget: time.Minute, healthyInTick: true},
 	}
 	for _, tc := range tests {
 		t.Run(fmt.Sprintf("%d sick", tc.sick), func(t *testing.T) {
@@ -145,7 +145,7 @@ func TestHealthyNeverWaitBehindSick(t *testing.T) {
 			// work still goes first, then the sick ones get their turn.
 			e.clk.Advance(10 * time.Minute)
 			more, _ = e.dispatchedClusters(t, "f", 3)
-			e.tickWithin(t, 2*time.Second)
+			e.tickWithin(t, 2*hungCallTimeout) // cuts the sick retries short
 			for _, n := range more {
 				e.wantOp(t, n, arm.ProvisioningStateSucceeded, "")
 			}
@@ -170,7 +170,7 @@ func TestExpiryWriteOutlivesTheBudget(t *testing.T) {
 	p.onHang = func() { e.clk.Advance(2 * time.Hour) } // past the 60m create deadline
 	p.hang(ids[names[0]])
 
-	res := e.tickWithin(t, 500*time.Millisecond)
+	res := e.tickWithin(t, hungCallTimeout)
 	op := e.wantOp(t, names[0], arm.ProvisioningStateFailed, arm.CodeInternalServerError)
 	if !strings.Contains(op.Properties.Error.Message, "deadline") {
 		t.Errorf("error %q does not name the deadline", op.Properties.Error.Message)
@@ -192,7 +192,7 @@ func TestExpiryWriteOutlivesTheBudget(t *testing.T) {
 // retried by the host).
 func TestDispatchHangBounded(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.PollConcurrency = 2 })
-	p := e.throughProxy(t, 200*time.Millisecond)
+	p := e.throughProxy(t, hungCallTimeout)
 	p.hang("'sick-0'", "\"sick-0\"") // its search and its POST body
 	sick := e.create(t, document.KindCluster, clusterRID("sick-0"), request{})
 	var healthy []string
@@ -234,7 +234,7 @@ func TestPollBackoffGrowsToCapAndResets(t *testing.T) {
 	e := newEnv(t, func(c *Config) {
 		c.PollBackoffBase, c.PollBackoffMax, c.CSBatchSize = 10*time.Second, 40*time.Second, 1
 	})
-	p := e.throughProxy(t, 100*time.Millisecond)
+	p := e.throughProxy(t, hungCallTimeout)
 	names, ids := e.dispatchedClusters(t, "c", 1)
 	key := notifyKey(e.op(t, names[0]))
 	p.hang(ids[names[0]])

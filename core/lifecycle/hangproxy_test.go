@@ -95,6 +95,11 @@ func (p *hangProxy) heldFor(key string) int {
 	return p.held[key]
 }
 
+// hungCallTimeout is the CS timeout of the hang tests. A healthy call to
+// the simulator has to finish within it on a loaded 2-core machine, so it
+// is generous; each hung call costs a test this much real time.
+const hungCallTimeout = 2 * time.Second
+
 // throughProxy points the engine at CS through a hang proxy, with the
 // issue's client settings: no SDK retries and a per-call timeout.
 func (e *env) throughProxy(t testing.TB, timeout time.Duration) *hangProxy {

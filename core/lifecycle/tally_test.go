@@ -29,20 +29,28 @@ func TestDispatchWritesAreCounted(t *testing.T) {
 		e.wantOp(t, req, arm.ProvisioningStateCanceled, arm.CodeCanceled)
 	})
 	t.Run("tick: canceled credential request", func(t *testing.T) {
-		e := newEnv(t)
+		// The revocation must still be running when the tick dispatches the
+		// request: the tick polls both at once, and a revocation with no
+		// credential to revoke would finish in that same tick. So a
+		// credential is issued first (revoking it takes CredentialRevoking,
+		// a minute) and the tick comes after a grace shorter than that.
+		const grace = 30 * time.Second
+		e := newEnv(t, func(c *Config) { c.DispatchGrace = grace })
 		e.readyCluster(t, "c1")
-		e.revokeCredentials(t, "c1", request{})
+		e.drive(t, e.requestCredential(t, "c1", request{}))
+		revoke := e.revokeCredentials(t, "c1", request{})
 		if _, err := e.deliver(t); err != nil {
 			t.Fatal(err)
 		}
 		req := e.racingCredentialRequest(t, "c1", request{notify: true})
 		e.feed(t) // the change feed loses the request: the tick picks it up
-		e.clk.Advance(2 * time.Minute)
+		e.clk.Advance(grace + time.Second)
 		tr := e.tick(t)
 		if tr.Canceled != 1 || tr.Notified != 1 || tr.Changed < 1 {
 			t.Fatalf("tick = %+v; want the cancel and its notification counted", tr)
 		}
 		e.wantOp(t, req, arm.ProvisioningStateCanceled, arm.CodeCanceled)
+		e.wantOp(t, revoke, arm.ProvisioningStateDeleting, "")
 	})
 	t.Run("tick: update of a resource CS never had", func(t *testing.T) {
 		e := newEnv(t)

@@ -210,11 +210,11 @@ func TestSinkStops(t *testing.T) {
 			if err := tt.stop(cancel, s); err != nil {
 				t.Fatal(err)
 			}
-			client := &http.Client{Timeout: time.Second}
+			client := &http.Client{Timeout: 10 * time.Second}
 			var postErr error
-			// The ctx watch closes the server on its own goroutine; give it
-			// a few milliseconds.
-			for range 100 {
+			// The ctx watch closes the server on its own goroutine, which a
+			// loaded machine may run late: poll with a generous deadline.
+			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
 				var resp *http.Response
 				resp, postErr = client.Post(s.URI("a"), "application/json", strings.NewReader(statusBody(arm.ProvisioningStateSucceeded)))
 				if postErr != nil {

@@ -36,14 +36,19 @@ func openStore(t *testing.T, dir string) *embedded.Store {
 	return s
 }
 
+// createDocs writes the documents in one transactional batch, so that a
+// feed poll sees all of them or none: created one by one, a poll between
+// two creates split them over two deliveries.
 func createDocs(t *testing.T, s store.Store, ids ...string) {
 	t.Helper()
-	for _, id := range ids {
+	ops := make([]store.BatchOp, len(ids))
+	for i, id := range ids {
 		// The quote and angle brackets exercise escaping through both layers.
 		doc := fmt.Sprintf(`{"id":%q,"partitionKey":%q,"note":"say \"hi\" <b>&</b>"}`, id, feedPK)
-		if _, err := s.Create(context.Background(), feedPK, []byte(doc)); err != nil {
-			t.Fatal(err)
-		}
+		ops[i] = store.BatchOp{Kind: store.OpCreate, Body: []byte(doc)}
+	}
+	if _, err := s.Batch(context.Background(), feedPK, ops); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -106,7 +111,7 @@ func TestFeedBatchesAreDoubleEncodedAndBounded(t *testing.T) {
 			t.Errorf("batch %d metadata = %s, want only sys", i, mapKeys(meta))
 		}
 	}
-	th.none(t, 100*time.Millisecond)
+	th.noneAfterCheckpoint(t, s, dir, "dispatch")
 }
 
 func TestFeedRetriesWithRetryContextThenCheckpoints(t *testing.T) {
@@ -155,7 +160,7 @@ func TestFeedRetriesWithRetryContextThenCheckpoints(t *testing.T) {
 	if got := batchIDs(t, th.next(t)); !slices.Equal(got, []string{"good"}) {
 		t.Errorf("after the failed batch came %v, want [good]", got)
 	}
-	th.none(t, 100*time.Millisecond)
+	th.noneAfterCheckpoint(t, s, dir, "dispatch")
 }
 
 func TestFeedWithoutRetryPolicySkipsFailedBatch(t *testing.T) {
@@ -205,7 +210,7 @@ func TestFeedResumesFromPersistedLease(t *testing.T) {
 
 	th1 := newTestHandler()
 	stop := run(th1)
-	start := waitLease(t, dir, "dev-dispatch", func(lease) bool { return true })
+	waitLease(t, dir, "dev-dispatch", func(lease) bool { return true }) // listening from "now"
 	createDocs(t, s, "a", "b")
 	// A first start begins at "now": the older document is not delivered.
 	if got := batchIDs(t, th1.next(t)); !slices.Equal(got, []string{"a", "b"}) {
@@ -213,7 +218,7 @@ func TestFeedResumesFromPersistedLease(t *testing.T) {
 	}
 	// Stopping mid-invocation would rightly leave the batch unacknowledged;
 	// wait for the checkpoint to cover a and b.
-	positioned := waitLease(t, dir, "dev-dispatch", func(l lease) bool { return l.Continuation != start.Continuation })
+	positioned := waitLease(t, dir, "dev-dispatch", coversAll(s))
 	stop()
 	t.Logf("lease after the first host: %+v", positioned)
 	createDocs(t, s, "c") // written while no host runs
@@ -224,7 +229,25 @@ func TestFeedResumesFromPersistedLease(t *testing.T) {
 	if got := batchIDs(t, th2.next(t)); !slices.Equal(got, []string{"c"}) {
 		t.Errorf("restarted host delivered %v, want only [c]", got)
 	}
-	th2.none(t, 100*time.Millisecond)
+	th2.noneAfterCheckpoint(t, s, dir, "dev-dispatch")
+}
+
+// coversAll accepts a lease with no change after it in s.
+func coversAll(s store.Store) func(lease) bool {
+	return func(l lease) bool {
+		page, err := s.ChangeFeed(context.Background(), l.Continuation, 10)
+		return err == nil && len(page.Items) == 0
+	}
+}
+
+// noneAfterCheckpoint waits for the lease to cover every change in s,
+// then fails on any delivery not yet read: the listener delivers a batch
+// before it checkpoints past it, so a covering lease means every delivery
+// has been made.
+func (th *testHandler) noneAfterCheckpoint(t *testing.T, s store.Store, dir, name string) {
+	t.Helper()
+	waitLease(t, dir, name, coversAll(s))
+	th.noneQueued(t)
 }
 
 // waitLease polls a lease file until ok accepts it.

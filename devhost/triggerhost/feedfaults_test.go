@@ -1,10 +1,8 @@
 package triggerhost
 
 import (
-	"context"
 	"slices"
 	"testing"
-	"time"
 )
 
 func TestFeedFaultsDuplicateAndReorderBatches(t *testing.T) {
@@ -51,13 +49,9 @@ func TestFeedFaultsDuplicateAndReorderBatches(t *testing.T) {
 					t.Fatalf("delivery %d = %v, want %v", i, got, w)
 				}
 			}
-			th.none(t, 50*time.Millisecond)
 			// The checkpoint covers everything delivered, the held-back
 			// batch included: a restart starts after the last document.
-			waitLease(t, dir, "dispatch", func(l lease) bool {
-				page, err := s.ChangeFeed(context.Background(), l.Continuation, 10)
-				return err == nil && len(page.Items) == 0
-			})
+			th.noneAfterCheckpoint(t, s, dir, "dispatch")
 			if got := h.FeedStats(); got != tc.stats {
 				t.Errorf("FeedStats = %+v, want %+v", got, tc.stats)
 			}

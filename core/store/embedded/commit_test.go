@@ -60,18 +60,10 @@ func queueWhileBlocked(t *testing.T, c *committer, fns []func(*bolt.Tx) error) [
 	errs := make([]error, len(fns))
 	var wg sync.WaitGroup
 	for i, fn := range fns {
+		// One at a time, so that the queue holds them in the given order:
+		// what a test says about write i depends on the writes before it.
 		wg.Go(func() { errs[i] = c.update(fn) })
-	}
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
-		c.mu.Lock()
-		n := len(c.queue)
-		c.mu.Unlock()
-		if n == len(fns) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d writes queued", n, len(fns))
-		}
+		waitQueued(t, c, i+1)
 	}
 	close(release)
 	wg.Wait()
@@ -79,6 +71,22 @@ func queueWhileBlocked(t *testing.T, c *committer, fns []func(*bolt.Tx) error) [
 		t.Fatalf("first write: %v", err)
 	}
 	return errs
+}
+
+// waitQueued polls, with a generous deadline, until n writes are queued.
+func waitQueued(t *testing.T, c *committer, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {
+		c.mu.Lock()
+		got := len(c.queue)
+		c.mu.Unlock()
+		if got == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d writes queued", got, n)
+		}
+	}
 }
 
 func TestCommitterSharesOneTransaction(t *testing.T) {
