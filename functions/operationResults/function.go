@@ -43,33 +43,23 @@ type ResultReader interface {
 	Result(ctx context.Context, req lifecycle.StatusRequest) (lifecycle.Result, error)
 }
 
-// Function answers operation-result reads.
+// Function answers operation-result reads; the embedded Endpoint serves
+// both forms (Register, ServeHTTP, Invoke).
 type Function struct {
+	operationrequest.Endpoint
 	reader ResultReader
 	logger *slog.Logger
 }
 
 // New builds the function; logger may be nil.
 func New(r ResultReader, logger *slog.Logger) *Function {
-	return &Function{reader: r, logger: handlers.Logger(logger)}
+	f := &Function{reader: r, logger: handlers.Logger(logger)}
+	f.Endpoint = operationrequest.Endpoint{Name: Name, Type: arm.OperationResultsType, Answer: f.answer}
+	return f
 }
 
-func (f *Function) endpoint() operationrequest.Endpoint {
-	return operationrequest.Endpoint{Name: Name, Type: arm.OperationResultsType, Answer: f.answer}
-}
-
-// Register serves the forwarded route and the envelope form (POST /operationResults).
-func (f *Function) Register(s *handlers.Server) error { return f.endpoint().Register(s) }
-
-// ServeHTTP answers a forwarded request.
-func (f *Function) ServeHTTP(w http.ResponseWriter, r *http.Request) { f.endpoint().ServeHTTP(w, r) }
-
-// Invoke answers the envelope form (forwarding off): the request arrives
-// as Data.req and the answer goes back in Outputs.res.
-func (f *Function) Invoke(ctx context.Context, inv handlers.Invocation) (handlers.Result, error) {
-	return f.endpoint().Invoke(ctx, inv)
-}
-
+// answer reads a result behind ARO-HCP's request gates; an operation the
+// caller may not see reads as a missing one.
 func (f *Function) answer(ctx context.Context, req operationrequest.Request) operationrequest.Answer {
 	req, ans, ok := operationrequest.Gate(ctx, f.reader, f.logger, req)
 	if !ok {

@@ -45,30 +45,19 @@ type StatusReader interface {
 	Status(ctx context.Context, req lifecycle.StatusRequest) (arm.OperationStatus, error)
 }
 
-// Function answers operation-status reads.
+// Function answers operation-status reads; the embedded Endpoint serves
+// both forms (Register, ServeHTTP, Invoke).
 type Function struct {
+	operationrequest.Endpoint
 	reader StatusReader
 	logger *slog.Logger
 }
 
 // New builds the function; logger may be nil.
 func New(r StatusReader, logger *slog.Logger) *Function {
-	return &Function{reader: r, logger: handlers.Logger(logger)}
-}
-
-func (f *Function) endpoint() operationrequest.Endpoint {
-	return operationrequest.Endpoint{Name: Name, Type: arm.OperationStatusesType, Answer: f.answer}
-}
-
-// Register serves the forwarded route and the envelope form (POST /operationStatus).
-func (f *Function) Register(s *handlers.Server) error { return f.endpoint().Register(s) }
-
-// ServeHTTP answers a forwarded request.
-func (f *Function) ServeHTTP(w http.ResponseWriter, r *http.Request) { f.endpoint().ServeHTTP(w, r) }
-
-// Invoke answers the envelope form.
-func (f *Function) Invoke(ctx context.Context, inv handlers.Invocation) (handlers.Result, error) {
-	return f.endpoint().Invoke(ctx, inv)
+	f := &Function{reader: r, logger: handlers.Logger(logger)}
+	f.Endpoint = operationrequest.Endpoint{Name: Name, Type: arm.OperationStatusesType, Answer: f.answer}
+	return f
 }
 
 // answer renders a status read behind ARO-HCP's request gates. A
