@@ -29,13 +29,6 @@ const Name = "operationResults"
 const Route = "subscriptions/{subscriptionId}/providers/" + arm.ProviderNamespace +
 	"/locations/{location}/" + arm.OperationResultsType + "/{operationId}"
 
-// Headers and query parameter ARM sets.
-const (
-	HeaderHomeTenantID   = operationrequest.HeaderHomeTenantID
-	HeaderClientObjectID = operationrequest.HeaderClientObjectID
-	APIVersionParameter  = operationrequest.APIVersionParameter
-)
-
 // ResultReader is the part of the lifecycle this function calls
 // (*lifecycle.Engine satisfies it).
 type ResultReader interface {
@@ -133,7 +126,7 @@ func location(req operationrequest.Request, operationID string) (string, error) 
 	u.RawPath = ""
 	q := u.Query()
 	if req.APIVersion != "" {
-		q.Set(APIVersionParameter, req.APIVersion)
+		q.Set(operationrequest.APIVersionParameter, req.APIVersion)
 	}
 	u.RawQuery = q.Encode()
 	return u.String(), nil

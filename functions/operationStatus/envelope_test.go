@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/hcpops/hcpops/core/lifecycle"
+	"github.com/hcpops/hcpops/functions/operationrequest"
 )
 
 func readTestFile(name string) ([]byte, error) {
@@ -86,8 +87,8 @@ func TestEnvelopeClientErrors(t *testing.T) {
 		wantCalled bool
 	}{
 		{"bad subscription id", `{"Method":"GET","Params":{"subscriptionId":"abc","location":"eastus","operationId":"` + opID + `"}}`, nil, "400", "'abc'", false},
-		{"bad operation id", `{"Method":"GET","Params":{"subscriptionId":"` + sub + `","location":"eastus","operationId":"x"}}`, nil, "400", CodeInvalidResourceName, false},
-		{"no route values at all", `{"Method":"GET","Url":"http://localhost/elsewhere"}`, nil, "400", CodeInvalidSubscriptionID, false},
+		{"bad operation id", `{"Method":"GET","Params":{"subscriptionId":"` + sub + `","location":"eastus","operationId":"x"}}`, nil, "400", operationrequest.CodeInvalidResourceName, false},
+		{"no route values at all", `{"Method":"GET","Url":"http://localhost/elsewhere"}`, nil, "400", operationrequest.CodeInvalidSubscriptionID, false},
 		{"POST", `{"Method":"POST","Params":{"subscriptionId":"` + sub + `","location":"eastus","operationId":"` + opID + `"}}`, nil, "405", "'POST'", false},
 		{"not visible", `{"Method":"GET","Params":{"subscriptionId":"` + sub + `","location":"eastus","operationId":"` + opID + `"}}`, lifecycle.ErrOperationNotVisible, "404", "", true},
 		{"not found", `{"Method":"get","Params":{"subscriptionId":"` + sub + `","location":"eastus","operationId":"` + opID + `"}}`, lifecycle.ErrOperationNotFound, "404", "ResourceNotFound", true},

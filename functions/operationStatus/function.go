@@ -26,18 +26,6 @@ const Name = "operationStatus"
 const Route = "subscriptions/{subscriptionId}/providers/" + arm.ProviderNamespace +
 	"/locations/{location}/" + arm.OperationStatusesType + "/{operationId}"
 
-// Headers ARM sets with the caller's identity; the visibility rules use them.
-const (
-	HeaderHomeTenantID   = operationrequest.HeaderHomeTenantID
-	HeaderClientObjectID = operationrequest.HeaderClientObjectID
-)
-
-// ARM error codes for a malformed path.
-const (
-	CodeInvalidSubscriptionID = operationrequest.CodeInvalidSubscriptionID
-	CodeInvalidResourceName   = operationrequest.CodeInvalidResourceName
-)
-
 // StatusReader is the part of the lifecycle this function calls
 // (*lifecycle.Engine satisfies it): the request gates, then the read.
 type StatusReader interface {
