@@ -36,16 +36,8 @@ const (
 // Cosmos wins whenever a CosmosDB connection is set; otherwise the embedded
 // store lives in $HCPOPS_DATA_DIR/store.db.
 func OpenStore(getenv func(string) string, logger *slog.Logger) (store.Store, string, error) {
-	cfg, err := cosmos.ConfigFromEnv(getenv)
-	switch {
-	case err == nil:
-		s, err := cosmos.New(cfg, cosmos.WithLogger(logger))
-		if err != nil {
-			return nil, "", fmt.Errorf("opening Cosmos DB store: %w", err)
-		}
-		return s, fmt.Sprintf("cosmos %s database %s", cfg.Endpoint, cfg.Database), nil
-	case !errors.Is(err, cosmos.ErrNotConfigured):
-		return nil, "", fmt.Errorf("reading Cosmos DB settings: %w", err)
+	if s, name, err := openCosmos(getenv, logger); s != nil || err != nil {
+		return s, name, err
 	}
 	dir := DataDir(getenv)
 	s, err := OpenEmbedded(dir, logger)
@@ -53,6 +45,23 @@ func OpenStore(getenv func(string) string, logger *slog.Logger) (store.Store, st
 		return nil, "", err // names the file and, for a damaged one, what to do
 	}
 	return s, "embedded " + filepath.Join(dir, StoreFileName), nil
+}
+
+// openCosmos opens Cosmos DB when a connection is configured; a nil store
+// and nil error mean it is not, and the embedded store applies.
+func openCosmos(getenv func(string) string, logger *slog.Logger) (store.Store, string, error) {
+	cfg, err := cosmos.ConfigFromEnv(getenv)
+	switch {
+	case errors.Is(err, cosmos.ErrNotConfigured):
+		return nil, "", nil
+	case err != nil:
+		return nil, "", fmt.Errorf("reading Cosmos DB settings: %w", err)
+	}
+	s, err := cosmos.New(cfg, cosmos.WithLogger(logger))
+	if err != nil {
+		return nil, "", fmt.Errorf("opening Cosmos DB store: %w", err)
+	}
+	return s, fmt.Sprintf("cosmos %s database %s", cfg.Endpoint, cfg.Database), nil
 }
 
 // App is the assembled backend.

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/hcpops/hcpops/core/store"
-	"github.com/hcpops/hcpops/core/store/cosmos"
 	"github.com/hcpops/hcpops/core/store/embedded"
 	"github.com/hcpops/hcpops/storeapi"
 )
@@ -74,16 +73,8 @@ const (
 // store of the hcpops process that holds the data dir, through its store
 // API; else the embedded file itself. The name says which.
 func ConnectStore(ctx context.Context, getenv func(string) string, access Access, logger *slog.Logger) (store.Store, string, error) {
-	cfg, err := cosmos.ConfigFromEnv(getenv)
-	switch {
-	case err == nil:
-		s, err := cosmos.New(cfg, cosmos.WithLogger(logger))
-		if err != nil {
-			return nil, "", fmt.Errorf("opening Cosmos DB store: %w", err)
-		}
-		return s, fmt.Sprintf("cosmos %s database %s", cfg.Endpoint, cfg.Database), nil
-	case !errors.Is(err, cosmos.ErrNotConfigured):
-		return nil, "", fmt.Errorf("reading Cosmos DB settings: %w", err)
+	if s, name, err := openCosmos(getenv, logger); s != nil || err != nil {
+		return s, name, err
 	}
 	dir := DataDir(getenv)
 	c, a, err := storeapi.Dial(ctx, dir, dialTimeout)

@@ -129,14 +129,21 @@ func TestDevSurvivesHandlerRestarts(t *testing.T) {
 		hosts <- h
 		go func() {
 			// Kill the handler three times while the samples run; stop
-			// early if the run is over.
-			for range 3 {
+			// early if the run is over. Each restart waits for the worker
+			// it replaced to be up again: a Restart before the new worker
+			// started would stop nothing, and a loaded machine would see
+			// fewer restarts than asked for.
+			sup := h.Supervisor()
+			for i := range 3 {
 				select {
 				case <-done:
 					return
 				case <-time.After(300 * time.Millisecond):
 				}
-				h.Supervisor().Restart()
+				if !waitStarts(sup, i+1, done) {
+					return
+				}
+				sup.Restart()
 			}
 		}()
 	}
@@ -153,6 +160,21 @@ func TestDevSurvivesHandlerRestarts(t *testing.T) {
 	if !strings.Contains(out.String(), "all sample operations ended as expected") {
 		t.Errorf("no success line in\n%s", out.String())
 	}
+}
+
+// waitStarts waits until the supervisor has started n workers, the last one
+// ready, or until done closes (false).
+func waitStarts(sup *triggerhost.Supervisor, n int, done <-chan struct{}) bool {
+	for sup.Starts() < n {
+		select {
+		case <-done:
+			return false
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return sup.Ready(ctx) == nil
 }
 
 func TestDevOptions(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -17,11 +18,16 @@ type HTTPRequest struct {
 	Headers map[string][]string
 	Params  map[string]string
 	Query   map[string]string
+	// distrusted holds the (lower-cased) names of identity headers whose
+	// value could not be read: Header reports them as a conflict.
+	distrusted map[string]bool
 }
 
 // DecodeHTTPRequest reads Data.<binding>; field names it in errors. Each
-// member may be missing or null; one of the wrong type is an input error.
-func DecodeHTTPRequest(field string, raw json.RawMessage) (HTTPRequest, error) {
+// member may be missing or null; one of the wrong type is an input error,
+// except a header named in identity: an unreadable identity is no
+// identity, so Header reports it as a conflict and the caller sees nothing.
+func DecodeHTTPRequest(field string, raw json.RawMessage, identity ...string) (HTTPRequest, error) {
 	if raw == nil {
 		return HTTPRequest{}, BadInput("%s is missing; want the host's HTTP request object", field)
 	}
@@ -53,12 +59,16 @@ func DecodeHTTPRequest(field string, raw json.RawMessage) (HTTPRequest, error) {
 			return HTTPRequest{}, BadInput("%s.%s is %s; want a string", field, f.name, DescribeJSON(v))
 		}
 	}
-	if v := member("Headers"); JSONKind(v) != "" && JSONKind(v) != "null" {
-		h, err := decodeHeaders(v)
+	switch v := member("Headers"); JSONKind(v) {
+	case "", "null":
+	case "object":
+		h, distrusted, err := decodeHeaders(v, identity)
 		if err != nil {
 			return HTTPRequest{}, BadInput("%s.Headers: %v", field, err)
 		}
-		req.Headers = h
+		req.Headers, req.distrusted = h, distrusted
+	default:
+		return HTTPRequest{}, BadInput("%s.Headers is %s; want an object of header names", field, DescribeJSON(v))
 	}
 	for _, f := range []struct {
 		name string
@@ -70,7 +80,10 @@ func DecodeHTTPRequest(field string, raw json.RawMessage) (HTTPRequest, error) {
 			if err := json.Unmarshal(v, f.dst); err != nil {
 				return HTTPRequest{}, BadInput("%s.%s must map names to strings: %v", field, f.name, err)
 			}
-		case "string": // old hosts sent Query as the string "{}"
+		case "string":
+			if f.name != "Query" { // old hosts sent Query as the string "{}"
+				return HTTPRequest{}, BadInput("%s.%s is %s; want an object", field, f.name, DescribeJSON(v))
+			}
 		default:
 			return HTTPRequest{}, BadInput("%s.%s is %s; want an object", field, f.name, DescribeJSON(v))
 		}
@@ -79,12 +92,13 @@ func DecodeHTTPRequest(field string, raw json.RawMessage) (HTTPRequest, error) {
 }
 
 // decodeHeaders accepts each value as an array of strings (current hosts)
-// or a string (older ones).
-func decodeHeaders(raw json.RawMessage) (map[string][]string, error) {
+// or a string (older ones); an unreadable identity header is distrusted.
+func decodeHeaders(raw json.RawMessage, identity []string) (map[string][]string, map[string]bool, error) {
 	var wire map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &wire); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	var distrusted map[string]bool
 	out := make(map[string][]string, len(wire))
 	for k, v := range wire {
 		var one string
@@ -94,11 +108,18 @@ func decodeHeaders(raw json.RawMessage) (map[string][]string, error) {
 		}
 		var many []string
 		if err := json.Unmarshal(v, &many); err != nil {
-			return nil, BadInput("header %q is %s; want a string or an array of strings", k, DescribeJSON(v))
+			if slices.ContainsFunc(identity, func(n string) bool { return strings.EqualFold(n, k) }) {
+				if distrusted == nil {
+					distrusted = map[string]bool{}
+				}
+				distrusted[strings.ToLower(k)] = true
+				continue
+			}
+			return nil, nil, BadInput("header %q is %s; want a string or an array of strings", k, DescribeJSON(v))
 		}
 		out[k] = many
 	}
-	return out, nil
+	return out, distrusted, nil
 }
 
 // Header is the value of a header, matched case-insensitively. conflict
@@ -106,6 +127,9 @@ func decodeHeaders(raw json.RawMessage) (map[string][]string, error) {
 // case-insensitively, as the IDs in ARM's headers do): the value is then
 // "", and a caller deciding who is asking must not pick one.
 func (r HTTPRequest) Header(name string) (value string, conflict bool) {
+	if r.distrusted[strings.ToLower(name)] {
+		return "", true
+	}
 	seen := false
 	for k, vs := range r.Headers {
 		if !strings.EqualFold(k, name) {

@@ -57,6 +57,9 @@ func TestDecodeHTTPRequestRejects(t *testing.T) {
 		{`{"Url": 3}`, "Data.req.Url"},
 		{`{"Headers": {"X": 3}}`, `header "X"`},
 		{`{"Params": []}`, "Data.req.Params"},
+		{`{"Params": "x"}`, "Data.req.Params is a string"},
+		{`{"Headers": ["a"]}`, "Data.req.Headers is an array"},
+		{`{"Headers": {"X-Id": [1]}}`, `header "X-Id"`}, // not named as identity
 		{`{"Params": {"a": 1}}`, "Data.req.Params"},
 	} {
 		var raw json.RawMessage
@@ -67,6 +70,21 @@ func TestDecodeHTTPRequestRejects(t *testing.T) {
 		if err == nil || !IsBadInput(err) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error = %v, want an input error naming %s", tc.raw, err, tc.want)
 		}
+	}
+}
+
+// TestDecodeHTTPRequestDistrustsIdentity: an unreadable identity header is
+// no identity (a conflict), not a failed request.
+func TestDecodeHTTPRequestDistrustsIdentity(t *testing.T) {
+	req, err := DecodeHTTPRequest("Data.req", json.RawMessage(`{"Headers": {"x-id": [1], "Y": "y"}}`), "X-Id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, c := req.Header("X-ID"); v != "" || !c {
+		t.Errorf("Header(X-ID) = %q, %v; want a conflict", v, c)
+	}
+	if v, c := req.Header("y"); v != "y" || c {
+		t.Errorf("Header(y) = %q, %v", v, c)
 	}
 }
 

@@ -13,7 +13,7 @@ import (
 
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/store"
-	operationstatus "github.com/hcpops/hcpops/functions/operationStatus"
+	"github.com/hcpops/hcpops/functions/operationrequest"
 )
 
 // settle waits until every operation seen is terminal with its
@@ -88,8 +88,8 @@ func pollStatusOnce(ctx context.Context, client *http.Client, url string) (statu
 	}
 	// ARM passes the caller's identity; only the operation's own caller
 	// may see it.
-	req.Header.Set(operationstatus.HeaderHomeTenantID, soakTenantID)
-	req.Header.Set(operationstatus.HeaderClientObjectID, soakClientID)
+	req.Header.Set(operationrequest.HeaderHomeTenantID, soakTenantID)
+	req.Header.Set(operationrequest.HeaderClientObjectID, soakClientID)
 	resp, err := client.Do(req)
 	if err != nil {
 		return err.Error(), true

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	operationstatus "github.com/hcpops/hcpops/functions/operationStatus"
+	"github.com/hcpops/hcpops/functions/operationrequest"
 )
 
 func TestSettleGoroutinesReportsALeak(t *testing.T) {
@@ -58,7 +58,7 @@ func TestPollStatusAsksAgainAfter5xx(t *testing.T) {
 		status := q[0]
 		answers[r.URL.Path] = q[1:]
 		mu.Unlock()
-		if r.Header.Get(operationstatus.HeaderHomeTenantID) != soakTenantID {
+		if r.Header.Get(operationrequest.HeaderHomeTenantID) != soakTenantID {
 			status = http.StatusForbidden
 		}
 		w.WriteHeader(status)

@@ -2,6 +2,7 @@ package clusterservice
 
 import (
 	"context"
+	"log/slog"
 	"slices"
 	"sync"
 	"time"
@@ -57,6 +58,18 @@ type CallSummary struct {
 	Errors int           // calls that failed, 404s aside
 	P50    time.Duration // median latency
 	P99    time.Duration // 99th percentile latency
+}
+
+// Attrs is the summary as the cs_* keys of a function's telemetry record
+// (docs/functions.md): one spelling for every function that reports calls.
+func (s CallSummary) Attrs() []slog.Attr {
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	return []slog.Attr{
+		slog.Int("cs_calls", s.Count),
+		slog.Int("cs_errors", s.Errors),
+		slog.Float64("cs_p50_ms", ms(s.P50)),
+		slog.Float64("cs_p99_ms", ms(s.P99)),
+	}
 }
 
 // Summary reports the calls counted so far; a nil Calls counted none.

@@ -3,6 +3,7 @@ package clusterservice
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
@@ -105,5 +106,13 @@ func TestPercentile(t *testing.T) {
 		if got := percentile(tc.sorted, tc.p); got != tc.want {
 			t.Errorf("percentile(%v, %d) = %v, want %v", tc.sorted, tc.p, got, tc.want)
 		}
+	}
+}
+
+func TestCallSummaryAttrs(t *testing.T) {
+	got := CallSummary{Count: 3, Errors: 1, P50: 1500 * time.Microsecond, P99: 2 * time.Second}.Attrs()
+	want := "[cs_calls=3 cs_errors=1 cs_p50_ms=1.5 cs_p99_ms=2000]"
+	if s := fmt.Sprint(got); s != want {
+		t.Errorf("Attrs() = %s, want %s", s, want)
 	}
 }

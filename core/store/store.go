@@ -30,6 +30,24 @@ var (
 // 1000 ids with one query, and a tick reads a page at a time.
 const MaxReadMany = 1000
 
+// CheckReadMany checks a ReadMany's refs against MaxReadMany and the
+// backend's own rules for partition keys and ids, so every backend refuses
+// the same batch the same way, before any of it is read.
+func CheckReadMany(refs []DocRef, checkPartitionKey, checkID func(string) error) error {
+	if len(refs) > MaxReadMany {
+		return fmt.Errorf("%w: %d documents, more than %d", ErrInvalid, len(refs), MaxReadMany)
+	}
+	for _, r := range refs {
+		if err := checkPartitionKey(r.PartitionKey); err != nil {
+			return fmt.Errorf("document %q: %w", r.ID, err)
+		}
+		if err := checkID(r.ID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // DocRef names one document: its partition and its id.
 type DocRef struct {
 	PartitionKey string

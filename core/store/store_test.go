@@ -53,3 +53,36 @@ func TestCheckAddress(t *testing.T) {
 		})
 	}
 }
+
+func TestCheckReadMany(t *testing.T) {
+	nonEmpty := func(s string) error {
+		if s == "" {
+			return store.ErrInvalid
+		}
+		return nil
+	}
+	many := make([]store.DocRef, store.MaxReadMany+1)
+	for i := range many {
+		many[i] = store.DocRef{PartitionKey: "p", ID: "x"}
+	}
+	for _, tc := range []struct {
+		name string
+		refs []store.DocRef
+		want string // "" means accepted
+	}{
+		{"none", nil, ""},
+		{"good", []store.DocRef{{PartitionKey: "p", ID: "a"}}, ""},
+		{"at the limit", many[:store.MaxReadMany], ""},
+		{"over the limit", many, "1001 documents, more than 1000"},
+		{"bad partition key", []store.DocRef{{PartitionKey: "", ID: "a"}}, `document "a"`},
+		{"bad id", []store.DocRef{{PartitionKey: "p", ID: ""}}, "invalid store request"},
+	} {
+		err := store.CheckReadMany(tc.refs, nonEmpty, nonEmpty)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case tc.want != "" && (!errors.Is(err, store.ErrInvalid) || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: %v, want store.ErrInvalid containing %q", tc.name, err, tc.want)
+		}
+	}
+}

@@ -88,8 +88,7 @@ func (f *Function) Invoke(ctx context.Context, inv handlers.Invocation) (handler
 		dctx, calls = clusterservice.WithCalls(ctx)
 		res, err = f.dispatcher.DispatchDocuments(dctx, docs)
 	}
-	cs := calls.Summary()
-	handlers.Summarize(ctx, f.logger, level, MsgBatch,
+	attrs := append([]slog.Attr{
 		slog.Int("documents", len(docs)),
 		slog.Int("operations", res.Operations),
 		slog.Int("dispatched", res.Dispatched),
@@ -98,10 +97,8 @@ func (f *Function) Invoke(ctx context.Context, inv handlers.Invocation) (handler
 		slog.Int("retry_count", rc.RetryCount),
 		slog.Int("max_retry_count", rc.MaxRetryCount),
 		slog.Float64("wall_ms", ms(time.Since(start))),
-		slog.Int("cs_calls", cs.Count),
-		slog.Int("cs_errors", cs.Errors),
-		slog.Float64("cs_p50_ms", ms(cs.P50)),
-		slog.Float64("cs_p99_ms", ms(cs.P99)))
+	}, calls.Summary().Attrs()...)
+	handlers.Summarize(ctx, f.logger, level, MsgBatch, attrs...)
 	if err != nil {
 		if lastAttempt(rc) {
 			f.giveUp(ctx, rc, docs, err)

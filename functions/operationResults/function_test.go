@@ -173,6 +173,24 @@ func TestEnvelopeForm(t *testing.T) {
 			}
 		})
 	}
+	// The identity-header rule of operationStatus holds here too: any
+	// disagreement or unreadable value hides the operation.
+	params := `"Method":"GET","Params":{"subscriptionId":"` + sub + `","location":"eastus","operationId":"` + opID + `"}`
+	const tenantA, tenantB = "11111111-1111-1111-1111-111111111111", "22222222-2222-2222-2222-222222222222"
+	for _, h := range []string{
+		`{"x-ms-home-tenant-id":["` + tenantA + `"],"X-Ms-Home-Tenant-Id":["` + tenantB + `"]}`,
+		`{"X-Ms-Client-Object-Id":["` + tenantA + `","` + tenantB + `"]}`,
+		`{"X-Ms-Home-Tenant-Id":[1]}`,
+	} {
+		rd := &reader{out: lifecycle.Result{Status: arm.ProvisioningStateSucceeded, Request: document.RequestDelete}}
+		res, err := New(rd, nil).Invoke(context.Background(), handlers.Invocation{Data: map[string]json.RawMessage{"req": json.RawMessage(`{` + params + `,"Headers":` + h + `}`)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out := res.Outputs["res"].(map[string]any); out["statusCode"] != "404" || len(rd.results) != 0 {
+			t.Errorf("headers %s: Outputs.res = %v, reads %d; want 404 and no read", h, out, len(rd.results))
+		}
+	}
 	if _, err := f.Invoke(context.Background(), handlers.Invocation{Data: map[string]json.RawMessage{"req": json.RawMessage(`"x"`)}}); !handlers.IsBadInput(err) {
 		t.Errorf("unreadable Data.req: %v, want an input error", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/hcpops/hcpops/core/lifecycle"
+	"github.com/hcpops/hcpops/functions/operationrequest"
 )
 
 func readTestFile(name string) ([]byte, error) {
@@ -86,8 +87,8 @@ func TestEnvelopeClientErrors(t *testing.T) {
 		wantCalled bool
 	}{
 		{"bad subscription id", `{"Method":"GET","Params":{"subscriptionId":"abc","location":"eastus","operationId":"` + opID + `"}}`, nil, "400", "'abc'", false},
-		{"bad operation id", `{"Method":"GET","Params":{"subscriptionId":"` + sub + `","location":"eastus","operationId":"x"}}`, nil, "400", CodeInvalidResourceName, false},
-		{"no route values at all", `{"Method":"GET","Url":"http://localhost/elsewhere"}`, nil, "400", CodeInvalidSubscriptionID, false},
+		{"bad operation id", `{"Method":"GET","Params":{"subscriptionId":"` + sub + `","location":"eastus","operationId":"x"}}`, nil, "400", operationrequest.CodeInvalidResourceName, false},
+		{"no route values at all", `{"Method":"GET","Url":"http://localhost/elsewhere"}`, nil, "400", operationrequest.CodeInvalidSubscriptionID, false},
 		{"POST", `{"Method":"POST","Params":{"subscriptionId":"` + sub + `","location":"eastus","operationId":"` + opID + `"}}`, nil, "405", "'POST'", false},
 		{"not visible", `{"Method":"GET","Params":{"subscriptionId":"` + sub + `","location":"eastus","operationId":"` + opID + `"}}`, lifecycle.ErrOperationNotVisible, "404", "", true},
 		{"not found", `{"Method":"get","Params":{"subscriptionId":"` + sub + `","location":"eastus","operationId":"` + opID + `"}}`, lifecycle.ErrOperationNotFound, "404", "ResourceNotFound", true},
@@ -143,21 +144,5 @@ func TestEnvelopeMalformed(t *testing.T) {
 				t.Error("reader was called")
 			}
 		})
-	}
-}
-
-func TestParamsFromURL(t *testing.T) {
-	tests := []struct{ url, sub, loc, op string }{
-		{"http://h/subscriptions/S/providers/Microsoft.RedHatOpenShift/locations/L/hcpOperationStatuses/O", "S", "L", "O"},
-		{"http://h/api/SUBSCRIPTIONS/S/PROVIDERS/microsoft.redhatopenshift/Locations/L/HCPOPERATIONSTATUSES/O?x=1", "S", "L", "O"},
-		{"http://h/subscriptions/S/providers/Other.RP/locations/L/hcpOperationStatuses/O", "", "", ""},
-		{"http://h/short", "", "", ""},
-		{"::bad url", "", "", ""},
-	}
-	for _, tt := range tests {
-		s, l, o := paramsFromURL(tt.url)
-		if s != tt.sub || l != tt.loc || o != tt.op {
-			t.Errorf("paramsFromURL(%q) = %q %q %q", tt.url, s, l, o)
-		}
 	}
 }

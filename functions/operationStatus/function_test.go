@@ -16,6 +16,7 @@ import (
 	"github.com/hcpops/hcpops/core/admission"
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/lifecycle"
+	"github.com/hcpops/hcpops/functions/operationrequest"
 	"github.com/hcpops/hcpops/handlers"
 )
 
@@ -137,7 +138,7 @@ func TestForwardedStatus(t *testing.T) {
 			rec := &recordingReader{out: sampleStatus()}
 			ts := newServer(t, rec)
 			got := get(t, ts, http.MethodGet, tt.path+"?api-version=2024-06-10-preview", map[string]string{
-				HeaderHomeTenantID: tenant, HeaderClientObjectID: client, handlers.HeaderInvocationID: "fwd-1",
+				operationrequest.HeaderHomeTenantID: tenant, operationrequest.HeaderClientObjectID: client, handlers.HeaderInvocationID: "fwd-1",
 			})
 			if got.status != http.StatusOK {
 				t.Fatalf("status = %d body %s", got.status, got.body)
@@ -205,11 +206,11 @@ func TestForwardedBadPaths(t *testing.T) {
 		wantStatus         int
 		wantCode, wantIn   string
 	}{
-		{"subscription not a UUID", "GET", statusPath("not-a-subscription", opID), 400, CodeInvalidSubscriptionID, "'not-a-subscription'"},
-		{"subscription without dashes", "GET", statusPath(strings.ReplaceAll(sub, "-", ""), opID), 400, CodeInvalidSubscriptionID, "1d3378d35a3f"},
-		{"operation not a UUID", "GET", statusPath(sub, "op-123"), 400, CodeInvalidResourceName, "'op-123'"},
-		{"operation in braces", "GET", statusPath(sub, "{"+opID+"}"), 400, CodeInvalidResourceName, opID},
-		{"operation urn", "GET", statusPath(sub, "urn:uuid:"+opID), 400, CodeInvalidResourceName, "urn:uuid:"},
+		{"subscription not a UUID", "GET", statusPath("not-a-subscription", opID), 400, operationrequest.CodeInvalidSubscriptionID, "'not-a-subscription'"},
+		{"subscription without dashes", "GET", statusPath(strings.ReplaceAll(sub, "-", ""), opID), 400, operationrequest.CodeInvalidSubscriptionID, "1d3378d35a3f"},
+		{"operation not a UUID", "GET", statusPath(sub, "op-123"), 400, operationrequest.CodeInvalidResourceName, "'op-123'"},
+		{"operation in braces", "GET", statusPath(sub, "{"+opID+"}"), 400, operationrequest.CodeInvalidResourceName, opID},
+		{"operation urn", "GET", statusPath(sub, "urn:uuid:"+opID), 400, operationrequest.CodeInvalidResourceName, "urn:uuid:"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

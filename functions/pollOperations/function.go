@@ -110,7 +110,7 @@ func (f *Function) Invoke(ctx context.Context, inv handlers.Invocation) (handler
 // record is the tick's telemetry; the keys are documented in
 // docs/functions.md and held by a golden test.
 func (f *Function) record(r lifecycle.TickResult, outcome string, wall time.Duration, pastDue bool, cs clusterservice.CallSummary) []slog.Attr {
-	return []slog.Attr{
+	return append([]slog.Attr{
 		slog.String("outcome", outcome),
 		slog.Int("polled", r.Polled),
 		slog.Int("changed", r.Changed),
@@ -124,11 +124,7 @@ func (f *Function) record(r lifecycle.TickResult, outcome string, wall time.Dura
 		slog.Float64("budget_ms", ms(f.budget)),
 		slog.Float64("budget_used", float64(wall)/float64(f.budget)),
 		slog.Bool("past_due", pastDue),
-		slog.Int("cs_calls", cs.Count),
-		slog.Int("cs_errors", cs.Errors),
-		slog.Float64("cs_p50_ms", ms(cs.P50)),
-		slog.Float64("cs_p99_ms", ms(cs.P99)),
-	}
+	}, cs.Attrs()...)
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

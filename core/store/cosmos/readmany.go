@@ -13,7 +13,7 @@ import (
 // per physical partition (up to 1000 ids each) where point reads would
 // cost one request per document.
 func (s *Store) ReadMany(ctx context.Context, refs []store.DocRef) (map[store.DocRef]store.Item, error) {
-	if err := checkReadMany(refs); err != nil {
+	if err := store.CheckReadMany(refs, checkPartitionKey, checkID); err != nil {
 		return nil, fmt.Errorf("reading %d documents: %w", len(refs), err)
 	}
 	out := make(map[store.DocRef]store.Item, len(refs))
@@ -45,19 +45,4 @@ func (s *Store) ReadMany(ctx context.Context, refs []store.DocRef) (map[store.Do
 		}
 	}
 	return out, nil
-}
-
-func checkReadMany(refs []store.DocRef) error {
-	if len(refs) > store.MaxReadMany {
-		return fmt.Errorf("%w: %d documents, more than %d", store.ErrInvalid, len(refs), store.MaxReadMany)
-	}
-	for _, r := range refs {
-		if err := checkPartitionKey(r.PartitionKey); err != nil {
-			return fmt.Errorf("document %q: %w", r.ID, err)
-		}
-		if err := checkID(r.ID); err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -12,7 +12,10 @@ import (
 // ReadMany reads the documents in one read transaction; a damaged page
 // is ErrDamaged, as for Get.
 func (s *Store) ReadMany(ctx context.Context, refs []store.DocRef) (map[store.DocRef]store.Item, error) {
-	if err := checkReadMany(ctx, refs); err != nil {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("reading %d documents: %w", len(refs), err)
+	}
+	if err := store.CheckReadMany(refs, checkPartitionKey, checkID); err != nil {
 		return nil, fmt.Errorf("reading %d documents: %w", len(refs), err)
 	}
 	now := s.now().Unix()
@@ -38,22 +41,4 @@ func (s *Store) ReadMany(ctx context.Context, refs []store.DocRef) (map[store.Do
 		return nil, fmt.Errorf("reading %d documents: %w", len(refs), err)
 	}
 	return out, nil
-}
-
-func checkReadMany(ctx context.Context, refs []store.DocRef) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if len(refs) > store.MaxReadMany {
-		return fmt.Errorf("%w: %d documents, more than %d", store.ErrInvalid, len(refs), store.MaxReadMany)
-	}
-	for _, r := range refs {
-		if err := checkPartitionKey(r.PartitionKey); err != nil {
-			return fmt.Errorf("document %q: %w", r.ID, err)
-		}
-		if err := checkID(r.ID); err != nil {
-			return err
-		}
-	}
-	return nil
 }
