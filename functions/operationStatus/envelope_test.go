@@ -67,6 +67,10 @@ func TestEnvelopeGolden(t *testing.T) {
 			if res.StatusCode != "200" || res.Body != string(want) || res.Headers["Content-Type"] != "application/json" {
 				t.Errorf("res = %+v", res)
 			}
+			// A successful invocation's Logs would be logged twice by the host.
+			if len(got.Logs) != 0 {
+				t.Errorf("Logs = %q, want none on success", got.Logs)
+			}
 			wantReq := lifecycle.StatusRequest{SubscriptionID: sub, Location: "eastus", OperationName: opID, HomeTenantID: tenant, ClientObjectID: client}
 			if rec.calls() != 1 || rec.reqs[0] != wantReq {
 				t.Errorf("reader saw %+v, want %+v", rec.reqs, wantReq)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 
 	"github.com/hcpops/hcpops/core/arm"
@@ -58,9 +57,10 @@ func (e Endpoint) Invoke(ctx context.Context, inv handlers.Invocation) (handlers
 	} else {
 		ans = e.Answer(ctx, fromEnvelope(hr, e.Type))
 	}
+	// No Logs: the invocation's summary line already says what was answered,
+	// and the host would log them a second time (docs/functions.md).
 	return handlers.Result{
 		Outputs: map[string]any{handlers.HTTPOutputBinding: handlers.HTTPResponse(ans.Status, ans.Header, ans.Body)},
-		Logs:    []string{e.Name + " answered " + strconv.Itoa(ans.Status)},
 	}, nil
 }
 
