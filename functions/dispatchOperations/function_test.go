@@ -14,10 +14,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/hcpops/hcpops/core/lifecycle"
 	"github.com/hcpops/hcpops/handlers"
+	"github.com/hcpops/hcpops/internal/testsupport"
 )
 
 // recordingDispatcher records what reached the dispatcher and answers with
@@ -50,9 +50,9 @@ func newServer(t *testing.T, d Dispatcher) *httptest.Server {
 	return ts
 }
 
-func newLoggedServer(t *testing.T, d Dispatcher) (*httptest.Server, *records) {
+func newLoggedServer(t *testing.T, d Dispatcher) (*httptest.Server, *testsupport.Records) {
 	t.Helper()
-	recs := &records{}
+	recs := &testsupport.Records{}
 	logger := slog.New(slog.NewJSONHandler(recs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	s := handlers.New(handlers.Config{}, logger)
 	if err := New(d, logger).Register(s); err != nil {
@@ -144,9 +144,9 @@ func TestGoldenBatches(t *testing.T) {
 			if len(got.Logs) != 0 {
 				t.Errorf("Logs = %q; the record is the one line, Logs would repeat it", got.Logs)
 			}
-			r := recs.wait(t, MsgBatch)
-			wantAttrs(t, r, counts)
-			wantAttrs(t, r, map[string]any{"level": tt.level, "retry_count": tt.retry, "max_retry_count": tt.wantRetry,
+			r := recs.Wait(t, MsgBatch)
+			testsupport.WantAttrs(t, r, counts)
+			testsupport.WantAttrs(t, r, map[string]any{"level": tt.level, "retry_count": tt.retry, "max_retry_count": tt.wantRetry,
 				handlers.LogAttrInvocationID: "3e1f4c2a-9d0b-4c55-8a55-3b8f5a7d1e20", handlers.LogAttrFunction: Name})
 			if rec.calls() != 1 {
 				t.Fatalf("dispatcher called %d times", rec.calls())
@@ -204,8 +204,8 @@ func TestDispatcherErrorIs500AndRetried(t *testing.T) {
 	}
 	// The cause is in the record (stderr); the host drops a failed
 	// invocation's Logs.
-	r := recs.wait(t, MsgBatch)
-	wantAttrs(t, r, map[string]any{"level": "ERROR", "status": 500, "documents": 3,
+	r := recs.Wait(t, MsgBatch)
+	testsupport.WantAttrs(t, r, map[string]any{"level": "ERROR", "status": 500, "documents": 3,
 		"error": "dispatching a batch of 3 documents: cosmos: 503 service unavailable"})
 	rec.mu.Lock()
 	rec.err = nil
@@ -226,7 +226,7 @@ func TestEmptyBatchSkipsDispatcher(t *testing.T) {
 		if got.Status != http.StatusOK {
 			t.Errorf("%s: %d %q", docs, got.Status, got.Error)
 		}
-		wantAttrs(t, recs.wait(t, MsgBatch), map[string]any{"documents": 0, "operations": 0, "cs_calls": 0})
+		testsupport.WantAttrs(t, recs.Wait(t, MsgBatch), map[string]any{"documents": 0, "operations": 0, "cs_calls": 0})
 		if rec.calls() != 0 {
 			t.Errorf("%s: dispatcher called for an empty batch", docs)
 		}
@@ -319,52 +319,6 @@ type nopDispatcher struct{}
 
 func (nopDispatcher) DispatchDocuments(ctx context.Context, docs []json.RawMessage) (lifecycle.DispatchResult, error) {
 	return lifecycle.DispatchResult{Documents: len(docs)}, nil
-}
-
-// records collects the JSON lines the server writes.
-type records struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (r *records) Write(p []byte) (int, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.buf.Write(p)
-}
-
-// wait returns the first record named msg, waiting for the server's line
-// (written as the response goes out) with a generous deadline.
-func (r *records) wait(t *testing.T, msg string) map[string]any {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		r.mu.Lock()
-		lines := strings.Split(strings.TrimSpace(r.buf.String()), "\n")
-		r.mu.Unlock()
-		for _, line := range lines {
-			var m map[string]any
-			if json.Unmarshal([]byte(line), &m) == nil && m["msg"] == msg {
-				return m
-			}
-		}
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	t.Fatalf("no %q record in:\n%s", msg, r.buf.String())
-	return nil
-}
-
-// want checks a record's attributes, numbers compared as JSON decodes them.
-func wantAttrs(t *testing.T, rec map[string]any, attrs map[string]any) {
-	t.Helper()
-	for k, v := range attrs {
-		if n, ok := v.(int); ok {
-			v = float64(n)
-		}
-		if rec[k] != v {
-			t.Errorf("record %s = %v, want %v (record %v)", k, rec[k], v, rec)
-		}
-	}
 }
 
 func TestLastAttempt(t *testing.T) {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/hcpops/hcpops/core/lifecycle"
 	"github.com/hcpops/hcpops/handlers"
+	"github.com/hcpops/hcpops/internal/testsupport"
 )
 
 // recordingTicker records each Tick's deadline and answers with canned
@@ -61,9 +62,9 @@ func newServer(t *testing.T, tk Ticker, cfg Config) *httptest.Server {
 	return ts
 }
 
-func newLoggedServer(t *testing.T, tk Ticker, cfg Config) (*httptest.Server, *records) {
+func newLoggedServer(t *testing.T, tk Ticker, cfg Config) (*httptest.Server, *testsupport.Records) {
 	t.Helper()
-	recs := &records{}
+	recs := &testsupport.Records{}
 	logger := slog.New(slog.NewJSONHandler(recs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	s := handlers.New(handlers.Config{}, logger)
 	if err := New(tk, cfg, logger).Register(s); err != nil {
@@ -127,9 +128,9 @@ func TestGoldenTicks(t *testing.T) {
 			if len(got.Logs) != 0 {
 				t.Errorf("Logs = %q; the record is the one line, Logs would repeat it", got.Logs)
 			}
-			r := recs.wait(t, MsgTick)
-			wantAttrs(t, r, wantCounts)
-			wantAttrs(t, r, map[string]any{"level": "INFO", "outcome": OutcomeOK, "past_due": tt.pastDue, "budget_ms": 90000, "status": 200})
+			r := recs.Wait(t, MsgTick)
+			testsupport.WantAttrs(t, r, wantCounts)
+			testsupport.WantAttrs(t, r, map[string]any{"level": "INFO", "outcome": OutcomeOK, "past_due": tt.pastDue, "budget_ms": 90000, "status": 200})
 			if tk.calls() != 1 {
 				t.Fatalf("Tick called %d times", tk.calls())
 			}
@@ -166,8 +167,8 @@ func TestBudgetExhaustedIsNotAFailure(t *testing.T) {
 	if got.Status != http.StatusOK {
 		t.Fatalf("status = %d, error %q", got.Status, got.Error)
 	}
-	r := recs.wait(t, MsgTick)
-	wantAttrs(t, r, map[string]any{"level": "WARN", "outcome": OutcomeBudget, "polled": 2, "status": 200, "budget_ms": 20})
+	r := recs.Wait(t, MsgTick)
+	testsupport.WantAttrs(t, r, map[string]any{"level": "WARN", "outcome": OutcomeBudget, "polled": 2, "status": 200, "budget_ms": 20})
 	if used, _ := r["budget_used"].(float64); used < 1 {
 		t.Errorf("budget_used = %v, want >= 1 for a tick stopped by its budget", r["budget_used"])
 	}
@@ -185,9 +186,9 @@ func TestTickErrorIs500(t *testing.T) {
 	}
 	// The cause is in the record (stderr); the host drops a failed
 	// invocation's Logs.
-	r := recs.wait(t, MsgTick)
-	wantAttrs(t, r, wantCounts)
-	wantAttrs(t, r, map[string]any{"level": "ERROR", "outcome": OutcomeFailed, "status": 500,
+	r := recs.Wait(t, MsgTick)
+	testsupport.WantAttrs(t, r, wantCounts)
+	testsupport.WantAttrs(t, r, map[string]any{"level": "ERROR", "outcome": OutcomeFailed, "status": 500,
 		"error": "running poll tick: store: query active operations: connection refused"})
 }
 
@@ -252,51 +253,5 @@ func TestMalformedTicks(t *testing.T) {
 				t.Error("Tick was called")
 			}
 		})
-	}
-}
-
-// records collects the JSON lines the server writes.
-type records struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (r *records) Write(p []byte) (int, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.buf.Write(p)
-}
-
-// wait returns the first record named msg, waiting for the server's line
-// (written as the response goes out) with a generous deadline.
-func (r *records) wait(t *testing.T, msg string) map[string]any {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		r.mu.Lock()
-		lines := strings.Split(strings.TrimSpace(r.buf.String()), "\n")
-		r.mu.Unlock()
-		for _, line := range lines {
-			var m map[string]any
-			if json.Unmarshal([]byte(line), &m) == nil && m["msg"] == msg {
-				return m
-			}
-		}
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	t.Fatalf("no %q record in:\n%s", msg, r.buf.String())
-	return nil
-}
-
-// want checks a record's attributes, numbers compared as JSON decodes them.
-func wantAttrs(t *testing.T, rec map[string]any, attrs map[string]any) {
-	t.Helper()
-	for k, v := range attrs {
-		if n, ok := v.(int); ok {
-			v = float64(n)
-		}
-		if rec[k] != v {
-			t.Errorf("record %s = %v, want %v (record %v)", k, rec[k], v, rec)
-		}
 	}
 }
