@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -63,32 +62,9 @@ func newLoggedServer(t *testing.T, d Dispatcher) (*httptest.Server, *testsupport
 	return ts, recs
 }
 
-type reply struct {
-	Status int `json:"-"`
-	Logs   []string
-	Error  string
-}
-
-func postBody(t *testing.T, ts *httptest.Server, body []byte) reply {
+func postBody(t *testing.T, ts *httptest.Server, body []byte) testsupport.Reply {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, ts.URL+"/"+Name, bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json; charset=utf-8")
-	req.Header.Set(handlers.HeaderInvocationID, "3e1f4c2a-9d0b-4c55-8a55-3b8f5a7d1e20")
-	resp, err := ts.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
-		t.Errorf("Content-Type = %q", ct)
-	}
-	var r reply
-	if err := json.Unmarshal(raw, &r); err != nil {
-		t.Fatalf("response is not JSON: %q", raw)
-	}
-	r.Status = resp.StatusCode
-	return r
+	return testsupport.PostInvocation(t, ts, Name, body, http.Header{handlers.HeaderInvocationID: {"3e1f4c2a-9d0b-4c55-8a55-3b8f5a7d1e20"}})
 }
 
 func readFile(t *testing.T, name string) []byte {

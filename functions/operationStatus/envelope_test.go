@@ -1,10 +1,7 @@
 package operationstatus
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -14,39 +11,16 @@ import (
 
 	"github.com/hcpops/hcpops/core/lifecycle"
 	"github.com/hcpops/hcpops/functions/operationrequest"
+	"github.com/hcpops/hcpops/internal/testsupport"
 )
 
 func readTestFile(name string) ([]byte, error) {
 	return os.ReadFile(filepath.Join("testdata", name))
 }
 
-type envelopeReply struct {
-	Status  int `json:"-"`
-	Outputs struct {
-		Res struct {
-			StatusCode string            `json:"statusCode"`
-			Headers    map[string]string `json:"headers"`
-			Body       string            `json:"body"`
-		} `json:"res"`
-	}
-	Logs  []string
-	Error string
-}
-
-func postEnvelope(t *testing.T, ts *httptest.Server, body []byte) envelopeReply {
+func postEnvelope(t *testing.T, ts *httptest.Server, body []byte) testsupport.Reply {
 	t.Helper()
-	resp, err := ts.Client().Post(ts.URL+"/"+Name, "application/json; charset=utf-8", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	var r envelopeReply
-	if err := json.Unmarshal(raw, &r); err != nil {
-		t.Fatalf("not JSON: %q", raw)
-	}
-	r.Status = resp.StatusCode
-	return r
+	return testsupport.PostInvocation(t, ts, Name, body, nil)
 }
 
 func TestEnvelopeGolden(t *testing.T) {

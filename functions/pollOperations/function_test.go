@@ -1,11 +1,9 @@
 package polloperations
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -50,12 +48,6 @@ func (r *recordingTicker) calls() int {
 	return len(r.deadlines)
 }
 
-type reply struct {
-	Status int `json:"-"`
-	Logs   []string
-	Error  string
-}
-
 func newServer(t *testing.T, tk Ticker, cfg Config) *httptest.Server {
 	t.Helper()
 	ts, _ := newLoggedServer(t, tk, cfg)
@@ -75,23 +67,9 @@ func newLoggedServer(t *testing.T, tk Ticker, cfg Config) (*httptest.Server, *te
 	return ts, recs
 }
 
-func postBody(t *testing.T, ts *httptest.Server, body []byte) reply {
+func postBody(t *testing.T, ts *httptest.Server, body []byte) testsupport.Reply {
 	t.Helper()
-	resp, err := ts.Client().Post(ts.URL+"/"+Name, "application/json; charset=utf-8", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
-		t.Errorf("Content-Type = %q", ct)
-	}
-	var r reply
-	if err := json.Unmarshal(raw, &r); err != nil {
-		t.Fatalf("response is not JSON: %q", raw)
-	}
-	r.Status = resp.StatusCode
-	return r
+	return testsupport.PostInvocation(t, ts, Name, body, nil)
 }
 
 func readFile(t testing.TB, name string) []byte {
