@@ -8,13 +8,12 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/hcpops/hcpops/core/store"
-	"github.com/hcpops/hcpops/core/store/embedded"
+	"github.com/hcpops/hcpops/core/store/embedded/embeddedtest"
 	"github.com/hcpops/hcpops/handlers"
 )
 
@@ -31,11 +30,7 @@ func (c *readCounting) Get(ctx context.Context, pk, id string) (store.Item, erro
 
 func newAuthRig(t *testing.T, env map[string]string) (*rig, *readCounting) {
 	t.Helper()
-	st, err := embedded.Open(filepath.Join(t.TempDir(), "store.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := embeddedtest.Open(t)
 	counting := &readCounting{Store: st}
 	r := newRigEnv(t, withSettings(env), Parts{Store: counting})
 	r.submit()

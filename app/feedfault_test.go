@@ -11,7 +11,6 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,7 +19,7 @@ import (
 
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
-	"github.com/hcpops/hcpops/core/store/embedded"
+	"github.com/hcpops/hcpops/core/store/embedded/embeddedtest"
 )
 
 // sickProxy stands in front of the simulator on 127.0.0.1. A request that
@@ -264,11 +263,7 @@ func (s *throttledStore) Replace(ctx context.Context, pk, id string, doc []byte,
 // fine: a store in trouble is a dependency as a whole, and the host's
 // retry is what gets the operation through.
 func TestStoreFailureFailsTheBatch(t *testing.T) {
-	st, err := embedded.Open(filepath.Join(t.TempDir(), "store.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
+	st := embeddedtest.Open(t)
 	ts := &throttledStore{Store: st, id: document.CosmosID(clusterRID("c-throttled"))}
 	r := newRigParts(t, nil, slog.New(slog.DiscardHandler), Parts{Store: ts})
 	ok1, bad, ok2 := r.submitCluster("c-ok-1"), r.submitCluster("c-throttled"), r.submitCluster("c-ok-2")

@@ -3,7 +3,6 @@ package soak
 import (
 	"context"
 	"log/slog"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -13,12 +12,11 @@ import (
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/frontend"
 	"github.com/hcpops/hcpops/core/store/embedded"
+	"github.com/hcpops/hcpops/core/store/embedded/embeddedtest"
 )
 
 func TestObserverFollowsOperations(t *testing.T) {
-	st, err := embedded.Open(filepath.Join(t.TempDir(), "store.db"), embedded.WithoutSync())
-	must(t, err)
-	defer st.Close()
+	st := embeddedtest.Open(t, embedded.WithoutSync())
 	ctx := context.Background()
 	fe := frontend.New(st, time.Now, uuid.NewString)
 	b := builder{ids: ids{subscription: "0f0e0d0c-0000-4000-8000-000000000001", cluster: "c1"}, name: "c1"}

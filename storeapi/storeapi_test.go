@@ -16,6 +16,7 @@ import (
 
 	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/core/store/embedded"
+	"github.com/hcpops/hcpops/core/store/embedded/embeddedtest"
 	"github.com/hcpops/hcpops/core/store/storetest"
 )
 
@@ -35,11 +36,7 @@ func quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 func openEmbedded(t testing.TB, opts ...embedded.Option) *embedded.Store {
 	t.Helper()
-	s, err := embedded.Open(filepath.Join(t.TempDir(), "store.db"), append([]embedded.Option{embedded.WithoutSync()}, opts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s := embeddedtest.Open(t, append([]embedded.Option{embedded.WithoutSync()}, opts...)...)
 	return s
 }
 

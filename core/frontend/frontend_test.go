@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/core/store/embedded"
+	"github.com/hcpops/hcpops/core/store/embedded/embeddedtest"
 )
 
 const (
@@ -33,11 +33,7 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	f := &fixture{t: t, now: time.Date(2026, 3, 14, 1, 59, 26, 0, time.UTC)}
-	s, err := embedded.Open(filepath.Join(t.TempDir(), "store.db"), embedded.WithClock(func() time.Time { return f.now }), embedded.WithoutSync())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s := embeddedtest.Open(t, embedded.WithClock(func() time.Time { return f.now }), embedded.WithoutSync())
 	n := 0
 	f.store = s
 	f.fe = New(s, func() time.Time { return f.now }, func() string {

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +18,7 @@ import (
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/notification"
 	"github.com/hcpops/hcpops/core/store/embedded"
+	"github.com/hcpops/hcpops/core/store/embedded/embeddedtest"
 	"github.com/hcpops/hcpops/internal/testsupport"
 )
 
@@ -76,11 +76,7 @@ func testDurations() simulator.Durations {
 func newEnv(t testing.TB, tweak ...func(*Config)) *env {
 	t.Helper()
 	e := &env{clk: newFakeClock(), logs: &syncBuffer{}}
-	st, err := embedded.Open(filepath.Join(t.TempDir(), "store.db"), embedded.WithClock(e.clk.Now), embedded.WithoutSync())
-	if err != nil {
-		t.Fatalf("opening embedded store: %v", err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
+	st := embeddedtest.Open(t, embedded.WithClock(e.clk.Now), embedded.WithoutSync())
 	e.store = &recordingStore{Store: st}
 
 	e.sim = simulator.New(simulator.WithClock(e.clk), simulator.WithDurations(testDurations()))

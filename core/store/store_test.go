@@ -3,12 +3,11 @@ package store_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/hcpops/hcpops/core/store"
-	"github.com/hcpops/hcpops/core/store/embedded"
+	"github.com/hcpops/hcpops/core/store/embedded/embeddedtest"
 )
 
 // TestCheckAddress: CheckAddress refuses exactly what the embedded store
@@ -16,11 +15,7 @@ import (
 // instead of retrying them.
 func TestCheckAddress(t *testing.T) {
 	const pk = "1d3378d3-5a3f-4712-85a1-2485495dfc4b"
-	s, err := embedded.Open(filepath.Join(t.TempDir(), "store.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s := embeddedtest.Open(t)
 	tests := []struct {
 		name, pk, id, want string
 	}{
