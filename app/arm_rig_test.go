@@ -23,6 +23,7 @@ import (
 	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/devhost/triggerhost"
 	"github.com/hcpops/hcpops/handlers"
+	"github.com/hcpops/hcpops/internal/testsupport"
 )
 
 const (
@@ -71,26 +72,8 @@ type armRig struct {
 	logs    *logBuffer
 	feedPos string
 	// clk, when set, is the app's clock; drive moves it with CS time.
-	clk         *testClock
+	clk         *testsupport.Clock
 	tickPayload []byte
-}
-
-// testClock is a settable clock for the app and the frontend.
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *testClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
 }
 
 func newARMRig(t *testing.T, settings map[string]string) *armRig {
@@ -99,14 +82,14 @@ func newARMRig(t *testing.T, settings map[string]string) *armRig {
 }
 
 // newARMRigAt is newARMRig with the app and frontend on clk (nil: real time).
-func newARMRigAt(t *testing.T, settings map[string]string, clk *testClock) *armRig {
+func newARMRigAt(t *testing.T, settings map[string]string, clk *testsupport.Clock) *armRig {
 	t.Helper()
 	return newARMRigWith(t, settings, clk, nil)
 }
 
 // newARMRigWith is newARMRigAt with the configured store seen by the app
 // through wrap (a fault injector), when wrap is not nil.
-func newARMRigWith(t *testing.T, settings map[string]string, clk *testClock, wrap func(store.Store) store.Store) *armRig {
+func newARMRigWith(t *testing.T, settings map[string]string, clk *testsupport.Clock, wrap func(store.Store) store.Store) *armRig {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)

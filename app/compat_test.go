@@ -15,6 +15,7 @@ import (
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
+	"github.com/hcpops/hcpops/internal/testsupport"
 )
 
 // corpusDoc is one document of testdata/compat as loaded.
@@ -111,7 +112,7 @@ func changedPaths(prefix string, a, b any) []string {
 // changes only the members it owns and deletes exactly what upstream's
 // delete completion deletes.
 func TestCompatibilityCorpus(t *testing.T) {
-	clk := &testClock{t: time.Date(2026, 8, 21, 9, 0, 1, 0, time.UTC)}
+	clk := testsupport.NewClock(time.Date(2026, 8, 21, 9, 0, 1, 0, time.UTC))
 	r := newARMRigAt(t, nil, clk)
 	docs := loadCorpus(t, r)
 	ops := func(names ...string) []*document.OperationDocument {

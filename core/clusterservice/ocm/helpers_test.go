@@ -13,24 +13,8 @@ import (
 
 	cs "github.com/hcpops/hcpops/core/clusterservice"
 	"github.com/hcpops/hcpops/core/clusterservice/simulator"
+	"github.com/hcpops/hcpops/internal/testsupport"
 )
-
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 // minuteDurations makes every phase one minute long.
 func minuteDurations(t testing.TB) simulator.Durations {
@@ -77,7 +61,7 @@ func (r *recorder) find(level slog.Level, substr string) []string {
 
 type env struct {
 	sim    *simulator.Simulator
-	clock  *fakeClock
+	clock  *testsupport.Clock
 	url    string
 	client *Client
 	log    *recorder
@@ -88,7 +72,7 @@ type env struct {
 // with millisecond retry intervals so fault tests stay fast.
 func newEnv(t testing.TB, cfg Config, opts ...simulator.Option) *env {
 	t.Helper()
-	clk := &fakeClock{t: time.Date(2026, 8, 20, 10, 0, 0, 0, time.UTC)}
+	clk := testsupport.NewClock(time.Date(2026, 8, 20, 10, 0, 0, 0, time.UTC))
 	sim := simulator.New(append([]simulator.Option{simulator.WithClock(clk),
 		simulator.WithDurations(minuteDurations(t))}, opts...)...)
 	ctx, cancel := context.WithCancel(context.Background())
