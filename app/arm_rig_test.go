@@ -18,6 +18,7 @@ import (
 
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/clusterservice/simulator"
+	"github.com/hcpops/hcpops/core/clusterservice/simulator/simtest"
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/frontend"
 	"github.com/hcpops/hcpops/core/store"
@@ -93,12 +94,7 @@ func newARMRigWith(t *testing.T, settings map[string]string, clk *testsupport.Cl
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	sim := simulator.New()
-	simURL, err := sim.Start(ctx, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(sim.Close)
+	sim, simURL := simtest.Start(t)
 	env := map[string]string{
 		"HCPOPS_DATA_DIR":              t.TempDir(),
 		"CLUSTERS_SERVICE_URL":         simURL,

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/hcpops/hcpops/core/clusterservice/ocm"
-	"github.com/hcpops/hcpops/core/clusterservice/simulator"
+	"github.com/hcpops/hcpops/core/clusterservice/simulator/simtest"
 	"github.com/hcpops/hcpops/core/store/embedded"
 )
 
@@ -20,12 +20,7 @@ import (
 func TestCloseReleasesWhatNewOpened(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	sim := simulator.New()
-	simURL, err := sim.Start(ctx, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(sim.Close)
+	_, simURL := simtest.Start(t)
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	settings := func(dir string, extra ...string) func(string) string {
 		env := map[string]string{"HCPOPS_DATA_DIR": dir, "CLUSTERS_SERVICE_URL": simURL, "CLUSTERS_SERVICE_RETRY_LIMIT": "0"}

@@ -15,6 +15,7 @@ import (
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/clusterservice/ocm"
 	"github.com/hcpops/hcpops/core/clusterservice/simulator"
+	"github.com/hcpops/hcpops/core/clusterservice/simulator/simtest"
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/notification"
 	"github.com/hcpops/hcpops/core/store/embedded"
@@ -79,14 +80,12 @@ func newEnv(t testing.TB, tweak ...func(*Config)) *env {
 	st := embeddedtest.Open(t, embedded.WithClock(e.clk.Now), embedded.WithoutSync())
 	e.store = &recordingStore{Store: st}
 
-	e.sim = simulator.New(simulator.WithClock(e.clk), simulator.WithDurations(testDurations()))
+	var url string
+	e.sim, url = simtest.Start(t, simulator.WithClock(e.clk), simulator.WithDurations(testDurations()))
 	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(func() { e.sim.Close(); cancel() })
-	url, err := e.sim.Start(ctx, "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("starting simulator: %v", err)
-	}
+	t.Cleanup(cancel)
 	e.simURL = url
+	var err error
 	e.cs, err = ocm.New(ctx, ocm.Config{URL: url, RetryLimit: 2, RetryInterval: time.Millisecond, Timeout: 10 * time.Second}, nil)
 	if err != nil {
 		t.Fatalf("ocm client: %v", err)

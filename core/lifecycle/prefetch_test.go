@@ -12,6 +12,7 @@ import (
 	cs "github.com/hcpops/hcpops/core/clusterservice"
 	"github.com/hcpops/hcpops/core/clusterservice/ocm"
 	"github.com/hcpops/hcpops/core/clusterservice/simulator"
+	"github.com/hcpops/hcpops/core/clusterservice/simulator/simtest"
 )
 
 func TestPlanLists(t *testing.T) {
@@ -49,13 +50,11 @@ type prefetchWorld struct {
 func newPrefetchWorld(t *testing.T) *prefetchWorld {
 	t.Helper()
 	w := &prefetchWorld{clk: newFakeClock()}
-	w.sim = simulator.New(simulator.WithClock(w.clk), simulator.WithDurations(testDurations()))
+	var url string
+	w.sim, url = simtest.Start(t, simulator.WithClock(w.clk), simulator.WithDurations(testDurations()))
 	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(func() { w.sim.Close(); cancel() })
-	url, err := w.sim.Start(ctx, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	t.Cleanup(cancel)
+	var err error
 	w.client, err = ocm.New(ctx, ocm.Config{URL: url, Timeout: 5 * time.Second}, nil)
 	if err != nil {
 		t.Fatal(err)

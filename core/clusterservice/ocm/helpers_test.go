@@ -13,6 +13,7 @@ import (
 
 	cs "github.com/hcpops/hcpops/core/clusterservice"
 	"github.com/hcpops/hcpops/core/clusterservice/simulator"
+	"github.com/hcpops/hcpops/core/clusterservice/simulator/simtest"
 	"github.com/hcpops/hcpops/internal/testsupport"
 )
 
@@ -73,14 +74,9 @@ type env struct {
 func newEnv(t testing.TB, cfg Config, opts ...simulator.Option) *env {
 	t.Helper()
 	clk := testsupport.NewClock(time.Date(2026, 8, 20, 10, 0, 0, 0, time.UTC))
-	sim := simulator.New(append([]simulator.Option{simulator.WithClock(clk),
+	sim, url := simtest.Start(t, append([]simulator.Option{simulator.WithClock(clk),
 		simulator.WithDurations(minuteDurations(t))}, opts...)...)
 	ctx, cancel := context.WithCancel(context.Background())
-	url, err := sim.Start(ctx, "127.0.0.1:0")
-	if err != nil {
-		cancel()
-		t.Fatalf("starting simulator: %v", err)
-	}
 	rec := &recorder{}
 	cfg.URL = url
 	if cfg.RetryInterval == 0 {
@@ -93,7 +89,6 @@ func newEnv(t testing.TB, cfg Config, opts ...simulator.Option) *env {
 	}
 	t.Cleanup(func() {
 		_ = client.Close()
-		sim.Close()
 		cancel()
 	})
 	return &env{sim: sim, clock: clk, url: url, client: client, log: rec, ctx: context.Background()}
