@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,33 +17,21 @@ import (
 	"github.com/hcpops/hcpops/core/store/embedded"
 	"github.com/hcpops/hcpops/core/store/embedded/embeddedtest"
 	"github.com/hcpops/hcpops/core/store/storetest"
+	"github.com/hcpops/hcpops/internal/testsupport"
 )
-
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 func quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 func openEmbedded(t testing.TB, opts ...embedded.Option) *embedded.Store {
 	t.Helper()
-	s := embeddedtest.Open(t, append([]embedded.Option{embedded.WithoutSync()}, opts...)...)
-	return s
+	return embeddedtest.Open(t, append([]embedded.Option{embedded.WithoutSync()}, opts...)...)
 }
 
 // TestContract runs the store contract through the API: a CLI sees the
 // running process's store exactly as that process does.
 func TestContract(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) storetest.Harness {
-		clock := &fakeClock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+		clock := testsupport.NewClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 		s := openEmbedded(t, embedded.WithClock(clock.Now), embedded.WithSweepInterval(20*time.Millisecond))
 		srv, err := Listen(s, "secret", quiet())
 		if err != nil {
