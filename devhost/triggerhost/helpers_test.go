@@ -16,83 +16,12 @@ import (
 	"time"
 
 	"github.com/hcpops/hcpops/devhost/functionapp"
+	"github.com/hcpops/hcpops/internal/testsupport"
 )
 
-// fakeClock moves only when told; listeners block on After until then.
-type fakeClock struct {
-	mu      sync.Mutex
-	now     time.Time
-	waiters []fakeWaiter
-	changed chan struct{}
-}
+type fakeClock = testsupport.Clock
 
-type fakeWaiter struct {
-	at time.Time
-	ch chan time.Time
-}
-
-func newFakeClock(now time.Time) *fakeClock {
-	return &fakeClock{now: now, changed: make(chan struct{})}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) After(d time.Duration) <-chan time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	ch := make(chan time.Time, 1)
-	if d <= 0 {
-		ch <- c.now
-		return ch
-	}
-	c.waiters = append(c.waiters, fakeWaiter{at: c.now.Add(d), ch: ch})
-	close(c.changed)
-	c.changed = make(chan struct{})
-	return ch
-}
-
-// Set moves the clock to t and fires every waiter due by then.
-func (c *fakeClock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = t
-	kept := c.waiters[:0]
-	for _, w := range c.waiters {
-		if !w.at.After(t) {
-			w.ch <- t
-			continue
-		}
-		kept = append(kept, w)
-	}
-	c.waiters = kept
-}
-
-// awaitWaiter blocks until someone waits for a time after the clock's now.
-func (c *fakeClock) awaitWaiter(t *testing.T) time.Time {
-	t.Helper()
-	deadline := time.After(5 * time.Second)
-	for {
-		c.mu.Lock()
-		for _, w := range c.waiters {
-			if w.at.After(c.now) {
-				at := w.at
-				c.mu.Unlock()
-				return at
-			}
-		}
-		changed := c.changed
-		c.mu.Unlock()
-		select {
-		case <-changed:
-		case <-deadline:
-			t.Fatal("nothing started waiting on the clock within 5s")
-		}
-	}
-}
+func newFakeClock(now time.Time) *fakeClock { return testsupport.NewClock(now) }
 
 // recorded is one request the test handler received.
 type recorded struct {

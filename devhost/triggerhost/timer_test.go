@@ -24,7 +24,7 @@ func TestTimerPayloadShapeAndHeaders(t *testing.T) {
 	app := writeApp(t, hostJSON, map[string]string{"Housekeeping": timerFunction("0 */1 * * * *", "")})
 	startHost(t, Config{App: app, Worker: th.worker(), StateDir: t.TempDir(), Clock: clock})
 
-	if at := clock.awaitWaiter(t); !at.Equal(time.Date(2025, 3, 14, 9, 30, 0, 0, time.UTC)) {
+	if at := clock.AwaitWaiter(t); !at.Equal(time.Date(2025, 3, 14, 9, 30, 0, 0, time.UTC)) {
 		t.Fatalf("first run due at %s, want 09:30:00", at)
 	}
 	clock.Set(time.Date(2025, 3, 14, 9, 30, 0, 0, time.UTC))
@@ -66,7 +66,7 @@ func TestTimerPayloadShapeAndHeaders(t *testing.T) {
 		t.Errorf("DecodeTimerInfo = %+v, %v", info, err)
 	}
 
-	clock.awaitWaiter(t)
+	clock.AwaitWaiter(t)
 	clock.Set(time.Date(2025, 3, 14, 9, 31, 0, 0, time.UTC))
 	second := th.next(t)
 	data, _ = second.envelope(t)
@@ -90,7 +90,7 @@ func TestTimerStatusNullWithoutMonitor(t *testing.T) {
 			clock := newFakeClock(time.Date(2025, 3, 14, 9, 0, 1, 0, time.UTC))
 			app := writeApp(t, hostJSON, map[string]string{"tick": timerFunction(tc.schedule, tc.extra)})
 			startHost(t, Config{App: app, Worker: th.worker(), StateDir: t.TempDir(), Clock: clock})
-			clock.Set(clock.awaitWaiter(t))
+			clock.Set(clock.AwaitWaiter(t))
 			data, _ := th.next(t).envelope(t)
 			want := `{"Schedule":{"AdjustForDST":true},"ScheduleStatus":null,"IsPastDue":false}`
 			if got := string(data["myTimer"]); got != want {
@@ -118,7 +118,7 @@ func TestTimerCatchesUpMissedRunAfterRestart(t *testing.T) {
 	if got := string(data["myTimer"]); got != want {
 		t.Errorf("catch-up TimerInfo\n got %s\nwant %s", got, want)
 	}
-	if at := clock.awaitWaiter(t); !at.Equal(time.Date(2025, 3, 14, 11, 0, 0, 0, time.UTC)) {
+	if at := clock.AwaitWaiter(t); !at.Equal(time.Date(2025, 3, 14, 11, 0, 0, 0, time.UTC)) {
 		t.Errorf("after the catch-up the next run is due %s, want 11:00", at)
 	}
 	var saved scheduleStatus
@@ -152,7 +152,7 @@ func TestTimerRunsNeverOverlapAndMissedRunsCollapse(t *testing.T) {
 	app := writeApp(t, hostJSON, map[string]string{"tick": timerFunction("*/10 * * * * *", "")})
 	startHost(t, Config{App: app, Worker: th.worker(), StateDir: t.TempDir(), Clock: clock})
 
-	clock.Set(clock.awaitWaiter(t)) // 09:00:10
+	clock.Set(clock.AwaitWaiter(t)) // 09:00:10
 	th.next(t)
 	// The run is still going while three more occurrences pass.
 	// An overlapping run would enter respond before the release: maxInFlight.
@@ -161,7 +161,7 @@ func TestTimerRunsNeverOverlapAndMissedRunsCollapse(t *testing.T) {
 	// The overdue occurrence fires once, at once, without the clock moving.
 	th.next(t)
 	release <- struct{}{}
-	if at := clock.awaitWaiter(t); !at.Equal(time.Date(2025, 3, 14, 9, 0, 50, 0, time.UTC)) {
+	if at := clock.AwaitWaiter(t); !at.Equal(time.Date(2025, 3, 14, 9, 0, 50, 0, time.UTC)) {
 		t.Errorf("after catching up the next run is due %s, want 09:00:50", at)
 	}
 	th.noneQueued(t) // the timer waits for 09:00:50: no run is left to come

@@ -5,6 +5,7 @@ package testsupport
 
 import (
 	"sync"
+	"testing"
 	"time"
 )
 
@@ -12,12 +13,19 @@ import (
 // waits on real time. It is safe for a background goroutine (a sweeper, a
 // simulator's state machine) to read while the test moves it.
 type Clock struct {
-	mu  sync.Mutex
-	now time.Time
+	mu      sync.Mutex
+	now     time.Time
+	waiters []waiter
+	changed chan struct{} // closed and replaced when a waiter arrives
+}
+
+type waiter struct {
+	at time.Time
+	ch chan time.Time
 }
 
 // NewClock starts a clock at now.
-func NewClock(now time.Time) *Clock { return &Clock{now: now} }
+func NewClock(now time.Time) *Clock { return &Clock{now: now, changed: make(chan struct{})} }
 
 // Now is the clock's time; pass the method value where a func() time.Time
 // is injected.
@@ -31,12 +39,73 @@ func (c *Clock) Now() time.Time {
 func (c *Clock) Advance(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
+	c.fire(c.now.Add(d))
 }
 
 // Set moves the clock to t, backwards too (a clock step a test provokes).
 func (c *Clock) Set(t time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.fire(t)
+}
+
+// fire moves the clock to t and releases every waiter due by then; the
+// caller holds c.mu.
+func (c *Clock) fire(t time.Time) {
 	c.now = t
+	kept := c.waiters[:0]
+	for _, w := range c.waiters {
+		if !w.at.After(t) {
+			w.ch <- t
+			continue
+		}
+		kept = append(kept, w)
+	}
+	c.waiters = kept
+}
+
+// After is time.After on this clock: the channel fires once the test has
+// moved the clock d past now.
+func (c *Clock) After(d time.Duration) <-chan time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ch := make(chan time.Time, 1)
+	if d <= 0 {
+		ch <- c.now
+		return ch
+	}
+	c.waiters = append(c.waiters, waiter{at: c.now.Add(d), ch: ch})
+	if c.changed != nil {
+		close(c.changed)
+	}
+	c.changed = make(chan struct{})
+	return ch
+}
+
+// AwaitWaiter blocks until something waits on After for a time past now and
+// returns that time, so a test moves the clock only once the code under test
+// is parked on it. It fails the test after a generous 5 s.
+func (c *Clock) AwaitWaiter(t testing.TB) time.Time {
+	t.Helper()
+	deadline := time.After(5 * time.Second)
+	for {
+		c.mu.Lock()
+		for _, w := range c.waiters {
+			if w.at.After(c.now) {
+				at := w.at
+				c.mu.Unlock()
+				return at
+			}
+		}
+		if c.changed == nil { // a zero Clock
+			c.changed = make(chan struct{})
+		}
+		changed := c.changed
+		c.mu.Unlock()
+		select {
+		case <-changed:
+		case <-deadline:
+			t.Fatal("nothing started waiting on the clock within 5s")
+		}
+	}
 }

@@ -44,3 +44,34 @@ func TestClockConcurrent(t *testing.T) {
 		t.Fatalf("after 4000 advances of 1s the clock moved %s", got)
 	}
 }
+
+// After fires only when the clock reaches it, and AwaitWaiter sees the
+// waiter a goroutine parks on the clock.
+func TestClockAfter(t *testing.T) {
+	start := time.Date(2026, 8, 20, 10, 0, 0, 0, time.UTC)
+	for _, c := range []*Clock{NewClock(start), {now: start}} { // the zero value works too
+		got := make(chan time.Time, 1)
+		go func() { got <- <-c.After(time.Minute) }()
+		if at := c.AwaitWaiter(t); !at.Equal(start.Add(time.Minute)) {
+			t.Fatalf("AwaitWaiter = %s, want %s", at, start.Add(time.Minute))
+		}
+		c.Advance(59 * time.Second)
+		select {
+		case v := <-got:
+			t.Fatalf("After fired at %s, a second early", v)
+		default:
+		}
+		c.Set(start.Add(time.Minute))
+		select {
+		case v := <-got:
+			if !v.Equal(start.Add(time.Minute)) {
+				t.Errorf("After fired with %s", v)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("After did not fire when the clock reached it")
+		}
+		if v := <-c.After(0); !v.Equal(start.Add(time.Minute)) {
+			t.Errorf("After(0) = %s, want now", v)
+		}
+	}
+}
