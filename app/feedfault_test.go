@@ -5,13 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -20,75 +15,8 @@ import (
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/core/store/embedded/embeddedtest"
+	"github.com/hcpops/hcpops/internal/testsupport"
 )
-
-// sickProxy stands in front of the simulator on 127.0.0.1. A request that
-// mentions a hung key (in its path, search or body) is accepted and never
-// answered, as a CS object stuck behind a dead backend; close makes the
-// port refuse connections, as a CS that is down.
-type sickProxy struct {
-	srv *httptest.Server
-
-	mu   sync.Mutex
-	hung []string
-	held int // requests held so far
-}
-
-func newSickProxy(t *testing.T, simURL string) *sickProxy {
-	u, err := url.Parse(simURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &sickProxy{}
-	rp := httputil.NewSingleHostReverseProxy(u)
-	done := make(chan struct{})
-	p.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		search, _ := url.QueryUnescape(r.URL.RawQuery)
-		if p.matches(r.URL.Path + "?" + search + " " + string(body)) {
-			select {
-			case <-r.Context().Done():
-			case <-done:
-			}
-			return
-		}
-		rp.ServeHTTP(w, r)
-	}))
-	var once sync.Once
-	t.Cleanup(func() { once.Do(func() { close(done) }); p.srv.Close() })
-	return p
-}
-
-func (p *sickProxy) matches(s string) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, k := range p.hung {
-		if strings.Contains(s, k) {
-			p.held++
-			return true
-		}
-	}
-	return false
-}
-
-func (p *sickProxy) hang(keys ...string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.hung = append(p.hung, keys...)
-}
-
-func (p *sickProxy) heal() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.hung = nil
-}
-
-func (p *sickProxy) heldSoFar() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.held
-}
 
 // lockedBuffer collects the app's log lines; the app logs from goroutines.
 type lockedBuffer struct {
@@ -129,18 +57,18 @@ func linesWith(t *testing.T, logs *lockedBuffer, msg, id string) []map[string]an
 // without waiting out the dispatch grace (an hour here).
 func TestOneSickObjectCostsOnlyItsOperation(t *testing.T) {
 	logs := &lockedBuffer{}
-	var cs *sickProxy
+	var cs *testsupport.HangProxy
 	r := newRigFull(t, func(simURL string) map[string]string {
-		cs = newSickProxy(t, simURL)
+		cs = testsupport.NewHangProxy(t, simURL)
 		return map[string]string{
-			"CLUSTERS_SERVICE_URL":     cs.srv.URL,
+			"CLUSTERS_SERVICE_URL":     cs.URL,
 			"CLUSTERS_SERVICE_TIMEOUT": "300ms",
 			"HCPOPS_POLL_BACKOFF_MAX":  "6s", // and so the first backoff
 			"HCPOPS_DISPATCH_GRACE":    "1h",
 			"HCPOPS_PENDING_ID_GRACE":  "1s",
 		}
 	}, slog.New(slog.NewJSONHandler(logs, nil)))
-	cs.hang("'c-hung'", `"c-hung"`) // its adoption search and its POST
+	cs.Hang("'c-hung'", `"c-hung"`) // its adoption search and its POST
 	hung := r.submitCluster("c-hung")
 	batch := []map[string]any{hung}
 	for i := range 3 {
@@ -178,15 +106,15 @@ func TestOneSickObjectCostsOnlyItsOperation(t *testing.T) {
 	// A tick once its pending cluster ID is old enough to retry (1s) but
 	// before its backoff (6s) is due keeps away from it: no CS call.
 	tick := readFile(t, "../functions/pollOperations/testdata/tick.json")
-	held := cs.heldSoFar()
+	held := cs.Held()
 	time.Sleep(1500 * time.Millisecond)
 	resp, out = r.post("/pollOperations", tick)
-	if resp.StatusCode != http.StatusOK || cs.heldSoFar() != held || posts() != 3 || hasCSID("c-hung") {
-		t.Fatalf("tick before the backoff: %d %s, %d more held requests; want it backed off without CS", resp.StatusCode, out, cs.heldSoFar()-held)
+	if resp.StatusCode != http.StatusOK || cs.Held() != held || posts() != 3 || hasCSID("c-hung") {
+		t.Fatalf("tick before the backoff: %d %s, %d more held requests; want it backed off without CS", resp.StatusCode, out, cs.Held()-held)
 	}
 
 	// Once its backoff is due, a tick dispatches it, an hour before the grace ends.
-	cs.heal()
+	cs.Heal()
 	deadline := time.Now().Add(30 * time.Second)
 	for !hasCSID("c-hung") {
 		if time.Now().After(deadline) {
@@ -211,15 +139,15 @@ func TestOneSickObjectCostsOnlyItsOperation(t *testing.T) {
 // gives up.
 func TestClustersServiceDownFailsTheBatch(t *testing.T) {
 	logs := &lockedBuffer{}
-	var cs *sickProxy
+	var cs *testsupport.HangProxy
 	r := newRigFull(t, func(simURL string) map[string]string {
-		cs = newSickProxy(t, simURL)
-		return map[string]string{"CLUSTERS_SERVICE_URL": cs.srv.URL, "CLUSTERS_SERVICE_TIMEOUT": "2s"}
+		cs = testsupport.NewHangProxy(t, simURL)
+		return map[string]string{"CLUSTERS_SERVICE_URL": cs.URL, "CLUSTERS_SERVICE_TIMEOUT": "2s"}
 	}, slog.New(slog.NewJSONHandler(logs, nil)))
 	if resp, out := r.post("/dispatchOperations", hostBatch(t, 0, 2, r.submitCluster("before"))); resp.StatusCode != http.StatusOK {
 		t.Fatalf("batch while CS is up: %d %s", resp.StatusCode, out)
 	}
-	cs.srv.Close() // connections are refused from now on
+	cs.Close() // connections are refused from now on
 	// (A redelivered operation would be deferred to the tick, its pending
 	// cluster ID being young, so each attempt carries a new one.)
 	var late map[string]any

@@ -4,11 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,42 +15,8 @@ import (
 	"github.com/hcpops/hcpops/core/frontend"
 	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/devhost/triggerhost"
+	"github.com/hcpops/hcpops/internal/testsupport"
 )
-
-// hangingCS is a proxy in front of the simulator that never answers a
-// request that names a hung CS object, in its path or (a batched list's
-// id search) its query.
-type hangingCS struct {
-	mu   sync.Mutex
-	hung []string
-}
-
-func (h *hangingCS) start(t *testing.T, simURL string) string {
-	u, err := url.Parse(simURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rp := httputil.NewSingleHostReverseProxy(u)
-	done := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h.mu.Lock()
-		hang := false
-		for _, id := range h.hung {
-			hang = hang || strings.Contains(r.URL.Path+"?"+r.URL.RawQuery, id)
-		}
-		h.mu.Unlock()
-		if hang {
-			select {
-			case <-r.Context().Done():
-			case <-done:
-			}
-			return
-		}
-		rp.ServeHTTP(w, r)
-	}))
-	t.Cleanup(func() { close(done); srv.Close() })
-	return srv.URL
-}
 
 // TestHungClustersServiceThroughTheHandler is issue 10's outside run with
 // its settings, through the real handler: poll concurrency 2, no CS
@@ -63,10 +25,11 @@ func (h *hangingCS) start(t *testing.T, simURL string) string {
 // Accepted; now the healthy four finish in the first tick, the two hung
 // ones are counted as errors, and the next tick backs them off.
 func TestHungClustersServiceThroughTheHandler(t *testing.T) {
-	cs := &hangingCS{}
+	var cs *testsupport.HangProxy
 	r := newRigWith(t, func(simURL string) map[string]string {
+		cs = testsupport.NewHangProxy(t, simURL)
 		return map[string]string{
-			"CLUSTERS_SERVICE_URL":     cs.start(t, simURL),
+			"CLUSTERS_SERVICE_URL":     cs.URL,
 			"CLUSTERS_SERVICE_TIMEOUT": "300ms",
 			"HCPOPS_POLL_CONCURRENCY":  "2",
 			"HCPOPS_POLL_BUDGET":       "8s",
@@ -139,9 +102,7 @@ func TestHungClustersServiceThroughTheHandler(t *testing.T) {
 	}
 	for _, n := range order[:2] {
 		href := res(n).ClusterServiceID()
-		cs.mu.Lock()
-		cs.hung = append(cs.hung, href[strings.LastIndex(href, "/")+1:])
-		cs.mu.Unlock()
+		cs.Hang(href[strings.LastIndex(href, "/")+1:])
 	}
 
 	tick := readFile(t, "../functions/pollOperations/testdata/tick.json")

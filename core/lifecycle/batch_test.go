@@ -117,7 +117,7 @@ func TestSickObjectsInABatch(t *testing.T) {
 	p := e.throughProxy(t, hungCallTimeout)
 	names, ids := e.dispatchedClusters(t, "c", 6)
 	sick, healthy := names[:2], names[2:]
-	p.hang(ids[sick[0]], ids[sick[1]])
+	p.Hang(ids[sick[0]], ids[sick[1]])
 
 	res := e.tickWithin(t, time.Minute)
 	if res.Changed != 4 || res.Errors != 2 {
@@ -136,7 +136,7 @@ func TestSickObjectsInABatch(t *testing.T) {
 		t.Errorf("%d warnings about the failed list, want 1", got)
 	}
 	// The list (held under the first sick id it names) and one GET each.
-	held := p.heldFor(ids[sick[0]]) + p.heldFor(ids[sick[1]])
+	held := p.HeldFor(ids[sick[0]]) + p.HeldFor(ids[sick[1]])
 	if held != 3 {
 		t.Errorf("tick 1 asked CS %d times about the sick ones, want the list and a GET each (3)", held)
 	}
@@ -146,9 +146,9 @@ func TestSickObjectsInABatch(t *testing.T) {
 	for _, n := range more {
 		e.wantOp(t, n, arm.ProvisioningStateSucceeded, "")
 	}
-	if res.BackedOff != 2 || res.Errors != 0 || p.heldFor(ids[sick[0]])+p.heldFor(ids[sick[1]]) != held {
+	if res.BackedOff != 2 || res.Errors != 0 || p.HeldFor(ids[sick[0]])+p.HeldFor(ids[sick[1]]) != held {
 		t.Errorf("tick 2 = %+v after %d calls about the sick ones; want 2 backed off, no errors, no new calls",
-			res, p.heldFor(ids[sick[0]])+p.heldFor(ids[sick[1]]))
+			res, p.HeldFor(ids[sick[0]])+p.HeldFor(ids[sick[1]]))
 	}
 }
 
@@ -160,20 +160,20 @@ func TestBatchCutByTheBudget(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.PollConcurrency = 1 })
 	p := e.throughProxy(t, time.Minute)
 	names, ids := e.dispatchedClusters(t, "c", 1)
-	p.hang(ids[names[0]])
+	p.Hang(ids[names[0]])
 
 	e.tickWithin(t, hungCallTimeout)
 	e.wantOp(t, names[0], arm.ProvisioningStateAccepted, "")
-	if _, ok := e.engine.pollAt.lookup(notifyKey(e.op(t, names[0]))); !ok || p.heldFor(ids[names[0]]) != 1 {
-		t.Fatalf("after the cut list (%d calls) the operation is not backed off", p.heldFor(ids[names[0]]))
+	if _, ok := e.engine.pollAt.lookup(notifyKey(e.op(t, names[0]))); !ok || p.HeldFor(ids[names[0]]) != 1 {
+		t.Fatalf("after the cut list (%d calls) the operation is not backed off", p.HeldFor(ids[names[0]]))
 	}
 	e.clk.Advance(2 * time.Hour) // past the 60m create deadline
 	res := e.tickWithin(t, hungCallTimeout)
 	if op := e.wantOp(t, names[0], arm.ProvisioningStateFailed, arm.CodeInternalServerError); !strings.Contains(op.Properties.Error.Message, "deadline") {
 		t.Errorf("error %q does not name the deadline", op.Properties.Error.Message)
 	}
-	if res.Expired != 1 || p.heldFor(ids[names[0]]) != 1 {
-		t.Errorf("tick 2 = %+v after %d calls, want the expiry without another call", res, p.heldFor(ids[names[0]]))
+	if res.Expired != 1 || p.HeldFor(ids[names[0]]) != 1 {
+		t.Errorf("tick 2 = %+v after %d calls, want the expiry without another call", res, p.HeldFor(ids[names[0]]))
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hcpops/hcpops/core/document"
+	"github.com/hcpops/hcpops/internal/testsupport"
 )
 
 // TestBatchVerdict: a change-feed batch answers 500 (the host retries it)
@@ -19,38 +20,38 @@ func TestBatchVerdict(t *testing.T) {
 		name string
 		// run creates operations and breaks what it needs broken; it
 		// returns the operations that must be named if the batch fails.
-		run     func(t *testing.T, e *env, p *hangProxy) []string
+		run     func(t *testing.T, e *env, p *testsupport.HangProxy) []string
 		wantErr bool
 	}{
-		{"one hung among healthy", func(t *testing.T, e *env, p *hangProxy) []string {
-			p.hang("'sick-0'")
+		{"one hung among healthy", func(t *testing.T, e *env, p *testsupport.HangProxy) []string {
+			p.Hang("'sick-0'")
 			sick := e.create(t, document.KindCluster, clusterRID("sick-0"), request{})
 			e.create(t, document.KindCluster, clusterRID("ok-0"), request{})
 			return []string{sick}
 		}, false},
-		{"only a hung one, CS never seen working", func(t *testing.T, e *env, p *hangProxy) []string {
-			p.hang("'sick-0'")
+		{"only a hung one, CS never seen working", func(t *testing.T, e *env, p *testsupport.HangProxy) []string {
+			p.Hang("'sick-0'")
 			return []string{e.create(t, document.KindCluster, clusterRID("sick-0"), request{})}
 		}, true},
-		{"only a hung one, CS answered a moment ago", func(t *testing.T, e *env, p *hangProxy) []string {
+		{"only a hung one, CS answered a moment ago", func(t *testing.T, e *env, p *testsupport.HangProxy) []string {
 			e.create(t, document.KindCluster, clusterRID("ok-0"), request{})
 			if _, err := e.deliver(t); err != nil {
 				t.Fatal(err)
 			}
 			e.clk.Advance(csEvidenceWindow / 2)
-			p.hang("'sick-0'")
+			p.Hang("'sick-0'")
 			return []string{e.create(t, document.KindCluster, clusterRID("sick-0"), request{})}
 		}, false},
-		{"only a hung one, CS last answered long ago", func(t *testing.T, e *env, p *hangProxy) []string {
+		{"only a hung one, CS last answered long ago", func(t *testing.T, e *env, p *testsupport.HangProxy) []string {
 			e.create(t, document.KindCluster, clusterRID("ok-0"), request{})
 			if _, err := e.deliver(t); err != nil {
 				t.Fatal(err)
 			}
 			e.clk.Advance(2 * csEvidenceWindow)
-			p.hang("'sick-0'")
+			p.Hang("'sick-0'")
 			return []string{e.create(t, document.KindCluster, clusterRID("sick-0"), request{})}
 		}, true},
-		{"CS throttles one call among healthy", func(t *testing.T, e *env, p *hangProxy) []string {
+		{"CS throttles one call among healthy", func(t *testing.T, e *env, p *testsupport.HangProxy) []string {
 			var ops []string
 			for i := range 3 {
 				ops = append(ops, e.create(t, document.KindCluster, clusterRID(fmt.Sprintf("ok-%d", i)), request{}))
@@ -99,13 +100,13 @@ func TestHandedOffDispatchFollowsItsBackoff(t *testing.T) {
 		c.PollBackoffBase, c.PollBackoffMax = 10*time.Second, time.Minute
 	})
 	p := e.throughProxy(t, hungCallTimeout)
-	p.hang("'sick-0'")
+	p.Hang("'sick-0'")
 	sick := e.create(t, document.KindCluster, clusterRID("sick-0"), request{})
 	e.create(t, document.KindCluster, clusterRID("ok-0"), request{})
 	if res, err := e.deliver(t); err != nil || res.HandedOff != 1 {
 		t.Fatalf("batch = %+v, %v; want the sick one handed off", res, err)
 	}
-	p.heal()
+	p.Heal()
 	asked := func() int { return e.csPosts(clustersPOST) - 1 } // ok-0 made one
 
 	if res := e.tickWithin(t, time.Minute); res.BackedOff != 1 || asked() != 0 {

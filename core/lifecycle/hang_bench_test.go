@@ -47,7 +47,7 @@ func BenchmarkTickHungHead(b *testing.B) {
 					})
 					names, ids := e.dispatchedClustersAfter(b, "c", hung+healthy, period)
 					for _, n := range names[:hung] {
-						p.hang(ids[n])
+						p.Hang(ids[n])
 					}
 					batches := [][]string{names[hung:], nil}
 					for i := range 2 {

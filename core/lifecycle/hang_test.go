@@ -23,7 +23,7 @@ func TestHungClustersServiceIssueRun(t *testing.T) {
 	p := e.throughProxy(t, hungCallTimeout)
 	names, ids := e.dispatchedClusters(t, "c", 6)
 	sick, healthy := names[:2], names[2:]
-	p.hang(ids[sick[0]], ids[sick[1]])
+	p.Hang(ids[sick[0]], ids[sick[1]])
 
 	res := e.tickWithin(t, time.Minute)
 	for _, n := range healthy {
@@ -46,19 +46,19 @@ func TestHungClustersServiceIssueRun(t *testing.T) {
 	}
 
 	// Backed off: the next tick does not ask CS about them at all.
-	held := p.heldFor(ids[sick[0]]) + p.heldFor(ids[sick[1]])
+	held := p.HeldFor(ids[sick[0]]) + p.HeldFor(ids[sick[1]])
 	res = e.tickWithin(t, time.Minute)
 	if res.BackedOff != 2 || res.Errors != 0 {
 		t.Errorf("tick 2 = %+v, want 2 backed off, no errors", res)
 	}
-	if got := p.heldFor(ids[sick[0]]) + p.heldFor(ids[sick[1]]); got != held {
+	if got := p.HeldFor(ids[sick[0]]) + p.HeldFor(ids[sick[1]]); got != held {
 		t.Errorf("requests about the backed-off clusters: %d, want still %d", got, held)
 	}
 
 	// Past the create deadline (60m from creation) they fail without CS,
 	// however long their backoff still has to run.
 	e.clk.Advance(time.Hour)
-	held = p.heldFor(ids[sick[0]]) + p.heldFor(ids[sick[1]])
+	held = p.HeldFor(ids[sick[0]]) + p.HeldFor(ids[sick[1]])
 	e.engine.pollAt.failed(notifyKey(e.op(t, sick[0])), e.clk.Now()) // the next attempt is minutes away
 	res = e.tickWithin(t, time.Minute)
 	for _, n := range sick {
@@ -70,7 +70,7 @@ func TestHungClustersServiceIssueRun(t *testing.T) {
 	if res.Expired != 2 {
 		t.Errorf("tick 3 = %+v, want 2 expired", res)
 	}
-	if got := p.heldFor(ids[sick[0]]) + p.heldFor(ids[sick[1]]); got != held {
+	if got := p.HeldFor(ids[sick[0]]) + p.HeldFor(ids[sick[1]]); got != held {
 		t.Errorf("requests about the expired clusters: %d, want still %d", got, held)
 	}
 	if n := e.engine.pollAt.size(); n != 0 {
@@ -111,12 +111,12 @@ func TestHealthyNeverWaitBehindSick(t *testing.T) {
 			names, ids := e.dispatchedClusters(t, "c", tc.sick+3)
 			sick, healthy := names[:tc.sick], names[tc.sick:]
 			for _, n := range sick {
-				p.hang(ids[n])
+				p.Hang(ids[n])
 			}
 			asked := func() int {
 				n := 0
 				for _, s := range sick {
-					n += p.heldFor(ids[s])
+					n += p.HeldFor(ids[s])
 				}
 				return n
 			}
@@ -167,16 +167,16 @@ func TestExpiryWriteOutlivesTheBudget(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.PollConcurrency = 1; c.CSBatchSize = 1 })
 	p := e.throughProxy(t, time.Minute)
 	names, ids := e.dispatchedClusters(t, "c", 1)
-	p.onHang = func() { e.clk.Advance(2 * time.Hour) } // past the 60m create deadline
-	p.hang(ids[names[0]])
+	p.OnHang(func() { e.clk.Advance(2 * time.Hour) }) // past the 60m create deadline
+	p.Hang(ids[names[0]])
 
 	res := e.tickWithin(t, hungCallTimeout)
 	op := e.wantOp(t, names[0], arm.ProvisioningStateFailed, arm.CodeInternalServerError)
 	if !strings.Contains(op.Properties.Error.Message, "deadline") {
 		t.Errorf("error %q does not name the deadline", op.Properties.Error.Message)
 	}
-	if res.Expired != 1 || p.heldFor(ids[names[0]]) != 1 {
-		t.Errorf("tick = %+v after %d hung calls, want 1 expired after 1", res, p.heldFor(ids[names[0]]))
+	if res.Expired != 1 || p.HeldFor(ids[names[0]]) != 1 {
+		t.Errorf("tick = %+v after %d hung calls, want 1 expired after 1", res, p.HeldFor(ids[names[0]]))
 	}
 	if lines := e.logLines("deadline passed while clusters service could not be read", names[0]); len(lines) != 1 ||
 		!strings.Contains(lines[0], "cluster_service_id=") {
@@ -193,7 +193,7 @@ func TestExpiryWriteOutlivesTheBudget(t *testing.T) {
 func TestDispatchHangBounded(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.PollConcurrency = 2 })
 	p := e.throughProxy(t, hungCallTimeout)
-	p.hang("'sick-0'", "\"sick-0\"") // its search and its POST body
+	p.Hang("'sick-0'", "\"sick-0\"") // its search and its POST body
 	sick := e.create(t, document.KindCluster, clusterRID("sick-0"), request{})
 	var healthy []string
 	for i := range 3 {
@@ -237,22 +237,20 @@ func TestPollBackoffGrowsToCapAndResets(t *testing.T) {
 	p := e.throughProxy(t, hungCallTimeout)
 	names, ids := e.dispatchedClusters(t, "c", 1)
 	key := notifyKey(e.op(t, names[0]))
-	p.hang(ids[names[0]])
+	p.Hang(ids[names[0]])
 	for i, want := range []time.Duration{10 * time.Second, 20 * time.Second, 40 * time.Second, 40 * time.Second} {
 		e.tickWithin(t, time.Minute)
 		next, ok := e.engine.pollAt.lookup(key)
 		if got := next.Sub(e.clk.Now()); !ok || got != want {
 			t.Fatalf("after failure %d the next attempt is in %s (scheduled %v), want %s", i+1, got, ok, want)
 		}
-		if p.heldFor(ids[names[0]]) != i+1 {
-			t.Fatalf("after tick %d CS was asked %d times", i+1, p.heldFor(ids[names[0]]))
+		if p.HeldFor(ids[names[0]]) != i+1 {
+			t.Fatalf("after tick %d CS was asked %d times", i+1, p.HeldFor(ids[names[0]]))
 		}
 		e.tickWithin(t, time.Minute) // not due: no call
 		e.clk.Advance(want)
 	}
-	p.mu.Lock()
-	p.sick = nil
-	p.mu.Unlock()
+	p.Heal()
 	e.tickWithin(t, time.Minute)
 	e.wantOp(t, names[0], arm.ProvisioningStateSucceeded, "")
 	if _, ok := e.engine.pollAt.lookup(key); ok {

@@ -1,99 +1,18 @@
 package lifecycle
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/hcpops/hcpops/core/clusterservice/ocm"
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
+	"github.com/hcpops/hcpops/internal/testsupport"
 )
-
-// hangProxy stands between the engine's CS client and the simulator on
-// 127.0.0.1. A request that mentions a sick key (in its path, search or
-// body) is accepted and never answered, as a CS object stuck behind a
-// dead backend; the client has to give up.
-type hangProxy struct {
-	url string
-
-	mu     sync.Mutex
-	sick   []string
-	held   map[string]int // requests held, by sick key
-	onHang func()         // runs as a request starts hanging
-}
-
-func newHangProxy(t testing.TB, target string) *hangProxy {
-	t.Helper()
-	u, err := url.Parse(target)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &hangProxy{held: map[string]int{}}
-	rp := httputil.NewSingleHostReverseProxy(u)
-	done := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		search, _ := url.QueryUnescape(r.URL.RawQuery)
-		if key := p.match(r.URL.Path + "?" + search + " " + string(body)); key != "" {
-			select {
-			case <-r.Context().Done():
-			case <-done:
-			}
-			return
-		}
-		rp.ServeHTTP(w, r)
-	}))
-	t.Cleanup(func() { close(done); srv.Close() })
-	p.url = srv.URL
-	return p
-}
-
-func (p *hangProxy) hang(keys ...string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.sick = append(p.sick, keys...)
-}
-
-func (p *hangProxy) match(s string) string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, k := range p.sick {
-		if strings.Contains(s, k) {
-			p.held[k]++
-			if p.onHang != nil {
-				p.onHang()
-			}
-			return k
-		}
-	}
-	return ""
-}
-
-// heal answers every request from now on.
-func (p *hangProxy) heal() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.sick = nil
-}
-
-// heldFor is how many requests about key were held so far.
-func (p *hangProxy) heldFor(key string) int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.held[key]
-}
 
 // hungCallTimeout is the CS timeout of the hang tests. A healthy call to
 // the simulator has to finish within it on a loaded 2-core machine, so it
@@ -102,10 +21,10 @@ const hungCallTimeout = 2 * time.Second
 
 // throughProxy points the engine at CS through a hang proxy, with the
 // issue's client settings: no SDK retries and a per-call timeout.
-func (e *env) throughProxy(t testing.TB, timeout time.Duration) *hangProxy {
+func (e *env) throughProxy(t testing.TB, timeout time.Duration) *testsupport.HangProxy {
 	t.Helper()
-	p := newHangProxy(t, e.simURL)
-	c, err := ocm.New(context.Background(), ocm.Config{URL: p.url, RetryLimit: 0, Timeout: timeout}, nil)
+	p := testsupport.NewHangProxy(t, e.simURL)
+	c, err := ocm.New(context.Background(), ocm.Config{URL: p.URL, RetryLimit: 0, Timeout: timeout}, nil)
 	if err != nil {
 		t.Fatalf("ocm client: %v", err)
 	}
