@@ -88,6 +88,12 @@ func (a Auth) check(h http.Header) *denial {
 	if a.Mode != AuthRequired {
 		return nil
 	}
+	// App Service Authentication sets exactly one copy; several (in any
+	// spelling) mean something in front of it added one, and no copy may
+	// decide alone.
+	if n := len(h.Values(HeaderClientPrincipal)); n > 1 {
+		return unauthenticated(fmt.Sprintf("%s sent %d times (more than one copy): the request did not come from App Service Authentication alone", HeaderClientPrincipal, n))
+	}
 	raw := strings.TrimSpace(h.Get(HeaderClientPrincipal))
 	if raw == "" {
 		return unauthenticated("no " + HeaderClientPrincipal + " header: the request did not pass App Service Authentication")

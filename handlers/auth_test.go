@@ -1,8 +1,11 @@
 package handlers
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -48,5 +51,82 @@ func TestEveryRouteIsChecked(t *testing.T) {
 	}
 	if reached != 4 {
 		t.Errorf("handlers reached %d times, want 4 (3 accepted GETs, 1 tick)", reached)
+	}
+}
+
+// TestDuplicatePrincipalRefused: a request carrying more than one
+// X-MS-CLIENT-PRINCIPAL, in any spelling and in either form, is refused
+// 401 with a Warn line, whatever the copies say and in whatever order:
+// no copy may decide alone.
+func TestDuplicatePrincipalRefused(t *testing.T) {
+	const app = "8e9c1f6a-0d53-4d43-9c1e-2b6f4a7b9d01"
+	logger, logs := newTestLogger()
+	s := New(Config{Auth: Auth{Mode: AuthRequired, AppIDs: []string{app}}}, logger)
+	reached := 0
+	if err := s.Route("operationStatus", http.MethodGet, "/status/{id}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { reached++ })); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Handle("operationStatus", func(ctx context.Context, inv Invocation) (Result, error) { reached++; return Result{}, nil }); err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s)
+	defer ts.Close()
+	allowed := base64.StdEncoding.EncodeToString([]byte(`{"claims":[{"typ":"appid","val":"` + app + `"}]}`))
+	unlisted := base64.StdEncoding.EncodeToString([]byte(`{"claims":[{"typ":"appid","val":"00000000-0000-0000-0000-0000000000aa"}]}`))
+
+	for _, pair := range [][2]string{{allowed, unlisted}, {unlisted, allowed}, {allowed, allowed}} {
+		req, _ := http.NewRequest(http.MethodGet, ts.URL+"/status/1", nil)
+		req.Header[HeaderClientPrincipal] = []string{pair[0]}
+		req.Header.Add(HeaderClientPrincipal, pair[1])
+		resp, err := ts.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("forwarded request with two principals: %d, want 401", resp.StatusCode)
+		}
+	}
+
+	// The envelope form: the host renders each spelling it got as its own
+	// key; map order must not pick one.
+	spellings := []string{"X-MS-CLIENT-PRINCIPAL", "x-ms-client-principal", "X-Ms-Client-Principal"}
+	for i := 0; i < 40; i++ {
+		headers := map[string]any{}
+		for j, sp := range spellings {
+			v := unlisted
+			if (i+j)%3 == 0 {
+				v = allowed
+			}
+			headers[sp] = []string{v}
+		}
+		if i%2 == 1 { // all copies agree, still refused
+			for _, sp := range spellings {
+				headers[sp] = allowed
+			}
+		}
+		env, _ := json.Marshal(map[string]any{"Data": map[string]any{"req": map[string]any{
+			"Url": "http://localhost/status/1", "Method": "GET", "Headers": headers}}})
+		resp := do(t, ts, http.MethodPost, "/operationStatus", bytes.NewReader(env), nil)
+		var out struct {
+			Outputs map[string]struct {
+				StatusCode string `json:"statusCode"`
+			}
+		}
+		if err := json.Unmarshal(resp.raw, &out); err != nil || resp.status != 200 || out.Outputs["res"].StatusCode != "401" {
+			t.Fatalf("envelope with %d principal spellings (round %d): %d %s, want an http output of 401", len(spellings), i, resp.status, resp.raw)
+		}
+	}
+	if reached != 0 {
+		t.Errorf("a request with several principals reached its function %d times", reached)
+	}
+	warned := 0
+	for _, l := range logs.lines(t) {
+		if l["level"] == "WARN" && strings.Contains(fmt.Sprint(l["error"]), "more than one") {
+			warned++
+		}
+	}
+	if warned != 43 {
+		t.Errorf("%d Warn lines naming the duplicate principal, want 43 (one per request)", warned)
 	}
 }
