@@ -3,6 +3,7 @@ package triggerhost
 import (
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
@@ -20,10 +21,13 @@ type forwarder struct {
 	host   *Host
 	routes []route
 	proxy  *httputil.ReverseProxy
+	// names are the Host values served: the loopback names of the
+	// address listened on, lower-case.
+	names map[string]bool
 }
 
-func newForwarder(h *Host, routes []route) *forwarder {
-	f := &forwarder{host: h, routes: routes}
+func newForwarder(h *Host, routes []route, listening net.Addr) *forwarder {
+	f := &forwarder{host: h, routes: routes, names: loopbackNames(listening)}
 	f.proxy = &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			target, _ := url.Parse(h.endpoint.BaseURL())
@@ -41,7 +45,41 @@ func newForwarder(h *Host, routes []route) *forwarder {
 	return f
 }
 
+// loopbackNames are the Host values a browser sends to addr: its IP and
+// port, and localhost for the addresses localhost resolves to; the bare
+// names too on port 80, where browsers leave the port out.
+func loopbackNames(addr net.Addr) map[string]bool {
+	host, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return map[string]bool{}
+	}
+	hosts := []string{host}
+	if ip := net.ParseIP(host); ip != nil && (ip.Equal(net.IPv4(127, 0, 0, 1)) || ip.Equal(net.IPv6loopback)) {
+		hosts = append(hosts, "localhost")
+	}
+	names := map[string]bool{}
+	for _, h := range hosts {
+		names[strings.ToLower(net.JoinHostPort(h, port))] = true
+		if port == "80" {
+			names[strings.ToLower(h)] = true
+			if strings.Contains(h, ":") {
+				names["["+strings.ToLower(h)+"]"] = true
+			}
+		}
+	}
+	return names
+}
+
 func (f *forwarder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// A page elsewhere can point a name of its own at 127.0.0.1 (DNS
+	// rebinding) and read the answers, the simulator's kubeconfigs
+	// included; its requests carry that name, which is refused.
+	if !f.names[strings.ToLower(r.Host)] {
+		f.host.logger.LogAttrs(r.Context(), slog.LevelWarn, "front door refused a request for another host name",
+			slog.String("host", r.Host), slog.String("method", r.Method), slog.String("path", r.URL.Path))
+		http.Error(w, fmt.Sprintf("host %q is not served here: use %s", r.Host, f.host.FrontURL()), http.StatusForbidden)
+		return
+	}
 	var allowed []string
 	for _, rt := range f.routes {
 		params, ok := rt.match(r.URL.Path)

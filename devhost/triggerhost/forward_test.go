@@ -133,3 +133,46 @@ func TestRouteMatching(t *testing.T) {
 		}
 	}
 }
+
+// TestFrontDoorChecksHost: a page on another origin can point its own DNS
+// name at 127.0.0.1 (DNS rebinding); its requests then carry that name as
+// Host. Only the loopback names the front door listens on are served.
+func TestFrontDoorChecksHost(t *testing.T) {
+	host := `{"version":"2.0","customHandler":{"description":{"defaultExecutablePath":"hcpops"},"enableForwardingHttpRequest":true},"extensions":{"http":{"routePrefix":""}}}`
+	app := writeApp(t, host, map[string]string{"operationStatus": statusFunction})
+	th := newTestHandler()
+	th.setRespond(func(r recorded) (int, string) { return http.StatusOK, `{"status":"Succeeded"}` })
+	h := startHost(t, Config{App: app, Worker: th.worker(), StateDir: t.TempDir(), HTTPAddr: "127.0.0.1:0"})
+	front := strings.TrimPrefix(h.FrontURL(), "http://")
+	_, port, _ := strings.Cut(front, ":")
+	path := "/subscriptions/s/providers/Microsoft.RedHatOpenShift/locations/l/hcpOperationStatuses/o"
+	for _, tc := range []struct {
+		host string
+		want int
+	}{
+		{front, http.StatusOK},
+		{"localhost:" + port, http.StatusOK},
+		{"LOCALHOST:" + port, http.StatusOK},
+		{"attacker.example:" + port, http.StatusForbidden},
+		{"attacker.example", http.StatusForbidden},
+		{"127.0.0.1.nip.io:" + port, http.StatusForbidden},
+		{"127.0.0.1:1", http.StatusForbidden}, // another port: another origin
+		{"[::1]:" + port, http.StatusForbidden}, // not a name this door listens on
+	} {
+		for _, p := range []string{path, "/"} {
+			req, _ := http.NewRequest(http.MethodGet, h.FrontURL()+p, nil)
+			req.Host = tc.host
+			resp, err := http.DefaultClient.Do(req)
+			must(t, err)
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tc.want {
+				t.Errorf("GET %s with Host %q: %d %s, want %d", p, tc.host, resp.StatusCode, body, tc.want)
+			}
+			if tc.want == http.StatusOK && p == path {
+				th.next(t)
+			}
+		}
+	}
+	th.noneQueued(t)
+}

@@ -234,7 +234,7 @@ func (h *Host) Run(ctx context.Context) error {
 		h.mu.Lock()
 		h.frontURL = "http://" + ln.Addr().String()
 		h.mu.Unlock()
-		srv = &http.Server{Handler: newForwarder(h, h.routes), ReadHeaderTimeout: 10 * time.Second,
+		srv = &http.Server{Handler: newForwarder(h, h.routes, ln.Addr()), ReadHeaderTimeout: 10 * time.Second,
 			ErrorLog: slog.NewLogLogger(h.logger.Handler(), slog.LevelWarn)}
 		wg.Go(func() {
 			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
