@@ -156,7 +156,7 @@ func TestFrontDoorChecksHost(t *testing.T) {
 		{"attacker.example:" + port, http.StatusForbidden},
 		{"attacker.example", http.StatusForbidden},
 		{"127.0.0.1.nip.io:" + port, http.StatusForbidden},
-		{"127.0.0.1:1", http.StatusForbidden}, // another port: another origin
+		{"127.0.0.1:1", http.StatusForbidden},   // another port: another origin
 		{"[::1]:" + port, http.StatusForbidden}, // not a name this door listens on
 	} {
 		for _, p := range []string{path, "/"} {
