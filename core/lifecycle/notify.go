@@ -9,11 +9,22 @@ import (
 	"github.com/hcpops/hcpops/core/notification"
 )
 
+// maxNotifyWait bounds a POST whatever the notifier's own timeout says.
+const maxNotifyWait = time.Minute
+
 // notify POSTs the terminal status of j.op to its notificationUri and, on
 // success, clears the URI. A failure is retried by later ticks on an
 // exponential schedule (see backoff); a URI the notifier refuses outright
 // is cleared with a warning, since retrying it can never succeed. Delivery
-// is at least once: a crash between the POST and the clear repeats the POST.
+// is at least once across processes: a crash between the POST and the
+// clear repeats the POST. Within one process the notifier posts once: a
+// delivered notification whose clear failed only has its clear retried,
+// and a tick that meets a POST in flight leaves it to its owner.
+//
+// The POST and the clear each get a context of their own. ctx may be the
+// write context of the status change that led here, already partly
+// spent; and a slow ARM must not leave the clear without time, or the
+// next tick would notify again.
 func (e *Engine) notify(ctx context.Context, j *job, t *tally) {
 	op := j.op
 	uri := op.Properties.NotificationURI
@@ -22,8 +33,15 @@ func (e *Engine) notify(ctx context.Context, j *job, t *tally) {
 	}
 	key := notifyKey(op)
 	attempt := e.notifyAt.attempt(key)
-	err := e.notifier.Notify(ctx, uri, op.ToStatus())
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), maxNotifyWait)
+	err := e.notifier.Notify(pctx, uri, op.ToStatus())
+	cancel()
 	switch {
+	case errors.Is(err, notification.ErrInFlight):
+		j.log.Debug("notification is being posted by another tick of this process", "error", err)
+		return
+	case errors.Is(err, notification.ErrDelivered):
+		j.log.Debug("notification was delivered before; clearing its URI again", "error", err)
 	case errors.Is(err, notification.ErrNotAllowed):
 		// Retrying can never succeed: the URI is cleared below.
 		e.notification(ctx, j, uri, NotificationRefused, attempt, time.Time{}, err)
@@ -36,7 +54,9 @@ func (e *Engine) notify(ctx context.Context, j *job, t *tally) {
 		e.notification(ctx, j, uri, NotificationDelivered, attempt, time.Time{}, nil)
 	}
 	e.notifyAt.forget(key)
-	cleared, _, err := e.mutateOperation(ctx, j.log, op, func(o *document.OperationDocument) (bool, error) {
+	wctx, cancel := e.writeCtx(ctx)
+	defer cancel()
+	cleared, _, err := e.mutateOperation(wctx, j.log, op, func(o *document.OperationDocument) (bool, error) {
 		if o.Properties.NotificationURI != uri {
 			return false, nil // cleared (or replaced) by someone else
 		}
@@ -44,8 +64,9 @@ func (e *Engine) notify(ctx context.Context, j *job, t *tally) {
 		return true, nil
 	})
 	if err != nil {
-		// The next tick sees the URI and notifies again: at least once.
-		j.log.Warn("clearing the notification URI failed; ARM may be notified again", "error", err)
+		// The next tick sees the URI and clears it; another process
+		// would notify again: at least once.
+		j.log.Warn("clearing the notification URI failed; the next tick clears it", "error", err)
 		return
 	}
 	if cleared != nil {

@@ -12,12 +12,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hcpops/hcpops/core/arm"
@@ -34,6 +34,20 @@ var DefaultAllowedHosts = []string{
 // ErrNotAllowed marks a URI the notifier refuses to call; retrying it is
 // pointless, so the lifecycle drops the URI and logs why.
 var ErrNotAllowed = errors.New("notification URI not allowed")
+
+// ErrDelivered: this notifier delivered the notification already (ARM
+// answered 2xx); it is not posted again. The caller has only to clear the
+// URI, which failed the first time.
+var ErrDelivered = errors.New("notification already delivered")
+
+// ErrInFlight: another call of this notifier is posting the same
+// notification right now; it will record the outcome.
+var ErrInFlight = errors.New("notification already being posted")
+
+// maxRemembered bounds the delivered notifications a Notifier remembers:
+// their URIs are cleared within a tick or two, and one forgotten is at
+// worst posted again (delivery is at least once).
+const maxRemembered = 10000
 
 // Config says where notifications may go.
 type Config struct {
@@ -73,10 +87,18 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	return c, nil
 }
 
-// Notifier posts operation-status bodies.
+// Notifier posts operation-status bodies. Within one process it posts a
+// notification (URI and operation) at most once at a time, and never
+// again once ARM answered 2xx: ticks that run concurrently, or one whose
+// URI clear failed, then see ErrInFlight or ErrDelivered instead.
 type Notifier struct {
 	cfg    Config
 	client *http.Client
+
+	mu        sync.Mutex
+	inFlight  map[string]bool
+	delivered map[string]bool
+	order     []string // delivered keys, oldest first
 }
 
 // New builds a Notifier; client nil means a client with cfg.Timeout.
@@ -94,7 +116,7 @@ func New(cfg Config, client *http.Client) *Notifier {
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		}
 	}
-	return &Notifier{cfg: cfg, client: client}
+	return &Notifier{cfg: cfg, client: client, inFlight: map[string]bool{}, delivered: map[string]bool{}}
 }
 
 // Check reports whether uri may be called, with ErrNotAllowed and the reason.
@@ -177,11 +199,23 @@ func splitPattern(p string) (host string, port int, err error) {
 }
 
 // Notify POSTs the status body to uri. Any non-2xx answer is an error; the
-// caller keeps the URI and retries on a later tick.
+// caller keeps the URI and retries on a later tick. The status line is
+// the answer: the body of a 2xx is not read, so an endpoint that trickles
+// it costs nothing and the delivery stands.
 func (n *Notifier) Notify(ctx context.Context, uri string, status arm.OperationStatus) error {
 	if err := n.Check(uri); err != nil {
 		return err
 	}
+	key := uri + " " + status.ID
+	if err := n.claim(key); err != nil {
+		return fmt.Errorf("notification for %s: %w", status.Name, err)
+	}
+	err := n.post(ctx, uri, status)
+	n.settle(key, err == nil)
+	return err
+}
+
+func (n *Notifier) post(ctx context.Context, uri string, status arm.OperationStatus) error {
 	body, err := status.MarshalIndent()
 	if err != nil {
 		return fmt.Errorf("encoding status of %s: %w", status.Name, err)
@@ -197,14 +231,45 @@ func (n *Notifier) Notify(ctx context.Context, uri string, status arm.OperationS
 	if err != nil {
 		return fmt.Errorf("posting notification for %s: %w", status.Name, err)
 	}
+	// Closing unread drops the connection rather than wait for a body
+	// that may never end.
 	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	// ARO-HCP fails on >= 400; a 3xx is not a delivery either, since
 	// redirects are not followed.
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return fmt.Errorf("posting notification for %s: ARM answered %s", status.Name, resp.Status)
 	}
 	return nil
+}
+
+// claim marks key in flight, or says why it must not be posted now.
+func (n *Notifier) claim(key string) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	switch {
+	case n.delivered[key]:
+		return ErrDelivered
+	case n.inFlight[key]:
+		return ErrInFlight
+	}
+	n.inFlight[key] = true
+	return nil
+}
+
+// settle ends key's flight, remembering a delivery.
+func (n *Notifier) settle(key string, delivered bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	delete(n.inFlight, key)
+	if !delivered {
+		return
+	}
+	n.delivered[key] = true
+	n.order = append(n.order, key)
+	if len(n.order) > maxRemembered {
+		delete(n.delivered, n.order[0])
+		n.order = n.order[1:]
+	}
 }
 
 func hostMatches(pattern, host string) bool {

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -188,5 +189,94 @@ func TestNotifyRefusesUnlistedPortWithoutConnecting(t *testing.T) {
 	defer rec.mu.Unlock()
 	if len(rec.hits) != 1 || rec.hits[0] != "management.azure.com" {
 		t.Fatalf("requests attempted: %q, want only the default-port one", rec.hits)
+	}
+}
+
+// TestNotifyDeliveredWhateverTheBody: a 2xx status is the delivery. An
+// endpoint that answers 200 and then trickles (or never ends) its body
+// does not hold the POST, and the notification is never posted again by
+// this notifier: a second Notify says it was delivered, without a call.
+func TestNotifyDeliveredWhateverTheBody(t *testing.T) {
+	release := make(chan struct{})
+	var posts atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		posts.Add(1)
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write([]byte("{"))
+		w.(http.Flusher).Flush()
+		select { // the rest of the body never comes
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	n := New(Config{AllowLoopback: true, Timeout: time.Minute}, nil)
+	status := arm.OperationStatus{ID: "/subscriptions/s/providers/Microsoft.RedHatOpenShift/locations/eastus/hcpOperationStatuses/u", Name: "u", Status: arm.ProvisioningStateSucceeded}
+	done := make(chan error, 1)
+	go func() { done <- n.Notify(context.Background(), srv.URL+"/notify", status) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Notify: %v, want delivered", err)
+		}
+	case <-time.After(20 * time.Second): // a guard, far above the microseconds a read status takes
+		t.Fatal("Notify is still reading the body of a 200")
+	}
+	if err := n.Notify(context.Background(), srv.URL+"/notify", status); !errors.Is(err, ErrDelivered) {
+		t.Fatalf("second Notify of a delivered notification: %v, want ErrDelivered", err)
+	}
+	other := status
+	other.ID, other.Name = strings.Replace(status.ID, "/u", "/v", 1), "v"
+	if err := n.Notify(context.Background(), srv.URL+"/notify", other); err != nil {
+		t.Fatalf("another operation on the same URI: %v", err)
+	}
+	if got := posts.Load(); got != 2 {
+		t.Fatalf("%d POSTs, want 2 (one per operation)", got)
+	}
+}
+
+// TestNotifyConcurrentOnce: calls for one notification while its POST is
+// in flight do not post it again; they say so at once.
+func TestNotifyConcurrentOnce(t *testing.T) {
+	release := make(chan struct{})
+	arrived := make(chan struct{}, 16)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived <- struct{}{}
+		select { // an endpoint that does not answer until told
+		case <-r.Context().Done():
+		case <-release:
+		}
+		w.WriteHeader(http.StatusOK)
+	}))
+	defer srv.Close()
+	var once sync.Once
+	unblock := func() { once.Do(func() { close(release) }) }
+	defer unblock() // before srv.Close, which waits for the handlers
+	n := New(Config{AllowLoopback: true, Timeout: time.Minute}, nil)
+	status := arm.OperationStatus{ID: "/subscriptions/s/providers/Microsoft.RedHatOpenShift/locations/eastus/hcpOperationStatuses/u", Name: "u", Status: arm.ProvisioningStateFailed}
+	const callers = 6
+	results := make(chan error, callers)
+	for range callers {
+		go func() { results <- n.Notify(context.Background(), srv.URL+"/notify", status) }()
+	}
+	<-arrived
+	for i := 0; i < callers-1; i++ {
+		select {
+		case err := <-results:
+			if !errors.Is(err, ErrInFlight) {
+				t.Fatalf("a concurrent Notify returned %v, want ErrInFlight", err)
+			}
+		case <-arrived:
+			t.Fatal("a second POST of the same notification reached the endpoint")
+		}
+	}
+	unblock()
+	if err := <-results; err != nil {
+		t.Fatalf("the POST in flight: %v", err)
+	}
+	if len(arrived) != 0 {
+		t.Fatalf("%d more POSTs reached the endpoint", len(arrived))
 	}
 }
