@@ -48,7 +48,7 @@ func OpenEmbedded(dir string, logger *slog.Logger) (*embedded.Store, error) {
 
 // heldError names the process holding path and what to do about it.
 func heldError(dir, path string) error {
-	holder, pid := "another process", lockHolder(path)
+	holder, pid := "another process", storeapi.LockHolder(path)
 	if pid > 0 {
 		holder = "process " + strconv.Itoa(pid)
 	}
@@ -77,19 +77,25 @@ func ConnectStore(ctx context.Context, getenv func(string) string, access Access
 		return s, name, err
 	}
 	dir := DataDir(getenv)
-	c, a, err := storeapi.Dial(ctx, dir, dialTimeout)
+	c, a, dialErr := storeapi.Dial(ctx, dir, dialTimeout)
 	switch {
-	case err == nil:
+	case dialErr == nil:
 		return c, fmt.Sprintf("%s (pid %d) store API %s", a.Command, a.PID, a.URL), nil
-	case !errors.Is(err, storeapi.ErrNoAdvert):
-		// A stale advert: its process is gone if the file opens below.
-		logger.Debug("store API advert unusable; opening the file", "error", err)
+	case errors.Is(dialErr, storeapi.ErrNoAdvert):
+		dialErr = nil
+	default:
+		// Stale or unproven: nothing is sent to it; the file is used if
+		// no process holds it.
+		logger.Debug("store API advert not trusted; opening the file", "error", dialErr)
 	}
 	path := filepath.Join(dir, StoreFileName)
 	if _, err := os.Stat(path); access == ReadOnly && errors.Is(err, fs.ErrNotExist) {
 		return nil, "", fmt.Errorf("no store at %s (%s=%q): start `hcpops dev`, or submit an operation first", path, EnvDataDir, dir)
 	}
 	s, err := OpenEmbedded(dir, logger)
+	if err != nil && dialErr != nil {
+		return nil, "", fmt.Errorf("%w; and %v", err, dialErr)
+	}
 	if err != nil {
 		return nil, "", err
 	}

@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/hcpops/hcpops/core/store"
@@ -101,5 +104,64 @@ func TestConnectStoreReadOnlyCreatesNothing(t *testing.T) {
 	defer s.Close()
 	if _, err := s.Get(context.Background(), "pk", "x"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("fresh store Get: %v", err)
+	}
+}
+
+// TestImpostorAdvertFallsBackToTheFile: the store's owner died (its file
+// unlocked, its advert left); a process squatting the advertised port and
+// answering with the advertised pid gets no call, and the CLI writes to
+// the file itself.
+func TestImpostorAdvertFallsBackToTheFile(t *testing.T) {
+	dir := t.TempDir()
+	logger := slog.New(slog.DiscardHandler)
+	held, err := OpenEmbedded(dir, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh, err := storeapi.Share(held, dir, storeapi.Advert{Command: "hcpops serve"}, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	adv := sh.Advert()
+	b, _ := os.ReadFile(filepath.Join(dir, storeapi.AdvertFile))
+	sh.Close()
+	held.Close()
+	if err := os.WriteFile(filepath.Join(dir, storeapi.AdvertFile), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", strings.TrimPrefix(adv.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls atomic.Int32
+	imp := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"pid":%d,"item":{"body":"e30=","etag":"1"}}`, adv.PID)
+	})}
+	go func() { _ = imp.Serve(ln) }()
+	defer imp.Close()
+
+	s, name, err := ConnectStore(context.Background(), dirEnv(dir), ReadWrite, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(name, "embedded ") {
+		t.Errorf("store %q, want the embedded file", name)
+	}
+	if _, err := s.Create(context.Background(), "pk", []byte(`{"id":"a","partitionKey":"pk"}`)); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if n := calls.Load(); n != 0 {
+		t.Errorf("the impostor got %d calls", n)
+	}
+	again, err := OpenEmbedded(dir, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	if _, err := again.Get(context.Background(), "pk", "a"); err != nil {
+		t.Errorf("the CLI's write is not in the store file: %v", err)
 	}
 }

@@ -23,11 +23,14 @@ const AdvertFile = "store-api.json"
 
 // Advert is what a running process publishes about its store.
 type Advert struct {
-	URL     string    `json:"url"`
-	Token   string    `json:"token"`
-	PID     int       `json:"pid"`
-	Command string    `json:"command"`
-	Since   time.Time `json:"since"`
+	URL     string `json:"url"`
+	Token   string `json:"token"`
+	PID     int    `json:"pid"`
+	Command string `json:"command"`
+	// Store is the store file the process holds (and has flock'ed): the
+	// CLI trusts the advert only while PID holds it.
+	Store string    `json:"store"`
+	Since time.Time `json:"since"`
 	// FunctionsURL is the running process's front door for HTTP
 	// functions (hcpops dev), so the CLI can print a status curl.
 	FunctionsURL string `json:"functionsURL,omitempty"`
@@ -47,6 +50,14 @@ type Shared struct {
 // holder (Command, "hcpops dev") and its FunctionsURL; Share fills in the
 // rest.
 func Share(s store.Store, dir string, about Advert, logger *slog.Logger) (*Shared, error) {
+	file, ok := s.(interface{ Path() string })
+	if !ok {
+		return nil, fmt.Errorf("sharing a store: a %T has no file the CLI could check the holder of", s)
+	}
+	storePath, err := filepath.Abs(file.Path())
+	if err != nil {
+		return nil, fmt.Errorf("sharing a store: %w", err)
+	}
 	token, err := newToken()
 	if err != nil {
 		return nil, err
@@ -57,6 +68,7 @@ func Share(s store.Store, dir string, about Advert, logger *slog.Logger) (*Share
 	}
 	a := about
 	a.URL, a.Token, a.PID, a.Since = srv.URL(), token, os.Getpid(), time.Now().UTC().Truncate(time.Second)
+	a.Store = storePath
 	path := filepath.Join(dir, AdvertFile)
 	if err := writeAdvert(path, a); err != nil {
 		_ = srv.Close()
@@ -77,7 +89,12 @@ func (sh *Shared) Close() error {
 	return sh.srv.Close()
 }
 
-// ReadAdvert reads dir's advert; ErrNoAdvert when there is none.
+// maxAdvertBytes bounds an advert read: a sound one is a few hundred bytes.
+const maxAdvertBytes = 64 << 10
+
+// ReadAdvert reads dir's advert; ErrNoAdvert when there is none. It is for
+// naming a holder: only Dial's checks make an advert something to send
+// writes to.
 func ReadAdvert(dir string) (Advert, error) {
 	path := filepath.Join(dir, AdvertFile)
 	b, err := os.ReadFile(path)
@@ -87,6 +104,10 @@ func ReadAdvert(dir string) (Advert, error) {
 	if err != nil {
 		return Advert{}, fmt.Errorf("reading %s: %w", path, err)
 	}
+	return parseAdvert(path, b)
+}
+
+func parseAdvert(path string, b []byte) (Advert, error) {
 	var a Advert
 	if err := json.Unmarshal(b, &a); err != nil || a.URL == "" || a.Token == "" {
 		return Advert{}, fmt.Errorf("%s is damaged (%v); delete it if no hcpops process runs", path, err)
@@ -94,21 +115,46 @@ func ReadAdvert(dir string) (Advert, error) {
 	return a, nil
 }
 
-// Dial connects to the store advertised in dir if its process answers
-// within timeout. ErrNoAdvert when none is advertised; another error when
-// the advert is stale (its process is gone) or the process does not answer.
+// Dial connects to the store advertised in dir, once it trusts the
+// advert: the file is the current user's and owner-only, its pid runs
+// and holds the store file's lock, and the server at its URL proves it
+// knows the advert's token before the token or any call is sent to it.
+// ErrNoAdvert when none is advertised; otherwise an error naming the
+// advert and what is wrong with it (stale: its process is gone; unproven:
+// something else answers on its port).
 func Dial(ctx context.Context, dir string, timeout time.Duration) (*Client, Advert, error) {
-	a, err := ReadAdvert(dir)
+	path := filepath.Join(dir, AdvertFile)
+	b, err := readTrusted(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, Advert{}, ErrNoAdvert
+	}
+	if err != nil {
+		return nil, Advert{}, err
+	}
+	a, err := parseAdvert(path, b)
 	if err != nil {
 		return nil, a, err
 	}
+	stale := func(err error) error {
+		return fmt.Errorf("the advert %s of %s (pid %d) is stale: %w", path, a.Command, a.PID, err)
+	}
+	if err := processAlive(a.PID); err != nil {
+		return nil, a, stale(err)
+	}
+	if a.Store == "" {
+		return nil, a, stale(errors.New("it names no store file"))
+	}
+	if err := holdsLock(a.Store, a.PID); err != nil {
+		return nil, a, stale(err)
+	}
 	c := NewClient(a.URL, a.Token)
-	pid, err := c.Ping(ctx, timeout)
+	pid, err := c.Prove(ctx, timeout)
 	if err != nil {
-		return nil, a, fmt.Errorf("%s (pid %d) advertises its store at %s but does not answer: %w", a.Command, a.PID, a.URL, err)
+		return nil, a, fmt.Errorf("the server at %s named by the advert %s of %s (pid %d) does not prove the advert's token: %w",
+			a.URL, path, a.Command, a.PID, err)
 	}
 	if pid != a.PID {
-		return nil, a, fmt.Errorf("%s at %s answers as pid %d, not the advertised %d", a.Command, a.URL, pid, a.PID)
+		return nil, a, fmt.Errorf("the server at %s named by the advert %s answers as pid %d, not the advertised %d", a.URL, path, pid, a.PID)
 	}
 	return c, a, nil
 }

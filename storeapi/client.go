@@ -4,7 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -35,13 +39,22 @@ func NewClient(url, token string) *Client {
 	return &Client{url: url, token: token, http: &http.Client{}, timeout: DefaultCallTimeout}
 }
 
-// Ping asks the server for its pid; it answers within timeout or fails.
-func (c *Client) Ping(ctx context.Context, timeout time.Duration) (int, error) {
+// Prove asks the server to prove it knows the token, without sending the
+// token, and returns its pid; it answers within timeout or fails.
+func (c *Client) Prove(ctx context.Context, timeout time.Duration) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	b := make([]byte, minChallenge)
+	if _, err := rand.Read(b); err != nil {
+		return 0, fmt.Errorf("store API challenge: %w", err)
+	}
+	challenge := hex.EncodeToString(b)
 	var resp response
-	if err := c.call(ctx, pathHealth, request{}, &resp); err != nil {
+	if err := c.send(ctx, pathHealth, request{Challenge: challenge}, &resp, false); err != nil {
 		return 0, err
+	}
+	if !hmac.Equal([]byte(resp.Proof), []byte(proof(c.token, challenge))) {
+		return 0, errors.New("its answer to a challenge is not the token's")
 	}
 	return resp.PID, nil
 }
@@ -131,7 +144,7 @@ func (c *Client) itemCall(ctx context.Context, path string, req request) (store.
 	return store.Item{Body: resp.Item.Body, ETag: resp.Item.ETag}, nil
 }
 
-func (c *Client) post(ctx context.Context, path string, req request) (*http.Response, error) {
+func (c *Client) post(ctx context.Context, path string, req request, withToken bool) (*http.Response, error) {
 	body, err := json.Marshal(req)
 	if err != nil {
 		return nil, fmt.Errorf("store API %s: encoding: %w", path, err)
@@ -140,7 +153,9 @@ func (c *Client) post(ctx context.Context, path string, req request) (*http.Resp
 	if err != nil {
 		return nil, fmt.Errorf("store API %s: %w", path, err)
 	}
-	hreq.Header.Set("Authorization", "Bearer "+c.token)
+	if withToken {
+		hreq.Header.Set("Authorization", "Bearer "+c.token)
+	}
 	hreq.Header.Set("Content-Type", "application/json")
 	resp, err := c.http.Do(hreq)
 	if err != nil {
@@ -152,7 +167,11 @@ func (c *Client) post(ctx context.Context, path string, req request) (*http.Resp
 // call makes one request and decodes its answer; a non-2xx answer is the
 // store's error, rebuilt.
 func (c *Client) call(ctx context.Context, path string, req request, out *response) error {
-	resp, err := c.post(ctx, path, req)
+	return c.send(ctx, path, req, out, true)
+}
+
+func (c *Client) send(ctx context.Context, path string, req request, out *response, withToken bool) error {
+	resp, err := c.post(ctx, path, req, withToken)
 	if err != nil {
 		return err
 	}
@@ -174,7 +193,7 @@ func (c *Client) call(ctx context.Context, path string, req request, out *respon
 func (c *Client) stream(ctx context.Context, path string, req request, page func([]store.Item) error) error {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	resp, err := c.post(ctx, path, req)
+	resp, err := c.post(ctx, path, req, true)
 	if err != nil {
 		return err
 	}

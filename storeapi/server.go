@@ -74,9 +74,7 @@ func (sv *Server) Close() error {
 
 func (sv *Server) routes() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST "+pathHealth, func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, response{PID: os.Getpid()})
-	})
+	mux.HandleFunc("POST "+pathHealth, sv.health)
 	call := func(path string, fn func(context.Context, request) (response, error)) {
 		mux.HandleFunc("POST "+path, func(w http.ResponseWriter, r *http.Request) {
 			req, ok := sv.decode(w, r)
@@ -112,12 +110,29 @@ func (sv *Server) routes() http.Handler {
 	return sv.authorized(mux)
 }
 
+// health answers a challenge with the proof that this server holds the
+// advert's token. It is the one call without the token: a CLI sends the
+// token only to a server that proved it has it already.
+func (sv *Server) health(w http.ResponseWriter, r *http.Request) {
+	req, ok := sv.decode(w, r)
+	if !ok {
+		return
+	}
+	if n := len(req.Challenge); n < minChallenge || n > maxChallenge {
+		writeJSON(w, http.StatusBadRequest, response{Error: &wireError{Sentinel: "invalid",
+			Message: fmt.Sprintf("store API: challenge is %d bytes, want %d to %d", n, minChallenge, maxChallenge)}})
+		return
+	}
+	writeJSON(w, http.StatusOK, response{PID: os.Getpid(), Proof: proof(sv.token, req.Challenge)})
+}
+
 // authorized lets through only callers that read the token from the
-// advert, which only the data dir's owner can read.
+// advert, which only the data dir's owner can read; the health challenge
+// needs no token.
 func (sv *Server) authorized(next http.Handler) http.Handler {
 	want := []byte("Bearer " + sv.token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+		if r.URL.Path != pathHealth && subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
 			writeJSON(w, http.StatusUnauthorized, response{Error: &wireError{Message: "store API: missing or wrong token"}})
 			return
 		}

@@ -6,6 +6,9 @@
 package storeapi
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -41,6 +44,9 @@ type request struct {
 	Continuation string       `json:"continuation,omitempty"`
 	MaxItems     int          `json:"maxItems,omitempty"`
 	Refs         []docItem    `json:"refs,omitempty"`
+	// Challenge is the health call's nonce, which the server answers
+	// with Proof.
+	Challenge string `json:"challenge,omitempty"`
 }
 
 // docItem is a document named by partition and id, with its body and etag
@@ -77,6 +83,7 @@ type response struct {
 	Continuation string     `json:"continuation,omitempty"`
 	Error        *wireError `json:"error,omitempty"`
 	PID          int        `json:"pid,omitempty"`
+	Proof        string     `json:"proof,omitempty"`
 	// Done ends a stream, so a cut connection is not taken for its end.
 	Done bool `json:"done,omitempty"`
 }
@@ -105,6 +112,21 @@ var sentinels = []struct {
 	{"precondition_failed", store.ErrPreconditionFailed, http.StatusPreconditionFailed},
 	{"invalid", store.ErrInvalid, http.StatusBadRequest},
 }
+
+// proof is the answer to a health challenge: only a holder of the token
+// computes it, and it gives the token away to nobody.
+func proof(token, challenge string) string {
+	m := hmac.New(sha256.New, []byte(token))
+	m.Write([]byte("hcpops store API proof\x00" + challenge))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// Bounds of a challenge: long enough not to repeat, short enough to bound
+// an unauthenticated call.
+const (
+	minChallenge = 32
+	maxChallenge = 256
+)
 
 func toItems(in []store.Item) []item {
 	out := make([]item, len(in))

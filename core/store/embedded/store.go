@@ -301,3 +301,6 @@ func (s *Store) sweepOnce() (dropped, scanned int, err error) {
 	}
 	return dropped, scanned, nil
 }
+
+// Path is the store file: the one its holder's flock is on.
+func (s *Store) Path() string { return s.path }

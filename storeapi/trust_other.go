@@ -1,0 +1,11 @@
+//go:build !unix
+
+package storeapi
+
+import "errors"
+
+var errNoTrust = errors.New("the advert cannot be checked on this system: the CLI opens the store file itself")
+
+func readTrusted(string) ([]byte, error) { return nil, errNoTrust }
+func processAlive(int) error             { return errNoTrust }
+func probeLock(string) error             { return errNoTrust }
