@@ -149,7 +149,37 @@ func (sv *Server) decode(w http.ResponseWriter, r *http.Request) (request, bool)
 			Message: "store API: decoding request: " + err.Error(), Sentinel: "invalid"}})
 		return req, false
 	}
+	if err := req.bounds(); err != nil {
+		writeJSON(w, http.StatusBadRequest, response{Error: &wireError{Message: "store API: " + err.Error(), Sentinel: "invalid"}})
+		return req, false
+	}
 	return req, true
+}
+
+// maxContinuation bounds a change-feed continuation: the embedded store's
+// is a number, Cosmos DB's a short token.
+const maxContinuation = 4096
+
+// bounds refuses a request whose fields ask for more work than any store
+// would do, naming the field: a page size is an allocation, a count of
+// refs or steps a loop. The stores check the same (and more); checking
+// here answers before a stream's first line, with a 400.
+func (req request) bounds() error {
+	var errs []error
+	if req.Active != nil {
+		errs = append(errs, store.CheckPageSize("page size (active.pageSize)", req.Active.PageSize))
+	}
+	errs = append(errs, store.CheckPageSize("page size (maxItems)", req.MaxItems))
+	if n := len(req.Refs); n > store.MaxReadMany {
+		errs = append(errs, fmt.Errorf("%w: refs has %d documents, more than %d", store.ErrInvalid, n, store.MaxReadMany))
+	}
+	if n := len(req.Ops); n > store.MaxBatchOps {
+		errs = append(errs, fmt.Errorf("%w: ops has %d steps, more than %d", store.ErrInvalid, n, store.MaxBatchOps))
+	}
+	if n := len(req.Continuation); n > maxContinuation {
+		errs = append(errs, fmt.Errorf("%w: continuation is %d bytes, more than %d", store.ErrInvalid, n, maxContinuation))
+	}
+	return errors.Join(errs...)
 }
 
 func (sv *Server) get(ctx context.Context, req request) (response, error) {

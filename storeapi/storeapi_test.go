@@ -164,3 +164,55 @@ func TestCutStreamIsAnError(t *testing.T) {
 		t.Errorf("err = %v after %d pages, want an error after 1", err, pages)
 	}
 }
+
+// TestRequestBounds: every field that sizes the store's work is bounded,
+// and a request over a bound is a 400 naming the field, before the store
+// sees it. The store goes on serving, sound.
+func TestRequestBounds(t *testing.T) {
+	s := openEmbedded(t)
+	srv, err := Listen(s, "secret", quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	c := NewClient(srv.URL(), "secret")
+	op := []byte(`{"id":"op","partitionKey":"pk","resourceType":"Microsoft.RedHatOpenShift/hcpOperationStatuses","resourceID":"/x","properties":{"status":"Accepted"}}`)
+	if _, err := c.Create(context.Background(), "pk", op); err != nil {
+		t.Fatal(err)
+	}
+	refs := strings.Repeat(`{"partitionKey":"pk","id":"a"},`, store.MaxReadMany) + `{"partitionKey":"pk","id":"a"}`
+	ops := strings.Repeat(`{"kind":"Delete","id":"a","ifMatch":"x"},`, store.MaxBatchOps) + `{"kind":"Delete","id":"a","ifMatch":"x"}`
+	for _, tc := range []struct {
+		path, body, field string
+	}{
+		{pathActiveOperations, `{"active":{"pageSize":1000000000000}}`, "pageSize"},
+		{pathActiveOperations, `{"active":{"pageSize":4611686018427387904}}`, "pageSize"},
+		{pathActiveOperations, `{"active":{"pageSize":-1}}`, "pageSize"},
+		{pathChangeFeed, `{"maxItems":4611686018427387904}`, "maxItems"},
+		{pathReadMany, `{"refs":[` + refs + `]}`, "refs"},
+		{pathBatch, `{"partitionKey":"pk","ops":[` + ops + `]}`, "ops"},
+		{pathChangeFeed, `{"continuation":"` + strings.Repeat("9", 8192) + `"}`, "continuation"},
+	} {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL()+tc.path, strings.NewReader(tc.body))
+		req.Header.Set("Authorization", "Bearer secret")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), tc.field) {
+			t.Errorf("%s %.60s: %d %.200s; want 400 naming %s", tc.path, tc.body, resp.StatusCode, body, tc.field)
+		}
+	}
+	if err := s.Err(); err != nil {
+		t.Fatalf("the store was condemned: %v", err)
+	}
+	n := 0
+	if err := c.ActiveOperations(context.Background(), store.ActiveOperationsQuery{PageSize: store.MaxPageSize}, func(items []store.Item) error {
+		n += len(items)
+		return nil
+	}); err != nil || n != 1 {
+		t.Errorf("active operations at the page size bound: %d, %v; want the one operation", n, err)
+	}
+}

@@ -10,7 +10,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"net/http"
 
 	"github.com/hcpops/hcpops/core/store"
@@ -100,7 +99,19 @@ type batchDetail struct {
 	Index int          `json:"index"`
 	Op    store.OpKind `json:"op"`
 	ID    string       `json:"id"`
+	// Message is the failed step's own error.
+	Message string `json:"message,omitempty"`
 }
+
+// stepError is an error rebuilt from the wire: its message as the store
+// wrote it, and the sentinel errors.Is finds.
+type stepError struct {
+	msg string
+	err error
+}
+
+func (e *stepError) Error() string { return e.msg }
+func (e *stepError) Unwrap() error { return e.err }
 
 var sentinels = []struct {
 	name   string
@@ -157,6 +168,9 @@ func encodeError(err error) (*wireError, int) {
 	var be *store.BatchError
 	if errors.As(err, &be) {
 		we.Batch = &batchDetail{Index: be.Index, Op: be.Op, ID: be.ID}
+		if be.Err != nil {
+			we.Batch.Message = be.Err.Error()
+		}
 	}
 	return we, status
 }
@@ -167,13 +181,16 @@ func (we *wireError) decode() error {
 	var err error = errors.New(we.Message)
 	for _, s := range sentinels {
 		if s.name == we.Sentinel {
-			err = fmt.Errorf("%s: %w", we.Message, s.err)
+			err = &stepError{msg: we.Message, err: s.err}
 		}
 	}
 	if we.Batch != nil {
 		inner := err
 		if we.Sentinel != "" {
 			inner = sentinelNamed(we.Sentinel)
+			if we.Batch.Message != "" {
+				inner = &stepError{msg: we.Batch.Message, err: inner}
+			}
 		}
 		return &store.BatchError{Index: we.Batch.Index, Op: we.Batch.Op, ID: we.Batch.ID, Err: inner}
 	}

@@ -161,12 +161,14 @@ func CheckAddress(partitionKey, id string) error {
 	switch {
 	case partitionKey == "":
 		return fmt.Errorf("%w: partitionKey is empty", ErrInvalid)
+	case len(partitionKey) > MaxPartitionKeyBytes:
+		return CheckPartitionKeySize(partitionKey)
 	case strings.IndexByte(partitionKey, 0) >= 0:
 		return fmt.Errorf("%w: partitionKey %q contains NUL", ErrInvalid, partitionKey)
 	case id == "":
 		return fmt.Errorf("%w: id is empty", ErrInvalid)
-	case len(id) > 255:
-		return fmt.Errorf("%w: id %q is longer than 255 bytes", ErrInvalid, id)
+	case len(id) > MaxIDBytes:
+		return fmt.Errorf("%w: id of %d bytes is longer than %d bytes", ErrInvalid, len(id), MaxIDBytes)
 	case strings.ContainsAny(id, "/\\?#\x00"):
 		return fmt.Errorf("%w: id %q contains one of / \\ ? # or NUL", ErrInvalid, id)
 	}

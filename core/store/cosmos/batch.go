@@ -11,10 +11,6 @@ import (
 	"github.com/hcpops/hcpops/core/store"
 )
 
-// MaxBatchOps is Cosmos DB's limit on operations in one transactional batch.
-// The local test server does not enforce it, so the store does.
-const MaxBatchOps = 100
-
 // Batch runs ops as one Cosmos transactional batch on partitionKey. A step
 // that fails becomes a *store.BatchError naming it; Cosmos has then rolled
 // the whole batch back.
@@ -22,11 +18,9 @@ func (s *Store) Batch(ctx context.Context, partitionKey string, ops []store.Batc
 	if err := checkPartitionKey(partitionKey); err != nil {
 		return nil, fmt.Errorf("batch: %w", err)
 	}
-	if len(ops) == 0 {
-		return nil, fmt.Errorf("batch on %s: %w: no operations", partitionKey, store.ErrInvalid)
-	}
-	if len(ops) > MaxBatchOps {
-		return nil, fmt.Errorf("batch on %s: %w: %d operations, Cosmos DB allows at most %d", partitionKey, store.ErrInvalid, len(ops), MaxBatchOps)
+	// The local test server enforces none of Cosmos DB's batch limits.
+	if err := store.CheckBatch(ops); err != nil {
+		return nil, fmt.Errorf("batch on %s: %w", store.KeyLabel(partitionKey), err)
 	}
 	pk := azcosmos.NewPartitionKeyString(partitionKey)
 	batch := s.resources.NewTransactionalBatch(pk)
@@ -44,7 +38,7 @@ func (s *Store) Batch(ctx context.Context, partitionKey string, ops []store.Batc
 		return nil, mapError(err, "batch of %d on %s", len(ops), partitionKey)
 	}
 	if len(resp.OperationResults) != len(ops) {
-		return nil, fmt.Errorf("batch of %d on %s: service answered %d results", len(ops), partitionKey, len(resp.OperationResults))
+		return nil, fmt.Errorf("batch of %d on %s: service answered %d results", len(ops), store.KeyLabel(partitionKey), len(resp.OperationResults))
 	}
 	if !resp.Success {
 		return nil, batchFailure(ops, ids, resp.OperationResults)

@@ -98,8 +98,8 @@ func checkID(id string) error {
 	switch {
 	case id == "":
 		return fmt.Errorf("%w: id is empty", store.ErrInvalid)
-	case len(id) > 255:
-		return fmt.Errorf("%w: id %q is longer than 255 bytes", store.ErrInvalid, id)
+	case len(id) > store.MaxIDBytes:
+		return fmt.Errorf("%w: id of %d bytes is longer than %d bytes", store.ErrInvalid, len(id), store.MaxIDBytes)
 	case strings.ContainsAny(id, `/\?#`):
 		return fmt.Errorf("%w: id %q contains one of / \\ ? #", store.ErrInvalid, id)
 	}
@@ -110,7 +110,7 @@ func checkPartitionKey(pk string) error {
 	if pk == "" {
 		return fmt.Errorf("%w: partition key is empty", store.ErrInvalid)
 	}
-	return nil
+	return store.CheckPartitionKeySize(pk)
 }
 
 // checkDocument validates a caller's document for partition pk and returns
@@ -118,6 +118,10 @@ func checkPartitionKey(pk string) error {
 // with the request's partition key; catching it here names the field.
 func checkDocument(doc []byte, pk string) (string, error) {
 	if err := checkPartitionKey(pk); err != nil {
+		return "", err
+	}
+	// The service would answer 413; refusing here names the document.
+	if err := store.CheckDocumentSize(doc); err != nil {
 		return "", err
 	}
 	obj, err := parseObject(doc)
@@ -141,7 +145,7 @@ func checkDocument(doc []byte, pk string) (string, error) {
 		if !ok {
 			raw = json.RawMessage("undefined")
 		}
-		return "", fmt.Errorf("%w: document %s field partitionKey is %s, want %q", store.ErrInvalid, id, raw, pk)
+		return "", fmt.Errorf("%w: document %s field partitionKey is %s, want %q", store.ErrInvalid, id, raw, store.KeyLabel(pk))
 	}
 	return id, nil
 }

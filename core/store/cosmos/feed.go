@@ -20,8 +20,8 @@ var wholeContainer = azcosmos.FeedRange{MinInclusive: "", MaxExclusive: "FF"}
 // of each changed document, in change order; expired documents are left out). The continuation is the SDK's
 // composite token: opaque, and it survives partition splits.
 func (s *Store) ChangeFeed(ctx context.Context, continuation string, maxItems int) (store.FeedPage, error) {
-	if maxItems <= 0 {
-		return store.FeedPage{}, fmt.Errorf("reading change feed: %w: maxItems %d, want > 0", store.ErrInvalid, maxItems)
+	if maxItems <= 0 || maxItems > store.MaxPageSize {
+		return store.FeedPage{}, fmt.Errorf("reading change feed: %w: page size (maxItems) %d, want 1 to %d", store.ErrInvalid, maxItems, store.MaxPageSize)
 	}
 	opts := &azcosmos.ChangeFeedOptions{MaxItemCount: int32(min(maxItems, MaxFeedItems))}
 	if continuation == "" {

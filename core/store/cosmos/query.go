@@ -31,8 +31,8 @@ const (
 // (and, if asked, terminal ones with a notification still to send), one
 // service page at a time.
 func (s *Store) ActiveOperations(ctx context.Context, q store.ActiveOperationsQuery, page func([]store.Item) error) error {
-	if q.PageSize < 0 {
-		return fmt.Errorf("listing active operations: %w: page size %d is negative", store.ErrInvalid, q.PageSize)
+	if err := store.CheckPageSize("page size", q.PageSize); err != nil {
+		return fmt.Errorf("listing active operations: %w", err)
 	}
 	query := activeOperationsQuery
 	if q.WithPendingNotification {
@@ -52,11 +52,11 @@ func (s *Store) Children(ctx context.Context, partitionKey, parentResourceID str
 		return fmt.Errorf("listing children: %w", err)
 	}
 	if parentResourceID == "" {
-		return fmt.Errorf("listing children in %s: %w: parent resource id is empty", partitionKey, store.ErrInvalid)
+		return fmt.Errorf("listing children in %s: %w: parent resource id is empty", store.KeyLabel(partitionKey), store.ErrInvalid)
 	}
 	params := []azcosmos.QueryParameter{{Name: "@prefix", Value: parentResourceID + "/"}}
 	if err := s.query(ctx, childrenQuery, azcosmos.NewPartitionKeyString(partitionKey), params, 0, page); err != nil {
-		return fmt.Errorf("listing children of %s in %s: %w", parentResourceID, partitionKey, err)
+		return fmt.Errorf("listing children of %s in %s: %w", parentResourceID, store.KeyLabel(partitionKey), err)
 	}
 	return nil
 }

@@ -166,10 +166,10 @@ func (s *Store) Get(ctx context.Context, partitionKey, id string) (store.Item, e
 	}
 	m, err := readMeta(resp.Value)
 	if err != nil {
-		return store.Item{}, fmt.Errorf("reading document %s/%s: %w", partitionKey, id, err)
+		return store.Item{}, fmt.Errorf("reading document %s/%s: %w", store.KeyLabel(partitionKey), id, err)
 	}
 	if !m.visible(s.now()) {
-		return store.Item{}, fmt.Errorf("reading document %s/%s: %w (soft-deleted or expired)", partitionKey, id, store.ErrNotFound)
+		return store.Item{}, fmt.Errorf("reading document %s/%s: %w (soft-deleted or expired)", store.KeyLabel(partitionKey), id, store.ErrNotFound)
 	}
 	return store.Item{Body: resp.Value, ETag: string(resp.ETag)}, nil
 }
@@ -178,7 +178,7 @@ func (s *Store) Get(ctx context.Context, partitionKey, id string) (store.Item, e
 func (s *Store) Create(ctx context.Context, partitionKey string, doc []byte) (store.Item, error) {
 	id, err := checkDocument(doc, partitionKey)
 	if err != nil {
-		return store.Item{}, fmt.Errorf("creating document in %s: %w", partitionKey, err)
+		return store.Item{}, fmt.Errorf("creating document in %s: %w", store.KeyLabel(partitionKey), err)
 	}
 	resp, err := s.resources.CreateItem(ctx, azcosmos.NewPartitionKeyString(partitionKey), doc,
 		&azcosmos.ItemOptions{EnableContentResponseOnWrite: true})
@@ -191,14 +191,14 @@ func (s *Store) Create(ctx context.Context, partitionKey string, doc []byte) (st
 // Replace overwrites a document whose etag still equals ifMatch.
 func (s *Store) Replace(ctx context.Context, partitionKey, id string, doc []byte, ifMatch string) (store.Item, error) {
 	if ifMatch == "" {
-		return store.Item{}, fmt.Errorf("replacing document %s/%s: %w: ifMatch etag is empty", partitionKey, id, store.ErrInvalid)
+		return store.Item{}, fmt.Errorf("replacing document %s/%s: %w: ifMatch etag is empty", store.KeyLabel(partitionKey), id, store.ErrInvalid)
 	}
 	bodyID, err := checkDocument(doc, partitionKey)
 	if err != nil {
-		return store.Item{}, fmt.Errorf("replacing document %s/%s: %w", partitionKey, id, err)
+		return store.Item{}, fmt.Errorf("replacing document %s/%s: %w", store.KeyLabel(partitionKey), id, err)
 	}
 	if bodyID != id {
-		return store.Item{}, fmt.Errorf("replacing document %s/%s: %w: body field id is %q", partitionKey, id, store.ErrInvalid, bodyID)
+		return store.Item{}, fmt.Errorf("replacing document %s/%s: %w: body field id is %q", store.KeyLabel(partitionKey), id, store.ErrInvalid, bodyID)
 	}
 	etag := azcore.ETag(ifMatch)
 	resp, err := s.resources.ReplaceItem(ctx, azcosmos.NewPartitionKeyString(partitionKey), id, doc,
@@ -218,7 +218,7 @@ func (s *Store) SoftDelete(ctx context.Context, partitionKey, id string) error {
 	}
 	body, err := markDeleted(item.Body, s.now())
 	if err != nil {
-		return fmt.Errorf("soft-deleting document %s/%s: %w", partitionKey, id, err)
+		return fmt.Errorf("soft-deleting document %s/%s: %w", store.KeyLabel(partitionKey), id, err)
 	}
 	if _, err := s.Replace(ctx, partitionKey, id, body, item.ETag); err != nil {
 		return fmt.Errorf("soft-deleting: %w", err)

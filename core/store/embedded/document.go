@@ -53,7 +53,7 @@ func parseDocument(body []byte, partitionKey string) (object, docMeta, error) {
 		if !ok {
 			raw = json.RawMessage("undefined")
 		}
-		return nil, meta, fmt.Errorf("%w: document %s field partitionKey is %s, want %q", store.ErrInvalid, meta.id, raw, partitionKey)
+		return nil, meta, fmt.Errorf("%w: document %s field partitionKey is %s, want %q", store.ErrInvalid, meta.id, raw, store.KeyLabel(partitionKey))
 	}
 	if raw, ok := obj.get("ttl"); ok {
 		if meta.ttl, err = parseTTL(raw); err != nil {
@@ -88,8 +88,8 @@ func checkID(id string) error {
 	switch {
 	case id == "":
 		return fmt.Errorf("%w: document id is empty", store.ErrInvalid)
-	case len(id) > 255:
-		return fmt.Errorf("%w: document id %q is longer than 255 bytes", store.ErrInvalid, id)
+	case len(id) > store.MaxIDBytes:
+		return fmt.Errorf("%w: document id of %d bytes is longer than %d bytes", store.ErrInvalid, len(id), store.MaxIDBytes)
 	case strings.ContainsAny(id, "/\\?#\x00"):
 		return fmt.Errorf("%w: document id %q contains one of / \\ ? # or NUL", store.ErrInvalid, id)
 	}
@@ -100,8 +100,11 @@ func checkPartitionKey(pk string) error {
 	if pk == "" {
 		return fmt.Errorf("%w: partition key is empty", store.ErrInvalid)
 	}
+	if err := store.CheckPartitionKeySize(pk); err != nil {
+		return err
+	}
 	if strings.IndexByte(pk, 0) >= 0 {
-		return fmt.Errorf("%w: partition key %q contains NUL", store.ErrInvalid, pk)
+		return fmt.Errorf("%w: partition key %q contains NUL", store.ErrInvalid, store.KeyLabel(pk))
 	}
 	return nil
 }

@@ -158,10 +158,10 @@ func TestSweeperRemovesExpiredDocuments(t *testing.T) {
 
 func TestSweepInBatches(t *testing.T) {
 	s, clock := openTest(t, WithSweepInterval(time.Hour))
-	ops := make([]store.BatchOp, 0, maxBatchOps)
+	ops := make([]store.BatchOp, 0, store.MaxBatchOps)
 	for i := range sweepBatch + 50 {
 		ops = append(ops, store.BatchOp{Kind: store.OpCreate, Body: body(fmt.Sprint("d", i), `,"ttl":1`)})
-		if len(ops) == maxBatchOps || i == sweepBatch+49 {
+		if len(ops) == store.MaxBatchOps || i == sweepBatch+49 {
 			if _, err := s.Batch(context.Background(), pk, ops); err != nil {
 				t.Fatalf("Batch: %v", err)
 			}

@@ -69,7 +69,7 @@ func TestBadRequests(t *testing.T) {
 	canceled, cancel := context.WithCancel(ctx)
 	cancel()
 	noop := func([]store.Item) error { return nil }
-	tooMany := make([]store.BatchOp, maxBatchOps+1)
+	tooMany := make([]store.BatchOp, store.MaxBatchOps+1)
 	tests := []struct {
 		name string
 		call func() error

@@ -54,10 +54,10 @@ func (s *Store) Children(ctx context.Context, partitionKey, parentResourceID str
 		return fmt.Errorf("listing children: %w", err)
 	}
 	if parentResourceID == "" {
-		return fmt.Errorf("listing children in partition %s: %w: parent resource ID is empty", partitionKey, store.ErrInvalid)
+		return fmt.Errorf("listing children in partition %s: %w: parent resource ID is empty", store.KeyLabel(partitionKey), store.ErrInvalid)
 	}
 	if page == nil {
-		return fmt.Errorf("listing children in partition %s: %w: page callback is nil", partitionKey, store.ErrInvalid)
+		return fmt.Errorf("listing children in partition %s: %w: page callback is nil", store.KeyLabel(partitionKey), store.ErrInvalid)
 	}
 	prefix := parentResourceID + "/"
 	err := s.stream(ctx, bucketDocs, partitionPrefix(partitionKey), defaultPageSize, page, func(_ *bolt.Cursor, _, v []byte, now int64) (store.Item, bool, error) {
@@ -68,7 +68,7 @@ func (s *Store) Children(ctx context.Context, partitionKey, parentResourceID str
 		return itemOf(rec), true, nil
 	})
 	if err != nil {
-		return fmt.Errorf("listing children of %s in partition %s: %w", parentResourceID, partitionKey, err)
+		return fmt.Errorf("listing children of %s in partition %s: %w", parentResourceID, store.KeyLabel(partitionKey), err)
 	}
 	return nil
 }
@@ -191,10 +191,10 @@ func (s *Store) ChangeFeed(ctx context.Context, continuation string, maxItems in
 }
 
 func pageSize(n int) (int, error) {
-	switch {
-	case n < 0:
-		return 0, fmt.Errorf("%w: page size is %d, want >= 0", store.ErrInvalid, n)
-	case n == 0:
+	if err := store.CheckPageSize("page size", n); err != nil {
+		return 0, err
+	}
+	if n == 0 {
 		return defaultPageSize, nil
 	}
 	return n, nil

@@ -204,7 +204,7 @@ func (s *Store) Get(ctx context.Context, partitionKey, id string) (store.Item, e
 		return nil
 	})
 	if err != nil {
-		return store.Item{}, fmt.Errorf("reading document %s in partition %s: %w", id, partitionKey, err)
+		return store.Item{}, fmt.Errorf("reading document %s in partition %s: %w", id, store.KeyLabel(partitionKey), err)
 	}
 	return item, nil
 }

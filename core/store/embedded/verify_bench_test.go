@@ -33,8 +33,8 @@ func BenchmarkOpenVerify(b *testing.B) {
 	}
 	pad := strings.Repeat("x", 1800)
 	for i := 0; ; i++ {
-		ops := make([]store.BatchOp, 0, maxBatchOps)
-		for j := range maxBatchOps {
+		ops := make([]store.BatchOp, 0, store.MaxBatchOps)
+		for j := range store.MaxBatchOps {
 			id := fmt.Sprintf("op-%d-%d", i, j)
 			body := strings.Replace(string(opBody(id, "Accepted")), `"ttl":604800`, `"ttl":604800,"pad":"`+pad+`"`, 1)
 			ops = append(ops, store.BatchOp{Kind: store.OpCreate, Body: []byte(body)})

@@ -13,31 +13,34 @@ import (
 	"github.com/hcpops/hcpops/core/store"
 )
 
-// maxBatchOps is Cosmos DB's limit on the steps of one transactional batch.
-const maxBatchOps = 100
-
 // Create writes a new document, its id taken from the body.
 func (s *Store) Create(ctx context.Context, partitionKey string, doc []byte) (store.Item, error) {
+	if err := store.CheckDocumentSize(doc); err != nil {
+		return store.Item{}, fmt.Errorf("creating document in partition %s: %w", store.KeyLabel(partitionKey), err)
+	}
 	var item store.Item
 	err := s.write(ctx, partitionKey, func(w *writer) (err error) {
 		item, _, err = w.create(partitionKey, doc) // every run sets item anew
 		return err
 	})
 	if err != nil {
-		return store.Item{}, fmt.Errorf("creating document in partition %s: %w", partitionKey, err)
+		return store.Item{}, fmt.Errorf("creating document in partition %s: %w", store.KeyLabel(partitionKey), err)
 	}
 	return item, nil
 }
 
 // Replace overwrites a live document whose etag still equals ifMatch.
 func (s *Store) Replace(ctx context.Context, partitionKey, id string, doc []byte, ifMatch string) (store.Item, error) {
+	if err := store.CheckDocumentSize(doc); err != nil {
+		return store.Item{}, fmt.Errorf("replacing document %s in partition %s: %w", id, store.KeyLabel(partitionKey), err)
+	}
 	var item store.Item
 	err := s.write(ctx, partitionKey, func(w *writer) (err error) {
 		item, err = w.replace(partitionKey, id, doc, ifMatch) // every run sets item anew
 		return err
 	})
 	if err != nil {
-		return store.Item{}, fmt.Errorf("replacing document %s in partition %s: %w", id, partitionKey, err)
+		return store.Item{}, fmt.Errorf("replacing document %s in partition %s: %w", id, store.KeyLabel(partitionKey), err)
 	}
 	return item, nil
 }
@@ -49,15 +52,15 @@ func (s *Store) SoftDelete(ctx context.Context, partitionKey, id string) error {
 		return w.softDelete(partitionKey, id)
 	})
 	if err != nil {
-		return fmt.Errorf("soft-deleting document %s in partition %s: %w", id, partitionKey, err)
+		return fmt.Errorf("soft-deleting document %s in partition %s: %w", id, store.KeyLabel(partitionKey), err)
 	}
 	return nil
 }
 
 // Batch runs ops in one bbolt transaction: any failing step rolls back all.
 func (s *Store) Batch(ctx context.Context, partitionKey string, ops []store.BatchOp) ([]store.Item, error) {
-	if len(ops) == 0 || len(ops) > maxBatchOps {
-		return nil, fmt.Errorf("batch in partition %s: %w: %d steps, want 1 to %d", partitionKey, store.ErrInvalid, len(ops), maxBatchOps)
+	if err := store.CheckBatch(ops); err != nil {
+		return nil, fmt.Errorf("batch in partition %s: %w", store.KeyLabel(partitionKey), err)
 	}
 	items := make([]store.Item, len(ops))
 	err := s.write(ctx, partitionKey, func(w *writer) error {
@@ -82,7 +85,7 @@ func (s *Store) Batch(ctx context.Context, partitionKey string, ops []store.Batc
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("batch in partition %s: %w", partitionKey, err)
+		return nil, fmt.Errorf("batch in partition %s: %w", store.KeyLabel(partitionKey), err)
 	}
 	return items, nil
 }

@@ -43,6 +43,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"ReadMany", testReadMany},
 		{"SystemFields", testSystemFields},
 		{"Errors", testErrors},
+		{"Limits", testLimits},
 		{"Batch", testBatch},
 		{"BatchRollback", testBatchRollback},
 		{"SoftDelete", testSoftDelete},
