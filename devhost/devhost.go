@@ -152,6 +152,15 @@ func run(ctx context.Context, o options, stdout, logw io.Writer, env map[string]
 		return err
 	}
 	hostCtx, stopHost := context.WithCancelCause(ctx)
+	// A store that finds its file damaged fails every call from then on:
+	// stop with its message, as serve does, rather than serve errors.
+	go func() {
+		select {
+		case <-st.Damaged():
+			stopHost(st.Err())
+		case <-hostCtx.Done():
+		}
+	}()
 	hostDone := make(chan error, 1)
 	go func() {
 		err := host.Run(hostCtx)
@@ -169,6 +178,9 @@ func run(ctx context.Context, o options, stdout, logw io.Writer, env map[string]
 	case <-hostCtx.Done():
 		err := <-hostDone
 		hostDone <- err
+		if damage := st.Err(); damage != nil {
+			return fmt.Errorf("stopped before serving: %w", damage)
+		}
 		if err != nil && ctx.Err() == nil {
 			return explainHostError(o, err)
 		}
@@ -189,7 +201,11 @@ func run(ctx context.Context, o options, stdout, logw io.Writer, env map[string]
 	if o.hooks.started != nil {
 		o.hooks.started(host)
 	}
-	return serveRun(ctx, hostCtx, o, st, sim, sk, host, tr, stdout, logger)
+	err = serveRun(ctx, hostCtx, o, st, sim, sk, host, tr, stdout, logger)
+	if damage := st.Err(); damage != nil {
+		return fmt.Errorf("stopped serving: %w", damage)
+	}
+	return err
 }
 
 // serveRun runs the samples (unless -samples=false), then follows every

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"os"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/hcpops/hcpops/app"
 	"github.com/hcpops/hcpops/core/arm"
+	"github.com/hcpops/hcpops/core/store/embedded"
 	"github.com/hcpops/hcpops/devhost/triggerhost"
 )
 
@@ -267,5 +269,26 @@ func TestDurationsFromPhase(t *testing.T) {
 	if d.ClusterValidating != 5*time.Second || d.ClusterInstalling != 10*time.Second ||
 		d.NodePoolUninstalling != 10*time.Second || d.NodePoolPending != time.Second || d.CredentialExpiry < time.Hour {
 		t.Errorf("durations = %+v", d)
+	}
+}
+
+// TestDevStopsOnDamage: a store file damaged under a running dev stops it
+// with the store's message, as serve does, instead of serving errors with
+// the same advice on every call.
+func TestDevStopsOnDamage(t *testing.T) {
+	var out, logs syncBuffer
+	o := fastOptions(t)
+	o.samples, o.exitWhenDone = false, false
+	o.timeout = 60 * time.Second
+	path := filepath.Join(o.dataDir, app.StoreFileName)
+	o.hooks.started = func(*triggerhost.Host) {
+		// The tick, every second, is the next to read the file.
+		if err := os.Truncate(path, 0); err != nil {
+			t.Error(err)
+		}
+	}
+	err := run(context.Background(), o, &out, &logs, map[string]string{})
+	if !errors.Is(err, embedded.ErrDamaged) || !strings.Contains(err.Error(), path) {
+		t.Fatalf("run: %v; want it stopped with ErrDamaged naming %s\n--- logs\n%s", err, path, logs.String())
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -156,15 +157,56 @@ func recoverDamage(path string, err *error) func() {
 	return func() {
 		debug.SetPanicOnFault(old)
 		if p := recover(); p != nil {
-			*err = damaged(path, fmt.Sprintf("bbolt failed reading it (%v)", p))
+			*err, _ = panicVerdict(path, p)
 		}
 	}
 }
 
-// view and update are db.View and db.Update with a bbolt panic (a damaged
-// page met) turned into ErrDamaged naming the file: a damaged page must
-// cost the calls that touch it, not the process. A fault on the mapped
-// file (a page past a truncated end) becomes such a panic too.
+// panicVerdict is the error for a panic met in a call on the file at
+// path, and whether the panic is evidence that the file is damaged: a
+// fault on the mapped file (a page past a truncated end), or a panic
+// raised inside bbolt, which panics on pages it finds inconsistent. Any
+// other panic (in this package's own code) says nothing about the file:
+// it is an internal error, and calling the file damaged would send the
+// operator to move a sound store away.
+func panicVerdict(path string, p any) (error, bool) {
+	if _, fault := p.(interface{ Addr() uintptr }); fault {
+		return damaged(path, fmt.Sprintf("reading it faulted (%v)", p)), true
+	}
+	if site := panicSite(); strings.HasPrefix(site, "go.etcd.io/bbolt") {
+		return damaged(path, fmt.Sprintf("bbolt failed reading it (%v, in %s)", p, site)), true
+	}
+	return fmt.Errorf("embedded store %s: internal error, not damage to the file (panic: %v)", path, p), false
+}
+
+// panicSite is the function a recovered panic was raised in: the first
+// frame below the runtime's panic machinery. Called from the deferred
+// function that recovers, while the panicking frames are still on the
+// stack.
+func panicSite() string {
+	pcs := make([]uintptr, 64)
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(2, pcs)])
+	panicking := false
+	for {
+		f, more := frames.Next()
+		switch {
+		case f.Function == "runtime.gopanic":
+			panicking = true
+		case panicking && !strings.HasPrefix(f.Function, "runtime."):
+			return f.Function
+		}
+		if !more {
+			return ""
+		}
+	}
+}
+
+// view and update are db.View and db.Update with a panic turned into an
+// error: ErrDamaged naming the file when it is evidence of damage (a
+// damaged page met, or a fault on the mapped file past a truncated end),
+// which then costs the calls that touch the file, not the process; an
+// internal error otherwise, which leaves the store working (bbolt rolls
+// a panicking transaction back).
 func (s *Store) view(fn func(*bolt.Tx) error) (err error) {
 	if err := s.damaged(); err != nil {
 		return err
@@ -181,16 +223,24 @@ func (s *Store) update(fn func(*bolt.Tx) error) (err error) {
 	return s.db.Update(fn)
 }
 
-// guard is recoverDamage that also marks the store damaged. Use as
+// guard is recoverDamage that also marks the store damaged on evidence of
+// damage, and logs any other panic with its stack. Use as
 // defer s.guard(&err)().
 func (s *Store) guard(err *error) func() {
 	old := debug.SetPanicOnFault(true)
 	return func() {
 		debug.SetPanicOnFault(old)
-		if p := recover(); p != nil {
-			*err = damaged(s.path, fmt.Sprintf("bbolt failed reading it (%v)", p))
-			s.markDamaged(*err)
+		p := recover()
+		if p == nil {
+			return
 		}
+		verdict, isDamage := panicVerdict(s.path, p)
+		*err = verdict
+		if isDamage {
+			s.markDamaged(verdict)
+			return
+		}
+		s.log.Error("embedded store call panicked; the file is not damaged by it", "error", verdict, "stack", string(debug.Stack()))
 	}
 }
 

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	bolt "go.etcd.io/bbolt"
+
 	"github.com/hcpops/hcpops/core/store"
 )
 
@@ -200,5 +202,51 @@ func sweeperMeetsDamage(t *testing.T, size func(int64) int64) {
 	}
 	if n := strings.Count(logs.String(), `"msg":"embedded store damaged"`); n != 1 {
 		t.Fatalf("damage logged %d times, want once:\n%s", n, logs.String())
+	}
+}
+
+// hugeCap is a slice capacity no make can satisfy: the panic a page size
+// of 2^62 met.
+var hugeCap = 1 << 62
+
+// TestOrdinaryPanicIsNoDamage: a panic that is no evidence of damage (one
+// in this package's own code, not a fault on the mapped file and not
+// bbolt's) fails its call as an internal error and leaves the store sound
+// and working: no "damaged" verdict, no advice to move the file away.
+func TestOrdinaryPanicIsNoDamage(t *testing.T) {
+	ctx := context.Background()
+	var logs syncBuffer
+	s, err := Open(filepath.Join(t.TempDir(), "store.db"), WithClock(newFakeClock().Now), WithoutSync(),
+		WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	mustCreate(t, s, opBody("before", "Accepted"))
+	for name, call := range map[string]func() error{
+		"view makeslice": func() error {
+			return s.view(func(*bolt.Tx) error { _ = make([]store.Item, 0, hugeCap); return nil })
+		},
+		"update panic": func() error { return s.update(func(*bolt.Tx) error { panic("boom") }) },
+		"view nil map": func() error {
+			return s.view(func(*bolt.Tx) error { var m map[string]int; m["x"]++; return nil })
+		},
+	} {
+		err := call()
+		if err == nil || errors.Is(err, ErrDamaged) || strings.Contains(err.Error(), "mv ") || !strings.Contains(err.Error(), "internal error") {
+			t.Errorf("%s: %v, want an internal error that does not call the file damaged", name, err)
+		}
+	}
+	select {
+	case <-s.Damaged():
+		t.Fatalf("an ordinary panic condemned the store: %v", s.Err())
+	default:
+	}
+	if _, err := s.Get(ctx, pk, "before"); err != nil {
+		t.Errorf("Get after the panics: %v", err)
+	}
+	mustCreate(t, s, opBody("after", "Accepted"))
+	if strings.Contains(logs.String(), "embedded store damaged") || strings.Count(logs.String(), `"msg":"embedded store call panicked`) != 3 {
+		t.Errorf("want three panic lines and no damage line:\n%s", logs.String())
 	}
 }
