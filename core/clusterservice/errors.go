@@ -2,6 +2,7 @@ package clusterservice
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"strings"
@@ -91,4 +92,27 @@ func refused(err error, phrases ...string) bool {
 		}
 	}
 	return true
+}
+
+// UnreadableError is an answer of Clusters Service that could not be
+// read: the wrong content type, malformed JSON, or a field of the wrong
+// shape. It describes the answer and never quotes it, since the answer
+// to a credential call holds a kubeconfig. It carries no status of an
+// error: StatusOf is 0, as for any answer that is no evidence.
+type UnreadableError struct {
+	Call        string // e.g. "GET /api/clusters_mgmt/v1/clusters/{id}/break_glass_credentials/{id}"
+	Status      int    // the HTTP status of the answer
+	ContentType string
+	Bytes       int    // length of the body read
+	Field       string // JSON pointer to the field that failed, "" when unknown
+	Problem     string // what is wrong, in words of our own
+}
+
+func (e *UnreadableError) Error() string {
+	field := e.Field
+	if field == "" {
+		field = "unknown"
+	}
+	return fmt.Sprintf("clusters service answer to %s unreadable: status %d, content type %q, %d bytes, field %s: %s (the body is not quoted)",
+		e.Call, e.Status, e.ContentType, e.Bytes, field, e.Problem)
 }

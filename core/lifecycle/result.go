@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"strings"
 
 	"github.com/hcpops/hcpops/core/arm"
@@ -143,7 +144,7 @@ func (e *Engine) credentialResult(ctx context.Context, op *document.OperationDoc
 		return nil, fmt.Errorf("%w: break-glass credential %s of operation %s", ErrResultGone, p.InternalID, op.Name())
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading break-glass credential %s of operation %s: %w", p.InternalID, op.Name(), err)
+		return nil, fmt.Errorf("reading break-glass credential %s of operation %s: %w", p.InternalID, op.Name(), credentialCause(err))
 	}
 	if cred.Kubeconfig == "" {
 		// ARO-HCP hands out what CS returns; say why it is empty.
@@ -155,6 +156,23 @@ func (e *Engine) credentialResult(ctx context.Context, op *document.OperationDoc
 		return nil, fmt.Errorf("rendering the credential of operation %s: %w", op.Name(), err)
 	}
 	return body, nil
+}
+
+// credentialCause is err when what it says cannot hold the bytes of the
+// answer (a kubeconfig): a CS error status, an answer the client
+// described without quoting it, a transport failure or a deadline. Any
+// other error, such as a decoder's that quotes the input around a fault,
+// is replaced by a fixed description of its type.
+func credentialCause(err error) error {
+	var status *cs.Error
+	var unreadable *cs.UnreadableError
+	var transport net.Error
+	switch {
+	case errors.As(err, &unreadable), errors.As(err, &status), errors.As(err, &transport),
+		errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return err
+	}
+	return fmt.Errorf("the clusters service client failed with a %T, whose message is not shown: it may quote the credential", err)
 }
 
 // requestReadCtx bounds a store read made for an ARM request by the same

@@ -11,8 +11,10 @@ import (
 
 	"github.com/hcpops/hcpops/core/admission"
 	"github.com/hcpops/hcpops/core/arm"
+	cs "github.com/hcpops/hcpops/core/clusterservice"
 	"github.com/hcpops/hcpops/core/clusterservice/simulator"
 	"github.com/hcpops/hcpops/core/document"
+	"github.com/hcpops/hcpops/core/notification"
 	"github.com/hcpops/hcpops/core/store"
 )
 
@@ -128,5 +130,44 @@ func TestRequestReadsAreBounded(t *testing.T) {
 	}
 	if _, err := eng.Admit(ctx, AdmitRequest{Method: "GET", SubscriptionID: testSub, APIVersion: "2024-06-10-preview"}); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("Admit on a hung store: %v, want the read's deadline", err)
+	}
+}
+
+// quotingCS is a CS client whose credential read fails the way a decoder
+// that quotes its input does.
+type quotingCS struct {
+	cs.Client
+	secret string
+}
+
+func (q quotingCS) GetBreakGlassCredential(context.Context, string) (cs.BreakGlassCredential, error) {
+	return cs.BreakGlassCredential{}, fmt.Errorf("readObjectStart: expect { or n, but found \", error found in #10 byte of ...|%s|...", q.secret)
+}
+
+// TestCredentialErrorCarriesNoBytes: whatever the client's error says, the
+// result's error keeps only what cannot quote the credential; a CS status
+// and a described answer stay readable.
+func TestCredentialErrorCarriesNoBytes(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.readyCluster(t, "c1")
+	name := e.requestCredential(t, "c1", request{})
+	e.drive(t, name)
+	const secret = "sha256~0123456789abcdef0123456789abcdef"
+	eng, err := New(Deps{Store: e.store, ClusterService: quotingCS{Client: e.cs, secret: secret}, Notifier: notification.New(notification.Config{}, nil),
+		Clock: e.clk.Now, Logger: slog.New(slog.NewTextHandler(e.logs, nil))}, e.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = eng.Result(ctx, resultRequest(name))
+	if err == nil || strings.Contains(err.Error(), "0123456789") || !strings.Contains(err.Error(), "break-glass credential") {
+		t.Fatalf("Result: %v; want an error naming the credential read and none of its bytes", err)
+	}
+	// A CS status is kept as it is.
+	if err := e.sim.SetFaults(simulator.Faults{ErrorRate: 1, ErrorStatus: 503}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.engine.Result(ctx, resultRequest(name)); err == nil || !strings.Contains(err.Error(), "503") {
+		t.Errorf("CS 503: %v, want the status kept", err)
 	}
 }

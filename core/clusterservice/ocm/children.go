@@ -5,14 +5,13 @@ import (
 	"fmt"
 
 	arohcp "github.com/openshift-online/ocm-sdk-go/arohcp/v1alpha1"
-	cmv1 "github.com/openshift-online/ocm-sdk-go/clustersmgmt/v1"
 
 	cs "github.com/hcpops/hcpops/core/clusterservice"
 )
 
-// Node pools, external auths and break-glass credentials. Child hrefs are
-// normalised to /api/aro_hcp/v1alpha1 (credentials to /api/clusters_mgmt/v1),
-// whichever prefix the caller stored.
+// Node pools and external auths (break-glass credentials: credentials.go).
+// Child hrefs are normalised to /api/aro_hcp/v1alpha1, whichever prefix the
+// caller stored.
 
 func (c *Client) PostNodePool(ctx context.Context, clusterHref string, spec cs.NodePoolSpec) (cs.NodePool, error) {
 	cc, err := c.clusterClient(clusterHref)
@@ -205,100 +204,6 @@ func (c *Client) DeleteExternalAuth(ctx context.Context, href string) error {
 	resp, err := ec.Delete().SendContext(ctx)
 	if err := csError(err, resp.Status()); err != nil {
 		return fmt.Errorf("deleting external auth %s: %w", href, err)
-	}
-	return nil
-}
-
-func (c *Client) credentialsClient(clusterHref string) (*cmv1.BreakGlassCredentialsClient, error) {
-	id, err := parseCluster("cluster href", clusterHref)
-	if err != nil {
-		return nil, err
-	}
-	return cmv1.NewBreakGlassCredentialsClient(c.conn, clustersMgmtHref(id)+"/break_glass_credentials"), nil
-}
-
-func (c *Client) PostBreakGlassCredential(ctx context.Context, clusterHref string) (cs.BreakGlassCredential, error) {
-	bc, err := c.credentialsClient(clusterHref)
-	if err != nil {
-		return cs.BreakGlassCredential{}, fmt.Errorf("posting break-glass credential: %w", err)
-	}
-	body, err := cmv1.NewBreakGlassCredential().Build()
-	if err != nil {
-		return cs.BreakGlassCredential{}, fmt.Errorf("posting break-glass credential: %w", err)
-	}
-	ctx, cancel := c.callCtx(ctx)
-	defer cancel()
-	resp, err := bc.Add().Body(body).SendContext(ctx)
-	if err := csError(err, resp.Status()); err != nil {
-		return cs.BreakGlassCredential{}, fmt.Errorf("posting break-glass credential for %s: %w", clusterHref, err)
-	}
-	o, ok := resp.GetBody()
-	if !ok {
-		return cs.BreakGlassCredential{}, fmt.Errorf("posting break-glass credential for %s: %w", clusterHref, errNoBody)
-	}
-	return credentialFrom(o), nil
-}
-
-func (c *Client) GetBreakGlassCredential(ctx context.Context, href string) (cs.BreakGlassCredential, error) {
-	cid, id, err := parseChild("break-glass credential href", href, cs.BreakGlassSegment)
-	if err != nil {
-		return cs.BreakGlassCredential{}, fmt.Errorf("getting break-glass credential: %w", err)
-	}
-	path := clustersMgmtHref(cid) + cs.BreakGlassSegment + id
-	ctx, cancel := c.callCtx(ctx)
-	defer cancel()
-	resp, err := cmv1.NewBreakGlassCredentialClient(c.conn, path).Get().SendContext(ctx)
-	if err := csError(err, resp.Status()); err != nil {
-		return cs.BreakGlassCredential{}, fmt.Errorf("getting break-glass credential %s: %w", href, err)
-	}
-	o, ok := resp.GetBody()
-	if !ok {
-		return cs.BreakGlassCredential{}, fmt.Errorf("getting break-glass credential %s: %w", href, errNoBody)
-	}
-	out := credentialFrom(o)
-	if out.Href == "" {
-		out.Href = path
-	}
-	return out, nil
-}
-
-// ListBreakGlassCredentials pages through every credential of the cluster.
-func (c *Client) ListBreakGlassCredentials(ctx context.Context, clusterHref string) ([]cs.BreakGlassCredential, error) {
-	bc, err := c.credentialsClient(clusterHref)
-	if err != nil {
-		return nil, fmt.Errorf("listing break-glass credentials: %w", err)
-	}
-	ctx, cancel := c.callCtx(ctx)
-	defer cancel()
-	out, err := collect(func(page int) ([]cs.BreakGlassCredential, int, bool, error) {
-		resp, err := bc.List().Page(page).SendContext(ctx)
-		if err := csError(err, resp.Status()); err != nil {
-			return nil, 0, false, err
-		}
-		var items []cs.BreakGlassCredential
-		for _, o := range resp.Items().Slice() {
-			items = append(items, credentialFrom(o))
-		}
-		total, ok := resp.GetTotal()
-		return items, total, ok, nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("listing break-glass credentials of %s: %w", clusterHref, err)
-	}
-	return out, nil
-}
-
-// DeleteBreakGlassCredentials revokes every credential of the cluster.
-func (c *Client) DeleteBreakGlassCredentials(ctx context.Context, clusterHref string) error {
-	bc, err := c.credentialsClient(clusterHref)
-	if err != nil {
-		return fmt.Errorf("revoking break-glass credentials: %w", err)
-	}
-	ctx, cancel := c.callCtx(ctx)
-	defer cancel()
-	resp, err := bc.Delete().SendContext(ctx)
-	if err := csError(err, resp.Status()); err != nil {
-		return fmt.Errorf("revoking break-glass credentials of %s: %w", clusterHref, err)
 	}
 	return nil
 }
