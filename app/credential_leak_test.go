@@ -16,24 +16,25 @@ import (
 	"github.com/hcpops/hcpops/core/frontend"
 )
 
-// credentialMangler stands in front of the simulator and, once armed,
-// rewrites its answers to break-glass credential reads.
-type credentialMangler struct {
-	sim    atomic.Pointer[simulator.Simulator]
-	mu     sync.Mutex
-	mangle func(status int, body []byte) (int, string, []byte) // status, content type, body
+// simProxy stands in front of the simulator and, once set, rewrites the
+// answers to the requests its rule picks.
+type simProxy struct {
+	sim  atomic.Pointer[simulator.Simulator]
+	mu   sync.Mutex
+	pick func(*http.Request) bool
+	rule func(status int, body []byte) (int, string, []byte) // status, content type ("" keeps it), body
 }
 
-func (m *credentialMangler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (p *simProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec := httptest.NewRecorder()
-	m.sim.Load().ServeHTTP(rec, r)
+	p.sim.Load().ServeHTTP(rec, r)
 	status, ctype, body := rec.Code, rec.Header().Get("Content-Type"), rec.Body.Bytes()
-	m.mu.Lock()
-	f := m.mangle
-	m.mu.Unlock()
-	if f != nil && strings.Contains(r.URL.Path, "/break_glass_credentials") {
+	p.mu.Lock()
+	pick, rule := p.pick, p.rule
+	p.mu.Unlock()
+	if rule != nil && pick(r) {
 		var c string
-		status, c, body = f(status, body)
+		status, c, body = rule(status, body)
 		if c != "" {
 			ctype = c
 		}
@@ -45,10 +46,26 @@ func (m *credentialMangler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(body)
 }
 
-func (m *credentialMangler) set(f func(int, []byte) (int, string, []byte)) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.mangle = f
+func (p *simProxy) set(pick func(*http.Request) bool, rule func(int, []byte) (int, string, []byte)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.pick, p.rule = pick, rule
+}
+
+// newProxiedRig is newARMRig with Clusters Service reached through a
+// simProxy.
+func newProxiedRig(t *testing.T) (*armRig, *simProxy) {
+	t.Helper()
+	p := &simProxy{}
+	srv := httptest.NewServer(p)
+	t.Cleanup(srv.Close)
+	r := newARMRig(t, map[string]string{"CLUSTERS_SERVICE_URL": srv.URL})
+	p.sim.Store(r.sim)
+	return r, p
+}
+
+func credentialReads(r *http.Request) bool {
+	return strings.Contains(r.URL.Path, "/break_glass_credentials")
 }
 
 // leaked returns the first substring of secret, minLeak bytes or more,
@@ -69,18 +86,14 @@ func leaked(text, secret string) string {
 // it in a row: decode failures are described (status, length, the field
 // that failed), never quoted.
 func TestCredentialNeverLeaks(t *testing.T) {
-	m := &credentialMangler{}
-	proxy := httptest.NewServer(m)
-	defer proxy.Close()
-	r := newARMRig(t, map[string]string{"CLUSTERS_SERVICE_URL": proxy.URL})
-	m.sim.Store(r.sim)
+	r, m := newProxiedRig(t)
 	ctx := context.Background()
 	id := clusterRID("leak")
 	r.drive(r.accepted(r.fe.PutCluster(ctx, id, frontend.ClusterSpec{Location: "eastus", VersionID: "4.20", ChannelGroup: "stable"}, r.opts())))
 	cred := r.accepted(r.fe.RequestCredential(ctx, id, r.opts()))
 	r.drive(cred)
 	var raw []byte
-	m.set(func(status int, body []byte) (int, string, []byte) { raw = bytes.Clone(body); return status, "", body })
+	m.set(credentialReads, func(status int, body []byte) (int, string, []byte) { raw = bytes.Clone(body); return status, "", body })
 	got := r.get(resultPath(cred.Name()), caller()...)
 	var c struct{ Kubeconfig string }
 	if got.status != http.StatusOK || json.Unmarshal(got.body, &c) != nil {
@@ -127,7 +140,7 @@ func TestCredentialNeverLeaks(t *testing.T) {
 	)
 	for _, sh := range shapes {
 		before := len(r.logs.String())
-		m.set(func(int, []byte) (int, string, []byte) { return sh.status, sh.ctype, sh.body })
+		m.set(credentialReads, func(int, []byte) (int, string, []byte) { return sh.status, sh.ctype, sh.body })
 		got := r.get(resultPath(cred.Name()), caller()...)
 		if got.status == http.StatusOK {
 			t.Errorf("%s: 200 from a malformed credential: %s", sh.name, got.body)

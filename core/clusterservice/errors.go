@@ -116,3 +116,10 @@ func (e *UnreadableError) Error() string {
 	return fmt.Sprintf("clusters service answer to %s unreadable: status %d, content type %q, %d bytes, field %s: %s (the body is not quoted)",
 		e.Call, e.Status, e.ContentType, e.Bytes, field, e.Problem)
 }
+
+// ErrInconsistentList marks a CS list that breaks its own contract: an id
+// listed twice with different content, an item a search did not ask for,
+// a page over the size asked or a total beyond what the search can
+// match. Such a list is no evidence of anything; its objects are read
+// with their own GETs.
+var ErrInconsistentList = errors.New("clusters service list is inconsistent")

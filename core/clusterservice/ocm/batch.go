@@ -3,6 +3,7 @@ package ocm
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strings"
 
 	arohcp "github.com/openshift-online/ocm-sdk-go/arohcp/v1alpha1"
@@ -13,7 +14,9 @@ import (
 // Batched reads: one list request stands for many single-object GETs.
 // Whether CS fills status in list items could not be verified (its server
 // is not public), so an item listed without status is left out and its
-// caller falls back to the GET.
+// caller falls back to the GET. A list is evidence only when it keeps its
+// own contract (see readList): one that does not is an error wrapping
+// cs.ErrInconsistentList, and its caller GETs each object.
 
 // ID search forms for CLUSTERS_SERVICE_ID_SEARCH. "or" joins equality
 // terms, which the CS search language documents; "in" is shorter but not
@@ -55,22 +58,21 @@ func (c *Client) ListClustersByHref(ctx context.Context, hrefs []string) (map[st
 	ctx, cancel := c.callCtx(ctx)
 	defer cancel()
 	clusters := arohcp.NewClustersClient(c.conn, cs.ClustersPath)
-	items, err := collect(func(page int) ([]*arohcp.Cluster, int, bool, error) {
+	rules := listRules{call: "GET " + cs.ClustersPath + " search=" + search, want: want, size: len(ids), searched: true}
+	items, err := readList(ctx, rules, func(ctx context.Context, page int) (listPage[*arohcp.Cluster], error) {
 		resp, err := clusters.List().Search(search).Size(len(ids)).Page(page).SendContext(ctx)
 		if err := csError(err, resp.Status()); err != nil {
-			return nil, 0, false, err
+			return listPage[*arohcp.Cluster]{}, err
 		}
-		total, ok := resp.GetTotal()
-		return resp.Items().Slice(), total, ok, nil
-	})
+		return pageOf(resp.Items().Slice(), resp.GetSize, resp.GetTotal), nil
+	}, (*arohcp.Cluster).ID, func(a, b *arohcp.Cluster) bool { return reflect.DeepEqual(clusterFrom(a), clusterFrom(b)) })
 	if err != nil {
 		return nil, fmt.Errorf("listing %d clusters by id: %w", len(ids), err)
 	}
 	out := make(map[string]cs.Cluster, len(items))
-	for _, o := range items {
-		href, asked := want[strings.ToLower(o.ID())]
-		if asked && clusterStatusInline(o) {
-			out[href] = clusterFrom(o)
+	for k, o := range items {
+		if clusterStatusInline(o) {
+			out[want[k]] = clusterFrom(o)
 		}
 	}
 	return out, nil
@@ -91,22 +93,21 @@ func (c *Client) ListNodePoolsByHref(ctx context.Context, clusterHref string, hr
 	search := c.idSearch(ids)
 	ctx, cancel := c.callCtx(ctx)
 	defer cancel()
-	items, err := collect(func(page int) ([]*arohcp.NodePool, int, bool, error) {
+	rules := listRules{call: "GET " + clusterHref + "/node_pools search=" + search, want: want, size: len(ids), searched: true}
+	items, err := readList(ctx, rules, func(ctx context.Context, page int) (listPage[*arohcp.NodePool], error) {
 		resp, err := cc.NodePools().List().Search(search).Size(len(ids)).Page(page).SendContext(ctx)
 		if err := csError(err, resp.Status()); err != nil {
-			return nil, 0, false, err
+			return listPage[*arohcp.NodePool]{}, err
 		}
-		total, ok := resp.GetTotal()
-		return resp.Items().Slice(), total, ok, nil
-	})
+		return pageOf(resp.Items().Slice(), resp.GetSize, resp.GetTotal), nil
+	}, (*arohcp.NodePool).ID, func(a, b *arohcp.NodePool) bool { return reflect.DeepEqual(nodePoolFrom(a, ""), nodePoolFrom(b, "")) })
 	if err != nil {
 		return nil, fmt.Errorf("listing %d node pools of %s: %w", len(ids), clusterHref, err)
 	}
 	out := make(map[string]cs.NodePool, len(items))
-	for _, o := range items {
-		href, asked := want[strings.ToLower(o.ID())]
-		if st, ok := o.GetStatus(); asked && ok && !st.Link() && st.State().NodePoolStateValue() != "" {
-			out[href] = nodePoolFrom(o, href)
+	for k, o := range items {
+		if st, ok := o.GetStatus(); ok && !st.Link() && st.State().NodePoolStateValue() != "" {
+			out[want[k]] = nodePoolFrom(o, want[k])
 		}
 	}
 	return out, nil
@@ -116,6 +117,11 @@ func (c *Client) ListNodePoolsByHref(ctx context.Context, clusterHref string, hr
 // external auths, so one page is the rule.
 const externalAuthPageSize = 100
 
+// maxExternalAuthPages bounds the pages of one cluster's external auths:
+// the list takes no search, so only a bound on pages keeps a CS that never
+// ends its list from holding the call.
+const maxExternalAuthPages = 10
+
 func (c *Client) ListExternalAuthsByHref(ctx context.Context, clusterHref string, hrefs []string) (map[string]cs.ExternalAuth, error) {
 	cc, want, ids, err := c.childrenWanted("external auth", clusterHref, hrefs, cs.ExternalAuthsSegment)
 	if err != nil || len(ids) == 0 {
@@ -124,22 +130,24 @@ func (c *Client) ListExternalAuthsByHref(ctx context.Context, clusterHref string
 	ctx, cancel := c.callCtx(ctx)
 	defer cancel()
 	auths := cc.ExternalAuthConfig().ExternalAuths()
-	items, err := collect(func(page int) ([]*arohcp.ExternalAuth, int, bool, error) {
+	rules := listRules{call: "GET " + clusterHref + "/external_auth_config/external_auths", want: want, size: externalAuthPageSize,
+		maxPages: maxExternalAuthPages}
+	items, err := readList(ctx, rules, func(ctx context.Context, page int) (listPage[*arohcp.ExternalAuth], error) {
 		resp, err := auths.List().Size(externalAuthPageSize).Page(page).SendContext(ctx)
 		if err := csError(err, resp.Status()); err != nil {
-			return nil, 0, false, err
+			return listPage[*arohcp.ExternalAuth]{}, err
 		}
-		total, ok := resp.GetTotal()
-		return resp.Items().Slice(), total, ok, nil
+		return pageOf(resp.Items().Slice(), resp.GetSize, resp.GetTotal), nil
+	}, (*arohcp.ExternalAuth).ID, func(a, b *arohcp.ExternalAuth) bool {
+		return reflect.DeepEqual(externalAuthFrom(a, ""), externalAuthFrom(b, ""))
 	})
 	if err != nil {
 		return nil, fmt.Errorf("listing external auths of %s: %w", clusterHref, err)
 	}
 	out := make(map[string]cs.ExternalAuth, len(ids))
-	for _, o := range items {
-		href, asked := want[strings.ToLower(o.ID())]
-		if st, ok := o.GetStatus(); asked && ok && st.State().Value() != "" {
-			out[href] = externalAuthFrom(o, href)
+	for k, o := range items {
+		if st, ok := o.GetStatus(); ok && st.State().Value() != "" {
+			out[want[k]] = externalAuthFrom(o, want[k])
 		}
 	}
 	return out, nil

@@ -59,6 +59,7 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (*Client, error) 
 		RetryInterval(cfg.RetryInterval).
 		Insecure(cfg.Insecure).
 		TransportWrapper(logRequests(logger)).
+		TransportWrapper(limitBodies).
 		TransportWrapper(keepIdleConns)
 	if cfg.CAFile != "" {
 		b.TrustedCAFile(cfg.CAFile)

@@ -9,32 +9,48 @@ import (
 	cs "github.com/hcpops/hcpops/core/clusterservice"
 )
 
-// maxPages stops a list that never ends (a CS that reports no total and
-// never returns an empty page).
-const maxPages = 10000
+// maxListed bounds a plain list (one not searched by ids): the lists read
+// that way (clusters searched by name, a cluster's credentials) match a
+// few objects, so a list that goes on is one that does not end.
+const maxListed = 1000
 
-// collect pages through a CS list the way ARO-HCP's iterators do: page=1,
-// 2, ... (no size) until it has total items or gets an empty page.
-func collect[T any](fetch func(page int) (items []T, total int, hasTotal bool, err error)) ([]T, error) {
+// listPageSize is CS's default page size, which a plain list gets: like
+// ARO-HCP's iterators, it sends no size (a CS may page smaller).
+const listPageSize = 100
+
+// collect pages through a plain CS list the way ARO-HCP's iterators do
+// (page=1, 2, ...) until it has total items or gets an empty page. A page
+// over listPageSize (in items or bytes), or more than maxListed items in
+// all, makes the list an error wrapping cs.ErrInconsistentList.
+func collect[T any](ctx context.Context, call string, fetch func(ctx context.Context, page int) (items []T, total int, hasTotal bool, err error)) ([]T, error) {
 	var out []T
-	for page := 1; page <= maxPages; page++ {
-		items, total, hasTotal, err := fetch(page)
-		if err != nil {
+	for page := 1; ; page++ {
+		limit := int64(listPageSize)*maxListItemBytes + listEnvelopeBytes
+		pctx, lim := withBodyLimit(ctx, limit)
+		items, total, hasTotal, err := fetch(pctx, page)
+		switch {
+		case lim.exceeded():
+			return nil, fmt.Errorf("%w: %s page %d: the page is larger than %d bytes", cs.ErrInconsistentList, call, page, limit)
+		case err != nil:
 			return nil, fmt.Errorf("page %d: %w", page, err)
+		case len(items) > listPageSize:
+			return nil, fmt.Errorf("%w: %s page %d: %d items, more than CS's page size of %d", cs.ErrInconsistentList, call, page, len(items), listPageSize)
 		}
 		out = append(out, items...)
+		if len(out) > maxListed {
+			return nil, fmt.Errorf("%w: %s: more than %d items", cs.ErrInconsistentList, call, maxListed)
+		}
 		if len(items) == 0 || hasTotal && len(out) >= total {
 			return out, nil
 		}
 	}
-	return nil, fmt.Errorf("more than %d pages", maxPages)
 }
 
 func (c *Client) ListClusters(ctx context.Context, search string) ([]cs.Cluster, error) {
 	ctx, cancel := c.callCtx(ctx)
 	defer cancel()
 	clusters := arohcp.NewClustersClient(c.conn, cs.ClustersPath)
-	out, err := collect(func(page int) ([]cs.Cluster, int, bool, error) {
+	out, err := collect(ctx, "GET "+cs.ClustersPath+" search="+search, func(ctx context.Context, page int) ([]cs.Cluster, int, bool, error) {
 		req := clusters.List().Page(page)
 		if search != "" {
 			req.Search(search)

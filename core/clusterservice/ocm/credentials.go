@@ -117,8 +117,9 @@ func (c *Client) ListBreakGlassCredentials(ctx context.Context, clusterHref stri
 	}
 	ctx, cancel := c.callCtx(ctx)
 	defer cancel()
-	out, err := collect(func(page int) ([]cs.BreakGlassCredential, int, bool, error) {
-		a, err := c.secretCall(ctx, http.MethodGet, clustersMgmtHref(id)+"/break_glass_credentials?page="+strconv.Itoa(page), nil)
+	path := clustersMgmtHref(id) + "/break_glass_credentials"
+	out, err := collect(ctx, "GET "+path, func(ctx context.Context, page int) ([]cs.BreakGlassCredential, int, bool, error) {
+		a, err := c.secretCall(ctx, http.MethodGet, path+"?page="+strconv.Itoa(page), nil)
 		if err != nil {
 			return nil, 0, false, err
 		}
