@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5/middleware"
@@ -195,8 +196,14 @@ func (s *Server) recoverPanics(next http.Handler) http.Handler {
 }
 
 // limitBody caps request bodies; readBody turns the overflow into a 413.
+// An invocation of a function with an OversizeFunc is left to invoke,
+// which streams a body over the cap to it.
 func (s *Server) limitBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if name, ok := strings.CutPrefix(r.URL.Path, "/"); ok && r.Method == http.MethodPost && s.oversizeFor(name) != nil {
+			next.ServeHTTP(w, r)
+			return
+		}
 		if r.ContentLength > s.cfg.MaxBodyBytes {
 			writeFailure(w, http.StatusRequestEntityTooLarge, tooLarge(r.ContentLength, s.cfg.MaxBodyBytes))
 			return

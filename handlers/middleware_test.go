@@ -218,3 +218,47 @@ func keyCount(t *testing.T, line, key string) int {
 	walk()
 	return n
 }
+
+// TestOversizeBodyIsStreamed: a function that says what it does with a
+// body over the limit gets such a body whole, as a stream (declared length
+// or chunked), and answers as usual; others still get 413.
+func TestOversizeBodyIsStreamed(t *testing.T) {
+	const limit = 1024
+	big := `{"Data":{"documents":"` + strings.Repeat("x", 20*limit) + `"}}`
+	for _, chunked := range []bool{false, true} {
+		s, ts, _ := newTestServer(t, Config{MaxBodyBytes: limit})
+		rec := &recorder{}
+		_ = s.Handle("feed", rec.invoke)
+		_ = s.Handle("other", rec.invoke)
+		var got []byte
+		var gotInv Invocation
+		if err := s.HandleOversize("feed", func(ctx context.Context, inv Invocation, body io.Reader) (Result, error) {
+			gotInv = inv
+			var err error
+			got, err = io.ReadAll(body)
+			return Result{}, err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		var body io.Reader = strings.NewReader(big)
+		if chunked {
+			body = io.MultiReader(body)
+		}
+		if resp := do(t, ts, http.MethodPost, "/feed", body, http.Header{HeaderInvocationID: {"inv-1"}}); resp.status != http.StatusOK {
+			t.Fatalf("chunked=%v: oversize body for a streaming function: %d %s", chunked, resp.status, resp.raw)
+		}
+		if string(got) != big || gotInv.Function != "feed" || gotInv.ID != "inv-1" {
+			t.Errorf("chunked=%v: the function read %d of %d bytes, invocation %+v", chunked, len(got), len(big), gotInv)
+		}
+		if resp := post(t, ts, "/feed", `{"Data":{}}`); resp.status != http.StatusOK || rec.count() != 1 {
+			t.Errorf("a body within the limit: %d, %d calls of the function", resp.status, rec.count())
+		}
+		if resp := do(t, ts, http.MethodPost, "/other", strings.NewReader(big), nil); resp.status != http.StatusRequestEntityTooLarge {
+			t.Errorf("oversize body for a function without HandleOversize: %d, want 413", resp.status)
+		}
+	}
+	s := New(Config{}, nil)
+	if err := s.HandleOversize("none", func(context.Context, Invocation, io.Reader) (Result, error) { return Result{}, nil }); err == nil {
+		t.Error("HandleOversize of an unregistered function succeeded")
+	}
+}

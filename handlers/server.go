@@ -4,10 +4,12 @@
 package handlers
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -35,6 +37,7 @@ type Server struct {
 	mu        sync.RWMutex // guards router changes and the maps below
 	router    *chi.Mux
 	functions map[string]InvocationFunc
+	oversize  map[string]OversizeFunc
 	forwarded map[string]bool // function names served by forwarded routes
 	// serving is set, under mu, before the first request is routed.
 	serving atomic.Bool
@@ -48,6 +51,7 @@ func New(cfg Config, logger *slog.Logger) *Server {
 		logger:    Logger(logger),
 		router:    chi.NewRouter(),
 		functions: map[string]InvocationFunc{},
+		oversize:  map[string]OversizeFunc{},
 		forwarded: map[string]bool{},
 	}
 	s.router.Use(s.withInvocationID, s.accessLog, s.recoverPanics, s.limitBody)
@@ -87,6 +91,31 @@ func (s *Server) Handle(name string, fn InvocationFunc) error {
 	}
 	s.functions[name] = fn
 	return nil
+}
+
+// OversizeFunc handles an invocation whose body is over MaxBodyBytes. The
+// server does not hold such a body: the function reads the whole of it
+// from body, as a stream (inv carries no Data or Metadata), and does what
+// it can with it, rather than have the host retry a 413 that can never
+// pass.
+type OversizeFunc func(ctx context.Context, inv Invocation, body io.Reader) (Result, error)
+
+// HandleOversize says what function name, registered with Handle, does
+// with a body over the limit; without it such a body is refused with 413.
+func (s *Server) HandleOversize(name string, fn OversizeFunc) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.functions[name]; !ok || fn == nil {
+		return fmt.Errorf("function %q: HandleOversize needs a function registered with Handle and a non-nil handler", name)
+	}
+	s.oversize[name] = fn
+	return nil
+}
+
+func (s *Server) oversizeFor(name string) OversizeFunc {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.oversize[name]
 }
 
 // Route registers a forwarded HTTP route (host.json
@@ -243,7 +272,10 @@ func (s *Server) invoke(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := noteFunction(r.Context(), name, true)
 
-	body, err := ReadBody(r)
+	body, err := s.readInvocation(ctx, w, r, name)
+	if body == nil && err == nil {
+		return // answered by the function's OversizeFunc
+	}
 	if err != nil {
 		s.fail(ctx, w, name, err, nil)
 		return
@@ -271,6 +303,34 @@ func (s *Server) invoke(w http.ResponseWriter, r *http.Request) {
 	}
 	code, out := encodeResponse(http.StatusOK, response{Outputs: res.Outputs, Logs: res.Logs, ReturnValue: res.ReturnValue})
 	writeJSON(w, code, out)
+}
+
+// readInvocation reads an invocation body within the limit. A body over
+// it goes to the function's OversizeFunc, which answers (nil body, nil
+// error), or is a *BodyTooLargeError.
+func (s *Server) readInvocation(ctx context.Context, w http.ResponseWriter, r *http.Request, name string) ([]byte, error) {
+	of := s.oversizeFor(name)
+	if of == nil {
+		return ReadBody(r)
+	}
+	// limitBody left this body unbounded: read up to the limit, and hand
+	// what is read with the rest to the function if it goes on.
+	body, err := io.ReadAll(io.LimitReader(r.Body, s.cfg.MaxBodyBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading request body: %w", err)
+	}
+	if int64(len(body)) <= s.cfg.MaxBodyBytes {
+		return body, nil
+	}
+	inv := Invocation{Function: name, ID: InvocationID(ctx), Header: r.Header}
+	res, err := of(ctx, inv, io.MultiReader(bytes.NewReader(body), r.Body))
+	if err != nil {
+		s.fail(ctx, w, name, err, res.Logs)
+		return nil, nil
+	}
+	code, out := encodeResponse(http.StatusOK, response{Outputs: res.Outputs, Logs: res.Logs, ReturnValue: res.ReturnValue})
+	writeJSON(w, code, out)
+	return nil, nil
 }
 
 // fail maps an error to its status: bad input 400, oversize 413, else 500.

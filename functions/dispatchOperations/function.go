@@ -15,6 +15,7 @@ import (
 
 	"github.com/hcpops/hcpops/core/clusterservice"
 	"github.com/hcpops/hcpops/core/lifecycle"
+	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/handlers"
 )
 
@@ -44,7 +45,10 @@ func New(d Dispatcher, logger *slog.Logger) *Function {
 
 // Register adds the function to the server under Name.
 func (f *Function) Register(s *handlers.Server) error {
-	return s.Handle(Name, f.Invoke)
+	if err := s.Handle(Name, f.Invoke); err != nil {
+		return err
+	}
+	return s.HandleOversize(Name, f.InvokeOversize)
 }
 
 // MsgBatch names the telemetry record of a change-feed batch: the
@@ -68,6 +72,18 @@ func (f *Function) Invoke(ctx context.Context, inv handlers.Invocation) (handler
 	if err != nil {
 		return handlers.Result{}, err
 	}
+	return f.dispatch(ctx, inv, docs)
+}
+
+// dispatch hands a decoded batch to the dispatcher, less the documents
+// that can never be dispatched, which it logs once by id.
+func (f *Function) dispatch(ctx context.Context, inv handlers.Invocation, docs []json.RawMessage) (handlers.Result, error) {
+	all := len(docs)
+	docs, oversize := splitOversize(docs)
+	if len(oversize) > 0 {
+		f.logger.ErrorContext(ctx, MsgDocumentsSkipped, "document_ids", oversize, "documents", all,
+			"error", fmt.Sprintf("over Cosmos DB's item limit of %d bytes (2 MB): no store takes them, so they can never be dispatched", store.MaxDocumentBytes))
+	}
 	rc, err := inv.RetryContext()
 	if err != nil {
 		// Retry bookkeeping is informational; a garbled one must not cost the batch.
@@ -89,7 +105,8 @@ func (f *Function) Invoke(ctx context.Context, inv handlers.Invocation) (handler
 		res, err = f.dispatcher.DispatchDocuments(dctx, docs)
 	}
 	attrs := append([]slog.Attr{
-		slog.Int("documents", len(docs)),
+		slog.Int("documents", all),
+		slog.Int("oversize_skipped", len(oversize)),
 		slog.Int("operations", res.Operations),
 		slog.Int("dispatched", res.Dispatched),
 		slog.Int("skipped", res.Skipped),

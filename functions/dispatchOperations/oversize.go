@@ -1,0 +1,406 @@
+package dispatchoperations
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"encoding/json/jsontext"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/hcpops/hcpops/core/store"
+	"github.com/hcpops/hcpops/handlers"
+)
+
+// A change-feed batch can be larger than the handler's body limit: up to
+// maxItemsPerInvocation documents of up to 2 MB each, escaped twice. Such
+// a batch used to be refused with 413 on every delivery, holding its lease
+// for the whole retry schedule and naming no document. It is read as a
+// stream instead: one document at a time, keeping those that can be
+// dispatched; a document over Cosmos DB's item limit (which no store
+// takes, so no write about it can ever succeed) is skipped and logged
+// with its id.
+
+// MsgDocumentsSkipped is the Error line naming change-feed documents that
+// can never be dispatched because they are over Cosmos DB's item limit;
+// the batch's other documents are dispatched.
+const MsgDocumentsSkipped = "changefeed.documents_skipped"
+
+// InvokeOversize handles a batch whose body is over the handler's limit
+// (see handlers.Server.HandleOversize).
+func (f *Function) InvokeOversize(ctx context.Context, inv handlers.Invocation, body io.Reader) (handlers.Result, error) {
+	docs, meta, err := streamBatch(body)
+	if err != nil {
+		return handlers.Result{}, err
+	}
+	inv.Metadata = meta
+	return f.dispatch(ctx, inv, docs)
+}
+
+// maxRemainder bounds what an envelope may hold after its documents (the
+// Metadata, a few hundred bytes).
+const maxRemainder = 1 << 20
+
+// streamBatch reads an invocation envelope from body as a stream and
+// returns Data.documents and Metadata.
+func streamBatch(body io.Reader) ([]json.RawMessage, map[string]json.RawMessage, error) {
+	br := bufio.NewReaderSize(body, 64<<10)
+	d := jsontext.NewDecoder(br, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '{' {
+		return nil, nil, handlers.BadInput("invocation body must be a JSON object {\"Data\":{...},\"Metadata\":{...}}")
+	}
+	var docs []json.RawMessage
+	var meta map[string]json.RawMessage
+	found := false
+	for d.PeekKind() == '"' {
+		name, err := d.ReadToken()
+		if err != nil {
+			return nil, nil, malformed("the invocation body", err)
+		}
+		switch {
+		case strings.EqualFold(name.String(), "Metadata"):
+			v, err := d.ReadValue()
+			if err != nil {
+				return nil, nil, malformed("Metadata", err)
+			}
+			_ = json.Unmarshal(v, &meta) // unreadable retry bookkeeping costs nothing
+		case strings.EqualFold(name.String(), "Data") && !found:
+			var rest io.Reader
+			if docs, rest, err = streamData(d, br); err != nil {
+				return nil, nil, err
+			}
+			found = true
+			if rest != nil { // d is spent: read the Metadata from what follows
+				if m := metadataAfter(rest); m != nil {
+					meta = m
+				}
+				return docs, meta, nil
+			}
+		default:
+			if err := d.SkipValue(); err != nil {
+				return nil, nil, malformed("the invocation body", err)
+			}
+		}
+	}
+	if !found {
+		return nil, nil, handlers.BadInput("invocation body has no Data object with Data.%s", BindingName)
+	}
+	return docs, meta, nil
+}
+
+// metadataAfter reads the Metadata from the rest of an envelope after the
+// documents' value: the rest of the Data object, then the envelope's
+// other members. Nil when there is none, or it cannot be read.
+func metadataAfter(rest io.Reader) map[string]json.RawMessage {
+	b, err := io.ReadAll(io.LimitReader(rest, maxRemainder))
+	if err != nil {
+		return nil
+	}
+	var env struct{ Metadata map[string]json.RawMessage }
+	if json.Unmarshal(append([]byte(`{"Data":{"_":0`), b...), &env) != nil {
+		return nil
+	}
+	return env.Metadata
+}
+
+// streamData reads the Data object's documents. Given as an array, they
+// are read with d, which then reads on; given as a string, they are
+// unescaped as they are read, and rest is the stream after the string.
+func streamData(d *jsontext.Decoder, br *bufio.Reader) (docs []json.RawMessage, rest io.Reader, err error) {
+	const field = "Data." + BindingName
+	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '{' {
+		return nil, nil, handlers.BadInput("Data is not a JSON object")
+	}
+	for d.PeekKind() == '"' {
+		name, err := d.ReadToken()
+		if err != nil {
+			return nil, nil, malformed("Data", err)
+		}
+		if name.String() != BindingName || docs != nil {
+			if err := d.SkipValue(); err != nil {
+				return nil, nil, malformed("Data", err)
+			}
+			continue
+		}
+		switch d.PeekKind() {
+		case '[':
+			if docs, err = streamArray(d); err != nil {
+				return nil, nil, err
+			}
+			if docs == nil {
+				docs = []json.RawMessage{}
+			}
+			continue
+		case '"':
+			// A string too large to hold as one token: unescape it as it
+			// is read, from the bytes after the name.
+			raw := bufio.NewReaderSize(io.MultiReader(bytes.NewReader(bytes.Clone(d.UnreadBuffer())), br), 64<<10)
+			if err := skipTo(raw, '"'); err != nil {
+				return nil, nil, malformed(field, err)
+			}
+			outer := &stringReader{r: raw}
+			docs, err := streamLayers(outer)
+			if err != nil {
+				return nil, nil, err
+			}
+			if _, err := io.Copy(io.Discard, outer); err != nil { // to the string's end
+				return nil, nil, malformed(field, err)
+			}
+			return docs, raw, nil
+		}
+		return nil, nil, handlers.BadInput("%s is not an array of documents (or a JSON string holding one)", field)
+	}
+	if _, err := d.ReadToken(); err != nil {
+		return nil, nil, malformed("Data", err)
+	}
+	if docs == nil {
+		return nil, nil, handlers.BadInput("Data has no %s (Data.%s is missing)", BindingName, BindingName)
+	}
+	return docs, nil, nil
+}
+
+// streamLayers reads the array a JSON string's content holds, directly or
+// inside one more string (the host's double encoding).
+func streamLayers(content io.Reader) ([]json.RawMessage, error) {
+	const field = "Data." + BindingName
+	r := bufio.NewReaderSize(content, 64<<10)
+	first, err := peekNonSpace(r)
+	if err != nil {
+		return nil, malformed(field, err)
+	}
+	var inner *stringReader
+	if first == '"' {
+		_, _ = r.ReadByte()
+		inner = &stringReader{r: r}
+		r = bufio.NewReaderSize(inner, 64<<10)
+		if first, err = peekNonSpace(r); err != nil {
+			return nil, malformed(field, err)
+		}
+		if first != '[' {
+			return nil, handlers.BadInput("%s is wrapped in more than %d layers of JSON strings, or holds no array", field, maxStringLayers)
+		}
+	} else if first != '[' {
+		return nil, handlers.BadInput("%s is a string whose content is not an array of documents", field)
+	}
+	docs, err := streamArray(jsontext.NewDecoder(r, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)))
+	if err != nil {
+		return nil, err
+	}
+	if inner != nil {
+		if _, err := io.Copy(io.Discard, inner); err != nil { // to the inner string's end
+			return nil, malformed(field, err)
+		}
+	}
+	return docs, nil
+}
+
+// streamArray reads an array of documents one at a time.
+func streamArray(d *jsontext.Decoder) ([]json.RawMessage, error) {
+	const field = "Data." + BindingName
+	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '[' {
+		return nil, handlers.BadInput("%s is not an array of documents", field)
+	}
+	var docs []json.RawMessage
+	for i := 0; ; i++ {
+		switch k := d.PeekKind(); k {
+		case ']':
+			if _, err := d.ReadToken(); err != nil {
+				return nil, malformed(field, err)
+			}
+			return docs, nil
+		case '{':
+		case 0:
+			_, err := d.ReadValue()
+			return nil, malformed(field, err)
+		default:
+			return nil, handlers.BadInput("%s[%d] is not a JSON object", field, i)
+		}
+		v, err := d.ReadValue()
+		if err != nil {
+			return nil, malformed(fmt.Sprintf("%s[%d]", field, i), err)
+		}
+		docs = append(docs, json.RawMessage(bytes.Clone(v)))
+	}
+}
+
+// malformed is the 400 for a stream that stops being JSON; it says where,
+// not what (a document may be megabytes).
+func malformed(what string, err error) error {
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		return handlers.BadInput("%s: the batch is cut short", what)
+	}
+	var se *jsontext.SyntacticError
+	if errors.As(err, &se) {
+		return handlers.BadInput("%s: malformed JSON at byte %d", what, se.ByteOffset)
+	}
+	return handlers.BadInput("%s: malformed JSON", what)
+}
+
+// splitOversize sets aside the documents over Cosmos DB's item limit: no
+// store takes them, so no dispatch of them can ever be written.
+func splitOversize(docs []json.RawMessage) (keep []json.RawMessage, skipped []string) {
+	keep = docs[:0:0]
+	for _, d := range docs {
+		if len(d) > store.MaxDocumentBytes {
+			skipped = append(skipped, idOrSize(d))
+			continue
+		}
+		keep = append(keep, d)
+	}
+	return keep, skipped
+}
+
+func idOrSize(d json.RawMessage) string {
+	if id := store.TopLevelID(d); id != "" && len(id) <= store.MaxIDBytes {
+		return id
+	}
+	return fmt.Sprintf("(no id, %d bytes)", len(d))
+}
+
+func peekNonSpace(r *bufio.Reader) (byte, error) {
+	for {
+		b, err := r.Peek(1)
+		if err != nil {
+			return 0, err
+		}
+		switch b[0] {
+		case ' ', '\t', '\r', '\n':
+			_, _ = r.ReadByte()
+		default:
+			return b[0], nil
+		}
+	}
+}
+
+// skipTo consumes white space and the name separator up to and including
+// want, which must come next.
+func skipTo(r *bufio.Reader, want byte) error {
+	for {
+		b, err := r.ReadByte()
+		if err != nil {
+			return err
+		}
+		switch b {
+		case ' ', '\t', '\r', '\n', ':':
+		case want:
+			return nil
+		default:
+			return fmt.Errorf("want %q, found %q", want, b)
+		}
+	}
+}
+
+// stringReader yields the content of a JSON string, unescaped, from r
+// positioned just after its opening quote; it ends at the closing quote.
+type stringReader struct {
+	r       *bufio.Reader
+	done    bool
+	pending []byte
+}
+
+var errBadEscape = errors.New("invalid escape in a JSON string")
+
+func (s *stringReader) Read(p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		if len(s.pending) > 0 {
+			c := copy(p[n:], s.pending)
+			s.pending, n = s.pending[c:], n+c
+			continue
+		}
+		if s.done {
+			break
+		}
+		b, err := s.r.ReadByte()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return n, err
+		}
+		switch {
+		case b == '"':
+			s.done = true
+		case b == '\\':
+			if s.pending, err = s.escape(); err != nil {
+				return n, err
+			}
+		case b < 0x20:
+			return n, fmt.Errorf("control byte %#x in a JSON string", b)
+		default:
+			p[n] = b
+			n++
+		}
+	}
+	if n == 0 && s.done {
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+// escape decodes the escape after a backslash.
+func (s *stringReader) escape() ([]byte, error) {
+	b, err := s.r.ReadByte()
+	if err != nil {
+		return nil, io.ErrUnexpectedEOF
+	}
+	switch b {
+	case '"', '\\', '/':
+		return []byte{b}, nil
+	case 'b':
+		return []byte{'\b'}, nil
+	case 'f':
+		return []byte{'\f'}, nil
+	case 'n':
+		return []byte{'\n'}, nil
+	case 'r':
+		return []byte{'\r'}, nil
+	case 't':
+		return []byte{'\t'}, nil
+	case 'u':
+		r, err := s.hex4()
+		if err != nil {
+			return nil, err
+		}
+		if utf16.IsSurrogate(r) {
+			if next, err := s.r.Peek(2); err == nil && string(next) == `\u` {
+				_, _ = s.r.Discard(2)
+				low, err := s.hex4()
+				if err != nil {
+					return nil, err
+				}
+				r = utf16.DecodeRune(r, low)
+			} else {
+				r = utf8.RuneError
+			}
+		}
+		return utf8.AppendRune(nil, r), nil
+	}
+	return nil, errBadEscape
+}
+
+func (s *stringReader) hex4() (rune, error) {
+	var r rune
+	for range 4 {
+		b, err := s.r.ReadByte()
+		if err != nil {
+			return 0, io.ErrUnexpectedEOF
+		}
+		switch {
+		case '0' <= b && b <= '9':
+			r = r<<4 | rune(b-'0')
+		case 'a' <= b && b <= 'f':
+			r = r<<4 | rune(b-'a'+10)
+		case 'A' <= b && b <= 'F':
+			r = r<<4 | rune(b-'A'+10)
+		default:
+			return 0, errBadEscape
+		}
+	}
+	return r, nil
+}
