@@ -46,6 +46,9 @@ type evidence struct {
 	sick                  sickSet
 	sickHung, sickGarbled int
 	wantCSHangs           bool
+	// The id searches CS answered, and those answered with a lying list.
+	idSearches, lyingLists int
+	wantLies               bool
 }
 
 // problems lists every invariant the run broke, each prefixed by its area.

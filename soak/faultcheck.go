@@ -85,6 +85,9 @@ func (e evidence) faultProblems() []string {
 	if e.wantCSHangs && e.cs.statuses[0] == 0 {
 		add("no clusters service request hung")
 	}
+	if e.wantLies && e.lyingLists == 0 {
+		add("no lying list was served (%d id searches)", e.idSearches)
+	}
 	if e.sick.size() >= len(sickShapes) && (e.sickHung == 0 || e.sickGarbled == 0) {
 		add("the sick subset of %d objects saw %d hung and %d garbled requests, want both", e.sick.size(), e.sickHung, e.sickGarbled)
 	}

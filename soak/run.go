@@ -157,7 +157,8 @@ func execute(ctx context.Context, o options, logger *slog.Logger) (evidence, rep
 	csl := newCSLedger(sim)
 	sickDone := make(chan struct{})
 	sick := newSickCS(csl, sickObjects(plan), sickDone)
-	csURL, stopCS, err := serveLoopback(sick)
+	liar := newListLiar(sick, o.lyingEvery)
+	csURL, stopCS, err := serveLoopback(liar)
 	if err != nil {
 		return ev, rep, err
 	}
@@ -265,6 +266,8 @@ func execute(ctx context.Context, o options, logger *slog.Logger) (evidence, rep
 	ev.failedInvocations, ev.failedTook = fl.failedInvocations()
 	ev.cosmosFaults, ev.wantCosmosFaults = faults.snapshot(), o.cosmosFaults
 	ev.sickHung, ev.sickGarbled = sick.sickCounts()
+	ev.idSearches, ev.lyingLists = liar.counts()
+	ev.wantLies = o.lyingEvery > 0
 	ev.sick = sickObjects(plan)
 	ev.wantCSHangs = o.csHangRate > 0
 	l := sim.Ledger()

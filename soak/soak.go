@@ -45,6 +45,7 @@ type options struct {
 	sickEvery    int           // one scenario in this many is sick; 0: none
 	sickDeadline time.Duration // the sick clusters' create deadline
 	csHangRate   float64       // CS requests that never answer
+	lyingEvery   int           // one CS id search in this many lists every object twice, the copy failed; 0: none
 	cosmosFaults bool          // throttle, refuse and slow the handlers' store requests
 	// stripIfMatch switches the store's ETag guard off, for checking the
 	// soak itself: lost updates then go through and the run must fail.
@@ -57,7 +58,7 @@ func defaultOptions() options {
 	return options{
 		ops: 1500, duration: 3 * time.Minute, settle: 5 * time.Minute, seed: uint64(time.Now().UnixNano()),
 		phase: 300 * time.Millisecond, feedReorder: 0.3, notifyFailRate: 0.3,
-		instances: 2, sickEvery: 7, sickDeadline: 20 * time.Second, csHangRate: 0.01, cosmosFaults: true,
+		instances: 2, sickEvery: 7, sickDeadline: 20 * time.Second, csHangRate: 0.01, lyingEvery: 10, cosmosFaults: true,
 	}
 }
 
@@ -81,6 +82,7 @@ func parseOptions(args []string, usage io.Writer) (options, error) {
 	fs.IntVar(&o.sickEvery, "sick-every", o.sickEvery, "one scenario in this many has a sick cluster that CS hangs on or answers with garbage for the whole run (0: none)")
 	fs.DurationVar(&o.sickDeadline, "sick-deadline", o.sickDeadline, "create deadline of the sick clusters; they must end Failed at it")
 	fs.Float64Var(&o.csHangRate, "cs-hang-rate", o.csHangRate, "share of Clusters Service requests that never answer")
+	fs.IntVar(&o.lyingEvery, "lying-list-every", o.lyingEvery, "one Clusters Service id search (the tick's batched reads) in this many lists every object twice, the copy failed (0: none)")
 	fs.BoolVar(&o.cosmosFaults, "cosmos-faults", o.cosmosFaults, "inject 429 (with x-ms-retry-after-ms), 503, 408 and slow answers into the handlers' Cosmos reads, queries, replaces and batches")
 	fs.BoolVar(&o.stripIfMatch, "break-etag-guard", false, "check the soak itself: strip If-Match from every store write, so stale writes go through; the run must then fail")
 	if err := fs.Parse(args); err != nil {
@@ -119,6 +121,8 @@ func (o options) validate() error {
 		return fmt.Errorf("hcpops soak: -kills %d with -instances %d: every instance is killed at least once", o.kills, o.instances)
 	case o.sickEvery < 0 || o.sickEvery == 1:
 		return fmt.Errorf("hcpops soak: -sick-every %d: want 0 (no sick subset) or 2 and more", o.sickEvery)
+	case o.lyingEvery < 0:
+		return fmt.Errorf("hcpops soak: -lying-list-every %d: want 0 (none) or more", o.lyingEvery)
 	case o.sickDeadline <= 0:
 		return fmt.Errorf("hcpops soak: -sick-deadline %s: want a positive duration", o.sickDeadline)
 	case o.csHangRate < 0 || o.csHangRate > 1-csErrorRate-csThrottleRate:

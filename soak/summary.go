@@ -65,6 +65,9 @@ func summarize(w io.Writer, e evidence, r report, problems []string) {
 	n, onTime, latest := sickStats(e)
 	fmt.Fprintf(w, "  sick subset       %d objects (%.1f%% of CS objects): %d requests hung, %d garbled; %d of %d Failed at their deadline, latest %s after it\n",
 		e.sick.size(), percent(e.sick.size(), objects+e.sick.size()-e.sickCreated()), e.sickHung, e.sickGarbled, onTime, n, latest.Round(time.Millisecond))
+	if e.wantLies {
+		fmt.Fprintf(w, "  lying lists       %d of %d id searches listed every object twice, the copy failed\n", e.lyingLists, e.idSearches)
+	}
 	if e.wantCosmosFaults {
 		fmt.Fprintf(w, "  store faults      429/503/408/slow by kind: %s\n", cosmosFaultLine(e.cosmosFaults))
 	}
