@@ -75,17 +75,26 @@ func TestHeldStoreNamesItsHolder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	adv := sh.Advert()
 	// The process stops answering but keeps the file, and its advert.
-	b, _ := os.ReadFile(filepath.Join(dir, storeapi.AdvertFile))
-	sh.Close()
-	if err := os.WriteFile(filepath.Join(dir, storeapi.AdvertFile), b, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	adv := abandon(t, sh, dir)
 	_, _, err = ConnectStore(context.Background(), dirEnv(dir), ReadOnly, logger)
 	if err == nil || !strings.Contains(err.Error(), "held by hcpops serve (pid ") || adv.PID == 0 {
 		t.Errorf("held by a silent process: %v", err)
 	}
+}
+
+// abandon stops sh's API as a SIGKILL would: the advert stays behind.
+func abandon(t *testing.T, sh *storeapi.Shared, dir string) storeapi.Advert {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, storeapi.AdvertFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh.Close()
+	if err := os.WriteFile(filepath.Join(dir, storeapi.AdvertFile), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return sh.Advert()
 }
 
 func TestConnectStoreReadOnlyCreatesNothing(t *testing.T) {
@@ -122,13 +131,8 @@ func TestImpostorAdvertFallsBackToTheFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	adv := sh.Advert()
-	b, _ := os.ReadFile(filepath.Join(dir, storeapi.AdvertFile))
-	sh.Close()
+	adv := abandon(t, sh, dir)
 	held.Close()
-	if err := os.WriteFile(filepath.Join(dir, storeapi.AdvertFile), b, 0o600); err != nil {
-		t.Fatal(err)
-	}
 	ln, err := net.Listen("tcp", strings.TrimPrefix(adv.URL, "http://"))
 	if err != nil {
 		t.Fatal(err)

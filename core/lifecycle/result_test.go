@@ -22,15 +22,23 @@ func resultRequest(name string) StatusRequest {
 	return StatusRequest{SubscriptionID: testSub, Location: "eastus", OperationName: name, HomeTenantID: testTenant, ClientObjectID: testClient}
 }
 
-// TestCredentialResultFaults: a CS that fails costs only this read (an
-// error, not a 404 and not a write); a credential CS no longer has is gone.
-func TestCredentialResultFaults(t *testing.T) {
+// credentialIssued is an env with a ready cluster and a credential request
+// that succeeded, and that operation's name.
+func credentialIssued(t *testing.T) (*env, string) {
+	t.Helper()
 	e := newEnv(t)
-	ctx := context.Background()
 	e.readyCluster(t, "c1")
 	name := e.requestCredential(t, "c1", request{})
 	e.drive(t, name)
 	e.wantOp(t, name, arm.ProvisioningStateSucceeded, "")
+	return e, name
+}
+
+// TestCredentialResultFaults: a CS that fails costs only this read (an
+// error, not a 404 and not a write); a credential CS no longer has is gone.
+func TestCredentialResultFaults(t *testing.T) {
+	e, name := credentialIssued(t)
+	ctx := context.Background()
 
 	res, err := e.engine.Result(ctx, resultRequest(name))
 	if err != nil || res.Request != document.RequestRequestCredential || !strings.Contains(string(res.Body), `"kubeconfig": "apiVersion: v1`) {
@@ -148,11 +156,8 @@ func (q quotingCS) GetBreakGlassCredential(context.Context, string) (cs.BreakGla
 // result's error keeps only what cannot quote the credential; a CS status
 // and a described answer stay readable.
 func TestCredentialErrorCarriesNoBytes(t *testing.T) {
-	e := newEnv(t)
+	e, name := credentialIssued(t)
 	ctx := context.Background()
-	e.readyCluster(t, "c1")
-	name := e.requestCredential(t, "c1", request{})
-	e.drive(t, name)
 	const secret = "sha256~0123456789abcdef0123456789abcdef"
 	eng, err := New(Deps{Store: e.store, ClusterService: quotingCS{Client: e.cs, secret: secret}, Notifier: notification.New(notification.Config{}, nil),
 		Clock: e.clk.Now, Logger: slog.New(slog.NewTextHandler(e.logs, nil))}, e.cfg)
