@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -232,5 +233,35 @@ func TestNotificationOwnContexts(t *testing.T) {
 	}
 	if want := n.returned.Add(e.engine.cfg.WriteTimeout); clearDeadline.Before(want) {
 		t.Errorf("the URI clear's deadline %s is before %s: its context was made before the POST", clearDeadline, want)
+	}
+}
+
+// TestDeliveredNotificationIsNotPostedAgain: when the URI clear after a
+// delivery fails, the next tick retries the clear, not the POST.
+func TestDeliveredNotificationIsNotPostedAgain(t *testing.T) {
+	e := newEnv(t)
+	var failed atomic.Bool
+	name := e.create(t, document.KindCluster, clusterRID("again"), request{notify: true})
+	opID := document.CosmosID(document.OperationResourceID(testSub, name))
+	e.store.setHook(func(_ context.Context, phase hookPhase, w write) error {
+		clear := w.kind == "Replace" && len(w.ids) == 1 && w.ids[0] == opID && !w.contains(e.sink.uri(name))
+		if phase == beforeWrite && clear && failed.CompareAndSwap(false, true) {
+			return errors.New("injected: the store refused the clear")
+		}
+		return nil
+	})
+	e.runToTerminal(t, name)
+	if !failed.Load() || e.op(t, name).Properties.NotificationURI == "" {
+		t.Fatalf("the clear did not fail as injected (failed %v)", failed.Load())
+	}
+	for range 3 {
+		e.clk.Advance(2 * time.Minute)
+		e.tick(t)
+	}
+	if op := e.op(t, name); op.Properties.NotificationURI != "" {
+		t.Errorf("notification URI still set")
+	}
+	if n := len(e.sink.calls(name)); n != 1 {
+		t.Errorf("ARM got %d POSTs, want 1", n)
 	}
 }
