@@ -37,7 +37,8 @@ const (
 
 // Server is one running test server process.
 type Server struct {
-	// Endpoint is the https URL of the server, e.g. https://127.0.0.1:40123/.
+	// Endpoint is the URL of the server, e.g. https://127.0.0.1:40123/
+	// (http:// with Options.NoSSL).
 	Endpoint string
 	cmd      *exec.Cmd
 	exited   chan struct{}
@@ -97,28 +98,44 @@ func installed(dir string) bool {
 	return err == nil
 }
 
-// Start starts the wrapper in dir on a free loopback port and waits
-// until GET / answers 200. Ports are picked by probing, so a lost race is
-// retried on another port.
-func Start(ctx context.Context, dir string) (*Server, error) {
+// Options choose how the server listens.
+type Options struct {
+	// NoSSL serves plain http (--no-ssl), as the emulator's http mode does;
+	// the Endpoint is then http://.
+	NoSSL bool
+	// Port is the port to listen on; 0 picks a free one.
+	Port int
+}
+
+// Start starts the wrapper in dir on a free loopback port over https and
+// waits until GET / answers 200.
+func Start(ctx context.Context, dir string) (*Server, error) { return StartWith(ctx, dir, Options{}) }
+
+// StartWith starts the wrapper as o says and waits until GET / answers
+// 200. Free ports are picked by probing, so a lost race is retried on
+// another port.
+func StartWith(ctx context.Context, dir string, o Options) (*Server, error) {
 	var errs []error
 	for range startAttempts {
-		s, err := startOnce(ctx, dir)
+		s, err := startOnce(ctx, dir, o)
 		if err == nil {
 			return s, nil
 		}
 		errs = append(errs, err)
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || o.Port != 0 {
 			break
 		}
 	}
 	return nil, fmt.Errorf("starting cosmos test server: %w", errors.Join(errs...))
 }
 
-func startOnce(ctx context.Context, dir string) (*Server, error) {
-	port, err := freePort()
-	if err != nil {
-		return nil, err
+func startOnce(ctx context.Context, dir string, o Options) (*Server, error) {
+	port := o.Port
+	if port == 0 {
+		var err error
+		if port, err = freePort(); err != nil {
+			return nil, err
+		}
 	}
 	logFile, err := os.CreateTemp("", "cosmos-test-server-*.log")
 	if err != nil {
@@ -126,7 +143,12 @@ func startOnce(ctx context.Context, dir string) (*Server, error) {
 	}
 	defer logFile.Close()
 	// Start node itself (not npx) so the pid we kill is the server's.
-	cmd := exec.Command("node", serverScript, "-p", strconv.Itoa(port), "--host", "127.0.0.1", "--keep-alive")
+	args := []string{serverScript, "-p", strconv.Itoa(port), "--host", "127.0.0.1", "--keep-alive"}
+	scheme := "https"
+	if o.NoSSL {
+		args, scheme = append(args, "--no-ssl"), "http"
+	}
+	cmd := exec.Command("node", args...)
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = childAttrs()
@@ -134,7 +156,7 @@ func startOnce(ctx context.Context, dir string) (*Server, error) {
 		return nil, fmt.Errorf("running node %s: %w", serverScript, err)
 	}
 	s := &Server{
-		Endpoint: fmt.Sprintf("https://127.0.0.1:%d/", port),
+		Endpoint: fmt.Sprintf("%s://127.0.0.1:%d/", scheme, port),
 		cmd:      cmd,
 		exited:   make(chan struct{}),
 		logPath:  logFile.Name(),
