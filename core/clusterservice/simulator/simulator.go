@@ -65,6 +65,7 @@ type Simulator struct {
 	durations Durations
 	seq       int
 	clusters  map[string]*cluster
+	versions  []Version
 	armed     armedFailures
 
 	faultMu sync.Mutex
@@ -90,6 +91,7 @@ func New(opts ...Option) *Simulator {
 		rng:       rand.New(rand.NewPCG(1, 2)),
 		durations: DefaultDurations(),
 		clusters:  map[string]*cluster{},
+		versions:  DefaultVersions(),
 		armed:     newArmedFailures(),
 		ledger:    ledger{l: newLedgerCounts()},
 		done:      make(chan struct{}),
