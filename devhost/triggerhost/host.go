@@ -67,10 +67,10 @@ type Host struct {
 	owner    string
 	// leaseRenew and leaseExpiration are the trigger's lease timings.
 	leaseRenew, leaseExpiration time.Duration
-	clock    Clock
-	location *time.Location
-	logger   *slog.Logger
-	httpAddr string
+	clock                       Clock
+	location                    *time.Location
+	logger                      *slog.Logger
+	httpAddr                    string
 
 	timers []*timerListener
 	feeds  []*feedListener
@@ -168,7 +168,7 @@ func (h *Host) plan(cfg Config) error {
 				delay = cfg.FeedPollDelay
 			}
 			h.feeds = append(h.feeds, &feedListener{host: h, fn: fn, binding: b, pollDelay: delay,
-				reader: changefeed.NewReader(cfg.Feed, changefeed.WithPageSize(b.MaxItemsPerInvocation), changefeed.WithClock(cfg.Clock.Now)),
+				reader:    changefeed.NewReader(cfg.Feed, changefeed.WithPageSize(b.MaxItemsPerInvocation), changefeed.WithClock(cfg.Clock.Now)),
 				leaseName: b.LeaseContainerPrefix + fn.Name, rng: cfg.FeedFaults.rand(len(h.feeds))})
 		case functionapp.TypeHTTPTrigger:
 			r, err := parseRoute(fn, cfg.App.Host.RoutePrefix)
