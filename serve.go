@@ -45,7 +45,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	if st, ok := a.Store.(*embedded.Store); ok {
-		sh, err := storeapi.Share(st, app.DataDir(getenv), storeapi.Advert{Command: "hcpops serve"}, logger)
+		sh, err := storeapi.Share(st, app.DataDir(getenv), storeapi.Advert{Command: "hcpops serve", Store: app.EmbeddedStoreName(app.DataDir(getenv))}, logger)
 		if err != nil {
 			return err
 		}
