@@ -73,7 +73,7 @@ func New(cfg Config, opts ...Option) (*Store, error) {
 		ClientOptions: azcore.ClientOptions{
 			Retry:            cfg.retryOptions(),
 			PerCallPolicies:  []policy.Policy{unavailableRetry{opts: cfg.retryOptions()}},
-			PerRetryPolicies: s.perTry,
+			PerRetryPolicies: append([]policy.Policy{untrustedStop{}}, s.perTry...),
 			Transport:        transport,
 		},
 	}

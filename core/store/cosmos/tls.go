@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"os"
 	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 )
 
 // Loopback says the endpoint is on this machine: the emulator or the test
@@ -90,3 +92,23 @@ func trustHint(err error) string {
 		"or for the emulator or the test server on loopback %s=true (or use its http:// endpoint)",
 		SettingCAFile, SettingSSLCertFile, SettingInsecureLoopback)
 }
+
+// untrustedStop ends the retries of a request whose certificate is not
+// trusted: every retry meets the same certificate, and the caller would
+// wait out the whole backoff for the same answer.
+type untrustedStop struct{}
+
+func (untrustedStop) Do(req *policy.Request) (*http.Response, error) {
+	resp, err := req.Next()
+	if err != nil && trustHint(err) != "" {
+		return resp, nonRetriable{err}
+	}
+	return resp, err
+}
+
+// nonRetriable is azcore's mark for an error not worth retrying.
+type nonRetriable struct{ error }
+
+func (nonRetriable) NonRetriable() {}
+
+func (e nonRetriable) Unwrap() error { return e.error }
