@@ -17,23 +17,23 @@ import (
 
 // options are the flags of `hcpops dev`.
 type options struct {
-	scriptRoot    string
-	dataDir       string
-	reset         bool
+	scriptRoot string
+	dataDir    string
+	reset      bool
 	// createContainers: nil means by the endpoint (on for loopback).
 	createContainers *bool
 	httpAddr         string
 	csAddr           string
-	handlerPort   int
-	feedPollDelay time.Duration
-	phase         time.Duration
-	simDurations  string
-	schedules     map[string]string
-	samples       bool
-	exitWhenDone  bool
-	timeout       time.Duration
-	logLevel      slog.Level
-	verbose       bool
+	handlerPort      int
+	feedPollDelay    time.Duration
+	phase            time.Duration
+	simDurations     string
+	schedules        map[string]string
+	samples          bool
+	exitWhenDone     bool
+	timeout          time.Duration
+	logLevel         slog.Level
+	verbose          bool
 	// logPath is the log file; "" logs to the writer run is given.
 	logPath string
 
