@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hcpops/hcpops/core/store/embedded"
+	"github.com/hcpops/hcpops/devhost/functionapp"
 	"github.com/hcpops/hcpops/internal/testsupport"
 )
 
@@ -60,20 +62,45 @@ func runHost(t *testing.T, cfg Config) (h *Host, stop func() error, done <-chan 
 	return h, stop, ch
 }
 
-func TestFeedLeaseHeldByAnotherHostIsRefused(t *testing.T) {
+// leaseRig is a store, a handler and an app with one change-feed
+// function, for the lease tests.
+type leaseRig struct {
+	dir string
+	s   *embedded.Store
+	th  *testHandler
+	app *functionapp.App
+}
+
+func newLeaseRig(t *testing.T) *leaseRig {
 	dir := t.TempDir()
 	s := openStore(t, dir)
-	defer s.Close()
-	writeLease(t, dir, Lease{Owner: "hcpops dev on laptop-2 (/src/.data)", Renewed: time.Now().Add(-10 * time.Second)})
-	th := newTestHandler()
-	app := writeApp(t, hostJSON, map[string]string{"dispatch": feedFunction("")})
-	_, _, done := runHost(t, Config{App: app, Worker: th.worker(), StateDir: dir, Feed: s, Owner: "me"})
+	t.Cleanup(func() { s.Close() })
+	return &leaseRig{dir: dir, s: s, th: newTestHandler(),
+		app: writeApp(t, hostJSON, map[string]string{"dispatch": feedFunction("")})}
+}
+
+// config is the host of the rig, owned by "me".
+func (r *leaseRig) config() Config {
+	return Config{App: r.app, Worker: r.th.worker(), StateDir: r.dir, Feed: r.s, Owner: "me"}
+}
+
+// with is config with extra's leases, clock and logger.
+func (r *leaseRig) with(extra Config) Config {
+	c := r.config()
+	c.Leases, c.Clock, c.Logger = extra.Leases, extra.Clock, extra.Logger
+	return c
+}
+
+func TestFeedLeaseHeldByAnotherHostIsRefused(t *testing.T) {
+	r := newLeaseRig(t)
+	writeLease(t, r.dir, Lease{Owner: "hcpops dev on laptop-2 (/src/.data)", Renewed: time.Now().Add(-10 * time.Second)})
+	_, _, done := runHost(t, r.config())
 	err := <-done
 	if !errors.Is(err, ErrLeaseHeld) || !strings.Contains(err.Error(), "hcpops dev on laptop-2 (/src/.data), renewed 10s ago") ||
 		!strings.Contains(err.Error(), "wait 50s") {
 		t.Fatalf("Run = %v, want ErrLeaseHeld naming the holder, how long ago it renewed and when it expires", err)
 	}
-	if l := readLease(t, dir); l.Owner != "hcpops dev on laptop-2 (/src/.data)" {
+	if l := readLease(t, r.dir); l.Owner != "hcpops dev on laptop-2 (/src/.data)" {
 		t.Errorf("the refused host wrote the lease: %+v", l)
 	}
 }
@@ -90,21 +117,17 @@ func TestFeedTakesOverAnExpiredLease(t *testing.T) {
 		{"this owner, just now", "me", -time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			s := openStore(t, dir)
-			defer s.Close()
-			createDocs(t, s, "done-before")
-			end, err := s.ChangeFeed(context.Background(), "", 100)
+			r := newLeaseRig(t)
+			createDocs(t, r.s, "done-before")
+			end, err := r.s.ChangeFeed(context.Background(), "", 100)
 			must(t, err)
-			writeLease(t, dir, Lease{Continuation: end.Continuation, Owner: tc.owner, Renewed: time.Now().Add(tc.renewed)})
-			createDocs(t, s, "missed-while-down")
-			th := newTestHandler()
-			app := writeApp(t, hostJSON, map[string]string{"dispatch": feedFunction("")})
-			startHost(t, Config{App: app, Worker: th.worker(), StateDir: dir, Feed: s, Owner: "me"})
-			if got := batchIDs(t, th.next(t)); !slices.Equal(got, []string{"missed-while-down"}) {
+			writeLease(t, r.dir, Lease{Continuation: end.Continuation, Owner: tc.owner, Renewed: time.Now().Add(tc.renewed)})
+			createDocs(t, r.s, "missed-while-down")
+			startHost(t, r.config())
+			if got := batchIDs(t, r.th.next(t)); !slices.Equal(got, []string{"missed-while-down"}) {
 				t.Fatalf("delivered %v, want [missed-while-down] (from the lease's position)", got)
 			}
-			if l := readLease(t, dir); l.Owner != "me" {
+			if l := readLease(t, r.dir); l.Owner != "me" {
 				t.Errorf("lease owner = %q, want me", l.Owner)
 			}
 		})
@@ -112,18 +135,14 @@ func TestFeedTakesOverAnExpiredLease(t *testing.T) {
 }
 
 func TestFeedReleasesItsLeaseOnStop(t *testing.T) {
-	dir := t.TempDir()
-	s := openStore(t, dir)
-	defer s.Close()
-	th := newTestHandler()
-	app := writeApp(t, hostJSON, map[string]string{"dispatch": feedFunction("")})
-	h, stop, _ := runHost(t, Config{App: app, Worker: th.worker(), StateDir: dir, Feed: s, Owner: "me"})
+	r := newLeaseRig(t)
+	h, stop, _ := runHost(t, r.config())
 	<-h.Started()
-	if l := readLease(t, dir); l.Owner != "me" {
+	if l := readLease(t, r.dir); l.Owner != "me" {
 		t.Fatalf("running host's lease owner = %q, want me", l.Owner)
 	}
 	must(t, stop())
-	if l := readLease(t, dir); l.Owner != "" {
+	if l := readLease(t, r.dir); l.Owner != "" {
 		t.Errorf("lease after a clean stop is owned by %q, want released", l.Owner)
 	}
 }
@@ -132,24 +151,20 @@ func TestFeedReleasesItsLeaseOnStop(t *testing.T) {
 // refuses (another store's) is logged and replaced by the binding's start;
 // delivery goes on.
 func TestFeedGapStartsAgainFromTheBindingStart(t *testing.T) {
-	dir := t.TempDir()
-	s := openStore(t, dir)
-	defer s.Close()
-	writeLease(t, dir, Lease{Continuation: "987654321", Renewed: time.Now()})
+	r := newLeaseRig(t)
+	writeLease(t, r.dir, Lease{Continuation: "987654321", Renewed: time.Now()})
 	var logs testsupport.Records
-	th := newTestHandler()
-	app := writeApp(t, hostJSON, map[string]string{"dispatch": feedFunction("")})
-	startHost(t, Config{App: app, Worker: th.worker(), StateDir: dir, Feed: s, Owner: "me", Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
-	waitLease(t, dir, leaseName, func(l Lease) bool { return l.Continuation != "987654321" })
-	createDocs(t, s, "after-the-gap")
-	if got := batchIDs(t, th.next(t)); !slices.Equal(got, []string{"after-the-gap"}) {
+	startHost(t, r.with(Config{Logger: slog.New(slog.NewJSONHandler(&logs, nil))}))
+	waitLease(t, r.dir, leaseName, func(l Lease) bool { return l.Continuation != "987654321" })
+	createDocs(t, r.s, "after-the-gap")
+	if got := batchIDs(t, r.th.next(t)); !slices.Equal(got, []string{"after-the-gap"}) {
 		t.Fatalf("delivered %v, want [after-the-gap]", got)
 	}
 	gap := logs.Wait(t, "change feed lease position refused; starting again from the binding's start")
 	testsupport.WantAttrs(t, gap, map[string]any{"level": "ERROR", "function": "dispatch", "lease": leaseName, "start": "now"})
 }
 
-// losingLeases is the state dir's store, except that a Save after the
+// losingLeases is the state r.dir's store, except that a Save after the
 // first few finds the lease taken by another host.
 type losingLeases struct {
 	fileLeases
@@ -164,17 +179,13 @@ func (l *losingLeases) Save(ctx context.Context, ls Lease) (Lease, error) {
 }
 
 func TestFeedStopsWhenItsLeaseIsTaken(t *testing.T) {
-	dir := t.TempDir()
-	s := openStore(t, dir)
-	defer s.Close()
-	leases := &losingLeases{fileLeases: fileLeases{dir: stateDir(dir)}}
+	r := newLeaseRig(t)
+	leases := &losingLeases{fileLeases: fileLeases{dir: stateDir(r.dir)}}
 	leases.keep.Store(1) // the first start's lease only
-	th := newTestHandler()
-	app := writeApp(t, hostJSON, map[string]string{"dispatch": feedFunction("")})
-	h, _, done := runHost(t, Config{App: app, Worker: th.worker(), StateDir: dir, Feed: s, Owner: "me", Leases: leases})
+	h, _, done := runHost(t, r.with(Config{Leases: leases}))
 	<-h.Started()
-	createDocs(t, s, "a")
-	th.next(t)
+	createDocs(t, r.s, "a")
+	r.th.next(t)
 	if err := <-done; !errors.Is(err, ErrLeaseLost) || !strings.Contains(err.Error(), "lease dispatch") {
 		t.Fatalf("Run = %v, want ErrLeaseLost naming the lease", err)
 	}
@@ -183,20 +194,16 @@ func TestFeedStopsWhenItsLeaseIsTaken(t *testing.T) {
 // TestFeedRenewsAnIdleLease: with nothing to deliver the listener still
 // rewrites its lease every renew interval, so no other host takes it.
 func TestFeedRenewsAnIdleLease(t *testing.T) {
-	dir := t.TempDir()
-	s := openStore(t, dir)
-	defer s.Close()
+	r := newLeaseRig(t)
 	clock := newFakeClock(time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC))
-	th := newTestHandler()
-	app := writeApp(t, hostJSON, map[string]string{"dispatch": feedFunction("")})
-	startHost(t, Config{App: app, Worker: th.worker(), StateDir: dir, Feed: s, Owner: "me", Clock: clock})
-	first := readLease(t, dir).Renewed
+	startHost(t, r.with(Config{Clock: clock}))
+	first := readLease(t, r.dir).Renewed
 	for clock.Now().Sub(first) < DefaultLeaseRenewInterval {
 		clock.Set(clock.AwaitWaiter(t))
 	}
 	clock.AwaitWaiter(t) // the read after the interval has renewed, and sleeps again
-	if l := readLease(t, dir); !l.Renewed.After(first) || l.Owner != "me" {
+	if l := readLease(t, r.dir); !l.Renewed.After(first) || l.Owner != "me" {
 		t.Errorf("lease after %s idle = %+v, want renewed after %s", DefaultLeaseRenewInterval, l, first)
 	}
-	th.noneQueued(t)
+	r.th.noneQueued(t)
 }

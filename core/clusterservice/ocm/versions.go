@@ -3,7 +3,6 @@ package ocm
 import (
 	"context"
 	"fmt"
-	"time"
 
 	arohcp "github.com/openshift-online/ocm-sdk-go/arohcp/v1alpha1"
 
@@ -13,29 +12,17 @@ import (
 // versionsPath is CS's OpenShift versions collection.
 const versionsPath = cs.AroHCPPrefix + "/versions"
 
-// Version is an OpenShift version as CS offers it: what an ARO-HCP
-// frontend lists as hcpOpenShiftVersions and checks a request against.
-type Version struct {
-	ID                string
-	RawID             string
-	ChannelGroup      string
-	Enabled           bool
-	Default           bool
-	EndOfLife         time.Time
-	AvailableUpgrades []string
-}
-
-func versionFrom(o *arohcp.Version) Version {
-	return Version{ID: o.ID(), RawID: o.RawID(), ChannelGroup: o.ChannelGroup(), Enabled: o.Enabled(),
+func versionFrom(o *arohcp.Version) cs.Version {
+	return cs.Version{ID: o.ID(), RawID: o.RawID(), ChannelGroup: o.ChannelGroup(), Enabled: o.Enabled(),
 		Default: o.Default(), EndOfLife: o.EndOfLifeTimestamp(), AvailableUpgrades: o.AvailableUpgrades()}
 }
 
 // ListVersions reads every page of CS's versions that match search ("" for all).
-func (c *Client) ListVersions(ctx context.Context, search string) ([]Version, error) {
+func (c *Client) ListVersions(ctx context.Context, search string) ([]cs.Version, error) {
 	ctx, cancel := c.callCtx(ctx)
 	defer cancel()
 	versions := arohcp.NewVersionsClient(c.conn, versionsPath)
-	out, err := collect(func(page int) ([]Version, int, bool, error) {
+	out, err := collect(func(page int) ([]cs.Version, int, bool, error) {
 		req := versions.List().Page(page)
 		if search != "" {
 			req.Search(search)
@@ -44,7 +31,7 @@ func (c *Client) ListVersions(ctx context.Context, search string) ([]Version, er
 		if err := csError(err, resp.Status()); err != nil {
 			return nil, 0, false, err
 		}
-		var items []Version
+		var items []cs.Version
 		for _, o := range resp.Items().Slice() {
 			items = append(items, versionFrom(o))
 		}
@@ -58,16 +45,16 @@ func (c *Client) ListVersions(ctx context.Context, search string) ([]Version, er
 }
 
 // GetVersion reads one version by its CS id (openshift-v4.21.20).
-func (c *Client) GetVersion(ctx context.Context, id string) (Version, error) {
+func (c *Client) GetVersion(ctx context.Context, id string) (cs.Version, error) {
 	ctx, cancel := c.callCtx(ctx)
 	defer cancel()
 	resp, err := arohcp.NewVersionsClient(c.conn, versionsPath).Version(id).Get().SendContext(ctx)
 	if err := csError(err, resp.Status()); err != nil {
-		return Version{}, fmt.Errorf("reading version %s: %w", id, err)
+		return cs.Version{}, fmt.Errorf("reading version %s: %w", id, err)
 	}
 	o, ok := resp.GetBody()
 	if !ok {
-		return Version{}, fmt.Errorf("reading version %s: %w", id, errNoBody)
+		return cs.Version{}, fmt.Errorf("reading version %s: %w", id, errNoBody)
 	}
 	return versionFrom(o), nil
 }

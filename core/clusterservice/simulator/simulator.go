@@ -17,6 +17,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/hcpops/hcpops/core/clusterservice"
 )
 
 // Clock is the time source of every state machine.
@@ -65,7 +67,7 @@ type Simulator struct {
 	durations Durations
 	seq       int
 	clusters  map[string]*cluster
-	versions  []Version
+	versions  []clusterservice.Version
 	armed     armedFailures
 
 	faultMu sync.Mutex

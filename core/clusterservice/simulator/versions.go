@@ -17,26 +17,12 @@ import (
 // frontend lists for hcpOpenShiftVersions and reads to validate a version.
 const VersionsPath = cs.AroHCPPrefix + "/versions"
 
-// Version is one OpenShift version the simulator offers.
-type Version struct {
-	// ID is CS's id: "openshift-v" + RawID, plus "-" + channel group
-	// outside stable (ARO-HCP's NewOpenShiftVersionXYZ builds the same).
-	ID           string
-	RawID        string
-	ChannelGroup string
-	Enabled      bool
-	// Default marks the version CS picks when a request names none.
-	Default           bool
-	EndOfLife         time.Time
-	AvailableUpgrades []string
-}
-
 // DefaultVersions are what a frontend accepts out of the box: ARO-HCP's
 // frontend turns "4.20", "4.21" and "4.22" on the stable channel into
 // these patch releases, and its version listing shows them all.
-func DefaultVersions() []Version {
+func DefaultVersions() []cs.Version {
 	eol := func(y int, m time.Month) time.Time { return time.Date(y, m, 1, 0, 0, 0, 0, time.UTC) }
-	return []Version{
+	return []cs.Version{
 		{ID: "openshift-v4.20.25", RawID: "4.20.25", ChannelGroup: "stable", Enabled: true,
 			EndOfLife: eol(2027, time.April), AvailableUpgrades: []string{"4.21.20"}},
 		{ID: "openshift-v4.21.20", RawID: "4.21.20", ChannelGroup: "stable", Enabled: true, Default: true,
@@ -49,20 +35,20 @@ func DefaultVersions() []Version {
 }
 
 // WithVersions replaces the versions the simulator offers.
-func WithVersions(vs []Version) Option {
+func WithVersions(vs []cs.Version) Option {
 	return func(s *Simulator) { s.versions = slices.Clone(vs) }
 }
 
 // versionFields are the version fields a list can search on.
-var versionFields = map[string]func(*Version) string{
-	"id":            func(v *Version) string { return v.ID },
-	"raw_id":        func(v *Version) string { return v.RawID },
-	"channel_group": func(v *Version) string { return v.ChannelGroup },
-	"enabled":       func(v *Version) string { return strconv.FormatBool(v.Enabled) },
-	"default":       func(v *Version) string { return strconv.FormatBool(v.Default) },
+var versionFields = map[string]func(*cs.Version) string{
+	"id":            func(v *cs.Version) string { return v.ID },
+	"raw_id":        func(v *cs.Version) string { return v.RawID },
+	"channel_group": func(v *cs.Version) string { return v.ChannelGroup },
+	"enabled":       func(v *cs.Version) string { return strconv.FormatBool(v.Enabled) },
+	"default":       func(v *cs.Version) string { return strconv.FormatBool(v.Default) },
 }
 
-func (v *Version) object() (*arohcp.Version, error) {
+func versionObject(v *cs.Version) (*arohcp.Version, error) {
 	b := arohcp.NewVersion().
 		ID(v.ID).
 		HREF(VersionsPath + "/" + v.ID).
@@ -90,14 +76,14 @@ func (s *Simulator) listVersions(w http.ResponseWriter, r *http.Request) {
 			if err != nil {
 				return nil, 0, errf(http.StatusBadRequest, "Search expression '%s' is invalid: %v", expr, err)
 			}
-			var all []*Version
+			var all []*cs.Version
 			for i := range s.versions {
 				if matchSearch(q, &s.versions[i], versionFields) {
 					all = append(all, &s.versions[i])
 				}
 			}
-			slices.SortFunc(all, func(a, b *Version) int { return strings.Compare(a.ID, b.ID) })
-			return renderPage(all, page, size, (*Version).object)
+			slices.SortFunc(all, func(a, b *cs.Version) int { return strings.Compare(a.ID, b.ID) })
+			return renderPage(all, page, size, versionObject)
 		})
 }
 
@@ -107,7 +93,7 @@ func (s *Simulator) getVersion(w http.ResponseWriter, r *http.Request) {
 			id := r.PathValue("version")
 			for i := range s.versions {
 				if s.versions[i].ID == id {
-					return s.versions[i].object()
+					return versionObject(&s.versions[i])
 				}
 			}
 			return nil, errf(http.StatusNotFound, "Version '%s' not found", id)
