@@ -1,5 +1,7 @@
 // Package devhost is `hcpops dev`: the whole operation lifecycle on one
-// machine. It runs the embedded store, the Clusters Service simulator, a
+// machine. It runs the embedded store (or the Cosmos DB database the
+// settings name, reading its change feed as the Functions trigger does,
+// with leases in its leases container), the Clusters Service simulator, a
 // notification sink, the custom handler (in process) and a local trigger
 // host that speaks the Functions protocol to it over loopback HTTP, then
 // submits sample operations the way ARM's frontend would and shows them
@@ -45,6 +47,8 @@ const (
 // environment nor local.settings.json has them.
 // HCPOPS_AUTH=none: no App Service Authentication runs in front of a
 // laptop, so the status route takes any caller (with a warning at start).
+// COSMOS_DATABASE only resolves function.json's %COSMOS_DATABASE% on the
+// embedded store: on Cosmos DB the user's own is required.
 func devSettings() map[string]string {
 	return map[string]string{"COSMOS_DATABASE": "hcpops", "HCPOPS_AUTH": "none"}
 }
