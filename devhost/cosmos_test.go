@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"os"
 	"strings"
@@ -279,5 +280,27 @@ func TestCLIWithAnotherStoreThanTheRunningDevIsRefused(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), w) {
 			t.Fatalf("ConnectStore = %v, want it to say %q", err, w)
 		}
+	}
+}
+
+func TestCreateContainersFlag(t *testing.T) {
+	noEnv := func(string) (string, bool) { return "", false }
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{{nil, "auto"}, {[]string{"-create-containers"}, "true"}, {[]string{"-create-containers=false"}, "false"}} {
+		o, err := parseOptions(tc.args, noEnv, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := (optionalBool{&o.createContainers}).String(); got != tc.want {
+			t.Errorf("%q: -create-containers = %s, want %s", tc.args, got, tc.want)
+		}
+	}
+	if _, err := parseOptions([]string{"-create-containers=maybe"}, noEnv, io.Discard); err == nil {
+		t.Error("-create-containers=maybe accepted")
+	}
+	if _, err := parseOptions([]string{"-cs-addr", "0.0.0.0:8000"}, noEnv, io.Discard); err == nil || !strings.Contains(err.Error(), "loopback") {
+		t.Errorf("-cs-addr on every interface: %v, want a refusal", err)
 	}
 }
