@@ -16,7 +16,15 @@ func (e *Engine) dispatchCreate(ctx context.Context, j *job, _ *tally) (outcome,
 
 // pollCreate reads the state of the object the create made.
 func (e *Engine) pollCreate(ctx context.Context, j *job) (pollResult, error) {
-	return j.a.status(ctx, j, j.res.ClusterServiceID())
+	read := j.a.status
+	if j.a.created != nil {
+		read = j.a.created
+	}
+	s, err := read(ctx, j, j.res.ClusterServiceID())
+	if err != nil {
+		return pollResult{}, err
+	}
+	return polledStates(s), nil
 }
 
 // createChild creates the CS node pool or external auth of j.res. Its CS
@@ -36,10 +44,13 @@ func (e *Engine) createChild(ctx context.Context, j *job, hrefOf func(clusterHre
 	if parent == nil || parent.ClusterServiceID() == "" {
 		return outcomeSkipped, retryLater("parent cluster %s is not in clusters service yet", parentID)
 	}
+	if err := checkChildName(j); err != nil {
+		return outcomeSkipped, err
+	}
 	clusterHref, id := parent.ClusterServiceID(), strings.ToLower(j.res.Name())
 	href := hrefOf(clusterHref, id)
 	if err := post(ctx, j, clusterHref, id); err != nil && !cs.IsConflict(err) {
-		return outcomeSkipped, fmt.Errorf("creating %s %s: %w", j.kind, href, err)
+		return outcomeSkipped, fmt.Errorf("creating %s %s: %w", j.kind, href, refusedBy(err, j.a.noun, "create"))
 	}
 	if err := e.recordClusterServiceID(ctx, j, href); err != nil {
 		return outcomeSkipped, err

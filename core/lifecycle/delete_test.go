@@ -197,14 +197,24 @@ func TestNoInternalIDOnUpdateOrDelete(t *testing.T) {
 // href in internalId and left the usesNew* flags false.
 func (e *env) legacyDelete(t testing.TB, rid string) string {
 	t.Helper()
+	return e.legacyDeleteOp(t, rid, true)
+}
+
+// legacyDeleteOp is legacyDelete; csDelete false leaves the object alone
+// in CS, as an old frontend whose CS call was lost would have.
+func (e *env) legacyDeleteOp(t testing.TB, rid string, csDelete bool) string {
+	t.Helper()
 	res := e.resource(t, rid)
 	href := res.ClusterServiceID()
 	var err error
-	switch res.Kind {
-	case document.KindCluster:
+	switch {
+	case !csDelete:
+	case res.Kind == document.KindCluster:
 		err = e.cs.DeleteCluster(context.Background(), href)
-	case document.KindNodePool:
+	case res.Kind == document.KindNodePool:
 		err = e.cs.DeleteNodePool(context.Background(), href)
+	case res.Kind == document.KindExternalAuth:
+		err = e.cs.DeleteExternalAuth(context.Background(), href)
 	}
 	if err != nil {
 		t.Fatal(err)

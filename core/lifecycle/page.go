@@ -2,7 +2,6 @@ package lifecycle
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"time"
 
@@ -140,7 +139,7 @@ func parsedResource(got map[store.DocRef]store.Item, ref store.DocRef, resourceI
 	}
 	res, err := document.ParseResource(item.Body)
 	if err != nil {
-		return nil, fmt.Errorf("parsing resource %s: %w: %w", resourceID, errMalformed, err)
+		return nil, unreadableResource(resourceID, err)
 	}
 	return res, nil
 }
