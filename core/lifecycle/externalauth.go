@@ -89,15 +89,15 @@ func externalAuthExists(ea cs.ExternalAuth) *state.OperationState {
 // postExternalAuth creates the external auth of j.res under its cluster
 // with the caller-chosen id, unless a GET finds it there already.
 func (e *Engine) postExternalAuth(ctx context.Context, j *job, clusterHref, id string) error {
-	_, err := e.cs.GetExternalAuth(ctx, cs.ExternalAuthHref(clusterHref, id))
-	if !cs.IsNotFound(err) {
-		return err
-	}
 	iss, err := j.res.Issuer()
 	if err != nil {
 		return fmt.Errorf("%w: %w", errMalformed, err)
 	}
 	if err := checkIssuer(iss); err != nil {
+		return err // CS can never have accepted it, so there is nothing to adopt
+	}
+	_, err = e.cs.GetExternalAuth(ctx, cs.ExternalAuthHref(clusterHref, id))
+	if !cs.IsNotFound(err) {
 		return err
 	}
 	_, err = e.cs.PostExternalAuth(ctx, clusterHref, cs.ExternalAuthSpec{

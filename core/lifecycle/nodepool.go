@@ -60,15 +60,15 @@ func (e *Engine) nodePoolAdapter() *adapter {
 // postNodePool creates the node pool of j.res under its cluster with the
 // caller-chosen id, unless a GET finds it there already.
 func (e *Engine) postNodePool(ctx context.Context, j *job, clusterHref, id string) error {
-	_, err := e.cs.GetNodePool(ctx, cs.NodePoolHref(clusterHref, id))
-	if !cs.IsNotFound(err) {
-		return err
-	}
 	spec, err := j.res.NodePool()
 	if err != nil {
 		return fmt.Errorf("%w: %w", errMalformed, err)
 	}
 	if err := checkNodePool(spec); err != nil {
+		return err // CS can never have accepted it, so there is nothing to adopt
+	}
+	_, err = e.cs.GetNodePool(ctx, cs.NodePoolHref(clusterHref, id))
+	if !cs.IsNotFound(err) {
 		return err
 	}
 	_, err = e.cs.PostNodePool(ctx, clusterHref, cs.NodePoolSpec{

@@ -1,0 +1,462 @@
+package lifecycle
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/hcpops/hcpops/core/arm"
+	cs "github.com/hcpops/hcpops/core/clusterservice"
+	"github.com/hcpops/hcpops/core/clusterservice/simulator"
+	"github.com/hcpops/hcpops/core/document"
+	"github.com/hcpops/hcpops/core/store"
+)
+
+// The decision rules, one table per rule, in the shape of upstream's
+// operation controller tests: the documents and CS objects before, what
+// CS answers, and the operation and its resource after one tick.
+
+// rule is one case.
+type rule struct {
+	name string
+	// before writes the documents and makes the CS objects; it returns
+	// the operation under test.
+	before func(t *testing.T, e *env) string
+	// cs sets what CS answers during the tick (nil: the simulator as it is).
+	cs func(t *testing.T, e *env)
+	// want is the state after one tick.
+	want after
+}
+
+// after is what one tick leaves.
+type after struct {
+	status  arm.ProvisioningState
+	code    string // the operation's error code; "" means no error
+	message string // its exact error message, when set
+	target  string // its error target, when set
+	// resource is the resource's provisioningState, or "gone"; "" leaves
+	// it unchecked.
+	resource arm.ProvisioningState
+	skipped  string // the skip reason the tick counted, "" for none
+	noCS     bool   // the tick made no CS call
+}
+
+const gone arm.ProvisioningState = "gone"
+
+func runRules(t *testing.T, rules []rule) {
+	t.Helper()
+	for _, r := range rules {
+		t.Run(r.name, func(t *testing.T) {
+			e := newEnv(t)
+			name := r.before(t, e)
+			if r.cs != nil {
+				r.cs(t, e)
+			}
+			calls := e.sim.Ledger().Total()
+			res := e.tick(t)
+			w := r.want
+			op := e.wantOp(t, name, w.status, w.code)
+			if w.message != "" && op.Properties.Error.Message != w.message {
+				t.Errorf("error message = %q, want %q", op.Properties.Error.Message, w.message)
+			}
+			if w.target != "" && op.Properties.Error.Target != w.target {
+				t.Errorf("error target = %q, want %q", op.Properties.Error.Target, w.target)
+			}
+			switch res := e.resource(t, op.Properties.ExternalID); {
+			case w.resource == "":
+			case res == nil && w.resource != gone:
+				t.Errorf("resource is gone, want %s", w.resource)
+			case res != nil && w.resource == gone:
+				t.Errorf("resource is %s, want it gone", res.ProvisioningState())
+			case res != nil && res.ProvisioningState() != w.resource:
+				t.Errorf("resource is %s, want %s", res.ProvisioningState(), w.resource)
+			}
+			if w.skipped == "" && res.Skipped != 0 || w.skipped != "" && (res.Skipped != 1 || res.SkippedReasons[w.skipped] != 1) {
+				t.Errorf("tick = %+v, want skipped %q", res, w.skipped)
+			}
+			if n := e.sim.Ledger().Total() - calls; w.noCS && n != 0 {
+				t.Errorf("the tick made %d CS calls, want none", n)
+			}
+		})
+	}
+}
+
+// Before-documents.
+
+func np1() string { return nodePoolRID("c1", "np1") }
+func ea1() string { return externalAuthRID("c1", "ea1") }
+
+// readyChild makes cluster c1 and its child rid, both Succeeded.
+func readyChild(t *testing.T, e *env, kind document.Kind, rid string) {
+	t.Helper()
+	e.readyCluster(t, "c1")
+	e.drive(t, e.create(t, kind, rid, request{}))
+}
+
+// dispatched makes op's CS call through the change feed.
+func dispatched(t *testing.T, e *env, op string) string {
+	t.Helper()
+	if _, err := e.deliver(t); err != nil {
+		t.Fatal(err)
+	}
+	return op
+}
+
+// edit rewrites the service-provider properties of a resource.
+func edit(t *testing.T, e *env, rid string, f func(spp obj)) {
+	t.Helper()
+	e.editDoc(t, rid, func(doc obj) { f(spp(doc)) })
+}
+
+// removeDoc soft-deletes a resource document behind the engine's back.
+func removeDoc(t *testing.T, e *env, rid string) {
+	t.Helper()
+	if err := e.store.Store.SoftDelete(context.Background(), testPK, document.CosmosID(rid)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// stampedDelete is a Delete whose dispatch marker is on the resource but
+// whose CS DELETE never went out: CS still has the object as it was.
+func stampedDelete(t *testing.T, e *env, rid string) string {
+	t.Helper()
+	op := e.remove(t, rid, request{})[0]
+	edit(t, e, rid, func(s obj) { s["clusterServiceDeletionTimestamp"] = e.clk.Now().UTC().Format(time.RFC3339) })
+	return op
+}
+
+// TestRuleEvidence: a delete is Succeeded only when CS says the object is
+// gone (404), or, on the new deletion approach, when the document is.
+func TestRuleEvidence(t *testing.T) {
+	runRules(t, []rule{{
+		name: "node pool delete, CS uninstalling",
+		before: func(t *testing.T, e *env) string {
+			readyChild(t, e, document.KindNodePool, np1())
+			return dispatched(t, e, e.remove(t, np1(), request{})[0])
+		},
+		want: after{status: arm.ProvisioningStateDeleting, resource: arm.ProvisioningStateDeleting},
+	}, {
+		name: "node pool delete, CS answers 404",
+		before: func(t *testing.T, e *env) string {
+			readyChild(t, e, document.KindNodePool, np1())
+			op := dispatched(t, e, e.remove(t, np1(), request{})[0])
+			e.clk.Advance(2 * time.Minute)
+			return op
+		},
+		want: after{status: arm.ProvisioningStateSucceeded, resource: gone},
+	}, {
+		name: "node pool delete, CS still ready",
+		before: func(t *testing.T, e *env) string {
+			readyChild(t, e, document.KindNodePool, np1())
+			return stampedDelete(t, e, np1())
+		},
+		want: after{status: arm.ProvisioningStateDeleting, resource: arm.ProvisioningStateDeleting},
+	}, {
+		name: "node pool delete, document gone",
+		before: func(t *testing.T, e *env) string {
+			readyChild(t, e, document.KindNodePool, np1())
+			op := e.remove(t, np1(), request{})[0]
+			removeDoc(t, e, np1())
+			return op
+		},
+		want: after{status: arm.ProvisioningStateSucceeded, resource: gone, noCS: true},
+	}, {
+		name: "legacy node pool delete, document gone, CS still ready",
+		before: func(t *testing.T, e *env) string {
+			readyChild(t, e, document.KindNodePool, np1())
+			op := e.legacyDeleteOp(t, np1(), false)
+			removeDoc(t, e, np1())
+			return op
+		},
+		want: after{status: arm.ProvisioningStateDeleting, resource: gone},
+	}, {
+		name: "legacy node pool delete, document gone, CS answers 404",
+		before: func(t *testing.T, e *env) string {
+			readyChild(t, e, document.KindNodePool, np1())
+			op := e.legacyDeleteOp(t, np1(), true)
+			removeDoc(t, e, np1())
+			e.clk.Advance(2 * time.Minute)
+			return op
+		},
+		want: after{status: arm.ProvisioningStateSucceeded, resource: gone},
+	}, {
+		name: "legacy external auth delete, document gone, CS uninstalling",
+		before: func(t *testing.T, e *env) string {
+			readyChild(t, e, document.KindExternalAuth, ea1())
+			op := e.legacyDeleteOp(t, ea1(), true)
+			removeDoc(t, e, ea1())
+			return op
+		},
+		want: after{status: arm.ProvisioningStateDeleting, resource: gone},
+	}, {
+		name: "legacy external auth delete, no internalId, document gone",
+		before: func(t *testing.T, e *env) string {
+			readyChild(t, e, document.KindExternalAuth, ea1())
+			op, body := e.newOp(t, document.RequestDelete, ea1(), "", request{})
+			op.Properties.UsesNewExternalAuthDeletionApproach = false
+			body, err := op.MarshalCreate()
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.batch(t, []store.BatchOp{{Kind: store.OpCreate, Body: body}})
+			removeDoc(t, e, ea1())
+			return op.Name()
+		},
+		want: after{status: arm.ProvisioningStateDeleting, resource: gone, skipped: SkipLegacyDeleteUnknownTarget, noCS: true},
+	}})
+}
+
+// TestRuleSkip: upstream's early returns. A resource being deleted skips
+// its create and update; an empty or unreadable activeOperationId decides
+// nothing; a resource another operation positively owns cancels the
+// operation (hcpops's addition: upstream leaves it to wait forever).
+func TestRuleSkip(t *testing.T) {
+	createdNodePool := func(t *testing.T, e *env) string {
+		e.readyCluster(t, "c1")
+		return dispatched(t, e, e.create(t, document.KindNodePool, np1(), request{}))
+	}
+	runRules(t, []rule{{
+		name: "cluster create, resource deleting",
+		before: func(t *testing.T, e *env) string {
+			op := dispatched(t, e, e.create(t, document.KindCluster, clusterRID("c1"), request{}))
+			edit(t, e, clusterRID("c1"), func(s obj) { s["deletionTimestamp"] = e.clk.Now().UTC().Format(time.RFC3339) })
+			e.clk.Advance(10 * time.Minute) // CS has long finished
+			return op
+		},
+		want: after{status: arm.ProvisioningStateAccepted, resource: arm.ProvisioningStateAccepted, skipped: SkipResourceDeleting, noCS: true},
+	}, {
+		name: "node pool update, resource deleting",
+		before: func(t *testing.T, e *env) string {
+			readyChild(t, e, document.KindNodePool, np1())
+			op := e.update(t, np1(), request{}, func(s *spec) { s.nodePool.Replicas = 5 })
+			edit(t, e, np1(), func(s obj) { s["deletionTimestamp"] = e.clk.Now().UTC().Format(time.RFC3339) })
+			e.clk.Advance(2 * time.Minute) // past the dispatch grace
+			return op
+		},
+		want: after{status: arm.ProvisioningStateAccepted, resource: arm.ProvisioningStateAccepted, skipped: SkipResourceDeleting, noCS: true},
+	}, {
+		name: "node pool create, no activeOperationId",
+		before: func(t *testing.T, e *env) string {
+			op := createdNodePool(t, e)
+			edit(t, e, np1(), func(s obj) { delete(s, "activeOperationId") })
+			return op
+		},
+		want: after{status: arm.ProvisioningStateAccepted, resource: arm.ProvisioningStateAccepted, skipped: SkipNoActiveOperation, noCS: true},
+	}, {
+		name: "node pool create, unreadable activeOperationId",
+		before: func(t *testing.T, e *env) string {
+			op := createdNodePool(t, e)
+			edit(t, e, np1(), func(s obj) { s["activeOperationId"] = "not-an-operation" })
+			return op
+		},
+		want: after{status: arm.ProvisioningStateAccepted, resource: arm.ProvisioningStateAccepted, skipped: SkipActiveOperationUnreadable, noCS: true},
+	}, {
+		name: "node pool create, another operation owns the resource",
+		before: func(t *testing.T, e *env) string {
+			op := createdNodePool(t, e)
+			edit(t, e, np1(), func(s obj) { s["activeOperationId"] = uuid.NewString() })
+			return op
+		},
+		want: after{status: arm.ProvisioningStateCanceled, code: arm.CodeCanceled, message: "This operation was superseded by another",
+			resource: arm.ProvisioningStateAccepted, noCS: true},
+	}, {
+		name: "node pool create, resource document gone",
+		before: func(t *testing.T, e *env) string {
+			op := createdNodePool(t, e)
+			removeDoc(t, e, np1())
+			return op
+		},
+		want: after{status: arm.ProvisioningStateAccepted, resource: gone, skipped: SkipResourceNotFound, noCS: true},
+	}, {
+		name: "node pool delete, no activeOperationId",
+		before: func(t *testing.T, e *env) string {
+			readyChild(t, e, document.KindNodePool, np1())
+			op := dispatched(t, e, e.remove(t, np1(), request{})[0])
+			edit(t, e, np1(), func(s obj) { delete(s, "activeOperationId") })
+			e.clk.Advance(2 * time.Minute)
+			return op
+		},
+		want: after{status: arm.ProvisioningStateSucceeded, resource: gone},
+	}})
+}
+
+// statuslessAuths is CS as it often answers for external auths: the
+// object without a status.
+type statuslessAuths struct{ cs.Client }
+
+func (c statuslessAuths) GetExternalAuth(ctx context.Context, href string) (cs.ExternalAuth, error) {
+	ea, err := c.Client.GetExternalAuth(ctx, href)
+	ea.Status = cs.ExternalAuthStatus{}
+	return ea, err
+}
+
+func (c statuslessAuths) ListExternalAuthsByHref(ctx context.Context, clusterHref string, hrefs []string) (map[string]cs.ExternalAuth, error) {
+	m, err := c.Client.ListExternalAuthsByHref(ctx, clusterHref, hrefs)
+	for h, ea := range m {
+		ea.Status = cs.ExternalAuthStatus{}
+		m[h] = ea
+	}
+	return m, err
+}
+
+// TestRuleExternalAuthExists: an external auth CS has is created, as
+// upstream's create controller decides; a state CS does report still
+// counts when it is "error".
+func TestRuleExternalAuthExists(t *testing.T) {
+	createdAuth := func(t *testing.T, e *env) string {
+		e.readyCluster(t, "c1")
+		return dispatched(t, e, e.create(t, document.KindExternalAuth, ea1(), request{}))
+	}
+	runRules(t, []rule{{
+		name: "CS has it, without a status",
+		before: func(t *testing.T, e *env) string {
+			e.engine = e.engineWith(t, statuslessAuths{e.cs})
+			return createdAuth(t, e)
+		},
+		want: after{status: arm.ProvisioningStateSucceeded, resource: arm.ProvisioningStateSucceeded},
+	}, {
+		name:   "CS says it is in error",
+		before: createdAuth,
+		cs: func(t *testing.T, e *env) {
+			if _, err := e.sim.FailExternalAuth("c1", "ea1", simulator.ExternalAuthFailure{Message: "issuer unreachable"}); err != nil {
+				t.Fatal(err)
+			}
+		},
+		want: after{status: arm.ProvisioningStateFailed, code: arm.CodeInternalServerError,
+			message: "[externalAuthClusterServiceCreate] issuer unreachable", resource: arm.ProvisioningStateFailed},
+	}})
+}
+
+// engineWith is another engine on the same store over client.
+func (e *env) engineWith(t *testing.T, client cs.Client) *Engine {
+	t.Helper()
+	eng, err := New(Deps{Store: e.store, ClusterService: client, Notifier: nopNotifier{}, Clock: e.clk.Now}, e.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return eng
+}
+
+// TestRuleStatesFromSources: each operation's state is the worst of its
+// sources; a failure carries the merged, source-prefixed message for
+// creates and updates (with CS's own code when it gave one) and the
+// source's own message for deletes, as upstream writes them.
+func TestRuleStatesFromSources(t *testing.T) {
+	failNodePool := func(msg string) func(t *testing.T, e *env) {
+		return func(t *testing.T, e *env) {
+			if _, err := e.sim.FailNodePool("c1", "np1", simulator.NodePoolFailure{Message: msg}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	runRules(t, []rule{{
+		name: "node pool create, CS error",
+		before: func(t *testing.T, e *env) string {
+			e.readyCluster(t, "c1")
+			return dispatched(t, e, e.create(t, document.KindNodePool, np1(), request{}))
+		},
+		cs: func(t *testing.T, e *env) {
+			failNodePool("node pool creation failed")(t, e)
+			e.clk.Advance(2 * time.Minute)
+		},
+		want: after{status: arm.ProvisioningStateFailed, code: arm.CodeInternalServerError,
+			message: "[clusterServiceNodePoolStatus] node pool creation failed", resource: arm.ProvisioningStateFailed},
+	}, {
+		name: "cluster create, CS error with its own code",
+		before: func(t *testing.T, e *env) string {
+			return dispatched(t, e, e.create(t, document.KindCluster, clusterRID("c1"), request{}))
+		},
+		cs: func(t *testing.T, e *env) {
+			if _, err := e.sim.FailCluster("c1", simulator.ClusterFailure{Code: "OCM3055", Message: "The subnet is already in use"}); err != nil {
+				t.Fatal(err)
+			}
+			e.clk.Advance(3 * time.Minute)
+		},
+		want: after{status: arm.ProvisioningStateFailed, code: "OCM3055",
+			message: "[clusterServiceClusterStatus] The subnet is already in use", resource: arm.ProvisioningStateFailed},
+	}, {
+		name: "node pool update, CS ready without the replicas",
+		before: func(t *testing.T, e *env) string {
+			readyChild(t, e, document.KindNodePool, np1())
+			return dispatched(t, e, e.update(t, np1(), request{}, func(s *spec) { s.nodePool.Replicas = 4 }))
+		},
+		cs: func(t *testing.T, e *env) { // someone put it back behind the RP's back
+			two := 2
+			if _, err := e.cs.PatchNodePool(context.Background(), e.resource(t, np1()).ClusterServiceID(), cs.NodePoolPatch{Replicas: &two}); err != nil {
+				t.Fatal(err)
+			}
+			e.clk.Advance(2 * time.Minute)
+		},
+		want: after{status: arm.ProvisioningStateUpdating, resource: arm.ProvisioningStateUpdating},
+	}, {
+		name: "node pool update, CS error",
+		before: func(t *testing.T, e *env) string {
+			readyChild(t, e, document.KindNodePool, np1())
+			return dispatched(t, e, e.update(t, np1(), request{}, func(s *spec) { s.nodePool.Replicas = 4 }))
+		},
+		cs: failNodePool("scaling failed"),
+		want: after{status: arm.ProvisioningStateFailed, code: arm.CodeInvalidRequestContent,
+			message: "[clusterServiceNodePoolStatus] scaling failed", resource: arm.ProvisioningStateFailed},
+	}, {
+		name: "node pool delete, CS error",
+		before: func(t *testing.T, e *env) string {
+			readyChild(t, e, document.KindNodePool, np1())
+			failNodePool("deprovision failed")(t, e)
+			return stampedDelete(t, e, np1())
+		},
+		want: after{status: arm.ProvisioningStateFailed, code: arm.CodeInternalServerError,
+			message: "deprovision failed", resource: arm.ProvisioningStateFailed},
+	}})
+}
+
+// TestRuleClientErrors: a dispatch that CS refuses as a request, or that
+// hcpops's own validation refuses, fails at once with an error naming the
+// field and value; a CS that is only unwell keeps the operation waiting.
+func TestRuleClientErrors(t *testing.T) {
+	runRules(t, []rule{{
+		name: "node pool create, negative replicas",
+		before: func(t *testing.T, e *env) string {
+			e.readyCluster(t, "c1")
+			s := defaultSpec(np1())
+			s.nodePool.Replicas = -3
+			return e.put(t, document.KindNodePool, np1(), request{}, s)
+		},
+		want: after{status: arm.ProvisioningStateFailed, code: arm.CodeInvalidRequestContent, target: "properties.replicas",
+			message: "The node pool's properties.replicas is -3; it must not be negative.", resource: arm.ProvisioningStateFailed, noCS: true},
+	}, {
+		name: "external auth create, CS refuses the issuer",
+		before: func(t *testing.T, e *env) string {
+			e.readyCluster(t, "c1")
+			s := defaultSpec(ea1())
+			s.externalAuth.IssuerURL = "http://issuer.example.com"
+			return e.put(t, document.KindExternalAuth, ea1(), request{}, s)
+		},
+		want: after{status: arm.ProvisioningStateFailed, code: arm.CodeInvalidRequestContent,
+			message: "Clusters Service refused to create the external auth: Attribute 'issuer.url' must be an https URL, " +
+				"got 'http://issuer.example.com' (CLUSTERS-MGMT-400)", resource: arm.ProvisioningStateFailed},
+	}, {
+		name: "cluster update, negative node drain timeout",
+		before: func(t *testing.T, e *env) string {
+			e.readyCluster(t, "c1")
+			op := e.update(t, clusterRID("c1"), request{}, func(s *spec) { s.cluster.NodeDrainTimeoutMinutes = new(-1) })
+			e.clk.Advance(2 * time.Minute) // past the dispatch grace
+			return op
+		},
+		want: after{status: arm.ProvisioningStateFailed, code: arm.CodeInvalidRequestContent, target: "properties.nodeDrainTimeoutMinutes",
+			resource: arm.ProvisioningStateFailed, noCS: true},
+	}, {
+		name: "node pool create, CS unavailable",
+		before: func(t *testing.T, e *env) string {
+			e.readyCluster(t, "c1")
+			return e.create(t, document.KindNodePool, np1(), request{})
+		},
+		cs: func(t *testing.T, e *env) {
+			if err := e.sim.FailNext(10, 503); err != nil {
+				t.Fatal(err)
+			}
+		},
+		want: after{status: arm.ProvisioningStateAccepted, resource: arm.ProvisioningStateAccepted},
+	}})
+}
