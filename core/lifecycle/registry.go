@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -38,7 +39,7 @@ type pollResult struct {
 	gone bool
 }
 
-// polled is a pollResult of sources.
+// polledStates is the pollResult of these sources.
 func polledStates(states ...*state.OperationState) pollResult { return pollResult{states: states} }
 
 // handler is everything the engine knows about one (request, kind) pair.
@@ -70,8 +71,8 @@ func (h *handler) verdict(j *job, r pollResult) (arm.ProvisioningState, *arm.Clo
 	if err != nil {
 		return "", nil, fmt.Errorf("deciding the state of operation %s: %w", j.op.Name(), err)
 	}
-	if d.State != j.op.Properties.Status {
-		j.log.Debug("determined operation state", "state", d.State, "message", d.Message, "sources", len(d.Sources))
+	if d.State != j.op.Properties.Status && j.log.Enabled(context.Background(), slog.LevelDebug) {
+		j.log.Debug("determined operation state", "state", d.State, "message", d.Message(), "sources", len(d.Sources))
 	}
 	return d.State, d.Error, nil
 }

@@ -69,17 +69,21 @@ func ownership(j *job) gate {
 	if j.isCredential() {
 		return gate{}
 	}
-	active := j.res.ActiveOperationID()
-	_, uuid := document.CanonicalUUID(active)
-	switch {
-	case active != "" && uuid && !strings.EqualFold(active, j.op.Name()):
-		return gate{cancel: true}
-	case p.Request == document.RequestDelete:
+	if active := j.res.ActiveOperationID(); !strings.EqualFold(active, j.op.Name()) {
+		_, uuid := document.CanonicalUUID(active)
+		switch {
+		case uuid:
+			return gate{cancel: true}
+		case p.Request == document.RequestDelete:
+			return gate{}
+		case active == "":
+			return gate{skip: SkipNoActiveOperation}
+		default:
+			return gate{skip: SkipActiveOperationUnreadable}
+		}
+	}
+	if p.Request == document.RequestDelete {
 		return gate{}
-	case active == "":
-		return gate{skip: SkipNoActiveOperation}
-	case !uuid:
-		return gate{skip: SkipActiveOperationUnreadable}
 	}
 	if _, deleting := j.res.DeletionTimestamp(); deleting {
 		return gate{skip: SkipResourceDeleting}

@@ -129,14 +129,23 @@ func Worst(states ...*OperationState) (*OperationState, error) {
 
 // Decision is what an operation's sources add up to.
 type Decision struct {
-	// State is the worst source's state; Message the merged messages of
-	// the sources in that state ("[source] message; ...").
-	State   arm.ProvisioningState
-	Message string
+	// State is the worst source's state.
+	State arm.ProvisioningState
 	// Error is what to persist when State is Failed, nil otherwise.
 	Error *arm.CloudErrorBody
-	// Sources are the states decided from, worst first, for the log.
+	// Sources are the states decided from, worst first.
 	Sources []*OperationState
+}
+
+// Message is the merged message of the sources in the worst state
+// ("[source] message; ..."), as PickWorstOperationState words it. It is
+// built on demand: most polls change nothing and say nothing.
+func (d Decision) Message() string {
+	picked, err := PickWorstOperationState(d.Sources)
+	if err != nil {
+		return ""
+	}
+	return picked.Message
 }
 
 // How Decide words a failure.
@@ -159,17 +168,24 @@ const (
 // (upstream's code for the request: InternalServerError for a create,
 // InvalidRequestContent for an update).
 func Decide(fallbackCode string, wording FailureMessage, states ...*OperationState) (Decision, error) {
-	sorted := slices.Clone(states)
-	slices.SortStableFunc(sorted, CompareOperationState)
+	sorted := states
+	if len(states) > 1 { // one source, as most polls have, is sorted already
+		sorted = slices.Clone(states)
+		slices.SortStableFunc(sorted, CompareOperationState)
+	}
+	if len(sorted) == 0 || sorted[0] == nil || sorted[0].ProvisioningState == "" {
+		_, err := PickWorstOperationState(sorted)
+		return Decision{}, err
+	}
+	first := sorted[0]
+	d := Decision{State: first.ProvisioningState, Sources: sorted}
+	if d.State != arm.ProvisioningStateFailed {
+		return d, nil
+	}
 	picked, err := PickWorstOperationState(sorted)
 	if err != nil {
 		return Decision{}, err
 	}
-	d := Decision{State: picked.ProvisioningState, Message: picked.Message, Sources: sorted}
-	if d.State != arm.ProvisioningStateFailed {
-		return d, nil
-	}
-	first := sorted[0]
 	if wording == Bare {
 		d.Error = &arm.CloudErrorBody{Code: fallbackCode, Message: first.Message}
 		if first.Error != nil {

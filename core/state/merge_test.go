@@ -169,15 +169,18 @@ func TestDecide(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d.State != tc.state || d.Message != tc.message || !d.Error.Equal(tc.err) {
-				t.Errorf("Decide = %s %q %+v; want %s %q %+v", d.State, d.Message, d.Error, tc.state, tc.message, tc.err)
+			if d.State != tc.state || d.Message() != tc.message || !d.Error.Equal(tc.err) {
+				t.Errorf("Decide = %s %q %+v; want %s %q %+v", d.State, d.Message(), d.Error, tc.state, tc.message, tc.err)
 			}
 			if d.Error != nil && tc.in[0].Error != nil && d.Error == tc.in[0].Error {
 				t.Error("Decide returned a source's error body itself; a caller may change it")
 			}
 		})
 	}
-	if _, err := Decide(arm.CodeInternalServerError, Merged); err == nil {
-		t.Error("Decide of no sources: want an error")
+	if _, err := Decide(arm.CodeInternalServerError, Merged); err == nil || err.Error() != "no operation states" {
+		t.Errorf("Decide of no sources = %v, want PickWorstOperationState's error", err)
+	}
+	if _, err := Decide(arm.CodeInternalServerError, Merged, NewOperationState("", "x")); err == nil || err.Error() != "empty provisioning state" {
+		t.Errorf("Decide of an empty state = %v, want PickWorstOperationState's error", err)
 	}
 }
