@@ -139,15 +139,14 @@ func (s *skipLog) first(key, reason string) bool {
 	return true
 }
 
-// forget drops key once its operation is decided again, so a later skip
-// is logged.
-func (s *skipLog) forget(key string) {
+// forget drops op once it is decided again, so a later skip is logged.
+func (s *skipLog) forget(op *document.OperationDocument) {
 	if s.size.Load() == 0 {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(s.m, key)
+	delete(s.m, notifyKey(op))
 	s.size.Store(int64(len(s.m)))
 }
 

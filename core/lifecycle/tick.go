@@ -246,7 +246,7 @@ func (e *Engine) advance(ctx context.Context, j *job, st standing, t *tally) err
 	case j.res == nil && !legacyDelete(j):
 		return e.completeDelete(ctx, j, t) // the new approach's evidence: the document is gone
 	}
-	e.skips.forget(notifyKey(op))
+	e.skips.forget(op)
 	dispatched := j.h.dispatched(j)
 	if st != healthy || !dispatched || op.Properties.Request == document.RequestDelete {
 		if expired, err := e.expireIfLate(ctx, j, t, nil); expired || err != nil {
