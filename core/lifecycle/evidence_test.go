@@ -35,13 +35,8 @@ func TestLegacyChildDeleteWaitsForClustersService(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
-			e.readyCluster(t, "c1")
-			e.drive(t, e.create(t, tc.kind, tc.rid, request{}))
-			href := e.resource(t, tc.rid).ClusterServiceID()
-			op := e.legacyDeleteOp(t, tc.rid, tc.csDelete)
-			if err := e.store.Store.SoftDelete(context.Background(), testPK, document.CosmosID(tc.rid)); err != nil {
-				t.Fatal(err)
-			}
+			op := legacyDocGone(tc.kind, tc.rid, tc.csDelete, 0)(t, e)
+			href := e.op(t, op).Properties.InternalID
 			before := e.sim.Ledger().Total()
 			e.tick(t)
 			if got := e.op(t, op); got.Properties.Status.IsTerminal() {
@@ -83,9 +78,10 @@ const testCSR = "-----BEGIN CERTIFICATE REQUEST-----\nMIIBVjCB/gIBADBOMS0wKwYDVQ
 
 // csrRequest writes a RequestCredential as the 2026-09-01-preview
 // frontend does: the certificate signing request on the operation.
-func (e *env) csrRequest(t testing.TB, cluster string, r request) string {
+// internalID is what an earlier hcpops may have recorded ("" for none).
+func (e *env) csrRequest(t testing.TB, cluster, internalID string, r request) string {
 	t.Helper()
-	op, _ := e.newOp(t, document.RequestRequestCredential, clusterRID(cluster), "", r)
+	op, _ := e.newOp(t, document.RequestRequestCredential, clusterRID(cluster), internalID, r)
 	op.Properties.SystemAdminCredentialRequest = &document.SystemAdminCredentialRequest{CertificateSigningRequest: testCSR}
 	body, err := op.MarshalCreate()
 	if err != nil {
@@ -103,7 +99,7 @@ func (e *env) csrRequest(t testing.TB, cluster string, r request) string {
 func TestCertificateSigningCredentialRequestFails(t *testing.T) {
 	e := newEnv(t)
 	e.readyCluster(t, "c1")
-	op := e.csrRequest(t, "c1", request{notify: true})
+	op := e.csrRequest(t, "c1", "", request{notify: true})
 	if _, err := e.deliver(t); err != nil {
 		t.Fatal(err)
 	}
@@ -139,14 +135,8 @@ func TestCertificateSigningRequestAlreadyDispatched(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	op, _ := e.newOp(t, document.RequestRequestCredential, clusterRID("c1"), cred.Href, request{})
-	op.Properties.SystemAdminCredentialRequest = &document.SystemAdminCredentialRequest{CertificateSigningRequest: testCSR}
-	body, err := op.MarshalCreate()
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.batch(t, []store.BatchOp{{Kind: store.OpCreate, Body: body}})
+	op := e.csrRequest(t, "c1", cred.Href, request{})
 	e.clk.Advance(2 * time.Minute) // the credential is issued by now
 	e.tick(t)
-	e.wantOp(t, op.Name(), arm.ProvisioningStateFailed, arm.CodeInvalidRequestContent)
+	e.wantOp(t, op, arm.ProvisioningStateFailed, arm.CodeInvalidRequestContent)
 }

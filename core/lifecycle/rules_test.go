@@ -127,6 +127,18 @@ func stampedDelete(t *testing.T, e *env, rid string) string {
 	return op
 }
 
+// legacyDocGone is a legacy Delete of a ready child whose document is
+// gone; csDelete as legacyDeleteOp's, and wait is how much time passes.
+func legacyDocGone(kind document.Kind, rid string, csDelete bool, wait time.Duration) func(*testing.T, *env) string {
+	return func(t *testing.T, e *env) string {
+		readyChild(t, e, kind, rid)
+		op := e.legacyDeleteOp(t, rid, csDelete)
+		removeDoc(t, e, rid)
+		e.clk.Advance(wait)
+		return op
+	}
+}
+
 // TestRuleEvidence: a delete is Succeeded only when CS says the object is
 // gone (404), or, on the new deletion approach, when the document is.
 func TestRuleEvidence(t *testing.T) {
@@ -163,38 +175,22 @@ func TestRuleEvidence(t *testing.T) {
 		},
 		want: after{status: arm.ProvisioningStateSucceeded, resource: gone, noCS: true},
 	}, {
-		name: "legacy node pool delete, document gone, CS still ready",
-		before: func(t *testing.T, e *env) string {
-			readyChild(t, e, document.KindNodePool, np1())
-			op := e.legacyDeleteOp(t, np1(), false)
-			removeDoc(t, e, np1())
-			return op
-		},
-		want: after{status: arm.ProvisioningStateDeleting, resource: gone},
+		name:   "legacy node pool delete, document gone, CS still ready",
+		before: legacyDocGone(document.KindNodePool, np1(), false, 0),
+		want:   after{status: arm.ProvisioningStateDeleting, resource: gone},
 	}, {
-		name: "legacy node pool delete, document gone, CS answers 404",
-		before: func(t *testing.T, e *env) string {
-			readyChild(t, e, document.KindNodePool, np1())
-			op := e.legacyDeleteOp(t, np1(), true)
-			removeDoc(t, e, np1())
-			e.clk.Advance(2 * time.Minute)
-			return op
-		},
-		want: after{status: arm.ProvisioningStateSucceeded, resource: gone},
+		name:   "legacy node pool delete, document gone, CS answers 404",
+		before: legacyDocGone(document.KindNodePool, np1(), true, 2*time.Minute),
+		want:   after{status: arm.ProvisioningStateSucceeded, resource: gone},
 	}, {
-		name: "legacy external auth delete, document gone, CS uninstalling",
-		before: func(t *testing.T, e *env) string {
-			readyChild(t, e, document.KindExternalAuth, ea1())
-			op := e.legacyDeleteOp(t, ea1(), true)
-			removeDoc(t, e, ea1())
-			return op
-		},
-		want: after{status: arm.ProvisioningStateDeleting, resource: gone},
+		name:   "legacy external auth delete, document gone, CS uninstalling",
+		before: legacyDocGone(document.KindExternalAuth, ea1(), true, 0),
+		want:   after{status: arm.ProvisioningStateDeleting, resource: gone},
 	}, {
 		name: "legacy external auth delete, no internalId, document gone",
 		before: func(t *testing.T, e *env) string {
 			readyChild(t, e, document.KindExternalAuth, ea1())
-			op, body := e.newOp(t, document.RequestDelete, ea1(), "", request{})
+			op, _ := e.newOp(t, document.RequestDelete, ea1(), "", request{})
 			op.Properties.UsesNewExternalAuthDeletionApproach = false
 			body, err := op.MarshalCreate()
 			if err != nil {
