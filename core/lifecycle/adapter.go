@@ -40,6 +40,9 @@ type adapter struct {
 	// uncommitted is the href of an object whose create may have reached
 	// CS without being recorded as its clusterServiceID ("" when none).
 	uncommitted func(res *document.Resource) string
+	// childHref, for node pools and external auths, is the deterministic
+	// CS href of the child id under a cluster's href; nil for clusters.
+	childHref func(clusterHref, id string) string
 }
 
 // specState is the source that says whether CS carries what an update
@@ -60,6 +63,6 @@ func (e *Engine) adapters() map[document.Kind]*adapter {
 	}
 }
 
-// noUncommitted is the uncommitted of kinds whose CS ID is recorded in the
-// same step that creates the object.
+// noUncommitted is the uncommitted of kinds whose CS ID a reader can work
+// out instead (childHref), so no pending ID is recorded for them.
 func noUncommitted(*document.Resource) string { return "" }

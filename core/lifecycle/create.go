@@ -31,7 +31,7 @@ func (e *Engine) pollCreate(ctx context.Context, j *job) (pollResult, error) {
 // ID is deterministic (the lower-cased ARM name under the parent's href),
 // so post can GET first, and a repeated dispatch never creates a second
 // one. A parent cluster not yet in CS defers the work to a later tick.
-func (e *Engine) createChild(ctx context.Context, j *job, hrefOf func(clusterHref, id string) string,
+func (e *Engine) createChild(ctx context.Context, j *job,
 	post func(ctx context.Context, j *job, clusterHref, id string) error) (outcome, error) {
 	parentID, err := document.ParentClusterID(j.res.ResourceID())
 	if err != nil {
@@ -48,7 +48,7 @@ func (e *Engine) createChild(ctx context.Context, j *job, hrefOf func(clusterHre
 		return outcomeSkipped, err
 	}
 	clusterHref, id := parent.ClusterServiceID(), strings.ToLower(j.res.Name())
-	href := hrefOf(clusterHref, id)
+	href := j.a.childHref(clusterHref, id)
 	if err := post(ctx, j, clusterHref, id); err != nil && !cs.IsConflict(err) {
 		return outcomeSkipped, fmt.Errorf("creating %s %s: %w", j.kind, href, refusedBy(err, j.a.noun, "create"))
 	}

@@ -53,12 +53,37 @@ func deleteTarget(j *job) string {
 	return j.op.Properties.InternalID
 }
 
+// liveDeleteTarget is deleteTarget, or for a node pool or external auth
+// with no recorded CS ID the href its create would have given it: that
+// create may have reached CS unrecorded (it records after its POST), so
+// CS is asked rather than the object assumed absent. "" when the parent
+// cluster has no CS object either: then CS cannot have the child.
+func (e *Engine) liveDeleteTarget(ctx context.Context, j *job) (string, error) {
+	href := deleteTarget(j)
+	if href != "" || legacyDelete(j) || j.a.childHref == nil || j.res == nil {
+		return href, nil
+	}
+	parentID, err := document.ParentClusterID(j.res.ResourceID())
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", errMalformed, err)
+	}
+	parent, err := e.readResource(ctx, j.op.PartitionKey, parentID)
+	if err != nil || parent == nil || parent.ClusterServiceID() == "" {
+		return "", err
+	}
+	return j.a.childHref(parent.ClusterServiceID(), strings.ToLower(j.res.Name())), nil
+}
+
 // dispatchDelete asks CS to delete the object, then stamps the resource's
 // clusterServiceDeletionTimestamp, the marker (ARO-HCP writes no
 // internalId on a delete). CS answering 404, or refusing a child because
 // its cluster is already uninstalling, both mean the deletion is under way.
 func (e *Engine) dispatchDelete(ctx context.Context, j *job, _ *tally) (outcome, error) {
-	if href := deleteTarget(j); href != "" {
+	href, err := e.liveDeleteTarget(ctx, j)
+	if err != nil {
+		return outcomeSkipped, err
+	}
+	if href != "" {
 		err := j.a.delete(ctx, href)
 		switch {
 		case err == nil, cs.IsNotFound(err):
@@ -89,7 +114,10 @@ func (e *Engine) dispatchDelete(ctx context.Context, j *job, _ *tally) (outcome,
 // legacy path a cluster completes only once its node pool and external
 // auth documents are gone, as ARO-HCP waits for them.
 func (e *Engine) pollDelete(ctx context.Context, j *job) (pollResult, error) {
-	href := deleteTarget(j)
+	href, err := e.liveDeleteTarget(ctx, j)
+	if err != nil {
+		return pollResult{}, err
+	}
 	if href == "" && !legacyDelete(j) {
 		return pollResult{gone: true}, nil
 	}

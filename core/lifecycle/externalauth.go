@@ -27,7 +27,7 @@ func (e *Engine) externalAuthAdapter() *adapter {
 		kind: document.KindExternalAuth,
 		noun: "external auth",
 		create: func(ctx context.Context, j *job) (outcome, error) {
-			return e.createChild(ctx, j, cs.ExternalAuthHref, e.postExternalAuth)
+			return e.createChild(ctx, j, e.postExternalAuth)
 		},
 		status: func(ctx context.Context, j *job, href string) (*state.OperationState, error) {
 			ea, err := read(ctx, href)
@@ -72,6 +72,7 @@ func (e *Engine) externalAuthAdapter() *adapter {
 		},
 		delete:      e.cs.DeleteExternalAuth,
 		uncommitted: noUncommitted,
+		childHref:   cs.ExternalAuthHref,
 	}
 }
 

@@ -16,7 +16,7 @@ func (e *Engine) nodePoolAdapter() *adapter {
 		kind: document.KindNodePool,
 		noun: "node pool",
 		create: func(ctx context.Context, j *job) (outcome, error) {
-			return e.createChild(ctx, j, cs.NodePoolHref, e.postNodePool)
+			return e.createChild(ctx, j, e.postNodePool)
 		},
 		status: func(ctx context.Context, j *job, href string) (*state.OperationState, error) {
 			st, err := e.cs.GetNodePoolStatus(ctx, href)
@@ -54,6 +54,7 @@ func (e *Engine) nodePoolAdapter() *adapter {
 		},
 		delete:      e.cs.DeleteNodePool,
 		uncommitted: noUncommitted,
+		childHref:   cs.NodePoolHref,
 	}
 }
 

@@ -175,6 +175,26 @@ func TestRuleEvidence(t *testing.T) {
 		},
 		want: after{status: arm.ProvisioningStateSucceeded, resource: gone, noCS: true},
 	}, {
+		name: "node pool delete, its create reached CS unrecorded",
+		before: func(t *testing.T, e *env) string {
+			clusterHref := e.readyCluster(t, "c1")
+			e.create(t, document.KindNodePool, np1(), request{})
+			// The create's POST landed; the delete came before it was recorded.
+			if _, err := e.cs.PostNodePool(context.Background(), clusterHref, cs.NodePoolSpec{ID: "np1", Replicas: 1}); err != nil {
+				t.Fatal(err)
+			}
+			return dispatched(t, e, e.remove(t, np1(), request{})[0])
+		},
+		want: after{status: arm.ProvisioningStateDeleting, resource: arm.ProvisioningStateDeleting},
+	}, {
+		name: "node pool delete, CS never had it",
+		before: func(t *testing.T, e *env) string {
+			e.readyCluster(t, "c1")
+			e.create(t, document.KindNodePool, np1(), request{})
+			return dispatched(t, e, e.remove(t, np1(), request{})[0])
+		},
+		want: after{status: arm.ProvisioningStateSucceeded, resource: gone},
+	}, {
 		name:   "legacy node pool delete, document gone, CS still ready",
 		before: legacyDocGone(document.KindNodePool, np1(), false, 0),
 		want:   after{status: arm.ProvisioningStateDeleting, resource: gone},
