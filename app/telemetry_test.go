@@ -325,6 +325,8 @@ func shape(rec map[string]any) map[string]string {
 			out[k] = "bool"
 		case []any:
 			out[k] = "array"
+		case map[string]any:
+			out[k] = "object"
 		default:
 			out[k] = fmt.Sprintf("%T", v)
 		}

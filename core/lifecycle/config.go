@@ -300,6 +300,7 @@ func New(deps Deps, cfg Config) (*Engine, error) {
 		locks:    newKeyedLock(),
 		notifyAt: newBackoff(cfg.NotifyBackoffBase, cfg.NotifyBackoffMax, cfg.NotifyScheduleSize),
 		pollAt:   newBackoff(cfg.PollBackoffBase, cfg.PollBackoffMax, cfg.NotifyScheduleSize),
+		skips:    newSkipLog(cfg.NotifyScheduleSize),
 	}
 	e.kinds = e.adapters()
 	e.handlers = e.registry()
