@@ -126,6 +126,8 @@ type Engine struct {
 	// csHealth is when CS last answered as a working service; a batch
 	// uses it to tell a sick object from a sick CS.
 	csHealth *csHealth
+	// stuck remembers the thresholds active operations crossed (stuck.go).
+	stuck *stuckWatch
 }
 
 // DispatchDocuments handles one change-feed batch; non-operation documents
