@@ -10,11 +10,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/hcpops/hcpops/core/store/cosmos/cosmostest"
+	"github.com/hcpops/hcpops/internal/npm"
 )
 
 // kqlQuery is one KQL text for tools/kql-check.
@@ -48,7 +48,8 @@ func kqlCheck(t *testing.T, qs []kqlQuery) map[string][]kqlDiagnostic {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := installKQLCheck(dir); err != nil {
+	// npm ci'd on first use, under a lock: several test binaries may start at once.
+	if err := npm.CI(context.Background(), dir, "node_modules/@kusto/language-service-next/package.json", "kql-check"); err != nil {
 		t.Fatal(err)
 	}
 	in, _ := json.Marshal(qs)
@@ -78,38 +79,6 @@ func kqlCheck(t *testing.T, qs []kqlQuery) map[string][]kqlDiagnostic {
 		t.Fatalf("kql-check answered for %d queries, asked %d (names must be unique)", len(got), len(qs))
 	}
 	return got
-}
-
-// installKQLCheck runs npm ci in dir unless the pinned package is there,
-// under a lock: test binaries of several packages may start at once.
-func installKQLCheck(dir string) error {
-	installed := func() bool {
-		_, err := os.Stat(filepath.Join(dir, "node_modules", "@kusto", "language-service-next", "package.json"))
-		return err == nil
-	}
-	if installed() {
-		return nil
-	}
-	lock, err := os.OpenFile(filepath.Join(os.TempDir(), "hcpops-kql-check-npm.lock"), os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return fmt.Errorf("opening npm lock: %w", err)
-	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return fmt.Errorf("locking npm lock: %w", err)
-	}
-	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) //nolint:errcheck // closing releases it too
-	if installed() {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "npm", "ci", "--no-audit", "--no-fund")
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("npm ci in %s: %w\n%s", dir, err, out)
-	}
-	return nil
 }
 
 // kustoBlocks are the ```kusto blocks of a markdown file.
