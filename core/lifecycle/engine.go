@@ -131,6 +131,8 @@ type Engine struct {
 	csHealth *csHealth
 	// skips remembers the operations logged as skipped, to log each once.
 	skips *skipLog
+	// stuck remembers the thresholds active operations crossed (stuck.go).
+	stuck *stuckWatch
 }
 
 // DispatchDocuments handles one change-feed batch; non-operation documents

@@ -37,9 +37,12 @@ func (e *Engine) tick(ctx context.Context) (TickResult, error) {
 		retries = append(retries, r)
 	}
 	q := store.ActiveOperationsQuery{WithPendingNotification: true, PageSize: e.cfg.PageSize}
+	active := e.newActiveTally(now)
 	err := e.fanOut(ctx, func(work chan<- func()) error {
 		return e.streamPages(ctx, q, func(items []store.Item) {
-			for _, p := range e.preparePage(ctx, items, now) {
+			ps := e.preparePage(ctx, items, now)
+			active.page(ctx, ps)
+			for _, p := range ps {
 				select {
 				case work <- func() { e.tickPolled(ctx, p, t, due) }:
 				case <-ctx.Done():
@@ -65,6 +68,7 @@ func (e *Engine) tick(ctx context.Context) (TickResult, error) {
 	if err == nil {
 		err = ctx.Err() // workers may have been cut short after the last page
 	}
+	active.report(ctx, err == nil)
 	if err != nil {
 		return res, fmt.Errorf("poll tick: %w", err)
 	}

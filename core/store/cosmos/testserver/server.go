@@ -18,8 +18,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/hcpops/hcpops/internal/npm"
 )
 
 // EmulatorKey is the Cosmos DB emulator's published, well-known key. The test
@@ -28,7 +29,6 @@ const EmulatorKey = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8m
 
 const (
 	readyTimeout   = 30 * time.Second
-	npmTimeout     = 10 * time.Minute
 	startAttempts  = 3
 	serverScript   = "cosmos-test-server.js"
 	serverPackage  = "node_modules/@vercel/cosmosdb-server/package.json"
@@ -67,35 +67,7 @@ func Dir() (string, error) {
 // Install runs npm ci in dir unless the pinned package is already there.
 // A lock file serialises test binaries that start at once.
 func Install(ctx context.Context, dir string) error {
-	if installed(dir) {
-		return nil
-	}
-	lock, err := os.OpenFile(filepath.Join(os.TempDir(), "hcpops-cosmos-test-server-npm.lock"), os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return fmt.Errorf("opening npm lock: %w", err)
-	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return fmt.Errorf("locking npm lock: %w", err)
-	}
-	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) //nolint:errcheck // closing releases it too
-	if installed(dir) {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, npmTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "npm", "ci", "--no-audit", "--no-fund")
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("npm ci in %s: %w\n%s", dir, err, tail(out, 4000))
-	}
-	return nil
-}
-
-func installed(dir string) bool {
-	_, err := os.Stat(filepath.Join(dir, serverPackage))
-	return err == nil
+	return npm.CI(ctx, dir, serverPackage, "cosmos-test-server")
 }
 
 // Options choose how the server listens.
