@@ -11,7 +11,7 @@ DIST      := dist/functionapp
 FUNCTIONS := $(notdir $(wildcard functions/*))
 TESTFLAGS ?= -count=1 -timeout 30m
 
-.PHONY: build run test vet bench bench-go soak package clean
+.PHONY: build run run-cosmos test vet bench bench-go soak package clean
 
 build:
 	$(GO) build -o $(BIN) .
@@ -30,6 +30,17 @@ run:
 	@test -x $(BIN) || echo "make run: first build of $(BIN): compiling hcpops and its dependencies, about 3-4 minutes on 2 cores (later builds take seconds)"
 	@$(GO) build -o $(BIN) .
 	$(BIN) dev $(RUNFLAGS)
+
+# make run on the database instead of the embedded store: starts the
+# project's Cosmos-compatible server (tools/cosmos-test-server, installed
+# with npm ci on first use; in memory) on loopback and runs hcpops dev
+# against it, with the same samples and table. COSMOS_PORT fixes its port
+# (0: a free one), e.g. for a frontend beside it.
+COSMOS_PORT ?= 0
+run-cosmos:
+	@test -x $(BIN) || echo "make run-cosmos: first build of $(BIN): compiling hcpops and its dependencies, about 3-4 minutes on 2 cores (later builds take seconds)"
+	@$(GO) build -o $(BIN) .
+	tools/cosmos-test-server/with-server.sh $(COSMOS_PORT) $(BIN) dev $(RUNFLAGS)
 
 # Without node and npm the Cosmos DB tests fail unless HCPOPS_SKIP_COSMOS_TESTS=1;
 # either way the last lines say so.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hcpops/hcpops/core/store"
+	"github.com/hcpops/hcpops/core/store/cosmos"
 	"github.com/hcpops/hcpops/core/store/embedded"
 	"github.com/hcpops/hcpops/storeapi"
 )
@@ -69,24 +70,47 @@ const (
 	ReadWrite
 )
 
-// ConnectStore is the CLI's store: Cosmos DB when configured; else the
+// ConnectStore is the CLI's store, the one the running process uses: the
 // store of the hcpops process that holds the data dir, through its store
-// API; else the embedded file itself. The name says which.
+// API (whatever store that is); else Cosmos DB when configured here; else
+// the embedded file itself. A Cosmos setting here that names another store
+// than the running process's, or a Cosmos connection only in the
+// local.settings.json hcpops dev reads, is refused: the two would never
+// see each other's writes. The name says which store it is.
 func ConnectStore(ctx context.Context, getenv func(string) string, access Access, logger *slog.Logger) (store.Store, string, error) {
-	if s, name, err := openCosmos(getenv, logger); s != nil || err != nil {
-		return s, name, err
+	cfg, err := cosmos.ConfigFromEnv(getenv)
+	configured := err == nil
+	if err != nil && !errors.Is(err, cosmos.ErrNotConfigured) {
+		return nil, "", fmt.Errorf("reading Cosmos DB settings: %w", err)
 	}
 	dir := DataDir(getenv)
 	c, a, dialErr := storeapi.Dial(ctx, dir, dialTimeout)
 	switch {
-	case dialErr == nil:
+	case dialErr == nil && !configured:
 		return c, fmt.Sprintf("%s (pid %d) store API %s", a.Command, a.PID, a.URL), nil
+	case dialErr == nil:
+		if err := sameStore(cfg, a, dir); err != nil {
+			return nil, "", err
+		}
 	case errors.Is(dialErr, storeapi.ErrNoAdvert):
 		dialErr = nil
 	default:
 		// Stale or unproven: nothing is sent to it; the file is used if
 		// no process holds it.
-		logger.Debug("store API advert not trusted; opening the file", "error", dialErr)
+		logger.Debug("store API advert not trusted", "error", dialErr)
+	}
+	if configured {
+		s, err := OpenCosmos(ctx, cfg, CheckContainers, logger)
+		if errors.Is(err, cosmos.ErrMissing) {
+			return nil, "", fmt.Errorf("%w: create it as upstream deploys it (hcpops dev -create-containers does; deploy/main.bicep in Azure)", err)
+		}
+		if err != nil {
+			return nil, "", err
+		}
+		return s, CosmosStoreName(cfg), nil
+	}
+	if err := refuseLocalOnly("."); err != nil {
+		return nil, "", err
 	}
 	path := filepath.Join(dir, StoreFileName)
 	if _, err := os.Stat(path); access == ReadOnly && errors.Is(err, fs.ErrNotExist) {

@@ -27,55 +27,81 @@ type Advert struct {
 	Token   string `json:"token"`
 	PID     int    `json:"pid"`
 	Command string `json:"command"`
-	// Store is the store file the process holds (and has flock'ed): the
-	// CLI trusts the advert only while PID holds it.
-	Store string    `json:"store"`
+	// Lock is the file whose flock the process holds while it serves:
+	// an embedded store's own file (bbolt's lock), else the share's lock
+	// file in the data dir. The CLI trusts the advert only while PID
+	// holds it.
+	Lock  string    `json:"lock"`
 	Since time.Time `json:"since"`
 	// FunctionsURL is the running process's front door for HTTP
 	// functions (hcpops dev), so the CLI can print a status curl.
 	FunctionsURL string `json:"functionsURL,omitempty"`
+	// Store names the store the process serves (app.CosmosStoreName or
+	// EmbeddedStoreName), so a CLI configured for another refuses to
+	// write where the process would never look.
+	Store string `json:"store,omitempty"`
 }
 
 // ErrNoAdvert: no process advertises a store in the directory.
 var ErrNoAdvert = errors.New("no running hcpops process advertises this store")
 
+// LockFile is the file in the data dir a process sharing a store that has
+// no file of its own (Cosmos DB) holds a flock on while it serves.
+const LockFile = "store-api.lock"
+
 // Shared is a store served to other processes; Close withdraws it.
 type Shared struct {
-	srv    *Server
-	path   string
-	advert Advert
+	srv     *Server
+	path    string
+	advert  Advert
+	release func()
 }
 
 // Share serves s on loopback and advertises it in dir. about names the
 // holder (Command, "hcpops dev") and its FunctionsURL; Share fills in the
 // rest.
 func Share(s store.Store, dir string, about Advert, logger *slog.Logger) (*Shared, error) {
-	file, ok := s.(interface{ Path() string })
-	if !ok {
-		return nil, fmt.Errorf("sharing a store: a %T has no file the CLI could check the holder of", s)
-	}
-	storePath, err := filepath.Abs(file.Path())
+	lock, release, err := shareLock(s, dir)
 	if err != nil {
-		return nil, fmt.Errorf("sharing a store: %w", err)
+		return nil, fmt.Errorf("sharing the store: %w", err)
 	}
 	token, err := newToken()
 	if err != nil {
+		release()
 		return nil, err
 	}
 	srv, err := Listen(s, token, logger)
 	if err != nil {
+		release()
 		return nil, err
 	}
 	a := about
 	a.URL, a.Token, a.PID, a.Since = srv.URL(), token, os.Getpid(), time.Now().UTC().Truncate(time.Second)
-	a.Store = storePath
+	a.Lock = lock
 	path := filepath.Join(dir, AdvertFile)
 	if err := writeAdvert(path, a); err != nil {
 		_ = srv.Close()
+		release()
 		return nil, err
 	}
 	logger.Info("store shared with the CLI", "url", a.URL, "advert", path)
-	return &Shared{srv: srv, path: path, advert: a}, nil
+	return &Shared{srv: srv, path: path, advert: a, release: release}, nil
+}
+
+// shareLock is the lock an advert names: an embedded store's file, which
+// its holder has flock'ed already, or the data dir's LockFile, taken here
+// and held until release.
+func shareLock(s store.Store, dir string) (string, func(), error) {
+	if file, ok := s.(interface{ Path() string }); ok {
+		path, err := filepath.Abs(file.Path())
+		return path, func() {}, err
+	}
+	path, err := filepath.Abs(filepath.Join(dir, LockFile))
+	if err != nil {
+		return "", nil, err
+	}
+	release, err := takeLock(path)
+	return path, release, err
 }
 
 // Advert is what Share published.
@@ -86,7 +112,9 @@ func (sh *Shared) Close() error {
 	if cur, err := ReadAdvert(filepath.Dir(sh.path)); err == nil && cur.Token == sh.advert.Token {
 		_ = os.Remove(sh.path)
 	}
-	return sh.srv.Close()
+	err := sh.srv.Close()
+	sh.release()
+	return err
 }
 
 // maxAdvertBytes bounds an advert read: a sound one is a few hundred bytes.
@@ -141,10 +169,10 @@ func Dial(ctx context.Context, dir string, timeout time.Duration) (*Client, Adve
 	if err := processAlive(a.PID); err != nil {
 		return nil, a, stale(err)
 	}
-	if a.Store == "" {
-		return nil, a, stale(errors.New("it names no store file"))
+	if a.Lock == "" {
+		return nil, a, stale(errors.New("it names no lock its process holds"))
 	}
-	if err := holdsLock(a.Store, a.PID); err != nil {
+	if err := holdsLock(a.Lock, a.PID); err != nil {
 		return nil, a, stale(err)
 	}
 	c := NewClient(a.URL, a.Token)

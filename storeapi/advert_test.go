@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/core/store/embedded"
 )
 
@@ -166,3 +167,37 @@ func TestAdvertFileTrust(t *testing.T) {
 type otherOwner struct{ fs.FileInfo }
 
 func (otherOwner) Sys() any { return (*syscall.Stat_t)(nil) }
+
+// fileless hides the embedded store's file, as a Cosmos DB store has none.
+type fileless struct{ store.Store }
+
+// TestShareWithoutAFile: a store with no file of its own is shared under
+// the data dir's lock file, which the advert names and the sharing
+// process holds; once it stops, the advert is stale.
+func TestShareWithoutAFile(t *testing.T) {
+	dir := t.TempDir()
+	s := fileless{openEmbedded(t)}
+	sh, err := Share(s, dir, Advert{Command: "hcpops dev"}, quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want, _ := filepath.Abs(filepath.Join(dir, LockFile)); sh.Advert().Lock != want {
+		t.Errorf("advert lock %q, want %q", sh.Advert().Lock, want)
+	}
+	if _, _, err := Dial(context.Background(), dir, 5*time.Second); err != nil {
+		t.Fatalf("Dial: %v", err)
+	}
+	if _, err := Share(s, dir, Advert{Command: "hcpops dev"}, quiet()); err == nil || !strings.Contains(err.Error(), LockFile) {
+		t.Errorf("a second share of the data dir: %v, want a refusal naming the lock", err)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, AdvertFile))
+	if err := sh.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, AdvertFile), b, 0o600); err != nil { // as a SIGKILL leaves it
+		t.Fatal(err)
+	}
+	if _, _, err := Dial(context.Background(), dir, 5*time.Second); err == nil || !strings.Contains(err.Error(), "stale") {
+		t.Errorf("Dial after the sharer stopped: %v, want stale", err)
+	}
+}

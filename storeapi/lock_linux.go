@@ -47,9 +47,9 @@ func lockHolder(path string) (pid int, ok bool) {
 	return 0, sc.Err() == nil
 }
 
-// holdsLock says whether pid holds path's flock: bbolt's, which only the
-// process serving the store has. Without /proc/locks it can only tell
-// that some process holds it.
+// holdsLock says whether pid holds path's flock: bbolt's on an embedded
+// store, or the share's lock file, which only the serving process has.
+// Without /proc/locks it can only tell that some process holds it.
 func holdsLock(path string, pid int) error {
 	holder, ok := lockHolder(path)
 	if !ok {
@@ -59,7 +59,7 @@ func holdsLock(path string, pid int) error {
 	case pid:
 		return nil
 	case 0:
-		return fmt.Errorf("pid %d does not hold the store file %s (nothing does)", pid, path)
+		return fmt.Errorf("pid %d does not hold the lock on %s (nothing does)", pid, path)
 	}
-	return fmt.Errorf("pid %d does not hold the store file %s (pid %d does)", pid, path, holder)
+	return fmt.Errorf("pid %d does not hold the lock on %s (pid %d does)", pid, path, holder)
 }

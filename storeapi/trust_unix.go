@@ -83,3 +83,20 @@ func probeLock(path string) error {
 	}
 	return fmt.Errorf("checking the lock of %s: %w", path, err)
 }
+
+// takeLock takes an exclusive flock on path (created owner-only) without
+// waiting; release drops it. Another process holding it is an error.
+func takeLock(path string) (func(), error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("another process holds %s: it shares a store from this data dir already", path)
+		}
+		return nil, fmt.Errorf("locking %s: %w", path, err)
+	}
+	return func() { _ = f.Close() }, nil
+}

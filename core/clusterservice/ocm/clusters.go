@@ -9,10 +9,13 @@ import (
 	cs "github.com/hcpops/hcpops/core/clusterservice"
 )
 
-// maxListed bounds a plain list (one not searched by ids): the lists read
-// that way (clusters searched by name, a cluster's credentials) match a
-// few objects, so a list that goes on is one that does not end.
-const maxListed = 1000
+// maxListed bounds a plain list (one not searched by ids) that matches a
+// few objects (clusters searched by name, a cluster's credentials), so
+// one that goes on is one that does not end; maxVersions, CS's versions.
+const (
+	maxListed   = 1000
+	maxVersions = 10000
+)
 
 // listPageSize is CS's default page size, which a plain list gets: like
 // ARO-HCP's iterators, it sends no size (a CS may page smaller).
@@ -20,9 +23,9 @@ const listPageSize = 100
 
 // collect pages through a plain CS list the way ARO-HCP's iterators do
 // (page=1, 2, ...) until it has total items or gets an empty page. A page
-// over listPageSize (in items or bytes), or more than maxListed items in
+// over listPageSize (in items or bytes), or more than maxItems items in
 // all, makes the list an error wrapping cs.ErrInconsistentList.
-func collect[T any](ctx context.Context, call string, fetch func(ctx context.Context, page int) (items []T, total int, hasTotal bool, err error)) ([]T, error) {
+func collect[T any](ctx context.Context, call string, maxItems int, fetch func(ctx context.Context, page int) (items []T, total int, hasTotal bool, err error)) ([]T, error) {
 	var out []T
 	for page := 1; ; page++ {
 		limit := int64(listPageSize)*maxListItemBytes + listEnvelopeBytes
@@ -37,8 +40,8 @@ func collect[T any](ctx context.Context, call string, fetch func(ctx context.Con
 			return nil, fmt.Errorf("%w: %s page %d: %d items, more than CS's page size of %d", cs.ErrInconsistentList, call, page, len(items), listPageSize)
 		}
 		out = append(out, items...)
-		if len(out) > maxListed {
-			return nil, fmt.Errorf("%w: %s: more than %d items", cs.ErrInconsistentList, call, maxListed)
+		if len(out) > maxItems {
+			return nil, fmt.Errorf("%w: %s: more than %d items", cs.ErrInconsistentList, call, maxItems)
 		}
 		if len(items) == 0 || hasTotal && len(out) >= total {
 			return out, nil
@@ -50,7 +53,7 @@ func (c *Client) ListClusters(ctx context.Context, search string) ([]cs.Cluster,
 	ctx, cancel := c.callCtx(ctx)
 	defer cancel()
 	clusters := arohcp.NewClustersClient(c.conn, cs.ClustersPath)
-	out, err := collect(ctx, "GET "+cs.ClustersPath+" search="+search, func(ctx context.Context, page int) ([]cs.Cluster, int, bool, error) {
+	out, err := collect(ctx, "GET "+cs.ClustersPath+" search="+search, maxListed, func(ctx context.Context, page int) ([]cs.Cluster, int, bool, error) {
 		req := clusters.List().Page(page)
 		if search != "" {
 			req.Search(search)

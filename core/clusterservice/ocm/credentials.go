@@ -118,7 +118,7 @@ func (c *Client) ListBreakGlassCredentials(ctx context.Context, clusterHref stri
 	ctx, cancel := c.callCtx(ctx)
 	defer cancel()
 	path := clustersMgmtHref(id) + "/break_glass_credentials"
-	out, err := collect(ctx, "GET "+path, func(ctx context.Context, page int) ([]cs.BreakGlassCredential, int, bool, error) {
+	out, err := collect(ctx, "GET "+path, maxListed, func(ctx context.Context, page int) ([]cs.BreakGlassCredential, int, bool, error) {
 		a, err := c.secretCall(ctx, http.MethodGet, path+"?page="+strconv.Itoa(page), nil)
 		if err != nil {
 			return nil, 0, false, err
