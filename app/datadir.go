@@ -67,31 +67,48 @@ const (
 	ReadOnly Access = iota
 	// ReadWrite commands create the embedded store if needed.
 	ReadWrite
+	// WriteExisting commands write, but refuse to create a store nothing
+	// would process (ErrNoStore): they say where, and ask first.
+	WriteExisting
 )
+
+// ErrNoStore: no process serves the data dir and it holds no store file.
+var ErrNoStore = errors.New("no store")
+
+// Connection says which store ConnectStore reached.
+type Connection struct {
+	// Name names it for messages.
+	Name string
+	// Process is the running process that serves it, when one does.
+	Process *storeapi.Advert
+	// File is the embedded store file when it was opened directly: no
+	// running process reads what is written there until one starts on it.
+	File string
+}
 
 // ConnectStore is the CLI's store: Cosmos DB when configured; else the
 // store of the hcpops process that holds the data dir, through its store
-// API; else the embedded file itself. The name says which.
-func ConnectStore(ctx context.Context, getenv func(string) string, access Access, logger *slog.Logger) (store.Store, string, error) {
+// API; else the embedded file itself.
+func ConnectStore(ctx context.Context, getenv func(string) string, access Access, logger *slog.Logger) (store.Store, Connection, error) {
 	if s, name, err := openCosmos(getenv, logger); s != nil || err != nil {
-		return s, name, err
+		return s, Connection{Name: name}, err
 	}
 	dir := DataDir(getenv)
 	c, a, err := storeapi.Dial(ctx, dir, dialTimeout)
 	switch {
 	case err == nil:
-		return c, fmt.Sprintf("%s (pid %d) store API %s", a.Command, a.PID, a.URL), nil
+		return c, Connection{Name: fmt.Sprintf("%s (pid %d) store API %s", a.Command, a.PID, a.URL), Process: &a}, nil
 	case !errors.Is(err, storeapi.ErrNoAdvert):
 		// A stale advert: its process is gone if the file opens below.
 		logger.Debug("store API advert unusable; opening the file", "error", err)
 	}
 	path := filepath.Join(dir, StoreFileName)
-	if _, err := os.Stat(path); access == ReadOnly && errors.Is(err, fs.ErrNotExist) {
-		return nil, "", fmt.Errorf("no store at %s (%s=%q): start `hcpops dev`, or submit an operation first", path, EnvDataDir, dir)
+	if _, err := os.Stat(path); access != ReadWrite && errors.Is(err, fs.ErrNotExist) {
+		return nil, Connection{}, fmt.Errorf("%w at %s (%s=%q), and no running hcpops dev or serve holds that data dir", ErrNoStore, path, EnvDataDir, dir)
 	}
 	s, err := OpenEmbedded(dir, logger)
 	if err != nil {
-		return nil, "", err
+		return nil, Connection{}, err
 	}
-	return s, "embedded " + path, nil
+	return s, Connection{Name: "embedded " + path, File: path}, nil
 }

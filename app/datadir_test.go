@@ -38,12 +38,12 @@ func TestConnectStoreUsesTheRunningProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sh.Close()
-	s, name, err := ConnectStore(context.Background(), dirEnv(dir), ReadWrite, logger)
+	s, conn, err := ConnectStore(context.Background(), dirEnv(dir), ReadWrite, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if !strings.Contains(name, "hcpops dev (pid ") {
+	if name := conn.Name; !strings.Contains(name, "hcpops dev (pid ") || conn.Process == nil {
 		t.Errorf("store name %q does not name the running process", name)
 	}
 	if _, err := s.Create(context.Background(), "pk", []byte(`{"id":"a","partitionKey":"pk"}`)); err != nil {
@@ -87,9 +87,11 @@ func TestHeldStoreNamesItsHolder(t *testing.T) {
 
 func TestConnectStoreReadOnlyCreatesNothing(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "none")
-	_, _, err := ConnectStore(context.Background(), dirEnv(dir), ReadOnly, slog.New(slog.DiscardHandler))
-	if err == nil || !strings.Contains(err.Error(), "no store at") {
-		t.Errorf("err = %v, want 'no store at'", err)
+	for _, access := range []Access{ReadOnly, WriteExisting} {
+		_, _, err := ConnectStore(context.Background(), dirEnv(dir), access, slog.New(slog.DiscardHandler))
+		if !errors.Is(err, ErrNoStore) || !strings.Contains(err.Error(), "no store at") {
+			t.Errorf("access %d: err = %v, want 'no store at'", access, err)
+		}
 	}
 	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("read-only connect created %s: %v", dir, err)

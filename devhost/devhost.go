@@ -26,6 +26,7 @@ import (
 	"github.com/hcpops/hcpops/core/lifecycle"
 	"github.com/hcpops/hcpops/core/notification"
 	"github.com/hcpops/hcpops/core/store"
+	"github.com/hcpops/hcpops/devhost/devlog"
 	"github.com/hcpops/hcpops/devhost/functionapp"
 	"github.com/hcpops/hcpops/devhost/triggerhost"
 	"github.com/hcpops/hcpops/functions"
@@ -48,8 +49,9 @@ func devSettings() map[string]string {
 	return map[string]string{"COSMOS_DATABASE": "hcpops", "HCPOPS_AUTH": "none"}
 }
 
-// LogFile is where a run's logs go in the data dir, unless -v.
-const LogFile = "dev.log"
+// LogFile is where a run's logs go in the data dir: appended across runs,
+// rotated by size (devlog), and copied to stderr with -v.
+const LogFile = devlog.File
 
 var errTimeout = errors.New("timed out")
 
@@ -65,9 +67,7 @@ func Main(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if !o.verbose {
-		o.logPath = filepath.Join(o.dataDir, LogFile)
-	}
+	o.logPath = filepath.Join(o.dataDir, LogFile)
 	return run(ctx, o, stdout, os.Stderr, functionapp.EnvironMap(os.Environ()))
 }
 
@@ -105,14 +105,21 @@ func run(ctx context.Context, o options, stdout, logw io.Writer, env map[string]
 		return err
 	}
 	if o.logPath != "" {
-		f, err := os.Create(o.logPath)
+		w, path, err := devlog.Open(filepath.Dir(o.logPath), 0)
 		if err != nil {
-			return fmt.Errorf("creating the log file: %w", err)
+			return err
 		}
-		defer f.Close()
-		logw = f
+		defer w.Close()
+		o.logPath = path
+		if o.verbose {
+			logw = io.MultiWriter(w, logw)
+		} else {
+			logw = w
+		}
 	}
-	logger := slog.New(handlers.LogHandler(slog.NewJSONHandler(logw, &slog.HandlerOptions{Level: o.logLevel})))
+	// Warnings and errors also reach the terminal, under their operation.
+	ev := &events{}
+	logger := slog.New(ev.handler(handlers.LogHandler(slog.NewJSONHandler(logw, &slog.HandlerOptions{Level: o.logLevel}))))
 	st, err := app.OpenEmbedded(o.dataDir, logger)
 	if err != nil {
 		return err
@@ -177,9 +184,10 @@ func run(ctx context.Context, o options, stdout, logw io.Writer, env map[string]
 	// The tracker starts before the store is shared, so it shows every
 	// operation the CLI writes.
 	tr := newTracker(st, stdout, time.Now, host.FrontURL())
-	if err := tr.skipToNow(hostCtx); err != nil {
+	if err := tr.start(hostCtx); err != nil {
 		return err
 	}
+	ev.attach(tr.onEvent)
 	sh, err := storeapi.Share(st, o.dataDir, storeapi.Advert{Command: "hcpops dev", FunctionsURL: host.FrontURL()}, logger)
 	if err != nil {
 		return err
@@ -327,7 +335,7 @@ func banner(w io.Writer, o options, fa *functionapp.App, shared storeapi.Advert,
 	fmt.Fprintf(w, "hcpops dev (pid %d)\n", os.Getpid())
 	fmt.Fprintf(w, "  store          %s (hcpops submit, status and doc use it through %s)\n", filepath.Join(o.dataDir, app.StoreFileName), shared.URL)
 	if o.logPath != "" {
-		fmt.Fprintf(w, "  logs           %s (-v prints them here instead)\n", o.logPath)
+		fmt.Fprintf(w, "  logs           %s (appended, rotated at %d MB; -v copies them to stderr)\n", o.logPath, devlog.MaxMB)
 	}
 	fmt.Fprintf(w, "  clusters svc   %s (simulator, phases of %s and %s)\n", simURL, o.phase, 2*o.phase)
 	fmt.Fprintf(w, "  notifications  %s (sink)\n", sinkURL)
