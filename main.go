@@ -69,7 +69,7 @@ func runCommand(ctx context.Context, cmd string, rest []string, getenv func(stri
 	case "dev":
 		return dev(ctx, rest, stdout)
 	case "cs-simulator":
-		return csSimulator(ctx, rest)
+		return csSimulator(ctx, rest, stdout)
 	case "submit":
 		return submit(ctx, rest, getenv, stdout)
 	case "status":

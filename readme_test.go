@@ -99,7 +99,7 @@ func TestREADMEWalkthrough(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	dev := exec.CommandContext(ctx, filepath.Join(work, "bin", "hcpops"), "dev", "-script-root", repo, "-samples=false",
+	dev := exec.CommandContext(ctx, filepath.Join(work, "bin", "hcpops"), "dev", "-script-root", repo, "-samples=false", "-sim-addr", "127.0.0.1:0",
 		"-http-addr", "127.0.0.1:0", "-phase", "200ms", "-feed-poll-delay", "100ms", "-schedule", "pollOperations=* * * * * *")
 	dev.Dir, dev.Env = work, env
 	var devOut lockedBuffer

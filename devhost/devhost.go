@@ -131,7 +131,14 @@ func run(ctx context.Context, o options, stdout, logw io.Writer, env map[string]
 	defer sim.Close()
 	simCtx, stopSim := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopSim()
-	simURL, err := sim.Start(simCtx, "127.0.0.1:0")
+	simAddr := o.simAddr
+	if simAddr == "" {
+		simAddr = "127.0.0.1:0"
+	}
+	simURL, err := sim.Start(simCtx, simAddr)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Errorf("starting the Clusters Service simulator: %w; another hcpops dev may hold it: stop it, or pass -sim-addr 127.0.0.1:PORT", err)
+	}
 	if err != nil {
 		return fmt.Errorf("starting the Clusters Service simulator: %w", err)
 	}
@@ -337,7 +344,7 @@ func banner(w io.Writer, o options, fa *functionapp.App, shared storeapi.Advert,
 	if o.logPath != "" {
 		fmt.Fprintf(w, "  logs           %s (appended, rotated at %d MB; -v copies them to stderr)\n", o.logPath, devlog.MaxMB)
 	}
-	fmt.Fprintf(w, "  clusters svc   %s (simulator, phases of %s and %s)\n", simURL, o.phase, 2*o.phase)
+	fmt.Fprintf(w, "  clusters svc   %s (simulator, phases of %s and %s; admin API %s/_sim/)\n", simURL, o.phase, 2*o.phase, simURL)
 	fmt.Fprintf(w, "  notifications  %s (sink)\n", sinkURL)
 	fmt.Fprintf(w, "  handler        %s (in process)\n", host.Supervisor().BaseURL())
 	if u := host.FrontURL(); u != "" {

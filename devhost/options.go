@@ -16,10 +16,13 @@ import (
 
 // options are the flags of `hcpops dev`.
 type options struct {
-	scriptRoot    string
-	dataDir       string
-	reset         bool
-	httpAddr      string
+	scriptRoot string
+	dataDir    string
+	reset      bool
+	httpAddr   string
+	// simAddr is where the Clusters Service simulator listens; "" is a
+	// free port.
+	simAddr       string
 	handlerPort   int
 	feedPollDelay time.Duration
 	phase         time.Duration
@@ -58,6 +61,7 @@ func parseOptions(args []string, lookupEnv func(string) (string, bool), usage io
 	fs.StringVar(&o.dataDir, "data-dir", dataDir, "embedded store, host state and "+LogFile+"; the CLI's default too (default from $"+app.EnvDataDir+", else "+app.DefaultDataDir+")")
 	fs.BoolVar(&o.reset, "reset", false, "delete the data dir's store and host state before starting")
 	fs.StringVar(&o.httpAddr, "http-addr", "127.0.0.1:7071", "front door for HTTP functions (loopback only)")
+	fs.StringVar(&o.simAddr, "sim-addr", "127.0.0.1:7072", "Clusters Service simulator (and its /_sim/ admin API; loopback only)")
 	fs.IntVar(&o.handlerPort, "handler-port", 0, "FUNCTIONS_CUSTOMHANDLER_PORT for the handler (0: a free port)")
 	fs.DurationVar(&o.feedPollDelay, "feed-poll-delay", 500*time.Millisecond, "change feed poll delay, overriding function.json's feedPollDelay (0: keep it)")
 	fs.DurationVar(&o.phase, "phase", 3*time.Second, "simulated Clusters Service phase length; installing, updating and uninstalling take twice as long")

@@ -7,7 +7,6 @@ package storeapi
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
 
 	"github.com/hcpops/hcpops/core/store"
@@ -145,7 +144,7 @@ func (we *wireError) decode() error {
 	var err error = errors.New(we.Message)
 	for _, s := range sentinels {
 		if s.name == we.Sentinel {
-			err = fmt.Errorf("%s: %w", we.Message, s.err)
+			err = &remoteError{msg: we.Message, sentinel: s.err}
 		}
 	}
 	if we.Batch != nil {
@@ -166,3 +165,13 @@ func sentinelNamed(name string) error {
 	}
 	return errors.New(name)
 }
+
+// remoteError is the running process's error as it said it (which already
+// names the sentinel), still matching the sentinel for errors.Is.
+type remoteError struct {
+	msg      string
+	sentinel error
+}
+
+func (e *remoteError) Error() string { return e.msg }
+func (e *remoteError) Unwrap() error { return e.sentinel }
