@@ -201,6 +201,7 @@ func run(ctx context.Context, o options, stdout, logw io.Writer, env map[string]
 	}
 	defer sh.Close()
 	banner(stdout, o, fa, sh.Advert(), simURL, sk.URL(), host)
+	tr.showEarlier()
 	if o.hooks.started != nil {
 		o.hooks.started(host)
 	}

@@ -68,12 +68,17 @@ type eventHandler struct {
 	group  string
 }
 
+// waiting are Info lines that say an operation waits for a later try,
+// which the terminal shows too: without them a deferred dispatch looks
+// like one nobody attempted.
+var waiting = map[string]bool{"dispatch deferred": true, "operation left for the next tick": true}
+
 func (h *eventHandler) Enabled(ctx context.Context, l slog.Level) bool {
-	return l >= slog.LevelWarn || h.next.Enabled(ctx, l)
+	return l >= slog.LevelInfo || h.next.Enabled(ctx, l)
 }
 
 func (h *eventHandler) Handle(ctx context.Context, r slog.Record) error {
-	if r.Level >= slog.LevelWarn {
+	if r.Level >= slog.LevelWarn || (r.Level >= slog.LevelInfo && waiting[r.Message]) {
 		ev := event{at: r.Time, level: r.Level, msg: r.Message, attrs: map[string]string{}}
 		add := func(a slog.Attr) bool {
 			ev.attrs[h.group+a.Key] = a.Value.Resolve().String()
@@ -117,9 +122,11 @@ func verdict(ev event) string {
 		return "notification " + orDash(ev.get("outcome"))
 	case strings.HasPrefix(m, "skipping"):
 		return "skipped"
-	case strings.Contains(m, "retried") || strings.Contains(m, "retries") || strings.Contains(m, "left to the tick") ||
+	case strings.Contains(m, "retried") || strings.Contains(m, "retries") || strings.Contains(m, "retrying") || strings.Contains(m, "left to the tick") ||
 		strings.Contains(m, "backed off") || strings.Contains(m, "the tick dispatches"):
 		return "retrying"
+	case waiting[m]:
+		return "waiting"
 	case ev.level >= slog.LevelError:
 		return "error"
 	}

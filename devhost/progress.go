@@ -69,6 +69,8 @@ type tracker struct {
 	ops      map[string]*opView
 	order    []string
 	repeated map[string]*repeat
+	// earlier holds what start found active, until showEarlier.
+	earlier [][]byte
 }
 
 // repeat is the last line printed for one kind of event of one operation,
@@ -105,7 +107,7 @@ func (t *tracker) start(ctx context.Context) error {
 	}
 	err := t.store.ActiveOperations(ctx, store.ActiveOperationsQuery{WithPendingNotification: true}, func(items []store.Item) error {
 		for _, it := range items {
-			t.observe(it.Body, earlierLabel)
+			t.earlier = append(t.earlier, it.Body)
 		}
 		return nil
 	})
@@ -113,6 +115,19 @@ func (t *tracker) start(ctx context.Context) error {
 		return fmt.Errorf("listing active operations: %w", err)
 	}
 	return nil
+}
+
+// showEarlier prints the operations start found active.
+func (t *tracker) showEarlier() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.earlier) > 0 {
+		fmt.Fprintf(t.out, "\nfollowing %d operation(s) active when this run started:\n", len(t.earlier))
+	}
+	for _, body := range t.earlier {
+		t.observe(body, earlierLabel)
+	}
+	t.earlier = nil
 }
 
 // expect registers a sample's operation before the feed shows it.
@@ -231,6 +246,10 @@ func (t *tracker) onEvent(ev event) {
 		}
 	} else if id := ev.get("document_id"); id != "" {
 		v = &opView{name: id, label: documentLabel}
+	} else if ev.msg == "dispatch.batch" {
+		return // its operations' own lines say why
+	} else if fn := ev.get("function"); fn != "" && strings.HasPrefix(ev.msg, "invocation failed") {
+		v = &opView{name: "-", label: "(host) " + fn}
 	} else if ev.level < slog.LevelError {
 		return // a warning about no operation: dev.log has it
 	} else {
@@ -259,8 +278,14 @@ func (t *tracker) onEvent(ev event) {
 // when it is tried next, when the line names that.
 func describe(ev event) (why, next string) {
 	why = ev.msg
-	if ev.msg == "notification.attempt" {
+	switch ev.msg {
+	case "notification.attempt":
 		why = fmt.Sprintf("attempt %s to %s", orDash(ev.get("attempt")), orDash(ev.get("host")))
+	case "invocation failed; retrying":
+		why = fmt.Sprintf("invocation failed; retry %s of %s", ev.get("retry"), ev.get("max_retries"))
+		if d, err := time.ParseDuration(ev.get("delay")); err == nil {
+			next = " (next attempt " + ev.at.Add(d).Local().Format("15:04:05") + ")"
+		}
 	}
 	for _, k := range []string{"error", "reason"} {
 		if e := ev.get(k); e != "" {
@@ -273,7 +298,7 @@ func describe(ev event) (why, next string) {
 			return why, " (next attempt " + clockTime(n) + ")"
 		}
 	}
-	return why, ""
+	return why, next
 }
 
 // clockTime shows a logged time as the terminal's clock does.
