@@ -167,8 +167,8 @@ func readDocuments(args []string, stdin io.Reader) ([]json.RawMessage, error) {
 
 func errorOffset(err error, data []byte) int64 {
 	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		return se.Offset
+	if errors.As(err, &se) && se.Offset > 0 {
+		return se.Offset - 1 // the offending byte, not the one after it
 	}
 	return int64(len(data)) // unexpected EOF: the input ended inside a document
 }

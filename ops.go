@@ -179,13 +179,13 @@ func opsTable(w io.Writer, rows []opRow, withSubscription bool) error {
 func lastError(r opRow) string {
 	switch {
 	case r.Error != nil:
-		return clip(r.Error.Code+": "+r.Error.Message, 100)
+		return clip(r.Error.Code+": "+r.Error.Message, 200)
 	case r.LastProblem != nil:
 		s := r.LastProblem.Message
 		if r.LastProblem.Error != "" {
 			s += ": " + r.LastProblem.Error
 		}
-		return clip("(retrying) "+s, 100)
+		return clip("(retrying) "+s, 200)
 	}
 	return "-"
 }

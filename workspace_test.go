@@ -77,6 +77,7 @@ type devProcess struct {
 	out   *lockedBuffer
 	front string // host:port of the HTTP front door
 	sim   string // URL of the Clusters Service simulator
+	sink  string // URL of the notification sink
 	done  chan error
 }
 
@@ -109,6 +110,9 @@ func (w *workspace) startDev(t *testing.T, extra ...string) *devProcess {
 			fmt.Fprintln(d.out, line)
 			if m := regexp.MustCompile(`^  clusters svc   (\S+)`).FindStringSubmatch(line); m != nil {
 				d.sim = m[1]
+			}
+			if m := regexp.MustCompile(`^  notifications  (\S+)`).FindStringSubmatch(line); m != nil {
+				d.sink = m[1]
 			}
 			if m := regexp.MustCompile(`^  http functions http://(\S+)`).FindStringSubmatch(line); m != nil {
 				d.front = m[1]
