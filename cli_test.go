@@ -127,7 +127,7 @@ func TestCommandsTakeWhatTheyPrint(t *testing.T) {
 	name := path[1][strings.LastIndex(path[1], "/")+1:]
 	for _, args := range [][]string{
 		{"status", path[1]},
-		{"status", curl[1]},                      // the curl's URL, host and ?api-version included
+		{"status", curl[1]}, // the curl's URL, host and ?api-version included
 		{"status", path[1] + "?api-version=2024-06-10-preview"},
 		{"status", name, "-subscription", cliSub},
 		{"status", strings.Replace(path[1], "hcpOperationStatuses", "hcpOperationResults", 1)},
