@@ -102,6 +102,6 @@ commands:
   history        print an operation's transitions with times and durations, from the process's log
   doc            get, put or list raw documents in the configured store
 
-Settings come from the environment (see README.md); 'hcpops <command> -h' prints a command's usage.
+Settings come from the environment (docs/settings.md); 'hcpops <command> -h' prints a command's usage.
 `)
 }
