@@ -42,6 +42,7 @@ type pkgState struct {
 type summary struct {
 	passed, failed, skipped int
 	pkgOK, pkgFailed        int
+	pkgNoTests              int
 	failedTests             []string
 }
 
@@ -140,6 +141,9 @@ func finishPackage(s *summary, p *pkgState, e event, out io.Writer) {
 		}
 	default:
 		s.pkgOK++
+		if e.Action == "skip" {
+			s.pkgNoTests++
+		}
 		last := strings.TrimSpace(own)
 		if i := strings.LastIndex(last, "\n"); i >= 0 {
 			last = last[i+1:]
@@ -154,8 +158,8 @@ func finishPackage(s *summary, p *pkgState, e event, out io.Writer) {
 
 // line is the closing line.
 func (s summary) line(took time.Duration, note string) string {
-	l := fmt.Sprintf("make test: %d passed, %d failed, %d skipped; %d packages (%d failed) in %s",
-		s.passed, s.failed, s.skipped, s.pkgOK+s.pkgFailed, s.pkgFailed, took.Round(time.Second))
+	l := fmt.Sprintf("make test: %d passed, %d failed, %d skipped; %d packages (%d failed, %d without tests) in %s",
+		s.passed, s.failed, s.skipped, s.pkgOK+s.pkgFailed, s.pkgFailed, s.pkgNoTests, took.Round(time.Second))
 	if len(s.failedTests) > 0 {
 		l = "failed tests:\n  " + strings.Join(s.failedTests, "\n  ") + "\n" + l
 	}

@@ -37,7 +37,7 @@ func TestSummarise(t *testing.T) {
 		t.Errorf("a passing test's output was printed:\n%s", out.String())
 	}
 	line := s.line(4*time.Minute+12*time.Second, "")
-	want := "failed tests:\n  example.com/a TestBad\nmake test: 2 passed, 1 failed, 1 skipped; 4 packages (2 failed) in 4m12s"
+	want := "failed tests:\n  example.com/a TestBad\nmake test: 2 passed, 1 failed, 1 skipped; 4 packages (2 failed, 1 without tests) in 4m12s"
 	if line != want {
 		t.Errorf("closing line\n%s\nwant\n%s", line, want)
 	}
