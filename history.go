@@ -139,6 +139,13 @@ func historyOf(dir, name string) ([]historyRow, error) {
 		}
 		rows = append(rows, row)
 	}, name)
+	// Lines before the first one that knew the start (a failed dispatch)
+	// get theirs once it is known.
+	for i := range rows {
+		if !rows[i].hasSince && !start.IsZero() {
+			rows[i].sinceStart, rows[i].hasSince = rows[i].at.Sub(start), true
+		}
+	}
 	return rows, err
 }
 

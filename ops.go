@@ -14,6 +14,7 @@ import (
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/frontend"
+	"github.com/hcpops/hcpops/core/lifecycle"
 	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/devhost/devlog"
 )
@@ -145,9 +146,15 @@ func lastProblems(dir string, rows []opRow) {
 	if len(byID) == 0 {
 		return
 	}
-	// No log (Cosmos, or a serve that logs elsewhere) leaves it empty.
+	// No log (Cosmos, or a serve that logs elsewhere) leaves it empty. A
+	// dispatch or transition after a problem means it was overcome.
 	_ = devlog.Scan(dir, func(r devlog.Record) {
-		if row := byID[r.OperationID]; row != nil && r.Problem() {
+		row := byID[r.OperationID]
+		switch {
+		case row == nil:
+		case r.Msg == lifecycle.MsgDispatched || r.Msg == lifecycle.MsgTransition:
+			row.LastProblem = nil
+		case r.Problem():
 			row.LastProblem = &problemLine{Time: r.Time, Message: r.Msg, Error: r.Str("error")}
 		}
 	}, `"operation_id"`)
