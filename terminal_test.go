@@ -151,6 +151,12 @@ func TestTerminalShowsFailedRetryingRefused(t *testing.T) {
 	p.waitLine("the earlier operation", `\(earlier\)\s+`+meanwhile+`.*- -> Accepted`)
 	p.waitLine("the earlier operation's end", meanwhile+`.*-> Succeeded`)
 
+	// dev.log was appended to, not emptied: the first run's history is
+	// still there.
+	if h := w.hcpops(t, "", "history", failed); h.code != 0 || !regexp.MustCompile(`-> Failed .*OCM3055`).MatchString(h.stdout) {
+		t.Errorf("history of the first run's failed operation after a restart: %d\n%s%s", h.code, h.stdout, h.stderr)
+	}
+
 	screen := p.screen()
 	if strings.Contains(screen, "nodePools/np1") || regexp.MustCompile(`np1\s`).MatchString(screen) {
 		t.Errorf("the refused submit shows in the terminal")
