@@ -11,7 +11,7 @@ DIST      := dist/functionapp
 FUNCTIONS := $(notdir $(wildcard functions/*))
 TESTFLAGS ?= -count=1 -timeout 30m
 
-.PHONY: build run test vet bench bench-go soak package clean
+.PHONY: build run run-cosmos test vet bench bench-go soak package clean
 
 build:
 	$(GO) build -o $(BIN) .
@@ -22,7 +22,7 @@ build:
 	  if [ -f functions/$$f/function.json ]; then mkdir -p $(DIST)/$$f && cp functions/$$f/function.json $(DIST)/$$f/; fi; \
 	done
 
-# RUNFLAGS go to hcpops dev, e.g. RUNFLAGS=-v (logs on stderr) or
+# RUNFLAGS go to hcpops dev, e.g. RUNFLAGS=-v (logs copied to stderr) or
 # RUNFLAGS=-samples=false. The first build compiles every dependency; it
 # says so rather than sit silent for minutes.
 RUNFLAGS ?=
@@ -30,6 +30,17 @@ run:
 	@test -x $(BIN) || echo "make run: first build of $(BIN): compiling hcpops and its dependencies, about 3-4 minutes on 2 cores (later builds take seconds)"
 	@$(GO) build -o $(BIN) .
 	$(BIN) dev $(RUNFLAGS)
+
+# make run on the database instead of the embedded store: starts the
+# project's Cosmos-compatible server (tools/cosmos-test-server, installed
+# with npm ci on first use; in memory) on loopback and runs hcpops dev
+# against it, with the same samples and table. COSMOS_PORT fixes its port
+# (0: a free one), e.g. for a frontend beside it.
+COSMOS_PORT ?= 0
+run-cosmos:
+	@test -x $(BIN) || echo "make run-cosmos: first build of $(BIN): compiling hcpops and its dependencies, about 3-4 minutes on 2 cores (later builds take seconds)"
+	@$(GO) build -o $(BIN) .
+	tools/cosmos-test-server/with-server.sh $(COSMOS_PORT) $(BIN) dev $(RUNFLAGS)
 
 # The test target pipes go test's events through cmd/testsummary, so a
 # failure anywhere in the pipe fails the target.

@@ -204,7 +204,7 @@ func TestEveryHelpDescribesItsFlags(t *testing.T) {
 		{[]string{"doc", "get", "-h"}, []string{"-subscription"}},
 		{[]string{"doc", "list", "-h"}, []string{"-active", "-subscription"}},
 		{[]string{"cs-simulator", "-h"}, []string{"-listen", "-error-rate", "-hang-rate", "/_sim/"}},
-		{[]string{"dev", "-h"}, []string{"-sim-addr", "-data-dir", "-v"}},
+		{[]string{"dev", "-h"}, []string{"-cs-addr", "-data-dir", "-v"}},
 		{[]string{"serve", "-h"}, []string{"-port"}},
 	} {
 		r := w.hcpops(t, "", c.args...)

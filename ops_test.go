@@ -71,7 +71,7 @@ func TestOpsAndHistory(t *testing.T) {
 	r = w.hcpops(t, "", "ops", "-subscription", cliSub)
 	rows := strings.Split(strings.TrimSpace(r.stdout), "\n")
 	if len(rows) != 4 || !strings.HasPrefix(rows[1], stuck) || !strings.HasPrefix(rows[3], ok) ||
-		!regexp.MustCompile(failed+` +Create +cluster demo/broken +Failed +\d+s +OCM3055: quota exceeded in eastus`).MatchString(rows[2]) ||
+		!regexp.MustCompile(failed+` +Create +cluster demo/broken +Failed +\d+s +OCM3055: .*quota exceeded in eastus`).MatchString(rows[2]) ||
 		strings.Contains(rows[0], "SUBSCRIPTION") {
 		t.Errorf("ops -subscription:\n%s", r.stdout)
 	}
@@ -148,7 +148,7 @@ func checkHistoryQuery(t *testing.T, dataDir string) {
 		}
 		msgs = append(msgs, m[1])
 	}
-	for _, m := range regexp.MustCompile(`\br\.([a-z_0-9]+)`).FindAllStringSubmatch(q, -1) {
+	for _, m := range regexp.MustCompile(`\br(?:\.|\['|\[")([a-z_0-9]+)`).FindAllStringSubmatch(q, -1) {
 		found := slices.ContainsFunc(msgs, func(msg string) bool { return keys[msg][m[1]] }) || m[1] == "level" || m[1] == "error" && all["error"]
 		if !found {
 			t.Errorf("the history query reads r.%s, which no %v record carries", m[1], msgs)

@@ -203,7 +203,7 @@ func checkBlock(t *testing.T, b shellBlock, out string, d *devProcess) {
 		want = []string{`"routes":[`, `"applied":false`, `"count":3,"status":503`, `"by_pattern":{`}
 		waitFor(t, "the failed and the retried cluster to end in dev's terminal", func() bool {
 			o := d.out.String()
-			return regexp.MustCompile(`cluster doomed .*-> Failed  OCM3055: quota exceeded in eastus`).MatchString(o) &&
+			return regexp.MustCompile(`cluster doomed .*-> Failed  OCM3055: .*quota exceeded in eastus`).MatchString(o) &&
 				regexp.MustCompile(`cluster retried .*-> Succeeded`).MatchString(o)
 		})
 	default:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/hcpops/hcpops/app"
 	"github.com/hcpops/hcpops/core/clusterservice/simulator"
@@ -12,6 +13,12 @@ import (
 	"github.com/hcpops/hcpops/handlers"
 	"github.com/hcpops/hcpops/storeapi"
 )
+
+// MsgHandlerStarted names the record serve writes as it starts: the
+// Functions host starts the handler once per instance, so more starts than
+// that mean it keeps restarting it (the restart alert counts them).
+// Documented in docs/functions.md.
+const MsgHandlerStarted = "handler.started"
 
 // serve is what the Functions host starts (host.json arguments ["serve"]).
 func serve(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
@@ -35,6 +42,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	logger := app.Logger(*format, level)
+	// Before the assembly, so that a handler the host keeps restarting
+	// because its settings are wrong is counted too.
+	logger.Info(MsgHandlerStarted, "port", p, "pid", os.Getpid())
 	a, err := app.New(ctx, getenv, logger, app.Parts{})
 	if err != nil {
 		return err
@@ -45,7 +55,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	if st, ok := a.Store.(*embedded.Store); ok {
-		sh, err := storeapi.Share(st, app.DataDir(getenv), storeapi.Advert{Command: "hcpops serve"}, logger)
+		sh, err := storeapi.Share(st, app.DataDir(getenv), storeapi.Advert{Command: "hcpops serve", Store: app.EmbeddedStoreName(app.DataDir(getenv))}, logger)
 		if err != nil {
 			return err
 		}

@@ -85,7 +85,7 @@ type devProcess struct {
 // devArgs are short timings for a dev under test, on free ports.
 func devArgs(w *workspace, extra ...string) []string {
 	return append([]string{"dev", "-script-root", w.repo, "-samples=false", "-http-addr", "127.0.0.1:0",
-		"-sim-addr", "127.0.0.1:0", "-phase", "200ms", "-feed-poll-delay", "100ms",
+		"-cs-addr", "127.0.0.1:0", "-phase", "200ms", "-feed-poll-delay", "100ms",
 		"-schedule", "pollOperations=* * * * * *"}, extra...)
 }
 

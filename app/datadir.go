@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hcpops/hcpops/core/store"
+	"github.com/hcpops/hcpops/core/store/cosmos"
 	"github.com/hcpops/hcpops/core/store/embedded"
 	"github.com/hcpops/hcpops/storeapi"
 )
@@ -86,21 +87,46 @@ type Connection struct {
 	File string
 }
 
-// ConnectStore is the CLI's store: Cosmos DB when configured; else the
+// ConnectStore is the CLI's store, the one the running process uses: the
 // store of the hcpops process that holds the data dir, through its store
-// API; else the embedded file itself.
+// API (whatever store that is); else Cosmos DB when configured here; else
+// the embedded file itself. A Cosmos setting here that names another store
+// than the running process's, or a Cosmos connection only in the
+// local.settings.json hcpops dev reads, is refused: the two would never
+// see each other's writes. The Connection says which store it is.
 func ConnectStore(ctx context.Context, getenv func(string) string, access Access, logger *slog.Logger) (store.Store, Connection, error) {
-	if s, name, err := openCosmos(getenv, logger); s != nil || err != nil {
-		return s, Connection{Name: name}, err
+	cfg, err := cosmos.ConfigFromEnv(getenv)
+	configured := err == nil
+	if err != nil && !errors.Is(err, cosmos.ErrNotConfigured) {
+		return nil, Connection{}, fmt.Errorf("reading Cosmos DB settings: %w", err)
 	}
 	dir := DataDir(getenv)
-	c, a, err := storeapi.Dial(ctx, dir, dialTimeout)
+	c, a, dialErr := storeapi.Dial(ctx, dir, dialTimeout)
+	var live *storeapi.Advert
 	switch {
-	case err == nil:
+	case dialErr == nil && !configured:
 		return c, Connection{Name: fmt.Sprintf("%s (pid %d) store API %s", a.Command, a.PID, a.URL), Process: &a}, nil
-	case !errors.Is(err, storeapi.ErrNoAdvert):
+	case dialErr == nil:
+		if err := sameStore(cfg, a, dir); err != nil {
+			return nil, Connection{}, err
+		}
+		live = &a
+	case !errors.Is(dialErr, storeapi.ErrNoAdvert):
 		// A stale advert: its process is gone if the file opens below.
-		logger.Debug("store API advert unusable; opening the file", "error", err)
+		logger.Debug("store API advert unusable", "error", dialErr)
+	}
+	if configured {
+		s, err := OpenCosmos(ctx, cfg, CheckContainers, logger)
+		if errors.Is(err, cosmos.ErrMissing) {
+			return nil, Connection{}, fmt.Errorf("%w: create it as upstream deploys it (hcpops dev -create-containers does; deploy/main.bicep in Azure)", err)
+		}
+		if err != nil {
+			return nil, Connection{}, err
+		}
+		return s, Connection{Name: CosmosStoreName(cfg), Process: live}, nil
+	}
+	if err := refuseLocalOnly("."); err != nil {
+		return nil, Connection{}, err
 	}
 	path := filepath.Join(dir, StoreFileName)
 	if _, err := os.Stat(path); access != ReadWrite && errors.Is(err, fs.ErrNotExist) {

@@ -5,11 +5,15 @@
 // and telemetry, and one user-assigned identity that reaches all of them
 // with data-plane roles, so no key or connection string is stored anywhere.
 // App Service Authentication (Entra ID) lets only ARM's applications call
-// the HTTP functions.
+// the HTTP functions. monitoring.bicep adds the alert rules (stuck
+// operations, ticks, the change feed, notifications, Clusters Service, handler
+// restarts), their action group and a workbook; docs/runbooks.md says what to
+// do when one fires.
 //
 //   az deployment group create -g <rg> -f deploy/main.bicep \
 //     -p clustersServiceUrl=https://clusters-service.example.com \
-//        authClientId=<RP app registration id> armClientAppIds='["<ARM app id>"]'
+//        authClientId=<RP app registration id> armClientAppIds='["<ARM app id>"]' \
+//        alertReceiver=oncall@example.com
 //
 // Then zip-deploy dist/functionapp.zip (make package); see docs/functions.md.
 
@@ -92,6 +96,59 @@ param armClientAppIds array
 
 @description('Extra app settings, e.g. Key Vault references for CLUSTERS_SERVICE_CLIENT_SECRET.')
 param extraAppSettings object = {}
+
+// ---- alerting: scheduled-query alert rules over the Application Insights
+// component, one action group, a workbook. The queries live in alerts/*.kql
+// and are documented, word for word, in docs/functions.md; each rule's
+// description links its section of docs/runbooks.md.
+
+@description('Where alerts go: an e-mail address, or an https:// webhook URL (common alert schema). Empty: the rules still fire and show in Azure Monitor, with no action group.')
+param alertReceiver string = ''
+
+@description('Base URL of docs/runbooks.md; each alert description links its section here.')
+param runbookUrl string = 'https://github.com/hcpops/hcpops/blob/main/docs/runbooks.md'
+
+@description('Minutes after which an active operation is stuck, per kind.request, and "any" for every operation (the backstop). Defaults are ARO-HCP\'s stuck-operation alerts (its end-to-end timeouts). The handler writes operation.stuck at these ages (HCPOPS_STUCK_AFTER), and one alert rule per entry fires for each stuck resource.')
+param stuckAfterMinutes object = {
+  'cluster.create': 20
+  'cluster.update': 45
+  'cluster.delete': 25
+  'cluster.requestcredential': 10
+  'cluster.revokecredentials': 15
+  'nodepool.create': 20
+  'nodepool.update': 45
+  'nodepool.delete': 25
+  'externalauth.create': 15
+  'externalauth.update': 10
+  'externalauth.delete': 15
+  any: 60
+}
+
+@description('A poll tick using at least this share of HCPOPS_POLL_BUDGET (0 to 1) fires the tick alert, as does a failed tick, one stopped by its budget, or no tick in 15 minutes.')
+param tickBudgetUsedThreshold string = '0.8'
+
+@description('Change-feed batches given up in 15 minutes above which the alert fires.')
+@minValue(0)
+param givenUpBatchesThreshold int = 0
+
+@description('Failed ARM notification attempts for one operation beyond which the alert fires (a refused notification fires at once).')
+@minValue(1)
+param notificationAttemptsThreshold int = 5
+
+@description('Clusters Service error rate (0 to 1) over both the last 5 minutes and the last hour above which the alert fires; ARO-HCP alerts on its 99% availability SLO burning 13.44 times too fast, 0.1344.')
+param csErrorRateThreshold string = '0.1344'
+
+@description('Clusters Service calls in the last 5 minutes below which the error-rate alert stays quiet.')
+@minValue(1)
+param csErrorRateMinCalls int = 10
+
+@description('Clusters Service p99 latency (ms) that, exceeded in more than half of the invocations of 15 minutes, fires the latency alert; ARO-HCP\'s CS latency SLO is a p99 of 1 second.')
+@minValue(1)
+param csLatencyP99MsThreshold int = 1000
+
+@description('Handler starts on one instance in an hour above which the restart alert fires.')
+@minValue(1)
+param restartsThreshold int = 2
 
 var storageAccountName = take('${compactPrefix}${uniqueString(resourceGroup().id)}', 24)
 
@@ -310,6 +367,8 @@ var appSettings = union(
     HCPOPS_LOG_LEVEL: logLevel
     HCPOPS_AUTH: 'required'
     HCPOPS_ARM_CLIENT_APP_IDS: join(armClientAppIds, ',')
+    // The same thresholds as the stuck alert rules below.
+    HCPOPS_STUCK_AFTER: join(map(items(stuckAfterMinutes), t => '${t.key}=${t.value}m'), ',')
     // The host ships its traces and the handler's lines to Application
     // Insights; keyless, as the user-assigned identity.
     APPLICATIONINSIGHTS_CONNECTION_STRING: insights.properties.ConnectionString
@@ -396,6 +455,27 @@ resource authSettings 'Microsoft.Web/sites/config@2023-12-01' = {
   }
 }
 
+// ---- alerting: the rules, the action group and the workbook (monitoring.bicep)
+
+module monitoring 'monitoring.bicep' = {
+  name: 'monitoring'
+  params: {
+    prefix: prefix
+    location: location
+    insightsId: insights.id
+    alertReceiver: alertReceiver
+    runbookUrl: runbookUrl
+    stuckAfterMinutes: stuckAfterMinutes
+    tickBudgetUsedThreshold: tickBudgetUsedThreshold
+    givenUpBatchesThreshold: givenUpBatchesThreshold
+    notificationAttemptsThreshold: notificationAttemptsThreshold
+    csErrorRateThreshold: csErrorRateThreshold
+    csErrorRateMinCalls: csErrorRateMinCalls
+    csLatencyP99MsThreshold: csLatencyP99MsThreshold
+    restartsThreshold: restartsThreshold
+  }
+}
+
 output functionAppName string = functionApp.name
 output functionAppHostName string = functionApp.properties.defaultHostName
 output functionAppUrl string = 'https://${functionApp.properties.defaultHostName}'
@@ -404,3 +484,5 @@ output identityClientId string = identity.properties.clientId
 output appInsightsName string = insights.name
 output appInsightsId string = insights.id
 output logAnalyticsWorkspaceId string = workspace.id
+output workbookId string = monitoring.outputs.workbookId
+output actionGroupId string = monitoring.outputs.actionGroupId

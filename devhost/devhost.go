@@ -1,5 +1,7 @@
 // Package devhost is `hcpops dev`: the whole operation lifecycle on one
-// machine. It runs the embedded store, the Clusters Service simulator, a
+// machine. It runs the embedded store (or the Cosmos DB database the
+// settings name, reading its change feed as the Functions trigger does,
+// with leases in its leases container), the Clusters Service simulator, a
 // notification sink, the custom handler (in process) and a local trigger
 // host that speaks the Functions protocol to it over loopback HTTP, then
 // submits sample operations the way ARM's frontend would and shows them
@@ -26,6 +28,7 @@ import (
 	"github.com/hcpops/hcpops/core/lifecycle"
 	"github.com/hcpops/hcpops/core/notification"
 	"github.com/hcpops/hcpops/core/store"
+	"github.com/hcpops/hcpops/core/store/cosmos"
 	"github.com/hcpops/hcpops/devhost/devlog"
 	"github.com/hcpops/hcpops/devhost/functionapp"
 	"github.com/hcpops/hcpops/devhost/triggerhost"
@@ -45,6 +48,8 @@ const (
 // environment nor local.settings.json has them.
 // HCPOPS_AUTH=none: no App Service Authentication runs in front of a
 // laptop, so the status route takes any caller (with a warning at start).
+// COSMOS_DATABASE only resolves function.json's %COSMOS_DATABASE% on the
+// embedded store: on Cosmos DB the user's own is required.
 func devSettings() map[string]string {
 	return map[string]string{"COSMOS_DATABASE": "hcpops", "HCPOPS_AUTH": "none"}
 }
@@ -86,12 +91,22 @@ func run(ctx context.Context, o options, stdout, logw io.Writer, env map[string]
 	}
 	settings := functionapp.Settings(env, local, devSettings())
 	getenv := func(k string) string { v, _ := settings(k); return v }
+	userSettings := functionapp.Settings(env, local)
+	cfg, onCosmos, err := cosmosSettings(func(k string) string { v, _ := userSettings(k); return v })
+	if err != nil {
+		return err
+	}
 	fa, err := functionapp.Load(o.scriptRoot, settings)
 	if err != nil {
 		return err
 	}
 	if err := overrideSchedules(fa, o.schedules); err != nil {
 		return err
+	}
+	if onCosmos {
+		if err := checkCosmosRun(o, cfg, fa); err != nil {
+			return err
+		}
 	}
 	ncfg, err := checkSettings(getenv)
 	if err != nil {
@@ -100,7 +115,7 @@ func run(ctx context.Context, o options, stdout, logw io.Writer, env map[string]
 	if err := refuseHeld(ctx, o.dataDir); err != nil {
 		return err
 	}
-	stateDir, err := prepareDataDir(o.dataDir, o.reset)
+	stateDir, err := prepareDataDir(o.dataDir, o.reset, !onCosmos)
 	if err != nil {
 		return err
 	}
@@ -120,7 +135,7 @@ func run(ctx context.Context, o options, stdout, logw io.Writer, env map[string]
 	// Warnings and errors also reach the terminal, under their operation.
 	ev := &events{}
 	logger := slog.New(ev.handler(handlers.LogHandler(slog.NewJSONHandler(logw, &slog.HandlerOptions{Level: o.logLevel}))))
-	st, err := app.OpenEmbedded(o.dataDir, logger)
+	st, err := openStore(ctx, o, cfg, onCosmos, logger)
 	if err != nil {
 		return err
 	}
@@ -131,13 +146,9 @@ func run(ctx context.Context, o options, stdout, logw io.Writer, env map[string]
 	defer sim.Close()
 	simCtx, stopSim := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopSim()
-	simAddr := o.simAddr
-	if simAddr == "" {
-		simAddr = "127.0.0.1:0"
-	}
-	simURL, err := sim.Start(simCtx, simAddr)
+	simURL, err := sim.Start(simCtx, o.csAddr)
 	if errors.Is(err, syscall.EADDRINUSE) {
-		return fmt.Errorf("starting the Clusters Service simulator: %w; another hcpops dev may hold it: stop it, or pass -sim-addr 127.0.0.1:PORT", err)
+		return fmt.Errorf("starting the Clusters Service simulator: %w; another hcpops dev may hold it: stop it, or pass -cs-addr 127.0.0.1:PORT", err)
 	}
 	if err != nil {
 		return fmt.Errorf("starting the Clusters Service simulator: %w", err)
@@ -160,7 +171,8 @@ func run(ctx context.Context, o options, stdout, logw io.Writer, env map[string]
 	}
 	host, err := triggerhost.New(triggerhost.Config{
 		App: fa, Worker: handlerWorker(a, getenv), HandlerPort: o.handlerPort,
-		Feed: st, StateDir: stateDir, HTTPAddr: o.httpAddr, FeedPollDelay: o.feedPollDelay, Logger: logger,
+		Feed: st, StateDir: stateDir, Leases: st.leases, Owner: owner(o.dataDir),
+		HTTPAddr: o.httpAddr, FeedPollDelay: o.feedPollDelay, Logger: logger,
 	})
 	if err != nil {
 		return err
@@ -195,13 +207,16 @@ func run(ctx context.Context, o options, stdout, logw io.Writer, env map[string]
 		return err
 	}
 	ev.attach(tr.onEvent)
-	sh, err := storeapi.Share(st, o.dataDir, storeapi.Advert{Command: "hcpops dev", FunctionsURL: host.FrontURL()}, logger)
+	sh, err := storeapi.Share(st, o.dataDir, storeapi.Advert{Command: "hcpops dev", FunctionsURL: host.FrontURL(), Store: st.name}, logger)
 	if err != nil {
 		return err
 	}
 	defer sh.Close()
-	banner(stdout, o, fa, sh.Advert(), simURL, sk.URL(), host)
+	banner(stdout, o, fa, st, sh.Advert(), simURL, sk.URL(), host)
 	tr.showEarlier()
+	if o.hooks.simulator != nil {
+		o.hooks.simulator(sim)
+	}
 	if o.hooks.started != nil {
 		o.hooks.started(host)
 	}
@@ -294,12 +309,13 @@ func stopReason(ctx context.Context) error {
 }
 
 // prepareDataDir creates the data dir (and with reset, empties what this
-// command keeps there) and returns the host state dir. Host state without
-// a store is dropped: its leases point into a feed that no longer exists
-// and would skip the new store's first changes.
-func prepareDataDir(dir string, reset bool) (stateDir string, err error) {
+// command keeps there) and returns the host state dir. With the embedded
+// store, host state without a store is dropped: its leases point into a
+// feed that no longer exists and would skip the new store's first changes.
+// On Cosmos DB the leases live in the database, and nothing is dropped.
+func prepareDataDir(dir string, reset, embeddedStore bool) (stateDir string, err error) {
 	storePath, stateDir := filepath.Join(dir, app.StoreFileName), filepath.Join(dir, "host")
-	if _, err := os.Stat(storePath); errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Stat(storePath); embeddedStore && errors.Is(err, fs.ErrNotExist) {
 		reset = true
 	}
 	if reset {
@@ -339,9 +355,20 @@ func overrideSchedules(app *functionapp.App, schedules map[string]string) error 
 	return nil
 }
 
-func banner(w io.Writer, o options, fa *functionapp.App, shared storeapi.Advert, simURL, sinkURL string, host *triggerhost.Host) {
+func banner(w io.Writer, o options, fa *functionapp.App, st *devStore, shared storeapi.Advert, simURL, sinkURL string, host *triggerhost.Host) {
 	fmt.Fprintf(w, "hcpops dev (pid %d)\n", os.Getpid())
-	fmt.Fprintf(w, "  store          %s (hcpops submit, status and doc use it through %s)\n", filepath.Join(o.dataDir, app.StoreFileName), shared.URL)
+	if st.cosmos == nil {
+		fmt.Fprintf(w, "  store          %s (hcpops submit, status and doc use it through %s)\n", filepath.Join(o.dataDir, app.StoreFileName), shared.URL)
+	} else {
+		containers := "checked"
+		if st.created {
+			containers = "created if missing"
+		}
+		fmt.Fprintf(w, "  store          Cosmos DB %s database %s (containers %s and %s %s)\n", st.cosmos.Endpoint, st.cosmos.Database,
+			cosmos.ResourcesContainer, cosmos.LeasesContainer, containers)
+		fmt.Fprintf(w, "                 hcpops submit, status and doc use it through %s, or directly with the same settings\n", shared.URL)
+		fmt.Fprintf(w, "  leases         %s container, %s<function> documents\n", cosmos.LeasesContainer, leasePrefix)
+	}
 	if o.logPath != "" {
 		fmt.Fprintf(w, "  logs           %s (appended, rotated at %d MB; -v copies them to stderr)\n", o.logPath, devlog.MaxMB)
 	}

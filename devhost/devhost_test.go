@@ -234,7 +234,7 @@ func TestPrepareDataDirDropsLeasesOfAMissingStore(t *testing.T) {
 	}
 	must(os.MkdirAll(filepath.Dir(lease), 0o755))
 	must(os.WriteFile(lease, []byte(`{"continuation":"57"}`), 0o644))
-	if _, err := prepareDataDir(dir, false); err != nil {
+	if _, err := prepareDataDir(dir, false, true); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(lease); !os.IsNotExist(err) {
@@ -244,13 +244,13 @@ func TestPrepareDataDirDropsLeasesOfAMissingStore(t *testing.T) {
 	must(os.MkdirAll(filepath.Dir(lease), 0o755))
 	must(os.WriteFile(lease, []byte(`{"continuation":"57"}`), 0o644))
 	must(os.WriteFile(filepath.Join(dir, "store.db"), nil, 0o644))
-	if _, err := prepareDataDir(dir, false); err != nil {
+	if _, err := prepareDataDir(dir, false, true); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(lease); err != nil {
 		t.Errorf("lease of an existing store was dropped: %v", err)
 	}
-	if _, err := prepareDataDir(dir, true); err != nil {
+	if _, err := prepareDataDir(dir, true, true); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "store.db")); !os.IsNotExist(err) {

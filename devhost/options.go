@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"strings"
 	"time"
 
@@ -19,20 +20,20 @@ type options struct {
 	scriptRoot string
 	dataDir    string
 	reset      bool
-	httpAddr   string
-	// simAddr is where the Clusters Service simulator listens; "" is a
-	// free port.
-	simAddr       string
-	handlerPort   int
-	feedPollDelay time.Duration
-	phase         time.Duration
-	simDurations  string
-	schedules     map[string]string
-	samples       bool
-	exitWhenDone  bool
-	timeout       time.Duration
-	logLevel      slog.Level
-	verbose       bool
+	// createContainers: nil means by the endpoint (on for loopback).
+	createContainers *bool
+	httpAddr         string
+	csAddr           string
+	handlerPort      int
+	feedPollDelay    time.Duration
+	phase            time.Duration
+	simDurations     string
+	schedules        map[string]string
+	samples          bool
+	exitWhenDone     bool
+	timeout          time.Duration
+	logLevel         slog.Level
+	verbose          bool
 	// logPath is the log file; "" logs to the writer run is given.
 	logPath string
 
@@ -44,6 +45,8 @@ type options struct {
 type hooks struct {
 	// started: the host serves and no sample has been submitted yet.
 	started func(*triggerhost.Host)
+	// simulator: the Clusters Service simulator, before started.
+	simulator func(*simulator.Simulator)
 	// settled: every sample is settled and the host still serves;
 	// statusPaths maps each sample to its Azure-AsyncOperation path.
 	settled func(h *triggerhost.Host, statusPaths map[string]string)
@@ -60,8 +63,9 @@ func parseOptions(args []string, lookupEnv func(string) (string, bool), usage io
 	fs.StringVar(&o.scriptRoot, "script-root", ".", "Functions app root: host.json and functions/*/function.json (or */function.json)")
 	fs.StringVar(&o.dataDir, "data-dir", dataDir, "embedded store, host state and "+LogFile+"; the CLI's default too (default from $"+app.EnvDataDir+", else "+app.DefaultDataDir+")")
 	fs.BoolVar(&o.reset, "reset", false, "delete the data dir's store and host state before starting")
+	fs.Var(optionalBool{&o.createContainers}, "create-containers", "on Cosmos DB, create the database, Resources and leases if missing, as upstream deploys them (default: on for a loopback endpoint, off otherwise)")
 	fs.StringVar(&o.httpAddr, "http-addr", "127.0.0.1:7071", "front door for HTTP functions (loopback only)")
-	fs.StringVar(&o.simAddr, "sim-addr", "127.0.0.1:7072", "Clusters Service simulator (and its /_sim/ admin API; loopback only)")
+	fs.StringVar(&o.csAddr, "cs-addr", "127.0.0.1:0", "listen address of the Clusters Service simulator (loopback only; a fixed port lets a frontend beside dev use it)")
 	fs.IntVar(&o.handlerPort, "handler-port", 0, "FUNCTIONS_CUSTOMHANDLER_PORT for the handler (0: a free port)")
 	fs.DurationVar(&o.feedPollDelay, "feed-poll-delay", 500*time.Millisecond, "change feed poll delay, overriding function.json's feedPollDelay (0: keep it)")
 	fs.DurationVar(&o.phase, "phase", 3*time.Second, "simulated Clusters Service phase length; installing, updating and uninstalling take twice as long")
@@ -82,7 +86,7 @@ func parseOptions(args []string, lookupEnv func(string) (string, bool), usage io
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fs.SetOutput(usage)
-			fmt.Fprintln(usage, "usage: hcpops dev [flags]\n\nThe whole lifecycle on one machine: embedded store, Clusters Service simulator, notification\nsink, the handler and a local Functions trigger host; sample operations unless -samples=false.\n\nflags:")
+			fmt.Fprintln(usage, "usage: hcpops dev [flags]\n\nThe whole lifecycle on one machine: the embedded store (or the Cosmos DB database CosmosDB /\nCosmosDB__accountEndpoint and COSMOS_DATABASE name), Clusters Service simulator, notification\nsink, the handler and a local Functions trigger host; sample operations unless -samples=false.\n\nflags:")
 			fs.PrintDefaults()
 			return o, errHelp
 		}
@@ -107,11 +111,22 @@ func parseOptions(args []string, lookupEnv func(string) (string, bool), usage io
 		return o, fmt.Errorf("hcpops dev: -handler-port %d: want 0-65535", o.handlerPort)
 	case o.exitWhenDone && !o.samples:
 		return o, errors.New("hcpops dev: -exit-when-done needs -samples")
+	case !loopbackAddr(o.csAddr):
+		return o, fmt.Errorf("hcpops dev: -cs-addr %q: want 127.0.0.1:PORT (the simulator listens on loopback only)", o.csAddr)
 	}
 	if _, err := o.durations(); err != nil {
 		return o, err
 	}
 	return o, nil
+}
+
+func loopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return host == "localhost" || ip != nil && ip.IsLoopback()
 }
 
 // durations are the simulator's phases from -phase, then the overrides.

@@ -260,9 +260,16 @@ func TestLocalSettings(t *testing.T) {
 	if str("FUNCTIONS_WORKER_RUNTIME") != "custom" || str("AzureWebJobsStorage") != "UseDevelopmentStorage=true" {
 		t.Error("FUNCTIONS_WORKER_RUNTIME must be custom and AzureWebJobsStorage the emulator")
 	}
-	for _, k := range []string{"CosmosDB", "COSMOS_DATABASE", "CLUSTERS_SERVICE_URL", "HCPOPS_DATA_DIR", EnvPollBudget} {
+	for _, k := range []string{"COSMOS_DATABASE", "CLUSTERS_SERVICE_URL", "HCPOPS_DATA_DIR", EnvPollBudget} {
 		if str(k) == "" {
 			t.Errorf("Values.%s is missing", k)
+		}
+	}
+	// hcpops dev reads this file too, and a Cosmos connection in it would
+	// take make run off the embedded store; func start users add theirs.
+	for _, k := range []string{"CosmosDB", "CosmosDB__accountEndpoint"} {
+		if _, ok := ls.Values[k]; ok {
+			t.Errorf("Values.%s is set: make run (hcpops dev) would run on that Cosmos DB account", k)
 		}
 	}
 	if _, err := ConfigFromEnv(str); err != nil {

@@ -31,6 +31,10 @@ type Advert struct {
 	// FunctionsURL is the running process's front door for HTTP
 	// functions (hcpops dev), so the CLI can print a status curl.
 	FunctionsURL string `json:"functionsURL,omitempty"`
+	// Store names the store the process serves (app.CosmosStoreName or
+	// EmbeddedStoreName), so a CLI configured for another refuses to
+	// write where the process would never look.
+	Store string `json:"store,omitempty"`
 }
 
 // ErrNoAdvert: no process advertises a store in the directory.

@@ -38,7 +38,8 @@ func TestContract(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { srv.Close() })
-		return storetest.Harness{Store: NewClient(srv.URL(), "secret"), Advance: clock.Advance}
+		return storetest.Harness{Store: NewClient(srv.URL(), "secret"), Advance: clock.Advance, Now: clock.Now,
+			Foreign: func(t *testing.T) store.Store { return openEmbedded(t) }}
 	})
 }
 

@@ -99,6 +99,7 @@ var sentinels = []struct {
 	err    error
 	status int
 }{
+	{"feed_gap", store.ErrFeedGap, http.StatusGone}, // before invalid: a refused continuation is both
 	{"not_found", store.ErrNotFound, http.StatusNotFound},
 	{"conflict", store.ErrConflict, http.StatusConflict},
 	{"precondition_failed", store.ErrPreconditionFailed, http.StatusPreconditionFailed},

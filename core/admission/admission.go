@@ -97,8 +97,9 @@ func (c Config) CheckAPIVersion(v string) *Rejection {
 // An unknown state is an error (ARO-HCP answers 500), not a rejection.
 func (c Config) CheckSubscription(subscriptionID string, sub *document.Subscription, method string) (*Rejection, error) {
 	if subscriptionID == "" {
-		return &Rejection{Status: http.StatusBadRequest, Code: arm.CodeInvalidParameter, Target: "subscriptionId",
-			Message: "The request is missing required parameter 'subscriptionId'."}, nil
+		// ARO-HCP names the path segment as its router spells it, with no target.
+		return &Rejection{Status: http.StatusBadRequest, Code: arm.CodeInvalidParameter,
+			Message: "The request is missing required parameter 'subscriptionid'."}, nil
 	}
 	unregistered := &Rejection{Status: http.StatusBadRequest, Code: arm.CodeInvalidSubscriptionState,
 		Message: fmt.Sprintf("Request is not allowed in unregistered subscription '%s'.", subscriptionID)}

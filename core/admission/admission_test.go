@@ -90,8 +90,9 @@ func TestCheckSubscription(t *testing.T) {
 	if _, err := (Config{}).CheckSubscription(sub, doc("Frozen"), "GET"); err == nil || !strings.Contains(err.Error(), `"Frozen"`) {
 		t.Errorf("unknown state: error = %v, want one naming the state", err)
 	}
-	if r, _ := (Config{}).CheckSubscription("", nil, "GET"); r == nil || r.Status != http.StatusBadRequest || r.Code != "InvalidParameter" {
-		t.Errorf("no subscription: %+v", r)
+	if r, _ := (Config{}).CheckSubscription("", nil, "GET"); r == nil || r.Status != http.StatusBadRequest || r.Code != "InvalidParameter" ||
+		r.Message != "The request is missing required parameter 'subscriptionid'." || r.Target != "" {
+		t.Errorf("no subscription: %+v, want ARO-HCP's 400 InvalidParameter naming 'subscriptionid', no target", r)
 	}
 }
 

@@ -51,6 +51,26 @@ func IsUnavailable(err error) bool {
 	return false
 }
 
+// IsRefused reports whether CS refused the request itself, so that
+// sending it again can never succeed: a 4xx other than 404 (absent: a
+// question the caller asks), 409 (exists: adopted), 429 and 408 (try
+// later), 401 and 403 (hcpops's own credentials, not the request), and
+// other than a 400 that names a state of the object or its cluster: CS
+// words every "not now" and "already under way" that way (IsBusy,
+// IsAlreadyUninstalling, "must be in a deletable state", "is in state
+// 'installing'"), and those pass.
+func IsRefused(err error) bool {
+	s := StatusOf(err)
+	switch {
+	case s < 400 || s >= 500:
+		return false
+	case s == http.StatusNotFound, s == http.StatusConflict, s == http.StatusTooManyRequests,
+		s == http.StatusRequestTimeout, s == http.StatusUnauthorized, s == http.StatusForbidden:
+		return false
+	}
+	return !refused(err, "state") && !IsRevocationRequested(err)
+}
+
 // CS says "not now" and "already being deleted" only with a 400 whose
 // reason is English text, the same for every kind. ARO-HCP matches these
 // words; keeping the matching here is what lets the lifecycle ask a

@@ -13,7 +13,7 @@ func TestErrorPredicates(t *testing.T) {
 	bad := func(reason string) error {
 		return fmt.Errorf("patching: %w", &Error{Status: 400, Code: "CLUSTERS-MGMT-400", Reason: reason})
 	}
-	type preds struct{ notFound, conflict, retryable, busy, uninstalling, revoking bool }
+	type preds struct{ notFound, conflict, retryable, busy, uninstalling, revoking, refused bool }
 	tests := []struct {
 		name string
 		err  error
@@ -31,14 +31,20 @@ func TestErrorPredicates(t *testing.T) {
 		{"external auth parent uninstalling", bad("Cannot delete ExternalAuth: its parent cluster must be in deletable state. Parent cluster state: 'uninstalling'"), preds{uninstalling: true}},
 		{"node pool parent installing", bad("Cannot delete node pool: its parent cluster must be in a deletable state. Parent cluster state: 'installing'"), preds{}},
 		{"revocation running", bad("Break glass credentials of cluster 'x': revocation has already been requested"), preds{revoking: true}},
-		{"other 400", bad("Invalid replicas"), preds{}},
+		{"other 400", bad("Invalid replicas"), preds{refused: true}},
+		{"field refused", bad("Attribute 'issuer.url' must be an https URL, got 'http://x'"), preds{refused: true}},
+		{"422", &Error{Status: 422, Reason: "unprocessable"}, preds{refused: true}},
+		{"cluster uninstalling on a create", bad("Cluster is in state 'uninstalling', can't create node pools"), preds{}},
+		{"401", &Error{Status: 401}, preds{}},
+		{"403", &Error{Status: 403}, preds{}},
+		{"408", &Error{Status: 408}, preds{}},
 		{"busy words on a 500", &Error{Status: 500, Reason: "Cluster is in state 'x', can't update"}, preds{retryable: true}},
 		{"not a CS error", errors.New("Cluster is in state 'x', can't update"), preds{retryable: true}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got := preds{IsNotFound(tc.err), IsConflict(tc.err), IsRetryable(tc.err), IsBusy(tc.err),
-				IsAlreadyUninstalling(tc.err), IsRevocationRequested(tc.err)}
+				IsAlreadyUninstalling(tc.err), IsRevocationRequested(tc.err), IsRefused(tc.err)}
 			if got != tc.want {
 				t.Errorf("predicates = %+v, want %+v", got, tc.want)
 			}

@@ -3,7 +3,9 @@ package lifecycle
 import (
 	"context"
 
+	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/document"
+	"github.com/hcpops/hcpops/core/state"
 )
 
 // adapter is everything the lifecycle does differently for one kind of
@@ -21,26 +23,35 @@ type adapter struct {
 	// attempt made, and records its href on the resource.
 	create func(ctx context.Context, j *job) (outcome, error)
 	// status reads the CS state of the object at href, converted for j's
-	// request: what create and delete polls need.
-	status func(ctx context.Context, j *job, href string) (pollResult, error)
-	// get reads the whole object at href: its converted state and whether
-	// it already carries what j.res asks of it (the spec matches), which is
-	// what an update poll needs.
-	get func(ctx context.Context, j *job, href string) (observed, error)
-	// patch sends CS the fields an update of j.res may change.
+	// request, as the source upstream names (clusterServiceClusterStatus):
+	// what delete polls need.
+	status func(ctx context.Context, j *job, href string) (*state.OperationState, error)
+	// created is the create poll's source; nil means status. An external
+	// auth that exists is created (CS often gives it no status).
+	created func(ctx context.Context, j *job, href string) (*state.OperationState, error)
+	// get reads the whole object at href for an update poll: its state and
+	// whether it already carries what j.res asks of it, one source each.
+	get func(ctx context.Context, j *job, href string) ([]*state.OperationState, error)
+	// patch sends CS the fields an update of j.res may change; a value CS
+	// would refuse is refused first (a *refusal).
 	patch func(ctx context.Context, j *job, href string) error
 	// delete asks CS to delete the object at href.
 	delete func(ctx context.Context, href string) error
 	// uncommitted is the href of an object whose create may have reached
 	// CS without being recorded as its clusterServiceID ("" when none).
 	uncommitted func(res *document.Resource) string
+	// childHref, for node pools and external auths, is the deterministic
+	// CS href of the child id under a cluster's href; nil for clusters.
+	childHref func(clusterHref, id string) string
 }
 
-// observed is a whole CS object as an update poll sees it.
-type observed struct {
-	pollResult
-	// matches: CS carries every field of the resource an update may change.
-	matches bool
+// specState is the source that says whether CS carries what an update
+// asked for: Updating, naming the first field that differs, until it does.
+func specState(source, differs string) *state.OperationState {
+	if differs != "" {
+		return state.NewOperationState(arm.ProvisioningStateUpdating, differs).WithSource(source)
+	}
+	return state.NewOperationState(arm.ProvisioningStateSucceeded, "").WithSource(source)
 }
 
 // adapters builds one adapter per kind.
@@ -52,6 +63,6 @@ func (e *Engine) adapters() map[document.Kind]*adapter {
 	}
 }
 
-// noUncommitted is the uncommitted of kinds whose CS ID is recorded in the
-// same step that creates the object.
+// noUncommitted is the uncommitted of kinds whose CS ID a reader can work
+// out instead (childHref), so no pending ID is recorded for them.
 func noUncommitted(*document.Resource) string { return "" }

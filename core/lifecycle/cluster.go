@@ -133,7 +133,7 @@ func (e *Engine) adoptOrPostCluster(ctx context.Context, j *job, pending string)
 		j.log.Info("cluster already exists in clusters service; adopting it", "cluster_service_id", pending)
 		return pending, nil
 	case err != nil:
-		return "", fmt.Errorf("creating cluster %s: %w", pending, err)
+		return "", fmt.Errorf("creating cluster %s: %w", pending, refusedBy(err, "cluster", "create"))
 	}
 	j.log.Info("cluster created in clusters service", "cluster_service_id", clusterHrefOf(c))
 	return clusterHrefOf(c), nil
@@ -175,22 +175,28 @@ func (e *Engine) clusterAdapter() *adapter {
 		noun:   "cluster",
 		parent: true,
 		create: e.dispatchClusterCreate,
-		status: func(ctx context.Context, j *job, href string) (pollResult, error) {
+		status: func(ctx context.Context, j *job, href string) (*state.OperationState, error) {
 			st, err := e.cs.GetClusterStatus(ctx, href)
 			if err != nil {
-				return pollResult{}, fmt.Errorf("reading status of cluster %s: %w", href, err)
+				return nil, fmt.Errorf("reading status of cluster %s: %w", href, err)
 			}
 			return e.convertCluster(ctx, j, href, st)
 		},
-		get: func(ctx context.Context, j *job, href string) (observed, error) {
+		get: func(ctx context.Context, j *job, href string) ([]*state.OperationState, error) {
 			c, err := e.cs.GetCluster(ctx, href)
 			if err != nil {
-				return observed{}, fmt.Errorf("reading cluster %s: %w", href, err)
+				return nil, fmt.Errorf("reading cluster %s: %w", href, err)
 			}
-			r, err := e.convertCluster(ctx, j, href, c.Status)
-			return observed{pollResult: r, matches: clusterSpecMatches(j.res, c)}, err
+			s, err := e.convertCluster(ctx, j, href, c.Status)
+			if err != nil {
+				return nil, err
+			}
+			return []*state.OperationState{s, specState("clusterServiceClusterSpec", clusterSpecDiffers(j.res, c))}, nil
 		},
 		patch: func(ctx context.Context, j *job, href string) error {
+			if err := checkClusterPatch(j.res); err != nil {
+				return err
+			}
 			_, err := e.cs.PatchCluster(ctx, href, clusterPatch(j.res))
 			return err
 		},
@@ -199,12 +205,12 @@ func (e *Engine) clusterAdapter() *adapter {
 	}
 }
 
-func (e *Engine) convertCluster(ctx context.Context, j *job, href string, st cs.ClusterStatus) (pollResult, error) {
+func (e *Engine) convertCluster(ctx context.Context, j *job, href string, st cs.ClusterStatus) (*state.OperationState, error) {
 	s, cerr, err := state.ConvertClusterStatus(ctx, e.cs, href, st, j.op.Properties.Request, j.op.Properties.Status)
 	if err != nil {
-		return pollResult{}, fmt.Errorf("converting status of cluster %s: %w", href, err)
+		return nil, fmt.Errorf("converting status of cluster %s: %w", href, err)
 	}
-	return pollResult{status: s, err: cerr}, nil
+	return state.FromConversion(s, cerr).WithSource("clusterServiceClusterStatus"), nil
 }
 
 // clusterPatch carries the fields a cluster update may change.
@@ -220,15 +226,16 @@ func clusterPatch(res *document.Resource) cs.ClusterPatch {
 	return patch
 }
 
-// clusterSpecMatches reports whether CS carries what clusterPatch sends.
-func clusterSpecMatches(res *document.Resource, c cs.Cluster) bool {
+// clusterSpecDiffers says which field clusterPatch sends that CS does not
+// carry yet ("" when it carries them all).
+func clusterSpecDiffers(res *document.Resource, c cs.Cluster) string {
 	if m, ok := res.NodeDrainTimeoutMinutes(); ok && int64(c.NodeDrainGracePeriodMinutes) != m {
-		return false
+		return fmt.Sprintf("cluster service node drain grace period is %d minutes, want %d", c.NodeDrainGracePeriodMinutes, m)
 	}
 	if want, ok := res.AuthorizedCIDRs(); ok && !sameSet(want, c.AuthorizedCIDRs) {
-		return false
+		return fmt.Sprintf("cluster service authorized CIDRs are %v, want %v", c.AuthorizedCIDRs, want)
 	}
-	return true
+	return ""
 }
 
 // sameSet compares string lists as sets.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"strconv"
 	"strings"
 	"time"
@@ -78,6 +79,10 @@ type Config struct {
 	// 1 turns batching off (one GET per object, for a CS that turns out
 	// not to fill status in list items). Batches never span pages.
 	CSBatchSize int
+	// StuckAfter is when an active operation counts as stuck, per (kind,
+	// request), with StuckAny as the backstop for all (stuck.go); entries
+	// left out keep DefaultStuckAfter's.
+	StuckAfter map[StuckKey]time.Duration
 }
 
 // Defaults.
@@ -218,6 +223,9 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		return Config{}, err
 	}
 	c.Admission = a
+	if c.StuckAfter, err = parseStuckAfter(getenv(EnvStuckAfter)); err != nil {
+		return Config{}, err
+	}
 	// Only the cap is a setting; a cap below the default base is the base.
 	c.PollBackoffBase = min(c.PollBackoffBase, c.PollBackoffMax)
 	if err := c.validate(); err != nil {
@@ -240,6 +248,9 @@ func (c Config) withDefaults() Config {
 	if base == 0 {
 		c.PollBackoffBase = min(c.PollBackoffBase, c.PollBackoffMax)
 	}
+	stuck := DefaultStuckAfter()
+	maps.Copy(stuck, c.StuckAfter)
+	c.StuckAfter = stuck
 	return c
 }
 
@@ -254,6 +265,11 @@ func (c Config) validate() error {
 	}
 	if c.PollBackoffMax < c.PollBackoffBase {
 		return fmt.Errorf("lifecycle config PollBackoffMax: %s is below PollBackoffBase %s", c.PollBackoffMax, c.PollBackoffBase)
+	}
+	for k, d := range c.StuckAfter {
+		if d <= 0 {
+			return fmt.Errorf("lifecycle config StuckAfter[%s]: %s is not positive", k, d)
+		}
 	}
 	return nil
 }
@@ -300,6 +316,8 @@ func New(deps Deps, cfg Config) (*Engine, error) {
 		locks:    newKeyedLock(),
 		notifyAt: newBackoff(cfg.NotifyBackoffBase, cfg.NotifyBackoffMax, cfg.NotifyScheduleSize),
 		pollAt:   newBackoff(cfg.PollBackoffBase, cfg.PollBackoffMax, cfg.NotifyScheduleSize),
+		skips:    newSkipLog(cfg.NotifyScheduleSize),
+		stuck:    newStuckWatch(),
 	}
 	e.kinds = e.adapters()
 	e.handlers = e.registry()

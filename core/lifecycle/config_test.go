@@ -83,7 +83,7 @@ func TestConfigDefaults(t *testing.T) {
 		PollConcurrency: 32, DispatchGrace: time.Minute, PendingIDGrace: time.Minute, CreateDeadline: time.Hour,
 		DeleteDeadline: 12 * time.Hour, NotifyBackoffBase: 15 * time.Second, NotifyBackoffMax: 15 * time.Minute,
 		NotifyScheduleSize: 10000, PageSize: 100, PollBackoffBase: 10 * time.Second, PollBackoffMax: 5 * time.Minute,
-		WriteTimeout: 10 * time.Second, CSBatchSize: 100,
+		WriteTimeout: 10 * time.Second, CSBatchSize: 100, StuckAfter: DefaultStuckAfter(),
 	}
 	if got := DefaultConfig(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("DefaultConfig() = %+v\nwant %+v", got, want)
@@ -294,7 +294,7 @@ func TestConfigFromEnvReadsOnlyItsSettings(t *testing.T) {
 	}
 	want := map[string]bool{EnvPollConcurrency: true, EnvDispatchGrace: true, EnvPendingIDGrace: true,
 		EnvCreateDeadline: true, EnvDeleteDeadline: true, EnvNotifyBackoffBase: true,
-		EnvNotifyBackoffMax: true, EnvPollBackoffMax: true, EnvCSBatchSize: true,
+		EnvNotifyBackoffMax: true, EnvPollBackoffMax: true, EnvCSBatchSize: true, EnvStuckAfter: true,
 		admission.EnvAPIVersions: true, admission.EnvSubscriptionDocument: true}
 	if !maps.Equal(asked, want) {
 		t.Errorf("ConfigFromEnv asked for %v, want %v", asked, want)

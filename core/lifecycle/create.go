@@ -16,14 +16,22 @@ func (e *Engine) dispatchCreate(ctx context.Context, j *job, _ *tally) (outcome,
 
 // pollCreate reads the state of the object the create made.
 func (e *Engine) pollCreate(ctx context.Context, j *job) (pollResult, error) {
-	return j.a.status(ctx, j, j.res.ClusterServiceID())
+	read := j.a.status
+	if j.a.created != nil {
+		read = j.a.created
+	}
+	s, err := read(ctx, j, j.res.ClusterServiceID())
+	if err != nil {
+		return pollResult{}, err
+	}
+	return polledStates(s), nil
 }
 
 // createChild creates the CS node pool or external auth of j.res. Its CS
 // ID is deterministic (the lower-cased ARM name under the parent's href),
 // so post can GET first, and a repeated dispatch never creates a second
 // one. A parent cluster not yet in CS defers the work to a later tick.
-func (e *Engine) createChild(ctx context.Context, j *job, hrefOf func(clusterHref, id string) string,
+func (e *Engine) createChild(ctx context.Context, j *job,
 	post func(ctx context.Context, j *job, clusterHref, id string) error) (outcome, error) {
 	parentID, err := document.ParentClusterID(j.res.ResourceID())
 	if err != nil {
@@ -36,10 +44,13 @@ func (e *Engine) createChild(ctx context.Context, j *job, hrefOf func(clusterHre
 	if parent == nil || parent.ClusterServiceID() == "" {
 		return outcomeSkipped, retryLater("parent cluster %s is not in clusters service yet", parentID)
 	}
+	if err := checkChildName(j); err != nil {
+		return outcomeSkipped, err
+	}
 	clusterHref, id := parent.ClusterServiceID(), strings.ToLower(j.res.Name())
-	href := hrefOf(clusterHref, id)
+	href := j.a.childHref(clusterHref, id)
 	if err := post(ctx, j, clusterHref, id); err != nil && !cs.IsConflict(err) {
-		return outcomeSkipped, fmt.Errorf("creating %s %s: %w", j.kind, href, err)
+		return outcomeSkipped, fmt.Errorf("creating %s %s: %w", j.kind, href, refusedBy(err, j.a.noun, "create"))
 	}
 	if err := e.recordClusterServiceID(ctx, j, href); err != nil {
 		return outcomeSkipped, err

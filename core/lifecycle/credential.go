@@ -20,6 +20,9 @@ import (
 // retry creates a second credential; the first is never handed out and
 // expires (ARO-HCP accepts the same).
 func (e *Engine) dispatchRequestCredential(ctx context.Context, j *job, t *tally) (outcome, error) {
+	if j.op.Properties.SystemAdminCredentialRequest != nil {
+		return outcomeSkipped, csrUnsupported()
+	}
 	if id := j.res.RevokeCredentialsOperationID(); id != "" {
 		j.log.Info("a credential revocation is running; canceling the request", "revoke_operation_id", id)
 		changed, err := e.updateOperationStatus(ctx, j, arm.ProvisioningStateCanceled, supersededError(), t)
@@ -35,7 +38,8 @@ func (e *Engine) dispatchRequestCredential(ctx context.Context, j *job, t *tally
 	}
 	cred, err := e.cs.PostBreakGlassCredential(ctx, clusterHref)
 	if err != nil {
-		return outcomeSkipped, fmt.Errorf("requesting a break-glass credential of %s: %w", clusterHref, err)
+		return outcomeSkipped, fmt.Errorf("requesting a break-glass credential of %s: %w", clusterHref,
+			refusedBy(err, "break-glass credential", "create"))
 	}
 	if cred.Href == "" {
 		return outcomeSkipped, fmt.Errorf("requesting a break-glass credential of %s: clusters service returned no href", clusterHref)
@@ -53,7 +57,7 @@ func (e *Engine) pollRequestCredential(ctx context.Context, j *job) (pollResult,
 	if err != nil {
 		return pollResult{}, fmt.Errorf("converting break-glass credential %s: %w", href, err)
 	}
-	return pollResult{status: s, err: cerr}, nil
+	return polledStates(state.FromConversion(s, cerr).WithSource("clusterServiceBreakGlassCredential")), nil
 }
 
 // revokeTarget is the cluster whose credentials are revoked: the frontend
@@ -82,7 +86,8 @@ func (e *Engine) dispatchRevokeCredentials(ctx context.Context, j *job, t *tally
 	case cs.IsRevocationRequested(err):
 		j.log.Info("revocation already requested", "reason", err)
 	default:
-		return outcomeSkipped, fmt.Errorf("revoking break-glass credentials of %s: %w", href, err)
+		return outcomeSkipped, fmt.Errorf("revoking break-glass credentials of %s: %w", href,
+			refusedBy(err, "break-glass credentials", "revoke"))
 	}
 	changed, err := e.updateOperationStatus(ctx, j, arm.ProvisioningStateDeleting, nil, t)
 	if changed {
@@ -105,7 +110,8 @@ func (e *Engine) pollRevokeCredentials(ctx context.Context, j *job) (pollResult,
 	if err != nil {
 		return pollResult{}, fmt.Errorf("listing break-glass credentials of %s: %w", href, err)
 	}
-	r := pollResult{status: arm.ProvisioningStateSucceeded}
+	const source = "clusterServiceBreakGlassCredentials"
+	s := state.NewOperationState(arm.ProvisioningStateSucceeded, "").WithSource(source)
 	var failed []string
 	for _, c := range creds {
 		switch c.Status {
@@ -113,19 +119,20 @@ func (e *Engine) pollRevokeCredentials(ctx context.Context, j *job) (pollResult,
 		case cs.CredentialStateFailed:
 			failed = append(failed, c.ID)
 		default: // awaiting_revocation, or one not revoked yet
-			return pollResult{status: arm.ProvisioningStateDeleting}, nil
+			return polledStates(state.NewOperationState(arm.ProvisioningStateDeleting,
+				fmt.Sprintf("credential %s is %s", c.ID, c.Status)).WithSource(source)), nil
 		}
 	}
 	if len(failed) > 0 {
-		r = pollResult{status: arm.ProvisioningStateFailed, err: &arm.CloudErrorBody{
+		s = state.FromConversion(arm.ProvisioningStateFailed, &arm.CloudErrorBody{
 			Code:    arm.CodeInternalServerError,
 			Message: fmt.Sprintf("Failed to revoke cluster credentials: %s", strings.Join(failed, ", ")),
-		}}
+		}).WithSource(source)
 	}
 	if err := e.clearRevocation(ctx, j); err != nil {
 		return pollResult{}, err
 	}
-	return r, nil
+	return polledStates(s), nil
 }
 
 // clearRevocation removes the cluster's pointer to this revocation, which

@@ -10,6 +10,7 @@ import (
 	"github.com/hcpops/hcpops/core/arm"
 	cs "github.com/hcpops/hcpops/core/clusterservice"
 	"github.com/hcpops/hcpops/core/document"
+	"github.com/hcpops/hcpops/core/state"
 	"github.com/hcpops/hcpops/core/store"
 )
 
@@ -52,19 +53,44 @@ func deleteTarget(j *job) string {
 	return j.op.Properties.InternalID
 }
 
+// liveDeleteTarget is deleteTarget, or for a node pool or external auth
+// with no recorded CS ID the href its create would have given it: that
+// create may have reached CS unrecorded (it records after its POST), so
+// CS is asked rather than the object assumed absent. "" when the parent
+// cluster has no CS object either: then CS cannot have the child.
+func (e *Engine) liveDeleteTarget(ctx context.Context, j *job) (string, error) {
+	href := deleteTarget(j)
+	if href != "" || legacyDelete(j) || j.a.childHref == nil || j.res == nil {
+		return href, nil
+	}
+	parentID, err := document.ParentClusterID(j.res.ResourceID())
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", errMalformed, err)
+	}
+	parent, err := e.readResource(ctx, j.op.PartitionKey, parentID)
+	if err != nil || parent == nil || parent.ClusterServiceID() == "" {
+		return "", err
+	}
+	return j.a.childHref(parent.ClusterServiceID(), strings.ToLower(j.res.Name())), nil
+}
+
 // dispatchDelete asks CS to delete the object, then stamps the resource's
 // clusterServiceDeletionTimestamp, the marker (ARO-HCP writes no
 // internalId on a delete). CS answering 404, or refusing a child because
 // its cluster is already uninstalling, both mean the deletion is under way.
 func (e *Engine) dispatchDelete(ctx context.Context, j *job, _ *tally) (outcome, error) {
-	if href := deleteTarget(j); href != "" {
+	href, err := e.liveDeleteTarget(ctx, j)
+	if err != nil {
+		return outcomeSkipped, err
+	}
+	if href != "" {
 		err := j.a.delete(ctx, href)
 		switch {
 		case err == nil, cs.IsNotFound(err):
 		case cs.IsAlreadyUninstalling(err):
 			j.log.Info("parent cluster is already uninstalling; treating the delete as dispatched", "reason", err)
 		default:
-			return outcomeSkipped, fmt.Errorf("deleting %s %s: %w", j.kind, href, err)
+			return outcomeSkipped, fmt.Errorf("deleting %s %s: %w", j.kind, href, refusedBy(err, j.a.noun, "delete"))
 		}
 	}
 	now := e.clock()
@@ -82,15 +108,20 @@ func (e *Engine) dispatchDelete(ctx context.Context, j *job, _ *tally) (outcome,
 	return outcomeDispatched, nil
 }
 
-// pollDelete reads the object being deleted; CS answering 404 completes
-// the delete. On the legacy path a cluster completes only once its node
-// pool and external auth documents are gone, as ARO-HCP waits for them.
+// pollDelete reads the object being deleted; CS answering 404 is the
+// evidence that completes the delete. A new-approach delete CS never had
+// (no href) completes at once: nothing in CS can outlive it. On the
+// legacy path a cluster completes only once its node pool and external
+// auth documents are gone, as ARO-HCP waits for them.
 func (e *Engine) pollDelete(ctx context.Context, j *job) (pollResult, error) {
-	href := deleteTarget(j)
-	if href == "" {
+	href, err := e.liveDeleteTarget(ctx, j)
+	if err != nil {
+		return pollResult{}, err
+	}
+	if href == "" && !legacyDelete(j) {
 		return pollResult{gone: true}, nil
 	}
-	r, err := j.a.status(ctx, j, href)
+	s, err := j.a.status(ctx, j, href)
 	if cs.IsNotFound(err) {
 		if legacyDelete(j) && j.a.parent {
 			n, err := e.liveChildResources(ctx, j)
@@ -99,7 +130,8 @@ func (e *Engine) pollDelete(ctx context.Context, j *job) (pollResult, error) {
 			}
 			if n > 0 {
 				j.log.Debug("legacy deletion approach: waiting for child resources", "count", n)
-				return pollResult{status: arm.ProvisioningStateDeleting}, nil
+				return polledStates(state.NewOperationState(arm.ProvisioningStateDeleting,
+					fmt.Sprintf("%d node pools and external auths remain", n)).WithSource("descendantResources")), nil
 			}
 		}
 		return pollResult{gone: true}, nil
@@ -107,7 +139,7 @@ func (e *Engine) pollDelete(ctx context.Context, j *job) (pollResult, error) {
 	if err != nil {
 		return pollResult{}, fmt.Errorf("polling deletion of %s %s: %w", j.kind, href, err)
 	}
-	return r, nil
+	return polledStates(s), nil
 }
 
 // completeDelete finishes a delete CS has done as ARO-HCP's
@@ -119,7 +151,7 @@ func (e *Engine) pollDelete(ctx context.Context, j *job) (pollResult, error) {
 func (e *Engine) completeDelete(ctx context.Context, j *job, t *tally) error {
 	pk, target := j.op.PartitionKey, j.op.Properties.ExternalID
 	if j.res != nil {
-		if err := e.store.SoftDelete(ctx, pk, j.res.ID()); err != nil && !errors.Is(err, store.ErrNotFound) {
+		if err := e.softDelete(ctx, pk, j.res.ID()); err != nil {
 			return fmt.Errorf("soft-deleting %s: %w", target, err)
 		}
 		j.log.Info("resource deleted")
@@ -136,6 +168,29 @@ func (e *Engine) completeDelete(ctx context.Context, j *job, t *tally) error {
 		t.changed.Add(1)
 	}
 	return err
+}
+
+// softDelete soft-deletes a document; one that is gone or soft-deleted
+// already counts as done. A store that reads before it replaces answers
+// 412 when another writer got there in between, most often the document's
+// own delete completing in the same tick (a cluster's child whose implicit
+// delete finished too): a re-read tells that from a live change, which
+// gets one more attempt.
+func (e *Engine) softDelete(ctx context.Context, pk, id string) error {
+	for attempt := 0; ; attempt++ {
+		err := e.store.SoftDelete(ctx, pk, id)
+		switch {
+		case err == nil, errors.Is(err, store.ErrNotFound):
+			return nil
+		case !errors.Is(err, store.ErrPreconditionFailed) || attempt > 0:
+			return err
+		}
+		if _, err := e.store.Get(ctx, pk, id); errors.Is(err, store.ErrNotFound) {
+			return nil // deleted by the other writer
+		} else if err != nil {
+			return err
+		}
+	}
 }
 
 // childDoc is what delete completion reads of a document under a resource.
@@ -197,7 +252,7 @@ func (e *Engine) deleteChildren(ctx context.Context, j *job, pk, target string) 
 		if d.controllerStatus() {
 			continue
 		}
-		if err := e.store.SoftDelete(ctx, pk, d.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
+		if err := e.softDelete(ctx, pk, d.ID); err != nil {
 			return fmt.Errorf("soft-deleting child %s of %s: %w", d.ResourceID, target, err)
 		}
 		n++

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -197,14 +198,24 @@ func TestNoInternalIDOnUpdateOrDelete(t *testing.T) {
 // href in internalId and left the usesNew* flags false.
 func (e *env) legacyDelete(t testing.TB, rid string) string {
 	t.Helper()
+	return e.legacyDeleteOp(t, rid, true)
+}
+
+// legacyDeleteOp is legacyDelete; csDelete false leaves the object alone
+// in CS, as an old frontend whose CS call was lost would have.
+func (e *env) legacyDeleteOp(t testing.TB, rid string, csDelete bool) string {
+	t.Helper()
 	res := e.resource(t, rid)
 	href := res.ClusterServiceID()
 	var err error
-	switch res.Kind {
-	case document.KindCluster:
+	switch {
+	case !csDelete:
+	case res.Kind == document.KindCluster:
 		err = e.cs.DeleteCluster(context.Background(), href)
-	case document.KindNodePool:
+	case res.Kind == document.KindNodePool:
 		err = e.cs.DeleteNodePool(context.Background(), href)
+	case res.Kind == document.KindExternalAuth:
+		err = e.cs.DeleteExternalAuth(context.Background(), href)
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -254,5 +265,47 @@ func TestLegacyDeleteApproach(t *testing.T) {
 	}
 	if !strings.Contains(e.logs.String(), "legacy deletion approach") {
 		t.Errorf("no log line names the legacy path")
+	}
+}
+
+// TestDeleteRaceCompletesInOneTick: a cluster's Delete and its node
+// pool's implicit Delete complete in the same tick. Whichever soft-deletes
+// the node pool second meets the first's write: a store that reads before
+// it replaces (Cosmos) answers 412. That child is done, not a conflict,
+// so both operations are Succeeded after that one tick.
+func TestDeleteRaceCompletesInOneTick(t *testing.T) {
+	e := newEnv(t)
+	e.readyCluster(t, "c1")
+	e.drive(t, e.create(t, document.KindNodePool, nodePoolRID("c1", "np1"), request{}))
+	ops := e.remove(t, clusterRID("c1"), request{})
+	if len(ops) != 2 {
+		t.Fatalf("delete made %d operations, want the cluster's and the node pool's", len(ops))
+	}
+	if _, err := e.deliver(t); err != nil {
+		t.Fatal(err)
+	}
+	e.tick(t)
+	for _, op := range ops {
+		e.wantOp(t, op, arm.ProvisioningStateDeleting, "")
+	}
+	npID := document.CosmosID(nodePoolRID("c1", "np1"))
+	raced := false
+	e.store.setHook(func(ctx context.Context, p hookPhase, w write) error {
+		if p != beforeWrite || w.kind != "SoftDelete" || w.ids[0] != npID || raced {
+			return nil
+		}
+		raced = true // the other operation's soft-delete lands between this one's read and replace
+		if err := e.store.Store.SoftDelete(ctx, w.pk, npID); err != nil {
+			return err
+		}
+		return fmt.Errorf("replacing %s: %w", npID, store.ErrPreconditionFailed)
+	})
+	e.clk.Advance(2 * time.Minute) // CS has deleted both
+	e.tick(t)
+	if !raced {
+		t.Fatal("the node pool document was never soft-deleted")
+	}
+	for _, op := range ops {
+		e.wantOp(t, op, arm.ProvisioningStateSucceeded, "")
 	}
 }

@@ -222,18 +222,26 @@ func (e *Engine) dispatchOne(ctx context.Context, pk, id string, t *tally) (outc
 	if err != nil {
 		return outcomeSkipped, err
 	}
-	switch {
+	// The tick decides (cancels, completes, counts the skip); a dispatch
+	// only stands back.
+	switch g := ownership(j); {
+	case g.cancel:
+		j.log.Info("resource belongs to another operation; not dispatching", "active_operation_id", j.res.ActiveOperationID())
+		return outcomeSkipped, nil
+	case g.skip != "":
+		j.log.Debug("not dispatching", "reason", g.skip)
+		return outcomeSkipped, nil
 	case j.res == nil:
 		j.log.Debug("resource is gone; nothing to dispatch")
-		return outcomeSkipped, nil
-	case j.superseded():
-		j.log.Info("resource belongs to another operation; not dispatching", "active_operation_id", j.res.ActiveOperationID())
 		return outcomeSkipped, nil
 	case j.h.dispatched(j):
 		return outcomeSkipped, nil
 	}
 	o, err := j.h.dispatch(ctx, j, t)
+	var refused *refusal
 	switch {
+	case errors.As(err, &refused):
+		return outcomeSkipped, e.failRefused(ctx, j, refused, t)
 	case errors.Is(err, errRetryLater):
 		j.log.Info("dispatch deferred", "reason", err)
 		return outcomeDeferred, nil

@@ -99,8 +99,13 @@ func TestUpdateOfAResourceCSNeverHadFails(t *testing.T) {
 	e := newEnv(t)
 	create := e.create(t, document.KindCluster, clusterRID("c1"), request{})
 	update := e.racingUpdate(t, clusterRID("c1"), request{})
-	e.drive(t, create, update)
-	e.wantOp(t, create, arm.ProvisioningStateCanceled, arm.CodeCanceled)
+	e.drive(t, update)
+	// The update took the cluster and, finished, released it: the create
+	// is orphaned. Upstream leaves it alone; so does hcpops, and says so.
+	e.wantOp(t, create, arm.ProvisioningStateAccepted, "")
+	if res := e.tick(t); res.Skipped != 1 || res.SkippedReasons[SkipNoActiveOperation] != 1 {
+		t.Errorf("tick = %+v, want the orphaned create skipped for %s", res, SkipNoActiveOperation)
+	}
 	op := e.wantOp(t, update, arm.ProvisioningStateFailed, arm.CodeInternalServerError)
 	if op.Properties.Error.Message != "The cluster was never created, so it cannot be updated." {
 		t.Errorf("message = %q", op.Properties.Error.Message)

@@ -77,12 +77,15 @@ type TickResult struct {
 	Notified   int // ARM notifications delivered
 	Errors     int // operations that failed this tick and will be retried
 	BackedOff  int // not sent to CS this tick: their CS calls kept failing
+	Skipped    int // left alone by a skip rule (see skip.go)
+	// SkippedReasons counts Skipped by reason; every reason is present.
+	SkippedReasons map[string]int
 }
 
 // String is the tick's counts as the function logs them.
 func (r TickResult) String() string {
-	return fmt.Sprintf("polled=%d changed=%d dispatched=%d expired=%d canceled=%d notified=%d errors=%d backed_off=%d",
-		r.Polled, r.Changed, r.Dispatched, r.Expired, r.Canceled, r.Notified, r.Errors, r.BackedOff)
+	return fmt.Sprintf("polled=%d changed=%d dispatched=%d expired=%d canceled=%d notified=%d errors=%d backed_off=%d skipped=%d",
+		r.Polled, r.Changed, r.Dispatched, r.Expired, r.Canceled, r.Notified, r.Errors, r.BackedOff, r.Skipped)
 }
 
 // StatusRequest identifies an operation-status read and its caller.
@@ -126,6 +129,10 @@ type Engine struct {
 	// csHealth is when CS last answered as a working service; a batch
 	// uses it to tell a sick object from a sick CS.
 	csHealth *csHealth
+	// skips remembers the operations logged as skipped, to log each once.
+	skips *skipLog
+	// stuck remembers the thresholds active operations crossed (stuck.go).
+	stuck *stuckWatch
 }
 
 // DispatchDocuments handles one change-feed batch; non-operation documents

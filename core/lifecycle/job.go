@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
@@ -19,6 +18,9 @@ var (
 	// errMalformed marks a document the engine cannot act on until someone
 	// fixes it; retrying it is pointless.
 	errMalformed = errors.New("malformed document")
+	// errResourceUnreadable marks (with errMalformed) a resource document
+	// that does not parse: its operations are skipped until it is fixed.
+	errResourceUnreadable = errors.New("resource document unreadable")
 )
 
 // retryLater is the error of a step that cannot finish now for a reason
@@ -46,16 +48,6 @@ type job struct {
 func (j *job) isCredential() bool {
 	r := j.op.Properties.Request
 	return r == document.RequestRequestCredential || r == document.RequestRevokeCredentials
-}
-
-// superseded reports whether the resource no longer belongs to the
-// operation: another one took it, or took it and finished (which clears
-// activeOperationId). Only a live operation's own resource names it.
-func (j *job) superseded() bool {
-	if j.isCredential() || j.res == nil {
-		return false
-	}
-	return !strings.EqualFold(j.res.ActiveOperationID(), j.op.Name())
 }
 
 // newJob pairs op with its resource and handler. A document we cannot act
@@ -114,9 +106,13 @@ func (e *Engine) readResource(ctx context.Context, pk, resourceID string) (*docu
 	}
 	res, err := document.ParseResource(item.Body)
 	if err != nil {
-		return nil, fmt.Errorf("parsing resource %s: %w: %w", resourceID, errMalformed, err)
+		return nil, unreadableResource(resourceID, err)
 	}
 	return res, nil
+}
+
+func unreadableResource(resourceID string, err error) error {
+	return fmt.Errorf("parsing resource %s: %w: %w: %w", resourceID, errMalformed, errResourceUnreadable, err)
 }
 
 // mutateResource applies change to a copy of res and replaces it with

@@ -16,31 +16,37 @@ func (e *Engine) nodePoolAdapter() *adapter {
 		kind: document.KindNodePool,
 		noun: "node pool",
 		create: func(ctx context.Context, j *job) (outcome, error) {
-			return e.createChild(ctx, j, cs.NodePoolHref, e.postNodePool)
+			return e.createChild(ctx, j, e.postNodePool)
 		},
-		status: func(ctx context.Context, j *job, href string) (pollResult, error) {
+		status: func(ctx context.Context, j *job, href string) (*state.OperationState, error) {
 			st, err := e.cs.GetNodePoolStatus(ctx, href)
 			if err != nil {
-				return pollResult{}, fmt.Errorf("reading status of node pool %s: %w", href, err)
+				return nil, fmt.Errorf("reading status of node pool %s: %w", href, err)
 			}
 			return convertNodePool(j, href, st)
 		},
-		get: func(ctx context.Context, j *job, href string) (observed, error) {
+		get: func(ctx context.Context, j *job, href string) ([]*state.OperationState, error) {
 			np, err := e.cs.GetNodePool(ctx, href)
 			if err != nil {
-				return observed{}, fmt.Errorf("reading node pool %s: %w", href, err)
+				return nil, fmt.Errorf("reading node pool %s: %w", href, err)
 			}
-			r, err := convertNodePool(j, href, np.Status)
+			s, err := convertNodePool(j, href, np.Status)
 			if err != nil {
-				return observed{}, err
+				return nil, err
 			}
-			matches, err := nodePoolSpecMatches(j.res, np)
-			return observed{pollResult: r, matches: matches}, err
+			differs, err := nodePoolSpecDiffers(j.res, np)
+			if err != nil {
+				return nil, err
+			}
+			return []*state.OperationState{s, specState("clusterServiceNodePoolSpec", differs)}, nil
 		},
 		patch: func(ctx context.Context, j *job, href string) error {
 			spec, err := j.res.NodePool()
 			if err != nil {
 				return fmt.Errorf("%w: %w", errMalformed, err)
+			}
+			if err := checkNodePool(spec); err != nil {
+				return err
 			}
 			replicas := int(spec.Replicas)
 			_, err = e.cs.PatchNodePool(ctx, href, cs.NodePoolPatch{Replicas: &replicas, Labels: spec.Labels})
@@ -48,19 +54,23 @@ func (e *Engine) nodePoolAdapter() *adapter {
 		},
 		delete:      e.cs.DeleteNodePool,
 		uncommitted: noUncommitted,
+		childHref:   cs.NodePoolHref,
 	}
 }
 
 // postNodePool creates the node pool of j.res under its cluster with the
 // caller-chosen id, unless a GET finds it there already.
 func (e *Engine) postNodePool(ctx context.Context, j *job, clusterHref, id string) error {
-	_, err := e.cs.GetNodePool(ctx, cs.NodePoolHref(clusterHref, id))
-	if !cs.IsNotFound(err) {
-		return err
-	}
 	spec, err := j.res.NodePool()
 	if err != nil {
 		return fmt.Errorf("%w: %w", errMalformed, err)
+	}
+	if err := checkNodePool(spec); err != nil {
+		return err // CS can never have accepted it, so there is nothing to adopt
+	}
+	_, err = e.cs.GetNodePool(ctx, cs.NodePoolHref(clusterHref, id))
+	if !cs.IsNotFound(err) {
+		return err
 	}
 	_, err = e.cs.PostNodePool(ctx, clusterHref, cs.NodePoolSpec{
 		ID: id, VersionID: spec.Version.ID, ChannelGroup: spec.Version.ChannelGroup, VMSize: spec.VMSize,
@@ -69,20 +79,26 @@ func (e *Engine) postNodePool(ctx context.Context, j *job, clusterHref, id strin
 	return err
 }
 
-// nodePoolSpecMatches reports whether CS carries the replicas and labels
-// an update sends.
-func nodePoolSpecMatches(res *document.Resource, np cs.NodePool) (bool, error) {
+// nodePoolSpecDiffers says which of the replicas and labels an update
+// sends CS does not carry yet ("" when it carries both).
+func nodePoolSpecDiffers(res *document.Resource, np cs.NodePool) (string, error) {
 	spec, err := res.NodePool()
 	if err != nil {
-		return false, fmt.Errorf("%w: %w", errMalformed, err)
+		return "", fmt.Errorf("%w: %w", errMalformed, err)
 	}
-	return int64(np.Replicas) == spec.Replicas && (spec.Labels == nil || maps.Equal(spec.Labels, np.Labels)), nil
+	switch {
+	case int64(np.Replicas) != spec.Replicas:
+		return fmt.Sprintf("cluster service node pool replicas is %d, want %d", np.Replicas, spec.Replicas), nil
+	case spec.Labels != nil && !maps.Equal(spec.Labels, np.Labels):
+		return fmt.Sprintf("cluster service node pool labels are %v, want %v", np.Labels, spec.Labels), nil
+	}
+	return "", nil
 }
 
-func convertNodePool(j *job, href string, st cs.NodePoolStatus) (pollResult, error) {
+func convertNodePool(j *job, href string, st cs.NodePoolStatus) (*state.OperationState, error) {
 	s, cerr, err := state.ConvertNodePoolStatus(st, j.op.Properties.Request, j.op.Properties.Status)
 	if err != nil {
-		return pollResult{}, fmt.Errorf("converting status of node pool %s: %w", href, err)
+		return nil, fmt.Errorf("converting status of node pool %s: %w", href, err)
 	}
-	return pollResult{status: s, err: cerr}, nil
+	return state.FromConversion(s, cerr).WithSource("clusterServiceNodePoolStatus"), nil
 }

@@ -2,7 +2,6 @@ package lifecycle
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"time"
 
@@ -77,7 +76,7 @@ func (e *Engine) preparePage(ctx context.Context, items []store.Item, now time.T
 		p := &ps[i]
 		res, rerr := parsedResource(got, refs[k], p.op.Properties.ExternalID)
 		p.read = func() (*document.Resource, error) { return res, rerr }
-		if res != nil && p.st == healthy && !credentialRequest(p.op.Properties.Request) {
+		if res != nil && p.st == healthy && !credentialRequest(p.op.Properties.Request) && e.pollsCS(p.op, res) {
 			h := pollHrefs(p.op, res)
 			hrefs = append(hrefs, h...)
 			p.listed = len(h) > 0
@@ -140,7 +139,7 @@ func parsedResource(got map[store.DocRef]store.Item, ref store.DocRef, resourceI
 	}
 	res, err := document.ParseResource(item.Body)
 	if err != nil {
-		return nil, fmt.Errorf("parsing resource %s: %w: %w", resourceID, errMalformed, err)
+		return nil, unreadableResource(resourceID, err)
 	}
 	return res, nil
 }
@@ -157,6 +156,24 @@ func pollHrefs(op *document.OperationDocument, res *document.Resource) []string 
 		}
 	}
 	return out
+}
+
+// pollsCS reports whether op's poll this tick reads its CS objects: it
+// passes the skip rules and its dispatch is done. The others read nothing
+// (or dispatch, with calls of their own), so listing their objects would
+// only spend ids, and a skipped operation must cost CS nothing.
+func (e *Engine) pollsCS(op *document.OperationDocument, res *document.Resource) bool {
+	kind, err := op.TargetKind()
+	if err != nil {
+		return false
+	}
+	h := e.handlers[handlerKey{op.Properties.Request, kind}]
+	if h == nil {
+		return false
+	}
+	j := &job{op: op, kind: kind, res: res, h: h, a: e.kinds[kind]}
+	g := ownership(j)
+	return g.skip == "" && !g.cancel && h.dispatched(j)
 }
 
 // credentialRequest: credential operations poll break-glass credentials,

@@ -23,7 +23,7 @@ func (e *Engine) dispatchUpdate(ctx context.Context, j *job, t *tally) (outcome,
 		if cs.IsBusy(err) {
 			return outcomeSkipped, retryLater("%w", err)
 		}
-		return outcomeSkipped, fmt.Errorf("updating %s %s: %w", j.kind, href, err)
+		return outcomeSkipped, fmt.Errorf("updating %s %s: %w", j.kind, href, refusedBy(err, j.a.noun, "update"))
 	}
 	changed, err := e.updateOperationStatus(ctx, j, arm.ProvisioningStateUpdating, nil, t)
 	if err != nil {
@@ -36,20 +36,18 @@ func (e *Engine) dispatchUpdate(ctx context.Context, j *job, t *tally) (outcome,
 }
 
 // pollUpdate reads the object once: its state, and whether CS already
-// carries what the update asked for (Updating until it does).
+// carries what the update asked for (the spec source is Updating until it
+// does, so the worst of the two is).
 func (e *Engine) pollUpdate(ctx context.Context, j *job) (pollResult, error) {
 	href := j.res.ClusterServiceID()
 	if href == "" {
 		href = j.op.Properties.InternalID // written by an earlier hcpops
 	}
-	o, err := j.a.get(ctx, j, href)
+	states, err := j.a.get(ctx, j, href)
 	if err != nil {
 		return pollResult{}, err
 	}
-	if o.status == arm.ProvisioningStateSucceeded && !o.matches {
-		o.status = arm.ProvisioningStateUpdating
-	}
-	return o.pollResult, nil
+	return polledStates(states...), nil
 }
 
 // failNeverCreated WRITES a Failed status: a resource CS never had (its

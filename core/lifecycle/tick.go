@@ -37,9 +37,12 @@ func (e *Engine) tick(ctx context.Context) (TickResult, error) {
 		retries = append(retries, r)
 	}
 	q := store.ActiveOperationsQuery{WithPendingNotification: true, PageSize: e.cfg.PageSize}
+	active := e.newActiveTally(now)
 	err := e.fanOut(ctx, func(work chan<- func()) error {
 		return e.streamPages(ctx, q, func(items []store.Item) {
-			for _, p := range e.preparePage(ctx, items, now) {
+			ps := e.preparePage(ctx, items, now)
+			active.page(ctx, ps)
+			for _, p := range ps {
 				select {
 				case work <- func() { e.tickPolled(ctx, p, t, due) }:
 				case <-ctx.Done():
@@ -65,6 +68,7 @@ func (e *Engine) tick(ctx context.Context) (TickResult, error) {
 	if err == nil {
 		err = ctx.Err() // workers may have been cut short after the last page
 	}
+	active.report(ctx, err == nil)
 	if err != nil {
 		return res, fmt.Errorf("poll tick: %w", err)
 	}
@@ -209,6 +213,8 @@ func (e *Engine) tickOne(ctx context.Context, op *document.OperationDocument, st
 	case errors.Is(err, errRetryLater):
 		t.errors.Add(1)
 		e.logFor(ctx, op).Info("operation left for the next tick", "reason", err)
+	case errors.Is(err, errResourceUnreadable):
+		e.skipped(e.logFor(ctx, op), op, SkipResourceUnreadable, t, err)
 	case ctx.Err() != nil:
 		// The tick ran out of budget; the next one picks up from the store.
 	default:
@@ -235,20 +241,16 @@ var errStillDue = errors.New("dispatch deferred; still due")
 // CLUSTERS_SERVICE_TIMEOUT and the deadline is checked again after it.
 func (e *Engine) advance(ctx context.Context, j *job, st standing, t *tally) error {
 	op := j.op
-	switch {
-	case j.res == nil && op.Properties.Request == document.RequestDelete:
-		return e.completeDelete(ctx, j, t)
-	case j.res == nil, j.superseded():
-		// A resource deleted or taken over by a newer request: the operation
-		// can no longer finish.
-		changed, err := e.updateOperationStatus(ctx, j, arm.ProvisioningStateCanceled, supersededError(), t)
-		if changed {
-			t.changed.Add(1)
-			t.canceled.Add(1)
-			j.log.Info("operation canceled: superseded by another")
-		}
-		return err
+	switch g := ownership(j); {
+	case g.cancel:
+		return e.cancelSuperseded(ctx, j, t)
+	case g.skip != "":
+		e.skipped(j.log, op, g.skip, t, nil)
+		return nil
+	case j.res == nil && !legacyDelete(j):
+		return e.completeDelete(ctx, j, t) // the new approach's evidence: the document is gone
 	}
+	e.skips.forget(op)
 	dispatched := j.h.dispatched(j)
 	if st != healthy || !dispatched || op.Properties.Request == document.RequestDelete {
 		if expired, err := e.expireIfLate(ctx, j, t, nil); expired || err != nil {
@@ -292,7 +294,14 @@ func (e *Engine) advance(ctx context.Context, j *job, st standing, t *tally) err
 	if pollErr == nil && r.gone {
 		return e.completeDelete(wctx, j, t)
 	}
-	if pollErr != nil || !r.status.IsTerminal() {
+	var (
+		status arm.ProvisioningState
+		cerr   *arm.CloudErrorBody
+	)
+	if pollErr == nil {
+		status, cerr, pollErr = j.h.verdict(j, r)
+	}
+	if pollErr != nil || !status.IsTerminal() {
 		// The clock moved while CS was asked.
 		if expired, err := e.expireIfLate(wctx, j, t, pollErr); expired || err != nil {
 			return err
@@ -301,7 +310,7 @@ func (e *Engine) advance(ctx context.Context, j *job, st standing, t *tally) err
 	if pollErr != nil {
 		return pollErr
 	}
-	changed, err := e.updateOperationStatus(wctx, j, r.status, r.err, t)
+	changed, err := e.updateOperationStatus(wctx, j, status, cerr, t)
 	if changed {
 		t.changed.Add(1)
 	}

@@ -15,6 +15,31 @@ type OperationState struct {
 	Source            string
 	ProvisioningState arm.ProvisioningState
 	Message           string
+	// Error is the source's own error when it has one: CS's code (OCM3055,
+	// MultipleErrorsOccurred) and details, which the merged message alone
+	// would lose. Decide keeps what it can of it.
+	Error *arm.CloudErrorBody
+}
+
+// NewOperationState is a state with a message and no source yet.
+func NewOperationState(s arm.ProvisioningState, message string) *OperationState {
+	return &OperationState{ProvisioningState: s, Message: message}
+}
+
+// FromConversion is the state a Convert* function returned: its status,
+// and its error's message and body when it gave one.
+func FromConversion(s arm.ProvisioningState, cerr *arm.CloudErrorBody) *OperationState {
+	o := &OperationState{ProvisioningState: s, Error: cerr}
+	if cerr != nil {
+		o.Message = cerr.Message
+	}
+	return o
+}
+
+// WithSource names the state's source and returns it.
+func (o *OperationState) WithSource(source string) *OperationState {
+	o.Source = source
+	return o
 }
 
 // Priority orders states from worst to best: "" -1, Failed 0, Canceled 10,
@@ -100,6 +125,86 @@ func Worst(states ...*OperationState) (*OperationState, error) {
 	sorted := slices.Clone(states)
 	slices.SortStableFunc(sorted, CompareOperationState)
 	return PickWorstOperationState(sorted)
+}
+
+// Decision is what an operation's sources add up to.
+type Decision struct {
+	// State is the worst source's state.
+	State arm.ProvisioningState
+	// Error is what to persist when State is Failed, nil otherwise.
+	Error *arm.CloudErrorBody
+	// Sources are the states decided from, worst first.
+	Sources []*OperationState
+}
+
+// Message is the merged message of the sources in the worst state
+// ("[source] message; ..."), as PickWorstOperationState words it. It is
+// built on demand: most polls change nothing and say nothing.
+func (d Decision) Message() string {
+	picked, err := PickWorstOperationState(d.Sources)
+	if err != nil {
+		return ""
+	}
+	return picked.Message
+}
+
+// How Decide words a failure.
+type FailureMessage int
+
+const (
+	// Merged persists the merged, source-prefixed message, as upstream's
+	// create and update controllers do.
+	Merged FailureMessage = iota
+	// Bare persists the failing source's own error as it came, as
+	// upstream's delete and credential controllers do (they write the
+	// conversion's error without merging).
+	Bare
+)
+
+// Decide sorts states, picks the worst and, when it is Failed, builds the
+// error to persist. Its code is the first failing source's own code when
+// that is more than upstream's placeholder InternalServerError (CS's
+// OCM3055, MultipleErrorsOccurred with its details), else fallbackCode
+// (upstream's code for the request: InternalServerError for a create,
+// InvalidRequestContent for an update).
+func Decide(fallbackCode string, wording FailureMessage, states ...*OperationState) (Decision, error) {
+	sorted := states
+	if len(states) > 1 { // one source, as most polls have, is sorted already
+		sorted = slices.Clone(states)
+		slices.SortStableFunc(sorted, CompareOperationState)
+	}
+	if len(sorted) == 0 || sorted[0] == nil || sorted[0].ProvisioningState == "" {
+		_, err := PickWorstOperationState(sorted)
+		return Decision{}, err
+	}
+	first := sorted[0]
+	d := Decision{State: first.ProvisioningState, Sources: sorted}
+	if d.State != arm.ProvisioningStateFailed {
+		return d, nil
+	}
+	picked, err := PickWorstOperationState(sorted)
+	if err != nil {
+		return Decision{}, err
+	}
+	if wording == Bare {
+		d.Error = &arm.CloudErrorBody{Code: fallbackCode, Message: first.Message}
+		if first.Error != nil {
+			c := *first.Error
+			d.Error = &c
+		}
+		return d, nil
+	}
+	d.Error = &arm.CloudErrorBody{Code: fallbackCode, Message: picked.Message}
+	for _, s := range sorted {
+		if s.ProvisioningState != arm.ProvisioningStateFailed {
+			break
+		}
+		if s.Error != nil && s.Error.Code != "" && s.Error.Code != arm.CodeInternalServerError {
+			d.Error.Code, d.Error.Details = s.Error.Code, s.Error.Details
+			break
+		}
+	}
+	return d, nil
 }
 
 // NeedToPatchOperation reports whether an operation must be written: its

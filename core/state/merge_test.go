@@ -123,3 +123,64 @@ func TestNeedToPatchOperation(t *testing.T) {
 		}
 	}
 }
+
+// TestDecide: the worst source wins; a failure keeps CS's own code and
+// details when a failing source has them, else upstream's code for the
+// request, with the merged message (Merged) or the source's own (Bare).
+func TestDecide(t *testing.T) {
+	ocm3055 := &arm.CloudErrorBody{Code: "OCM3055", Message: "subnet is in use"}
+	multi := &arm.CloudErrorBody{Code: arm.CodeMultipleErrorsOccurred, Message: MessageMultipleInflightErrors,
+		Details: []arm.CloudErrorBody{{Code: arm.CodeInternalServerError, Message: "a"}, {Code: arm.CodeInternalServerError, Message: "b"}}}
+	placeholder := &arm.CloudErrorBody{Code: arm.CodeInternalServerError, Message: "node pool creation failed"}
+	src := func(s *OperationState, name string) *OperationState { return s.WithSource(name) }
+	for _, tc := range []struct {
+		name     string
+		fallback string
+		wording  FailureMessage
+		in       []*OperationState
+		state    arm.ProvisioningState
+		message  string
+		err      *arm.CloudErrorBody
+	}{
+		{"succeeded needs every source", arm.CodeInvalidRequestContent, Merged,
+			[]*OperationState{src(NewOperationState(succeeded, ""), "status"), src(NewOperationState(updating, "replicas is 2, want 3"), "spec")},
+			updating, "[spec] replicas is 2, want 3", nil},
+		{"placeholder code gives way to the request's", arm.CodeInvalidRequestContent, Merged,
+			[]*OperationState{src(FromConversion(failed, placeholder), "clusterServiceNodePoolStatus"), src(NewOperationState(succeeded, ""), "spec")},
+			failed, "[clusterServiceNodePoolStatus] node pool creation failed",
+			&arm.CloudErrorBody{Code: arm.CodeInvalidRequestContent, Message: "[clusterServiceNodePoolStatus] node pool creation failed"}},
+		{"CS code kept", arm.CodeInternalServerError, Merged,
+			[]*OperationState{src(FromConversion(failed, ocm3055), "clusterServiceClusterStatus")},
+			failed, "[clusterServiceClusterStatus] subnet is in use",
+			&arm.CloudErrorBody{Code: "OCM3055", Message: "[clusterServiceClusterStatus] subnet is in use"}},
+		{"details kept", arm.CodeInternalServerError, Merged,
+			[]*OperationState{src(FromConversion(failed, multi), "clusterServiceClusterStatus")},
+			failed, "[clusterServiceClusterStatus] " + MessageMultipleInflightErrors,
+			&arm.CloudErrorBody{Code: arm.CodeMultipleErrorsOccurred, Message: "[clusterServiceClusterStatus] " + MessageMultipleInflightErrors, Details: multi.Details}},
+		{"bare is the source's own error", arm.CodeInternalServerError, Bare,
+			[]*OperationState{src(FromConversion(failed, placeholder), "clusterServiceNodePoolStatus")},
+			failed, "[clusterServiceNodePoolStatus] node pool creation failed", placeholder},
+		{"bare without an error body", arm.CodeInternalServerError, Bare,
+			[]*OperationState{src(NewOperationState(failed, "gone wrong"), "x")},
+			failed, "[x] gone wrong", &arm.CloudErrorBody{Code: arm.CodeInternalServerError, Message: "gone wrong"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d, err := Decide(tc.fallback, tc.wording, tc.in...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.State != tc.state || d.Message() != tc.message || !d.Error.Equal(tc.err) {
+				t.Errorf("Decide = %s %q %+v; want %s %q %+v", d.State, d.Message(), d.Error, tc.state, tc.message, tc.err)
+			}
+			if d.Error != nil && tc.in[0].Error != nil && d.Error == tc.in[0].Error {
+				t.Error("Decide returned a source's error body itself; a caller may change it")
+			}
+		})
+	}
+	if _, err := Decide(arm.CodeInternalServerError, Merged); err == nil || err.Error() != "no operation states" {
+		t.Errorf("Decide of no sources = %v, want PickWorstOperationState's error", err)
+	}
+	if _, err := Decide(arm.CodeInternalServerError, Merged, NewOperationState("", "x")); err == nil || err.Error() != "empty provisioning state" {
+		t.Errorf("Decide of an empty state = %v, want PickWorstOperationState's error", err)
+	}
+}

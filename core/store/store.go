@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Sentinel errors; implementations wrap them so errors.Is works.
@@ -24,7 +25,40 @@ var (
 	ErrPreconditionFailed = errors.New("etag precondition failed")
 	// ErrInvalid: the request itself is malformed (missing id, empty etag ...).
 	ErrInvalid = errors.New("invalid store request")
+	// ErrFeedGap: the change feed cannot resume from the continuation given:
+	// the store did not issue it (another store, a container since
+	// recreated, garbage). What changed since is out of the reader's reach;
+	// it must rebuild its state from a full read.
+	ErrFeedGap = errors.New("change feed gap")
 )
+
+// feedSincePrefix marks a continuation that is a start time, not a
+// position: no store issues one, so it cannot be mistaken for theirs.
+const feedSincePrefix = "since:"
+
+// FeedSince is a continuation that starts the change feed at t: the first
+// read from it returns the changes whose latest write is at or after t, to
+// the store's timestamp resolution (whole seconds, as Cosmos DB's _ts, so
+// changes earlier in t's second may come too), and a position to go on
+// from. It is how a reader starts from a time or from now without reading
+// the whole feed first.
+func FeedSince(t time.Time) string {
+	return feedSincePrefix + t.UTC().Format(time.RFC3339Nano)
+}
+
+// ParseFeedSince says whether continuation came from FeedSince and, if so,
+// its time; a since: continuation that does not parse is ErrFeedGap.
+func ParseFeedSince(continuation string) (t time.Time, ok bool, err error) {
+	rest, ok := strings.CutPrefix(continuation, feedSincePrefix)
+	if !ok {
+		return time.Time{}, false, nil
+	}
+	t, err = time.Parse(time.RFC3339Nano, rest)
+	if err != nil {
+		return time.Time{}, true, fmt.Errorf("%w: continuation %.80q: start time: %v", ErrFeedGap, continuation, err)
+	}
+	return t, true, nil
+}
 
 // MaxReadMany bounds the refs of one ReadMany: Cosmos DB answers up to
 // 1000 ids with one query, and a tick reads a page at a time.
@@ -145,8 +179,12 @@ type Store interface {
 	// Children streams the live documents in partitionKey whose resourceID
 	// starts with parentResourceID+"/" (case-insensitive), page by page.
 	Children(ctx context.Context, partitionKey, parentResourceID string, page func([]Item) error) error
-	// ChangeFeed returns up to maxItems changes after continuation ("" means
-	// from the beginning).
+	// ChangeFeed returns up to maxItems changes after continuation: ""
+	// reads from the beginning, FeedSince(t) from a time, any other value
+	// must be a FeedPage.Continuation this store returned. One it cannot
+	// resume from is ErrFeedGap. Latest-version mode, as Cosmos DB's:
+	// hard deletes and TTL expiries never appear (package changefeed says
+	// what that means for a reader).
 	ChangeFeed(ctx context.Context, continuation string, maxItems int) (FeedPage, error)
 	// Close releases the store's resources.
 	Close() error

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"time"
 
+	"github.com/hcpops/hcpops/core/changefeed"
 	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/devhost/functionapp"
 )
@@ -18,69 +20,100 @@ type Feed interface {
 	ChangeFeed(ctx context.Context, continuation string, maxItems int) (store.FeedPage, error)
 }
 
-// lease is the persisted position of one function in the change feed.
-type lease struct {
-	Continuation string    `json:"continuation"`
-	Updated      time.Time `json:"updated"`
-}
-
 // feedListener pumps the change feed into one cosmosDBTrigger function, one
 // batch at a time, like the change feed processor on a single lease. After a
-// batch the lease is checkpointed whether the invocation succeeded or its
-// retries ran out: the real trigger does not redeliver a failed batch.
+// batch the lease is checkpointed once the handler answered 2xx, or once
+// the retry policy is spent (without one, after the first failure): the
+// real trigger does not redeliver a failed batch.
 type feedListener struct {
 	host      *Host
 	fn        functionapp.Function
 	binding   functionapp.Binding
 	pollDelay time.Duration
+	reader    *changefeed.Reader
 	// leaseName is the lease prefix and the function name, so two functions
 	// on one feed keep separate positions.
 	leaseName string
+	lease     Lease
 	// rng draws FeedFaults' reorders; nil when there are none.
 	rng *rand.Rand
 }
 
-// run pumps from cont, a position from startPosition.
+// run pumps from cont, a position from startPosition, until ctx ends; it
+// gives the lease up when it stops.
 func (l *feedListener) run(ctx context.Context, cont string) error {
 	h := l.host
+	defer l.release()
 	h.logger.LogAttrs(ctx, slog.LevelInfo, "change feed listening", slog.String("function", l.fn.Name),
-		slog.Int("max_items", l.binding.MaxItemsPerInvocation), slog.Duration("poll_delay", l.pollDelay))
+		slog.String("lease", l.leaseName), slog.Int("max_items", l.binding.MaxItemsPerInvocation), slog.Duration("poll_delay", l.pollDelay))
 	for ctx.Err() == nil {
-		page, err := h.feed.ChangeFeed(ctx, cont, l.binding.MaxItemsPerInvocation)
-		if err != nil {
+		page, err := l.reader.Read(ctx, cont)
+		switch {
+		case errors.Is(err, changefeed.ErrGap):
+			if cont, err = l.restart(ctx, err); err != nil {
+				return err
+			}
+			continue
+		case err != nil:
 			if ctx.Err() == nil {
 				h.logger.LogAttrs(ctx, slog.LevelWarn, "reading the change feed failed", slog.String("function", l.fn.Name), slog.Any("error", err))
 			}
 			l.sleep(ctx)
 			continue
-		}
-		if len(page.Items) == 0 {
+		case len(page.Changes) == 0:
+			cont = page.Next // an idle feed's position may still move on
+			if err := l.renew(ctx, cont); err != nil {
+				return err
+			}
 			l.sleep(ctx)
 			continue
 		}
-		batches := []store.FeedPage{page}
+		batches := []changefeed.Page{page}
 		if l.rng != nil && l.rng.Float64() < h.faults.Reorder {
 			// Held back: the next batch, when there is one, goes first.
-			next, err := h.feed.ChangeFeed(ctx, page.Continuation, l.binding.MaxItemsPerInvocation)
-			if err == nil && len(next.Items) > 0 {
-				batches = []store.FeedPage{next, page}
+			next, err := l.reader.Read(ctx, page.Next)
+			if err == nil && len(next.Changes) > 0 {
+				batches = []changefeed.Page{next, page}
 				h.stats.reordered.Add(1)
 			}
 		}
 		for _, b := range batches {
-			if err := l.deliver(ctx, b.Items); err != nil {
+			if err := l.deliver(ctx, b.Changes); err != nil {
 				return err
 			}
 			if ctx.Err() != nil {
 				return nil // shutting down: no checkpoint, the batch comes again
 			}
 		}
-		cont = batches[0].Continuation // the furthest read, even when reordered
-		if err := l.checkpoint(cont); err != nil {
+		cont = batches[0].Next // the furthest read, even when reordered
+		if err := l.checkpoint(ctx, cont); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// restart answers a position the store refused: the changes since are out
+// of reach, so the listener starts again where the binding says and leaves
+// what it missed to the tick's safety net, saying so once.
+func (l *feedListener) restart(ctx context.Context, gap error) (string, error) {
+	start := l.start()
+	l.host.logger.LogAttrs(ctx, slog.LevelError, "change feed lease position refused; starting again from the binding's start",
+		slog.String("function", l.fn.Name), slog.String("lease", l.leaseName), slog.String("start", start.String()), slog.Any("error", gap))
+	cont, err := l.reader.Begin(ctx, start)
+	if err != nil {
+		return "", fmt.Errorf("function %s: %w", l.fn.Name, err)
+	}
+	return cont, l.checkpoint(ctx, cont)
+}
+
+// renew rewrites the lease when its renew interval has passed, so an idle
+// listener keeps it; it also keeps the position an idle read moved to.
+func (l *feedListener) renew(ctx context.Context, cont string) error {
+	if l.host.clock.Now().Sub(l.lease.Renewed) < l.host.leaseRenew {
+		return nil
+	}
+	return l.checkpoint(ctx, cont)
 }
 
 // deliver invokes the function with one batch (twice under
@@ -122,66 +155,35 @@ func (l *feedListener) sleep(ctx context.Context) {
 	}
 }
 
-func (l *feedListener) checkpoint(cont string) error {
-	err := l.host.state.save("leases", l.leaseName, lease{Continuation: cont, Updated: l.host.clock.Now().UTC()})
-	if err != nil {
-		return fmt.Errorf("checkpointing function %s: %w", l.fn.Name, err)
+// start is where the binding begins a feed without a lease: the
+// beginning, a time, or (by default) now.
+func (l *feedListener) start() changefeed.Start {
+	switch {
+	case l.binding.StartFromBeginning:
+		return changefeed.FromBeginning()
+	case !l.binding.StartFromTime.IsZero():
+		return changefeed.FromTime(l.binding.StartFromTime)
 	}
-	return nil
+	return changefeed.FromNow()
 }
 
-// startPosition resumes from the lease, or on a first start begins where
-// the binding says: the beginning, a time, or (by default) now.
+// startPosition takes the lease and resumes from it, or on a first start
+// begins where the binding says and records that in a new lease.
 func (l *feedListener) startPosition(ctx context.Context) (string, error) {
-	var ls lease
-	found, err := l.host.state.load("leases", l.leaseName, &ls)
+	found, err := l.acquire(ctx)
+	if err != nil {
+		return "", err
+	}
+	if found {
+		l.host.logger.LogAttrs(ctx, slog.LevelInfo, "change feed resuming from lease", slog.String("function", l.fn.Name),
+			slog.String("lease", l.leaseName))
+		return l.lease.Continuation, nil
+	}
+	cont, err := l.reader.Begin(ctx, l.start())
 	if err != nil {
 		return "", fmt.Errorf("function %s: %w", l.fn.Name, err)
 	}
-	if found {
-		l.host.logger.LogAttrs(ctx, slog.LevelInfo, "change feed resuming from lease", slog.String("function", l.fn.Name))
-		return ls.Continuation, nil
-	}
-	cont := ""
-	switch {
-	case l.binding.StartFromBeginning:
-	case !l.binding.StartFromTime.IsZero():
-		cont, err = l.skip(ctx, 1, func(it store.Item) bool { return itemTime(it).Before(l.binding.StartFromTime) })
-	default:
-		cont, err = l.skip(ctx, 1000, func(store.Item) bool { return true })
-	}
-	if err != nil {
-		return "", fmt.Errorf("function %s: finding the start of the change feed: %w", l.fn.Name, err)
-	}
-	return cont, l.checkpoint(cont)
-}
-
-// skip advances past items while before says so, page by page.
-func (l *feedListener) skip(ctx context.Context, pageSize int, before func(store.Item) bool) (string, error) {
-	cont := ""
-	for {
-		page, err := l.host.feed.ChangeFeed(ctx, cont, pageSize)
-		if err != nil {
-			return "", err
-		}
-		for _, it := range page.Items {
-			if !before(it) {
-				return cont, nil
-			}
-		}
-		if len(page.Items) == 0 {
-			return cont, nil
-		}
-		cont = page.Continuation
-	}
-}
-
-func itemTime(it store.Item) time.Time {
-	var sys struct {
-		TS int64 `json:"_ts"`
-	}
-	_ = json.Unmarshal(it.Body, &sys)
-	return time.Unix(sys.TS, 0)
+	return cont, l.checkpoint(ctx, cont)
 }
 
 // EncodeDocuments renders a batch the way the host hands it to a custom

@@ -210,7 +210,7 @@ func TestFeedResumesFromPersistedLease(t *testing.T) {
 
 	th1 := newTestHandler()
 	stop := run(th1)
-	waitLease(t, dir, "dev-dispatch", func(lease) bool { return true }) // listening from "now"
+	waitLease(t, dir, "dev-dispatch", func(Lease) bool { return true }) // listening from "now"
 	createDocs(t, s, "a", "b")
 	// A first start begins at "now": the older document is not delivered.
 	if got := batchIDs(t, th1.next(t)); !slices.Equal(got, []string{"a", "b"}) {
@@ -233,8 +233,8 @@ func TestFeedResumesFromPersistedLease(t *testing.T) {
 }
 
 // coversAll accepts a lease with no change after it in s.
-func coversAll(s store.Store) func(lease) bool {
-	return func(l lease) bool {
+func coversAll(s store.Store) func(Lease) bool {
+	return func(l Lease) bool {
 		page, err := s.ChangeFeed(context.Background(), l.Continuation, 10)
 		return err == nil && len(page.Items) == 0
 	}
@@ -251,11 +251,11 @@ func (th *testHandler) noneAfterCheckpoint(t *testing.T, s store.Store, dir, nam
 }
 
 // waitLease polls a lease file until ok accepts it.
-func waitLease(t *testing.T, dir, name string, ok func(lease) bool) lease {
+func waitLease(t *testing.T, dir, name string, ok func(Lease) bool) Lease {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		var ls lease
+		var ls Lease
 		found, err := stateDir(dir).load("leases", name, &ls)
 		if err != nil {
 			t.Fatal(err)

@@ -13,9 +13,11 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"sync"
 	"time"
 
+	"github.com/hcpops/hcpops/core/changefeed"
 	"github.com/hcpops/hcpops/devhost/functionapp"
 )
 
@@ -28,8 +30,14 @@ type Config struct {
 	HandlerPort int
 	// Feed serves cosmosDBTrigger functions; required when there are any.
 	Feed Feed
-	// StateDir keeps leases and timer status across restarts.
+	// StateDir keeps timer status across restarts, and leases when Leases
+	// is nil.
 	StateDir string
+	// Leases keeps the change-feed leases; nil keeps them in StateDir.
+	Leases LeaseStore
+	// Owner names this host in the leases it holds; a lease another owner
+	// renewed recently is refused. Empty means host name and pid.
+	Owner string
 	// HTTPAddr is the front door for forwarded HTTP functions, on
 	// 127.0.0.1 (":7071" means 127.0.0.1:7071; port 0 picks one). Empty
 	// serves no HTTP.
@@ -55,10 +63,14 @@ type Host struct {
 	invoker  *Invoker
 	feed     Feed
 	state    stateDir
-	clock    Clock
-	location *time.Location
-	logger   *slog.Logger
-	httpAddr string
+	leases   LeaseStore
+	owner    string
+	// leaseRenew and leaseExpiration are the trigger's lease timings.
+	leaseRenew, leaseExpiration time.Duration
+	clock                       Clock
+	location                    *time.Location
+	logger                      *slog.Logger
+	httpAddr                    string
 
 	timers []*timerListener
 	feeds  []*feedListener
@@ -96,12 +108,21 @@ func New(cfg Config) (*Host, error) {
 	if err := cfg.FeedFaults.validate(); err != nil {
 		return nil, err
 	}
+	if cfg.Leases == nil {
+		cfg.Leases = fileLeases{dir: stateDir(cfg.StateDir)}
+	}
+	if cfg.Owner == "" {
+		host, _ := os.Hostname()
+		cfg.Owner = fmt.Sprintf("%s pid %d", host, os.Getpid())
+	}
 	sup, err := NewSupervisor(cfg.Worker, cfg.HandlerPort, cfg.Logger)
 	if err != nil {
 		return nil, err
 	}
 	h := &Host{
 		app: cfg.App, sup: sup, endpoint: sup, feed: cfg.Feed, state: stateDir(cfg.StateDir),
+		leases: cfg.Leases, owner: cfg.Owner,
+		leaseRenew: DefaultLeaseRenewInterval, leaseExpiration: DefaultLeaseExpirationInterval,
 		clock: cfg.Clock, location: cfg.Location, logger: cfg.Logger, started: make(chan struct{}),
 		faults: cfg.FeedFaults,
 	}
@@ -147,6 +168,7 @@ func (h *Host) plan(cfg Config) error {
 				delay = cfg.FeedPollDelay
 			}
 			h.feeds = append(h.feeds, &feedListener{host: h, fn: fn, binding: b, pollDelay: delay,
+				reader:    changefeed.NewReader(cfg.Feed, changefeed.WithPageSize(b.MaxItemsPerInvocation), changefeed.WithClock(cfg.Clock.Now)),
 				leaseName: b.LeaseContainerPrefix + fn.Name, rng: cfg.FeedFaults.rand(len(h.feeds))})
 		case functionapp.TypeHTTPTrigger:
 			r, err := parseRoute(fn, cfg.App.Host.RoutePrefix)

@@ -118,10 +118,19 @@ func oneValue(vals []string) (value string, conflict bool) {
 // request with an identity conflict passes the gate: the caller decides
 // how "not visible" reads for its endpoint.
 func Gate(ctx context.Context, a Admitter, logger *slog.Logger, req Request) (Request, Answer, bool) {
+	badSubscription := ARMError(http.StatusBadRequest, CodeInvalidSubscriptionID, "subscriptionId",
+		fmt.Sprintf("The subscription id '%s' in the path is not a valid UUID.", req.SubscriptionID))
+	if req.SubscriptionID == "" && req.OperationID != "" {
+		// An operation path without its subscription: ARO-HCP's gates
+		// answer that before any handler reads the rest of the path.
+		if _, err := a.Admit(ctx, lifecycle.AdmitRequest{Method: http.MethodGet, APIVersion: req.APIVersion}); err != nil {
+			return req, admitAnswer(ctx, logger, req, err), false
+		}
+		return req, badSubscription, false
+	}
 	sub, ok := document.CanonicalUUID(req.SubscriptionID)
 	if !ok {
-		return req, ARMError(http.StatusBadRequest, CodeInvalidSubscriptionID, "subscriptionId",
-			fmt.Sprintf("The subscription id '%s' in the path is not a valid UUID.", req.SubscriptionID)), false
+		return req, badSubscription, false
 	}
 	op, ok := document.CanonicalUUID(req.OperationID)
 	if !ok {
@@ -135,18 +144,25 @@ func Gate(ctx context.Context, a Admitter, logger *slog.Logger, req Request) (Re
 	tenant, err := a.Admit(ctx, lifecycle.AdmitRequest{
 		Method: http.MethodGet, SubscriptionID: sub, APIVersion: req.APIVersion, HomeTenantID: req.HomeTenantID,
 	})
-	var rej *admission.Rejection
-	switch {
-	case errors.As(err, &rej):
-		return req, ARMError(rej.Status, rej.Code, rej.Target, rej.Message), false
-	case err != nil:
-		logger.ErrorContext(ctx, "admitting an operation request", "operation_id", op, "subscription", sub, "error", err)
-		return req, InternalError(), false
-	case req.IdentityConflict:
+	if err != nil {
+		return req, admitAnswer(ctx, logger, req, err), false
+	}
+	if req.IdentityConflict {
 		logger.InfoContext(ctx, "operation hidden: conflicting identity headers", "operation_id", op, "subscription_id", sub)
 	}
 	req.HomeTenantID = tenant
 	return req, Answer{}, true
+}
+
+// admitAnswer is the reply to a request the gates refused (err wraps a
+// *admission.Rejection) or could not judge (logged, 500).
+func admitAnswer(ctx context.Context, logger *slog.Logger, req Request, err error) Answer {
+	var rej *admission.Rejection
+	if errors.As(err, &rej) {
+		return ARMError(rej.Status, rej.Code, rej.Target, rej.Message)
+	}
+	logger.ErrorContext(ctx, "admitting an operation request", "operation_id", req.OperationID, "subscription", req.SubscriptionID, "error", err)
+	return InternalError()
 }
 
 // Admitter is the lifecycle's request gate (*lifecycle.Engine satisfies it).

@@ -120,6 +120,8 @@ func (f *Function) record(r lifecycle.TickResult, outcome string, wall time.Dura
 		slog.Int("notified", r.Notified),
 		slog.Int("errors", r.Errors),
 		slog.Int("backed_off", r.BackedOff),
+		slog.Int("skipped", r.Skipped),
+		slog.Any("skipped_reasons", skippedReasons(r)),
 		slog.Float64("wall_ms", ms(wall)),
 		slog.Float64("budget_ms", ms(f.budget)),
 		slog.Float64("budget_used", float64(wall)/float64(f.budget)),
@@ -128,3 +130,12 @@ func (f *Function) record(r lifecycle.TickResult, outcome string, wall time.Dura
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// skippedReasons is the tick's skips by reason, an object even when the
+// ticker reported none.
+func skippedReasons(r lifecycle.TickResult) map[string]int {
+	if r.SkippedReasons == nil {
+		return map[string]int{}
+	}
+	return r.SkippedReasons
+}

@@ -34,7 +34,8 @@ func (r *recordingTicker) Tick(ctx context.Context) (lifecycle.TickResult, error
 	r.deadlines = append(r.deadlines, dl)
 	block, err := r.block, r.err
 	r.mu.Unlock()
-	res := lifecycle.TickResult{Polled: 7, Changed: 3, Dispatched: 1, Expired: 1, Canceled: 0, Notified: 2, Errors: 1, BackedOff: 3}
+	res := lifecycle.TickResult{Polled: 7, Changed: 3, Dispatched: 1, Expired: 1, Canceled: 0, Notified: 2, Errors: 1, BackedOff: 3,
+		Skipped: 2, SkippedReasons: map[string]int{lifecycle.SkipNoActiveOperation: 2, lifecycle.SkipResourceDeleting: 0}}
 	if block {
 		<-ctx.Done()
 		return lifecycle.TickResult{Polled: 2}, ctx.Err()
@@ -81,7 +82,8 @@ func readFile(t testing.TB, name string) []byte {
 	return b
 }
 
-var wantCounts = map[string]any{"polled": 7, "changed": 3, "dispatched": 1, "expired": 1, "canceled": 0, "notified": 2, "errors": 1, "backed_off": 3}
+var wantCounts = map[string]any{"polled": 7, "changed": 3, "dispatched": 1, "expired": 1, "canceled": 0, "notified": 2, "errors": 1, "backed_off": 3,
+	"skipped": 2}
 
 func TestGoldenTicks(t *testing.T) {
 	tests := []struct {
@@ -108,6 +110,10 @@ func TestGoldenTicks(t *testing.T) {
 			}
 			r := recs.Wait(t, MsgTick)
 			testsupport.WantAttrs(t, r, wantCounts)
+			if reasons, _ := r["skipped_reasons"].(map[string]any); reasons[lifecycle.SkipNoActiveOperation] != 2.0 ||
+				reasons[lifecycle.SkipResourceDeleting] != 0.0 {
+				t.Errorf("skipped_reasons = %v, want %s 2 and %s 0", r["skipped_reasons"], lifecycle.SkipNoActiveOperation, lifecycle.SkipResourceDeleting)
+			}
 			testsupport.WantAttrs(t, r, map[string]any{"level": "INFO", "outcome": OutcomeOK, "past_due": tt.pastDue, "budget_ms": 90000, "status": 200})
 			if tk.calls() != 1 {
 				t.Fatalf("Tick called %d times", tk.calls())

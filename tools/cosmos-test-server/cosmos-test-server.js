@@ -5,7 +5,8 @@
 // handlers replaced at load time, because the stock server gets wrong exactly
 // the behaviour a Cosmos store relies on: missing-item reads (500 instead of
 // 404), partition-scoped queries, numeric partition-key-range ids, atomic
-// transactional batches, TTL and the incremental change feed. See
+// transactional batches, TTL, the incremental change feed, REPLACE of every
+// occurrence and the scheme of the advertised region endpoints. See
 // shared/reference/cosmos-test-server.md. Never use it outside tests: it keeps
 // everything in memory and ignores authentication.
 //
@@ -19,6 +20,7 @@ require("./lib/upstream");
 const { installEnginePatches } = require("./lib/engine");
 const { installHandlerPatches, sweepExpired } = require("./lib/handlers");
 const { lib } = require("./lib/upstream");
+const { state } = require("./lib/common");
 
 const SWEEP_INTERVAL_MS = 250;
 
@@ -70,6 +72,7 @@ function main() {
     console.log("Usage: node cosmos-test-server.js [-p PORT] [--host HOST] [--keep-alive] [--no-ssl]");
     return;
   }
+  state.scheme = args.ssl ? "https" : "http";
   installEnginePatches();
   installHandlerPatches(); // before lib/index.js loads the router
   const { createHttpServer, createHttpsServer } = lib("index");

@@ -45,6 +45,9 @@ func (s *Simulator) apiRoutes() *http.ServeMux {
 	m.HandleFunc("DELETE "+creds, s.deleteCredentials)
 	m.HandleFunc("GET "+creds+"/{bg}", s.getCredential)
 
+	m.HandleFunc("GET "+VersionsPath, s.listVersions)
+	m.HandleFunc("GET "+VersionsPath+"/{version}", s.getVersion)
+
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.notFound(w, r, "Can't find resource for path '%s' and method '%s'", r.URL.Path, r.Method)
 	})

@@ -17,6 +17,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/hcpops/hcpops/core/clusterservice"
 )
 
 // Clock is the time source of every state machine.
@@ -65,6 +67,7 @@ type Simulator struct {
 	durations Durations
 	seq       int
 	clusters  map[string]*cluster
+	versions  []clusterservice.Version
 	armed     armedFailures
 
 	faultMu sync.Mutex
@@ -90,6 +93,7 @@ func New(opts ...Option) *Simulator {
 		rng:       rand.New(rand.NewPCG(1, 2)),
 		durations: DefaultDurations(),
 		clusters:  map[string]*cluster{},
+		versions:  DefaultVersions(),
 		armed:     newArmedFailures(),
 		ledger:    ledger{l: newLedgerCounts()},
 		done:      make(chan struct{}),

@@ -20,6 +20,15 @@ const (
 	SettingCredential       = "CosmosDB__credential"
 	SettingClientID         = "CosmosDB__clientId"
 	SettingDatabase         = "COSMOS_DATABASE"
+	// SettingCAFile names a PEM file of CAs to trust beside the system's,
+	// for an endpoint with a private CA (the emulator's exported cert).
+	SettingCAFile = "COSMOS_CA_FILE"
+	// SettingSSLCertFile is OpenSSL's variable, which Go's system pool
+	// honours; read here too so it also works from local.settings.json.
+	SettingSSLCertFile = "SSL_CERT_FILE"
+	// SettingInsecureLoopback skips TLS verification, for the emulator and
+	// the test server on loopback only.
+	SettingInsecureLoopback = "COSMOS_INSECURE_LOOPBACK"
 )
 
 // Container names, fixed by ARO-HCP's data model.
@@ -66,9 +75,13 @@ type Config struct {
 	// PageSize is the query page size when the caller gives none.
 	PageSize int
 
-	// InsecureLoopbackTLS skips TLS verification. Test-only, for the local
-	// Cosmos test server whose certificate is self-signed: New refuses it
-	// for any endpoint that is not a loopback address.
+	// CAFiles are PEM files of CAs trusted beside the system pool
+	// (COSMOS_CA_FILE, SSL_CERT_FILE).
+	CAFiles []string
+	// InsecureLoopbackTLS skips TLS verification, for the emulator and the
+	// local test server whose certificates are self-signed (the test
+	// server's has expired): Validate refuses it for any endpoint that is
+	// not a loopback address.
 	InsecureLoopbackTLS bool
 }
 
@@ -91,6 +104,18 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		return Config{}, fmt.Errorf("%w: set %s or %s", ErrNotConfigured, SettingConnectionString, SettingEndpoint)
 	}
 	cfg.Database = strings.TrimSpace(getenv(SettingDatabase))
+	for _, name := range []string{SettingCAFile, SettingSSLCertFile} {
+		if f := strings.TrimSpace(getenv(name)); f != "" {
+			cfg.CAFiles = append(cfg.CAFiles, f)
+		}
+	}
+	switch v := strings.TrimSpace(getenv(SettingInsecureLoopback)); strings.ToLower(v) {
+	case "", "false":
+	case "true":
+		cfg.InsecureLoopbackTLS = true
+	default:
+		return Config{}, fmt.Errorf("setting %s: %q is not true or false", SettingInsecureLoopback, v)
+	}
 	if err := cfg.Validate(); err != nil {
 		return Config{}, err
 	}
@@ -117,7 +142,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("setting %s: database name is empty", SettingDatabase)
 	}
 	if c.InsecureLoopbackTLS && !isLoopback(u.Hostname()) {
-		return fmt.Errorf("InsecureLoopbackTLS is for loopback test servers only, endpoint host is %q", u.Hostname())
+		return fmt.Errorf("setting %s: skipping TLS verification is for a loopback emulator or test server only, and endpoint %s is on %q; trust its CA with %s instead",
+			SettingInsecureLoopback, c.Endpoint, u.Hostname(), SettingCAFile)
 	}
 	if c.PageSize < 0 {
 		return fmt.Errorf("page size %d is negative", c.PageSize)

@@ -56,6 +56,25 @@ func TestConfigFromEnv(t *testing.T) {
 			want: Config{Endpoint: "https://acct.documents.azure.com/", Database: "rp"},
 		},
 		{
+			name: "CA files and the loopback switch",
+			env: map[string]string{"CosmosDB__accountEndpoint": "https://127.0.0.1:8081/", "COSMOS_DATABASE": "rp",
+				"COSMOS_CA_FILE": "/etc/emulator.pem", "SSL_CERT_FILE": "/etc/ssl/extra.pem", "COSMOS_INSECURE_LOOPBACK": "TRUE"},
+			want: Config{Endpoint: "https://127.0.0.1:8081/", Database: "rp",
+				CAFiles: []string{"/etc/emulator.pem", "/etc/ssl/extra.pem"}, InsecureLoopbackTLS: true},
+		},
+		{
+			name: "the loopback switch refused for a remote account",
+			env: map[string]string{"CosmosDB__accountEndpoint": "https://acct.documents.azure.com/", "COSMOS_DATABASE": "rp",
+				"COSMOS_INSECURE_LOOPBACK": "true"},
+			wantErr: "setting COSMOS_INSECURE_LOOPBACK: skipping TLS verification is for a loopback emulator or test server only",
+		},
+		{
+			name: "the loopback switch is a boolean",
+			env: map[string]string{"CosmosDB__accountEndpoint": "https://127.0.0.1:8081/", "COSMOS_DATABASE": "rp",
+				"COSMOS_INSECURE_LOOPBACK": "yes please"},
+			wantErr: `setting COSMOS_INSECURE_LOOPBACK: "yes please" is not true or false`,
+		},
+		{
 			name:    "nothing set",
 			env:     map[string]string{"COSMOS_DATABASE": "rp"},
 			wantErr: "CosmosDB__accountEndpoint",

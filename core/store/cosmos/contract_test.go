@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/core/store/cosmos/cosmostest"
 	"github.com/hcpops/hcpops/core/store/storetest"
 )
@@ -13,6 +14,7 @@ import (
 // documents.
 func TestContract(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) storetest.Harness {
-		return storetest.Harness{Store: cosmostest.NewStore(t), Advance: time.Sleep}
+		return storetest.Harness{Store: cosmostest.NewStore(t), Advance: time.Sleep,
+			Foreign: func(t *testing.T) store.Store { return cosmostest.NewStore(t) }}
 	})
 }

@@ -17,6 +17,9 @@ func mapError(err error, format string, args ...any) error {
 		return nil
 	}
 	what := fmt.Sprintf(format, args...)
+	if hint := trustHint(err); hint != "" {
+		return fmt.Errorf("%s: %w (%s)", what, err, hint)
+	}
 	var re *azcore.ResponseError
 	if errors.As(err, &re) {
 		if sentinel := sentinelFor(re.StatusCode); sentinel != nil {

@@ -4,7 +4,6 @@ package cosmos
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -62,19 +61,22 @@ func New(cfg Config, opts ...Option) (*Store, error) {
 		o(s)
 	}
 	var transport policy.Transporter
-	if s.httpClient = cfg.httpClient(); s.httpClient != nil {
-		transport = s.httpClient
+	hc, err := cfg.httpClient()
+	if err != nil {
+		return nil, err
+	}
+	if s.httpClient = hc; hc != nil {
+		transport = hc
 	}
 	clientOpts := &azcosmos.ClientOptions{
 		EnableContentResponseOnWrite: true, // Items carry the stored body
 		ClientOptions: azcore.ClientOptions{
 			Retry:            cfg.retryOptions(),
 			PerCallPolicies:  []policy.Policy{unavailableRetry{opts: cfg.retryOptions()}},
-			PerRetryPolicies: s.perTry,
+			PerRetryPolicies: append([]policy.Policy{untrustedStop{}}, s.perTry...),
 			Transport:        transport,
 		},
 	}
-	var err error
 	if cfg.Key != "" {
 		var cred azcosmos.KeyCredential
 		cred, err = azcosmos.NewKeyCredential(cfg.Key)
@@ -124,23 +126,6 @@ func (c Config) retryOptions() policy.RetryOptions {
 		opts.MaxRetryDelay = DefaultMaxRetryDelay
 	}
 	return opts
-}
-
-// httpClient is nil (the SDK default) except for the test-only loopback knob.
-func (c Config) httpClient() *http.Client {
-	if !c.InsecureLoopbackTLS {
-		return nil
-	}
-	return &http.Client{
-		Timeout: 60 * time.Second,
-		Transport: &http.Transport{
-			Proxy:               nil,                                   // never route loopback through a proxy
-			TLSClientConfig:     &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // loopback test server only, checked in Validate
-			MaxIdleConns:        256,
-			MaxIdleConnsPerHost: 256,
-			IdleConnTimeout:     90 * time.Second,
-		},
-	}
 }
 
 // Close releases the client's shared caches and idle connections.
@@ -223,41 +208,6 @@ func (s *Store) SoftDelete(ctx context.Context, partitionKey, id string) error {
 	if _, err := s.Replace(ctx, partitionKey, id, body, item.ETag); err != nil {
 		return fmt.Errorf("soft-deleting: %w", err)
 	}
-	return nil
-}
-
-// EnsureContainers creates the database, Resources (partitioned on
-// /partitionKey, TTL on with no default expiry) and leases (on /id) when
-// they are missing. Tests and the dev tooling use it; production
-// infrastructure creates them itself.
-func (s *Store) EnsureContainers(ctx context.Context) error {
-	_, err := s.client.CreateDatabase(ctx, azcosmos.DatabaseProperties{ID: s.cfg.Database}, nil)
-	if err = ignoreConflict(err); err != nil {
-		return mapError(err, "creating database %s", s.cfg.Database)
-	}
-	noDefaultExpiry := int32(-1)
-	containers := []azcosmos.ContainerProperties{
-		{
-			ID: ResourcesContainer,
-			PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{
-				Paths: []string{"/partitionKey"}, Kind: azcosmos.PartitionKeyKindHash, Version: 2,
-			},
-			DefaultTimeToLive: &noDefaultExpiry,
-		},
-		{
-			ID: LeasesContainer,
-			PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{
-				Paths: []string{"/id"}, Kind: azcosmos.PartitionKeyKindHash, Version: 2,
-			},
-		},
-	}
-	for _, props := range containers {
-		_, err := s.database.CreateContainer(ctx, props, nil)
-		if err = ignoreConflict(err); err != nil {
-			return mapError(err, "creating container %s in %s", props.ID, s.cfg.Database)
-		}
-	}
-	s.log.DebugContext(ctx, "cosmos containers ready", "database", s.cfg.Database)
 	return nil
 }
 

@@ -3,7 +3,9 @@ package embedded
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -153,20 +155,39 @@ func (s *Store) ChangeFeed(ctx context.Context, continuation string, maxItems in
 	if err := ctx.Err(); err != nil {
 		return store.FeedPage{}, fmt.Errorf("reading change feed: %w", err)
 	}
-	after, err := parseContinuation(continuation)
+	since, fromTime, err := store.ParseFeedSince(continuation)
 	if err != nil {
-		return store.FeedPage{}, fmt.Errorf("reading change feed: %w: %v", store.ErrInvalid, err)
+		return store.FeedPage{}, fmt.Errorf("reading change feed: %w", err)
+	}
+	var after uint64
+	if !fromTime {
+		if after, err = parseContinuation(continuation); err != nil {
+			return store.FeedPage{}, fmt.Errorf("reading change feed: %w (%w): %v", store.ErrFeedGap, store.ErrInvalid, err)
+		}
 	}
 	size, err := pageSize(maxItems)
 	if err != nil {
 		return store.FeedPage{}, fmt.Errorf("reading change feed: %w", err)
 	}
 	now := s.now().Unix()
-	last := after
 	var items []store.Item
+	var last uint64
 	err = s.view(func(tx *bolt.Tx) error {
 		docs := tx.Bucket(bucketDocs).Cursor()
-		c := tx.Bucket(bucketFeed).Cursor()
+		feed := tx.Bucket(bucketFeed)
+		if fromTime {
+			start, err := feedStart(feed, docs, since)
+			if err != nil {
+				return err
+			}
+			after = start
+		} else if end := feed.Sequence(); after > end {
+			// A position this file never reached: another store's, or this
+			// one's before the file was replaced.
+			return fmt.Errorf("%w: continuation %d is past the end of this store's feed (%d)", store.ErrFeedGap, after, end)
+		}
+		last = after
+		c := feed.Cursor()
 		for k, key := c.Seek(seqKey(after + 1)); k != nil && len(items) < size; k, key = c.Next() {
 			last = uint64FromKey(k)
 			raw := get(docs, key)
@@ -188,6 +209,34 @@ func (s *Store) ChangeFeed(ctx context.Context, continuation string, maxItems in
 		return store.FeedPage{}, fmt.Errorf("reading change feed after %q: %w", continuation, err)
 	}
 	return store.FeedPage{Items: items, Continuation: formatContinuation(last)}, nil
+}
+
+// feedStart is the position just before the first change at or after
+// since: the feed is walked back from its end while _ts (whole seconds, as
+// Cosmos DB's) is not older, so starting from now costs nothing.
+func feedStart(feed *bolt.Bucket, docs *bolt.Cursor, since time.Time) (uint64, error) {
+	floor := since.Unix()
+	c := feed.Cursor()
+	for k, key := c.Last(); k != nil; k, key = c.Prev() {
+		raw := get(docs, key)
+		if raw == nil {
+			return 0, fmt.Errorf("change feed names missing document %q", key)
+		}
+		rec, err := decodeRecord(raw)
+		if err != nil {
+			return 0, err
+		}
+		var sys struct {
+			TS int64 `json:"_ts"`
+		}
+		if err := json.Unmarshal(rec.body, &sys); err != nil {
+			return 0, fmt.Errorf("change feed document %q: %w", key, err)
+		}
+		if sys.TS < floor {
+			return uint64FromKey(k), nil
+		}
+	}
+	return 0, nil
 }
 
 func pageSize(n int) (int, error) {

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/core/store/storetest"
 	"github.com/hcpops/hcpops/internal/testsupport"
 )
@@ -38,7 +39,7 @@ func openTest(t testing.TB, opts ...Option) (*Store, *fakeClock) {
 func TestContract(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) storetest.Harness {
 		s, clock := openTest(t)
-		return storetest.Harness{Store: s, Advance: clock.Advance}
+		return storetest.Harness{Store: s, Advance: clock.Advance, Now: clock.Now, Foreign: foreignStore}
 	})
 }
 
@@ -56,6 +57,12 @@ func TestContractRealClock(t *testing.T) {
 				t.Errorf("Close: %v", err)
 			}
 		})
-		return storetest.Harness{Store: s, Advance: time.Sleep}
+		return storetest.Harness{Store: s, Advance: time.Sleep, Foreign: foreignStore}
 	})
+}
+
+// foreignStore is another store file, for the feed's gap tests.
+func foreignStore(t *testing.T) store.Store {
+	s, _ := openTest(t)
+	return s
 }

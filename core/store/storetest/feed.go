@@ -2,8 +2,10 @@ package storetest
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/hcpops/hcpops/core/store"
 )
@@ -167,5 +169,61 @@ func testChangeFeedDeletes(t *testing.T, h Harness) {
 	changes, _ := readFeed(t, s, start, 100, sub)
 	if got, want := ids(changes), []string{keep.ID(), soft.ID()}; !slices.Equal(got, want) {
 		t.Errorf("feed = %v, want %v (keep, soft)", got, want)
+	}
+}
+
+// testChangeFeedSince: FeedSince(t) starts at the changes written at or
+// after t, and from there the feed goes on as from any continuation.
+func testChangeFeedSince(t *testing.T, h Harness) {
+	ctx := context.Background()
+	s, sub := h.Store, newSubscription()
+	old, fresh, later := clusterDoc(sub, "rg", "old"), clusterDoc(sub, "rg", "fresh"), clusterDoc(sub, "rg", "later")
+	mustCreate(t, s, sub, old)
+	h.Advance(1100 * time.Millisecond) // _ts has whole seconds: old is now a second behind
+	since := h.now()
+	mustCreate(t, s, sub, fresh)
+
+	changes, cont := readFeed(t, s, store.FeedSince(since), 100, sub)
+	if got, want := ids(changes), []string{fresh.ID()}; !slices.Equal(got, want) {
+		t.Fatalf("feed since %s = %v, want %v (not the older write)", since.Format(time.RFC3339Nano), got, want)
+	}
+	mustCreate(t, s, sub, later)
+	rest, _ := readFeed(t, s, cont, 100, sub)
+	if got, want := ids(rest), []string{later.ID()}; !slices.Equal(got, want) {
+		t.Errorf("feed after the since page = %v, want %v", got, want)
+	}
+
+	// From a time to come: nothing yet, then what is written next.
+	future, err := s.ChangeFeed(ctx, store.FeedSince(h.now().Add(time.Hour)), 100)
+	if err != nil {
+		t.Fatalf("ChangeFeed(since an hour from now): %v", err)
+	}
+	if got := idsIn(t, future.Items, sub); len(got) != 0 {
+		t.Errorf("feed since an hour from now returned %v", got)
+	}
+	if _, err := s.ChangeFeed(ctx, "since:yesterday", 100); !errors.Is(err, store.ErrFeedGap) {
+		t.Errorf("ChangeFeed(since:yesterday) = %v, want ErrFeedGap", err)
+	}
+}
+
+// testChangeFeedGap: a position the store did not issue is ErrFeedGap, so
+// a reader knows to relist instead of skipping or replaying silently.
+func testChangeFeedGap(t *testing.T, h Harness) {
+	ctx := context.Background()
+	foreign := h.Foreign(t)
+	fsub := newSubscription()
+	for _, name := range []string{"f1", "f2", "f3"} {
+		mustCreate(t, foreign, fsub, clusterDoc(fsub, "rg", name))
+	}
+	_, theirs := readFeed(t, foreign, "", 100, fsub)
+	if _, err := h.Store.ChangeFeed(ctx, theirs, 100); !errors.Is(err, store.ErrFeedGap) {
+		t.Errorf("ChangeFeed(another store's continuation) = %v, want ErrFeedGap", err)
+	}
+	if _, err := h.Store.ChangeFeed(ctx, "not-a-continuation", 100); !errors.Is(err, store.ErrFeedGap) {
+		t.Errorf("ChangeFeed(garbage) = %v, want ErrFeedGap", err)
+	}
+	// Its own positions still work.
+	if _, err := h.Store.ChangeFeed(ctx, "", 100); err != nil {
+		t.Errorf("ChangeFeed from the beginning after a refusal: %v", err)
 	}
 }

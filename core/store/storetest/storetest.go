@@ -30,6 +30,19 @@ type Harness struct {
 	// fake clock moves the clock, a store on real time sleeps. TTL tests
 	// advance by at most a few seconds in small steps.
 	Advance func(d time.Duration)
+	// Foreign opens another store of the same kind, independent of Store
+	// (another file, another database); the feed tests hand its positions
+	// to Store, which must refuse them.
+	Foreign func(t *testing.T) store.Store
+	// Now is the store's clock; nil means the wall clock.
+	Now func() time.Time
+}
+
+func (h Harness) now() time.Time {
+	if h.Now != nil {
+		return h.Now()
+	}
+	return time.Now()
 }
 
 // Run runs the whole contract suite, one subtest per behaviour, each with a
@@ -52,13 +65,15 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"Children", testChildren},
 		{"ChangeFeed", testChangeFeed},
 		{"ChangeFeedDeletes", testChangeFeedDeletes},
+		{"ChangeFeedSince", testChangeFeedSince},
+		{"ChangeFeedGap", testChangeFeedGap},
 		{"ConcurrentIncrements", testConcurrentIncrements},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t)
-			if h.Store == nil || h.Advance == nil {
-				t.Fatal("harness has no Store or no Advance")
+			if h.Store == nil || h.Advance == nil || h.Foreign == nil {
+				t.Fatal("harness lacks a Store, Advance or Foreign")
 			}
 			tc.run(t, h)
 		})

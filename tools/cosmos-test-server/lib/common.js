@@ -11,7 +11,8 @@ const state = {
   account: null, // captured from the first request; the TTL sweeper walks it
   lsn: 0, // last change sequence number handed out
   lsnOf: new WeakMap(), // stored document object -> the sequence number of its write
-  queryScope: new AsyncLocalStorage() // partition key of the current query request
+  queryScope: new AsyncLocalStorage(), // partition key of the current query request
+  scheme: "https" // what the server listens on; "http" with --no-ssl
 };
 
 const NOT_FOUND = () => ({

@@ -108,6 +108,15 @@ function installEnginePatches() {
   builtins.CONTAINS = stringFunction("CONTAINS", (a, b) => a.includes(b));
   builtins.STRINGEQUALS = stringFunction("STRINGEQUALS", (a, b) => a === b);
   builtins.ARRAYCONTAINS = builtins.ARRAY_CONTAINS;
+
+  // REPLACE replaces every occurrence, as in Cosmos DB (the engine used
+  // String.prototype.replace, which replaces only the first).
+  builtins.REPLACE = (...args) => {
+    if (args.length !== 3) throw new Error("The REPLACE function requires 3 argument(s)");
+    const [a, b, c] = args;
+    if (typeof a !== "string" || typeof b !== "string" || typeof c !== "string") return undefined;
+    return b === "" ? a : a.split(b).join(c);
+  };
 }
 
 module.exports = { installEnginePatches };

@@ -40,6 +40,19 @@ const handlerPatches = {
     return body;
   },
 
+  // Fix: the account advertises its region endpoints in the scheme it
+  // serves; with --no-ssl the stock server still said https://.
+  "read-meta": original => (account, req, res, params) => {
+    const body = original(account, req, res, params);
+    if (!body) return body;
+    const advertise = locations =>
+      (locations || []).map(l => ({
+        ...l,
+        databaseAccountEndpoint: String(l.databaseAccountEndpoint).replace(/^https?:/, `${state.scheme}:`)
+      }));
+    return { ...body, writableLocations: advertise(body.writableLocations), readableLocations: advertise(body.readableLocations) };
+  },
+
   // Fix: a query sent with a partition key only sees that partition.
   "query-documents": original => (account, req, res, params) => {
     const partitionKey = headerPartitionKey(req);

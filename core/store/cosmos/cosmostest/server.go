@@ -23,3 +23,6 @@ func Install(ctx context.Context, dir string) error { return testserver.Install(
 
 // StartServer starts the wrapper in dir on a free loopback port.
 func StartServer(ctx context.Context, dir string) (*Server, error) { return testserver.Start(ctx, dir) }
+
+// Options choose how a server of one's own listens (StartOwn).
+type Options = testserver.Options

@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -257,5 +258,92 @@ func TestChangeFeed(t *testing.T) {
 	future := time.Now().Add(time.Hour)
 	if later := read(azcosmos.ChangeFeedOptions{FeedRange: &ranges[0], StartFrom: &future}); later.Count != 0 {
 		t.Fatalf("feed starting in an hour: %d items, want 0", later.Count)
+	}
+}
+
+func TestReplaceReplacesEveryOccurrence(t *testing.T) {
+	c := container(t, map[string]any{"id": "r", "pk": "p1", "resourceID": "/a/b/c"})
+	tests := []struct {
+		sql  string
+		want any
+	}{
+		{`SELECT VALUE REPLACE(c.resourceID, "/", "") FROM c`, "abc"},
+		{`SELECT VALUE REPLACE(c.resourceID, "/", "--") FROM c`, "--a--b--c"},
+		{`SELECT VALUE REPLACE(c.resourceID, "", "x") FROM c`, "/a/b/c"},
+		{`SELECT VALUE REPLACE(c.resourceID, "/b", "") FROM c`, "/a/c"},
+		{`SELECT VALUE {"v": REPLACE(c.missing, "/", "")} FROM c`, map[string]any{}},
+	}
+	for _, tc := range tests {
+		pager := c.NewQueryItemsPager(tc.sql, azcosmos.NewPartitionKeyString("p1"), nil)
+		var got []any
+		for pager.More() {
+			page, err := pager.NextPage(context.Background())
+			if err != nil {
+				t.Fatalf("%s: %v", tc.sql, err)
+			}
+			for _, item := range page.Items {
+				var v any
+				if err := json.Unmarshal(item, &v); err != nil {
+					t.Fatalf("%s: item %s: %v", tc.sql, item, err)
+				}
+				got = append(got, v)
+			}
+		}
+		if want, _ := json.Marshal([]any{tc.want}); string(mustJSON(t, got)) != string(want) {
+			t.Errorf("%s = %s, want %s", tc.sql, mustJSON(t, got), want)
+		}
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestNoSSLAdvertisesHTTP: with --no-ssl the account's region endpoints say
+// http://, so a client that follows them (the SDK with more than one
+// region, or any other SDK) stays on the scheme that answers.
+func TestNoSSLAdvertisesHTTP(t *testing.T) {
+	endpoint := cosmostest.StartOwn(t, cosmostest.Options{NoSSL: true})
+	if !strings.HasPrefix(endpoint, "http://") {
+		t.Fatalf("endpoint %s, want http://", endpoint)
+	}
+	resp, err := http.Get(endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var account struct {
+		WritableLocations []struct{ DatabaseAccountEndpoint string } `json:"writableLocations"`
+		ReadableLocations []struct{ DatabaseAccountEndpoint string } `json:"readableLocations"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&account); err != nil {
+		t.Fatal(err)
+	}
+	locations := append(account.WritableLocations, account.ReadableLocations...)
+	if len(locations) != 2 {
+		t.Fatalf("account lists %d locations, want one writable and one readable", len(locations))
+	}
+	for _, l := range locations {
+		if l.DatabaseAccountEndpoint != endpoint {
+			t.Errorf("advertised endpoint %q, want %q", l.DatabaseAccountEndpoint, endpoint)
+		}
+	}
+
+	// And the SDK works over it end to end.
+	cred, _ := azcosmos.NewKeyCredential(cosmostest.EmulatorKey)
+	client, err := azcosmos.NewClientWithKey(endpoint, cred, &azcosmos.ClientOptions{
+		ClientOptions: azcore.ClientOptions{Retry: policy.RetryOptions{MaxRetries: -1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	ctx := context.Background()
+	if _, err := client.CreateDatabase(ctx, azcosmos.DatabaseProperties{ID: "plain"}, nil); err != nil {
+		t.Fatalf("CreateDatabase over http: %v", err)
 	}
 }

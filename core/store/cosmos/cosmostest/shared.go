@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hcpops/hcpops/core/store/cosmos"
+	"github.com/hcpops/hcpops/core/store/cosmos/testserver"
 )
 
 // shared is the test binary's one server. It is package state on purpose:
@@ -50,11 +51,7 @@ func Main(m *testing.M) int {
 // never report ok by accident.
 func Start(t testing.TB) string {
 	t.Helper()
-	for _, tool := range []string{"node", "npm"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			missing(t, fmt.Sprintf("%s is not installed (%v): the Cosmos DB tests need node >= 20 and npm", tool, err))
-		}
-	}
+	needNode(t)
 	shared.once.Do(func() {
 		ctx := context.Background()
 		dir, err := ServerDir()
@@ -81,6 +78,41 @@ func Start(t testing.TB) string {
 		t.Fatalf("cosmos test server died; its log:\n%s", shared.server.Log())
 	}
 	return shared.server.Endpoint
+}
+
+// StartOwn starts a server of the test's own, as o says, for a test that
+// needs one the shared server is not (plain http); it is stopped when the
+// test ends. It returns the endpoint.
+func StartOwn(t testing.TB, o Options) string {
+	t.Helper()
+	needNode(t)
+	ctx := context.Background()
+	dir, err := ServerDir()
+	if err == nil {
+		err = Install(ctx, dir)
+	}
+	if err != nil {
+		t.Fatalf("cosmos test server: %v", err)
+	}
+	s, err := testserver.StartWith(ctx, dir, o)
+	if err != nil {
+		t.Fatalf("cosmos test server: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := s.Stop(); err != nil {
+			t.Errorf("stopping the cosmos test server: %v", err)
+		}
+	})
+	return s.Endpoint
+}
+
+func needNode(t testing.TB) {
+	t.Helper()
+	for _, tool := range []string{"node", "npm"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			missing(t, fmt.Sprintf("%s is not installed (%v): the Cosmos DB tests need node >= 20 and npm", tool, err))
+		}
+	}
 }
 
 // EnvSkip, set to 1, turns a missing node or npm from a failure into a

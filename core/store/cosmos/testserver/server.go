@@ -18,8 +18,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/hcpops/hcpops/internal/npm"
 )
 
 // EmulatorKey is the Cosmos DB emulator's published, well-known key. The test
@@ -28,7 +29,6 @@ const EmulatorKey = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU5DE2nQ9nDuVTqobD4b8m
 
 const (
 	readyTimeout   = 30 * time.Second
-	npmTimeout     = 10 * time.Minute
 	startAttempts  = 3
 	serverScript   = "cosmos-test-server.js"
 	serverPackage  = "node_modules/@vercel/cosmosdb-server/package.json"
@@ -37,7 +37,8 @@ const (
 
 // Server is one running test server process.
 type Server struct {
-	// Endpoint is the https URL of the server, e.g. https://127.0.0.1:40123/.
+	// Endpoint is the URL of the server, e.g. https://127.0.0.1:40123/
+	// (http:// with Options.NoSSL).
 	Endpoint string
 	cmd      *exec.Cmd
 	exited   chan struct{}
@@ -66,59 +67,47 @@ func Dir() (string, error) {
 // Install runs npm ci in dir unless the pinned package is already there.
 // A lock file serialises test binaries that start at once.
 func Install(ctx context.Context, dir string) error {
-	if installed(dir) {
-		return nil
-	}
-	lock, err := os.OpenFile(filepath.Join(os.TempDir(), "hcpops-cosmos-test-server-npm.lock"), os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return fmt.Errorf("opening npm lock: %w", err)
-	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return fmt.Errorf("locking npm lock: %w", err)
-	}
-	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) //nolint:errcheck // closing releases it too
-	if installed(dir) {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, npmTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "npm", "ci", "--no-audit", "--no-fund")
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("npm ci in %s: %w\n%s", dir, err, tail(out, 4000))
-	}
-	return nil
+	return npm.CI(ctx, dir, serverPackage, "cosmos-test-server")
 }
 
-func installed(dir string) bool {
-	_, err := os.Stat(filepath.Join(dir, serverPackage))
-	return err == nil
+// Options choose how the server listens.
+type Options struct {
+	// NoSSL serves plain http (--no-ssl), as the emulator's http mode does;
+	// the Endpoint is then http://.
+	NoSSL bool
+	// Port is the port to listen on; 0 picks a free one.
+	Port int
 }
 
-// Start starts the wrapper in dir on a free loopback port and waits
-// until GET / answers 200. Ports are picked by probing, so a lost race is
-// retried on another port.
-func Start(ctx context.Context, dir string) (*Server, error) {
+// Start starts the wrapper in dir on a free loopback port over https and
+// waits until GET / answers 200.
+func Start(ctx context.Context, dir string) (*Server, error) { return StartWith(ctx, dir, Options{}) }
+
+// StartWith starts the wrapper as o says and waits until GET / answers
+// 200. Free ports are picked by probing, so a lost race is retried on
+// another port.
+func StartWith(ctx context.Context, dir string, o Options) (*Server, error) {
 	var errs []error
 	for range startAttempts {
-		s, err := startOnce(ctx, dir)
+		s, err := startOnce(ctx, dir, o)
 		if err == nil {
 			return s, nil
 		}
 		errs = append(errs, err)
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || o.Port != 0 {
 			break
 		}
 	}
 	return nil, fmt.Errorf("starting cosmos test server: %w", errors.Join(errs...))
 }
 
-func startOnce(ctx context.Context, dir string) (*Server, error) {
-	port, err := freePort()
-	if err != nil {
-		return nil, err
+func startOnce(ctx context.Context, dir string, o Options) (*Server, error) {
+	port := o.Port
+	if port == 0 {
+		var err error
+		if port, err = freePort(); err != nil {
+			return nil, err
+		}
 	}
 	logFile, err := os.CreateTemp("", "cosmos-test-server-*.log")
 	if err != nil {
@@ -126,7 +115,12 @@ func startOnce(ctx context.Context, dir string) (*Server, error) {
 	}
 	defer logFile.Close()
 	// Start node itself (not npx) so the pid we kill is the server's.
-	cmd := exec.Command("node", serverScript, "-p", strconv.Itoa(port), "--host", "127.0.0.1", "--keep-alive")
+	args := []string{serverScript, "-p", strconv.Itoa(port), "--host", "127.0.0.1", "--keep-alive"}
+	scheme := "https"
+	if o.NoSSL {
+		args, scheme = append(args, "--no-ssl"), "http"
+	}
+	cmd := exec.Command("node", args...)
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = childAttrs()
@@ -134,7 +128,7 @@ func startOnce(ctx context.Context, dir string) (*Server, error) {
 		return nil, fmt.Errorf("running node %s: %w", serverScript, err)
 	}
 	s := &Server{
-		Endpoint: fmt.Sprintf("https://127.0.0.1:%d/", port),
+		Endpoint: fmt.Sprintf("%s://127.0.0.1:%d/", scheme, port),
 		cmd:      cmd,
 		exited:   make(chan struct{}),
 		logPath:  logFile.Name(),

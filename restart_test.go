@@ -1,0 +1,119 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// restartsAlert is deploy/alerts/restarts.kql in Go: handler starts in the
+// hour before now, per instance (cloud_RoleInstance, which Application
+// Insights adds to each line), above maxStarts.
+func restartsAlert(recs []map[string]any, now time.Time, maxStarts int) map[string]int {
+	starts := map[string]int{}
+	for _, r := range recs {
+		at, _ := time.Parse(time.RFC3339Nano, r["time"].(string))
+		if r["msg"] == MsgHandlerStarted && at.After(now.Add(-time.Hour)) {
+			instance, _ := r["cloud_RoleInstance"].(string)
+			starts[instance]++
+		}
+	}
+	for k, n := range starts {
+		if n <= maxStarts {
+			delete(starts, k)
+		}
+	}
+	return starts
+}
+
+// TestRestartAlert starts the real binary as the Functions host would,
+// again and again on one instance: a handler that starts and serves, and
+// one whose settings make it exit at once (the host restarts both). Three
+// starts fire the rule at its default; one does not.
+func TestRestartAlert(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	b, err := os.ReadFile("deploy/main.bicep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^param restartsThreshold int = (\d+)$`).FindSubmatch(b)
+	if m == nil {
+		t.Fatal("main.bicep has no `param restartsThreshold int = N`")
+	}
+	maxStarts, _ := strconv.Atoi(string(m[1]))
+	bin := buildBinary(t)
+	dir := t.TempDir()
+	start := func(env ...string) []map[string]any {
+		t.Helper()
+		port := freePort(t)
+		cmd := exec.Command(bin, "serve")
+		cmd.Env = append(os.Environ(), append([]string{"FUNCTIONS_CUSTOMHANDLER_PORT=" + port, "HCPOPS_DATA_DIR=" + dir,
+			"CLUSTERS_SERVICE_URL=http://127.0.0.1:9", "HCPOPS_AUTH=none", "HCPOPS_LOG_LEVEL=info"}, env...)...)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer cmd.Process.Kill()
+		if len(env) == 0 {
+			waitReady(t, "http://127.0.0.1:"+port)
+			if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+				t.Fatal(err)
+			}
+		}
+		err := cmd.Wait()
+		if (err != nil) != (len(env) > 0) {
+			t.Fatalf("serve %v exited with %v\nstderr:\n%s", env, err, stderr.String())
+		}
+		recs := lines(t, "stdout", stdout.Bytes())
+		for _, r := range recs {
+			r["cloud_RoleInstance"] = "instance-0"
+		}
+		return recs
+	}
+
+	var recs []map[string]any
+	first := start()
+	var started map[string]any
+	for _, r := range first {
+		if r["msg"] == MsgHandlerStarted {
+			started = r
+		}
+	}
+	if started == nil || started["level"] != "INFO" || started["port"] == nil || started["pid"] == nil {
+		t.Fatalf("no %s record with port and pid on stdout: %v", MsgHandlerStarted, first)
+	}
+	recs = append(recs, first...)
+	if got := restartsAlert(recs, time.Now(), maxStarts); len(got) != 0 {
+		t.Errorf("restart alert after one start = %v, want quiet", got)
+	}
+	recs = append(recs, start()...)
+	// A setting the handler refuses: it exits at start, and says why.
+	recs = append(recs, start("HCPOPS_STUCK_AFTER=cluster.create=soon")...)
+	got := restartsAlert(recs, time.Now(), maxStarts)
+	if got["instance-0"] != 3 || len(got) != 1 {
+		t.Errorf("restart alert after three starts = %v, want instance-0 with 3 (threshold %d)", got, maxStarts)
+	}
+	if got := restartsAlert(recs, time.Now().Add(61*time.Minute), maxStarts); len(got) != 0 {
+		t.Errorf("restart alert an hour later = %v, want quiet", got)
+	}
+	// The documented attributes are the record's.
+	doc, err := os.ReadFile("docs/functions.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := regexp.MustCompile("(?m)^\\| `" + regexp.QuoteMeta(MsgHandlerStarted) + "` \\|.*$").Find(doc)
+	for k := range started {
+		if k != "time" && k != "level" && k != "msg" && k != "cloud_RoleInstance" && !strings.Contains(string(row), "`"+k+"`") {
+			t.Errorf("docs/functions.md's row for %s does not name %s: %s", MsgHandlerStarted, k, row)
+		}
+	}
+}
