@@ -11,9 +11,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/hcpops/hcpops/internal/testsupport"
 )
 
 // workspace is a fresh directory with bin/hcpops (this test binary acting
@@ -75,7 +76,7 @@ func (w *workspace) hcpops(t *testing.T, stdin string, args ...string) result {
 // devProcess is an `hcpops dev` running in the workspace.
 type devProcess struct {
 	cmd   *exec.Cmd
-	out   *lockedBuffer
+	out   *testsupport.Buffer
 	front string // host:port of the HTTP front door
 	sim   string // URL of the Clusters Service simulator
 	sink  string // URL of the notification sink
@@ -92,7 +93,7 @@ func devArgs(w *workspace, extra ...string) []string {
 // startDev runs hcpops dev in the workspace until the test ends (or kill).
 func (w *workspace) startDev(t *testing.T, extra ...string) *devProcess {
 	t.Helper()
-	d := &devProcess{out: &lockedBuffer{}, done: make(chan error, 1)}
+	d := &devProcess{out: &testsupport.Buffer{}, done: make(chan error, 1)}
 	d.cmd = exec.Command(w.bin(), devArgs(w, extra...)...)
 	d.cmd.Dir, d.cmd.Env = w.dir, w.env
 	pipe, err := d.cmd.StdoutPipe()
@@ -174,22 +175,4 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		case <-tick.C:
 		}
 	}
-}
-
-// lockedBuffer collects a child's output while the test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
