@@ -22,7 +22,7 @@ build:
 	  if [ -f functions/$$f/function.json ]; then mkdir -p $(DIST)/$$f && cp functions/$$f/function.json $(DIST)/$$f/; fi; \
 	done
 
-# RUNFLAGS go to hcpops dev, e.g. RUNFLAGS=-v (logs on stderr) or
+# RUNFLAGS go to hcpops dev, e.g. RUNFLAGS=-v (logs copied to stderr) or
 # RUNFLAGS=-samples=false. The first build compiles every dependency; it
 # says so rather than sit silent for minutes.
 RUNFLAGS ?=
@@ -42,17 +42,22 @@ run-cosmos:
 	@$(GO) build -o $(BIN) .
 	tools/cosmos-test-server/with-server.sh $(COSMOS_PORT) $(BIN) dev $(RUNFLAGS)
 
-# Without node and npm the Cosmos DB tests fail unless HCPOPS_SKIP_COSMOS_TESTS=1;
-# either way the last lines say so.
+# The test target pipes go test's events through cmd/testsummary, so a
+# failure anywhere in the pipe fails the target.
+SHELL := bash
+
+# Every test, a line per package, and one closing line: tests passed,
+# failed and skipped, packages and time. Without node and npm the Cosmos DB
+# tests fail unless HCPOPS_SKIP_COSMOS_TESTS=1; either way the closing line
+# says so.
 test: vet
-	@$(GO) test $(TESTFLAGS) ./...; status=$$?; \
+	@note=""; \
 	if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then \
-	  if [ "$$HCPOPS_SKIP_COSMOS_TESTS" = 1 ]; then \
-	    echo "*** make test: node/npm not found: the Cosmos DB tests were SKIPPED (HCPOPS_SKIP_COSMOS_TESTS=1) ***"; \
-	  else \
-	    echo "*** make test: node/npm not found: the Cosmos DB tests FAILED; install node >= 20 and npm, or set HCPOPS_SKIP_COSMOS_TESTS=1 to skip them ***"; \
-	  fi; \
-	fi; exit $$status
+	  if [ "$$HCPOPS_SKIP_COSMOS_TESTS" = 1 ]; then note="node/npm not found: the Cosmos DB tests were SKIPPED (HCPOPS_SKIP_COSMOS_TESTS=1)"; \
+	  else note="node/npm not found: the Cosmos DB tests FAILED; install node >= 20 and npm, or set HCPOPS_SKIP_COSMOS_TESTS=1"; fi; \
+	fi; \
+	$(GO) build -o bin/testsummary ./cmd/testsummary && \
+	set -o pipefail && $(GO) test -json $(TESTFLAGS) ./... | bin/testsummary -note "$$note"
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1)

@@ -7,8 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/hcpops/hcpops/app"
 	"github.com/hcpops/hcpops/core/document"
@@ -18,7 +18,7 @@ import (
 // doc reads and loads raw documents in the configured store (embedded or
 // Cosmos): for inspecting a database and for seeding fixtures.
 func doc(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout io.Writer) error {
-	const synopsis = "get RESOURCE_ID | put [FILE|-] | list (-subscription SUB | -active)"
+	const synopsis = "get ID | put [FILE|-] | list (-subscription SUB | -active)"
 	if len(args) == 0 {
 		return fmt.Errorf("usage: hcpops doc %s", synopsis)
 	}
@@ -28,17 +28,26 @@ func doc(ctx context.Context, args []string, getenv func(string) string, stdin i
 		fmt.Fprintln(stdout, "usage: hcpops doc "+synopsis+"\n\n"+docAbout+"\n\n'hcpops doc get|put|list -h' for each.")
 		return errHelp
 	case "get":
-		fs := command("doc get", "RESOURCE_ID", "Prints a document: an ARM resource ID, or an operation's status path.\n"+docAbout)
+		fs := command("doc get", "ID", "Prints a document. ID is an ARM resource ID, an operation's status path or URL, or\n"+
+			"(with -subscription) a document's Cosmos id or an operation's UUID, as doc list prints them.\n"+docAbout)
+		subscription := fs.String("subscription", "", "the subscription (partition) of a bare Cosmos id or operation UUID")
 		pos, err := parse(fs, rest, stdout)
 		if err != nil {
 			return err
 		}
 		if len(pos) != 1 {
-			return usageError(fs, "RESOURCE_ID (an ARM resource ID or operation status path)")
+			return usageError(fs, "ID")
 		}
-		return withStore(ctx, getenv, app.ReadOnly, func(s store.Store) error { return docGet(ctx, s, pos[0], stdout) })
+		refs, err := docRefs(pos[0], *subscription)
+		if err != nil {
+			return err
+		}
+		return withStore(ctx, getenv, app.ReadOnly, func(s store.Store) error { return docGet(ctx, s, pos[0], refs, stdout) })
 	case "put":
-		fs := command("doc put", "[FILE|-]", "Creates each document, or replaces it under its current etag. Input: one JSON document,\na JSON array, or one document per line; - or nothing reads stdin.")
+		fs := command("doc put", "[FILE|-]", "Creates each document, or replaces it under its current etag. Input: one JSON document,\n"+
+			"a JSON array, or one document per line; - or nothing reads stdin. Every document is read\n"+
+			"and checked before the first is written.")
+		create := fs.Bool("create", false, "create the embedded store when none exists and no hcpops process runs on the data dir")
 		pos, err := parse(fs, rest, stdout)
 		if err != nil {
 			return err
@@ -46,76 +55,154 @@ func doc(ctx context.Context, args []string, getenv func(string) string, stdin i
 		if len(pos) > 1 {
 			return usageError(fs, "[FILE|-]")
 		}
-		return withStore(ctx, getenv, app.ReadWrite, func(s store.Store) error { return docPut(ctx, s, pos, stdin, stdout) })
+		docs, err := readDocuments(pos, stdin)
+		if err != nil {
+			return err
+		}
+		access := app.WriteExisting
+		if *create {
+			access = app.ReadWrite
+		}
+		return withStore(ctx, getenv, access, func(s store.Store) error { return docPut(ctx, s, docs, stdout) })
 	case "list":
 		return docList(ctx, rest, getenv, stdout)
 	default:
-		return fmt.Errorf("doc: unknown subcommand %q (want get, put or list)", sub)
+		return fmt.Errorf("unknown subcommand %q (want get, put or list)", sub)
 	}
 }
 
 const docAbout = "Reads and loads raw documents in the store: Cosmos DB when configured, else the running\nhcpops dev/serve's store, else the embedded store in $HCPOPS_DATA_DIR."
 
-// withStore runs fn on the CLI's store and closes it.
-func withStore(ctx context.Context, getenv func(string) string, access app.Access, fn func(store.Store) error) error {
-	s, _, err := app.ConnectStore(ctx, getenv, access, slog.New(slog.DiscardHandler))
-	if err != nil {
-		return err
+// docRefs turns what a person may paste into the documents it can name,
+// most likely first.
+func docRefs(arg, sub string) ([]store.DocRef, error) {
+	if !strings.HasPrefix(arg, "/") && !strings.Contains(arg, "://") {
+		if sub == "" {
+			return nil, fmt.Errorf("ID %q is not a resource ID: pass -subscription SUB with a Cosmos id or operation UUID", arg)
+		}
+		if err := checkSubscription("-subscription", sub); err != nil {
+			return nil, err
+		}
+		pk := document.PartitionKey(sub)
+		refs := []store.DocRef{{PartitionKey: pk, ID: arg}}
+		if name, ok := document.CanonicalUUID(arg); ok {
+			refs = append(refs, store.DocRef{PartitionKey: pk, ID: document.CosmosID(document.OperationResourceID(sub, name))})
+		}
+		return refs, nil
 	}
-	defer s.Close()
-	return fn(s)
+	if ref, err := parseOperationRef(arg, sub); err == nil {
+		return []store.DocRef{{PartitionKey: ref.pk(), ID: ref.id()}}, nil
+	}
+	rid, err := document.ParseResourceID("ID", arg)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkSubscription("ID's subscription", rid.SubscriptionID); err != nil {
+		return nil, err
+	}
+	return []store.DocRef{{PartitionKey: document.PartitionKey(rid.SubscriptionID), ID: document.CosmosID(arg)}}, nil
 }
 
-func docGet(ctx context.Context, s store.Store, id string, stdout io.Writer) error {
-	rid, err := document.ParseResourceID("RESOURCE_ID", id)
-	if err != nil {
-		return err
+func docGet(ctx context.Context, s store.Store, arg string, refs []store.DocRef, stdout io.Writer) error {
+	for _, r := range refs {
+		item, err := s.Get(ctx, r.PartitionKey, r.ID)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("reading %s: %w", arg, err)
+		}
+		return printIndented(stdout, item.Body)
 	}
-	if err := checkSubscription("RESOURCE_ID's subscription", rid.SubscriptionID); err != nil {
-		return err
-	}
-	if isOperationStatus(rid.ResourceType.Types) {
-		id = document.OperationResourceID(rid.SubscriptionID, rid.Name) // the stored ID has no location
-	}
-	item, err := s.Get(ctx, document.PartitionKey(rid.SubscriptionID), document.CosmosID(id))
-	if err != nil {
-		return fmt.Errorf("reading %s: %w", id, err)
-	}
-	return printIndented(stdout, item.Body)
+	return fmt.Errorf("no document %s in partition %s (deleted, expired, or never written)", arg, refs[0].PartitionKey)
 }
 
-// docPut creates each document, or replaces it under its current etag.
-// Input: one JSON document, a JSON array, or one document per line.
-func docPut(ctx context.Context, s store.Store, args []string, stdin io.Reader, stdout io.Writer) error {
-	in := stdin
+// readDocuments reads put's input whole and checks every document, so bad
+// input changes nothing. Errors name the input and the line and column.
+func readDocuments(args []string, stdin io.Reader) ([]json.RawMessage, error) {
+	name, in := "stdin", stdin
 	if len(args) == 1 && args[0] != "-" {
 		f, err := os.Open(args[0])
 		if err != nil {
-			return err
+			return nil, err
 		}
 		defer f.Close()
-		in = f
+		name, in = args[0], f
 	}
-	dec := json.NewDecoder(in)
-	for n := 0; ; n++ {
+	data, err := io.ReadAll(in)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", name, err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var docs []json.RawMessage
+	for {
+		start := dec.InputOffset()
 		var raw json.RawMessage
-		if err := dec.Decode(&raw); errors.Is(err, io.EOF) {
-			return nil
-		} else if err != nil {
-			return fmt.Errorf("doc put: input document %d: %w", n, err)
+		err := dec.Decode(&raw)
+		if errors.Is(err, io.EOF) {
+			break
 		}
-		docs := []json.RawMessage{raw}
-		if bytes.HasPrefix(bytes.TrimSpace(raw), []byte("[")) {
-			if err := json.Unmarshal(raw, &docs); err != nil {
-				return fmt.Errorf("doc put: input array %d: %w", n, err)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", position(name, data, errorOffset(err, data)), err)
+		}
+		at := start + int64(len(data[start:])-len(bytes.TrimLeft(data[start:], " \t\r\n")))
+		one := []json.RawMessage{raw}
+		if bytes.HasPrefix(raw, []byte("[")) {
+			if err := json.Unmarshal(raw, &one); err != nil {
+				return nil, fmt.Errorf("%s: %w", position(name, data, at), err)
 			}
 		}
-		for _, d := range docs {
-			if err := putOne(ctx, s, d, stdout); err != nil {
-				return err
+		for _, d := range one {
+			if err := checkEnvelope(d); err != nil {
+				return nil, fmt.Errorf("%s: %w", position(name, data, at), err)
 			}
+		}
+		docs = append(docs, one...)
+	}
+	if len(docs) == 0 {
+		return nil, fmt.Errorf("%s holds no documents (empty, or an empty array): nothing to put", name)
+	}
+	return docs, nil
+}
+
+func errorOffset(err error, data []byte) int64 {
+	var se *json.SyntaxError
+	if errors.As(err, &se) && se.Offset > 0 {
+		return se.Offset - 1 // the offending byte, not the one after it
+	}
+	return int64(len(data)) // unexpected EOF: the input ended inside a document
+}
+
+// position renders a byte offset as name:line:column (both from 1).
+func position(name string, data []byte, off int64) string {
+	if off > int64(len(data)) {
+		off = int64(len(data))
+	}
+	before := data[:off]
+	line := bytes.Count(before, []byte("\n")) + 1
+	col := len(before) - bytes.LastIndexByte(before, '\n')
+	return fmt.Sprintf("%s:%d:%d", name, line, col)
+}
+
+func checkEnvelope(raw json.RawMessage) error {
+	var env struct {
+		ID           string `json:"id"`
+		PartitionKey string `json:"partitionKey"`
+	}
+	if err := json.Unmarshal(raw, &env); err != nil || env.ID == "" || env.PartitionKey == "" {
+		return fmt.Errorf("a document needs string id and partitionKey (got %.80s)", raw)
+	}
+	return nil
+}
+
+// docPut creates each document, or replaces it under its current etag.
+func docPut(ctx context.Context, s store.Store, docs []json.RawMessage, stdout io.Writer) error {
+	for _, d := range docs {
+		if err := putOne(ctx, s, d, stdout); err != nil {
+			return err
 		}
 	}
+	return nil
 }
 
 func putOne(ctx context.Context, s store.Store, raw json.RawMessage, stdout io.Writer) error {
@@ -123,9 +210,7 @@ func putOne(ctx context.Context, s store.Store, raw json.RawMessage, stdout io.W
 		ID           string `json:"id"`
 		PartitionKey string `json:"partitionKey"`
 	}
-	if err := json.Unmarshal(raw, &env); err != nil || env.ID == "" || env.PartitionKey == "" {
-		return fmt.Errorf("doc put: a document needs string id and partitionKey (got %.80s)", raw)
-	}
+	_ = json.Unmarshal(raw, &env) // checked by checkEnvelope
 	cur, err := s.Get(ctx, env.PartitionKey, env.ID)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
@@ -155,9 +240,11 @@ func docList(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	switch {
 	case len(pos) > 0:
-		return fmt.Errorf("doc list: unexpected arguments %q", pos)
+		return fmt.Errorf("list: unexpected arguments %q", pos)
 	case !*active && *sub == "":
-		return fmt.Errorf("doc list: pass -subscription SUB or -active")
+		return errors.New("list: pass -subscription SUB or -active")
+	case *active && *sub != "":
+		return errors.New("list: -subscription and -active select different documents; pass one (hcpops ops -active -subscription SUB lists a subscription's active operations)")
 	case *sub != "":
 		if err := checkSubscription("-subscription", *sub); err != nil {
 			return err

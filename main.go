@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/hcpops/hcpops/benchmark"
@@ -18,19 +19,47 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout); err != nil && !errors.Is(err, errHelp) {
-		fmt.Fprintln(os.Stderr, "hcpops:", err)
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 }
+
+// commandError names the command an error came from, once: errors that
+// already start with "hcpops <command>" (flag errors) keep their own.
+type commandError struct {
+	cmd string
+	err error
+}
+
+func (e *commandError) Error() string {
+	msg := e.err.Error()
+	if strings.HasPrefix(msg, "hcpops ") || strings.HasPrefix(msg, "usage: ") {
+		return msg
+	}
+	if e.cmd == "" {
+		return "hcpops: " + msg
+	}
+	return "hcpops " + e.cmd + ": " + msg
+}
+
+func (e *commandError) Unwrap() error { return e.err }
 
 // run dispatches a subcommand; the environment and streams are injected so
 // the commands are testable in-process.
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout io.Writer) error {
 	if len(args) == 0 {
 		usage(stdout)
-		return fmt.Errorf("no command given")
+		return &commandError{err: errors.New("no command given")}
 	}
-	cmd, rest := args[0], args[1:]
+	err := runCommand(ctx, args[0], args[1:], getenv, stdin, stdout)
+	var named *commandError
+	if err == nil || errors.Is(err, errHelp) || errors.As(err, &named) {
+		return err
+	}
+	return &commandError{cmd: args[0], err: err}
+}
+
+func runCommand(ctx context.Context, cmd string, rest []string, getenv func(string) string, stdin io.Reader, stdout io.Writer) error {
 	switch cmd {
 	case "help", "-h", "--help":
 		usage(stdout)
@@ -40,7 +69,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	case "dev":
 		return dev(ctx, rest, stdout)
 	case "cs-simulator":
-		return csSimulator(ctx, rest)
+		return csSimulator(ctx, rest, stdout)
 	case "submit":
 		return submit(ctx, rest, getenv, stdout)
 	case "status":
@@ -50,9 +79,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	case "bench":
 		// Hidden: make bench. Its scenarios re-run this binary as children.
 		return benchmark.Main(ctx, rest, stdout)
+	case "ops":
+		return ops(ctx, rest, getenv, stdout)
+	case "history":
+		return history(ctx, rest, getenv, stdout)
 	default:
 		usage(stdout)
-		return fmt.Errorf("unknown command %q", cmd)
+		return &commandError{err: fmt.Errorf("unknown command %q ('hcpops -h' lists them)", cmd)}
 	}
 }
 
@@ -65,8 +98,10 @@ commands:
   cs-simulator   run the Clusters Service simulator (--listen 127.0.0.1:PORT)
   submit         write an operation and its resource the way the ARO-HCP frontend does
   status         print an operation's ARM status body
+  ops            list operations as a table: what is active, what failed and why
+  history        print an operation's transitions with times and durations, from the process's log
   doc            get, put or list raw documents in the configured store
 
-Settings come from the environment (see README.md); 'hcpops <command> -h' prints a command's usage.
+Settings come from the environment (docs/settings.md); 'hcpops <command> -h' prints a command's usage.
 `)
 }

@@ -32,7 +32,7 @@ func runCmd(t *testing.T, env func(string) string, stdin string, args ...string)
 
 func TestSubmitStatusDoc(t *testing.T) {
 	env := envFor(t.TempDir())
-	out, err := runCmd(t, env, "", "submit", "-resource", testCluster, "-notification-uri", "http://127.0.0.1:9/n")
+	out, err := runCmd(t, env, "", "submit", "-create", "-resource", testCluster, "-notification-uri", "http://127.0.0.1:9/n")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,10 +88,11 @@ func TestCommandErrors(t *testing.T) {
 		{[]string{"submit"}, "-resource is required"},
 		{[]string{"submit", "-resource", "not-an-id"}, "-resource"},
 		{[]string{"submit", "-resource", testCluster, "-request", "explode"}, `-request "explode"`},
-		{[]string{"submit", "-resource", testCluster + "/nodePools/np", "-request", "create"}, "not found"},
+		{[]string{"submit", "-resource", testCluster + "/nodePools/np", "-request", "create"}, "no store at"},
+		{[]string{"submit", "-create", "-resource", testCluster + "/nodePools/np", "-request", "create"}, "not found"},
 		{[]string{"status"}, "usage"},
 		{[]string{"status", "abc"}, "-subscription"},
-		{[]string{"status", "-subscription", "1d3378d3-5a3f-4712-85a1-2485495dfc4b", "abc"}, `OPERATION_ID "abc"`},
+		{[]string{"status", "-subscription", "1d3378d3-5a3f-4712-85a1-2485495dfc4b", "abc"}, `OPERATION "abc": an operation id is a UUID`},
 		{[]string{"status", "-subscription", "1d3378d3-5a3f-4712-85a1-2485495dfc4b", "6e34c52d-4115-4834-abff-933590456a6e"}, "not found in subscription"},
 		{[]string{"status", "6e34c52d-4115-4834-abff-933590456a6e", "-subscription", "abc"}, `-subscription "abc": a subscription ID is a UUID`},
 		{[]string{"doc", "list", "-subscription", "abc"}, `-subscription "abc"`},
@@ -175,7 +176,7 @@ func TestHelpForEveryCommand(t *testing.T) {
 // Flags may follow the arguments.
 func TestFlagsAfterArguments(t *testing.T) {
 	env := envFor(t.TempDir())
-	out, err := runCmd(t, env, "", "submit", "-resource", testCluster)
+	out, err := runCmd(t, env, "", "submit", "-resource", testCluster, "-create")
 	if err != nil {
 		t.Fatal(err)
 	}

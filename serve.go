@@ -102,6 +102,6 @@ func dev(ctx context.Context, args []string, stdout io.Writer) error {
 	return devhost.Main(ctx, args, stdout)
 }
 
-func csSimulator(ctx context.Context, args []string) error {
-	return simulator.Main(ctx, args)
+func csSimulator(ctx context.Context, args []string, stdout io.Writer) error {
+	return simulator.Main(ctx, args, stdout)
 }

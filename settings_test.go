@@ -74,16 +74,19 @@ func codeSettings(t *testing.T) map[string]bool {
 	return got
 }
 
-// readmeSettings parses README.md's settings table: name -> default cell.
+// settingsDoc is where the settings table lives.
+const settingsDoc = "docs/settings.md"
+
+// readmeSettings parses docs/settings.md's table: name -> default cell.
 func readmeSettings(t *testing.T) map[string]string {
-	b, err := os.ReadFile("README.md")
+	b, err := os.ReadFile(settingsDoc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	text := string(b)
-	i := strings.Index(text, "\n## Settings\n")
+	i := strings.Index(text, "\n## The table\n")
 	if i < 0 {
-		t.Fatal("README.md has no ## Settings section")
+		t.Fatal(settingsDoc + " has no ## The table section")
 	}
 	section := text[i+1:]
 	if j := strings.Index(section[3:], "\n## "); j >= 0 {
@@ -103,7 +106,7 @@ func readmeSettings(t *testing.T) map[string]string {
 		}
 	}
 	if len(out) == 0 {
-		t.Fatal("README.md's settings table has no rows")
+		t.Fatal(settingsDoc + "'s settings table has no rows")
 	}
 	return out
 }
@@ -123,8 +126,8 @@ func bicepAppSettings(t *testing.T, bicep string) map[string]bool {
 	return out
 }
 
-// TestSettingsAgree: every setting the code reads is documented in the
-// README's table, and set by deploy/main.bicep when the table calls it
+// TestSettingsAgree: every setting the code reads is documented in
+// docs/settings.md's table, and set by deploy/main.bicep when the table calls it
 // required; the template sets nothing that neither hcpops nor the host
 // reads; the table lists nothing the code no longer reads.
 func TestSettingsAgree(t *testing.T) {
@@ -138,14 +141,14 @@ func TestSettingsAgree(t *testing.T) {
 		def, documented := readme[k]
 		switch {
 		case !documented:
-			t.Errorf("%s is read by the code but missing from README.md's settings table", k)
+			t.Errorf("%s is read by the code but missing from %s's settings table", k, settingsDoc)
 		case strings.HasPrefix(def, "required") && !bicep[k]:
-			t.Errorf("%s is required (README: %q) but deploy/main.bicep does not set it", k, def)
+			t.Errorf("%s is required (%s: %q) but deploy/main.bicep does not set it", k, settingsDoc, def)
 		}
 	}
 	for k := range readme {
 		if !code[k] {
-			t.Errorf("README.md documents %s, which the code never reads", k)
+			t.Errorf("%s documents %s, which the code never reads", settingsDoc, k)
 		}
 	}
 	for _, k := range sorted(bicep) {

@@ -68,7 +68,24 @@ const (
 	ReadOnly Access = iota
 	// ReadWrite commands create the embedded store if needed.
 	ReadWrite
+	// WriteExisting commands write, but refuse to create a store nothing
+	// would process (ErrNoStore): they say where, and ask first.
+	WriteExisting
 )
+
+// ErrNoStore: no process serves the data dir and it holds no store file.
+var ErrNoStore = errors.New("no store")
+
+// Connection says which store ConnectStore reached.
+type Connection struct {
+	// Name names it for messages.
+	Name string
+	// Process is the running process that serves it, when one does.
+	Process *storeapi.Advert
+	// File is the embedded store file when it was opened directly: no
+	// running process reads what is written there until one starts on it.
+	File string
+}
 
 // ConnectStore is the CLI's store, the one the running process uses: the
 // store of the hcpops process that holds the data dir, through its store
@@ -76,22 +93,24 @@ const (
 // the embedded file itself. A Cosmos setting here that names another store
 // than the running process's, or a Cosmos connection only in the
 // local.settings.json hcpops dev reads, is refused: the two would never
-// see each other's writes. The name says which store it is.
-func ConnectStore(ctx context.Context, getenv func(string) string, access Access, logger *slog.Logger) (store.Store, string, error) {
+// see each other's writes. The Connection says which store it is.
+func ConnectStore(ctx context.Context, getenv func(string) string, access Access, logger *slog.Logger) (store.Store, Connection, error) {
 	cfg, err := cosmos.ConfigFromEnv(getenv)
 	configured := err == nil
 	if err != nil && !errors.Is(err, cosmos.ErrNotConfigured) {
-		return nil, "", fmt.Errorf("reading Cosmos DB settings: %w", err)
+		return nil, Connection{}, fmt.Errorf("reading Cosmos DB settings: %w", err)
 	}
 	dir := DataDir(getenv)
 	c, a, dialErr := storeapi.Dial(ctx, dir, dialTimeout)
+	var live *storeapi.Advert
 	switch {
 	case dialErr == nil && !configured:
-		return c, fmt.Sprintf("%s (pid %d) store API %s", a.Command, a.PID, a.URL), nil
+		return c, Connection{Name: fmt.Sprintf("%s (pid %d) store API %s", a.Command, a.PID, a.URL), Process: &a}, nil
 	case dialErr == nil:
 		if err := sameStore(cfg, a, dir); err != nil {
-			return nil, "", err
+			return nil, Connection{}, err
 		}
+		live = &a
 	case errors.Is(dialErr, storeapi.ErrNoAdvert):
 		dialErr = nil
 	default:
@@ -102,26 +121,26 @@ func ConnectStore(ctx context.Context, getenv func(string) string, access Access
 	if configured {
 		s, err := OpenCosmos(ctx, cfg, CheckContainers, logger)
 		if errors.Is(err, cosmos.ErrMissing) {
-			return nil, "", fmt.Errorf("%w: create it as upstream deploys it (hcpops dev -create-containers does; deploy/main.bicep in Azure)", err)
+			return nil, Connection{}, fmt.Errorf("%w: create it as upstream deploys it (hcpops dev -create-containers does; deploy/main.bicep in Azure)", err)
 		}
 		if err != nil {
-			return nil, "", err
+			return nil, Connection{}, err
 		}
-		return s, CosmosStoreName(cfg), nil
+		return s, Connection{Name: CosmosStoreName(cfg), Process: live}, nil
 	}
 	if err := refuseLocalOnly("."); err != nil {
-		return nil, "", err
+		return nil, Connection{}, err
 	}
 	path := filepath.Join(dir, StoreFileName)
-	if _, err := os.Stat(path); access == ReadOnly && errors.Is(err, fs.ErrNotExist) {
-		return nil, "", fmt.Errorf("no store at %s (%s=%q): start `hcpops dev`, or submit an operation first", path, EnvDataDir, dir)
+	if _, err := os.Stat(path); access != ReadWrite && errors.Is(err, fs.ErrNotExist) {
+		return nil, Connection{}, fmt.Errorf("%w at %s (%s=%q), and no running hcpops dev or serve holds that data dir", ErrNoStore, path, EnvDataDir, dir)
 	}
 	s, err := OpenEmbedded(dir, logger)
 	if err != nil && dialErr != nil {
-		return nil, "", fmt.Errorf("%w; and %v", err, dialErr)
+		return nil, Connection{}, fmt.Errorf("%w; and %v", err, dialErr)
 	}
 	if err != nil {
-		return nil, "", err
+		return nil, Connection{}, err
 	}
-	return s, "embedded " + path, nil
+	return s, Connection{Name: "embedded " + path, File: path}, nil
 }

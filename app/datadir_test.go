@@ -41,12 +41,12 @@ func TestConnectStoreUsesTheRunningProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sh.Close()
-	s, name, err := ConnectStore(context.Background(), dirEnv(dir), ReadWrite, logger)
+	s, conn, err := ConnectStore(context.Background(), dirEnv(dir), ReadWrite, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if !strings.Contains(name, "hcpops dev (pid ") {
+	if name := conn.Name; !strings.Contains(name, "hcpops dev (pid ") || conn.Process == nil {
 		t.Errorf("store name %q does not name the running process", name)
 	}
 	if _, err := s.Create(context.Background(), "pk", []byte(`{"id":"a","partitionKey":"pk"}`)); err != nil {
@@ -99,9 +99,11 @@ func abandon(t *testing.T, sh *storeapi.Shared, dir string) storeapi.Advert {
 
 func TestConnectStoreReadOnlyCreatesNothing(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "none")
-	_, _, err := ConnectStore(context.Background(), dirEnv(dir), ReadOnly, slog.New(slog.DiscardHandler))
-	if err == nil || !strings.Contains(err.Error(), "no store at") {
-		t.Errorf("err = %v, want 'no store at'", err)
+	for _, access := range []Access{ReadOnly, WriteExisting} {
+		_, _, err := ConnectStore(context.Background(), dirEnv(dir), access, slog.New(slog.DiscardHandler))
+		if !errors.Is(err, ErrNoStore) || !strings.Contains(err.Error(), "no store at") {
+			t.Errorf("access %d: err = %v, want 'no store at'", access, err)
+		}
 	}
 	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("read-only connect created %s: %v", dir, err)
@@ -146,12 +148,12 @@ func TestImpostorAdvertFallsBackToTheFile(t *testing.T) {
 	go func() { _ = imp.Serve(ln) }()
 	defer imp.Close()
 
-	s, name, err := ConnectStore(context.Background(), dirEnv(dir), ReadWrite, logger)
+	s, conn, err := ConnectStore(context.Background(), dirEnv(dir), ReadWrite, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(name, "embedded ") {
-		t.Errorf("store %q, want the embedded file", name)
+	if conn.Process != nil || conn.File == "" {
+		t.Errorf("connection %+v, want the embedded file", conn)
 	}
 	if _, err := s.Create(context.Background(), "pk", []byte(`{"id":"a","partitionKey":"pk"}`)); err != nil {
 		t.Fatal(err)

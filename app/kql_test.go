@@ -96,7 +96,7 @@ func kustoBlocks(t *testing.T, path string) []string {
 }
 
 // everyQuery is every KQL text the project ships: the queries and alert
-// blocks of docs/functions.md, the runbooks' queries, the template's alert
+// blocks of docs/functions.md, the runbooks' and operating.md's queries, the template's alert
 // rules as deployed and the workbook's panels. A text that reads the
 // hcpops records without defining them gets the prelude in front, as the
 // docs tell the reader to paste it.
@@ -119,6 +119,9 @@ func everyQuery(t *testing.T) []kqlQuery {
 	}
 	for i, b := range kustoBlocks(t, "../docs/runbooks.md") {
 		add(fmt.Sprintf("runbooks.md block %d", i+1), b)
+	}
+	for i, b := range kustoBlocks(t, "../docs/operating.md") {
+		add(fmt.Sprintf("operating.md block %d", i+1), b)
 	}
 	for _, a := range templateAlerts(t) {
 		add("template "+a.name, a.query)

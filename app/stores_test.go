@@ -95,17 +95,17 @@ func TestConnectStoreJoinsTheSameCosmosStore(t *testing.T) {
 	t.Cleanup(func() { _ = ready.DropDatabase(context.Background()) })
 	share(t, dir, CosmosStoreName(cfg))
 
-	got, name, err := ConnectStore(context.Background(), cosmosEnv(dir, cfg), ReadWrite, slog.New(slog.DiscardHandler))
+	got, conn, err := ConnectStore(context.Background(), cosmosEnv(dir, cfg), ReadWrite, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatalf("ConnectStore: %v", err)
 	}
 	defer got.Close()
-	if name != CosmosStoreName(cfg) {
-		t.Errorf("store %q, want %q", name, CosmosStoreName(cfg))
+	if conn.Name != CosmosStoreName(cfg) || conn.Process == nil {
+		t.Errorf("store %+v, want %q served by the running dev", conn, CosmosStoreName(cfg))
 	}
-	viaDev, name, err := ConnectStore(context.Background(), dirEnv(dir), ReadWrite, slog.New(slog.DiscardHandler))
-	if err != nil || !strings.Contains(name, "hcpops dev (pid ") {
-		t.Fatalf("ConnectStore without Cosmos settings = %q, %v; want the dev's store API", name, err)
+	viaDev, conn, err := ConnectStore(context.Background(), dirEnv(dir), ReadWrite, slog.New(slog.DiscardHandler))
+	if err != nil || !strings.Contains(conn.Name, "hcpops dev (pid ") {
+		t.Fatalf("ConnectStore without Cosmos settings = %q, %v; want the dev's store API", conn.Name, err)
 	}
 	viaDev.Close()
 }

@@ -81,13 +81,13 @@ func TestCLIWritesReachARunningDev(t *testing.T) {
 		}
 		return ""
 	}
-	s, name, err := app.ConnectStore(context.Background(), getenv, app.ReadWrite, slog.New(slog.DiscardHandler))
+	s, conn, err := app.ConnectStore(context.Background(), getenv, app.ReadWrite, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if !strings.Contains(name, "hcpops dev (pid") {
-		t.Fatalf("the CLI did not find the running dev: store %q", name)
+	if !strings.Contains(conn.Name, "hcpops dev (pid") {
+		t.Fatalf("the CLI did not find the running dev: store %q", conn.Name)
 	}
 	fe := frontend.New(s, time.Now, uuid.NewString)
 	opts := frontend.Options{Location: "eastus", TenantID: devTenantID, ClientID: devClientID}

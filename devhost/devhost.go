@@ -29,6 +29,7 @@ import (
 	"github.com/hcpops/hcpops/core/notification"
 	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/core/store/cosmos"
+	"github.com/hcpops/hcpops/devhost/devlog"
 	"github.com/hcpops/hcpops/devhost/functionapp"
 	"github.com/hcpops/hcpops/devhost/triggerhost"
 	"github.com/hcpops/hcpops/functions"
@@ -53,8 +54,9 @@ func devSettings() map[string]string {
 	return map[string]string{"COSMOS_DATABASE": "hcpops", "HCPOPS_AUTH": "none"}
 }
 
-// LogFile is where a run's logs go in the data dir, unless -v.
-const LogFile = "dev.log"
+// LogFile is where a run's logs go in the data dir: appended across runs,
+// rotated by size (devlog), and copied to stderr with -v.
+const LogFile = devlog.File
 
 var errTimeout = errors.New("timed out")
 
@@ -70,9 +72,7 @@ func Main(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if !o.verbose {
-		o.logPath = filepath.Join(o.dataDir, LogFile)
-	}
+	o.logPath = filepath.Join(o.dataDir, LogFile)
 	return run(ctx, o, stdout, os.Stderr, functionapp.EnvironMap(os.Environ()))
 }
 
@@ -120,14 +120,21 @@ func run(ctx context.Context, o options, stdout, logw io.Writer, env map[string]
 		return err
 	}
 	if o.logPath != "" {
-		f, err := os.Create(o.logPath)
+		w, path, err := devlog.Open(filepath.Dir(o.logPath), 0)
 		if err != nil {
-			return fmt.Errorf("creating the log file: %w", err)
+			return err
 		}
-		defer f.Close()
-		logw = f
+		defer w.Close()
+		o.logPath = path
+		if o.verbose {
+			logw = io.MultiWriter(w, logw)
+		} else {
+			logw = w
+		}
 	}
-	logger := slog.New(handlers.LogHandler(slog.NewJSONHandler(logw, &slog.HandlerOptions{Level: o.logLevel})))
+	// Warnings and errors also reach the terminal, under their operation.
+	ev := &events{}
+	logger := slog.New(ev.handler(handlers.LogHandler(slog.NewJSONHandler(logw, &slog.HandlerOptions{Level: o.logLevel}))))
 	st, err := openStore(ctx, o, cfg, onCosmos, logger)
 	if err != nil {
 		return err
@@ -140,6 +147,9 @@ func run(ctx context.Context, o options, stdout, logw io.Writer, env map[string]
 	simCtx, stopSim := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopSim()
 	simURL, err := sim.Start(simCtx, o.csAddr)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Errorf("starting the Clusters Service simulator: %w; another hcpops dev may hold it: stop it, or pass -cs-addr 127.0.0.1:PORT", err)
+	}
 	if err != nil {
 		return fmt.Errorf("starting the Clusters Service simulator: %w", err)
 	}
@@ -206,15 +216,17 @@ func run(ctx context.Context, o options, stdout, logw io.Writer, env map[string]
 	// The tracker starts before the store is shared, so it shows every
 	// operation the CLI writes.
 	tr := newTracker(st, stdout, time.Now, host.FrontURL())
-	if err := tr.skipToNow(hostCtx); err != nil {
+	if err := tr.start(hostCtx); err != nil {
 		return err
 	}
+	ev.attach(tr.onEvent)
 	sh, err := storeapi.Share(st, o.dataDir, storeapi.Advert{Command: "hcpops dev", FunctionsURL: host.FrontURL(), Store: st.name}, logger)
 	if err != nil {
 		return err
 	}
 	defer sh.Close()
 	banner(stdout, o, fa, st, sh.Advert(), simURL, sk.URL(), host)
+	tr.showEarlier()
 	if o.hooks.simulator != nil {
 		o.hooks.simulator(sim)
 	}
@@ -388,9 +400,9 @@ func banner(w io.Writer, o options, fa *functionapp.App, st *devStore, shared st
 		fmt.Fprintf(w, "  leases         %s container, %s<function> documents\n", cosmos.LeasesContainer, leasePrefix)
 	}
 	if o.logPath != "" {
-		fmt.Fprintf(w, "  logs           %s (-v prints them here instead)\n", o.logPath)
+		fmt.Fprintf(w, "  logs           %s (appended, rotated at %d MB; -v copies them to stderr)\n", o.logPath, devlog.MaxMB)
 	}
-	fmt.Fprintf(w, "  clusters svc   %s (simulator, phases of %s and %s)\n", simURL, o.phase, 2*o.phase)
+	fmt.Fprintf(w, "  clusters svc   %s (simulator, phases of %s and %s; admin API %s/_sim/)\n", simURL, o.phase, 2*o.phase, simURL)
 	fmt.Fprintf(w, "  notifications  %s (sink)\n", sinkURL)
 	fmt.Fprintf(w, "  handler        %s (in process)\n", host.Supervisor().BaseURL())
 	if u := host.FrontURL(); u != "" {

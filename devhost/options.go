@@ -82,7 +82,7 @@ func parseOptions(args []string, lookupEnv func(string) (string, bool), usage io
 	fs.BoolVar(&o.exitWhenDone, "exit-when-done", false, "exit once every sample operation is terminal: 0 if all ended as expected")
 	fs.DurationVar(&o.timeout, "timeout", 0, "stop after this long (0: run until interrupted)")
 	level := fs.String("log-level", "info", "debug, info, warn or error")
-	fs.BoolVar(&o.verbose, "v", false, "print logs to stderr instead of the data dir's "+LogFile)
+	fs.BoolVar(&o.verbose, "v", false, "copy the logs to stderr too (they always go to the data dir's "+LogFile+")")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fs.SetOutput(usage)

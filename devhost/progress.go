@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -20,6 +22,12 @@ import (
 const (
 	implicitLabel = "(implicit)"
 	outsideLabel  = "(submitted)"
+	// earlierLabel: active when this run started (a restart, or written
+	// while no dev ran).
+	earlierLabel = "(earlier)"
+	// documentLabel: a line about a change-feed document that is no
+	// readable operation.
+	documentLabel = "(document)"
 )
 
 // opView is what the local host knows of one operation.
@@ -43,6 +51,10 @@ type opView struct {
 // store's change feed, with a position of its own, and prints each state
 // change; the first line of an operation is followed by the curl that
 // reads its ARM status through the host's front door.
+//
+// The log tells the rest: a line for each warning or error about an
+// operation (retrying, refused, skipped, a notification that failed), so
+// nothing stuck is invisible here while dev.log fills up.
 type tracker struct {
 	store    store.Store
 	out      io.Writer
@@ -51,36 +63,89 @@ type tracker struct {
 	// samplePK is the samples' partition; "" when there are none.
 	samplePK string
 
-	cont  string
-	ops   map[string]*opView
-	order []string
+	// mu serialises the feed reader and the log's events: both print.
+	mu       sync.Mutex
+	cont     string
+	ops      map[string]*opView
+	order    []string
+	repeated map[string]*repeat
+	// earlier holds what start found active, until showEarlier.
+	earlier [][]byte
 }
+
+// repeat is the last line printed for one kind of event of one operation,
+// so a warning logged every tick prints once a minute, not every tick.
+type repeat struct {
+	text    string
+	printed time.Time
+	more    int
+}
+
+// repeatEvery is how often an unchanged warning is printed again.
+const repeatEvery = time.Minute
 
 func newTracker(s store.Store, out io.Writer, now func() time.Time, frontURL string) *tracker {
-	return &tracker{store: s, out: out, now: now, frontURL: frontURL, ops: map[string]*opView{}}
+	return &tracker{store: s, out: out, now: now, frontURL: frontURL, ops: map[string]*opView{}, repeated: map[string]*repeat{}}
 }
 
-// skipToNow moves the tracker's feed position past everything written so
-// far; a run only shows its own operations.
-func (t *tracker) skipToNow(ctx context.Context) error {
+// start moves the tracker's feed position past everything written so far
+// and shows every operation still active (or waiting to notify ARM): a
+// restarted run, or one started on a store the CLI wrote to meanwhile,
+// shows the work it picks up.
+func (t *tracker) start(ctx context.Context) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	for {
 		page, err := t.store.ChangeFeed(ctx, t.cont, 1000)
 		if err != nil {
 			return fmt.Errorf("reading the change feed: %w", err)
 		}
 		if len(page.Items) == 0 {
-			return nil
+			break
 		}
 		t.cont = page.Continuation
 	}
+	err := t.store.ActiveOperations(ctx, store.ActiveOperationsQuery{WithPendingNotification: true}, func(items []store.Item) error {
+		for _, it := range items {
+			t.earlier = append(t.earlier, it.Body)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("listing active operations: %w", err)
+	}
+	return nil
+}
+
+// showEarlier prints the operations start found active.
+func (t *tracker) showEarlier() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.earlier) > 0 {
+		fmt.Fprintf(t.out, "\nfollowing %d operation(s) active when this run started:\n", len(t.earlier))
+	}
+	for _, body := range t.earlier {
+		t.observe(body, earlierLabel)
+	}
+	t.earlier = nil
 }
 
 // expect registers a sample's operation before the feed shows it.
 func (t *tracker) expect(name, label, notifyURI string, want arm.ProvisioningState) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	v := t.view(name)
 	v.label, v.notifyURI, v.want, v.sample = label, notifyURI, want, true
 }
 
+// status is what the tracker last saw of an operation.
+func (t *tracker) status(name string) arm.ProvisioningState {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.view(name).status
+}
+
+// view is name's view, made on first sight; t.mu held.
 func (t *tracker) view(name string) *opView {
 	v, ok := t.ops[name]
 	if !ok {
@@ -93,13 +158,15 @@ func (t *tracker) view(name string) *opView {
 
 // poll reads the feed to its end and prints a line per status change.
 func (t *tracker) poll(ctx context.Context) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	for {
 		page, err := t.store.ChangeFeed(ctx, t.cont, 100)
 		if err != nil {
 			return fmt.Errorf("reading the change feed: %w", err)
 		}
 		for _, it := range page.Items {
-			t.observe(it.Body)
+			t.observe(it.Body, outsideLabel)
 		}
 		t.cont = page.Continuation
 		if len(page.Items) == 0 {
@@ -108,24 +175,27 @@ func (t *tracker) poll(ctx context.Context) error {
 	}
 }
 
-func (t *tracker) observe(raw []byte) {
+// observe prints an operation's first sight and each status change; an
+// operation first seen here gets label (its first line's origin).
+func (t *tracker) observe(raw []byte, label string) {
 	if kind, err := document.Sniff(raw); err != nil || kind != document.KindOperation {
 		return
 	}
 	op, err := document.ParseOperation(raw)
 	if err != nil {
-		return
+		return // the dispatcher logs it, and that line is shown
 	}
 	p := op.Properties
 	_, known := t.ops[op.Name()]
 	v := t.view(op.Name())
 	if !known && (t.samplePK == "" || op.PartitionKey != t.samplePK) {
-		v.label = outsideLabel
+		v.label = label
 	}
 	if !known && op.PartitionKey == t.samplePK {
 		v.sample = true
 	}
 	v.request, v.resource, v.start = p.Request, shortResource(p.ExternalID), p.StartTime
+	v.errText = ""
 	if p.Error != nil {
 		v.errText = p.Error.Code + ": " + p.Error.Message
 	}
@@ -140,11 +210,105 @@ func (t *tracker) observe(raw []byte) {
 	if p.Status.IsTerminal() {
 		v.end = p.LastTransitionTime
 	}
-	fmt.Fprintf(t.out, "%s  %-24s %-36s  %-17s %-28s %s -> %s\n", t.now().Format("15:04:05.000"), v.label,
-		v.name, v.request, v.resource, old, v.status)
+	line := fmt.Sprintf("%s -> %s", old, v.status)
+	if v.errText != "" {
+		line += "  " + v.errText
+	}
+	t.line(v, line)
 	if old == "-" && p.OperationID != "" && t.frontURL != "" {
 		fmt.Fprintf(t.out, "%14s%s\n", "", Curl(t.frontURL, p.OperationID, p.TenantID, p.ClientID))
 	}
+}
+
+// line prints one line about v in the terminal's columns.
+func (t *tracker) line(v *opView, text string) {
+	fmt.Fprintf(t.out, "%s  %-24s %-36s  %-17s %-28s %s\n", t.now().Format("15:04:05.000"), v.label,
+		v.name, orDash(string(v.request)), orDash(v.resource), text)
+}
+
+// onEvent prints a warning or error the process logged, under the
+// operation it is about; an unchanged one is repeated once a minute at
+// most, with how often it recurred meanwhile.
+func (t *tracker) onEvent(ev event) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var v *opView
+	if id := ev.get("operation_id"); id != "" {
+		v = t.view(id)
+		if v.status == "" && v.label == implicitLabel && !v.sample {
+			v.label = outsideLabel
+		}
+		if v.request == "" {
+			v.request = document.Request(ev.get("request"))
+		}
+		if v.resource == "" && ev.get("resource_id") != "" {
+			v.resource = shortResource(ev.get("resource_id"))
+		}
+	} else if id := ev.get("document_id"); id != "" {
+		v = &opView{name: id, label: documentLabel}
+	} else if ev.msg == "dispatch.batch" {
+		return // its operations' own lines say why
+	} else if fn := ev.get("function"); fn != "" && strings.HasPrefix(ev.msg, "invocation failed") {
+		v = &opView{name: "-", label: "(host) " + fn}
+	} else if ev.level < slog.LevelError {
+		return // a warning about no operation: dev.log has it
+	} else {
+		v = &opView{name: "-", label: "(process)"}
+	}
+	why, next := describe(ev)
+	why = verdict(ev) + ": " + why
+	key, now := v.name+"|"+ev.msg, t.now()
+	text := why + next
+	switch r := t.repeated[key]; {
+	case r != nil && r.text == why && now.Sub(r.printed) < repeatEvery:
+		r.more++
+		return
+	case r != nil && r.text == why:
+		if r.more > 0 {
+			text += fmt.Sprintf(" (%d more since %s)", r.more, r.printed.Format("15:04:05"))
+		}
+		r.printed, r.more = now, 0
+	default:
+		t.repeated[key] = &repeat{text: why, printed: now}
+	}
+	t.line(v, text)
+}
+
+// describe is an event's why (the message and its error or reason) and
+// when it is tried next, when the line names that.
+func describe(ev event) (why, next string) {
+	why = ev.msg
+	switch ev.msg {
+	case "notification.attempt":
+		why = fmt.Sprintf("attempt %s to %s", orDash(ev.get("attempt")), orDash(ev.get("host")))
+	case "invocation failed; retrying":
+		why = fmt.Sprintf("invocation failed; retry %s of %s", ev.get("retry"), ev.get("max_retries"))
+		if d, err := time.ParseDuration(ev.get("delay")); err == nil {
+			next = " (next attempt " + ev.at.Add(d).Local().Format("15:04:05") + ")"
+		}
+	}
+	for _, k := range []string{"error", "reason"} {
+		if e := ev.get(k); e != "" {
+			why += ": " + e
+			break
+		}
+	}
+	for _, k := range []string{"next_attempt", "next_retry"} {
+		if n := ev.get(k); n != "" {
+			return why, " (next attempt " + clockTime(n) + ")"
+		}
+	}
+	return why, next
+}
+
+// clockTime shows a logged time as the terminal's clock does.
+func clockTime(s string) string {
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02 15:04:05.999999999 -0700 MST"} {
+		if at, err := time.Parse(layout, s); err == nil {
+			return at.Local().Format("15:04:05")
+		}
+	}
+	return s
 }
 
 // Curl is a ready-to-paste ARM status poll of an operation through the
@@ -170,6 +334,8 @@ func Curl(frontURL, statusPath, tenantID, clientID string) string {
 // settled reports whether every sample operation is terminal and has
 // notified ARM where it was asked to.
 func (t *tracker) settled(notified func(uri string) bool) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	for _, v := range t.ops {
 		if !v.sample {
 			continue
@@ -183,6 +349,8 @@ func (t *tracker) settled(notified func(uri string) bool) bool {
 
 // problems lists operations that ended other than expected.
 func (t *tracker) problems(notified func(uri string) bool) []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	var out []string
 	for _, name := range t.order {
 		v := t.ops[name]
@@ -199,6 +367,8 @@ func (t *tracker) problems(notified func(uri string) bool) []string {
 
 // table prints the final summary.
 func (t *tracker) table(w io.Writer, notified func(uri string) bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "OPERATION\tID\tREQUEST\tRESOURCE\tSTATUS\tERROR\tDURATION\tNOTIFIED")
 	for _, name := range t.order {

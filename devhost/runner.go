@@ -158,7 +158,7 @@ func (r *runner) statusOf(s *sampleState) arm.ProvisioningState {
 	if s.opName == "" {
 		return ""
 	}
-	return r.tracker.view(s.opName).status
+	return r.tracker.status(s.opName)
 }
 
 // finished: nothing left to submit and every operation settled.

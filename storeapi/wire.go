@@ -103,16 +103,6 @@ type batchDetail struct {
 	Message string `json:"message,omitempty"`
 }
 
-// stepError is an error rebuilt from the wire: its message as the store
-// wrote it, and the sentinel errors.Is finds.
-type stepError struct {
-	msg string
-	err error
-}
-
-func (e *stepError) Error() string { return e.msg }
-func (e *stepError) Unwrap() error { return e.err }
-
 var sentinels = []struct {
 	name   string
 	err    error
@@ -182,7 +172,7 @@ func (we *wireError) decode() error {
 	var err error = errors.New(we.Message)
 	for _, s := range sentinels {
 		if s.name == we.Sentinel {
-			err = &stepError{msg: we.Message, err: s.err}
+			err = &remoteError{msg: we.Message, sentinel: s.err}
 		}
 	}
 	if we.Batch != nil {
@@ -190,7 +180,7 @@ func (we *wireError) decode() error {
 		if we.Sentinel != "" {
 			inner = sentinelNamed(we.Sentinel)
 			if we.Batch.Message != "" {
-				inner = &stepError{msg: we.Batch.Message, err: inner}
+				inner = &remoteError{msg: we.Batch.Message, sentinel: inner}
 			}
 		}
 		return &store.BatchError{Index: we.Batch.Index, Op: we.Batch.Op, ID: we.Batch.ID, Err: inner}
@@ -206,3 +196,13 @@ func sentinelNamed(name string) error {
 	}
 	return errors.New(name)
 }
+
+// remoteError is the running process's error as it said it (which already
+// names the sentinel), still matching the sentinel for errors.Is.
+type remoteError struct {
+	msg      string
+	sentinel error
+}
+
+func (e *remoteError) Error() string { return e.msg }
+func (e *remoteError) Unwrap() error { return e.sentinel }

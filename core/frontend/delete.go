@@ -24,7 +24,7 @@ func (f *Frontend) Delete(ctx context.Context, resourceID string, opts Options) 
 		return Accepted{}, err
 	}
 	if r == nil {
-		return Accepted{}, fmt.Errorf("%s: %w", resourceID, ErrNotFound)
+		return Accepted{}, fmt.Errorf("%s %s: %w; nothing to delete (ARM answers 204) and nothing was written", t.kind, resourceID, ErrNotFound)
 	}
 	if r.ProvisioningState() == arm.ProvisioningStateDeleting {
 		return Accepted{}, &ConflictError{Message: fmt.Sprintf("%s is already being deleted", resourceID)}

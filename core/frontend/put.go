@@ -42,6 +42,16 @@ type ExternalAuthSpec struct {
 // PutCluster creates the cluster, or updates it when it exists and no
 // operation is in flight.
 func (f *Frontend) PutCluster(ctx context.Context, resourceID string, spec ClusterSpec, opts Options) (Accepted, error) {
+	return f.putCluster(ctx, resourceID, spec, opts, false)
+}
+
+// UpdateCluster is a PUT that only updates: a missing cluster is
+// ErrNotFound and nothing is written, as ARM's PATCH answers 404.
+func (f *Frontend) UpdateCluster(ctx context.Context, resourceID string, spec ClusterSpec, opts Options) (Accepted, error) {
+	return f.putCluster(ctx, resourceID, spec, opts, true)
+}
+
+func (f *Frontend) putCluster(ctx context.Context, resourceID string, spec ClusterSpec, opts Options, mustExist bool) (Accepted, error) {
 	t, err := parseTarget(resourceID, document.KindCluster)
 	if err != nil {
 		return Accepted{}, err
@@ -62,11 +72,20 @@ func (f *Frontend) PutCluster(ctx context.Context, resourceID string, spec Clust
 		customer["api"] = map[string]any{"authorizedCidrs": spec.AuthorizedCIDRs}
 	}
 	props := map[string]any{"location": spec.Location, "tags": stringMap(spec.Tags), "customerProperties": customer}
-	return f.put(ctx, t, nil, props, opts)
+	return f.put(ctx, t, nil, props, opts, mustExist)
 }
 
 // PutNodePool creates or updates a node pool under an existing cluster.
 func (f *Frontend) PutNodePool(ctx context.Context, resourceID string, spec NodePoolSpec, opts Options) (Accepted, error) {
+	return f.putNodePool(ctx, resourceID, spec, opts, false)
+}
+
+// UpdateNodePool updates an existing node pool; ErrNotFound writes nothing.
+func (f *Frontend) UpdateNodePool(ctx context.Context, resourceID string, spec NodePoolSpec, opts Options) (Accepted, error) {
+	return f.putNodePool(ctx, resourceID, spec, opts, true)
+}
+
+func (f *Frontend) putNodePool(ctx context.Context, resourceID string, spec NodePoolSpec, opts Options, mustExist bool) (Accepted, error) {
 	t, err := parseTarget(resourceID, document.KindNodePool)
 	if err != nil {
 		return Accepted{}, err
@@ -85,12 +104,22 @@ func (f *Frontend) PutNodePool(ctx context.Context, resourceID string, spec Node
 		"autoRepair": spec.AutoRepair,
 		"labels":     stringMap(spec.Labels),
 	}
-	return f.put(ctx, t, parent, map[string]any{"location": parent.Location(), "properties": inner}, opts)
+	return f.put(ctx, t, parent, map[string]any{"location": parent.Location(), "properties": inner}, opts, mustExist)
 }
 
 // PutExternalAuth creates or updates an external auth under an existing
 // cluster.
 func (f *Frontend) PutExternalAuth(ctx context.Context, resourceID string, spec ExternalAuthSpec, opts Options) (Accepted, error) {
+	return f.putExternalAuth(ctx, resourceID, spec, opts, false)
+}
+
+// UpdateExternalAuth updates an existing external auth; ErrNotFound
+// writes nothing.
+func (f *Frontend) UpdateExternalAuth(ctx context.Context, resourceID string, spec ExternalAuthSpec, opts Options) (Accepted, error) {
+	return f.putExternalAuth(ctx, resourceID, spec, opts, true)
+}
+
+func (f *Frontend) putExternalAuth(ctx context.Context, resourceID string, spec ExternalAuthSpec, opts Options, mustExist bool) (Accepted, error) {
 	t, err := parseTarget(resourceID, document.KindExternalAuth)
 	if err != nil {
 		return Accepted{}, err
@@ -111,15 +140,19 @@ func (f *Frontend) PutExternalAuth(ctx context.Context, resourceID string, spec 
 		"clients": []any{},
 		"claim":   map[string]any{},
 	}
-	return f.put(ctx, t, parent, map[string]any{"properties": inner}, opts)
+	return f.put(ctx, t, parent, map[string]any{"properties": inner}, opts, mustExist)
 }
 
 // put writes Create (new resource) or Update (existing, terminal) with the
-// given member values merged into the resource's properties.
-func (f *Frontend) put(ctx context.Context, t target, parent *document.Resource, props map[string]any, opts Options) (Accepted, error) {
+// given member values merged into the resource's properties. mustExist
+// refuses a missing resource (ErrNotFound) before anything is written.
+func (f *Frontend) put(ctx context.Context, t target, parent *document.Resource, props map[string]any, opts Options, mustExist bool) (Accepted, error) {
 	existing, err := f.read(ctx, t)
 	if err != nil {
 		return Accepted{}, err
+	}
+	if existing == nil && mustExist {
+		return Accepted{}, fmt.Errorf("%s %s: %w; nothing was written", t.kind, t.id, ErrNotFound)
 	}
 	request := document.RequestCreate
 	if existing != nil {

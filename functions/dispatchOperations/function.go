@@ -106,11 +106,11 @@ func (f *Function) dispatch(ctx context.Context, inv handlers.Invocation, docs [
 	}
 	attrs := append([]slog.Attr{
 		slog.Int("documents", all),
-		slog.Int("oversize_skipped", len(oversize)),
 		slog.Int("operations", res.Operations),
 		slog.Int("dispatched", res.Dispatched),
 		slog.Int("skipped", res.Skipped),
 		slog.Int("deferred", res.Deferred),
+		slog.Int("oversize_skipped", len(oversize)),
 		slog.Int("retry_count", rc.RetryCount),
 		slog.Int("max_retry_count", rc.MaxRetryCount),
 		slog.Float64("wall_ms", ms(time.Since(start))),

@@ -8,45 +8,51 @@ import (
 	"time"
 )
 
+// adminRoute is one control of the admin API, as GET /_sim/ lists it.
+type adminRoute struct {
+	Method string `json:"method"`
+	Path   string `json:"path"`
+	Body   string `json:"body,omitempty"`
+	About  string `json:"about"`
+}
+
 // adminRoutes is the scenario-control API. It sees no latency, faults or
 // ledger, so a test can always steer the simulator. Bodies are JSON;
-// durations are Go duration strings ("90s").
-//
-//	GET|DELETE /_sim/ledger                      request counts / reset them
-//	GET|PUT    /_sim/durations                   {"cluster_installing":"30s",...} (partial)
-//	GET|PUT    /_sim/faults                      {"error_rate":0.1,"error_status":503,"throttle_rate":0,"hang_rate":0}
-//	POST       /_sim/faults/next                 {"count":2,"status":503}
-//	GET|PUT    /_sim/latency                     {"fixed":"20ms","jitter":"10ms"}
-//	POST       /_sim/advance                     {"by":"5m"}
-//	POST       /_sim/clusters/{key}/fail         {"code":"OCM4001","message":"","failed_checks":2,"check_errors":[]}
-//	POST       /_sim/clusters/{key}/node_pools/{id}/fail       {"state":"recoverable_error","message":"..."}
-//	POST       /_sim/clusters/{key}/external_auths/{id}/fail   {"message":"..."}
+// durations are Go duration strings ("90s"). GET /_sim/ lists every route
+// registered here with its body and what it does (docs/simulator.md has
+// the same list, held to it by a test).
 //
 // {key} is a cluster's CS ID, CS name or ARM resource name; a failure for
 // an object that does not exist yet fires when it is created.
 func (s *Simulator) adminRoutes() *http.ServeMux {
 	m := http.NewServeMux()
-	m.HandleFunc("GET /_sim/ledger", func(w http.ResponseWriter, r *http.Request) {
+	var index []adminRoute
+	add := func(method, path, body, about string, h http.HandlerFunc) {
+		m.HandleFunc(method+" "+path, h)
+		index = append(index, adminRoute{Method: method, Path: path, Body: body, About: about})
+	}
+	add("GET", "/_sim/ledger", "", "request counts per CS route, faults included", func(w http.ResponseWriter, r *http.Request) {
 		s.adminReply(w, r, s.Ledger())
 	})
-	m.HandleFunc("DELETE /_sim/ledger", func(w http.ResponseWriter, r *http.Request) {
+	add("DELETE", "/_sim/ledger", "", "reset the request counts", func(w http.ResponseWriter, r *http.Request) {
 		s.ResetLedger()
 		w.WriteHeader(http.StatusNoContent)
 	})
-	m.HandleFunc("GET /_sim/durations", func(w http.ResponseWriter, r *http.Request) {
+	add("GET", "/_sim/durations", "", "phase durations of the state machines", func(w http.ResponseWriter, r *http.Request) {
 		s.adminReply(w, r, s.Durations().Map())
 	})
-	m.HandleFunc("PUT /_sim/durations", s.putDurations)
-	m.HandleFunc("GET /_sim/faults", func(w http.ResponseWriter, r *http.Request) {
+	add("PUT", "/_sim/durations", `{"cluster_installing":"30s",...}`, "change some phase durations (the others stay)", s.putDurations)
+	add("GET", "/_sim/faults", "", "the random faults in force", func(w http.ResponseWriter, r *http.Request) {
 		s.adminReply(w, r, s.Faults())
 	})
-	m.HandleFunc("PUT /_sim/faults", func(w http.ResponseWriter, r *http.Request) {
-		var f Faults
-		if s.adminDecode(w, r, &f) && s.adminCheck(w, r, s.SetFaults(f)) {
-			s.adminReply(w, r, s.Faults())
-		}
-	})
-	m.HandleFunc("POST /_sim/faults/next", func(w http.ResponseWriter, r *http.Request) {
+	add("PUT", "/_sim/faults", `{"error_rate":0.1,"error_status":503,"throttle_rate":0,"hang_rate":0}`,
+		"answer that fraction of CS requests with error_status, 429, or never", func(w http.ResponseWriter, r *http.Request) {
+			var f Faults
+			if s.adminDecode(w, r, &f) && s.adminCheck(w, r, s.SetFaults(f)) {
+				s.adminReply(w, r, s.Faults())
+			}
+		})
+	add("POST", "/_sim/faults/next", `{"count":2,"status":503}`, "answer the next count CS requests with status", func(w http.ResponseWriter, r *http.Request) {
 		var in struct {
 			Count  int `json:"count"`
 			Status int `json:"status"`
@@ -55,43 +61,50 @@ func (s *Simulator) adminRoutes() *http.ServeMux {
 			s.adminReply(w, r, in)
 		}
 	})
-	m.HandleFunc("GET /_sim/latency", func(w http.ResponseWriter, r *http.Request) {
+	add("GET", "/_sim/latency", "", "the latency added to every CS request", func(w http.ResponseWriter, r *http.Request) {
 		s.adminReply(w, r, latencyJSON(s.Latency()))
 	})
-	m.HandleFunc("PUT /_sim/latency", s.putLatency)
-	m.HandleFunc("POST /_sim/advance", s.postAdvance)
-	m.HandleFunc("POST /_sim/clusters/{key}/fail", func(w http.ResponseWriter, r *http.Request) {
-		var f ClusterFailure
-		if !s.adminDecode(w, r, &f) {
-			return
-		}
-		applied, err := s.FailCluster(r.PathValue("key"), f)
-		if s.adminCheck(w, r, err) {
-			s.adminReply(w, r, map[string]bool{"applied": applied})
-		}
-	})
-	m.HandleFunc("POST /_sim/clusters/{key}/node_pools/{id}/fail", func(w http.ResponseWriter, r *http.Request) {
-		var f NodePoolFailure
-		if !s.adminDecode(w, r, &f) {
-			return
-		}
-		applied, err := s.FailNodePool(r.PathValue("key"), r.PathValue("id"), f)
-		if s.adminCheck(w, r, err) {
-			s.adminReply(w, r, map[string]bool{"applied": applied})
-		}
-	})
-	m.HandleFunc("POST /_sim/clusters/{key}/external_auths/{id}/fail", func(w http.ResponseWriter, r *http.Request) {
-		var f ExternalAuthFailure
-		if !s.adminDecode(w, r, &f) {
-			return
-		}
-		applied, err := s.FailExternalAuth(r.PathValue("key"), r.PathValue("id"), f)
-		if s.adminCheck(w, r, err) {
-			s.adminReply(w, r, map[string]bool{"applied": applied})
-		}
+	add("PUT", "/_sim/latency", `{"fixed":"20ms","jitter":"10ms"}`, "add fixed latency plus uniform jitter to every CS request", s.putLatency)
+	add("POST", "/_sim/advance", `{"by":"5m"}`, "move the simulated clock forward", s.postAdvance)
+	add("POST", "/_sim/clusters/{key}/fail", `{"code":"OCM4001","message":"","failed_checks":2,"check_errors":[]}`,
+		"fail the cluster where it would start installing (now, or when it is created)", func(w http.ResponseWriter, r *http.Request) {
+			var f ClusterFailure
+			if !s.adminDecode(w, r, &f) {
+				return
+			}
+			applied, err := s.FailCluster(r.PathValue("key"), f)
+			if s.adminCheck(w, r, err) {
+				s.adminReply(w, r, map[string]bool{"applied": applied})
+			}
+		})
+	add("POST", "/_sim/clusters/{key}/node_pools/{id}/fail", `{"state":"recoverable_error","message":"..."}`,
+		"fail the cluster's node pool id (now, or when it is created)", func(w http.ResponseWriter, r *http.Request) {
+			var f NodePoolFailure
+			if !s.adminDecode(w, r, &f) {
+				return
+			}
+			applied, err := s.FailNodePool(r.PathValue("key"), r.PathValue("id"), f)
+			if s.adminCheck(w, r, err) {
+				s.adminReply(w, r, map[string]bool{"applied": applied})
+			}
+		})
+	add("POST", "/_sim/clusters/{key}/external_auths/{id}/fail", `{"message":"..."}`,
+		"fail the cluster's external auth id (now, or when it is created)", func(w http.ResponseWriter, r *http.Request) {
+			var f ExternalAuthFailure
+			if !s.adminDecode(w, r, &f) {
+				return
+			}
+			applied, err := s.FailExternalAuth(r.PathValue("key"), r.PathValue("id"), f)
+			if s.adminCheck(w, r, err) {
+				s.adminReply(w, r, map[string]bool{"applied": applied})
+			}
+		})
+	listing := append([]adminRoute{{Method: "GET", Path: "/_sim/", About: "this list"}}, index...)
+	m.HandleFunc("GET /_sim/{$}", func(w http.ResponseWriter, r *http.Request) {
+		s.adminReply(w, r, map[string]any{"routes": listing, "docs": "docs/simulator.md"})
 	})
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		s.notFound(w, r, "No simulator control at '%s %s'", r.Method, r.URL.Path)
+		s.notFound(w, r, "No simulator control at '%s %s' (GET /_sim/ lists them)", r.Method, r.URL.Path)
 	})
 	return m
 }

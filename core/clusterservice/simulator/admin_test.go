@@ -2,9 +2,11 @@ package simulator
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -93,7 +95,7 @@ func TestMainCommand(t *testing.T) {
 	for _, args := range bad {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		if err := Main(ctx, args); err == nil {
+		if err := Main(ctx, args, io.Discard); err == nil {
 			t.Errorf("Main(%q) = nil, want an error", args)
 		}
 	}
@@ -107,7 +109,7 @@ func TestMainCommand(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- Main(ctx, []string{"--listen", addr, "--durations", "cluster_installing=7s", "--seed", "3"})
+		done <- Main(ctx, []string{"--listen", addr, "--durations", "cluster_installing=7s", "--seed", "3"}, io.Discard)
 	}()
 	s := &testSim{url: "http://" + addr}
 	var r response
@@ -140,4 +142,48 @@ func tryGet(url string) (response, error) {
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
 	return response{status: resp.StatusCode, header: resp.Header, body: data}, err
+}
+
+// GET /_sim/ lists every admin route; each one it lists is served, and
+// docs/simulator.md documents exactly those.
+func TestAdminIndex(t *testing.T) {
+	s := startSim(t)
+	r := s.do(t, "GET", "/_sim/", "")
+	var index struct {
+		Routes []adminRoute `json:"routes"`
+	}
+	if r.status != 200 || json.Unmarshal(r.body, &index) != nil || len(index.Routes) < 12 {
+		t.Fatalf("GET /_sim/ = %d %s", r.status, r.body)
+	}
+	doc, err := os.ReadFile("../../../docs/simulator.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rt := range index.Routes {
+		if rt.About == "" {
+			t.Errorf("%s %s has no description", rt.Method, rt.Path)
+		}
+		if !strings.Contains(string(doc), "| `"+rt.Method+"` | `"+rt.Path+"` |") {
+			t.Errorf("docs/simulator.md does not document %s %s", rt.Method, rt.Path)
+		}
+		path := strings.NewReplacer("{key}", "c1", "{id}", "np1").Replace(rt.Path)
+		if got := s.do(t, rt.Method, path, "{}"); got.status == 404 && strings.Contains(string(got.body), "No simulator control") {
+			t.Errorf("%s %s is listed but not served", rt.Method, rt.Path)
+		}
+	}
+	if n := strings.Count(string(doc), "| `/_sim/"); n != len(index.Routes) {
+		t.Errorf("docs/simulator.md documents %d admin routes, the simulator lists %d", n, len(index.Routes))
+	}
+}
+
+func TestMainHelp(t *testing.T) {
+	var out strings.Builder
+	if err := Main(context.Background(), []string{"-h"}, &out); err != nil {
+		t.Fatalf("-h: %v", err)
+	}
+	for _, want := range []string{"usage: hcpops cs-simulator", "-listen", "-error-rate", "fraction of CS requests", "GET /_sim/"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("-h output lacks %q:\n%s", want, out.String())
+		}
+	}
 }

@@ -2,6 +2,7 @@ package simulator
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -11,8 +12,9 @@ import (
 )
 
 // Main runs `hcpops cs-simulator --listen 127.0.0.1:PORT [flags]` until ctx
-// is done. args are the flags after the subcommand name.
-func Main(ctx context.Context, args []string) error {
+// is done. args are the flags after the subcommand name; -h prints the
+// usage to stdout and returns nil.
+func Main(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("cs-simulator", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	listen := fs.String("listen", "127.0.0.1:8000", "listen address (host must be 127.0.0.1)")
@@ -25,8 +27,14 @@ func Main(ctx context.Context, args []string) error {
 	throttleRate := fs.Float64("throttle-rate", 0, "fraction of CS requests answered with 429")
 	hangRate := fs.Float64("hang-rate", 0, "fraction of CS requests never answered")
 	pageSize := fs.Int("page-size", 100, "default list page size")
-	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("cs-simulator: %w (flags: %s)", err, flagNames(fs))
+	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+		fs.SetOutput(stdout)
+		fmt.Fprint(stdout, "usage: hcpops cs-simulator [flags]\n\nThe Clusters Service simulator: CS's wire format and state machines on loopback, with\n"+
+			"fault injection and the /_sim/ admin API (GET /_sim/ lists it; docs/simulator.md).\n\nflags:\n")
+		fs.PrintDefaults()
+		return nil
+	} else if err != nil {
+		return fmt.Errorf("cs-simulator: %w ('hcpops cs-simulator -h' lists flags)", err)
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("cs-simulator: unexpected arguments %q", fs.Args())
@@ -52,13 +60,7 @@ func Main(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("cs-simulator: %w", err)
 	}
-	logger.Info("cs simulator listening", "url", url, "admin", url+"/_sim/ledger")
+	logger.Info("cs simulator listening", "url", url, "admin", url+"/_sim/")
 	<-ctx.Done()
 	return nil
-}
-
-func flagNames(fs *flag.FlagSet) string {
-	var out string
-	fs.VisitAll(func(f *flag.Flag) { out += " -" + f.Name })
-	return out
 }

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A run with a passing, a failing and a skipped test, a package that does
+// not build and one without tests: each package gets its line, the failed
+// test its output, and the closing line the counts.
+func TestSummarise(t *testing.T) {
+	f, err := os.Open("testdata/run.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out strings.Builder
+	s, err := summarise(f, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"    a_test.go:9: got 1, want 2\n--- FAIL: TestBad",
+		"FAIL\texample.com/a\t0.010s\n",
+		"ok  \texample.com/b\t0.020s\n",
+		"c/c.go:3:1: syntax error\n",
+		"FAIL\texample.com/c [build failed]\n",
+		"?   \texample.com/d\t[no test files]\n",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "=== RUN   TestOK") {
+		t.Errorf("a passing test's output was printed:\n%s", out.String())
+	}
+	line := s.line(4*time.Minute+12*time.Second, "")
+	want := "failed tests:\n  example.com/a TestBad\nmake test: 2 passed, 1 failed, 1 skipped; 4 packages (2 failed, 1 without tests) in 4m12s"
+	if line != want {
+		t.Errorf("closing line\n%s\nwant\n%s", line, want)
+	}
+}
