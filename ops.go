@@ -13,10 +13,10 @@ import (
 	"github.com/hcpops/hcpops/app"
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/document"
-	"github.com/hcpops/hcpops/core/frontend"
 	"github.com/hcpops/hcpops/core/lifecycle"
 	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/devhost/devlog"
+	"github.com/hcpops/hcpops/internal/dev/frontend"
 )
 
 // opRow is one line of `hcpops ops`, and its -o json form.

@@ -8,14 +8,14 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/hcpops/hcpops/app"
+	"github.com/hcpops/hcpops/core/clock"
 	"github.com/hcpops/hcpops/core/document"
-	"github.com/hcpops/hcpops/core/frontend"
 	devhost "github.com/hcpops/hcpops/devhost"
+	"github.com/hcpops/hcpops/internal/dev/frontend"
 )
 
 // Requests submit takes, as ARM sends them to the frontend.
@@ -106,7 +106,7 @@ func submit(ctx context.Context, args []string, getenv func(string) string, stdo
 		return err
 	}
 	defer s.Close()
-	fe := frontend.New(s, time.Now, func() string { return uuid.Must(uuid.NewRandomFromReader(rand.Reader)).String() })
+	fe := frontend.New(s, clock.Real{}, func() string { return uuid.Must(uuid.NewRandomFromReader(rand.Reader)).String() })
 	a, err := write(ctx, fe)
 	if err != nil {
 		return err

@@ -13,8 +13,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"time"
 
+	"github.com/hcpops/hcpops/core/clock"
 	"github.com/hcpops/hcpops/core/clusterservice"
 	"github.com/hcpops/hcpops/core/clusterservice/ocm"
 	"github.com/hcpops/hcpops/core/lifecycle"
@@ -83,7 +83,7 @@ type Parts struct {
 	Store          store.Store
 	ClusterService clusterservice.Client
 	Notifier       lifecycle.Notifier
-	Clock          func() time.Time
+	Clock          clock.Clock
 }
 
 // New assembles the backend from settings. Close releases what it opened;
@@ -121,12 +121,9 @@ func New(ctx context.Context, getenv func(string) string, logger *slog.Logger, p
 	if notifier == nil {
 		notifier = notification.New(set.notify, nil)
 	}
-	clock := parts.Clock
-	if clock == nil {
-		clock = time.Now
-	}
+	clk := clock.OrReal(parts.Clock)
 	// Measured: the functions' telemetry counts CS calls per invocation.
-	eng, err := lifecycle.New(lifecycle.Deps{Store: a.Store, ClusterService: clusterservice.Measured(a.ClusterService), Notifier: notifier, Clock: clock, Logger: logger}, set.lifecycle)
+	eng, err := lifecycle.New(lifecycle.Deps{Store: a.Store, ClusterService: clusterservice.Measured(a.ClusterService), Notifier: notifier, Clock: clk.Now, Logger: logger}, set.lifecycle)
 	if err != nil {
 		return nil, fmt.Errorf("building the lifecycle engine: %w", err)
 	}

@@ -24,10 +24,11 @@ import (
 	"github.com/hcpops/hcpops/core/clusterservice/simulator"
 	"github.com/hcpops/hcpops/core/clusterservice/simulator/simtest"
 	"github.com/hcpops/hcpops/core/document"
-	"github.com/hcpops/hcpops/core/frontend"
 	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/devhost/triggerhost"
 	"github.com/hcpops/hcpops/handlers"
+	"github.com/hcpops/hcpops/internal/dev/frontend"
+	"github.com/hcpops/hcpops/internal/testsupport"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden host payloads in testdata/")
@@ -238,7 +239,7 @@ func (r *rig) submit() {
 // submitAt is submit with the frontend's clock at now.
 func (r *rig) submitAt(now time.Time) {
 	r.t.Helper()
-	fe := frontend.New(r.app.Store, func() time.Time { return now }, func() string { return opName })
+	fe := frontend.New(r.app.Store, testsupport.NewClock(now), func() string { return opName })
 	_, err := fe.PutCluster(context.Background(), clusterID, frontend.ClusterSpec{Location: "eastus", VersionID: "4.20", ChannelGroup: "stable"},
 		frontend.Options{TenantID: tenant, NotificationURI: r.sink.srv.URL + "/notify"})
 	if err != nil {

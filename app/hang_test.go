@@ -11,10 +11,11 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/hcpops/hcpops/core/arm"
+	"github.com/hcpops/hcpops/core/clock"
 	"github.com/hcpops/hcpops/core/document"
-	"github.com/hcpops/hcpops/core/frontend"
 	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/devhost/triggerhost"
+	"github.com/hcpops/hcpops/internal/dev/frontend"
 	"github.com/hcpops/hcpops/internal/testsupport"
 )
 
@@ -40,7 +41,7 @@ func TestHungClustersServiceThroughTheHandler(t *testing.T) {
 	names := map[string]string{} // operation name -> cluster resource ID
 	for i := range 6 {
 		rid := fmt.Sprintf("/subscriptions/%s/resourceGroups/myRG/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/c%d", sub, i)
-		fe := frontend.New(r.app.Store, time.Now, uuid.NewString)
+		fe := frontend.New(r.app.Store, clock.Real{}, uuid.NewString)
 		acc, err := fe.PutCluster(ctx, rid, frontend.ClusterSpec{Location: "eastus", VersionID: "4.20", ChannelGroup: "stable"},
 			frontend.Options{TenantID: tenant})
 		if err != nil {

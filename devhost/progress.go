@@ -12,6 +12,7 @@ import (
 
 	"github.com/hcpops/hcpops/core/admission"
 	"github.com/hcpops/hcpops/core/arm"
+	"github.com/hcpops/hcpops/core/clock"
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
 )
@@ -58,7 +59,7 @@ type opView struct {
 type tracker struct {
 	store    store.Store
 	out      io.Writer
-	now      func() time.Time
+	clock    clock.Clock
 	frontURL string
 	// samplePK is the samples' partition; "" when there are none.
 	samplePK string
@@ -84,8 +85,8 @@ type repeat struct {
 // repeatEvery is how often an unchanged warning is printed again.
 const repeatEvery = time.Minute
 
-func newTracker(s store.Store, out io.Writer, now func() time.Time, frontURL string) *tracker {
-	return &tracker{store: s, out: out, now: now, frontURL: frontURL, ops: map[string]*opView{}, repeated: map[string]*repeat{}}
+func newTracker(s store.Store, out io.Writer, c clock.Clock, frontURL string) *tracker {
+	return &tracker{store: s, out: out, clock: c, frontURL: frontURL, ops: map[string]*opView{}, repeated: map[string]*repeat{}}
 }
 
 // start moves the tracker's feed position past everything written so far
@@ -222,7 +223,7 @@ func (t *tracker) observe(raw []byte, label string) {
 
 // line prints one line about v in the terminal's columns.
 func (t *tracker) line(v *opView, text string) {
-	fmt.Fprintf(t.out, "%s  %-24s %-36s  %-17s %-28s %s\n", t.now().Format("15:04:05.000"), v.label,
+	fmt.Fprintf(t.out, "%s  %-24s %-36s  %-17s %-28s %s\n", t.clock.Now().Format("15:04:05.000"), v.label,
 		v.name, orDash(string(v.request)), orDash(v.resource), text)
 }
 
@@ -257,7 +258,7 @@ func (t *tracker) onEvent(ev event) {
 	}
 	why, next := describe(ev)
 	why = verdict(ev) + ": " + why
-	key, now := v.name+"|"+ev.msg, t.now()
+	key, now := v.name+"|"+ev.msg, t.clock.Now()
 	text := why + next
 	switch r := t.repeated[key]; {
 	case r != nil && r.text == why && now.Sub(r.printed) < repeatEvery:

@@ -20,6 +20,7 @@ import (
 	"github.com/hcpops/hcpops/core/notification"
 	"github.com/hcpops/hcpops/core/store/embedded"
 	"github.com/hcpops/hcpops/core/store/embedded/embeddedtest"
+	"github.com/hcpops/hcpops/internal/dev/armsink"
 	"github.com/hcpops/hcpops/internal/testsupport"
 )
 
@@ -77,7 +78,7 @@ func testDurations() simulator.Durations {
 func newEnv(t testing.TB, tweak ...func(*Config)) *env {
 	t.Helper()
 	e := &env{clk: newFakeClock(), logs: &syncBuffer{}}
-	st := embeddedtest.Open(t, embedded.WithClock(e.clk.Now), embedded.WithoutSync())
+	st := embeddedtest.Open(t, embedded.WithClock(e.clk), embedded.WithoutSync())
 	e.store = &recordingStore{Store: st}
 
 	var url string
@@ -257,13 +258,13 @@ func (e *env) csPosts(pattern string) int {
 
 func lower(s string) string { return strings.ToLower(s) }
 
-// testSink is notification.Sink addressed by operation name, as the tests
+// testSink is armsink.Sink addressed by operation name, as the tests
 // here address notification URIs.
-type testSink struct{ *notification.Sink }
+type testSink struct{ *armsink.Sink }
 
 func newTestSink(t testing.TB) testSink {
 	t.Helper()
-	s, err := notification.StartSink(context.Background(), notification.SinkConfig{})
+	s, err := armsink.Start(context.Background(), armsink.Config{})
 	if err != nil {
 		t.Fatalf("starting the notification sink: %v", err)
 	}
@@ -276,7 +277,7 @@ func (s testSink) uri(name string) string { return s.URI(name) }
 func (s testSink) failNext(n int) { s.FailNext(n) }
 
 // calls returns every POST made for operation name, failed ones included.
-func (s testSink) calls(name string) []notification.SinkCall {
+func (s testSink) calls(name string) []armsink.Call {
 	c, _ := s.Calls(s.URI(name)) // a URI of this sink: never an error
 	return c
 }

@@ -14,8 +14,8 @@ import (
 
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/document"
-	"github.com/hcpops/hcpops/core/frontend"
 	"github.com/hcpops/hcpops/core/notification"
+	"github.com/hcpops/hcpops/internal/dev/frontend"
 )
 
 // armEndpoint is a scripted ARM notification endpoint: it counts the

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/hcpops/hcpops/core/clock"
 )
 
 // DefaultHostVersion is the Functions host version this host announces;
@@ -42,7 +44,7 @@ type Endpoint interface {
 type Invoker struct {
 	endpoint    Endpoint
 	client      *http.Client
-	clock       Clock
+	clock       clock.Clock
 	hostVersion string
 	timeout     time.Duration
 	newID       func() string
@@ -77,7 +79,7 @@ type Result struct {
 	ReturnValue  json.RawMessage
 }
 
-func newInvoker(ep Endpoint, clock Clock, hostVersion string, timeout time.Duration, logger *slog.Logger) *Invoker {
+func newInvoker(ep Endpoint, clk clock.Clock, hostVersion string, timeout time.Duration, logger *slog.Logger) *Invoker {
 	return &Invoker{
 		endpoint: ep,
 		// Each invocation carries its own deadline; redirects are the
@@ -85,7 +87,7 @@ func newInvoker(ep Endpoint, clock Clock, hostVersion string, timeout time.Durat
 		client: &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse
 		}},
-		clock:       clock,
+		clock:       clk,
 		hostVersion: hostVersion,
 		timeout:     timeout,
 		newID:       func() string { return uuid.NewString() },

@@ -22,7 +22,7 @@ import (
 func seedFile(t testing.TB, n int) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "store.db")
-	s, err := Open(path, WithClock(newFakeClock().Now), WithoutSync())
+	s, err := Open(path, WithClock(newFakeClock()), WithoutSync())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func TestOpenRefusesDamagedFiles(t *testing.T) {
 // healthy file reopens with its documents.
 func TestOpenCreatesOnlyWhereNoFileExists(t *testing.T) {
 	path := seedFile(t, 3)
-	s, err := Open(path, WithClock(newFakeClock().Now))
+	s, err := Open(path, WithClock(newFakeClock()))
 	if err != nil {
 		t.Fatalf("reopening a healthy file: %v", err)
 	}
@@ -142,7 +142,7 @@ func TestDamageWhileOpenIsAnError(t *testing.T) {
 				path := seedFile(t, 2000)
 				var logs bytes.Buffer
 				clock := newFakeClock()
-				s, err := Open(path, WithClock(clock.Now), WithSweepInterval(time.Hour), WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))))
+				s, err := Open(path, WithClock(clock), WithSweepInterval(time.Hour), WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -183,7 +183,7 @@ func sweeperMeetsDamage(t *testing.T, size func(int64) int64) {
 	path := seedFile(t, 2000)
 	var logs syncBuffer
 	clock := newFakeClock()
-	s, err := Open(path, WithClock(clock.Now), WithSweepInterval(10*time.Millisecond), WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))))
+	s, err := Open(path, WithClock(clock), WithSweepInterval(10*time.Millisecond), WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +216,7 @@ var hugeCap = 1 << 62
 func TestOrdinaryPanicIsNoDamage(t *testing.T) {
 	ctx := context.Background()
 	var logs syncBuffer
-	s, err := Open(filepath.Join(t.TempDir(), "store.db"), WithClock(newFakeClock().Now), WithoutSync(),
+	s, err := Open(filepath.Join(t.TempDir(), "store.db"), WithClock(newFakeClock()), WithoutSync(),
 		WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))))
 	if err != nil {
 		t.Fatal(err)

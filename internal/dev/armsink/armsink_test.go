@@ -1,4 +1,4 @@
-package notification
+package armsink
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hcpops/hcpops/core/arm"
+	"github.com/hcpops/hcpops/core/notification"
 )
 
 // sinkPost is one request a test sends the sink.
@@ -76,7 +77,7 @@ func TestSinkRecordsWhatWasDelivered(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := StartSink(t.Context(), SinkConfig{})
+			s, err := Start(t.Context(), Config{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -109,7 +110,7 @@ func TestSinkRecordsWhatWasDelivered(t *testing.T) {
 
 func TestSinkFailsASeededShare(t *testing.T) {
 	run := func() (answers []int, attempts, failures int, delivered []arm.ProvisioningState) {
-		s, err := StartSink(t.Context(), SinkConfig{FailRate: 0.3, Seed: 7})
+		s, err := Start(t.Context(), Config{FailRate: 0.3, Seed: 7})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -155,22 +156,22 @@ func TestSinkFailsTheFirstN(t *testing.T) {
 	ok, fail := http.StatusOK, http.StatusInternalServerError
 	tests := []struct {
 		name      string
-		cfg       SinkConfig
+		cfg       Config
 		failNext  map[int]int // before POST i, FailNext(n)
 		answers   []int
 		delivered []arm.ProvisioningState
 	}{
 		{name: "none", answers: []int{ok, ok}, delivered: []arm.ProvisioningState{"s0", "s1"}},
-		{name: "first two", cfg: SinkConfig{FailFirst: 2}, answers: []int{fail, fail, ok, ok},
+		{name: "first two", cfg: Config{FailFirst: 2}, answers: []int{fail, fail, ok, ok},
 			delivered: []arm.ProvisioningState{"s2", "s3"}},
 		{name: "armed later", failNext: map[int]int{1: 1}, answers: []int{ok, fail, ok},
 			delivered: []arm.ProvisioningState{"s0", "s2"}},
-		{name: "re-armed replaces", cfg: SinkConfig{FailFirst: 5}, failNext: map[int]int{1: 0}, answers: []int{fail, ok},
+		{name: "re-armed replaces", cfg: Config{FailFirst: 5}, failNext: map[int]int{1: 0}, answers: []int{fail, ok},
 			delivered: []arm.ProvisioningState{"s1"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := StartSink(t.Context(), tt.cfg)
+			s, err := Start(t.Context(), tt.cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -204,15 +205,15 @@ func TestSinkFailsTheFirstN(t *testing.T) {
 }
 
 func TestSinkRefusesBadConfigAndForeignURIs(t *testing.T) {
-	if _, err := StartSink(t.Context(), SinkConfig{FailFirst: -1}); err == nil || !strings.Contains(err.Error(), "fail first -1") {
+	if _, err := Start(t.Context(), Config{FailFirst: -1}); err == nil || !strings.Contains(err.Error(), "fail first -1") {
 		t.Errorf("FailFirst -1: %v, want an error naming it", err)
 	}
 	for _, rate := range []float64{-0.1, 1, 1.5} {
-		if _, err := StartSink(t.Context(), SinkConfig{FailRate: rate}); err == nil || !strings.Contains(err.Error(), "failure rate") {
+		if _, err := Start(t.Context(), Config{FailRate: rate}); err == nil || !strings.Contains(err.Error(), "failure rate") {
 			t.Errorf("rate %v: %v, want an error naming the failure rate", rate, err)
 		}
 	}
-	s, err := StartSink(t.Context(), SinkConfig{})
+	s, err := Start(t.Context(), Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,12 +235,12 @@ func TestSinkRefusesBadConfigAndForeignURIs(t *testing.T) {
 // The notifier and the sink are meant to meet in local runs: a loopback
 // notifier's POST lands as a delivered terminal status.
 func TestSinkReceivesTheNotifier(t *testing.T) {
-	s, err := StartSink(t.Context(), SinkConfig{})
+	s, err := Start(t.Context(), Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	n := New(Config{AllowLoopback: true}, nil)
+	n := notification.New(notification.Config{AllowLoopback: true}, nil)
 	uri := s.URI("c1/create")
 	if err := n.Notify(t.Context(), uri, arm.OperationStatus{ID: "op", Status: arm.ProvisioningStateSucceeded}); err != nil {
 		t.Fatal(err)
@@ -261,7 +262,7 @@ func TestSinkStops(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
-			s, err := StartSink(ctx, SinkConfig{})
+			s, err := Start(ctx, Config{})
 			if err != nil {
 				t.Fatal(err)
 			}

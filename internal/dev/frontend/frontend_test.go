@@ -14,6 +14,7 @@ import (
 	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/core/store/embedded"
 	"github.com/hcpops/hcpops/core/store/embedded/embeddedtest"
+	"github.com/hcpops/hcpops/internal/testsupport"
 )
 
 const (
@@ -33,10 +34,11 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	f := &fixture{t: t, now: time.Date(2026, 3, 14, 1, 59, 26, 0, time.UTC)}
-	s := embeddedtest.Open(t, embedded.WithClock(func() time.Time { return f.now }), embedded.WithoutSync())
+	clk := testsupport.NewClock(f.now)
+	s := embeddedtest.Open(t, embedded.WithClock(clk), embedded.WithoutSync())
 	n := 0
 	f.store = s
-	f.fe = New(s, func() time.Time { return f.now }, func() string {
+	f.fe = New(s, clk, func() string {
 		n++
 		return fmt.Sprintf("00000000-0000-4000-8000-%012d", n)
 	})

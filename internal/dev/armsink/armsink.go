@@ -1,4 +1,9 @@
-package notification
+// Package armsink stands in for ARM's async-notification endpoint: the
+// lifecycle's last step POSTs an operation's terminal status to the
+// notificationUri the frontend stored, and in local runs, the soak and
+// tests that URI points here, on loopback, where what was sent can be read
+// back and failures can be ordered. No part of the shipped handler links it.
+package armsink
 
 import (
 	"context"
@@ -17,8 +22,8 @@ import (
 	"github.com/hcpops/hcpops/core/arm"
 )
 
-// SinkConfig shapes a Sink.
-type SinkConfig struct {
+// Config shapes a Sink.
+type Config struct {
 	// FailFirst is how many valid POSTs are answered 500 before any other,
 	// so a run or a test can watch the notifier retry a known number of
 	// times; FailRate applies after them.
@@ -37,7 +42,7 @@ type SinkConfig struct {
 // without reaching ARM.
 type Sink struct {
 	url    string
-	cfg    SinkConfig
+	cfg    Config
 	logger *slog.Logger
 	srv    *http.Server
 	// stopWatch releases the ctx watch that closes the server.
@@ -48,20 +53,20 @@ type Sink struct {
 	failLeft int // POSTs still to fail before FailRate applies
 	attempts int
 	failures int
-	calls    map[string][]SinkCall // by URI path, in arrival order
+	calls    map[string][]Call // by URI path, in arrival order
 }
 
-// SinkCall is one valid POST the sink answered.
-type SinkCall struct {
+// Call is one valid POST the sink answered.
+type Call struct {
 	// Status is the HTTP status answered: 200, or 500 for a failure on
 	// purpose.
 	Status int
 	Body   arm.OperationStatus
 }
 
-// StartSink serves a sink on a free 127.0.0.1 port until ctx is done or
+// Start serves a sink on a free 127.0.0.1 port until ctx is done or
 // Close is called.
-func StartSink(ctx context.Context, cfg SinkConfig) (*Sink, error) {
+func Start(ctx context.Context, cfg Config) (*Sink, error) {
 	if cfg.FailRate < 0 || cfg.FailRate >= 1 {
 		return nil, fmt.Errorf("notification sink: failure rate %v: want [0,1)", cfg.FailRate)
 	}
@@ -78,7 +83,7 @@ func StartSink(ctx context.Context, cfg SinkConfig) (*Sink, error) {
 	}
 	s := &Sink{
 		url: "http://" + ln.Addr().String(), cfg: cfg, logger: logger,
-		rng: rand.New(rand.NewPCG(cfg.Seed, 0x5171)), failLeft: cfg.FailFirst, calls: map[string][]SinkCall{},
+		rng: rand.New(rand.NewPCG(cfg.Seed, 0x5171)), failLeft: cfg.FailFirst, calls: map[string][]Call{},
 	}
 	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
@@ -134,7 +139,7 @@ func (s *Sink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.failures++
 		answer = http.StatusInternalServerError
 	}
-	s.calls[r.URL.Path] = append(s.calls[r.URL.Path], SinkCall{Status: answer, Body: status})
+	s.calls[r.URL.Path] = append(s.calls[r.URL.Path], Call{Status: answer, Body: status})
 	s.mu.Unlock()
 	if fail {
 		http.Error(w, "simulated ARM failure", http.StatusInternalServerError)
@@ -153,14 +158,14 @@ func (s *Sink) FailNext(n int) {
 
 // Calls returns the valid POSTs made to uri, failed ones included, in
 // arrival order.
-func (s *Sink) Calls(uri string) ([]SinkCall, error) {
+func (s *Sink) Calls(uri string) ([]Call, error) {
 	path, ok := strings.CutPrefix(uri, s.url)
 	if !ok {
 		return nil, fmt.Errorf("notification URI %q is not one of the sink at %s", uri, s.url)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]SinkCall(nil), s.calls[path]...), nil
+	return append([]Call(nil), s.calls[path]...), nil
 }
 
 // Delivered returns the statuses answered 200 at uri, in arrival order.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hcpops/hcpops/core/arm"
+	"github.com/hcpops/hcpops/core/clock"
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
 )
@@ -68,9 +69,10 @@ type Frontend struct {
 	newUUID func() string
 }
 
-// New builds a Frontend; clock and newUUID are injected so tests are exact.
-func New(s store.Store, clock func() time.Time, newUUID func() string) *Frontend {
-	return &Frontend{store: s, now: clock, newUUID: newUUID}
+// New builds a Frontend; the clock and newUUID are injected so tests are
+// exact. A nil clock is the wall clock.
+func New(s store.Store, c clock.Clock, newUUID func() string) *Frontend {
+	return &Frontend{store: s, now: clock.OrReal(c).Now, newUUID: newUUID}
 }
 
 // target is a parsed request target.
