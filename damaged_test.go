@@ -19,15 +19,22 @@ import (
 	"github.com/hcpops/hcpops/core/store/embedded"
 )
 
-// buildBinary builds hcpops as users run it.
-func buildBinary(t *testing.T) string {
+// The two binaries: the developer's (this package) and the Function App's,
+// which is what the Functions host starts as `hcpops serve`.
+const (
+	devBinary     = "."
+	shippedBinary = "./cmd/hcpops"
+)
+
+// buildBinary builds hcpops from pkg as users run it.
+func buildBinary(t *testing.T, pkg string) string {
 	t.Helper()
 	goTool, err := exec.LookPath("go")
 	if err != nil {
 		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
 	}
 	bin := filepath.Join(t.TempDir(), "hcpops")
-	cmd := exec.Command(goTool, "build", "-o", bin, ".")
+	cmd := exec.Command(goTool, "build", "-o", bin, pkg)
 	// The go on PATH may be an older local toolchain that go.mod refuses;
 	// build with the one running this test unless the caller chose one.
 	if os.Getenv("GOTOOLCHAIN") == "" && strings.HasPrefix(runtime.Version(), "go") {
@@ -96,7 +103,7 @@ func checkRefusal(t *testing.T, err error, stderr, path string) {
 // binary. `doc list` and `serve` exit 1 with the message instead of
 // panicking (or, at 0 bytes, silently starting empty).
 func TestDamagedStoreFileCLIAndServe(t *testing.T) {
-	bin := buildBinary(t)
+	cli, shipped := buildBinary(t, devBinary), buildBinary(t, shippedBinary)
 	for _, tc := range []struct {
 		name string
 		size func(int64) int64
@@ -112,8 +119,12 @@ func TestDamagedStoreFileCLIAndServe(t *testing.T) {
 			before, _ := os.ReadFile(path)
 			env := append(os.Environ(), "HCPOPS_DATA_DIR="+dir, "CLUSTERS_SERVICE_URL=http://127.0.0.1:9",
 				"FUNCTIONS_CUSTOMHANDLER_PORT="+freePort(t))
-			for _, args := range [][]string{{"doc", "list", "-active"}, {"serve"}} {
-				cmd := exec.Command(bin, args...)
+			for _, run := range []struct {
+				bin  string
+				args []string
+			}{{cli, []string{"doc", "list", "-active"}}, {shipped, []string{"serve"}}} {
+				args := run.args
+				cmd := exec.Command(run.bin, args...)
 				cmd.Env = env
 				var stderr bytes.Buffer
 				cmd.Stderr = &stderr
@@ -135,7 +146,7 @@ func TestDamagedStoreFileCLIAndServe(t *testing.T) {
 			}
 		})
 	}
-	t.Run("damaged under a running serve", func(t *testing.T) { serveDamagedUnderIt(t, bin) })
+	t.Run("damaged under a running serve", func(t *testing.T) { serveDamagedUnderIt(t, shipped) })
 }
 
 // serveDamagedUnderIt: a file damaged while serve runs (the issue's sweeper

@@ -21,7 +21,7 @@ func TestServeLogStreams(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	bin := buildBinary(t)
+	bin := buildBinary(t, shippedBinary)
 	port := freePort(t)
 	cmd := exec.Command(bin, "serve")
 	cmd.Env = append(os.Environ(),

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -6,11 +6,9 @@ import (
 	"io"
 	"os"
 
-	"github.com/hcpops/hcpops/app"
-	"github.com/hcpops/hcpops/core/clusterservice/simulator"
 	"github.com/hcpops/hcpops/core/store/embedded"
-	devhost "github.com/hcpops/hcpops/devhost"
 	"github.com/hcpops/hcpops/handlers"
+	"github.com/hcpops/hcpops/internal/cli"
 	"github.com/hcpops/hcpops/storeapi"
 )
 
@@ -20,13 +18,15 @@ import (
 // Documented in docs/functions.md.
 const MsgHandlerStarted = "handler.started"
 
-// serve is what the Functions host starts (host.json arguments ["serve"]).
-func serve(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
-	fs := command("serve", "[flags]", "The Azure Functions custom handler. The Functions host starts it and sets\n"+
+// Serve is `hcpops serve`, what the Functions host starts (host.json
+// arguments ["serve"]): it assembles the app from getenv and serves the
+// custom handler until ctx ends. Both binaries run it.
+func Serve(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	fs := cli.Command("serve", "[flags]", "The Azure Functions custom handler. The Functions host starts it and sets\n"+
 		handlers.EnvCustomHandlerPort+"; run by hand, it needs -port.")
 	port := fs.Int("port", 0, "port to listen on when "+handlers.EnvCustomHandlerPort+" is not set")
 	format := fs.String("log-format", "json", "log format: json or text")
-	pos, err := parse(fs, args, stdout)
+	pos, err := cli.Parse(fs, args, stdout)
 	if err != nil {
 		return err
 	}
@@ -41,11 +41,11 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
-	logger := app.Logger(*format, level)
+	logger := Logger(*format, level)
 	// Before the assembly, so that a handler the host keeps restarting
 	// because its settings are wrong is counted too.
 	logger.Info(MsgHandlerStarted, "port", p, "pid", os.Getpid())
-	a, err := app.New(ctx, getenv, logger, app.Parts{})
+	a, err := New(ctx, getenv, logger, Parts{})
 	if err != nil {
 		return err
 	}
@@ -55,7 +55,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	if st, ok := a.Store.(*embedded.Store); ok {
-		sh, err := storeapi.Share(st, app.DataDir(getenv), storeapi.Advert{Command: "hcpops serve", Store: app.EmbeddedStoreName(app.DataDir(getenv))}, logger)
+		sh, err := storeapi.Share(st, DataDir(getenv), storeapi.Advert{Command: "hcpops serve", Store: EmbeddedStoreName(DataDir(getenv))}, logger)
 		if err != nil {
 			return err
 		}
@@ -96,12 +96,4 @@ func servePort(getenv func(string) string, flagPort int) (int, error) {
 			handlers.EnvCustomHandlerPort)
 	}
 	return p, nil
-}
-
-func dev(ctx context.Context, args []string, stdout io.Writer) error {
-	return devhost.Main(ctx, args, stdout)
-}
-
-func csSimulator(ctx context.Context, args []string, stdout io.Writer) error {
-	return simulator.Main(ctx, args, stdout)
 }
