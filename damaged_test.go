@@ -189,7 +189,7 @@ func serveDamagedUnderIt(t *testing.T, bin string) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	truncateTo(t, path, func(n int64) int64 { return n / 2 })
-	tick, err := os.ReadFile("functions/pollOperations/testdata/tick.json")
+	tick, err := os.ReadFile("events/testdata/tick.json")
 	if err != nil {
 		t.Fatal(err)
 	}

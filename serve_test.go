@@ -40,7 +40,7 @@ func TestServeLogStreams(t *testing.T) {
 	base := "http://127.0.0.1:" + port
 	waitReady(t, base)
 
-	tick, err := os.ReadFile("functions/pollOperations/testdata/tick.json")
+	tick, err := os.ReadFile("events/testdata/tick.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,9 +11,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 
+	"github.com/hcpops/hcpops/auth"
 	"github.com/hcpops/hcpops/core/clock"
 	"github.com/hcpops/hcpops/core/clusterservice"
 	"github.com/hcpops/hcpops/core/clusterservice/ocm"
@@ -171,7 +171,7 @@ func (a *App) Handler(getenv func(string) string, cfg handlers.Config) (*handler
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Auth, err = handlers.AuthFromEnv(getenv); err != nil {
+	if cfg.Auth, err = auth.FromEnv(getenv); err != nil {
 		return nil, err
 	}
 	srv := handlers.New(cfg, a.Logger)
@@ -215,11 +215,4 @@ func (a *App) Close() error {
 	}
 	a.owned = nil
 	return errors.Join(errs...)
-}
-
-// Logger builds the process logger: JSON or text, Debug and Info on
-// stdout, Warn and Error on stderr (what the Functions host expects), with
-// the invocation id of the current request on every line.
-func Logger(format string, level slog.Level) *slog.Logger {
-	return slog.New(handlers.StreamHandler(os.Stdout, os.Stderr, format, level))
 }

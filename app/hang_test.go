@@ -106,7 +106,7 @@ func TestHungClustersServiceThroughTheHandler(t *testing.T) {
 		cs.Hang(href[strings.LastIndex(href, "/")+1:])
 	}
 
-	tick := readFile(t, "../functions/pollOperations/testdata/tick.json")
+	tick := readFile(t, "../events/testdata/tick.json")
 	resp, body := r.post("/pollOperations", tick)
 	rec := r.logs.named(t, "poll.tick", 1)[0]
 	if resp.StatusCode != http.StatusOK || rec["polled"] != 6.0 || rec["changed"] != 4.0 || rec["errors"] != 2.0 {

@@ -9,6 +9,7 @@ import (
 	"github.com/hcpops/hcpops/core/store/embedded"
 	"github.com/hcpops/hcpops/handlers"
 	"github.com/hcpops/hcpops/internal/cli"
+	"github.com/hcpops/hcpops/logging"
 	"github.com/hcpops/hcpops/storeapi"
 )
 
@@ -37,11 +38,11 @@ func Serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
-	level, err := handlers.ParseLevel(getenv(handlers.EnvLogLevel))
+	level, err := logging.ParseLevel(getenv(logging.EnvLevel))
 	if err != nil {
 		return err
 	}
-	logger := Logger(*format, level)
+	logger := logging.New(*format, level)
 	// Before the assembly, so that a handler the host keeps restarting
 	// because its settings are wrong is counted too.
 	logger.Info(MsgHandlerStarted, "port", p, "pid", os.Getpid())

@@ -23,8 +23,8 @@ import (
 	"github.com/hcpops/hcpops/core/lifecycle"
 	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/core/store/embedded"
-	"github.com/hcpops/hcpops/handlers"
 	"github.com/hcpops/hcpops/internal/dev/frontend"
+	"github.com/hcpops/hcpops/logging"
 )
 
 // subscriptions spreads the seeded clusters over this many partitions, as
@@ -68,7 +68,7 @@ func (w *csWorld) close() {
 // discardLogger formats records like production (JSON, Info) but drops
 // them: the formatting cost is part of what is measured, the output is not.
 func discardLogger() *slog.Logger {
-	return slog.New(handlers.LogHandler(slog.NewJSONHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo})))
+	return slog.New(logging.Handler(slog.NewJSONHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo})))
 }
 
 // settings is the environment app.New reads, without the process's own;

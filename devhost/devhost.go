@@ -34,8 +34,8 @@ import (
 	"github.com/hcpops/hcpops/devhost/functionapp"
 	"github.com/hcpops/hcpops/devhost/triggerhost"
 	"github.com/hcpops/hcpops/functions"
-	"github.com/hcpops/hcpops/handlers"
 	"github.com/hcpops/hcpops/internal/dev/armsink"
+	"github.com/hcpops/hcpops/logging"
 	"github.com/hcpops/hcpops/storeapi"
 )
 
@@ -136,7 +136,7 @@ func run(ctx context.Context, o options, stdout, logw io.Writer, env map[string]
 	}
 	// Warnings and errors also reach the terminal, under their operation.
 	ev := &events{}
-	logger := slog.New(ev.handler(handlers.LogHandler(slog.NewJSONHandler(logw, &slog.HandlerOptions{Level: o.logLevel}))))
+	logger := slog.New(ev.handler(logging.Handler(slog.NewJSONHandler(logw, &slog.HandlerOptions{Level: o.logLevel}))))
 	st, err := openStore(ctx, o, cfg, onCosmos, logger)
 	if err != nil {
 		return err

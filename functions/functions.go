@@ -48,11 +48,6 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	return cfg, nil
 }
 
-// Names lists the functions, as folder names.
-func Names() []string {
-	return []string{dispatchoperations.Name, operationresults.Name, operationstatus.Name, polloperations.Name}
-}
-
 // Register adds every function to s.
 func Register(s *handlers.Server, eng Engine, cfg Config, logger *slog.Logger) error {
 	if eng == nil {

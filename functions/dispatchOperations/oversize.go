@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/hcpops/hcpops/core/store"
+	"github.com/hcpops/hcpops/events"
 	"github.com/hcpops/hcpops/handlers"
 )
 
@@ -52,7 +53,7 @@ func streamBatch(body io.Reader) ([]json.RawMessage, map[string]json.RawMessage,
 	br := bufio.NewReaderSize(body, 64<<10)
 	d := jsontext.NewDecoder(br, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '{' {
-		return nil, nil, handlers.BadInput("invocation body must be a JSON object {\"Data\":{...},\"Metadata\":{...}}")
+		return nil, nil, events.Malformed("invocation body must be a JSON object {\"Data\":{...},\"Metadata\":{...}}")
 	}
 	var docs []json.RawMessage
 	var meta map[string]json.RawMessage
@@ -88,7 +89,7 @@ func streamBatch(body io.Reader) ([]json.RawMessage, map[string]json.RawMessage,
 		}
 	}
 	if !found {
-		return nil, nil, handlers.BadInput("invocation body has no Data object with Data.%s", BindingName)
+		return nil, nil, events.Malformed("invocation body has no Data object with Data.%s", BindingName)
 	}
 	return docs, meta, nil
 }
@@ -114,7 +115,7 @@ func metadataAfter(rest io.Reader) map[string]json.RawMessage {
 func streamData(d *jsontext.Decoder, br *bufio.Reader) (docs []json.RawMessage, rest io.Reader, err error) {
 	const field = "Data." + BindingName
 	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '{' {
-		return nil, nil, handlers.BadInput("Data is not a JSON object")
+		return nil, nil, events.Malformed("Data is not a JSON object")
 	}
 	for d.PeekKind() == '"' {
 		name, err := d.ReadToken()
@@ -153,13 +154,13 @@ func streamData(d *jsontext.Decoder, br *bufio.Reader) (docs []json.RawMessage, 
 			}
 			return docs, raw, nil
 		}
-		return nil, nil, handlers.BadInput("%s is not an array of documents (or a JSON string holding one)", field)
+		return nil, nil, events.Malformed("%s is not an array of documents (or a JSON string holding one)", field)
 	}
 	if _, err := d.ReadToken(); err != nil {
 		return nil, nil, malformed("Data", err)
 	}
 	if docs == nil {
-		return nil, nil, handlers.BadInput("Data has no %s (Data.%s is missing)", BindingName, BindingName)
+		return nil, nil, events.Malformed("Data has no %s (Data.%s is missing)", BindingName, BindingName)
 	}
 	return docs, nil, nil
 }
@@ -182,10 +183,10 @@ func streamLayers(content io.Reader) ([]json.RawMessage, error) {
 			return nil, malformed(field, err)
 		}
 		if first != '[' {
-			return nil, handlers.BadInput("%s is wrapped in more than %d layers of JSON strings, or holds no array", field, maxStringLayers)
+			return nil, events.Malformed("%s is wrapped in more than %d layers of JSON strings, or holds no array", field, events.MaxStringLayers)
 		}
 	} else if first != '[' {
-		return nil, handlers.BadInput("%s is a string whose content is not an array of documents", field)
+		return nil, events.Malformed("%s is a string whose content is not an array of documents", field)
 	}
 	docs, err := streamArray(jsontext.NewDecoder(r, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)))
 	if err != nil {
@@ -203,7 +204,7 @@ func streamLayers(content io.Reader) ([]json.RawMessage, error) {
 func streamArray(d *jsontext.Decoder) ([]json.RawMessage, error) {
 	const field = "Data." + BindingName
 	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '[' {
-		return nil, handlers.BadInput("%s is not an array of documents", field)
+		return nil, events.Malformed("%s is not an array of documents", field)
 	}
 	var docs []json.RawMessage
 	for i := 0; ; i++ {
@@ -218,7 +219,7 @@ func streamArray(d *jsontext.Decoder) ([]json.RawMessage, error) {
 			_, err := d.ReadValue()
 			return nil, malformed(field, err)
 		default:
-			return nil, handlers.BadInput("%s[%d] is not a JSON object", field, i)
+			return nil, events.Malformed("%s[%d] is not a JSON object", field, i)
 		}
 		v, err := d.ReadValue()
 		if err != nil {
@@ -232,13 +233,13 @@ func streamArray(d *jsontext.Decoder) ([]json.RawMessage, error) {
 // not what (a document may be megabytes).
 func malformed(what string, err error) error {
 	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-		return handlers.BadInput("%s: the batch is cut short", what)
+		return events.Malformed("%s: the batch is cut short", what)
 	}
 	var se *jsontext.SyntacticError
 	if errors.As(err, &se) {
-		return handlers.BadInput("%s: malformed JSON at byte %d", what, se.ByteOffset)
+		return events.Malformed("%s: malformed JSON at byte %d", what, se.ByteOffset)
 	}
-	return handlers.BadInput("%s: malformed JSON", what)
+	return events.Malformed("%s: malformed JSON", what)
 }
 
 // splitOversize sets aside the documents over Cosmos DB's item limit: no

@@ -15,7 +15,7 @@ import (
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/lifecycle"
 	"github.com/hcpops/hcpops/functions/operationrequest"
-	"github.com/hcpops/hcpops/handlers"
+	"github.com/hcpops/hcpops/logging"
 )
 
 // Name is the function's folder name.
@@ -43,7 +43,7 @@ type Function struct {
 
 // New builds the function; logger may be nil.
 func New(r StatusReader, logger *slog.Logger) *Function {
-	f := &Function{reader: r, logger: handlers.Logger(logger)}
+	f := &Function{reader: r, logger: logging.Logger(logger)}
 	f.Endpoint = operationrequest.Endpoint{Name: Name, Type: arm.OperationStatusesType, Answer: f.answer}
 	return f
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/hcpops/hcpops/core/admission"
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/lifecycle"
+	"github.com/hcpops/hcpops/events"
 	"github.com/hcpops/hcpops/functions/operationrequest"
 	"github.com/hcpops/hcpops/handlers"
 )
@@ -138,7 +139,7 @@ func TestForwardedStatus(t *testing.T) {
 			rec := &recordingReader{out: sampleStatus()}
 			ts := newServer(t, rec)
 			got := get(t, ts, http.MethodGet, tt.path+"?api-version=2024-06-10-preview", map[string]string{
-				operationrequest.HeaderHomeTenantID: tenant, operationrequest.HeaderClientObjectID: client, handlers.HeaderInvocationID: "fwd-1",
+				operationrequest.HeaderHomeTenantID: tenant, operationrequest.HeaderClientObjectID: client, events.HeaderInvocationID: "fwd-1",
 			})
 			if got.status != http.StatusOK {
 				t.Fatalf("status = %d body %s", got.status, got.body)

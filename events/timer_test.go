@@ -1,4 +1,4 @@
-package polloperations
+package events
 
 import (
 	"encoding/json"
@@ -6,11 +6,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/hcpops/hcpops/handlers"
 )
 
-func TestParseHostTime(t *testing.T) {
+func TestParseTime(t *testing.T) {
 	plus2 := time.FixedZone("", 2*3600)
 	tests := []struct {
 		in   string
@@ -29,18 +27,18 @@ func TestParseHostTime(t *testing.T) {
 		{" 2026-03-14T09:30:00Z ", time.Date(2026, 3, 14, 9, 30, 0, 0, time.UTC)},
 	}
 	for _, tt := range tests {
-		got, err := ParseHostTime(tt.in)
+		got, err := ParseTime(tt.in)
 		if err != nil {
-			t.Errorf("ParseHostTime(%q): %v", tt.in, err)
+			t.Errorf("ParseTime(%q): %v", tt.in, err)
 			continue
 		}
 		if !got.Equal(tt.want) {
-			t.Errorf("ParseHostTime(%q) = %v, want %v", tt.in, got, tt.want)
+			t.Errorf("ParseTime(%q) = %v, want %v", tt.in, got, tt.want)
 		}
 	}
 	for _, bad := range []string{"", "yesterday", "2026-03-14T25:00:00Z", "14/03/2026 09:30:00"} {
-		if _, err := ParseHostTime(bad); err == nil {
-			t.Errorf("ParseHostTime(%q) accepted", bad)
+		if _, err := ParseTime(bad); err == nil {
+			t.Errorf("ParseTime(%q) accepted", bad)
 		}
 	}
 }
@@ -53,16 +51,16 @@ func TestDecodeTimerInfo(t *testing.T) {
 		want TimerInfo
 	}{
 		{"full", `{"Schedule":{"AdjustForDST":true},"ScheduleStatus":{"Last":"0001-01-01T00:00:00","Next":"2026-03-14T09:30:00+00:00","LastUpdated":"0001-01-01T00:00:00"},"IsPastDue":true}`,
-			TimerInfo{Schedule: Schedule{AdjustForDST: true}, ScheduleStatus: &ScheduleStatus{Next: next}, IsPastDue: true}},
+			TimerInfo{Schedule: TimerSchedule{AdjustForDST: true}, ScheduleStatus: &ScheduleStatus{Next: Time{next}}, IsPastDue: true}},
 		{"null status", `{"Schedule":{"AdjustForDST":false},"ScheduleStatus":null,"IsPastDue":false}`, TimerInfo{}},
 		{"empty object", `{}`, TimerInfo{}},
-		{"lower-case keys", `{"schedule":{"adjustForDST":true},"isPastDue":true}`, TimerInfo{Schedule: Schedule{AdjustForDST: true}, IsPastDue: true}},
+		{"lower-case keys", `{"schedule":{"adjustForDST":true},"isPastDue":true}`, TimerInfo{Schedule: TimerSchedule{AdjustForDST: true}, IsPastDue: true}},
 		{"string-encoded", `"{\"IsPastDue\":true}"`, TimerInfo{IsPastDue: true}},
 		{"unknown fields ignored", `{"IsPastDue":false,"Extra":[1,2]}`, TimerInfo{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := DecodeTimerInfo(json.RawMessage(tt.raw))
+			got, err := DecodeTimerInfo("Data.timer", json.RawMessage(tt.raw))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -81,7 +79,7 @@ func equalInfo(a, b TimerInfo) bool {
 		return true
 	}
 	x, y := a.ScheduleStatus, b.ScheduleStatus
-	return x.Last.Equal(y.Last) && x.Next.Equal(y.Next) && x.LastUpdated.Equal(y.LastUpdated)
+	return x.Last.Equal(y.Last.Time) && x.Next.Equal(y.Next.Time) && x.LastUpdated.Equal(y.LastUpdated.Time)
 }
 
 // FuzzDecodeTimerInfo: any input either fails with a bad-input error, or
@@ -90,8 +88,8 @@ func FuzzDecodeTimerInfo(f *testing.F) {
 	files, _ := filepath.Glob(filepath.Join("testdata", "*.json"))
 	for _, name := range files {
 		var env struct{ Data map[string]json.RawMessage }
-		if err := json.Unmarshal(readFile(f, filepath.Base(name)), &env); err != nil {
-			f.Fatal(err)
+		if json.Unmarshal(readFile(f, filepath.Base(name)), &env) != nil {
+			continue // documents.json is the plain source array, not a payload
 		}
 		for _, v := range env.Data {
 			f.Add([]byte(v))
@@ -104,9 +102,9 @@ func FuzzDecodeTimerInfo(f *testing.F) {
 		if !json.Valid(raw) {
 			return
 		}
-		info, err := DecodeTimerInfo(raw)
+		info, err := DecodeTimerInfo("Data.timer", raw)
 		if err != nil {
-			if !handlers.IsBadInput(err) {
+			if !IsMalformed(err) {
 				t.Fatalf("error is not bad input: %v", err)
 			}
 			return
@@ -118,7 +116,7 @@ func FuzzDecodeTimerInfo(f *testing.F) {
 			}
 		}
 		again, _ := json.Marshal(wire)
-		info2, err := DecodeTimerInfo(again)
+		info2, err := DecodeTimerInfo("Data.timer", again)
 		if err != nil {
 			if strings.Contains(err.Error(), "not a timestamp") {
 				return // years beyond 9999 or before 0 format outside RFC 3339

@@ -1,4 +1,4 @@
-package dispatchoperations
+package events
 
 import (
 	"bytes"
@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/hcpops/hcpops/handlers"
 )
 
 func TestDecodeDocuments(t *testing.T) {
@@ -33,9 +31,9 @@ func TestDecodeDocuments(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := DecodeDocuments(json.RawMessage(tt.raw))
+			got, err := DecodeDocuments("Data.documents", json.RawMessage(tt.raw))
 			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !handlers.IsBadInput(err) {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !IsMalformed(err) {
 					t.Fatalf("err = %v, want bad input containing %q", err, tt.wantErr)
 				}
 				return
@@ -69,10 +67,10 @@ func goldenDocuments(tb testing.TB) [][]byte {
 			tb.Fatal(err)
 		}
 		var env struct{ Data map[string]json.RawMessage }
-		if json.Unmarshal(b, &env) != nil || env.Data[BindingName] == nil {
+		if json.Unmarshal(b, &env) != nil || env.Data["documents"] == nil {
 			continue // documents.json is the plain source array, not a payload
 		}
-		out = append(out, env.Data[BindingName])
+		out = append(out, env.Data["documents"])
 	}
 	return out
 }
@@ -90,9 +88,9 @@ func FuzzDecodeDocuments(f *testing.F) {
 		if !json.Valid(raw) {
 			return // the envelope decoder only ever hands over valid JSON
 		}
-		docs, err := DecodeDocuments(raw)
+		docs, err := DecodeDocuments("Data.documents", raw)
 		if err != nil {
-			if !handlers.IsBadInput(err) {
+			if !IsMalformed(err) {
 				t.Fatalf("error is not bad input: %v", err)
 			}
 			return
@@ -110,7 +108,7 @@ func FuzzDecodeDocuments(f *testing.F) {
 		if err := enc.Encode(docs); err != nil {
 			t.Fatal(err)
 		}
-		docs2, err := DecodeDocuments(bytes.TrimSpace(again.Bytes()))
+		docs2, err := DecodeDocuments("Data.documents", bytes.TrimSpace(again.Bytes()))
 		if err != nil || len(docs2) != len(docs) {
 			t.Fatalf("re-encoded batch does not decode: %v", err)
 		}
@@ -146,7 +144,7 @@ func BenchmarkDecodeDocuments(b *testing.B) {
 	b.SetBytes(int64(len(raw)))
 	b.ReportAllocs()
 	for b.Loop() {
-		docs, err := DecodeDocuments(raw)
+		docs, err := DecodeDocuments("Data.documents", raw)
 		if err != nil || len(docs) != 100 {
 			b.Fatalf("%d docs, %v", len(docs), err)
 		}
