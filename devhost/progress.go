@@ -392,21 +392,22 @@ func (t *tracker) table(w io.Writer, notified func(uri string) bool) {
 }
 
 // shortResource names a resource by kind and path below its cluster's
-// resource group: "cluster c1", "nodepool c1/np1".
+// resource group: "cluster c1", "nodepool c1/np1". An ID it cannot read
+// is shown as it is.
 func shortResource(externalID string) string {
-	const marker = "/" + arm.ClustersType + "/"
-	i := strings.Index(strings.ToLower(externalID), strings.ToLower(marker))
-	if i < 0 {
+	id, err := document.ParseResourceID("resource_id", externalID)
+	if err != nil {
 		return externalID
 	}
-	parts := strings.Split(externalID[i+len(marker):], "/")
-	switch {
-	case len(parts) == 3 && strings.EqualFold(parts[1], arm.NodePoolsType):
-		return "nodepool " + parts[0] + "/" + parts[2]
-	case len(parts) == 3 && strings.EqualFold(parts[1], arm.ExternalAuthsType):
-		return "externalauth " + parts[0] + "/" + parts[2]
+	switch t := id.ResourceType.String(); {
+	case strings.EqualFold(t, arm.ClusterResourceType):
+		return "cluster " + id.Name
+	case strings.EqualFold(t, arm.NodePoolResourceType):
+		return "nodepool " + id.Parent.Name + "/" + id.Name
+	case strings.EqualFold(t, arm.ExternalAuthResourceType):
+		return "externalauth " + id.Parent.Name + "/" + id.Name
 	}
-	return "cluster " + strings.Join(parts, "/")
+	return externalID
 }
 
 func orDash(s string) string {
