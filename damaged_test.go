@@ -99,8 +99,9 @@ func checkRefusal(t *testing.T, err error, stderr, path string) {
 	}
 }
 
-// TestDamagedStoreFileCLIAndServe: the issue's truncations through the built
-// binary. `doc list` and `serve` exit 1 with the message instead of
+// TestDamagedStoreFileCLIAndServe: a store file cut short (at 0 bytes, 8
+// KiB, half, as a full disk or a killed copy leaves it) through the built
+// binaries. `doc list` and `serve` exit 1 with the message instead of
 // panicking (or, at 0 bytes, silently starting empty).
 func TestDamagedStoreFileCLIAndServe(t *testing.T) {
 	cli, shipped := buildBinary(t, devBinary), buildBinary(t, shippedBinary)
@@ -149,8 +150,8 @@ func TestDamagedStoreFileCLIAndServe(t *testing.T) {
 	t.Run("damaged under a running serve", func(t *testing.T) { serveDamagedUnderIt(t, shipped) })
 }
 
-// serveDamagedUnderIt: a file damaged while serve runs (the issue's sweeper
-// crash loop) stops serve with exit 1 and the message at the first call
+// serveDamagedUnderIt: a file damaged while serve runs (which used to crash
+// the TTL sweeper, and the host restarted it in a loop) stops serve with exit 1 and the message at the first call
 // that meets the damage.
 func serveDamagedUnderIt(t *testing.T, bin string) {
 	dir := t.TempDir()

@@ -66,9 +66,9 @@ func hostBatch(t *testing.T, retry, maxRetry int, docs ...map[string]any) []byte
 	return body
 }
 
-// TestUnaddressableDocumentsAreSkipped is the bad-id batch: operation
-// documents whose id or partitionKey no store accepts used to fail every
-// delivery with a 500. Now the good ones are dispatched, the bad ones are
+// TestUnaddressableDocumentsAreSkipped: a batch with operation documents
+// whose id or partitionKey no store accepts used to fail every delivery
+// with a 500, so the host retried it until it skipped the good ones too. Now the good ones are dispatched, the bad ones are
 // logged with their ids and skipped, the answer is 200 and nothing is
 // written for the bad ones.
 func TestUnaddressableDocumentsAreSkipped(t *testing.T) {

@@ -19,8 +19,9 @@ import (
 	"github.com/hcpops/hcpops/internal/testsupport"
 )
 
-// TestHungClustersServiceThroughTheHandler is issue 10's outside run with
-// its settings, through the real handler: poll concurrency 2, no CS
+// TestHungClustersServiceThroughTheHandler reproduces a run against a
+// Clusters Service that hangs on some objects, with that run's settings,
+// through the real handler: poll concurrency 2, no CS
 // retries, six dispatched cluster creates, the first two polled hang.
 // Before the fix the tick ended at its budget with errors=0 and all six
 // Accepted; now the healthy four finish in the first tick, the two hung

@@ -42,8 +42,8 @@ func envelope(t *testing.T, docs []json.RawMessage, layers int, metadataFirst bo
 }
 
 // TestOversizeBatchIsDecoded: a change-feed batch over the handler's body
-// limit, because one document in it is over Cosmos DB's 2 MB (the
-// issue's 22 MB document), is still read: the document that can never be
+// limit, because one document in it is over Cosmos DB's 2 MB (22 MB
+// here), is still read: the document that can never be
 // dispatched is logged with its id and skipped, the others are
 // dispatched, and the host gets 200 instead of a 413 on every delivery.
 // A batch over the limit only by the number of its documents loses none.

@@ -47,8 +47,7 @@ func truncate(t testing.TB, path string, size func(int64) int64) {
 	}
 }
 
-// TestOpenRefusesDamagedFiles: the truncations (0 bytes, 8 KiB,
-// half) are refused at Open with an error naming the file and what to do,
+// TestOpenRefusesDamagedFiles: a file cut short (0 bytes, 8 KiB, half) are refused at Open with an error naming the file and what to do,
 // never a panic, and the file is left as it was.
 func TestOpenRefusesDamagedFiles(t *testing.T) {
 	tests := []struct {
@@ -100,7 +99,7 @@ func TestOpenCreatesOnlyWhereNoFileExists(t *testing.T) {
 	}
 }
 
-// damageSizes are the truncations, as functions of the file size.
+// damageSizes are where a damaged file ends, as functions of its size.
 var damageSizes = []struct {
 	name string
 	size func(int64) int64
@@ -171,7 +170,7 @@ func TestDamageWhileOpenIsAnError(t *testing.T) {
 }
 
 // TestSweeperMeetsDamage: when the TTL sweeper is the first to meet the
-// damage (the crash ~10 s after start), it stops with the error
+// damage (about 10 s after start, when it first runs), it stops with the error
 // recorded and logged once instead of panicking the process.
 func TestSweeperMeetsDamage(t *testing.T) {
 	for _, size := range damageSizes {
