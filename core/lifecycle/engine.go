@@ -20,6 +20,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/hcpops/hcpops/core/activeset"
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/clusterservice"
 	"github.com/hcpops/hcpops/core/document"
@@ -126,6 +127,8 @@ type Engine struct {
 	// csHealth is when CS last answered as a working service; a batch
 	// uses it to tell a sick object from a sick CS.
 	csHealth *csHealth
+	// view is the tick's active set, kept from the change feed (source.go).
+	view *activeset.View
 }
 
 // DispatchDocuments handles one change-feed batch; non-operation documents
