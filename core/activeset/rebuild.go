@@ -89,7 +89,7 @@ func (r *Rebuild) Commit() Stats {
 	defer v.mu.Unlock()
 	v.set, v.pos = s, r.pos
 	v.nextRelist = r.began.Add(v.cfg.Relist + v.cfg.Jitter(v.cfg.Relist))
-	return Stats{Operations: s.nOps, Resources: s.nRes, Bytes: s.bytes}
+	return s.stats()
 }
 
 // NextRelist is when the view will next be rebuilt; zero before the first

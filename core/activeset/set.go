@@ -11,11 +11,11 @@ import (
 type set struct {
 	keys     keyer
 	ops, res codec
+	slab     slab
 	parts    map[string]*partition
 	// pending are resources an operation needs that no read has answered.
 	pending    map[store.DocRef]struct{}
 	nOps, nRes int
-	bytes      int64 // of records
 }
 
 type partition struct {
@@ -24,7 +24,7 @@ type partition struct {
 }
 
 type opEntry struct {
-	rec   []byte
+	at    loc
 	res   key // the resource it needs, when needs
 	needs bool
 }
@@ -40,9 +40,10 @@ const (
 )
 
 type resEntry struct {
-	// rec is the document when present; when absent, a header-only record
-	// of the version that said so (nil when a read found nothing).
-	rec   []byte
+	// at is the document's record when present; when absent, a
+	// header-only record of the version that said so (none when a read
+	// found nothing).
+	at    loc
 	refs  int32
 	state resState
 }
@@ -85,13 +86,13 @@ func (s *set) putOperation(h head, rec []byte, ref store.DocRef, needs bool) {
 	p := s.partition(h.partitionKey, true)
 	k := s.keys.of(h.id)
 	old, had := p.ops[k]
-	e := opEntry{rec: rec, needs: needs}
+	e := opEntry{at: s.slab.put(rec), needs: needs}
 	if needs {
 		e.res = s.keys.of(ref.ID)
 		s.acquire(p, ref, e.res)
 	}
 	if had {
-		s.bytes -= int64(len(old.rec))
+		s.slab.free(old.at)
 		if old.needs {
 			s.release(h.partitionKey, p, old.res)
 		}
@@ -99,7 +100,6 @@ func (s *set) putOperation(h head, rec []byte, ref store.DocRef, needs bool) {
 		s.nOps++
 	}
 	p.ops[k] = e
-	s.bytes += int64(len(rec))
 }
 
 // removeOperation forgets an operation, and its resource when no other
@@ -111,7 +111,7 @@ func (s *set) removeOperation(pk string, p *partition, k key) {
 	}
 	delete(p.ops, k)
 	s.nOps--
-	s.bytes -= int64(len(old.rec))
+	s.slab.free(old.at)
 	if old.needs {
 		s.release(pk, p, old.res)
 	}
@@ -137,7 +137,7 @@ func (s *set) release(pk string, p *partition, k key) {
 		p.res[k] = e
 		return
 	}
-	s.bytes -= int64(len(e.rec))
+	s.slab.free(e.at)
 	delete(p.res, k)
 	s.nRes--
 	s.dropEmpty(pk, p)
@@ -155,8 +155,8 @@ func (s *set) setResource(ref store.DocRef, state resState, rec []byte) {
 	if !ok {
 		return // no operation needs it (any more)
 	}
-	s.bytes += int64(len(rec) - len(e.rec))
-	e.rec, e.state = rec, state
+	s.slab.free(e.at)
+	e.at, e.state = s.slab.put(rec), state
 	p.res[k] = e
 	delete(s.pending, ref)
 }
@@ -169,4 +169,35 @@ func (s *set) resource(ref store.DocRef) (resEntry, bool) {
 	}
 	e, ok := p.res[s.keys.of(ref.ID)]
 	return e, ok
+}
+
+// compact moves the records still in use to new chunks when freed ones
+// waste a quarter of the slab; records handed out before stay valid.
+func (s *set) compact() {
+	if !s.slab.wasteful() {
+		return
+	}
+	old := s.slab
+	s.slab = slab{}
+	for _, p := range s.parts {
+		for k, e := range p.ops {
+			e.at = s.slab.put(old.get(e.at))
+			p.ops[k] = e
+		}
+		for k, e := range p.res {
+			e.at = s.slab.put(old.get(e.at))
+			p.res[k] = e
+		}
+	}
+}
+
+// rec is the record at l.
+func (s *set) rec(l loc) []byte { return s.slab.get(l) }
+
+func (s *set) stats() Stats {
+	held := int64(0)
+	for _, c := range s.slab.chunks {
+		held += int64(cap(c))
+	}
+	return Stats{Operations: s.nOps, Resources: s.nRes, Bytes: s.slab.live, Held: held}
 }

@@ -108,6 +108,9 @@ type Stats struct {
 	Operations int   // operation documents
 	Resources  int   // resource documents needed by them (held, gone or not yet read)
 	Bytes      int64 // of their records: compressed documents and headers
+	// Held is the memory the records take, freed ones not yet compacted
+	// away included.
+	Held int64
 }
 
 // Stats is what the view holds now; zero when it is not built.
@@ -117,7 +120,7 @@ func (v *View) Stats() Stats {
 	if v.set == nil {
 		return Stats{}
 	}
-	return Stats{Operations: v.set.nOps, Resources: v.set.nRes, Bytes: v.set.bytes}
+	return v.set.stats()
 }
 
 // Refreshed is what one Refresh read.
@@ -156,6 +159,7 @@ func (v *View) Refresh(ctx context.Context) (Refreshed, error) {
 	}
 	v.pos = pos
 	r.Loaded = v.load(ctx, stash)
+	v.set.compact()
 	return r, nil
 }
 
@@ -184,7 +188,7 @@ func (v *View) apply(items []store.Item, stash map[store.DocRef][]byte) {
 			stash[ref] = resourceRecord(s, h, it.Body, now)
 			continue
 		}
-		if e.rec != nil && olderOrSame(e.rec, h) {
+		if rec := s.rec(e.at); rec != nil && olderOrSame(rec, h) {
 			continue
 		}
 		rec := resourceRecord(s, h, it.Body, now)
@@ -196,7 +200,7 @@ func (v *View) applyOperation(s *set, h head, body []byte, now int64) {
 	p := s.partition(h.partitionKey, false)
 	k := s.keys.of(h.id)
 	if p != nil {
-		if old, held := p.ops[k]; held && olderOrSame(old.rec, h) {
+		if old, held := p.ops[k]; held && olderOrSame(s.rec(old.at), h) {
 			return
 		}
 	}
@@ -285,7 +289,7 @@ func (v *View) record(s *set, refs []store.DocRef, got map[store.DocRef]store.It
 		if err != nil {
 			continue // left unknown: its poll reads it and says what is wrong
 		}
-		if e, held := s.resource(ref); held && e.rec != nil && olderOrSame(e.rec, h) {
+		if e, held := s.resource(ref); held && s.rec(e.at) != nil && olderOrSame(s.rec(e.at), h) {
 			delete(s.pending, ref)
 			continue
 		}
@@ -344,11 +348,12 @@ func (v *View) snapshot() ([][]byte, *codec, error) {
 	recs := make([][]byte, 0, s.nOps)
 	for pk, p := range s.parts {
 		for k, e := range p.ops {
-			if m, _, err := header(e.rec); err == nil && m.expiredAt(now) {
+			rec := s.rec(e.at)
+			if m, _, err := header(rec); err == nil && m.expiredAt(now) {
 				s.removeOperation(pk, p, k)
 				continue
 			}
-			recs = append(recs, e.rec)
+			recs = append(recs, rec)
 		}
 	}
 	return recs, &s.ops, nil
@@ -380,10 +385,11 @@ func (v *View) Resources(refs []store.DocRef) (got map[store.DocRef]store.Item, 
 			case !ok || e.state == resUnknown:
 				unknown = append(unknown, ref)
 			case e.state == resPresent:
-				if m, _, err := header(e.rec); err == nil && m.expiredAt(now) {
+				rec := s.rec(e.at)
+				if m, _, err := header(rec); err == nil && m.expiredAt(now) {
 					continue // expired since: gone
 				}
-				found = append(found, held{ref, e.rec})
+				found = append(found, held{ref, rec})
 			}
 		}
 	}()

@@ -398,7 +398,7 @@ func TestChangesDuringARebuildArrive(t *testing.T) {
 // An older copy arriving after a newer one does not replace it, and a
 // document deleted and created again is its new self.
 func TestNewer(t *testing.T) {
-	m := meta{ts: 100, version: 5, etag: `"e5"`}
+	m := meta{ts: 100, version: 5, etag: etagSum(`"e5"`)}
 	for _, c := range []struct {
 		name string
 		h    head

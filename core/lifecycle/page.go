@@ -35,6 +35,7 @@ type polled struct {
 // with list calls. A read that fails here costs only the batching: the
 // operations then read for themselves, one by one.
 func (e *Engine) preparePage(ctx context.Context, src *pollSource, items []store.Item, now time.Time) []polled {
+	src.operations(items)
 	ps := make([]polled, len(items))
 	refs := make([]store.DocRef, 0, len(items))
 	want := make([]int, 0, len(items)) // index in ps of each ref

@@ -38,11 +38,12 @@ type pollSource struct {
 const (
 	fullReadStart  = "start"
 	fullReadRelist = "relist"
-	fullReadLost   = "feed position lost"
+	fullReadLost   = "feed_lost"
 )
 
-// MsgViewRebuilt names the log line of a full read that rebuilt the view.
-const MsgViewRebuilt = "active-set view rebuilt"
+// MsgViewRebuilt names the record of a full read that rebuilt the view
+// (docs/functions.md).
+const MsgViewRebuilt = "poll.view_rebuilt"
 
 func (e *Engine) pollSource(ctx context.Context) *pollSource {
 	src := &pollSource{e: e, began: e.clock()}
@@ -79,12 +80,15 @@ func (s *pollSource) stream(ctx context.Context, q store.ActiveOperationsQuery, 
 	if s.fromView {
 		return s.e.view.Operations(ctx, q.PageSize, page)
 	}
-	return s.e.store.ActiveOperations(ctx, q, func(items []store.Item) error {
-		if s.rb != nil {
-			s.rb.Operations(items)
-		}
-		return page(items)
-	})
+	return s.e.store.ActiveOperations(ctx, q, page)
+}
+
+// operations records a page of the full read; the page preparers call it,
+// so that recording runs on several goroutines.
+func (s *pollSource) operations(items []store.Item) {
+	if s.rb != nil {
+		s.rb.Operations(items)
+	}
 }
 
 // resources reads refs' documents. unanswered are the refs it could not
@@ -123,14 +127,17 @@ func (s *pollSource) resources(ctx context.Context, refs []store.DocRef) (got ma
 }
 
 // finish makes a completed full read the view; streamErr is the query's.
+// Pages are prepared, and so recorded, only while ctx lasts: one that
+// ended may have left a page out.
 func (s *pollSource) finish(ctx context.Context, streamErr error) {
-	if s.rb == nil || streamErr != nil {
+	if s.rb == nil || streamErr != nil || ctx.Err() != nil {
 		return
 	}
 	st := s.rb.Commit()
+	elapsed := s.e.clock().Sub(s.began)
 	withInvocation(ctx, s.e.log).Info(MsgViewRebuilt, "reason", s.why, "operations", st.Operations,
-		"resources", st.Resources, "view_bytes", st.Bytes, "elapsed", s.e.clock().Sub(s.began),
-		"next_relist", s.e.view.NextRelist())
+		"resources", st.Resources, "view_bytes", st.Bytes, "elapsed_ms", float64(elapsed.Microseconds())/1000,
+		"next_relist", s.e.view.NextRelist().UTC().Format(time.RFC3339))
 }
 
 // resourceRef is the resource document an operation polls against: its

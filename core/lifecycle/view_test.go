@@ -206,7 +206,7 @@ func TestFeedGapFallsBackToAFullRead(t *testing.T) {
 		t.Errorf("tick after a gap = %+v reading %+v; want both operations and clusters read in full", res, r)
 	}
 	if logs := e.logs.String(); !strings.Contains(logs, "lost its place in the change feed") || !strings.Contains(logs, "gap=true") ||
-		!strings.Contains(logs, "reason=\"feed position lost\"") {
+		!strings.Contains(logs, "reason=feed_lost") {
 		t.Errorf("the gap was not logged as such:\n%s", logs)
 	}
 	res, r = e.tickOn(t, e.engine)
