@@ -237,7 +237,7 @@ func TestParseFlags(t *testing.T) {
 	}{
 		{nil, "", func(o options) bool {
 			return len(o.ns) == 3 && o.ns[2] == 100000 && o.changedMaxN == 10000 && o.cosmosN == 10000 &&
-				o.batchSize == 100 && len(o.scenarios) == 6 && len(o.storeModes) == 2
+				o.batchSize == 100 && len(o.scenarios) == 8 && len(o.storeModes) == 2
 		}},
 		{[]string{"-quick"}, "", func(o options) bool {
 			return len(o.ns) == 1 && o.ns[0] == 200 && o.dispatchOps == 200 && o.cosmosN == 200

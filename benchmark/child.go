@@ -18,6 +18,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/hcpops/hcpops/core/activeset"
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/lifecycle"
 	"github.com/hcpops/hcpops/core/store"
@@ -74,6 +75,11 @@ type childResult struct {
 	// FirstTick is what the warm-up tick read: a full read, as a relist.
 	FirstTick *StoreCounts `json:"first_tick,omitempty"`
 	Touched   int          `json:"touched,omitempty"`
+	// ViewHeap is the live Go heap the warm-up tick left behind (after a
+	// collection, less the one before it): the view of the active set;
+	// View what the view says it holds.
+	ViewHeap int64           `json:"view_heap,omitempty"`
+	View     activeset.Stats `json:"view"`
 	// dispatch only
 	BatchWall  []time.Duration `json:"batch_wall"`
 	Documents  int             `json:"documents"`
@@ -151,10 +157,9 @@ func runChild(ctx context.Context, specPath string, stdout io.Writer) error {
 	var base StoreCounts
 	switch spec.Kind {
 	case childTick:
-		var first *StoreCounts
-		touched := 0
+		var warm childResult
 		if spec.Warm {
-			if first, touched, err = warmUp(ctx, spec, a, s); err != nil {
+			if warm, err = warmUp(ctx, spec, a, s); err != nil {
 				return err
 			}
 			base = a.counts.counts()
@@ -163,7 +168,8 @@ func runChild(ctx context.Context, specPath string, stdout io.Writer) error {
 			tr, err := a.app.Engine.Tick(ctx)
 			return childResult{Tick: tr}, err
 		})
-		res.FirstTick, res.Touched = first, touched
+		res.FirstTick, res.Touched, res.ViewHeap = warm.FirstTick, warm.Touched, warm.ViewHeap
+		res.View = a.app.Engine.ActiveSetStats()
 	case childDispatch:
 		res, err = childDispatchRun(ctx, spec, a, s)
 	default:
@@ -191,34 +197,45 @@ func runChild(ctx context.Context, specPath string, stdout io.Writer) error {
 // of the active set, and then has another writer rewrite spec.Touch
 // operations and their clusters (a new version of each, as another
 // instance's status write makes), straight to raw, uncounted.
-func warmUp(ctx context.Context, spec childSpec, a *assembled, raw store.Store) (*StoreCounts, int, error) {
+func warmUp(ctx context.Context, spec childSpec, a *assembled, raw store.Store) (childResult, error) {
+	var res childResult
 	before := a.counts.counts()
+	heap0 := liveHeap()
 	tr, err := a.app.Engine.Tick(ctx)
 	if err != nil {
-		return nil, 0, fmt.Errorf("warm-up tick: %w", err)
+		return res, fmt.Errorf("warm-up tick: %w", err)
 	}
 	if tr.Errors != 0 || tr.Changed != 0 {
-		return nil, 0, fmt.Errorf("warm-up tick: %d errors, %d changed; want an unchanged tick", tr.Errors, tr.Changed)
+		return res, fmt.Errorf("warm-up tick: %d errors, %d changed; want an unchanged tick", tr.Errors, tr.Changed)
 	}
+	res.ViewHeap = int64(liveHeap()) - int64(heap0)
 	first := a.counts.counts().minus(before)
-	touched, err := touch(ctx, raw, spec.Touch)
-	if err != nil {
-		return nil, 0, err
+	res.FirstTick = &first
+	if res.Touched, err = touch(ctx, raw, spec.Touch); err != nil {
+		return res, err
 	}
 	// The simulator's ledger then counts only the measured tick.
 	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, strings.TrimSuffix(spec.CSURL, "/")+"/_sim/ledger", nil)
 	if err != nil {
-		return nil, 0, err
+		return res, err
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return nil, 0, fmt.Errorf("resetting the simulator's ledger: %w", err)
+		return res, fmt.Errorf("resetting the simulator's ledger: %w", err)
 	}
 	resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		return nil, 0, fmt.Errorf("resetting the simulator's ledger: %s", resp.Status)
+		return res, fmt.Errorf("resetting the simulator's ledger: %s", resp.Status)
 	}
-	return &first, touched, nil
+	return res, nil
+}
+
+// liveHeap is the Go heap's live objects after a collection.
+func liveHeap() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
 }
 
 // touch rewrites n of the active operations, spread over the set, and

@@ -95,8 +95,13 @@ type TickFigures struct {
 	RUPerSecond float64 `json:"ru_per_second"`
 	// Touched is how many operations (and their clusters) another writer
 	// rewrote before the tick.
-	Touched         int     `json:"touched,omitempty"`
-	CSRequestsPerOp float64 `json:"cs_requests_per_op"`
+	Touched int `json:"touched,omitempty"`
+	// ViewHeapPerOpB is the live Go heap the first tick left behind per
+	// operation (its view of the active set), ViewRecordPerOpB what the
+	// view's records (compressed documents) take of it.
+	ViewHeapPerOpB   float64 `json:"view_heap_per_op_bytes,omitempty"`
+	ViewRecordPerOpB float64 `json:"view_record_per_op_bytes,omitempty"`
+	CSRequestsPerOp  float64 `json:"cs_requests_per_op"`
 	// CSBatchSize is the CS batch size the tick ran with; CSLists what the
 	// simulator's ledger saw of list calls and the ids they named.
 	CSBatchSize int       `json:"cs_batch_size"`
@@ -132,6 +137,10 @@ func (t *TickFigures) docs(res childResult, n int) {
 		t.StrictDocsPerOp += t.FullReadDocsPerOp * share
 	}
 	t.RUPerSecond = t.AmortizedDocsPerOp * float64(n) / TickPeriod.Seconds()
+	if res.FirstTick != nil {
+		t.ViewHeapPerOpB = float64(res.ViewHeap) / float64(n)
+		t.ViewRecordPerOpB = float64(res.View.Bytes) / float64(n)
+	}
 }
 
 // ListStats is the simulator ledger's account of CS list calls.
@@ -220,11 +229,11 @@ func (r *Report) print(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
 	if len(r.Ticks) > 0 {
 		fmt.Fprintln(w, "\npoll tick")
-		fmt.Fprintln(tw, "scenario\tstore\tN\tB\twall ms\tbound ms\tcpu µs/op\tsim cpu µs/op\treads/op\twrites/op\tstore trips/op\tdocs/op\tamortized docs/op\tRU/s\tCS req/op\tids/list\theap MB\tRSS MB\tstore map MB\tchanged\terrors\t")
+		fmt.Fprintln(tw, "scenario\tstore\tN\tB\twall ms\tbound ms\tcpu µs/op\tsim cpu µs/op\treads/op\twrites/op\tstore trips/op\tdocs/op\tamortized docs/op\tRU/s\tview B/op\tCS req/op\tids/list\theap MB\tRSS MB\tstore map MB\tchanged\terrors\t")
 		for _, t := range r.Ticks {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.0f\t%.0f\t%.0f\t%.0f\t%.3f\t%.2f\t%.3f\t%.4f\t%.4f\t%.0f\t%.3f\t%.0f\t%.1f\t%.1f\t%.1f\t%d\t%d\t\n",
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.0f\t%.0f\t%.0f\t%.0f\t%.3f\t%.2f\t%.3f\t%.4f\t%.4f\t%.0f\t%.0f\t%.3f\t%.0f\t%.1f\t%.1f\t%.1f\t%d\t%d\t\n",
 				t.Scenario, t.Store, t.N, t.CSBatchSize, t.WallMS, t.BoundMS, t.CPUPerOpUS, t.SimCPUPerOpUS, t.ReadsPerOp, t.WritesPerOp,
-				t.StoreRoundTripsPerOp, t.DocsPerOp, t.AmortizedDocsPerOp, t.RUPerSecond, t.CSRequestsPerOp, t.CSLists.IDsPerCall,
+				t.StoreRoundTripsPerOp, t.DocsPerOp, t.AmortizedDocsPerOp, t.RUPerSecond, t.ViewHeapPerOpB, t.CSRequestsPerOp, t.CSLists.IDsPerCall,
 				t.PeakHeapMB, t.PeakRSSMB, t.StoreMapRSSMB, t.Result.Changed, t.Result.Errors)
 		}
 		tw.Flush()

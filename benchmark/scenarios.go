@@ -79,10 +79,19 @@ func runTicks(ctx context.Context, o options, dir string, n int, r *Report, prog
 			return err
 		}
 		r.Ticks = append(r.Ticks, fig)
-		if fig.Result.Polled != n || fig.Result.Changed != 0 || fig.Result.Errors != 0 {
-			return fmt.Errorf("%s: polled %d, changed %d, errors %d; want %d, 0, 0",
-				scenario, fig.Result.Polled, fig.Result.Changed, fig.Result.Errors, n)
+		if err := fig.unchanged(n); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// unchanged says what is wrong with a tick that was to poll n operations
+// and change none.
+func (t TickFigures) unchanged(n int) error {
+	if t.Result.Polled != n || t.Result.Changed != 0 || t.Result.Errors != 0 {
+		return fmt.Errorf("%s: polled %d, changed %d, errors %d; want %d, 0, 0",
+			t.Scenario, t.Result.Polled, t.Result.Changed, t.Result.Errors, n)
 	}
 	return nil
 }
@@ -187,11 +196,7 @@ func runCosmosTick(ctx context.Context, o options, dir string, n int, r *Report,
 		return err
 	}
 	r.Ticks = append(r.Ticks, fig)
-	if fig.Result.Polled != n || fig.Result.Changed != 0 || fig.Result.Errors != 0 {
-		return fmt.Errorf("%s: polled %d, changed %d, errors %d; want %d, 0, 0",
-			ScenarioTickCosmos, fig.Result.Polled, fig.Result.Changed, fig.Result.Errors, n)
-	}
-	return nil
+	return fig.unchanged(n)
 }
 
 // copyToCosmos creates every live document of the embedded store at path

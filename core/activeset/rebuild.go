@@ -36,7 +36,9 @@ func (v *View) Begin(ctx context.Context) (*Rebuild, error) {
 	if err != nil {
 		return nil, fmt.Errorf("starting the active-set view: %w", err)
 	}
-	return &Rebuild{v: v, pos: pos, began: began, set: newSet()}, nil
+	s := newSet()
+	s.building = true
+	return &Rebuild{v: v, pos: pos, began: began, set: s}, nil
 }
 
 // Operations records a page of the active-operations query. The query
@@ -83,6 +85,7 @@ func (r *Rebuild) Resources(refs []store.DocRef, got map[store.DocRef]store.Item
 func (r *Rebuild) Commit() Stats {
 	r.mu.Lock()
 	s := r.set
+	s.seal()
 	r.mu.Unlock()
 	v := r.v
 	v.mu.Lock()

@@ -9,6 +9,7 @@ import (
 // against, partition by partition, so that a partition's operations are
 // handed out together (a page then lists a cluster's children at once).
 type set struct {
+	building bool // a full read's: tables are sealed on commit
 	keys     keyer
 	ops, res codec
 	slab     slab
@@ -19,15 +20,18 @@ type set struct {
 }
 
 type partition struct {
-	ops map[key]opEntry
-	res map[key]resEntry
+	ops table[opEntry]
+	res table[resEntry]
 }
 
 type opEntry struct {
+	k     key
 	at    loc
 	res   key // the resource it needs, when needs
 	needs bool
 }
+
+func (e opEntry) entryKey() key { return e.k }
 
 // A resource's state: not read yet, held, or known to be gone (missing,
 // soft-deleted or expired when last read).
@@ -40,6 +44,7 @@ const (
 )
 
 type resEntry struct {
+	k key
 	// at is the document's record when present; when absent, a
 	// header-only record of the version that said so (none when a read
 	// found nothing).
@@ -48,6 +53,8 @@ type resEntry struct {
 	state resState
 }
 
+func (e resEntry) entryKey() key { return e.k }
+
 func newSet() *set {
 	return &set{keys: newKeyer(), parts: map[string]*partition{}, pending: map[store.DocRef]struct{}{}}
 }
@@ -55,7 +62,11 @@ func newSet() *set {
 func (s *set) partition(pk string, create bool) *partition {
 	p := s.parts[pk]
 	if p == nil && create {
-		p = &partition{ops: map[key]opEntry{}, res: map[key]resEntry{}}
+		p = &partition{}
+		if s.building {
+			p.ops.building()
+			p.res.building()
+		}
 		s.parts[pk] = p
 	}
 	return p
@@ -63,7 +74,7 @@ func (s *set) partition(pk string, create bool) *partition {
 
 // dropEmpty forgets a partition that holds nothing any more.
 func (s *set) dropEmpty(pk string, p *partition) {
-	if len(p.ops) == 0 && len(p.res) == 0 {
+	if p.ops.len() == 0 && p.res.len() == 0 {
 		delete(s.parts, pk)
 	}
 }
@@ -85,8 +96,8 @@ func resourceFor(resourceOf func(pk, externalID string) (store.DocRef, bool), h 
 func (s *set) putOperation(h head, rec []byte, ref store.DocRef, needs bool) {
 	p := s.partition(h.partitionKey, true)
 	k := s.keys.of(h.id)
-	old, had := p.ops[k]
-	e := opEntry{at: s.slab.put(rec), needs: needs}
+	old, had := p.ops.get(k)
+	e := opEntry{k: k, at: s.slab.put(rec), needs: needs}
 	if needs {
 		e.res = s.keys.of(ref.ID)
 		s.acquire(p, ref, e.res)
@@ -99,17 +110,17 @@ func (s *set) putOperation(h head, rec []byte, ref store.DocRef, needs bool) {
 	} else {
 		s.nOps++
 	}
-	p.ops[k] = e
+	p.ops.put(e)
 }
 
 // removeOperation forgets an operation, and its resource when no other
 // operation needs it.
 func (s *set) removeOperation(pk string, p *partition, k key) {
-	old, had := p.ops[k]
+	old, had := p.ops.get(k)
 	if !had {
 		return
 	}
-	delete(p.ops, k)
+	p.ops.del(k)
 	s.nOps--
 	s.slab.free(old.at)
 	if old.needs {
@@ -119,26 +130,27 @@ func (s *set) removeOperation(pk string, p *partition, k key) {
 }
 
 func (s *set) acquire(p *partition, ref store.DocRef, k key) {
-	e, ok := p.res[k]
+	e, ok := p.res.get(k)
 	if !ok {
+		e.k = k
 		s.nRes++
 		s.pending[ref] = struct{}{}
 	}
 	e.refs++
-	p.res[k] = e
+	p.res.put(e)
 }
 
 func (s *set) release(pk string, p *partition, k key) {
-	e, ok := p.res[k]
+	e, ok := p.res.get(k)
 	if !ok {
 		return
 	}
 	if e.refs--; e.refs > 0 {
-		p.res[k] = e
+		p.res.put(e)
 		return
 	}
 	s.slab.free(e.at)
-	delete(p.res, k)
+	p.res.del(k)
 	s.nRes--
 	s.dropEmpty(pk, p)
 }
@@ -150,14 +162,13 @@ func (s *set) setResource(ref store.DocRef, state resState, rec []byte) {
 	if p == nil {
 		return
 	}
-	k := s.keys.of(ref.ID)
-	e, ok := p.res[k]
+	e, ok := p.res.get(s.keys.of(ref.ID))
 	if !ok {
 		return // no operation needs it (any more)
 	}
 	s.slab.free(e.at)
 	e.at, e.state = s.slab.put(rec), state
-	p.res[k] = e
+	p.res.put(e)
 	delete(s.pending, ref)
 }
 
@@ -167,8 +178,7 @@ func (s *set) resource(ref store.DocRef) (resEntry, bool) {
 	if p == nil {
 		return resEntry{}, false
 	}
-	e, ok := p.res[s.keys.of(ref.ID)]
-	return e, ok
+	return p.res.get(s.keys.of(ref.ID))
 }
 
 // compact moves the records still in use to new chunks when freed ones
@@ -178,15 +188,13 @@ func (s *set) compact() {
 		return
 	}
 	old := s.slab
-	s.slab = slab{}
+	s.slab = slab{chunk: old.chunk}
 	for _, p := range s.parts {
-		for k, e := range p.ops {
-			e.at = s.slab.put(old.get(e.at))
-			p.ops[k] = e
+		for i := range p.ops.entries {
+			p.ops.entries[i].at = s.slab.put(old.get(p.ops.entries[i].at))
 		}
-		for k, e := range p.res {
-			e.at = s.slab.put(old.get(e.at))
-			p.res[k] = e
+		for i := range p.res.entries {
+			p.res.entries[i].at = s.slab.put(old.get(p.res.entries[i].at))
 		}
 	}
 }
@@ -200,4 +208,13 @@ func (s *set) stats() Stats {
 		held += int64(cap(c))
 	}
 	return Stats{Operations: s.nOps, Resources: s.nRes, Bytes: s.slab.live, Held: held}
+}
+
+// seal ends a full read's building: every table sorted.
+func (s *set) seal() {
+	for _, p := range s.parts {
+		p.ops.seal()
+		p.res.seal()
+	}
+	s.building = false
 }

@@ -15,6 +15,7 @@ type slab struct {
 	chunks [][]byte
 	live   int64 // bytes of records in use
 	dead   int64 // bytes of freed records still in chunks
+	chunk  int   // chunk size; 0 is chunkSize (tests make it small)
 }
 
 // loc is a record's place; the zero loc is no record.
@@ -30,7 +31,7 @@ func (s *slab) put(rec []byte) loc {
 	}
 	last := len(s.chunks) - 1
 	if last < 0 || len(s.chunks[last])+len(rec) > cap(s.chunks[last]) {
-		s.chunks = append(s.chunks, make([]byte, 0, max(chunkSize, len(rec))))
+		s.chunks = append(s.chunks, make([]byte, 0, max(s.size(), len(rec))))
 		last++
 	}
 	c := s.chunks[last]
@@ -53,6 +54,13 @@ func (s *slab) free(l loc) {
 	s.dead += int64(l.n)
 }
 
+func (s *slab) size() int {
+	if s.chunk > 0 {
+		return s.chunk
+	}
+	return chunkSize
+}
+
 // wasteful says a compaction would pay: a quarter of what the chunks hold
 // is freed records (and at least a chunk's worth).
-func (s *slab) wasteful() bool { return s.dead > chunkSize && s.dead*4 > s.live }
+func (s *slab) wasteful() bool { return s.dead > int64(s.size()) && s.dead*4 > s.live }

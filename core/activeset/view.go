@@ -200,7 +200,7 @@ func (v *View) applyOperation(s *set, h head, body []byte, now int64) {
 	p := s.partition(h.partitionKey, false)
 	k := s.keys.of(h.id)
 	if p != nil {
-		if old, held := p.ops[k]; held && olderOrSame(s.rec(old.at), h) {
+		if old, held := p.ops.get(k); held && olderOrSame(s.rec(old.at), h) {
 			return
 		}
 	}
@@ -346,14 +346,19 @@ func (v *View) snapshot() ([][]byte, *codec, error) {
 	}
 	now := v.cfg.Clock().Unix()
 	recs := make([][]byte, 0, s.nOps)
+	var expired []key
 	for pk, p := range s.parts {
-		for k, e := range p.ops {
+		expired = expired[:0]
+		for _, e := range p.ops.entries {
 			rec := s.rec(e.at)
 			if m, _, err := header(rec); err == nil && m.expiredAt(now) {
-				s.removeOperation(pk, p, k)
+				expired = append(expired, e.k)
 				continue
 			}
 			recs = append(recs, rec)
+		}
+		for _, k := range expired {
+			s.removeOperation(pk, p, k)
 		}
 	}
 	return recs, &s.ops, nil

@@ -486,3 +486,41 @@ func TestClassifyAgreesWithTheStores(t *testing.T) {
 		t.Errorf("view holds %v\nthe store's query selects %v", got, want)
 	}
 }
+
+// Records replaced again and again are compacted away, and what the view
+// answers is the latest version throughout.
+func TestCompaction(t *testing.T) {
+	r := newRig(t)
+	for i := range 20 {
+		r.create(opDoc(fmt.Sprint("op", i), fmt.Sprint("c", i), "Provisioning", ""))
+		r.create(clusterDoc(fmt.Sprint("c", i), "Provisioning"))
+	}
+	r.build()
+	r.view.set.slab.chunk = 512
+	before := r.view.Stats()
+	states := []string{"Accepted", "Provisioning", "Updating"}
+	compacted := false
+	for round := range 30 {
+		for i := range 20 {
+			r.replace(clusterRef(fmt.Sprint("c", i)), clusterDoc(fmt.Sprint("c", i), states[round%3]))
+		}
+		r.refresh()
+		if r.view.set.slab.dead == 0 {
+			compacted = true
+		}
+		for i := range 20 {
+			if got := r.resource(fmt.Sprint("c", i)); got != states[round%3] {
+				t.Fatalf("round %d: cluster c%d = %s, want %s", round, i, got, states[round%3])
+			}
+		}
+		if st := r.view.Stats(); st.Held > 4*before.Held+4*512 {
+			t.Fatalf("round %d: view holds %+v, started at %+v: freed records are not compacted away", round, st, before)
+		}
+	}
+	if !compacted {
+		t.Error("30 rounds of rewrites never compacted the slab")
+	}
+	if got := len(r.operations()); got != 20 {
+		t.Errorf("%d operations after compaction, want 20", got)
+	}
+}

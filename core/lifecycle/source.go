@@ -149,3 +149,6 @@ func resourceRef(partitionKey, externalID string) (store.DocRef, bool) {
 	}
 	return store.DocRef{PartitionKey: partitionKey, ID: document.CosmosID(externalID)}, true
 }
+
+// ActiveSetStats is what the tick's view of the active set holds now.
+func (e *Engine) ActiveSetStats() activeset.Stats { return e.view.Stats() }
