@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/hcpops/hcpops/core/arm"
+	"github.com/hcpops/hcpops/core/document"
 )
 
 // head is what the view reads of a document: where it lives, when it was
@@ -22,6 +23,7 @@ type head struct {
 	deleted                bool  // deletionTimestamp is there at all (null included)
 
 	operation  bool // resourceType is hcpOperationStatuses, any casing
+	resource   bool // resourceType is a cluster's, node pool's or external auth's
 	resourceID bool // resourceID is a non-empty string
 	terminal   bool // properties.status is Succeeded, Failed or Canceled exactly
 	notifyURI  bool // properties.notificationUri is a non-empty string
@@ -98,6 +100,8 @@ func readHead(body []byte) (head, error) {
 				return err
 			}
 			h.operation = strings.EqualFold(s, arm.OperationResourceType)
+			_, err := document.ResourceKind(s)
+			h.resource = err == nil
 			return nil
 		case "resourceID":
 			var s string

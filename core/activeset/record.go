@@ -72,6 +72,11 @@ type meta struct {
 
 func (m meta) expiredAt(now int64) bool { return m.expiry != 0 && m.expiry <= now }
 
+// replacedBy is newer for two heads: whether o should replace h.
+func (h head) replacedBy(o head) bool {
+	return meta{ts: h.ts, version: h.version, etag: etagSum(h.etag)}.newer(o)
+}
+
 // newer says whether a document with header h should replace one held
 // with header m. The feed delivers a document's latest version, but a
 // page read again, or one read before a direct read of the same document,

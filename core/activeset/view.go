@@ -41,6 +41,9 @@ var (
 	ErrLost = errors.New("the active-set view lost its place in the change feed")
 )
 
+// defaultPage is Operations' page size when the caller names none.
+const defaultPage = 100
+
 // DefaultRelist is ARO-HCP's relist interval for its active-operations
 // and resource informers.
 const DefaultRelist = 30 * time.Minute
@@ -147,10 +150,10 @@ func (v *View) Refresh(ctx context.Context) (Refreshed, error) {
 		v.set = nil
 		return r, ErrRelist
 	}
-	stash := map[store.DocRef][]byte{}
+	stash := map[store.DocRef]stashed{}
 	pos, err := v.feed.Drain(ctx, v.pos, func(items []store.Item) error {
 		r.Changes += len(items)
-		v.apply(items, stash)
+		v.apply(ctx, items, stash)
 		return nil
 	})
 	if err != nil {
@@ -163,16 +166,27 @@ func (v *View) Refresh(ctx context.Context) (Refreshed, error) {
 	return r, nil
 }
 
+// stashed is a resource document the feed brought before any operation
+// needed it.
+type stashed struct {
+	h    head
+	body []byte
+}
+
+// maxStash bounds the resources a drain keeps for operations that may
+// come later in it; past it, such a resource is read when needed.
+const maxStash = 10000
+
 // apply records changed documents: an operation as the query would select
-// it (or not), a resource only if some operation needs it; one nobody
-// needs yet is kept in stash, since its operation may come later in the
-// same drain.
-func (v *View) apply(items []store.Item, stash map[store.DocRef][]byte) {
+// it (or not), a resource only if some operation needs it; a cluster, node
+// pool or external auth nobody needs yet is kept in stash, since its
+// operation may come later in the same drain.
+func (v *View) apply(ctx context.Context, items []store.Item, stash map[store.DocRef]stashed) {
 	s, now := v.set, v.cfg.Clock().Unix()
 	for _, it := range items {
 		h, err := readHead(it.Body)
 		if err != nil {
-			v.cfg.Logger.Debug("active-set view skipped an unreadable change", "error", err)
+			v.cfg.Logger.DebugContext(ctx, "active-set view skipped an unreadable change", "error", err)
 			continue
 		}
 		if h.operation {
@@ -182,10 +196,9 @@ func (v *View) apply(items []store.Item, stash map[store.DocRef][]byte) {
 		ref := store.DocRef{PartitionKey: h.partitionKey, ID: h.id}
 		e, held := s.resource(ref)
 		if !held {
-			if old, ok := stash[ref]; ok && !olderOrSame(old, h) {
-				continue
+			if old, ok := stash[ref]; ok && old.h.replacedBy(h) || !ok && h.resource && len(stash) < maxStash {
+				stash[ref] = stashed{h: h, body: it.Body}
 			}
-			stash[ref] = resourceRecord(s, h, it.Body, now)
 			continue
 		}
 		if rec := s.rec(e.at); rec != nil && olderOrSame(rec, h) {
@@ -247,16 +260,18 @@ func stateOf(rec []byte) resState {
 // load answers the resources operations came to need: from what the
 // drain brought, else with ReadMany. It returns how many it asked the
 // store for.
-func (v *View) load(ctx context.Context, stash map[store.DocRef][]byte) int {
-	s := v.set
+func (v *View) load(ctx context.Context, stash map[store.DocRef]stashed) int {
+	s, now := v.set, v.cfg.Clock().Unix()
 	var refs []store.DocRef
 	for ref := range s.pending {
 		e, ok := s.resource(ref)
+		st, brought := stash[ref]
 		switch {
 		case !ok || e.state != resUnknown:
 			delete(s.pending, ref) // no longer needed, or answered
-		case stash[ref] != nil:
-			s.setResource(ref, stateOf(stash[ref]), stash[ref])
+		case brought:
+			rec := resourceRecord(s, st.h, st.body, now)
+			s.setResource(ref, stateOf(rec), rec)
 		default:
 			refs = append(refs, ref)
 		}
@@ -267,7 +282,7 @@ func (v *View) load(ctx context.Context, stash map[store.DocRef][]byte) int {
 		got, err := v.cfg.Store.ReadMany(ctx, chunk)
 		asked += len(chunk)
 		if err != nil {
-			v.cfg.Logger.Warn("active-set view could not read the resources new operations need; their polls read them",
+			v.cfg.Logger.WarnContext(ctx, "active-set view could not read the resources new operations need; their polls read them",
 				"documents", len(refs)-start, "error", err)
 			break
 		}
@@ -316,7 +331,9 @@ func (v *View) Operations(ctx context.Context, size int, page func([]store.Item)
 	if err != nil {
 		return err
 	}
-	size = max(size, 1)
+	if size <= 0 {
+		size = defaultPage
+	}
 	for start := 0; start < len(recs); start += size {
 		if err := ctx.Err(); err != nil {
 			return err
