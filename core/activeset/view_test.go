@@ -205,6 +205,14 @@ func (r *rig) resource(name string) string {
 	return string(res.ProvisioningState())
 }
 
+// wantResource checks what the view holds of cluster name (see resource).
+func (r *rig) wantResource(name, want, what string) {
+	r.t.Helper()
+	if got := r.resource(name); got != want {
+		r.t.Errorf("%s = %s, want %s", what, got, want)
+	}
+}
+
 func wantOps(t *testing.T, got map[string]string, want ...string) {
 	t.Helper()
 	w := map[string]string{}
@@ -228,15 +236,9 @@ func TestBuildHoldsTheActiveSet(t *testing.T) {
 		t.Errorf("stats = %+v, want 3 operations (two active, one owing a notification) and 2 resources", st)
 	}
 	wantOps(t, r.operations(), "a", "Provisioning", "b", "Succeeded", "d", "Accepted")
-	if got := r.resource("one"); got != "Provisioning" {
-		t.Errorf("cluster one = %s, want Provisioning", got)
-	}
-	if got := r.resource("gone"); got != "gone" {
-		t.Errorf("the resource the query's ReadMany did not find = %s, want gone", got)
-	}
-	if got := r.resource("two"); got != "unknown" {
-		t.Errorf("a resource no held operation polls = %s, want unknown", got)
-	}
+	r.wantResource("one", "Provisioning", "cluster one")
+	r.wantResource("gone", "gone", "the resource the query's ReadMany did not find")
+	r.wantResource("two", "unknown", "a resource no held operation polls")
 }
 
 // What other writers do between two refreshes is seen by the next one,
@@ -263,12 +265,8 @@ func TestRefreshSeesOtherWriters(t *testing.T) {
 			got, r.store.readManyDocs.Load()-before)
 	}
 	wantOps(t, r.operations(), "n", "Accepted")
-	if got := r.resource("two"); got != "Accepted" {
-		t.Errorf("cluster two = %s, want Accepted", got)
-	}
-	if got := r.resource("one"); got != "unknown" {
-		t.Errorf("cluster one after its only operation ended = %s, want it forgotten (unknown)", got)
-	}
+	r.wantResource("two", "Accepted", "cluster two")
+	r.wantResource("one", "unknown", "cluster one after its only operation ended")
 
 	// An operation whose resource the feed has not brought: read once.
 	r.create(opDoc("cred", "two", "Accepted", ""))
@@ -279,18 +277,14 @@ func TestRefreshSeesOtherWriters(t *testing.T) {
 	if got.Loaded != 0 {
 		t.Errorf("refresh = %+v; want cluster three taken from the feed, not read", got)
 	}
-	if s := r.resource("three"); s != "Provisioning" {
-		t.Errorf("cluster three = %s, want its latest version, Provisioning", s)
-	}
+	r.wantResource("three", "Provisioning", "cluster three")
 	r.create(clusterDoc("four", "Accepted"))
 	r.refresh() // nobody needs four yet: not kept
 	r.create(opDoc("late", "four", "Accepted", ""))
 	if got := r.refresh(); got.Loaded != 1 {
 		t.Errorf("refresh = %+v; want the one resource the feed brought before anyone needed it read", got)
 	}
-	if s := r.resource("four"); s != "Accepted" {
-		t.Errorf("cluster four = %s, want Accepted", s)
-	}
+	r.wantResource("four", "Accepted", "cluster four")
 }
 
 func TestDeletionAndExpiryLeaveTheView(t *testing.T) {
@@ -311,9 +305,7 @@ func TestDeletionAndExpiryLeaveTheView(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.refresh()
-	if got := r.resource("one"); got != "gone" {
-		t.Errorf("soft-deleted cluster = %s, want gone", got)
-	}
+	r.wantResource("one", "gone", "soft-deleted cluster")
 	wantOps(t, r.operations(), "a", "Provisioning", "short", "Provisioning")
 
 	// No change says so: the TTL runs out.
