@@ -29,7 +29,7 @@ type Rebuild struct {
 // and what comes twice is told apart by version.
 func (v *View) Begin(ctx context.Context) (*Rebuild, error) {
 	v.mu.Lock()
-	v.set = nil
+	v.drop()
 	v.mu.Unlock()
 	began := v.cfg.Clock()
 	pos, err := v.feed.Begin(ctx, changefeed.FromNow())
@@ -90,9 +90,29 @@ func (r *Rebuild) Commit() Stats {
 	v := r.v
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	v.drop()
 	v.set, v.pos = s, r.pos
 	v.nextRelist = r.began.Add(v.cfg.Relist + v.cfg.Jitter(v.cfg.Relist))
+	// Not ticked again by its relist time (the timer moved to another
+	// instance), the view is of no use: free it.
+	v.stopFree = v.cfg.AfterFunc(v.nextRelist.Sub(v.cfg.Clock()), func() {
+		v.mu.Lock()
+		defer v.mu.Unlock()
+		if v.set == s {
+			v.drop()
+			v.cfg.Logger.Debug("active-set view freed: no tick since its relist time")
+		}
+	})
 	return s.stats()
+}
+
+// drop forgets what the view holds; v.mu is held.
+func (v *View) drop() {
+	v.set = nil
+	if v.stopFree != nil {
+		v.stopFree()
+		v.stopFree = nil
+	}
 }
 
 // NextRelist is when the view will next be rebuilt; zero before the first

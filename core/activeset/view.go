@@ -71,6 +71,10 @@ type Config struct {
 	// FeedPage bounds one change-feed read; 0 is the reader's default.
 	FeedPage int
 	Logger   *slog.Logger
+	// AfterFunc runs f after d, as time.AfterFunc, and returns what stops
+	// it; nil is time.AfterFunc. A built view frees itself at its relist
+	// time, so an instance the timer has left does not hold it for ever.
+	AfterFunc func(d time.Duration, f func()) (stop func() bool)
 }
 
 // View is the active set as of its last Refresh or Commit. Safe for
@@ -83,6 +87,7 @@ type View struct {
 	set        *set // nil until built
 	pos        string
 	nextRelist time.Time
+	stopFree   func() bool // the pending free of set, if any
 }
 
 // New returns an empty view; the first tick builds it.
@@ -98,6 +103,9 @@ func New(cfg Config) (*View, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.AfterFunc == nil {
+		cfg.AfterFunc = func(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
 	}
 	opts := []changefeed.Option{changefeed.WithClock(cfg.Clock)}
 	if cfg.FeedPage > 0 {
@@ -143,11 +151,13 @@ func (v *View) Refresh(ctx context.Context) (Refreshed, error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	var r Refreshed
-	switch {
+	switch due := !v.cfg.Clock().Before(v.nextRelist); {
+	case v.set == nil && due && !v.nextRelist.IsZero():
+		return r, ErrRelist // freed at its relist time
 	case v.set == nil:
 		return r, ErrEmpty
-	case !v.cfg.Clock().Before(v.nextRelist):
-		v.set = nil
+	case due:
+		v.drop()
 		return r, ErrRelist
 	}
 	stash := map[store.DocRef]stashed{}
@@ -157,7 +167,7 @@ func (v *View) Refresh(ctx context.Context) (Refreshed, error) {
 		return nil
 	})
 	if err != nil {
-		v.set = nil
+		v.drop()
 		return r, fmt.Errorf("%w: %w", ErrLost, err)
 	}
 	v.pos = pos

@@ -79,22 +79,36 @@ func (c *counting) ChangeFeed(ctx context.Context, cont string, n int) (store.Fe
 }
 
 type rig struct {
-	t     *testing.T
-	ctx   context.Context
-	clock *testsupport.Clock
-	store *counting
-	view  *View
+	t       *testing.T
+	ctx     context.Context
+	clock   *testsupport.Clock
+	store   *counting
+	view    *View
+	frees   []timed // what the view scheduled
+	stopped int
 }
 
 func newRig(t *testing.T) *rig {
 	clock := testsupport.NewClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	s := &counting{Store: embeddedtest.Open(t, embedded.WithoutSync(), embedded.WithClock(clock.Now))}
+	r := &rig{t: t, ctx: context.Background(), clock: clock, store: s}
 	v, err := New(Config{Store: s, ResourceOf: resourceOf, Clock: clock.Now, Relist: time.Hour,
-		Jitter: func(time.Duration) time.Duration { return 0 }, FeedPage: 3})
+		Jitter: func(time.Duration) time.Duration { return 0 }, FeedPage: 3,
+		AfterFunc: func(d time.Duration, f func()) func() bool {
+			r.frees = append(r.frees, timed{d, f})
+			return func() bool { r.stopped++; return true }
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &rig{t: t, ctx: context.Background(), clock: clock, store: s, view: v}
+	r.view = v
+	return r
+}
+
+// timed is a function the view asked to run later.
+type timed struct {
+	d time.Duration
+	f func()
 }
 
 func (r *rig) create(doc []byte) store.Item {
@@ -514,5 +528,33 @@ func TestCompaction(t *testing.T) {
 	}
 	if got := len(r.operations()); got != 20 {
 		t.Errorf("%d operations after compaction, want 20", got)
+	}
+}
+
+// A view no tick has refreshed by its relist time frees itself; one
+// rebuilt before then cancels the free of the one it replaced.
+func TestUnusedViewIsFreedAtItsRelistTime(t *testing.T) {
+	r := newRig(t)
+	r.create(opDoc("a", "one", "Provisioning", ""))
+	r.create(clusterDoc("one", "Provisioning"))
+	r.build()
+	if len(r.frees) != 1 || r.frees[0].d != time.Hour {
+		t.Fatalf("scheduled %v, want the free at the relist interval", r.frees)
+	}
+	r.build()
+	if len(r.frees) != 2 || r.stopped < 1 {
+		t.Fatalf("a rebuild scheduled %d frees and stopped %d; want the first stopped", len(r.frees), r.stopped)
+	}
+	r.frees[0].f() // stopped too late: must not free the new view
+	if st := r.view.Stats(); st.Operations != 1 {
+		t.Fatalf("the replaced view's free emptied the new one: %+v", st)
+	}
+	r.frees[1].f()
+	if st := r.view.Stats(); st.Operations != 0 || st.Held != 0 {
+		t.Errorf("after its relist time the view holds %+v, want nothing", st)
+	}
+	r.clock.Advance(time.Hour)
+	if _, err := r.view.Refresh(r.ctx); !errors.Is(err, ErrRelist) {
+		t.Errorf("refresh of a view freed at its relist time = %v, want ErrRelist", err)
 	}
 }
