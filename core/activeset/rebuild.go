@@ -53,7 +53,7 @@ func (r *Rebuild) Operations(items []store.Item) {
 	}
 	ops := make([]op, 0, len(items))
 	for _, it := range items {
-		h, err := readHead(it.Body)
+		h, err := r.set.heads.read(it.Body)
 		if err != nil {
 			continue // the tick reports what is wrong with it, every time
 		}

@@ -191,9 +191,23 @@ func etagOf(body []byte) string {
 	if i < 0 {
 		return ""
 	}
-	tok, err := jsontext.NewDecoder(bytes.NewReader(body[i+len(`"_etag":`):])).ReadToken()
-	if err != nil || tok.Kind() != '"' {
+	v := body[i+len(`"_etag":`):]
+	if len(v) == 0 || v[0] != '"' {
 		return ""
 	}
-	return tok.String()
+	end := 1
+	for end < len(v) && v[end] != '"' {
+		if v[end] == '\\' {
+			end++
+		}
+		end++
+	}
+	if end >= len(v) {
+		return ""
+	}
+	u, err := jsontext.AppendUnquote(nil, v[:end+1])
+	if err != nil {
+		return ""
+	}
+	return string(u)
 }

@@ -11,6 +11,7 @@ import (
 type set struct {
 	building bool // a full read's: tables are sealed on commit
 	keys     keyer
+	heads    headReaders
 	ops, res codec
 	slab     slab
 	parts    map[string]*partition

@@ -194,7 +194,7 @@ const maxStash = 10000
 func (v *View) apply(ctx context.Context, items []store.Item, stash map[store.DocRef]stashed) {
 	s, now := v.set, v.cfg.Clock().Unix()
 	for _, it := range items {
-		h, err := readHead(it.Body)
+		h, err := s.heads.read(it.Body)
 		if err != nil {
 			v.cfg.Logger.DebugContext(ctx, "active-set view skipped an unreadable change", "error", err)
 			continue
@@ -310,7 +310,7 @@ func (v *View) record(s *set, refs []store.DocRef, got map[store.DocRef]store.It
 			s.setResource(ref, resAbsent, nil)
 			continue
 		}
-		h, err := readHead(it.Body)
+		h, err := s.heads.read(it.Body)
 		if err != nil {
 			continue // left unknown: its poll reads it and says what is wrong
 		}
