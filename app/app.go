@@ -123,7 +123,7 @@ func New(ctx context.Context, getenv func(string) string, logger *slog.Logger, p
 	}
 	clk := clock.OrReal(parts.Clock)
 	// Measured: the functions' telemetry counts CS calls per invocation.
-	eng, err := lifecycle.New(lifecycle.Deps{Store: a.Store, ClusterService: clusterservice.Measured(a.ClusterService), Notifier: notifier, Clock: clk.Now, Logger: logger}, set.lifecycle)
+	eng, err := lifecycle.New(lifecycle.Deps{Store: a.Store, ClusterService: clusterservice.Measured(a.ClusterService), Notifier: notifier, Clock: clk, Logger: logger}, set.lifecycle)
 	if err != nil {
 		return nil, fmt.Errorf("building the lifecycle engine: %w", err)
 	}

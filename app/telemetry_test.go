@@ -17,7 +17,8 @@ import (
 
 // telemetryNames are the records docs/functions.md documents.
 var telemetryNames = []string{"poll.tick", "dispatch.batch", "operation.dispatched", "operation.transition",
-	"notification.attempt", "changefeed.batch_given_up", "poll.active", "operation.stuck"}
+	"notification.attempt", "changefeed.batch_given_up", "poll.active", "operation.stuck",
+	"poll.view_rebuilt"}
 
 // writtenElsewhere are documented records no app run writes, with the
 // test that holds them.
@@ -157,6 +158,12 @@ func TestTelemetry(t *testing.T) {
 			t.Errorf("ticks=%d p95=%vms max budget used=%v", n, p95, maxUsed)
 		}
 	})
+	t.Run("view_rebuilds", func(t *testing.T) {
+		got := viewRebuilds(all)
+		if len(got) != 1 || got["start"].rebuilds != 1 || got["start"].operations != 1 {
+			t.Errorf("view rebuilds by reason = %+v, want the first tick's, holding the one operation", got)
+		}
+	})
 	t.Run("cs_errors", func(t *testing.T) {
 		calls, errs := csCalls(all)
 		if calls == 0 || errs != 2 {
@@ -166,6 +173,27 @@ func TestTelemetry(t *testing.T) {
 }
 
 // ---- the queries of docs/functions.md, in Go
+
+type rebuilds struct {
+	rebuilds   int
+	operations float64
+}
+
+// viewRebuilds is query "view_rebuilds" (without the hourly bins): full
+// reads of the active set by reason, and the most operations one held.
+func viewRebuilds(recs []map[string]any) map[string]rebuilds {
+	out := map[string]rebuilds{}
+	for _, r := range recs {
+		if !msgIn(r, "poll.view_rebuilt") {
+			continue
+		}
+		b := out[str(r, "reason")]
+		b.rebuilds++
+		b.operations = max(b.operations, num(r, "operations"))
+		out[str(r, "reason")] = b
+	}
+	return out
+}
 
 func msgIn(rec map[string]any, names ...string) bool { return slices.Contains(names, str(rec, "msg")) }
 

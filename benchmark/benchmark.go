@@ -24,12 +24,19 @@ import (
 
 // Scenario names for -scenarios.
 const (
+	// ScenarioTickFirst is a process's first tick: the full read that
+	// builds its view of the active set, as every tick read before it.
+	ScenarioTickFirst = "tick-first"
+	// ScenarioTickUnchanged is a tick after the first, nothing changed.
 	ScenarioTickUnchanged = "tick-unchanged"
-	ScenarioTickChanged   = "tick-changed"
-	ScenarioTickCosmos    = "tick-cosmos"
-	ScenarioDispatch      = "dispatch"
-	ScenarioHandler       = "handler"
-	ScenarioColdStart     = "coldstart"
+	// ScenarioTickOnePercent is a tick after another writer rewrote 1%
+	// of the operations and their clusters.
+	ScenarioTickOnePercent = "tick-1pct"
+	ScenarioTickChanged    = "tick-changed"
+	ScenarioTickCosmos     = "tick-cosmos"
+	ScenarioDispatch       = "dispatch"
+	ScenarioHandler        = "handler"
+	ScenarioColdStart      = "coldstart"
 )
 
 // Store modes for -store.
@@ -40,7 +47,8 @@ const (
 )
 
 func allScenarios() []string {
-	return []string{ScenarioTickUnchanged, ScenarioTickChanged, ScenarioTickCosmos, ScenarioDispatch, ScenarioHandler, ScenarioColdStart}
+	return []string{ScenarioTickFirst, ScenarioTickUnchanged, ScenarioTickOnePercent, ScenarioTickChanged, ScenarioTickCosmos,
+		ScenarioDispatch, ScenarioHandler, ScenarioColdStart}
 }
 
 type options struct {
@@ -249,7 +257,7 @@ func run(ctx context.Context, o options, stdout io.Writer) (*Report, error) {
 		}
 		r.Handler = h
 	}
-	if o.has(ScenarioTickChanged) || o.has(ScenarioTickUnchanged) {
+	if o.has(ScenarioTickChanged) || o.has(ScenarioTickFirst) || o.has(ScenarioTickUnchanged) || o.has(ScenarioTickOnePercent) {
 		for _, n := range o.ns {
 			if err := runTicks(ctx, o, dir, n, r, progress); err != nil {
 				fail(fmt.Sprintf("tick N=%d", n), err)

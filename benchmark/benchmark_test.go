@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -76,7 +77,7 @@ func testServe(ctx context.Context) error {
 func TestQuickRun(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "report.json")
 	var stdout bytes.Buffer
-	args := []string{"-quick", "-scenarios", "tick-unchanged,tick-changed,dispatch,handler", "-handler-iterations", "50", "-out", out}
+	args := []string{"-quick", "-scenarios", "tick-first,tick-unchanged,tick-1pct,tick-changed,dispatch,handler", "-handler-iterations", "50", "-out", out}
 	if err := Main(context.Background(), args, &stdout); err != nil {
 		t.Fatalf("bench: %v\n%s", err, stdout.String())
 	}
@@ -110,9 +111,32 @@ func TestQuickRun(t *testing.T) {
 			t.Errorf("%s: %.3f CS requests per operation, lists %+v at batch size %d; want 2 lists of 100 ids",
 				tk.Scenario, tk.CSRequestsPerOp, tk.CSLists, tk.CSBatchSize)
 		}
-		if tk.StoreCounts.ReadManys != 2 || tk.StoreCounts.Gets != 0 {
-			t.Errorf("%s: %d ReadMany calls and %d point reads; want one ReadMany per page and none",
-				tk.Scenario, tk.StoreCounts.ReadManys, tk.StoreCounts.Gets)
+		// A full read: one ReadMany per page; after it, the view answers.
+		wantReadManys, wantDocs := int64(2), 2.0
+		switch tk.Scenario {
+		case ScenarioTickUnchanged:
+			wantReadManys, wantDocs = 0, 0
+		case ScenarioTickOnePercent:
+			wantReadManys, wantDocs = 0, 0.02 // 2 operations and their clusters, from the feed
+		}
+		if tk.StoreCounts.ReadManys != wantReadManys || tk.StoreCounts.Gets != 0 {
+			t.Errorf("%s: %d ReadMany calls and %d point reads; want %d and none",
+				tk.Scenario, tk.StoreCounts.ReadManys, tk.StoreCounts.Gets, wantReadManys)
+		}
+		if docs := float64(tk.StoreCounts.DocsRead()) / n; tk.DocsPerOp != docs || tk.DocsPerOp != wantDocs {
+			t.Errorf("%s: %.4f documents read per operation (counts say %.4f), want %.4f", tk.Scenario, tk.DocsPerOp, docs, wantDocs)
+		}
+		if warm := tk.Scenario == ScenarioTickUnchanged || tk.Scenario == ScenarioTickOnePercent; warm {
+			// The relist's full read, a 180th of it at 30 minutes, less on
+			// the mean jittered interval.
+			if tk.FullReadDocsPerOp != 2 || math.Abs(tk.StrictDocsPerOp-(wantDocs+2.0/180)) > 1e-9 ||
+				math.Abs(tk.AmortizedDocsPerOp-(wantDocs+2.0/180/1.15)) > 1e-9 {
+				t.Errorf("%s: full read %.4f, amortized %.4f, strict %.4f docs/op", tk.Scenario, tk.FullReadDocsPerOp,
+					tk.AmortizedDocsPerOp, tk.StrictDocsPerOp)
+			}
+			if got, want := tk.RUPerSecond, tk.AmortizedDocsPerOp*n/10; math.Abs(got-want) > 1e-9 {
+				t.Errorf("%s: %.3f RU/s, want %.3f", tk.Scenario, got, want)
+			}
 		}
 		if tk.WallMS < 20 || tk.WallMS < tk.BoundMS || tk.BoundMS != 2*20.0/64 {
 			t.Errorf("%s: wall %.1f ms under the bound %.1f ms: the latency is not applied", tk.Scenario, tk.WallMS, tk.BoundMS)
@@ -128,7 +152,7 @@ func TestQuickRun(t *testing.T) {
 			t.Errorf("%s: %.3f store round trips/op, counts say %.3f", tk.Scenario, tk.StoreRoundTripsPerOp, trips)
 		}
 		switch tk.Scenario {
-		case ScenarioTickUnchanged:
+		case ScenarioTickFirst, ScenarioTickUnchanged, ScenarioTickOnePercent:
 			if w := tk.StoreCounts.Writes(); w != 0 || tk.Result.Changed != 0 {
 				t.Errorf("unchanged tick wrote %d times, changed %d", w, tk.Result.Changed)
 			}
@@ -139,7 +163,7 @@ func TestQuickRun(t *testing.T) {
 			}
 		}
 	}
-	if got := strings.Join(kinds, " "); got != "tick-changed/durable tick-changed/nosync tick-unchanged/durable" {
+	if got := strings.Join(kinds, " "); got != "tick-changed/durable tick-changed/nosync tick-first/durable tick-unchanged/durable tick-1pct/durable" {
 		t.Errorf("ticks = %s", got)
 	}
 
@@ -214,7 +238,7 @@ func TestParseFlags(t *testing.T) {
 	}{
 		{nil, "", func(o options) bool {
 			return len(o.ns) == 3 && o.ns[2] == 100000 && o.changedMaxN == 10000 && o.cosmosN == 10000 &&
-				o.batchSize == 100 && len(o.scenarios) == 6 && len(o.storeModes) == 2
+				o.batchSize == 100 && len(o.scenarios) == 8 && len(o.storeModes) == 2
 		}},
 		{[]string{"-quick"}, "", func(o options) bool {
 			return len(o.ns) == 1 && o.ns[0] == 200 && o.dispatchOps == 200 && o.cosmosN == 200

@@ -18,6 +18,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/hcpops/hcpops/core/activeset"
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/lifecycle"
 	"github.com/hcpops/hcpops/core/store"
@@ -48,6 +49,11 @@ type childSpec struct {
 	BatchSize   int    `json:"batch_size"`
 	BatchOps    int    `json:"batch_ops"`
 	CPUProfile  string `json:"cpu_profile"`
+	// Warm runs the process's first tick (the full read that builds the
+	// view of the active set) before the one measured; Touch operations
+	// and their clusters are then rewritten by another writer.
+	Warm  bool `json:"warm,omitempty"`
+	Touch int  `json:"touch,omitempty"`
 	// Cosmos, when set, is the store instead of the file at StorePath.
 	Cosmos *cosmos.Config `json:"cosmos,omitempty"`
 }
@@ -67,6 +73,14 @@ type childResult struct {
 	StoreHTTP int64                `json:"store_http"`
 	Store     StoreCounts          `json:"store"`
 	Tick      lifecycle.TickResult `json:"tick"`
+	// FirstTick is what the warm-up tick read: a full read, as a relist.
+	FirstTick *StoreCounts `json:"first_tick,omitempty"`
+	Touched   int          `json:"touched,omitempty"`
+	// ViewHeap is the live Go heap the warm-up tick left behind (after a
+	// collection, less the one before it): the view of the active set;
+	// View what the view says it holds.
+	ViewHeap int64           `json:"view_heap,omitempty"`
+	View     activeset.Stats `json:"view"`
 	// dispatch only
 	BatchWall  []time.Duration `json:"batch_wall"`
 	Documents  int             `json:"documents"`
@@ -141,12 +155,22 @@ func runChild(ctx context.Context, specPath string, stdout io.Writer) error {
 	}
 	defer a.close()
 	var res childResult
+	var base StoreCounts
 	switch spec.Kind {
 	case childTick:
+		var warm childResult
+		if spec.Warm {
+			if warm, err = warmUp(ctx, spec, a, s); err != nil {
+				return err
+			}
+			base = a.counts.counts()
+		}
 		res, err = measure(spec, func() (childResult, error) {
 			tr, err := a.app.Engine.Tick(ctx)
 			return childResult{Tick: tr}, err
 		})
+		res.FirstTick, res.Touched, res.ViewHeap = warm.FirstTick, warm.Touched, warm.ViewHeap
+		res.View = a.app.Engine.ActiveSetStats()
 	case childDispatch:
 		res, err = childDispatchRun(ctx, spec, a, s)
 	default:
@@ -155,7 +179,7 @@ func runChild(ctx context.Context, specPath string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	res.Store = a.counts.counts()
+	res.Store = a.counts.counts().minus(base)
 	res.StoreHTTP = requests.n.Load()
 	if spec.Cosmos == nil {
 		if abs, err := filepath.Abs(spec.StorePath); err == nil {
@@ -168,6 +192,90 @@ func runChild(ctx context.Context, specPath string, stdout io.Writer) error {
 	}
 	_, err = fmt.Fprintf(stdout, "%s\n", out)
 	return err
+}
+
+// warmUp runs the process's first tick, a full read that builds the view
+// of the active set, and then has another writer rewrite spec.Touch
+// operations and their clusters (a new version of each, as another
+// instance's status write makes), straight to raw, uncounted.
+func warmUp(ctx context.Context, spec childSpec, a *assembled, raw store.Store) (childResult, error) {
+	var res childResult
+	before := a.counts.counts()
+	heap0 := liveHeap()
+	tr, err := a.app.Engine.Tick(ctx)
+	if err != nil {
+		return res, fmt.Errorf("warm-up tick: %w", err)
+	}
+	if tr.Errors != 0 || tr.Changed != 0 {
+		return res, fmt.Errorf("warm-up tick: %d errors, %d changed; want an unchanged tick", tr.Errors, tr.Changed)
+	}
+	res.ViewHeap = int64(liveHeap()) - int64(heap0)
+	first := a.counts.counts().minus(before)
+	res.FirstTick = &first
+	if res.Touched, err = touch(ctx, raw, spec.Touch); err != nil {
+		return res, err
+	}
+	// The simulator's ledger then counts only the measured tick.
+	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, strings.TrimSuffix(spec.CSURL, "/")+"/_sim/ledger", nil)
+	if err != nil {
+		return res, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return res, fmt.Errorf("resetting the simulator's ledger: %w", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return res, fmt.Errorf("resetting the simulator's ledger: %s", resp.Status)
+	}
+	return res, nil
+}
+
+// liveHeap is the Go heap's live objects after a collection.
+func liveHeap() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// touch rewrites n of the active operations, spread over the set, and
+// their resources, each with its own body under If-Match.
+func touch(ctx context.Context, raw store.Store, n int) (int, error) {
+	if n <= 0 {
+		return 0, nil
+	}
+	var ops []store.Item
+	err := raw.ActiveOperations(ctx, store.ActiveOperationsQuery{}, func(items []store.Item) error {
+		ops = append(ops, items...)
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("listing operations to touch: %w", err)
+	}
+	if len(ops) < n {
+		return 0, fmt.Errorf("%d operations to touch, only %d active", n, len(ops))
+	}
+	step := len(ops) / n
+	for i := 0; i < n; i++ {
+		it := ops[i*step]
+		op, err := document.ParseOperation(it.Body)
+		if err != nil {
+			return 0, fmt.Errorf("touching operation %d: %w", i, err)
+		}
+		if _, err := raw.Replace(ctx, op.PartitionKey, op.ID, it.Body, it.ETag); err != nil {
+			return 0, fmt.Errorf("touching operation %s: %w", op.Name(), err)
+		}
+		rid := document.CosmosID(op.Properties.ExternalID)
+		res, err := raw.Get(ctx, op.PartitionKey, rid)
+		if err != nil {
+			return 0, fmt.Errorf("touching the resource of %s: %w", op.Name(), err)
+		}
+		if _, err := raw.Replace(ctx, op.PartitionKey, rid, res.Body, res.ETag); err != nil {
+			return 0, fmt.Errorf("touching the resource of %s: %w", op.Name(), err)
+		}
+	}
+	return n, nil
 }
 
 // measure times fn and takes its CPU time from getrusage, profiling it

@@ -11,9 +11,9 @@ import (
 // and writes each operation cost; it forwards every call unchanged.
 type countingStore struct {
 	store.Store
-	gets, creates, replaces, softDeletes, batches, batchOps atomic.Int64
-	queryPages, queryItems, childPages, feedReads           atomic.Int64
-	readManys, readManyDocs                                 atomic.Int64
+	gets, creates, replaces, softDeletes, batches, batchOps  atomic.Int64
+	queryPages, queryItems, childPages, feedReads, feedItems atomic.Int64
+	readManys, readManyDocs                                  atomic.Int64
 }
 
 // StoreCounts is what a countingStore saw.
@@ -28,6 +28,7 @@ type StoreCounts struct {
 	QueryItems  int64 `json:"query_items"`
 	ChildPages  int64 `json:"children_pages"`
 	FeedReads   int64 `json:"feed_reads"`
+	FeedItems   int64 `json:"feed_items"`
 	// ReadManys are batched point reads; ReadManyDocs the documents they
 	// asked for.
 	ReadManys    int64 `json:"read_manys"`
@@ -37,6 +38,22 @@ type StoreCounts struct {
 // Reads are point reads: query pages are reported on their own, since a
 // page serves many operations.
 func (c StoreCounts) Reads() int64 { return c.Gets }
+
+// DocsRead counts the documents the store handed out, which is what
+// Cosmos DB bills a read by (about 1 RU a 1 KB document): query items,
+// point reads, documents asked of ReadMany and change-feed items.
+func (c StoreCounts) DocsRead() int64 { return c.QueryItems + c.Gets + c.ReadManyDocs + c.FeedItems }
+
+// minus is what was counted since base.
+func (c StoreCounts) minus(base StoreCounts) StoreCounts {
+	return StoreCounts{
+		Gets: c.Gets - base.Gets, Creates: c.Creates - base.Creates, Replaces: c.Replaces - base.Replaces,
+		SoftDeletes: c.SoftDeletes - base.SoftDeletes, Batches: c.Batches - base.Batches, BatchOps: c.BatchOps - base.BatchOps,
+		QueryPages: c.QueryPages - base.QueryPages, QueryItems: c.QueryItems - base.QueryItems,
+		ChildPages: c.ChildPages - base.ChildPages, FeedReads: c.FeedReads - base.FeedReads, FeedItems: c.FeedItems - base.FeedItems,
+		ReadManys: c.ReadManys - base.ReadManys, ReadManyDocs: c.ReadManyDocs - base.ReadManyDocs,
+	}
+}
 
 // Writes counts write requests; a transactional batch is one write.
 func (c StoreCounts) Writes() int64 { return c.Creates + c.Replaces + c.SoftDeletes + c.Batches }
@@ -53,7 +70,7 @@ func (s *countingStore) counts() StoreCounts {
 		Gets: s.gets.Load(), Creates: s.creates.Load(), Replaces: s.replaces.Load(),
 		SoftDeletes: s.softDeletes.Load(), Batches: s.batches.Load(), BatchOps: s.batchOps.Load(),
 		QueryPages: s.queryPages.Load(), QueryItems: s.queryItems.Load(),
-		ChildPages: s.childPages.Load(), FeedReads: s.feedReads.Load(),
+		ChildPages: s.childPages.Load(), FeedReads: s.feedReads.Load(), FeedItems: s.feedItems.Load(),
 		ReadManys: s.readManys.Load(), ReadManyDocs: s.readManyDocs.Load(),
 	}
 }
@@ -107,5 +124,7 @@ func (s *countingStore) Children(ctx context.Context, pk, parent string, page fu
 
 func (s *countingStore) ChangeFeed(ctx context.Context, continuation string, maxItems int) (store.FeedPage, error) {
 	s.feedReads.Add(1)
-	return s.Store.ChangeFeed(ctx, continuation, maxItems)
+	p, err := s.Store.ChangeFeed(ctx, continuation, maxItems)
+	s.feedItems.Add(int64(len(p.Items)))
+	return p, err
 }

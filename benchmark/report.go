@@ -68,7 +68,8 @@ type TickFigures struct {
 	Ratio      float64 `json:"ratio"`
 	CPUPerOpUS float64 `json:"cpu_per_op_us"`
 	// SimCPUPerOpUS is the parent's CPU meanwhile: the CS simulator serving
-	// the child, which competes with it for the same cores.
+	// the child, which competes with it for the same cores (with a warm-up
+	// tick before the measured one, both ticks').
 	SimCPUPerOpUS float64 `json:"sim_cpu_per_op_us"`
 	UserMS        float64 `json:"user_ms"`
 	SysMS         float64 `json:"sys_ms"`
@@ -79,7 +80,29 @@ type TickFigures struct {
 	// StoreHTTPPerOp the HTTP requests the Cosmos store sent (Cosmos only).
 	StoreRoundTripsPerOp float64 `json:"store_round_trips_per_op"`
 	StoreHTTPPerOp       float64 `json:"store_http_requests_per_op,omitempty"`
-	CSRequestsPerOp      float64 `json:"cs_requests_per_op"`
+	// DocsPerOp is the documents the tick read from the store
+	// (StoreCounts.DocsRead) per polled operation. After a process's
+	// first tick the view of the active set is rebuilt by a full read
+	// every relist interval: FullReadDocsPerOp is what the first tick
+	// read, and AmortizedDocsPerOp adds its share of one tick
+	// (TickPeriod / the mean relist interval, jitter included);
+	// StrictDocsPerOp is the same at the relist interval without jitter.
+	DocsPerOp          float64 `json:"docs_per_op"`
+	FullReadDocsPerOp  float64 `json:"full_read_docs_per_op,omitempty"`
+	AmortizedDocsPerOp float64 `json:"amortized_docs_per_op"`
+	StrictDocsPerOp    float64 `json:"strict_amortized_docs_per_op"`
+	// RUPerSecond estimates the Cosmos DB request units the poll holds at
+	// this N: AmortizedDocsPerOp x N per TickPeriod, at 1 RU a document.
+	RUPerSecond float64 `json:"ru_per_second"`
+	// Touched is how many operations (and their clusters) another writer
+	// rewrote before the tick.
+	Touched int `json:"touched,omitempty"`
+	// ViewHeapPerOpB is the live Go heap the first tick left behind per
+	// operation (its view of the active set), ViewRecordPerOpB what the
+	// view's records (compressed documents) take of it.
+	ViewHeapPerOpB   float64 `json:"view_heap_per_op_bytes,omitempty"`
+	ViewRecordPerOpB float64 `json:"view_record_per_op_bytes,omitempty"`
+	CSRequestsPerOp  float64 `json:"cs_requests_per_op"`
 	// CSBatchSize is the CS batch size the tick ran with; CSLists what the
 	// simulator's ledger saw of list calls and the ids they named.
 	CSBatchSize int       `json:"cs_batch_size"`
@@ -94,6 +117,31 @@ type TickFigures struct {
 	Result         lifecycle.TickResult `json:"result"`
 	StoreCounts    StoreCounts          `json:"store_counts"`
 	CSRequests     map[string]int       `json:"cs_requests"`
+}
+
+// TickPeriod is pollOperations' timer schedule (*/10 * * * * *).
+const TickPeriod = 10 * time.Second
+
+// meanRelistFactor is the relist interval's mean over its base: each
+// interval gets 0 to 30% more (activeset's jitter, as ARO-HCP's).
+const meanRelistFactor = 1.15
+
+// docs fills in the documents read per operation from the child's counts.
+func (t *TickFigures) docs(res childResult, n int) {
+	per := func(c StoreCounts) float64 { return float64(c.DocsRead()) / float64(n) }
+	t.DocsPerOp = per(res.Store)
+	t.AmortizedDocsPerOp, t.StrictDocsPerOp = t.DocsPerOp, t.DocsPerOp
+	if res.FirstTick != nil {
+		t.FullReadDocsPerOp = per(*res.FirstTick)
+		share := float64(TickPeriod) / float64(lifecycle.DefaultRelistInterval)
+		t.AmortizedDocsPerOp += t.FullReadDocsPerOp * share / meanRelistFactor
+		t.StrictDocsPerOp += t.FullReadDocsPerOp * share
+	}
+	t.RUPerSecond = t.AmortizedDocsPerOp * float64(n) / TickPeriod.Seconds()
+	if res.FirstTick != nil {
+		t.ViewHeapPerOpB = float64(res.ViewHeap) / float64(n)
+		t.ViewRecordPerOpB = float64(res.View.Bytes) / float64(n)
+	}
 }
 
 // ListStats is the simulator ledger's account of CS list calls.
@@ -182,12 +230,12 @@ func (r *Report) print(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
 	if len(r.Ticks) > 0 {
 		fmt.Fprintln(w, "\npoll tick")
-		fmt.Fprintln(tw, "scenario\tstore\tN\tB\twall ms\tbound ms\tcpu µs/op\tsim cpu µs/op\treads/op\twrites/op\tstore trips/op\tCS req/op\tids/list\theap MB\tRSS MB\tstore map MB\tchanged\terrors\t")
+		fmt.Fprintln(tw, "scenario\tstore\tN\tB\twall ms\tbound ms\tcpu µs/op\tsim cpu µs/op\treads/op\twrites/op\tstore trips/op\tdocs/op\tamortized docs/op\tRU/s\tview B/op\tCS req/op\tids/list\theap MB\tRSS MB\tstore map MB\tchanged\terrors\t")
 		for _, t := range r.Ticks {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.0f\t%.0f\t%.0f\t%.0f\t%.3f\t%.2f\t%.3f\t%.3f\t%.0f\t%.1f\t%.1f\t%.1f\t%d\t%d\t\n",
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.0f\t%.0f\t%.0f\t%.0f\t%.3f\t%.2f\t%.3f\t%.4f\t%.4f\t%.0f\t%.0f\t%.3f\t%.0f\t%.1f\t%.1f\t%.1f\t%d\t%d\t\n",
 				t.Scenario, t.Store, t.N, t.CSBatchSize, t.WallMS, t.BoundMS, t.CPUPerOpUS, t.SimCPUPerOpUS, t.ReadsPerOp, t.WritesPerOp,
-				t.StoreRoundTripsPerOp, t.CSRequestsPerOp, t.CSLists.IDsPerCall, t.PeakHeapMB, t.PeakRSSMB, t.StoreMapRSSMB,
-				t.Result.Changed, t.Result.Errors)
+				t.StoreRoundTripsPerOp, t.DocsPerOp, t.AmortizedDocsPerOp, t.RUPerSecond, t.ViewHeapPerOpB, t.CSRequestsPerOp, t.CSLists.IDsPerCall,
+				t.PeakHeapMB, t.PeakRSSMB, t.StoreMapRSSMB, t.Result.Changed, t.Result.Errors)
 		}
 		tw.Flush()
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hcpops/hcpops/core/admission"
 	"github.com/hcpops/hcpops/core/arm"
+	"github.com/hcpops/hcpops/core/changefeed"
 	"github.com/hcpops/hcpops/core/clock"
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
@@ -58,6 +59,7 @@ type opView struct {
 // nothing stuck is invisible here while dev.log fills up.
 type tracker struct {
 	store    store.Store
+	feed     *changefeed.Reader
 	out      io.Writer
 	clock    clock.Clock
 	frontURL string
@@ -86,7 +88,8 @@ type repeat struct {
 const repeatEvery = time.Minute
 
 func newTracker(s store.Store, out io.Writer, c clock.Clock, frontURL string) *tracker {
-	return &tracker{store: s, out: out, clock: c, frontURL: frontURL, ops: map[string]*opView{}, repeated: map[string]*repeat{}}
+	return &tracker{store: s, feed: changefeed.NewReader(s, changefeed.WithClock(c)), out: out, clock: c,
+		frontURL: frontURL, ops: map[string]*opView{}, repeated: map[string]*repeat{}}
 }
 
 // start moves the tracker's feed position past everything written so far
@@ -96,17 +99,14 @@ func newTracker(s store.Store, out io.Writer, c clock.Clock, frontURL string) *t
 func (t *tracker) start(ctx context.Context) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for {
-		page, err := t.store.ChangeFeed(ctx, t.cont, 1000)
-		if err != nil {
-			return fmt.Errorf("reading the change feed: %w", err)
-		}
-		if len(page.Items) == 0 {
-			break
-		}
-		t.cont = page.Continuation
+	// From now, not by reading the whole feed: what was written before is
+	// either finished or in the active list below.
+	cont, err := t.feed.Begin(ctx, changefeed.FromNow())
+	if err != nil {
+		return err
 	}
-	err := t.store.ActiveOperations(ctx, store.ActiveOperationsQuery{WithPendingNotification: true}, func(items []store.Item) error {
+	t.cont = cont
+	err = t.store.ActiveOperations(ctx, store.ActiveOperationsQuery{WithPendingNotification: true}, func(items []store.Item) error {
 		for _, it := range items {
 			t.earlier = append(t.earlier, it.Body)
 		}
@@ -161,19 +161,14 @@ func (t *tracker) view(name string) *opView {
 func (t *tracker) poll(ctx context.Context) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for {
-		page, err := t.store.ChangeFeed(ctx, t.cont, 100)
-		if err != nil {
-			return fmt.Errorf("reading the change feed: %w", err)
-		}
-		for _, it := range page.Items {
+	cont, err := t.feed.Drain(ctx, t.cont, func(items []store.Item) error {
+		for _, it := range items {
 			t.observe(it.Body, outsideLabel)
 		}
-		t.cont = page.Continuation
-		if len(page.Items) == 0 {
-			return nil
-		}
-	}
+		return nil
+	})
+	t.cont = cont
+	return err
 }
 
 // observe prints an operation's first sight and each status change; an

@@ -11,8 +11,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hcpops/hcpops/core/activeset"
 	"github.com/hcpops/hcpops/core/admission"
 	"github.com/hcpops/hcpops/core/arm"
+	"github.com/hcpops/hcpops/core/clock"
 	"github.com/hcpops/hcpops/core/clusterservice"
 	"github.com/hcpops/hcpops/core/store"
 )
@@ -30,7 +32,7 @@ type Deps struct {
 	Store          store.Store
 	ClusterService clusterservice.Client
 	Notifier       Notifier
-	Clock          func() time.Time
+	Clock          clock.Clock
 	Logger         *slog.Logger
 	// Random feeds cluster ID generation; nil means crypto/rand.
 	Random io.Reader
@@ -83,6 +85,10 @@ type Config struct {
 	// request), with StuckAny as the backstop for all (stuck.go); entries
 	// left out keep DefaultStuckAfter's.
 	StuckAfter map[StuckKey]time.Duration
+	// RelistInterval is how long the tick's change-fed view of the active
+	// set serves before it is rebuilt from a full read (plus up to 30%,
+	// drawn each time, as ARO-HCP's informers).
+	RelistInterval time.Duration
 }
 
 // Defaults.
@@ -102,6 +108,7 @@ const (
 	DefaultPollBackoffMax  = 5 * time.Minute
 	DefaultWriteTimeout    = 10 * time.Second
 	DefaultCSBatchSize     = 100
+	DefaultRelistInterval  = activeset.DefaultRelist
 	// MaxCSBatchSize keeps a list call's id search (about 50 bytes an id,
 	// URL-encoded) well inside the 16 KB request line proxies accept.
 	MaxCSBatchSize = 200
@@ -118,6 +125,7 @@ const (
 	EnvNotifyBackoffMax  = "HCPOPS_NOTIFY_BACKOFF_MAX"
 	EnvPollBackoffMax    = "HCPOPS_POLL_BACKOFF_MAX"
 	EnvCSBatchSize       = "HCPOPS_CS_BATCH_SIZE"
+	EnvRelistInterval    = "HCPOPS_RELIST_INTERVAL"
 )
 
 // field is one Config field in the table below: its name for errors, the
@@ -150,6 +158,7 @@ func (c *Config) fields() []configField {
 		d{"PollBackoffMax", EnvPollBackoffMax, &c.PollBackoffMax, DefaultPollBackoffMax, 0},
 		d{"WriteTimeout", "", &c.WriteTimeout, DefaultWriteTimeout, 0},
 		n{"CSBatchSize", EnvCSBatchSize, &c.CSBatchSize, DefaultCSBatchSize, MaxCSBatchSize},
+		d{"RelistInterval", EnvRelistInterval, &c.RelistInterval, DefaultRelistInterval, 0},
 	}
 }
 
@@ -303,13 +312,13 @@ func New(deps Deps, cfg Config) (*Engine, error) {
 	if deps.Random == nil {
 		deps.Random = rand.Reader
 	}
-	health := &csHealth{clock: deps.Clock}
+	health := &csHealth{clock: deps.Clock.Now}
 	e := &Engine{
 		store:    deps.Store,
 		cs:       snapshotClient{csCalls{next: deps.ClusterService, health: health}},
 		csHealth: health,
 		notifier: deps.Notifier,
-		clock:    deps.Clock,
+		clock:    deps.Clock.Now,
 		log:      deps.Logger,
 		random:   deps.Random,
 		cfg:      cfg,
@@ -321,5 +330,11 @@ func New(deps Deps, cfg Config) (*Engine, error) {
 	}
 	e.kinds = e.adapters()
 	e.handlers = e.registry()
+	view, err := activeset.New(activeset.Config{Store: deps.Store, ResourceOf: resourceRef, Clock: deps.Clock,
+		Relist: cfg.RelistInterval, Logger: deps.Logger})
+	if err != nil {
+		return nil, err
+	}
+	e.view = view
 	return e, nil
 }

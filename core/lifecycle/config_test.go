@@ -15,6 +15,7 @@ import (
 
 	"github.com/hcpops/hcpops/core/admission"
 	"github.com/hcpops/hcpops/core/arm"
+	"github.com/hcpops/hcpops/core/clock"
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/logging"
@@ -56,6 +57,9 @@ func TestConfigFromEnv(t *testing.T) {
 		{name: "batch size zero", env: map[string]string{EnvCSBatchSize: "0"}, wantErr: `HCPOPS_CS_BATCH_SIZE="0": want an integer from 1 to 200`},
 		{name: "batch size too big", env: map[string]string{EnvCSBatchSize: "1000"}, wantErr: `HCPOPS_CS_BATCH_SIZE="1000"`},
 		{name: "batch size not a number", env: map[string]string{EnvCSBatchSize: "lots"}, wantErr: `HCPOPS_CS_BATCH_SIZE="lots"`},
+		{name: "relist interval", env: map[string]string{EnvRelistInterval: "10m"}, want: func(c *Config) { c.RelistInterval = 10 * time.Minute }},
+		{name: "relist interval zero", env: map[string]string{EnvRelistInterval: "0s"}, wantErr: `HCPOPS_RELIST_INTERVAL="0s": want a positive duration`},
+		{name: "relist interval without unit", env: map[string]string{EnvRelistInterval: "30"}, wantErr: `HCPOPS_RELIST_INTERVAL="30"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -84,6 +88,7 @@ func TestConfigDefaults(t *testing.T) {
 		DeleteDeadline: 12 * time.Hour, NotifyBackoffBase: 15 * time.Second, NotifyBackoffMax: 15 * time.Minute,
 		NotifyScheduleSize: 10000, PageSize: 100, PollBackoffBase: 10 * time.Second, PollBackoffMax: 5 * time.Minute,
 		WriteTimeout: 10 * time.Second, CSBatchSize: 100, StuckAfter: DefaultStuckAfter(),
+		RelistInterval: 30 * time.Minute,
 	}
 	if got := DefaultConfig(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("DefaultConfig() = %+v\nwant %+v", got, want)
@@ -131,7 +136,7 @@ func (nopNotifier) Notify(context.Context, string, arm.OperationStatus) error { 
 
 func TestNewRefusesIncompleteDeps(t *testing.T) {
 	e := newEnv(t)
-	full := Deps{Store: e.store, ClusterService: e.cs, Notifier: nopNotifier{}, Clock: time.Now}
+	full := Deps{Store: e.store, ClusterService: e.cs, Notifier: nopNotifier{}, Clock: clock.Real{}}
 	tests := []struct {
 		name    string
 		deps    func(Deps) Deps
@@ -294,7 +299,7 @@ func TestConfigFromEnvReadsOnlyItsSettings(t *testing.T) {
 	}
 	want := map[string]bool{EnvPollConcurrency: true, EnvDispatchGrace: true, EnvPendingIDGrace: true,
 		EnvCreateDeadline: true, EnvDeleteDeadline: true, EnvNotifyBackoffBase: true,
-		EnvNotifyBackoffMax: true, EnvPollBackoffMax: true, EnvCSBatchSize: true, EnvStuckAfter: true,
+		EnvNotifyBackoffMax: true, EnvPollBackoffMax: true, EnvCSBatchSize: true, EnvStuckAfter: true, EnvRelistInterval: true,
 		admission.EnvAPIVersions: true, admission.EnvSubscriptionDocument: true}
 	if !maps.Equal(asked, want) {
 		t.Errorf("ConfigFromEnv asked for %v, want %v", asked, want)

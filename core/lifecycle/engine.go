@@ -20,6 +20,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/hcpops/hcpops/core/activeset"
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/clusterservice"
 	"github.com/hcpops/hcpops/core/document"
@@ -133,6 +134,8 @@ type Engine struct {
 	skips *skipLog
 	// stuck remembers the thresholds active operations crossed (stuck.go).
 	stuck *stuckWatch
+	// view is the tick's active set, kept from the change feed (source.go).
+	view *activeset.View
 }
 
 // DispatchDocuments handles one change-feed batch; non-operation documents

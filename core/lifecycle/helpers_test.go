@@ -115,7 +115,7 @@ func (e *env) newEngine(t testing.TB) *Engine {
 		Store:          e.store,
 		ClusterService: e.cs,
 		Notifier:       notification.New(notification.Config{AllowLoopback: true, Timeout: 5 * time.Second}, nil),
-		Clock:          e.clk.Now,
+		Clock:          e.clk,
 		Logger:         slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	}, e.cfg)
 	if err != nil {

@@ -29,11 +29,12 @@ type polled struct {
 }
 
 // preparePage reads what a page of operations needs before any of them
-// runs: their resource documents with one ReadMany, and, with a CS batch
-// size above 1, the CS objects the healthy ones poll, with list calls.
-// A read that fails here costs only the batching: the operations then
-// read for themselves, one by one.
-func (e *Engine) preparePage(ctx context.Context, items []store.Item, now time.Time) []polled {
+// runs: their resource documents from src (the view, or one ReadMany),
+// and, with a CS batch size above 1, the CS objects the healthy ones poll,
+// with list calls. A read that fails here costs only the batching: the
+// operations then read for themselves, one by one.
+func (e *Engine) preparePage(ctx context.Context, src *pollSource, items []store.Item, now time.Time) []polled {
+	src.operations(items)
 	ps := make([]polled, len(items))
 	refs := make([]store.DocRef, 0, len(items))
 	want := make([]int, 0, len(items)) // index in ps of each ref
@@ -54,25 +55,26 @@ func (e *Engine) preparePage(ctx context.Context, items []store.Item, now time.T
 			}
 			p.st = sickResting
 		}
-		if op.PartitionKey == "" || document.PartitionKey(subscriptionOf(op.Properties.ExternalID)) != op.PartitionKey {
+		ref, ok := resourceRef(op.PartitionKey, op.Properties.ExternalID)
+		if !ok {
 			continue // newJob refuses it without reading
 		}
-		refs = append(refs, store.DocRef{PartitionKey: op.PartitionKey, ID: document.CosmosID(op.Properties.ExternalID)})
+		refs = append(refs, ref)
 		want = append(want, i)
 	}
 	if len(refs) == 0 {
 		return ps
 	}
-	got, err := e.readMany(ctx, refs)
-	if err != nil {
-		if ctx.Err() == nil {
-			withInvocation(ctx, e.log).Warn("batched resource read failed; the page's operations read one by one",
-				"documents", len(refs), "error", err)
-		}
-		return ps
+	got, unanswered, err := src.resources(ctx, refs)
+	if err != nil && ctx.Err() == nil {
+		withInvocation(ctx, e.log).Warn("batched resource read failed; the page's operations read one by one",
+			"documents", len(unanswered), "error", err)
 	}
 	var hrefs []string
 	for k, i := range want {
+		if unanswered[refs[k]] {
+			continue
+		}
 		p := &ps[i]
 		res, rerr := parsedResource(got, refs[k], p.op.Properties.ExternalID)
 		p.read = func() (*document.Resource, error) { return res, rerr }

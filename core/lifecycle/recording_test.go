@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 
@@ -43,8 +44,14 @@ type recordingStore struct {
 	reads  atomic.Int64 // point reads
 	// readManys counts ReadMany calls, readManyDocs the documents asked.
 	readManys, readManyDocs atomic.Int64
-	mu                      sync.Mutex
-	hook                    func(ctx context.Context, phase hookPhase, w write) error
+	// queryItems counts what the active-operations query returned,
+	// feedItems what the change feed did (view_test.go).
+	queryItems, feedItems atomic.Int64
+	// feedGap refuses the next change-feed read's continuation.
+	feedGap  atomic.Bool
+	mu       sync.Mutex
+	hook     func(ctx context.Context, phase hookPhase, w write) error
+	feedHook func(page store.FeedPage) // after each change-feed read
 }
 
 func (s *recordingStore) setHook(h func(ctx context.Context, phase hookPhase, w write) error) {
@@ -118,4 +125,42 @@ func (s *recordingStore) ReadMany(ctx context.Context, refs []store.DocRef) (map
 	s.readManys.Add(1)
 	s.readManyDocs.Add(int64(len(refs)))
 	return s.Store.ReadMany(ctx, refs)
+}
+
+func (s *recordingStore) ActiveOperations(ctx context.Context, q store.ActiveOperationsQuery, page func([]store.Item) error) error {
+	return s.Store.ActiveOperations(ctx, q, func(items []store.Item) error {
+		s.queryItems.Add(int64(len(items)))
+		return page(items)
+	})
+}
+
+func (s *recordingStore) ChangeFeed(ctx context.Context, continuation string, maxItems int) (store.FeedPage, error) {
+	if s.feedGap.CompareAndSwap(true, false) {
+		return store.FeedPage{}, fmt.Errorf("reading change feed: %w: continuation %.20q refused", store.ErrFeedGap, continuation)
+	}
+	page, err := s.Store.ChangeFeed(ctx, continuation, maxItems)
+	if err != nil {
+		return page, err
+	}
+	s.feedItems.Add(int64(len(page.Items)))
+	s.mu.Lock()
+	h := s.feedHook
+	s.mu.Unlock()
+	if h != nil {
+		h(page)
+	}
+	return page, nil
+}
+
+// setFeedHook runs h after each change-feed read.
+func (s *recordingStore) setFeedHook(h func(store.FeedPage)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.feedHook = h
+}
+
+// docsRead is every document the store handed out: point reads, ReadMany
+// documents asked, query items and change-feed items.
+func (s *recordingStore) docsRead() int64 {
+	return s.reads.Load() + s.readManyDocs.Load() + s.queryItems.Load() + s.feedItems.Load()
 }

@@ -101,7 +101,7 @@ func (e *Engine) visibleOperation(ctx context.Context, req StatusRequest) (*docu
 		return nil, fmt.Errorf("%w: %s in subscription %s", ErrOperationNotFound, req.OperationName, req.SubscriptionID)
 	}
 	if why := invisible(op, req); why != "" {
-		withInvocation(ctx, e.log).Debug("operation hidden from caller", "operation_id", req.OperationName, "reason", why)
+		withInvocation(ctx, e.log).Info("operation hidden from caller", "operation_id", req.OperationName, "reason", why)
 		return nil, fmt.Errorf("%w: %s", ErrOperationNotVisible, why)
 	}
 	return op, nil

@@ -65,9 +65,15 @@ func TestStatus(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			before := len(e.logs.String())
 			got, err := e.engine.Status(ctx, tc.req)
 			if !errors.Is(err, tc.wantErr) {
 				t.Fatalf("err = %v, want %v", err, tc.wantErr)
+			}
+			// The caller gets a bare 404; the operator reads why in the log.
+			hidden := `level=INFO msg="operation hidden from caller" operation_id=` + tc.req.OperationName
+			if logged := strings.Contains(e.logs.String()[before:], hidden); logged != errors.Is(err, ErrOperationNotVisible) {
+				t.Errorf("logged %q: %v, want %v", hidden, logged, !logged)
 			}
 			if err != nil {
 				return

@@ -14,10 +14,12 @@ import (
 )
 
 // tick streams the active operations (and terminal ones still owing ARM a
-// notification) page by page into PollConcurrency workers. Each page is
-// prepared first (page.go): its resources read in one round trip, its CS
-// objects in list calls (issue 14). Preparing blocks while every worker is
-// busy, so the tick never holds more than a few pages in memory.
+// notification) page by page into PollConcurrency workers, from the
+// change-fed view of the active set or, when it must be rebuilt, from the
+// store (source.go). Each page is prepared first (page.go): its resources
+// answered by the view or read in one round trip, its CS objects read in
+// list calls. Preparing blocks while every worker is busy, so the tick
+// never holds more than a few pages in memory besides the view.
 //
 // Operations whose CS calls keep failing must not hold the workers every
 // tick (issue 10): while backed off they get the checks that need no CS
@@ -37,10 +39,12 @@ func (e *Engine) tick(ctx context.Context) (TickResult, error) {
 		retries = append(retries, r)
 	}
 	q := store.ActiveOperationsQuery{WithPendingNotification: true, PageSize: e.cfg.PageSize}
+	src := e.pollSource(ctx)
 	active := e.newActiveTally(now)
+	var streamErr error
 	err := e.fanOut(ctx, func(work chan<- func()) error {
-		return e.streamPages(ctx, q, func(items []store.Item) {
-			ps := e.preparePage(ctx, items, now)
+		streamErr = e.streamPages(ctx, src, q, func(items []store.Item) {
+			ps := e.preparePage(ctx, src, items, now)
 			active.page(ctx, ps)
 			for _, p := range ps {
 				select {
@@ -50,7 +54,9 @@ func (e *Engine) tick(ctx context.Context) (TickResult, error) {
 				}
 			}
 		})
+		return streamErr
 	})
+	src.finish(ctx, streamErr)
 	if err == nil && len(retries) > 0 {
 		slices.SortFunc(retries, func(a, b retry) int { return a.next.Compare(b.next) })
 		err = e.fanOut(ctx, func(work chan<- func()) error {
@@ -113,9 +119,9 @@ type retry struct {
 	next        time.Time
 }
 
-// streamPages hands the query's pages to pagePreparers goroutines, so a
-// page's batched reads overlap the next page's and the workers stay fed.
-func (e *Engine) streamPages(ctx context.Context, q store.ActiveOperationsQuery, prepare func([]store.Item)) error {
+// streamPages hands src's pages to pagePreparers goroutines, so a page's
+// batched reads overlap the next page's and the workers stay fed.
+func (e *Engine) streamPages(ctx context.Context, src *pollSource, q store.ActiveOperationsQuery, prepare func([]store.Item)) error {
 	pages := make(chan []store.Item)
 	var wg sync.WaitGroup
 	for range e.pagePreparers() {
@@ -129,7 +135,7 @@ func (e *Engine) streamPages(ctx context.Context, q store.ActiveOperationsQuery,
 			}
 		}()
 	}
-	err := e.store.ActiveOperations(ctx, q, func(items []store.Item) error {
+	err := src.stream(ctx, q, func(items []store.Item) error {
 		select {
 		case pages <- items:
 			return nil

@@ -6,9 +6,9 @@ import (
 	"log/slog"
 	"net/http"
 	"testing"
-	"time"
 
 	"github.com/hcpops/hcpops/core/arm"
+	"github.com/hcpops/hcpops/core/clock"
 	"github.com/hcpops/hcpops/core/clusterservice"
 	"github.com/hcpops/hcpops/core/lifecycle"
 	"github.com/hcpops/hcpops/core/notification"
@@ -23,7 +23,7 @@ func TestGateAsUpstream(t *testing.T) {
 		Store:          embeddedtest.Open(t),
 		ClusterService: unusedCS{},
 		Notifier:       notification.New(notification.Config{}, nil),
-		Clock:          time.Now,
+		Clock:          clock.Real{},
 	}, lifecycle.Config{})
 	if err != nil {
 		t.Fatal(err)
