@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/hcpops/hcpops/app"
 	"github.com/hcpops/hcpops/benchmark"
@@ -17,12 +15,7 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout); err != nil && !errors.Is(err, cli.ErrHelp) {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
+	cli.Main(func(ctx context.Context, args []string) error { return run(ctx, args, os.Getenv, os.Stdin, os.Stdout) })
 }
 
 // run dispatches a subcommand; the environment and streams are injected so

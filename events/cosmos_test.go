@@ -134,13 +134,14 @@ func BenchmarkDecodeDocuments(b *testing.B) {
 	if err := json.Unmarshal(src, &three); err != nil {
 		b.Fatal(err)
 	}
-	batch := make([]json.RawMessage, 0, 100)
+	batch := make([][]byte, 0, 100)
 	for len(batch) < 100 {
 		batch = append(batch, three[len(batch)%len(three)])
 	}
-	s0, _ := json.Marshal(batch)
-	s1, _ := json.Marshal(string(s0))
-	raw, _ := json.Marshal(string(s1))
+	raw, err := EncodeDocuments(batch)
+	if err != nil {
+		b.Fatal(err)
+	}
 	b.SetBytes(int64(len(raw)))
 	b.ReportAllocs()
 	for b.Loop() {

@@ -12,20 +12,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/hcpops/hcpops/app"
 	"github.com/hcpops/hcpops/internal/cli"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout); err != nil && !errors.Is(err, cli.ErrHelp) {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
+	cli.Main(func(ctx context.Context, args []string) error { return run(ctx, args, os.Getenv, os.Stdout) })
 }
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {

@@ -271,13 +271,15 @@ func BenchmarkInvokeBatch(b *testing.B) {
 	if err := json.Unmarshal(src, &three); err != nil {
 		b.Fatal(err)
 	}
-	batch := make([]json.RawMessage, 0, 100)
+	batch := make([][]byte, 0, 100)
 	for len(batch) < 100 {
 		batch = append(batch, three[len(batch)%len(three)])
 	}
-	s0, _ := json.Marshal(batch)
-	s1, _ := json.Marshal(string(s0))
-	body, _ := json.Marshal(map[string]any{"Data": map[string]string{"documents": string(s1)}})
+	docs, err := events.EncodeDocuments(batch)
+	if err != nil {
+		b.Fatal(err)
+	}
+	body, _ := json.Marshal(events.InvokeRequest{Data: map[string]json.RawMessage{"documents": docs}})
 	s := handlers.New(handlers.Config{}, nil)
 	if err := New(nopDispatcher{}, nil).Register(s); err != nil {
 		b.Fatal(err)

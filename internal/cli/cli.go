@@ -5,12 +5,29 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 )
+
+// Main runs a command on the process's arguments until SIGINT or SIGTERM
+// cancels its context, and exits 1 with its error printed when it fails
+// (0 when it only printed help): what every hcpops binary's main does.
+func Main(run func(ctx context.Context, args []string) error) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:])
+	stop()
+	if err != nil && !errors.Is(err, ErrHelp) {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
 
 // ErrHelp: usage was printed because it was asked for; the command exits 0.
 var ErrHelp = errors.New("help requested")
