@@ -182,3 +182,36 @@ func TestDecodeHTTPResponse(t *testing.T) {
 		t.Errorf("a string output = %v, want the host's error", err)
 	}
 }
+
+// TestReadBatchReadsWhatDecodeDocumentsReads: the stream reader, for
+// batches too large to hold, reads every payload of the host as the
+// whole-body decoder does, the Metadata too.
+func TestReadBatchReadsWhatDecodeDocumentsReads(t *testing.T) {
+	for _, file := range []string{"batch-double-encoded.json", "batch-single-encoded.json", "batch-plain-array.json", "batch-retry.json", "reference-cosmos-batch.json"} {
+		t.Run(file, func(t *testing.T) {
+			env := request(t, file)
+			want, err := DecodeDocuments("Data.documents", env.Data["documents"])
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, meta, err := ReadBatch(bytes.NewReader(readFile(t, file)), "documents")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(want) {
+				t.Fatalf("%d documents, DecodeDocuments read %d", len(got), len(want))
+			}
+			for i := range got {
+				if !sameJSON(t, got[i], want[i]) {
+					t.Errorf("document %d differs", i)
+				}
+			}
+			if len(meta) != len(env.Metadata) {
+				t.Errorf("Metadata has %d members, want %d", len(meta), len(env.Metadata))
+			}
+		})
+	}
+	if _, _, err := ReadBatch(strings.NewReader(`{"Data":{"timer":{}}}`), "documents"); !IsMalformed(err) || !strings.Contains(err.Error(), "Data.documents is missing") {
+		t.Errorf("a batch without documents: %v", err)
+	}
+}
