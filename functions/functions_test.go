@@ -19,6 +19,7 @@ import (
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/lifecycle"
 	"github.com/hcpops/hcpops/events"
+	"github.com/hcpops/hcpops/functions/operationrequest"
 	polloperations "github.com/hcpops/hcpops/functions/pollOperations"
 	"github.com/hcpops/hcpops/handlers"
 	"github.com/hcpops/hcpops/logging"
@@ -203,6 +204,10 @@ func TestHTTPFunctionsAreForwarded(t *testing.T) {
 		http++
 		if trigger != 1 || out != 1 || len(fj.Bindings) != 2 {
 			t.Errorf("%s: an HTTP function needs exactly one httpTrigger in and one http out for the host to forward it; has %v", f, fj.Bindings)
+		}
+		types := map[string]string{"operationStatus": arm.OperationStatusesType, "operationResults": arm.OperationResultsType}
+		if want := operationrequest.Route(types[filepath.Dir(f)]); fj.Bindings[0]["route"] != want {
+			t.Errorf("%s: route %v, want %s (the path the handler serves)", f, fj.Bindings[0]["route"], want)
 		}
 	}
 	if http != 2 {

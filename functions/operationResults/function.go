@@ -25,10 +25,6 @@ import (
 // Name is the function's folder name.
 const Name = "operationResults"
 
-// Route is the function.json route (host.json sets the route prefix to "").
-const Route = "subscriptions/{subscriptionId}/providers/" + arm.ProviderNamespace +
-	"/locations/{location}/" + arm.OperationResultsType + "/{operationId}"
-
 // ResultReader is the part of the lifecycle this function calls
 // (*lifecycle.Engine satisfies it).
 type ResultReader interface {
@@ -37,7 +33,7 @@ type ResultReader interface {
 }
 
 // Function answers operation-result reads; the embedded Endpoint serves
-// both forms (Register, ServeHTTP, Invoke).
+// the route (Register, ServeHTTP).
 type Function struct {
 	operationrequest.Endpoint
 	reader ResultReader

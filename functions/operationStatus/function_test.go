@@ -265,8 +265,8 @@ func TestChiPatternMatchesFunctionJSONRoute(t *testing.T) {
 	if len(fj.Bindings) != 2 || fj.Bindings[0].Type != "httpTrigger" || fj.Bindings[1].Type != "http" {
 		t.Fatalf("function.json must be exactly httpTrigger in + http out for forwarding: %+v", fj.Bindings)
 	}
-	if fj.Bindings[0].Route != Route {
-		t.Errorf("function.json route %q != Route %q", fj.Bindings[0].Route, Route)
+	if want := operationrequest.Route(arm.OperationStatusesType); fj.Bindings[0].Route != want {
+		t.Errorf("function.json route %q != %q", fj.Bindings[0].Route, want)
 	}
 	if len(fj.Bindings[0].Methods) != 1 || fj.Bindings[0].Methods[0] != "get" {
 		t.Errorf("methods = %v", fj.Bindings[0].Methods)

@@ -38,6 +38,12 @@ func (e Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(ans.Body)
 }
 
+// Route is the function.json route of an operation read of resourceType:
+// ARM's own path (host.json sets the route prefix to "").
+func Route(resourceType string) string {
+	return "subscriptions/{subscriptionId}/providers/" + arm.ProviderNamespace + "/locations/{location}/" + resourceType + "/{operationId}"
+}
+
 // ChiPattern is the function.json route for resourceType, with the fixed
 // words matched regardless of case: ARM paths are case-insensitive and the
 // host's router is too.
