@@ -279,20 +279,18 @@ func (s *Server) invoke(w http.ResponseWriter, r *http.Request, e *entry) {
 	ctx := logging.WithFunction(r.Context(), name)
 	inv := Invocation{Function: name, ID: logging.InvocationID(ctx), Header: r.Header}
 
+	var body []byte
+	var err error
 	if of := s.oversizeFor(name); of != nil {
-		body, rest, err := s.readOversize(r)
-		switch {
-		case err != nil:
-			s.fail(w, e, name, err, nil)
-			return
-		case rest != nil: // over the limit: the function reads it as a stream
-			res, err := of(ctx, inv, rest)
+		var rest io.Reader
+		if body, rest, err = s.readOversize(r); err == nil && rest != nil {
+			res, err := of(ctx, inv, rest) // over the limit: the function reads it as a stream
 			s.answer(w, e, name, res, err)
 			return
 		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
+	} else {
+		body, err = ReadBody(r)
 	}
-	body, err := ReadBody(r)
 	if err != nil {
 		s.fail(w, e, name, err, nil)
 		return
