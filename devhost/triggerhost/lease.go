@@ -92,11 +92,19 @@ func (l *feedListener) acquire(ctx context.Context) (found bool, err error) {
 	return true, l.checkpoint(ctx, ls.Continuation)
 }
 
+// leaseWriteTimeout bounds one lease write. A write runs to its end even
+// when the host is stopping: a checkpoint cut off after the store applied
+// it would leave the listener holding a stale ETag, and its release on
+// the way out would then fail, leaving the lease owned until it expires.
+const leaseWriteTimeout = 5 * time.Second
+
 // checkpoint stores cont as the lease's position and renews it.
 func (l *feedListener) checkpoint(ctx context.Context, cont string) error {
 	h := l.host
 	next := l.lease
 	next.Name, next.Continuation, next.Owner, next.Renewed = l.leaseName, cont, h.owner, h.clock.Now().UTC()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leaseWriteTimeout)
+	defer cancel()
 	saved, err := h.leases.Save(ctx, next)
 	if err != nil {
 		return fmt.Errorf("checkpointing function %s (lease %s): %w", l.fn.Name, l.leaseName, err)
@@ -112,7 +120,7 @@ func (l *feedListener) release() {
 	if l.lease.Owner != h.owner {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), leaseWriteTimeout)
 	defer cancel()
 	next := l.lease
 	next.Owner, next.Renewed = "", h.clock.Now().UTC()
