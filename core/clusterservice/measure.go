@@ -44,7 +44,7 @@ func (c *Calls) record(d time.Duration, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.count++
-	if err != nil && !IsNotFound(err) {
+	if Classify(err) != Absent && err != nil {
 		c.errors++
 	}
 	if len(c.samples) < maxSamples {

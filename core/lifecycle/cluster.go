@@ -129,7 +129,7 @@ func (e *Engine) adoptOrPostCluster(ctx context.Context, j *job, pending string)
 		VersionID: v.ID, ChannelGroup: v.ChannelGroup, Azure: ref}
 	c, err := e.cs.PostCluster(ctx, spec)
 	switch {
-	case cs.IsConflict(err):
+	case cs.Classify(err) == cs.Exists:
 		j.log.Info("cluster already exists in clusters service; adopting it", "cluster_service_id", pending)
 		return pending, nil
 	case err != nil:

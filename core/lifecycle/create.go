@@ -49,7 +49,7 @@ func (e *Engine) createChild(ctx context.Context, j *job,
 	}
 	clusterHref, id := parent.ClusterServiceID(), strings.ToLower(j.res.Name())
 	href := j.a.childHref(clusterHref, id)
-	if err := post(ctx, j, clusterHref, id); err != nil && !cs.IsConflict(err) {
+	if err := post(ctx, j, clusterHref, id); err != nil && cs.Classify(err) != cs.Exists {
 		return outcomeSkipped, fmt.Errorf("creating %s %s: %w", j.kind, href, refusedBy(err, j.a.noun, "create"))
 	}
 	if err := e.recordClusterServiceID(ctx, j, href); err != nil {

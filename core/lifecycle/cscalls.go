@@ -3,7 +3,6 @@ package lifecycle
 import (
 	"context"
 	"errors"
-	"net/http"
 	"sync"
 	"time"
 
@@ -73,7 +72,7 @@ type csHealth struct {
 }
 
 func (h *csHealth) record(err error) {
-	if s := cs.StatusOf(err); err != nil && (s < 400 || s >= 500 || s == http.StatusTooManyRequests) {
+	if !cs.Classify(err).Working() {
 		return
 	}
 	now := h.clock()

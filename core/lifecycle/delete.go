@@ -86,7 +86,7 @@ func (e *Engine) dispatchDelete(ctx context.Context, j *job, _ *tally) (outcome,
 	if href != "" {
 		err := j.a.delete(ctx, href)
 		switch {
-		case err == nil, cs.IsNotFound(err):
+		case err == nil, cs.Classify(err) == cs.Absent:
 		case cs.IsAlreadyUninstalling(err):
 			j.log.Info("parent cluster is already uninstalling; treating the delete as dispatched", "reason", err)
 		default:
@@ -122,7 +122,7 @@ func (e *Engine) pollDelete(ctx context.Context, j *job) (pollResult, error) {
 		return pollResult{gone: true}, nil
 	}
 	s, err := j.a.status(ctx, j, href)
-	if cs.IsNotFound(err) {
+	if cs.Classify(err) == cs.Absent {
 		if legacyDelete(j) && j.a.parent {
 			n, err := e.liveChildResources(ctx, j)
 			if err != nil {

@@ -173,7 +173,7 @@ func (e *Engine) settle(ctx context.Context, fails []dispatchFailure, begun time
 // about CS as a whole.
 func objectFault(err error) bool {
 	var ce *csCallError
-	return errors.As(err, &ce) && !cs.IsUnavailable(err)
+	return errors.As(err, &ce) && cs.Classify(err) != cs.Unavailable
 }
 
 func dispatchError(ids []string, errs []error) error {

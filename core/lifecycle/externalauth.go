@@ -98,7 +98,7 @@ func (e *Engine) postExternalAuth(ctx context.Context, j *job, clusterHref, id s
 		return err // CS can never have accepted it, so there is nothing to adopt
 	}
 	_, err = e.cs.GetExternalAuth(ctx, cs.ExternalAuthHref(clusterHref, id))
-	if !cs.IsNotFound(err) {
+	if cs.Classify(err) != cs.Absent {
 		return err
 	}
 	_, err = e.cs.PostExternalAuth(ctx, clusterHref, cs.ExternalAuthSpec{

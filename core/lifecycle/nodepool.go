@@ -69,7 +69,7 @@ func (e *Engine) postNodePool(ctx context.Context, j *job, clusterHref, id strin
 		return err // CS can never have accepted it, so there is nothing to adopt
 	}
 	_, err = e.cs.GetNodePool(ctx, cs.NodePoolHref(clusterHref, id))
-	if !cs.IsNotFound(err) {
+	if cs.Classify(err) != cs.Absent {
 		return err
 	}
 	_, err = e.cs.PostNodePool(ctx, clusterHref, cs.NodePoolSpec{

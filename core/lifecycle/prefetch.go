@@ -155,7 +155,7 @@ func prefetch(ctx context.Context, client cs.Client, log *slog.Logger, hrefs []s
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			err := listOne(ctx, client, call, s, &mu)
-			if err != nil && !cs.IsNotFound(err) && ctx.Err() == nil {
+			if err != nil && cs.Classify(err) != cs.Absent && ctx.Err() == nil {
 				// A 404 is a list CS does not serve, or a parent cluster gone:
 				// the GETs answer that as they always did, so it is no fault.
 				log.WarnContext(ctx, "batched clusters service read failed; its objects are read one by one",

@@ -118,10 +118,10 @@ func TestPrefetchAnswersThePolls(t *testing.T) {
 	if l := w.sim.Ledger(); l.Total() != 3 {
 		t.Errorf("the polls made %d requests after the lists, want none", l.Total()-3)
 	}
-	if _, err := c.GetClusterStatus(sctx, missing); !cs.IsNotFound(err) {
+	if _, err := c.GetClusterStatus(sctx, missing); cs.Classify(err) != cs.Absent {
 		t.Errorf("a cluster no list returned: err = %v, want the GET's 404", err)
 	}
-	if _, err := c.GetNodePoolStatus(sctx, npGone); !cs.IsNotFound(err) {
+	if _, err := c.GetNodePoolStatus(sctx, npGone); cs.Classify(err) != cs.Absent {
 		t.Errorf("a node pool no list returned: err = %v, want the GET's 404", err)
 	}
 	if l := w.sim.Ledger(); l.Count("GET", cs.ClustersPath+"/{id}/status") != 1 ||
@@ -173,7 +173,7 @@ func TestPrefetchFailureStaysInItsBatch(t *testing.T) {
 	if n := w.sim.Ledger().Count("GET", cs.ClustersPath+"/{id}/status"); n != 2 {
 		t.Errorf("%d status GETs, want one for each object of the failed list", n)
 	}
-	if _, err := c.GetNodePoolStatus(sctx, npOfGone); !cs.IsNotFound(err) {
+	if _, err := c.GetNodePoolStatus(sctx, npOfGone); cs.Classify(err) != cs.Absent {
 		t.Errorf("node pool of a gone cluster: err = %v, want its GET's 404", err)
 	}
 }

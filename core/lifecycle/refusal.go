@@ -46,7 +46,7 @@ func invalid(noun, field string, value any, want string) *refusal {
 // (a 5xx, a timeout, CS busy) is returned as it came and keeps its backoff.
 func refusedBy(err error, noun, verb string) error {
 	var ce *cs.Error
-	if !cs.IsRefused(err) || !errors.As(err, &ce) {
+	if cs.Classify(err) != cs.Refused || !errors.As(err, &ce) {
 		return err
 	}
 	body := arm.CloudErrorBody{

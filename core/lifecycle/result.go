@@ -140,7 +140,7 @@ func (e *Engine) credentialResult(ctx context.Context, op *document.OperationDoc
 		return nil, fmt.Errorf("operation %s: %w: internalId %q is not a break-glass credential href", op.Name(), errMalformed, p.InternalID)
 	}
 	cred, err := e.cs.GetBreakGlassCredential(ctx, p.InternalID)
-	if cs.IsNotFound(err) {
+	if cs.Classify(err) == cs.Absent {
 		return nil, fmt.Errorf("%w: break-glass credential %s of operation %s", ErrResultGone, p.InternalID, op.Name())
 	}
 	if err != nil {
