@@ -82,8 +82,13 @@ type App struct {
 type Parts struct {
 	Store          store.Store
 	ClusterService clusterservice.Client
-	Notifier       lifecycle.Notifier
-	Clock          func() time.Time
+	// Calls is what a supplied ClusterService records its requests into
+	// (ocm.Config.Recorder); nil with a supplied client: nothing is
+	// recorded, so no call counts, and a change-feed batch never sees
+	// evidence that CS works.
+	Calls    *clusterservice.Recorder
+	Notifier lifecycle.Notifier
+	Clock    func() time.Time
 }
 
 // New assembles the backend from settings. Close releases what it opened;
@@ -109,7 +114,14 @@ func New(ctx context.Context, getenv func(string) string, logger *slog.Logger, p
 		a.Store, a.StoreName = s, name
 		a.owned = append(a.owned, s)
 	}
+	clock := parts.Clock
+	if clock == nil {
+		clock = time.Now
+	}
+	calls := parts.Calls
 	if a.ClusterService == nil {
+		calls = NewRecorder(clock)
+		set.cs.Recorder = calls
 		cs, err := ocm.New(ctx, set.cs, logger)
 		if err != nil {
 			return nil, fmt.Errorf("connecting to Clusters Service: %w", err)
@@ -121,17 +133,23 @@ func New(ctx context.Context, getenv func(string) string, logger *slog.Logger, p
 	if notifier == nil {
 		notifier = notification.New(set.notify, nil)
 	}
-	clock := parts.Clock
-	if clock == nil {
-		clock = time.Now
+	if calls == nil {
+		calls = NewRecorder(clock)
 	}
-	// Measured: the functions' telemetry counts CS calls per invocation.
-	eng, err := lifecycle.New(lifecycle.Deps{Store: a.Store, ClusterService: clusterservice.Measured(a.ClusterService), Notifier: notifier, Clock: clock, Logger: logger}, set.lifecycle)
+	eng, err := lifecycle.New(lifecycle.Deps{Store: a.Store, ClusterService: a.ClusterService, Calls: calls,
+		Notifier: notifier, Clock: clock, Logger: logger}, set.lifecycle)
 	if err != nil {
 		return nil, fmt.Errorf("building the lifecycle engine: %w", err)
 	}
 	a.Engine = eng
 	return a, nil
+}
+
+// NewRecorder is the Recorder a Clusters Service client of this app
+// records into: on clock, counting each request in the Functions
+// invocation whose context made it.
+func NewRecorder(clock func() time.Time) *clusterservice.Recorder {
+	return clusterservice.NewRecorder(clock, handlers.InvocationID)
 }
 
 // settings are the parts' settings, read and checked up front.

@@ -153,7 +153,9 @@ func run(ctx context.Context, o options, stdout, logw io.Writer, env map[string]
 	if err != nil {
 		return fmt.Errorf("starting the Clusters Service simulator: %w", err)
 	}
-	cs, err := ocm.New(ctx, ocm.Config{URL: simURL, RetryLimit: 2, RetryInterval: 100 * time.Millisecond, Timeout: 10 * time.Second}, logger)
+	calls := app.NewRecorder(time.Now)
+	cs, err := ocm.New(ctx, ocm.Config{URL: simURL, RetryLimit: 2, RetryInterval: 100 * time.Millisecond, Timeout: 10 * time.Second,
+		Recorder: calls}, logger)
 	if err != nil {
 		return fmt.Errorf("connecting to the simulator: %w", err)
 	}
@@ -165,7 +167,7 @@ func run(ctx context.Context, o options, stdout, logw io.Writer, env map[string]
 	ncfg.AllowLoopback = true // the sink is on 127.0.0.1
 	// The same assembly as serve: app builds the engine, functions.Register
 	// the handler.
-	a, err := app.New(ctx, getenv, logger, app.Parts{Store: st, ClusterService: cs, Notifier: notification.New(ncfg, nil)})
+	a, err := app.New(ctx, getenv, logger, app.Parts{Store: st, ClusterService: cs, Calls: calls, Notifier: notification.New(ncfg, nil)})
 	if err != nil {
 		return err
 	}

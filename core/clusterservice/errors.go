@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"time"
 )
 
 // Class is what the error of a Clusters Service call says, about the
@@ -158,3 +159,28 @@ func (e *UnreadableError) Error() string {
 // match. Such a list is no evidence of anything; its objects are read
 // with their own GETs.
 var ErrInconsistentList = errors.New("clusters service list is inconsistent")
+
+// CallError is a failed Clusters Service call with what an operator needs
+// to find it: the Client method, the href it was about and how long it
+// took. The client returns every failure as one, so a caller tells a CS
+// fault (back the operation off) from its own store's (retry next tick)
+// with errors.As. Its message is the underlying error's, unchanged.
+type CallError struct {
+	Call    string // the Client method, e.g. "GetClusterStatus"
+	Href    string
+	Elapsed time.Duration
+	Err     error
+}
+
+func (e *CallError) Error() string { return e.Err.Error() }
+func (e *CallError) Unwrap() error { return e.Err }
+
+// CallAttrs are the log attributes of the CS call behind err, if any:
+// cs_call, cluster_service_id and elapsed.
+func CallAttrs(err error) []any {
+	var ce *CallError
+	if !errors.As(err, &ce) {
+		return nil
+	}
+	return []any{"cs_call", ce.Call, "cluster_service_id", ce.Href, "elapsed", ce.Elapsed.String()}
+}

@@ -30,7 +30,11 @@ type Notifier interface {
 type Deps struct {
 	Store          store.Store
 	ClusterService clusterservice.Client
-	Notifier       Notifier
+	// Calls is the Recorder the ClusterService client's transport records
+	// into: the engine reads CS's health from it and counts each tick's
+	// and batch's requests.
+	Calls    *clusterservice.Recorder
+	Notifier Notifier
 	Clock          func() time.Time
 	Logger         *slog.Logger
 	// Random feeds cluster ID generation; nil means crypto/rand.
@@ -292,6 +296,9 @@ func New(deps Deps, cfg Config) (*Engine, error) {
 	if deps.ClusterService == nil {
 		missing = append(missing, "ClusterService")
 	}
+	if deps.Calls == nil {
+		missing = append(missing, "Calls")
+	}
 	if deps.Notifier == nil {
 		missing = append(missing, "Notifier")
 	}
@@ -311,11 +318,10 @@ func New(deps Deps, cfg Config) (*Engine, error) {
 	if deps.Random == nil {
 		deps.Random = rand.Reader
 	}
-	health := &csHealth{clock: deps.Clock}
 	e := &Engine{
 		store:    deps.Store,
-		cs:       snapshotClient{csCalls{next: deps.ClusterService, health: health}},
-		csHealth: health,
+		cs:       snapshotClient{deps.ClusterService},
+		calls:    deps.Calls,
 		notifier: deps.Notifier,
 		clock:    deps.Clock,
 		log:      deps.Logger,

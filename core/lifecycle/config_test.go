@@ -135,7 +135,7 @@ func (nopNotifier) Notify(context.Context, string, arm.OperationStatus) error { 
 
 func TestNewRefusesIncompleteDeps(t *testing.T) {
 	e := newEnv(t)
-	full := Deps{Store: e.store, ClusterService: e.cs, Notifier: nopNotifier{}, Clock: time.Now}
+	full := Deps{Store: e.store, ClusterService: e.cs, Calls: e.calls, Notifier: nopNotifier{}, Clock: time.Now}
 	tests := []struct {
 		name    string
 		deps    func(Deps) Deps
@@ -143,7 +143,8 @@ func TestNewRefusesIncompleteDeps(t *testing.T) {
 		wantErr string
 	}{
 		{"no store", func(d Deps) Deps { d.Store = nil; return d }, Config{}, "Store"},
-		{"nothing", func(Deps) Deps { return Deps{} }, Config{}, "Store, ClusterService, Notifier, Clock required"},
+		{"no recorder", func(d Deps) Deps { d.Calls = nil; return d }, Config{}, "Calls required"},
+		{"nothing", func(Deps) Deps { return Deps{} }, Config{}, "Store, ClusterService, Calls, Notifier, Clock required"},
 		{"negative concurrency", func(d Deps) Deps { return d }, Config{PollConcurrency: -1}, "PollConcurrency: -1"},
 		{"negative grace", func(d Deps) Deps { return d }, Config{DispatchGrace: -time.Second}, "DispatchGrace"},
 		{"batch size above the cap", func(d Deps) Deps { return d }, Config{CSBatchSize: MaxCSBatchSize + 1}, "CSBatchSize: 201 is above 200"},

@@ -144,7 +144,7 @@ func (e *Engine) settle(ctx context.Context, fails []dispatchFailure, begun time
 			retry, why = true, "a dependency failed as a whole"
 		}
 	}
-	if !retry && !e.csHealth.answeredSince(begun.Add(-csEvidenceWindow)) {
+	if !retry && !e.calls.WorkedSince(begun.Add(-csEvidenceWindow)) {
 		retry, why = true, "no clusters service call answered lately"
 	}
 	var (
@@ -152,8 +152,8 @@ func (e *Engine) settle(ctx context.Context, fails []dispatchFailure, begun time
 		errs []error
 	)
 	for _, f := range fails {
-		attrs := append(csAttrs(f.err), "operation_id", f.name, "document_id", f.id, "partition_key", f.pk)
-		var ce *csCallError
+		attrs := append(cs.CallAttrs(f.err), "operation_id", f.name, "document_id", f.id, "partition_key", f.pk)
+		var ce *cs.CallError
 		if errors.As(f.err, &ce) {
 			attrs = append(attrs, "next_attempt", e.pollAt.failed(f.pk+"/"+f.id, e.clock()))
 		}
@@ -172,7 +172,7 @@ func (e *Engine) settle(ctx context.Context, fails []dispatchFailure, begun time
 // objectFault reports whether err is a failed CS call that says nothing
 // about CS as a whole.
 func objectFault(err error) bool {
-	var ce *csCallError
+	var ce *cs.CallError
 	return errors.As(err, &ce) && cs.Classify(err) != cs.Unavailable
 }
 

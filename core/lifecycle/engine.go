@@ -37,6 +37,8 @@ type DispatchResult struct {
 	Changed    int // status writes made while dispatching (a revocation's Deleting, a cancel)
 	Notified   int // ARM notifications delivered for operations that ended while dispatching
 	HandedOff  int // CS failed for that operation alone: left to the tick's safety net
+	// CS is what the batch's requests to Clusters Service came to.
+	CS clusterservice.CallSummary
 }
 
 // String is the batch's counts as the function logs them; changed and
@@ -81,6 +83,8 @@ type TickResult struct {
 	Skipped    int // left alone by a skip rule (see skip.go)
 	// SkippedReasons counts Skipped by reason; every reason is present.
 	SkippedReasons map[string]int
+	// CS is what the tick's requests to Clusters Service came to.
+	CS clusterservice.CallSummary
 }
 
 // String is the tick's counts as the function logs them.
@@ -127,9 +131,9 @@ type Engine struct {
 	// pollAt schedules the CS calls of operations whose calls keep
 	// failing, so that they cannot hold the tick's workers every tick.
 	pollAt *backoff
-	// csHealth is when CS last answered as a working service; a batch
-	// uses it to tell a sick object from a sick CS.
-	csHealth *csHealth
+	// calls is what the CS client's transport saw: a batch reads CS's
+	// health from it to tell a sick object from a sick CS.
+	calls *clusterservice.Recorder
 	// skips remembers the operations logged as skipped, to log each once.
 	skips *skipLog
 	// stuck remembers the thresholds active operations crossed (stuck.go).
@@ -146,14 +150,20 @@ type Engine struct {
 // documents, including ones no store accepts the id or partition key of,
 // are logged and skipped, never retried.
 func (e *Engine) DispatchDocuments(ctx context.Context, docs []json.RawMessage) (DispatchResult, error) {
-	return e.dispatchDocuments(ctx, docs)
+	counted := e.calls.Count(ctx)
+	res, err := e.dispatchDocuments(ctx, docs)
+	res.CS = counted()
+	return res, err
 }
 
 // Tick runs one poll pass over the active operations. Per-operation
 // failures are counted in Errors and retried next tick; the error reports
 // a tick that could not run or was cut short by ctx.
 func (e *Engine) Tick(ctx context.Context) (TickResult, error) {
-	return e.tick(ctx)
+	counted := e.calls.Count(ctx)
+	res, err := e.tick(ctx)
+	res.CS = counted()
+	return res, err
 }
 
 // Status renders the ARM operation-status body for a caller.

@@ -159,7 +159,7 @@ func prefetch(ctx context.Context, client cs.Client, log *slog.Logger, hrefs []s
 				// A 404 is a list CS does not serve, or a parent cluster gone:
 				// the GETs answer that as they always did, so it is no fault.
 				log.WarnContext(ctx, "batched clusters service read failed; its objects are read one by one",
-					append(csAttrs(err), "objects", len(call.hrefs), "error", err)...)
+					append(cs.CallAttrs(err), "objects", len(call.hrefs), "error", err)...)
 			}
 		}()
 	}

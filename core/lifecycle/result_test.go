@@ -125,7 +125,7 @@ func (h hangingStore) Get(ctx context.Context, pk, id string) (store.Item, error
 // after WriteTimeout, whatever the request's own context allows.
 func TestRequestReadsAreBounded(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.WriteTimeout = 50 * time.Millisecond })
-	eng, err := New(Deps{Store: hangingStore{e.store}, ClusterService: e.cs, Notifier: nopNotifier{}, Clock: e.clk.Now}, e.cfg)
+	eng, err := New(Deps{Store: hangingStore{e.store}, ClusterService: e.cs, Calls: e.calls, Notifier: nopNotifier{}, Clock: e.clk.Now}, e.cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func TestCredentialErrorCarriesNoBytes(t *testing.T) {
 	e, name := credentialIssued(t)
 	ctx := context.Background()
 	const secret = "sha256~0123456789abcdef0123456789abcdef"
-	eng, err := New(Deps{Store: e.store, ClusterService: quotingCS{Client: e.cs, secret: secret}, Notifier: notification.New(notification.Config{}, nil),
+	eng, err := New(Deps{Store: e.store, ClusterService: quotingCS{Client: e.cs, secret: secret}, Calls: e.calls, Notifier: notification.New(notification.Config{}, nil),
 		Clock: e.clk.Now, Logger: slog.New(slog.NewTextHandler(e.logs, nil))}, e.cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hcpops/hcpops/core/arm"
+	cs "github.com/hcpops/hcpops/core/clusterservice"
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
 )
@@ -206,14 +207,14 @@ func (e *Engine) tickOne(ctx context.Context, op *document.OperationDocument, st
 			e.pollAt.forget(key)
 		}
 	}
-	var ce *csCallError
+	var ce *cs.CallError
 	switch {
 	case err == nil:
 	case errors.As(err, &ce):
 		t.errors.Add(1)
 		next := e.pollAt.failed(key, e.clock())
 		e.logFor(ctx, op).Warn("clusters service call failed; operation backed off",
-			append(csAttrs(err), "next_attempt", next, "error", err)...)
+			append(cs.CallAttrs(err), "next_attempt", next, "error", err)...)
 	case errors.Is(err, errStillDue):
 		// Keeps its schedule entry, so the next tick tries again, graceless.
 	case errors.Is(err, errRetryLater):
@@ -341,7 +342,7 @@ func (e *Engine) expireIfLate(ctx context.Context, j *job, t *tally, cause error
 		return false, nil
 	}
 	if cause != nil {
-		j.log.Warn("deadline passed while clusters service could not be read", append(csAttrs(cause), "error", cause)...)
+		j.log.Warn("deadline passed while clusters service could not be read", append(cs.CallAttrs(cause), "error", cause)...)
 	}
 	// The expiry must land even when ctx is the tick's spent budget.
 	ctx, cancel := e.writeCtx(ctx)

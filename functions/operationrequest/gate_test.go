@@ -22,6 +22,7 @@ func TestGateAsUpstream(t *testing.T) {
 	eng, err := lifecycle.New(lifecycle.Deps{
 		Store:          embeddedtest.Open(t),
 		ClusterService: unusedCS{},
+		Calls:          clusterservice.NewRecorder(time.Now, nil),
 		Notifier:       notification.New(notification.Config{}, nil),
 		Clock:          time.Now,
 	}, lifecycle.Config{})

@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/hcpops/hcpops/core/clusterservice"
 	"github.com/hcpops/hcpops/core/lifecycle"
 	"github.com/hcpops/hcpops/handlers"
 )
@@ -89,7 +88,6 @@ func (f *Function) Invoke(ctx context.Context, inv handlers.Invocation) (handler
 	start := time.Now() // before the budget's clock starts, so budget_used reaches 1
 	tickCtx, cancel := context.WithTimeout(ctx, f.budget)
 	defer cancel()
-	tickCtx, calls := clusterservice.WithCalls(tickCtx)
 	res, err := f.ticker.Tick(tickCtx)
 	wall := time.Since(start)
 	outcome, level := OutcomeOK, slog.LevelInfo
@@ -100,7 +98,7 @@ func (f *Function) Invoke(ctx context.Context, inv handlers.Invocation) (handler
 	default:
 		outcome = OutcomeFailed
 	}
-	handlers.Summarize(ctx, f.logger, level, MsgTick, f.record(res, outcome, wall, info.IsPastDue, calls.Summary())...)
+	handlers.Summarize(ctx, f.logger, level, MsgTick, f.record(res, outcome, wall, info.IsPastDue)...)
 	if err != nil {
 		return handlers.Result{}, fmt.Errorf("running poll tick: %w", err)
 	}
@@ -109,7 +107,7 @@ func (f *Function) Invoke(ctx context.Context, inv handlers.Invocation) (handler
 
 // record is the tick's telemetry; the keys are documented in
 // docs/functions.md and held by a golden test.
-func (f *Function) record(r lifecycle.TickResult, outcome string, wall time.Duration, pastDue bool, cs clusterservice.CallSummary) []slog.Attr {
+func (f *Function) record(r lifecycle.TickResult, outcome string, wall time.Duration, pastDue bool) []slog.Attr {
 	return append([]slog.Attr{
 		slog.String("outcome", outcome),
 		slog.Int("polled", r.Polled),
@@ -126,7 +124,7 @@ func (f *Function) record(r lifecycle.TickResult, outcome string, wall time.Dura
 		slog.Float64("budget_ms", ms(f.budget)),
 		slog.Float64("budget_used", float64(wall)/float64(f.budget)),
 		slog.Bool("past_due", pastDue),
-	}, cs.Attrs()...)
+	}, r.CS.Attrs()...)
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
