@@ -176,14 +176,14 @@ func (e *Engine) clusterAdapter() *adapter {
 		parent: true,
 		create: e.dispatchClusterCreate,
 		status: func(ctx context.Context, j *job, href string) (*state.OperationState, error) {
-			st, err := e.cs.GetClusterStatus(ctx, href)
+			st, err := j.reads.clusterStatus(ctx, href)
 			if err != nil {
 				return nil, fmt.Errorf("reading status of cluster %s: %w", href, err)
 			}
 			return e.convertCluster(ctx, j, href, st)
 		},
 		get: func(ctx context.Context, j *job, href string) ([]*state.OperationState, error) {
-			c, err := e.cs.GetCluster(ctx, href)
+			c, err := j.reads.cluster(ctx, href)
 			if err != nil {
 				return nil, fmt.Errorf("reading cluster %s: %w", href, err)
 			}

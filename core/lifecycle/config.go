@@ -320,7 +320,7 @@ func New(deps Deps, cfg Config) (*Engine, error) {
 	}
 	e := &Engine{
 		store:    deps.Store,
-		cs:       snapshotClient{deps.ClusterService},
+		cs:       deps.ClusterService,
 		calls:    deps.Calls,
 		notifier: deps.Notifier,
 		clock:    deps.Clock,

@@ -218,7 +218,7 @@ func (e *Engine) dispatchOne(ctx context.Context, pk, id string, t *tally) (outc
 	if err != nil || op == nil || op.Properties.Status.IsTerminal() {
 		return outcomeSkipped, err
 	}
-	j, err := e.newJob(ctx, op, nil)
+	j, err := e.newJob(ctx, op, pageRead{})
 	if err != nil {
 		return outcomeSkipped, err
 	}

@@ -16,8 +16,8 @@ import (
 // exists and an update once CS carries its spec. A state CS does state is
 // still heeded: "error" fails the operation.
 func (e *Engine) externalAuthAdapter() *adapter {
-	read := func(ctx context.Context, href string) (cs.ExternalAuth, error) {
-		ea, err := e.cs.GetExternalAuth(ctx, href)
+	read := func(ctx context.Context, j *job, href string) (cs.ExternalAuth, error) {
+		ea, err := j.reads.externalAuth(ctx, href)
 		if err != nil {
 			return cs.ExternalAuth{}, fmt.Errorf("reading external auth %s: %w", href, err)
 		}
@@ -30,7 +30,7 @@ func (e *Engine) externalAuthAdapter() *adapter {
 			return e.createChild(ctx, j, e.postExternalAuth)
 		},
 		status: func(ctx context.Context, j *job, href string) (*state.OperationState, error) {
-			ea, err := read(ctx, href)
+			ea, err := read(ctx, j, href)
 			if err != nil {
 				return nil, err
 			}
@@ -41,14 +41,14 @@ func (e *Engine) externalAuthAdapter() *adapter {
 			return convertExternalAuth(j, href, ea.Status)
 		},
 		created: func(ctx context.Context, j *job, href string) (*state.OperationState, error) {
-			ea, err := read(ctx, href)
+			ea, err := read(ctx, j, href)
 			if err != nil {
 				return nil, err
 			}
 			return externalAuthExists(ea).WithSource("externalAuthClusterServiceCreate"), nil
 		},
 		get: func(ctx context.Context, j *job, href string) ([]*state.OperationState, error) {
-			ea, err := read(ctx, href)
+			ea, err := read(ctx, j, href)
 			if err != nil {
 				return nil, err
 			}

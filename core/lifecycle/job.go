@@ -38,8 +38,11 @@ type job struct {
 	res *document.Resource
 	h   *handler
 	// a does the kind's part of the work.
-	a   *adapter
-	log *slog.Logger
+	a *adapter
+	// reads answers the reads of its CS objects' state, from what its
+	// tick's page listed where it can.
+	reads csReads
+	log   *slog.Logger
 }
 
 // isCredential reports whether the operation works on a cluster's
@@ -52,8 +55,8 @@ func (j *job) isCredential() bool {
 
 // newJob pairs op with its resource and handler. A document we cannot act
 // on (no handler for its request and target) is an error naming why.
-// read, when set, is the resource as the tick's page read it; nil reads it.
-func (e *Engine) newJob(ctx context.Context, op *document.OperationDocument, read func() (*document.Resource, error)) (*job, error) {
+// page is what the tick's page read for it (the zero value: nothing).
+func (e *Engine) newJob(ctx context.Context, op *document.OperationDocument, page pageRead) (*job, error) {
 	kind, err := op.TargetKind()
 	if err != nil {
 		return nil, fmt.Errorf("operation %s: %w: %w", op.Name(), errMalformed, err)
@@ -66,6 +69,7 @@ func (e *Engine) newJob(ctx context.Context, op *document.OperationDocument, rea
 		return nil, fmt.Errorf("operation %s: %w: externalId %q belongs in partition %s, not %s",
 			op.Name(), errMalformed, op.Properties.ExternalID, pk, op.PartitionKey)
 	}
+	read := page.resource
 	if read == nil {
 		read = func() (*document.Resource, error) {
 			return e.readResource(ctx, op.PartitionKey, op.Properties.ExternalID)
@@ -75,7 +79,8 @@ func (e *Engine) newJob(ctx context.Context, op *document.OperationDocument, rea
 	if err != nil {
 		return nil, fmt.Errorf("operation %s: %w", op.Name(), err)
 	}
-	return &job{op: op, kind: kind, res: res, h: h, a: e.kinds[kind], log: e.logFor(ctx, op)}, nil
+	return &job{op: op, kind: kind, res: res, h: h, a: e.kinds[kind], reads: csReads{cs: e.cs, page: page.cs},
+		log: e.logFor(ctx, op)}, nil
 }
 
 // readOperation reads an operation document; nil when it is gone.

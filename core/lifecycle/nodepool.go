@@ -19,14 +19,14 @@ func (e *Engine) nodePoolAdapter() *adapter {
 			return e.createChild(ctx, j, e.postNodePool)
 		},
 		status: func(ctx context.Context, j *job, href string) (*state.OperationState, error) {
-			st, err := e.cs.GetNodePoolStatus(ctx, href)
+			st, err := j.reads.nodePoolStatus(ctx, href)
 			if err != nil {
 				return nil, fmt.Errorf("reading status of node pool %s: %w", href, err)
 			}
 			return convertNodePool(j, href, st)
 		},
 		get: func(ctx context.Context, j *job, href string) ([]*state.OperationState, error) {
-			np, err := e.cs.GetNodePool(ctx, href)
+			np, err := j.reads.nodePool(ctx, href)
 			if err != nil {
 				return nil, fmt.Errorf("reading node pool %s: %w", href, err)
 			}

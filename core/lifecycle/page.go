@@ -19,13 +19,20 @@ type polled struct {
 	// retries after the stream (its next CS attempt is due).
 	st  standing
 	due *retry
-	// read, when set, returns the operation's resource as the page read
-	// it; nil leaves the job to read it itself (a point read).
-	read func() (*document.Resource, error)
-	// snap is what the page's CS list calls said (nil: none were made);
-	// listed says the operation's objects were in those calls.
-	snap   *snapshot
+	pageRead
+	// listed says the operation's objects were in the page's CS list
+	// calls.
 	listed bool
+}
+
+// pageRead is what a tick's page read for an operation before its job
+// runs; the zero value leaves the job to read everything itself.
+type pageRead struct {
+	// resource, when set, returns the operation's resource as the page
+	// read it; nil leaves the job to read it (a point read).
+	resource func() (*document.Resource, error)
+	// cs is what the page's CS list calls said; nil: none were made.
+	cs *snapshot
 }
 
 // preparePage reads what a page of operations needs before any of them
@@ -77,7 +84,7 @@ func (e *Engine) preparePage(ctx context.Context, src *pollSource, items []store
 		}
 		p := &ps[i]
 		res, rerr := parsedResource(got, refs[k], p.op.Properties.ExternalID)
-		p.read = func() (*document.Resource, error) { return res, rerr }
+		p.resource = func() (*document.Resource, error) { return res, rerr }
 		if res != nil && p.st == healthy && !credentialRequest(p.op.Properties.Request) && e.pollsCS(p.op, res) {
 			h := pollHrefs(p.op, res)
 			hrefs = append(hrefs, h...)
@@ -89,7 +96,7 @@ func (e *Engine) preparePage(ctx context.Context, src *pollSource, items []store
 	}
 	snap := prefetch(ctx, e.cs, withInvocation(ctx, e.log), hrefs, e.cfg.CSBatchSize, e.listConcurrency())
 	for i := range ps {
-		ps[i].snap = snap
+		ps[i].cs = snap
 	}
 	if ctx.Err() != nil {
 		e.backOffCut(ctx, ps)

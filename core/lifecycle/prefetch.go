@@ -10,88 +10,87 @@ import (
 
 // Batched polling. A tick reads the CS objects of a page of operations
 // with list calls (clusters by an id search, node pools and external auths
-// per parent cluster) before the page's operations run, and hands the
-// answers to them through ctx. Each operation still makes the same
-// single-object reads it always made; snapshotClient answers them from the
-// page's lists where it can. So conversion, NeedToPatch, the writes and
-// the notifications stay per operation and do not know about batching,
-// and an object a list did not return (deleted, not yet created, listed
-// without status) is read with its GET, so a 404 means what it meant.
+// per parent cluster) before the page's operations run, and each job of
+// the page gets what they said as its csReads. A job's poll still makes
+// the same single-object reads it always made; csReads answers them from
+// the page's lists where it can. So conversion, NeedToPatch, the writes
+// and the notifications stay per operation and do not know about
+// batching, and an object a list did not return (deleted, not yet
+// created, listed without status) is read with its GET, so a 404 means
+// what it meant.
 
 // snapshot is what one page's list calls said, keyed by the href the
 // operations will ask for. An object of a list call that failed is not in
 // it, so its operation reads it with a GET of its own: a sick object in a
 // batch then costs the healthy ones of that batch the list call's time
-// and nothing more, and the sick one is backed off alone (issue 10). That
-// costs CS at most what polling cost before batching, and only for
-// operations that were not already backed off.
+// and nothing more, and the sick one is backed off alone. That costs CS
+// at most what polling cost before batching, and only for operations that
+// were not already backed off.
 type snapshot struct {
 	clusters  map[string]cs.Cluster
 	nodePools map[string]cs.NodePool
 	auths     map[string]cs.ExternalAuth
 }
 
-type snapshotKey struct{}
-
-func withSnapshot(ctx context.Context, s *snapshot) context.Context {
-	return context.WithValue(ctx, snapshotKey{}, s)
+// csReads is how a job reads the state of its CS objects: from its page's
+// snapshot where that has the object, else with the object's GET. A job
+// no page prepared (a dispatch, a backed-off retry) has no snapshot, and
+// a dispatch's reads before it creates anything always go to CS.
+type csReads struct {
+	cs   cs.Client
+	page *snapshot // nil: none
 }
 
-func snapshotFrom(ctx context.Context) *snapshot {
-	s, _ := ctx.Value(snapshotKey{}).(*snapshot)
-	return s
-}
-
-// snapshotClient is the engine's CS client: reads a page prefetched come
-// from its snapshot, everything else goes to CS.
-type snapshotClient struct{ cs.Client }
-
-func (c snapshotClient) GetCluster(ctx context.Context, href string) (cs.Cluster, error) {
-	if s := snapshotFrom(ctx); s != nil {
-		if v, ok := s.clusters[href]; ok {
-			return v, nil
-		}
+// fromPage returns the object at href the page listed, if it did.
+func fromPage[T any](s *snapshot, pick func(*snapshot) map[string]T, href string) (T, bool) {
+	if s == nil {
+		var zero T
+		return zero, false
 	}
-	return c.Client.GetCluster(ctx, href)
+	v, ok := pick(s)[href]
+	return v, ok
 }
 
-// GetClusterStatus answers from the status inline in a listed cluster:
-// the same fields /status carries (state, description, provision error).
-func (c snapshotClient) GetClusterStatus(ctx context.Context, href string) (cs.ClusterStatus, error) {
-	if s := snapshotFrom(ctx); s != nil {
-		if v, ok := s.clusters[href]; ok {
-			return v.Status, nil
-		}
+func (r csReads) cluster(ctx context.Context, href string) (cs.Cluster, error) {
+	if v, ok := fromPage(r.page, clustersOf, href); ok {
+		return v, nil
 	}
-	return c.Client.GetClusterStatus(ctx, href)
+	return r.cs.GetCluster(ctx, href)
 }
 
-func (c snapshotClient) GetNodePool(ctx context.Context, href string) (cs.NodePool, error) {
-	if s := snapshotFrom(ctx); s != nil {
-		if v, ok := s.nodePools[href]; ok {
-			return v, nil
-		}
+// clusterStatus answers from the status inline in a listed cluster: the
+// same fields /status carries (state, description, provision error).
+func (r csReads) clusterStatus(ctx context.Context, href string) (cs.ClusterStatus, error) {
+	if v, ok := fromPage(r.page, clustersOf, href); ok {
+		return v.Status, nil
 	}
-	return c.Client.GetNodePool(ctx, href)
+	return r.cs.GetClusterStatus(ctx, href)
 }
 
-func (c snapshotClient) GetNodePoolStatus(ctx context.Context, href string) (cs.NodePoolStatus, error) {
-	if s := snapshotFrom(ctx); s != nil {
-		if v, ok := s.nodePools[href]; ok {
-			return v.Status, nil
-		}
+func (r csReads) nodePool(ctx context.Context, href string) (cs.NodePool, error) {
+	if v, ok := fromPage(r.page, nodePoolsOf, href); ok {
+		return v, nil
 	}
-	return c.Client.GetNodePoolStatus(ctx, href)
+	return r.cs.GetNodePool(ctx, href)
 }
 
-func (c snapshotClient) GetExternalAuth(ctx context.Context, href string) (cs.ExternalAuth, error) {
-	if s := snapshotFrom(ctx); s != nil {
-		if v, ok := s.auths[href]; ok {
-			return v, nil
-		}
+func (r csReads) nodePoolStatus(ctx context.Context, href string) (cs.NodePoolStatus, error) {
+	if v, ok := fromPage(r.page, nodePoolsOf, href); ok {
+		return v.Status, nil
 	}
-	return c.Client.GetExternalAuth(ctx, href)
+	return r.cs.GetNodePoolStatus(ctx, href)
 }
+
+func (r csReads) externalAuth(ctx context.Context, href string) (cs.ExternalAuth, error) {
+	if v, ok := fromPage(r.page, authsOf, href); ok {
+		return v, nil
+	}
+	return r.cs.GetExternalAuth(ctx, href)
+}
+
+func clustersOf(s *snapshot) map[string]cs.Cluster   { return s.clusters }
+func nodePoolsOf(s *snapshot) map[string]cs.NodePool { return s.nodePools }
+func authsOf(s *snapshot) map[string]cs.ExternalAuth { return s.auths }
 
 // listCall is one batched read: up to the batch size of hrefs of one kind
 // (and, for children, of one cluster).

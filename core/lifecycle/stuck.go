@@ -290,8 +290,8 @@ func (a *activeTally) ageSeconds(op *document.OperationDocument) float64 {
 // object when the page read its resource.
 func (e *Engine) logStuck(ctx context.Context, p *polled, kind document.Kind, age, own, threshold time.Duration) {
 	csID := p.op.Properties.InternalID
-	if csID == "" && p.read != nil {
-		if res, err := p.read(); err == nil && res != nil {
+	if csID == "" && p.resource != nil {
+		if res, err := p.resource(); err == nil && res != nil {
 			csID = res.ClusterServiceID()
 		}
 	}

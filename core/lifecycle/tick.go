@@ -162,10 +162,8 @@ func (e *Engine) tickPolled(ctx context.Context, p polled, t *tally, due func(re
 	case p.due != nil:
 		due(*p.due)
 		return
-	case p.snap != nil:
-		ctx = withSnapshot(ctx, p.snap)
 	}
-	e.tickOne(ctx, p.op, p.st, p.read, t)
+	e.tickOne(ctx, p.op, p.st, p.pageRead, t)
 }
 
 // tickRetry re-reads a due operation (the stream's copy is a while old)
@@ -181,7 +179,7 @@ func (e *Engine) tickRetry(ctx context.Context, r retry, t *tally) {
 	case op == nil:
 		e.pollAt.forget(r.key)
 	default:
-		e.tickOne(ctx, op, sickDue, nil, t)
+		e.tickOne(ctx, op, sickDue, pageRead{}, t)
 	}
 }
 
@@ -189,8 +187,7 @@ func (e *Engine) tickRetry(ctx context.Context, r retry, t *tally) {
 // one gets no CS call. Its errors are counted and logged
 // once, never returned: one operation must not stop the others. A failed
 // CS call backs the operation off; a successful step resets it.
-func (e *Engine) tickOne(ctx context.Context, op *document.OperationDocument, st standing,
-	read func() (*document.Resource, error), t *tally) {
+func (e *Engine) tickOne(ctx context.Context, op *document.OperationDocument, st standing, page pageRead, t *tally) {
 	t.polled.Add(1)
 	key := notifyKey(op)
 	if op.Properties.Status.IsTerminal() {
@@ -200,7 +197,7 @@ func (e *Engine) tickOne(ctx context.Context, op *document.OperationDocument, st
 		}
 		return
 	}
-	j, err := e.newJob(ctx, op, read)
+	j, err := e.newJob(ctx, op, page)
 	if err == nil {
 		err = e.advance(ctx, j, st, t)
 		if err == nil && (st != sickResting || j.op.Properties.Status.IsTerminal()) {
