@@ -35,8 +35,8 @@ type Deps struct {
 	// and batch's requests.
 	Calls    *clusterservice.Recorder
 	Notifier Notifier
-	Clock          func() time.Time
-	Logger         *slog.Logger
+	Clock    func() time.Time
+	Logger   *slog.Logger
 	// Random feeds cluster ID generation; nil means crypto/rand.
 	Random io.Reader
 }
