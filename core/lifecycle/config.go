@@ -333,7 +333,6 @@ func New(deps Deps, cfg Config) (*Engine, error) {
 		skips:    newSkipLog(cfg.NotifyScheduleSize),
 		stuck:    newStuckWatch(),
 	}
-	e.kinds = e.adapters()
 	e.handlers = e.registry()
 	view, err := activeset.New(activeset.Config{Store: deps.Store, ResourceOf: resourceRef, Clock: deps.Clock,
 		Relist: cfg.RelistInterval, Logger: deps.Logger})

@@ -229,16 +229,14 @@ func TestKeyedLock(t *testing.T) {
 }
 
 func TestClusterIDShape(t *testing.T) {
-	e := &Engine{random: bytes.NewReader(bytes.Repeat([]byte{0xff, 0x00, 0x7a}, 20))}
-	id, err := e.newClusterID()
+	id, err := newClusterID(bytes.NewReader(bytes.Repeat([]byte{0xff, 0x00, 0x7a}, 20)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !regexp.MustCompile(`^[0-9a-v]{32}$`).MatchString(id) {
 		t.Errorf("id %q is not 32 characters of [0-9a-v]", id)
 	}
-	e.random = bytes.NewReader(nil)
-	if _, err := e.newClusterID(); !errors.Is(err, io.EOF) {
+	if _, err := newClusterID(bytes.NewReader(nil)); !errors.Is(err, io.EOF) {
 		t.Errorf("an exhausted source: err = %v, want EOF", err)
 	}
 }

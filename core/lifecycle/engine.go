@@ -3,12 +3,14 @@
 // completion and ARM notification. It knows nothing of Azure Functions; the
 // functions/ adapters call the entry points in this file.
 //
-// Where things live: registry.go is the one table of (request, kind)
-// pairs; the request handlers are written once (create.go, patch.go,
-// delete.go, credential.go) over a per-kind adapter (adapter.go and
-// cluster.go, nodepool.go, externalauth.go), the only code that tells the
-// kinds apart; every ETag-guarded read-modify-write goes through
-// writeGuarded (guard.go).
+// Where things live: handler.go is the one table of (request, kind)
+// pairs, each a named type in a file of its own as upstream's operation
+// controllers are (cluster_create.go ... credential_revoke.go), built on
+// the steps its request shares (create.go, update.go, delete.go) and on
+// its kind (cluster.go, nodepool.go, externalauth.go: the only code that
+// tells the kinds apart). Every ETag-guarded read-modify-write goes
+// through writeGuarded (guard.go); a status write, through
+// updateOperationStatus (statuswrite.go).
 package lifecycle
 
 import (
@@ -23,7 +25,6 @@ import (
 	"github.com/hcpops/hcpops/core/activeset"
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/clusterservice"
-	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
 )
 
@@ -121,8 +122,7 @@ type Engine struct {
 	random   io.Reader
 	cfg      Config
 
-	handlers map[handlerKey]*handler
-	kinds    map[document.Kind]*adapter
+	handlers map[handlerKey]handler
 	// locks serialise dispatch of one operation inside this process; across
 	// processes the etag-guarded markers do the same job.
 	locks *keyedLock

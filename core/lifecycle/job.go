@@ -36,20 +36,19 @@ type job struct {
 	kind document.Kind // of the target resource (the cluster for credential ops)
 	// res is the target resource; nil when its document is gone.
 	res *document.Resource
-	h   *handler
-	// a does the kind's part of the work.
-	a *adapter
+	// h is the work of its (request, kind) pair.
+	h handler
 	// reads answers the reads of its CS objects' state, from what its
 	// tick's page listed where it can.
 	reads csReads
 	log   *slog.Logger
 }
 
-// isCredential reports whether the operation works on a cluster's
-// credentials rather than on the resource itself; those never own the
-// resource's activeOperationId.
-func (j *job) isCredential() bool {
-	r := j.op.Properties.Request
+// onCredentials reports whether a request works on a cluster's
+// credentials rather than on the resource itself: those never own the
+// resource's activeOperationId, and poll break-glass credentials, which
+// are read per cluster, not in batches.
+func onCredentials(r document.Request) bool {
 	return r == document.RequestRequestCredential || r == document.RequestRevokeCredentials
 }
 
@@ -61,8 +60,8 @@ func (e *Engine) newJob(ctx context.Context, op *document.OperationDocument, pag
 	if err != nil {
 		return nil, fmt.Errorf("operation %s: %w: %w", op.Name(), errMalformed, err)
 	}
-	h := e.handlers[handlerKey{op.Properties.Request, kind}]
-	if h == nil {
+	h, ok := e.handlers[handlerKey{op.Properties.Request, kind}]
+	if !ok {
 		return nil, fmt.Errorf("operation %s: %w: no handler for request %s on a %s", op.Name(), errMalformed, op.Properties.Request, kind)
 	}
 	if pk := document.PartitionKey(subscriptionOf(op.Properties.ExternalID)); pk != op.PartitionKey {
@@ -79,7 +78,7 @@ func (e *Engine) newJob(ctx context.Context, op *document.OperationDocument, pag
 	if err != nil {
 		return nil, fmt.Errorf("operation %s: %w", op.Name(), err)
 	}
-	return &job{op: op, kind: kind, res: res, h: h, a: e.kinds[kind], reads: csReads{cs: e.cs, page: page.cs},
+	return &job{op: op, kind: kind, res: res, h: h, reads: csReads{cs: e.cs, page: page.cs},
 		log: e.logFor(ctx, op)}, nil
 }
 

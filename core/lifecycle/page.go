@@ -85,7 +85,7 @@ func (e *Engine) preparePage(ctx context.Context, src *pollSource, items []store
 		p := &ps[i]
 		res, rerr := parsedResource(got, refs[k], p.op.Properties.ExternalID)
 		p.resource = func() (*document.Resource, error) { return res, rerr }
-		if res != nil && p.st == healthy && !credentialRequest(p.op.Properties.Request) && e.pollsCS(p.op, res) {
+		if res != nil && p.st == healthy && !onCredentials(p.op.Properties.Request) && e.pollsCS(p.op, res) {
 			h := pollHrefs(p.op, res)
 			hrefs = append(hrefs, h...)
 			p.listed = len(h) > 0
@@ -176,19 +176,13 @@ func (e *Engine) pollsCS(op *document.OperationDocument, res *document.Resource)
 	if err != nil {
 		return false
 	}
-	h := e.handlers[handlerKey{op.Properties.Request, kind}]
-	if h == nil {
+	h, ok := e.handlers[handlerKey{op.Properties.Request, kind}]
+	if !ok {
 		return false
 	}
-	j := &job{op: op, kind: kind, res: res, h: h, a: e.kinds[kind]}
+	j := &job{op: op, kind: kind, res: res, h: h}
 	g := ownership(j)
 	return g.skip == "" && !g.cancel && h.dispatched(j)
-}
-
-// credentialRequest: credential operations poll break-glass credentials,
-// which are read per cluster, not in batches.
-func credentialRequest(r document.Request) bool {
-	return r == document.RequestRequestCredential || r == document.RequestRevokeCredentials
 }
 
 // listConcurrency bounds one page's concurrent list calls: a page holds

@@ -70,56 +70,15 @@ func (e *Engine) failRefused(ctx context.Context, j *job, r *refusal, t *tally) 
 	return err
 }
 
-// csrUnsupported is the refusal of a certificate-signing credential request.
-// Upstream's frontend (api-version 2026-09-01-preview and later) stores the
-// customer's CSR and its backend has the management cluster's signer issue
-// the certificate, recording a SystemAdminCredentialRequest document the
-// results endpoint reads. Clusters Service's break-glass API (ocm-sdk-go
-// v0.1.509 / ocm-api-model v0.0.464) takes no CSR: it mints a key and a
-// kubeconfig of its own. Answering with that would hand out a credential
-// nobody asked for, so the request fails.
-func csrUnsupported() *refusal {
-	return &refusal{body: arm.CloudErrorBody{
-		Code:   arm.CodeInvalidRequestContent,
-		Target: "systemAdminCredentialRequest.certificateSigningRequest",
-		Message: "Certificate-signing credential requests need the management-cluster signer and are not " +
-			"supported by this backend; request a break-glass credential with an api-version before 2026-09-01-preview.",
-	}}
-}
-
 // childNameRE is what Clusters Service accepts as a node pool or external
 // auth ID: the lower-cased ARM name.
 var childNameRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
 
 // checkChildName refuses an ARM name CS cannot take as the child's ID.
-func checkChildName(j *job) error {
-	if id := strings.ToLower(j.res.Name()); !childNameRE.MatchString(id) {
-		return invalid(j.a.noun, "name", fmt.Sprintf("%q", j.res.Name()),
+func checkChildName(noun string, res *document.Resource) error {
+	if id := strings.ToLower(res.Name()); !childNameRE.MatchString(id) {
+		return invalid(noun, "name", fmt.Sprintf("%q", res.Name()),
 			"it must be 1 to 63 letters, digits or dashes, starting and ending with a letter or digit")
-	}
-	return nil
-}
-
-// checkNodePool refuses node pool values CS would refuse.
-func checkNodePool(spec document.NodePoolSpec) error {
-	if spec.Replicas < 0 {
-		return invalid("node pool", "properties.replicas", spec.Replicas, "it must not be negative")
-	}
-	return nil
-}
-
-// checkIssuer refuses an external auth issuer CS would refuse.
-func checkIssuer(iss document.Issuer) error {
-	if iss.URL == "" {
-		return invalid("external auth", "properties.issuer.url", `""`, "it is required")
-	}
-	return nil
-}
-
-// checkClusterPatch refuses cluster values CS would refuse.
-func checkClusterPatch(res *document.Resource) error {
-	if m, ok := res.NodeDrainTimeoutMinutes(); ok && m < 0 {
-		return invalid("cluster", "properties.nodeDrainTimeoutMinutes", m, "it must not be negative")
 	}
 	return nil
 }

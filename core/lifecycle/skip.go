@@ -66,7 +66,7 @@ func ownership(j *job) gate {
 	case j.res == nil:
 		return gate{skip: SkipResourceNotFound}
 	}
-	if j.isCredential() {
+	if onCredentials(j.op.Properties.Request) {
 		return gate{}
 	}
 	if active := j.res.ActiveOperationID(); !strings.EqualFold(active, j.op.Name()) {

@@ -303,7 +303,7 @@ func (e *Engine) advance(ctx context.Context, j *job, st standing, t *tally) err
 		cerr   *arm.CloudErrorBody
 	)
 	if pollErr == nil {
-		status, cerr, pollErr = j.h.verdict(j, r)
+		status, cerr, pollErr = verdict(j, r)
 	}
 	if pollErr != nil || !status.IsTerminal() {
 		// The clock moved while CS was asked.
@@ -331,9 +331,6 @@ func (e *Engine) writeCtx(ctx context.Context) (context.Context, context.CancelF
 // expireIfLate fails an operation past its deadline. cause, when set, is
 // the poll error that kept it from a verdict; the deadline holds anyway.
 func (e *Engine) expireIfLate(ctx context.Context, j *job, t *tally, cause error) (bool, error) {
-	if j.h.deadline == nil {
-		return false, nil
-	}
 	deadline := j.h.deadline(j)
 	if deadline.IsZero() || e.clock().Before(deadline) { // zero: none for this operation
 		return false, nil
@@ -344,7 +341,7 @@ func (e *Engine) expireIfLate(ctx context.Context, j *job, t *tally, cause error
 	// The expiry must land even when ctx is the tick's spent budget.
 	ctx, cancel := e.writeCtx(ctx)
 	defer cancel()
-	changed, err := e.updateOperationStatus(ctx, j, arm.ProvisioningStateFailed, deadlineError(j.h.noun, deadline), t)
+	changed, err := e.updateOperationStatus(ctx, j, arm.ProvisioningStateFailed, deadlineError(j.h.work(), deadline), t)
 	if changed {
 		t.changed.Add(1)
 		t.expired.Add(1)
