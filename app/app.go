@@ -70,6 +70,7 @@ type App struct {
 	StoreName      string
 	ClusterService clusterservice.Client
 	Engine         *lifecycle.Engine
+	Reads          *lifecycle.ReadService
 	Logger         *slog.Logger
 
 	// owned is what New opened itself, in opening order; Close releases
@@ -142,6 +143,10 @@ func New(ctx context.Context, getenv func(string) string, logger *slog.Logger, p
 		return nil, fmt.Errorf("building the lifecycle engine: %w", err)
 	}
 	a.Engine = eng
+	if a.Reads, err = lifecycle.NewReadService(lifecycle.ReadDeps{Store: a.Store, ClusterService: a.ClusterService, Logger: logger},
+		set.reads); err != nil {
+		return nil, fmt.Errorf("building the lifecycle read service: %w", err)
+	}
 	return a, nil
 }
 
@@ -157,6 +162,7 @@ type settings struct {
 	cs        ocm.Config
 	notify    notification.Config
 	lifecycle lifecycle.Config
+	reads     lifecycle.ReadConfig
 }
 
 func readSettings(getenv func(string) string, parts Parts) (settings, error) {
@@ -178,6 +184,9 @@ func readSettings(getenv func(string) string, parts Parts) (settings, error) {
 	if set.lifecycle, err = lifecycle.ConfigFromEnv(getenv); err != nil {
 		return set, err
 	}
+	if set.reads, err = lifecycle.ReadConfigFromEnv(getenv); err != nil {
+		return set, err
+	}
 	if parts.Store == nil {
 		if _, err := cosmos.ConfigFromEnv(getenv); err != nil && !errors.Is(err, cosmos.ErrNotConfigured) {
 			return set, fmt.Errorf("reading Cosmos DB settings: %w", err)
@@ -196,10 +205,18 @@ func (a *App) Handler(getenv func(string) string, cfg handlers.Config) (*handler
 		return nil, err
 	}
 	srv := handlers.New(cfg, a.Logger)
-	if err := functions.Register(srv, a.Engine, fcfg, a.Logger); err != nil {
+	if err := functions.Register(srv, backend{a.Engine, a.Reads}, fcfg, a.Logger); err != nil {
 		return nil, fmt.Errorf("registering functions: %w", err)
 	}
 	return srv, nil
+}
+
+// backend is what the functions call: the engine's asynchronous work
+// (dispatch, tick) and the read service's answers to ARM (status, result,
+// gates), two separate parts.
+type backend struct {
+	*lifecycle.Engine
+	*lifecycle.ReadService
 }
 
 // StoreDamaged is closed when the store finds its file damaged (embedded

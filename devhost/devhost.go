@@ -302,6 +302,9 @@ func checkSettings(getenv func(string) string) (notification.Config, error) {
 	if _, err := lifecycle.ConfigFromEnv(getenv); err != nil {
 		return notification.Config{}, err
 	}
+	if _, err := lifecycle.ReadConfigFromEnv(getenv); err != nil {
+		return notification.Config{}, err
+	}
 	return notification.ConfigFromEnv(getenv)
 }
 

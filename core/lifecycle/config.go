@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/hcpops/hcpops/core/activeset"
-	"github.com/hcpops/hcpops/core/admission"
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/clusterservice"
 	"github.com/hcpops/hcpops/core/store"
@@ -77,9 +76,6 @@ type Config struct {
 	WriteTimeout time.Duration
 	// PageSize is the page size of the active-operations query.
 	PageSize int
-	// Admission gates ARM's status and result requests (api-version,
-	// subscription state); the zero value is ARO-HCP's defaults.
-	Admission admission.Config
 	// CSBatchSize is how many CS objects of a page one list call reads;
 	// 1 turns batching off (one GET per object, for a CS that turns out
 	// not to fill status in list items). Batches never span pages.
@@ -230,11 +226,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 			return Config{}, err
 		}
 	}
-	a, err := admission.ConfigFromEnv(getenv)
-	if err != nil {
-		return Config{}, err
-	}
-	c.Admission = a
+	var err error
 	if c.StuckAfter, err = parseStuckAfter(getenv(EnvStuckAfter)); err != nil {
 		return Config{}, err
 	}

@@ -31,13 +31,10 @@ func TestConfigFromEnv(t *testing.T) {
 		{name: "every setting", env: map[string]string{
 			EnvPollConcurrency: "8", EnvDispatchGrace: "90s", EnvCreateDeadline: "2h", EnvDeleteDeadline: "24h",
 			EnvNotifyBackoffBase: "1s", EnvNotifyBackoffMax: "5m",
-			admission.EnvAPIVersions: "2099-01-01", admission.EnvSubscriptionDocument: "required",
 		}, want: func(c *Config) {
 			c.PollConcurrency, c.DispatchGrace, c.CreateDeadline, c.DeleteDeadline = 8, 90*time.Second, 2*time.Hour, 24*time.Hour
 			c.NotifyBackoffBase, c.NotifyBackoffMax = time.Second, 5*time.Minute
-			c.Admission = admission.Config{APIVersions: []string{"2099-01-01"}, RequireSubscriptionDocument: true}
 		}},
-		{name: "bad subscription policy", env: map[string]string{admission.EnvSubscriptionDocument: "maybe"}, wantErr: `HCPOPS_SUBSCRIPTION_DOCUMENT="maybe"`},
 		{name: "the two graces are separate", env: map[string]string{EnvDispatchGrace: "2m", EnvPendingIDGrace: "5s"},
 			want: func(c *Config) { c.DispatchGrace, c.PendingIDGrace = 2*time.Minute, 5*time.Second }},
 		{name: "pending grace zero", env: map[string]string{EnvPendingIDGrace: "0s"}, wantErr: `HCPOPS_PENDING_ID_GRACE="0s"`},
@@ -288,8 +285,9 @@ func TestMalformedOperationsAreSkippedNotRetried(t *testing.T) {
 	}
 }
 
-// ConfigFromEnv asks for exactly the documented settings, its own and
-// admission's: a table row without one must not read the empty name.
+// ConfigFromEnv asks for exactly the engine's documented settings, and
+// ReadConfigFromEnv for admission's: a table row without one must not
+// read the empty name.
 func TestConfigFromEnvReadsOnlyItsSettings(t *testing.T) {
 	asked := map[string]bool{}
 	if _, err := ConfigFromEnv(func(k string) string { asked[k] = true; return "" }); err != nil {
@@ -297,9 +295,47 @@ func TestConfigFromEnvReadsOnlyItsSettings(t *testing.T) {
 	}
 	want := map[string]bool{EnvPollConcurrency: true, EnvDispatchGrace: true, EnvPendingIDGrace: true,
 		EnvCreateDeadline: true, EnvDeleteDeadline: true, EnvNotifyBackoffBase: true,
-		EnvNotifyBackoffMax: true, EnvPollBackoffMax: true, EnvCSBatchSize: true, EnvStuckAfter: true, EnvRelistInterval: true,
-		admission.EnvAPIVersions: true, admission.EnvSubscriptionDocument: true}
+		EnvNotifyBackoffMax: true, EnvPollBackoffMax: true, EnvCSBatchSize: true, EnvStuckAfter: true, EnvRelistInterval: true}
 	if !maps.Equal(asked, want) {
 		t.Errorf("ConfigFromEnv asked for %v, want %v", asked, want)
+	}
+	clear(asked)
+	if _, err := ReadConfigFromEnv(func(k string) string { asked[k] = true; return "" }); err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]bool{admission.EnvAPIVersions: true, admission.EnvSubscriptionDocument: true}; !maps.Equal(asked, want) {
+		t.Errorf("ReadConfigFromEnv asked for %v, want %v", asked, want)
+	}
+}
+
+// TestReadConfigFromEnv: the read service's settings are admission's,
+// with its errors; its timeout is the default.
+func TestReadConfigFromEnv(t *testing.T) {
+	got, err := ReadConfigFromEnv(func(k string) string {
+		return map[string]string{admission.EnvAPIVersions: "2099-01-01", admission.EnvSubscriptionDocument: "required"}[k]
+	})
+	want := ReadConfig{Admission: admission.Config{APIVersions: []string{"2099-01-01"}, RequireSubscriptionDocument: true},
+		Timeout: DefaultReadTimeout}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("ReadConfigFromEnv = %+v, %v; want %+v", got, err, want)
+	}
+	_, err = ReadConfigFromEnv(func(k string) string {
+		return map[string]string{admission.EnvSubscriptionDocument: "maybe"}[k]
+	})
+	if err == nil || !strings.Contains(err.Error(), `HCPOPS_SUBSCRIPTION_DOCUMENT="maybe"`) {
+		t.Errorf("bad subscription policy: %v, want an error naming it", err)
+	}
+}
+
+// TestNewReadServiceRefusesIncompleteDeps: the read service names what it
+// lacks and refuses a negative timeout.
+func TestNewReadServiceRefusesIncompleteDeps(t *testing.T) {
+	if _, err := NewReadService(ReadDeps{}, ReadConfig{}); err == nil || !strings.Contains(err.Error(), "Store, ClusterService required") {
+		t.Errorf("no deps: %v", err)
+	}
+	e := newEnv(t)
+	if _, err := NewReadService(ReadDeps{Store: e.store, ClusterService: e.cs}, ReadConfig{Timeout: -time.Second}); err == nil ||
+		!strings.Contains(err.Error(), "Timeout") {
+		t.Errorf("negative timeout: %v", err)
 	}
 }

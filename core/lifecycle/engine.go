@@ -16,14 +16,12 @@ package lifecycle
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"time"
 
 	"github.com/hcpops/hcpops/core/activeset"
-	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/clusterservice"
 	"github.com/hcpops/hcpops/core/store"
 )
@@ -94,23 +92,6 @@ func (r TickResult) String() string {
 		r.Polled, r.Changed, r.Dispatched, r.Expired, r.Canceled, r.Notified, r.Errors, r.BackedOff, r.Skipped)
 }
 
-// StatusRequest identifies an operation-status read and its caller.
-type StatusRequest struct {
-	SubscriptionID string
-	Location       string
-	OperationName  string // the operation UUID
-	HomeTenantID   string // X-Ms-Home-Tenant-Id
-	ClientObjectID string // X-Ms-Client-Object-Id
-}
-
-var (
-	// ErrOperationNotFound: no such operation document, or it expired.
-	ErrOperationNotFound = errors.New("operation not found")
-	// ErrOperationNotVisible: the document exists but ARM's visibility rules
-	// hide it from this caller (rendered as a 404 with an empty body).
-	ErrOperationNotVisible = errors.New("operation not visible to caller")
-)
-
 // Engine is the lifecycle's entry point; build it with New. It is safe for
 // concurrent use: a change-feed batch and a tick may run at the same time.
 type Engine struct {
@@ -164,25 +145,4 @@ func (e *Engine) Tick(ctx context.Context) (TickResult, error) {
 	res, err := e.tick(ctx)
 	res.CS = counted()
 	return res, err
-}
-
-// Status renders the ARM operation-status body for a caller.
-func (e *Engine) Status(ctx context.Context, req StatusRequest) (arm.OperationStatus, error) {
-	return e.status(ctx, req)
-}
-
-// Result is ARM's Location poll of an operation: poll again, failed, or
-// what the operation produced. Errors: ErrOperationNotFound,
-// ErrOperationNotVisible, ErrResultGone, ErrResultUnsupported, or a
-// failure to read.
-func (e *Engine) Result(ctx context.Context, req StatusRequest) (Result, error) {
-	return e.result(ctx, req)
-}
-
-// Admit applies the api-version and subscription-state gates ARO-HCP's
-// frontend puts in front of every ARM request, and returns the home tenant
-// for the visibility rules (the header, else the subscription's). A
-// refused request is an error wrapping *admission.Rejection.
-func (e *Engine) Admit(ctx context.Context, req AdmitRequest) (string, error) {
-	return e.admit(ctx, req)
 }

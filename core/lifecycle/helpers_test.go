@@ -60,6 +60,7 @@ type env struct {
 	calls  *clusterservice.Recorder // what cs records into
 	sink   testSink
 	engine *Engine
+	reads  *ReadService
 	logs   *syncBuffer
 	cfg    Config
 
@@ -102,6 +103,10 @@ func newEnv(t testing.TB, tweak ...func(*Config)) *env {
 		f(&e.cfg)
 	}
 	e.engine = e.newEngine(t)
+	if e.reads, err = NewReadService(ReadDeps{Store: e.store, ClusterService: e.cs,
+		Logger: slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}, ReadConfig{}); err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() {
 		if t.Failed() || os.Getenv("LIFECYCLE_TEST_LOGS") != "" {
 			t.Logf("engine log:\n%s", e.logs.String())

@@ -84,7 +84,11 @@ func (e *Engine) newJob(ctx context.Context, op *document.OperationDocument, pag
 
 // readOperation reads an operation document; nil when it is gone.
 func (e *Engine) readOperation(ctx context.Context, pk, id string) (*document.OperationDocument, error) {
-	item, err := e.store.Get(ctx, pk, id)
+	return readOperation(ctx, e.store, pk, id)
+}
+
+func readOperation(ctx context.Context, st store.Store, pk, id string) (*document.OperationDocument, error) {
+	item, err := st.Get(ctx, pk, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	}
@@ -100,8 +104,12 @@ func (e *Engine) readOperation(ctx context.Context, pk, id string) (*document.Op
 
 // readResource reads the resource with this ARM ID; nil when it is gone.
 func (e *Engine) readResource(ctx context.Context, pk, resourceID string) (*document.Resource, error) {
+	return readResource(ctx, e.store, pk, resourceID)
+}
+
+func readResource(ctx context.Context, st store.Store, pk, resourceID string) (*document.Resource, error) {
 	id := document.CosmosID(resourceID)
-	item, err := e.store.Get(ctx, pk, id)
+	item, err := st.Get(ctx, pk, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	}

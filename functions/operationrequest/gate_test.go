@@ -6,12 +6,10 @@ import (
 	"log/slog"
 	"net/http"
 	"testing"
-	"time"
 
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/clusterservice"
 	"github.com/hcpops/hcpops/core/lifecycle"
-	"github.com/hcpops/hcpops/core/notification"
 	"github.com/hcpops/hcpops/core/store/embedded/embeddedtest"
 )
 
@@ -19,13 +17,10 @@ import (
 // middleware does, api-version first, then the subscription, before the
 // rest of the path is read.
 func TestGateAsUpstream(t *testing.T) {
-	eng, err := lifecycle.New(lifecycle.Deps{
+	eng, err := lifecycle.NewReadService(lifecycle.ReadDeps{
 		Store:          embeddedtest.Open(t),
 		ClusterService: unusedCS{},
-		Calls:          clusterservice.NewRecorder(time.Now, nil),
-		Notifier:       notification.New(notification.Config{}, nil),
-		Clock:          time.Now,
-	}, lifecycle.Config{})
+	}, lifecycle.ReadConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
