@@ -60,25 +60,21 @@ func (e *Engine) dispatchDocuments(ctx context.Context, docs []json.RawMessage) 
 	}
 
 	var (
-		mu    sync.Mutex
-		fails []dispatchFailure
-		wg    sync.WaitGroup
-		sem   = make(chan struct{}, e.cfg.PollConcurrency)
-		begun = e.clock()
+		mu      sync.Mutex
+		fails   []dispatchFailure
+		begun   = e.clock()
+		workers = e.workers(context.WithoutCancel(ctx)) // each reports its own end
 	)
-feed:
 	for n, tg := range targets {
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
+		if ctx.Err() != nil {
+			mu.Lock()
 			for _, u := range targets[n:] {
 				fails = append(fails, dispatchFailure{u.pk, u.id, u.name, fmt.Errorf("dispatching: %w", ctx.Err())})
 			}
-			break feed
+			mu.Unlock()
+			break
 		}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
+		workers.Go(func() {
 			o, err := e.dispatchOne(ctx, tg.pk, tg.id, t)
 			mu.Lock()
 			defer mu.Unlock()
@@ -96,9 +92,9 @@ feed:
 			default:
 				res.Skipped++
 			}
-		}()
+		})
 	}
-	wg.Wait()
+	workers.Wait()
 	res.Changed, res.Notified = int(t.changed.Load()), int(t.notified.Load())
 	return res, e.settle(ctx, fails, begun, &res)
 }

@@ -144,15 +144,10 @@ func planLists(hrefs []string, batch int) []listCall {
 func prefetch(ctx context.Context, client cs.Client, log *slog.Logger, hrefs []string, batch, conc int) *snapshot {
 	s := &snapshot{clusters: map[string]cs.Cluster{}, nodePools: map[string]cs.NodePool{},
 		auths: map[string]cs.ExternalAuth{}}
-	calls := planLists(hrefs, batch)
 	var mu sync.Mutex
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, max(1, conc))
-	for _, call := range calls {
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
+	lists := newPool(ctx, conc)
+	for _, call := range planLists(hrefs, batch) {
+		lists.Go(func() {
 			err := listOne(ctx, client, call, s, &mu)
 			if err != nil && cs.Classify(err) != cs.Absent && ctx.Err() == nil {
 				// A 404 is a list CS does not serve, or a parent cluster gone:
@@ -160,9 +155,9 @@ func prefetch(ctx context.Context, client cs.Client, log *slog.Logger, hrefs []s
 				log.WarnContext(ctx, "batched clusters service read failed; its objects are read one by one",
 					append(cs.CallAttrs(err), "objects", len(call.hrefs), "error", err)...)
 			}
-		}()
+		})
 	}
-	wg.Wait()
+	lists.Wait()
 	return s
 }
 

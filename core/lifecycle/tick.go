@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/hcpops/hcpops/core/arm"
 	cs "github.com/hcpops/hcpops/core/clusterservice"
 	"github.com/hcpops/hcpops/core/document"
@@ -42,34 +44,28 @@ func (e *Engine) tick(ctx context.Context) (TickResult, error) {
 	q := store.ActiveOperationsQuery{WithPendingNotification: true, PageSize: e.cfg.PageSize}
 	src := e.pollSource(ctx)
 	active := e.newActiveTally(now)
-	var streamErr error
-	err := e.fanOut(ctx, func(work chan<- func()) error {
-		streamErr = e.streamPages(ctx, src, q, func(items []store.Item) {
-			ps := e.preparePage(ctx, src, items, now)
-			active.page(ctx, ps)
-			for _, p := range ps {
-				select {
-				case work <- func() { e.tickPolled(ctx, p, t, due) }:
-				case <-ctx.Done():
-					return
-				}
+	workers := e.workers(ctx)
+	err := e.streamPages(ctx, src, q, func(items []store.Item) {
+		ps := e.preparePage(ctx, src, items, now)
+		active.page(ctx, ps)
+		for _, p := range ps {
+			if ctx.Err() != nil {
+				return
 			}
-		})
-		return streamErr
+			workers.Go(func() { e.tickPolled(ctx, p, t, due) })
+		}
 	})
-	src.finish(ctx, streamErr)
+	workers.Wait()
+	src.finish(ctx, err)
 	if err == nil && len(retries) > 0 {
 		slices.SortFunc(retries, func(a, b retry) int { return a.next.Compare(b.next) })
-		err = e.fanOut(ctx, func(work chan<- func()) error {
-			for _, r := range retries {
-				select {
-				case work <- func() { e.tickRetry(ctx, r, t) }:
-				case <-ctx.Done():
-					return ctx.Err()
-				}
+		for _, r := range retries {
+			if err = ctx.Err(); err != nil {
+				break
 			}
-			return nil
-		})
+			workers.Go(func() { e.tickRetry(ctx, r, t) })
+		}
+		workers.Wait()
 	}
 	res := t.tickResult()
 	if err == nil {
@@ -82,26 +78,36 @@ func (e *Engine) tick(ctx context.Context) (TickResult, error) {
 	return res, nil
 }
 
-// fanOut runs what feed sends on PollConcurrency workers and waits for them.
-func (e *Engine) fanOut(ctx context.Context, feed func(chan<- func()) error) error {
-	work := make(chan func())
-	var wg sync.WaitGroup
-	for range e.cfg.PollConcurrency {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for f := range work {
-				if ctx.Err() == nil {
-					f()
-				}
-			}
-		}()
-	}
-	err := feed(work)
-	close(work)
-	wg.Wait()
-	return err
+// pool runs functions on at most a fixed number of goroutines
+// (errgroup.SetLimit): Go blocks while all are busy, which is what keeps a
+// tick from reading pages faster than its workers poll them. A function
+// whose turn comes after ctx ended is not run. The functions report
+// errors their own way, so the group's error is never set.
+type pool struct {
+	ctx context.Context
+	g   errgroup.Group
 }
+
+func newPool(ctx context.Context, n int) *pool {
+	p := &pool{ctx: ctx}
+	p.g.SetLimit(max(1, n))
+	return p
+}
+
+func (p *pool) Go(f func()) {
+	p.g.Go(func() error {
+		if p.ctx.Err() == nil {
+			f()
+		}
+		return nil
+	})
+}
+
+func (p *pool) Wait() { _ = p.g.Wait() }
+
+// workers is the pool a tick or a batch works on operations with:
+// PollConcurrency at a time.
+func (e *Engine) workers(ctx context.Context) *pool { return newPool(ctx, e.cfg.PollConcurrency) }
 
 // standing is what the tick knows of an operation's recent CS calls.
 type standing int
@@ -123,29 +129,15 @@ type retry struct {
 // streamPages hands src's pages to pagePreparers goroutines, so a page's
 // batched reads overlap the next page's and the workers stay fed.
 func (e *Engine) streamPages(ctx context.Context, src *pollSource, q store.ActiveOperationsQuery, prepare func([]store.Item)) error {
-	pages := make(chan []store.Item)
-	var wg sync.WaitGroup
-	for range e.pagePreparers() {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for items := range pages {
-				if ctx.Err() == nil {
-					prepare(items)
-				}
-			}
-		}()
-	}
+	preparers := newPool(ctx, e.pagePreparers())
 	err := src.stream(ctx, q, func(items []store.Item) error {
-		select {
-		case pages <- items:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
+		if err := ctx.Err(); err != nil {
+			return err
 		}
+		preparers.Go(func() { prepare(items) })
+		return nil
 	})
-	close(pages)
-	wg.Wait()
+	preparers.Wait()
 	return err
 }
 
