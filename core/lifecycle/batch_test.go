@@ -164,7 +164,7 @@ func TestBatchCutByTheBudget(t *testing.T) {
 
 	e.tickWithin(t, hungCallTimeout)
 	e.wantOp(t, names[0], arm.ProvisioningStateAccepted, "")
-	if _, ok := e.engine.pollAt.lookup(notifyKey(e.op(t, names[0]))); !ok || p.HeldFor(ids[names[0]]) != 1 {
+	if _, ok := e.engine.pollAt.lookup(docRef(e.op(t, names[0]))); !ok || p.HeldFor(ids[names[0]]) != 1 {
 		t.Fatalf("after the cut list (%d calls) the operation is not backed off", p.HeldFor(ids[names[0]]))
 	}
 	e.clk.Advance(2 * time.Hour) // past the 60m create deadline

@@ -163,18 +163,22 @@ func TestNewRefusesIncompleteDeps(t *testing.T) {
 	}
 }
 
+// ref names a test document by id.
+func ref(id string) store.DocRef { return store.DocRef{PartitionKey: "pk", ID: id} }
+
 func TestBackoffSchedule(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	b := newBackoff(10*time.Second, time.Minute, 2)
-	if !b.due("a", t0) {
+	a := ref("a")
+	if !b.due(a, t0) {
 		t.Fatal("an unknown key must be due")
 	}
 	var delays []time.Duration
 	now := t0
 	for range 5 {
-		next := b.failed("a", now)
+		next := b.failed(a, now)
 		delays = append(delays, next.Sub(now))
-		if b.due("a", next.Add(-time.Nanosecond)) || !b.due("a", next) {
+		if b.due(a, next.Add(-time.Nanosecond)) || !b.due(a, next) {
 			t.Fatalf("due around %s is wrong", next)
 		}
 		now = next
@@ -186,36 +190,43 @@ func TestBackoffSchedule(t *testing.T) {
 			break
 		}
 	}
-	b.failed("b", t0)
-	b.failed("c", t0) // full: one entry makes room
+	b.failed(ref("b"), now)
+	b.failed(a, now)        // a failed again after b
+	b.failed(ref("c"), now) // full: the one that failed longest ago (b) makes room
 	if b.size() != 2 {
 		t.Errorf("size = %d, want the bound 2", b.size())
 	}
-	b.forget("c")
-	if !b.due("c", t0) {
+	if _, ok := b.lookup(ref("b")); ok {
+		t.Error("b, which failed longest ago, was kept")
+	}
+	if b.attempt(a) != 7 {
+		t.Errorf("a's next attempt is %d, want 7: its schedule was lost", b.attempt(a))
+	}
+	b.forget(ref("c"))
+	if !b.due(ref("c"), t0) {
 		t.Errorf("a forgotten key must be due")
 	}
 }
 
 func TestKeyedLock(t *testing.T) {
 	k := newKeyedLock()
-	unlock, err := k.lock(context.Background(), "a")
+	unlock, err := k.lock(context.Background(), ref("a"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := k.lock(context.Background(), "b") // another key is independent
+	other, err := k.lock(context.Background(), ref("b")) // another key is independent
 	if err != nil {
 		t.Fatal(err)
 	}
 	other()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
-	if _, err := k.lock(ctx, "a"); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := k.lock(ctx, ref("a")); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("second lock of a held key: err = %v, want it to wait until ctx ends", err)
 	}
 	unlock()
 	unlock() // idempotent
-	again, err := k.lock(context.Background(), "a")
+	again, err := k.lock(context.Background(), ref("a"))
 	if err != nil {
 		t.Fatal(err)
 	}

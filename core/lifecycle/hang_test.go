@@ -59,7 +59,7 @@ func TestHungClustersServiceIssueRun(t *testing.T) {
 	// however long their backoff still has to run.
 	e.clk.Advance(time.Hour)
 	held = p.HeldFor(ids[sick[0]]) + p.HeldFor(ids[sick[1]])
-	e.engine.pollAt.failed(notifyKey(e.op(t, sick[0])), e.clk.Now()) // the next attempt is minutes away
+	e.engine.pollAt.failed(docRef(e.op(t, sick[0])), e.clk.Now()) // the next attempt is minutes away
 	res = e.tickWithin(t, time.Minute)
 	for _, n := range sick {
 		op := e.wantOp(t, n, arm.ProvisioningStateFailed, arm.CodeInternalServerError)
@@ -221,7 +221,7 @@ func TestDispatchHangBounded(t *testing.T) {
 		!strings.Contains(lines[0], "next_attempt=") {
 		t.Errorf("failure lines = %q, want one naming the CS call, its time and the next attempt", lines)
 	}
-	if next, ok := e.engine.pollAt.lookup(notifyKey(e.op(t, sick))); !ok || !next.After(e.clk.Now()) {
+	if next, ok := e.engine.pollAt.lookup(docRef(e.op(t, sick))); !ok || !next.After(e.clk.Now()) {
 		t.Errorf("sick operation's next attempt %v (scheduled %v), want a backoff", next, ok)
 	}
 }
@@ -236,7 +236,7 @@ func TestPollBackoffGrowsToCapAndResets(t *testing.T) {
 	})
 	p := e.throughProxy(t, hungCallTimeout)
 	names, ids := e.dispatchedClusters(t, "c", 1)
-	key := notifyKey(e.op(t, names[0]))
+	key := docRef(e.op(t, names[0]))
 	p.Hang(ids[names[0]])
 	for i, want := range []time.Duration{10 * time.Second, 20 * time.Second, 40 * time.Second, 40 * time.Second} {
 		e.tickWithin(t, time.Minute)

@@ -54,10 +54,10 @@ func (e *Engine) preparePage(ctx context.Context, src *pollSource, items []store
 		if op.Properties.Status.IsTerminal() {
 			continue // owes at most a notification
 		}
-		key := notifyKey(op)
+		key := docRef(op)
 		if next, ok := e.pollAt.lookup(key); ok {
 			if !now.Before(next) {
-				p.due = &retry{key: key, pk: op.PartitionKey, id: op.ID, next: next}
+				p.due = &retry{ref: key, next: next}
 				continue
 			}
 			p.st = sickResting
@@ -113,7 +113,7 @@ func (e *Engine) backOffCut(ctx context.Context, ps []polled) {
 	now, n := e.clock(), 0
 	for _, p := range ps {
 		if p.listed {
-			e.pollAt.failed(notifyKey(p.op), now)
+			e.pollAt.failed(docRef(p.op), now)
 			n++
 		}
 	}

@@ -118,12 +118,12 @@ const (
 	sickResting                 // failed before; backed off, no CS call now
 )
 
-// retry is a backed-off operation whose next CS attempt is due; key is
-// its schedule key (notifyKey). The tick holds at most one per schedule
-// entry, so their number is bounded like the schedule.
+// retry is a backed-off operation whose next CS attempt is due. The tick
+// holds at most one per schedule entry, so their number is bounded like
+// the schedule.
 type retry struct {
-	key, pk, id string
-	next        time.Time
+	ref  store.DocRef
+	next time.Time
 }
 
 // streamPages hands src's pages to pagePreparers goroutines, so a page's
@@ -161,15 +161,15 @@ func (e *Engine) tickPolled(ctx context.Context, p polled, t *tally, due func(re
 // tickRetry re-reads a due operation (the stream's copy is a while old)
 // and gives it its CS attempt.
 func (e *Engine) tickRetry(ctx context.Context, r retry, t *tally) {
-	op, err := e.readOperation(ctx, r.pk, r.id)
+	op, err := e.readOperation(ctx, r.ref.PartitionKey, r.ref.ID)
 	switch {
 	case err != nil:
 		t.polled.Add(1)
 		t.errors.Add(1)
 		withInvocation(ctx, e.log).Warn("re-reading a backed-off operation failed; the next tick retries",
-			"document_id", r.id, "error", err)
+			"document_id", r.ref.ID, "error", err)
 	case op == nil:
-		e.pollAt.forget(r.key)
+		e.pollAt.forget(r.ref)
 	default:
 		e.tickOne(ctx, op, sickDue, pageRead{}, t)
 	}
@@ -181,7 +181,7 @@ func (e *Engine) tickRetry(ctx context.Context, r retry, t *tally) {
 // CS call backs the operation off; a successful step resets it.
 func (e *Engine) tickOne(ctx context.Context, op *document.OperationDocument, st standing, page pageRead, t *tally) {
 	t.polled.Add(1)
-	key := notifyKey(op)
+	key := docRef(op)
 	if op.Properties.Status.IsTerminal() {
 		e.pollAt.forget(key)
 		if op.Properties.NotificationURI != "" {
@@ -266,7 +266,7 @@ func (e *Engine) advance(ctx context.Context, j *job, st standing, t *tally) err
 		if early && !e.parentInClusterService(ctx, j) {
 			return nil // the change feed should get to it first
 		}
-		o, err := e.dispatchOne(ctx, op.PartitionKey, op.ID, t)
+		o, err := e.dispatchOne(ctx, docRef(op), t)
 		switch {
 		case o != outcomeDispatched:
 		case early:
