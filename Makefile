@@ -13,10 +13,14 @@ TESTFLAGS ?= -count=1 -timeout 30m
 
 .PHONY: build run run-cosmos test vet bench bench-go soak package clean
 
+# Two binaries: bin/hcpops is the developer's (serve, dev, submit, status,
+# ops, history, doc, cs-simulator, bench); dist/functionapp/hcpops is the
+# Function App's, built from cmd/hcpops: the custom handler alone, without
+# the simulator, the local host or the benchmark (cmd/hcpops/deps_test.go).
 build:
 	$(GO) build -o $(BIN) .
 	rm -rf $(DIST) && mkdir -p $(DIST)
-	GOOS=linux GOARCH=amd64 CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o $(DIST)/hcpops .
+	GOOS=linux GOARCH=amd64 CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o $(DIST)/hcpops ./cmd/hcpops
 	cp host.json $(DIST)/
 	for f in $(FUNCTIONS); do \
 	  if [ -f functions/$$f/function.json ]; then mkdir -p $(DIST)/$$f && cp functions/$$f/function.json $(DIST)/$$f/; fi; \

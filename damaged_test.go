@@ -19,15 +19,22 @@ import (
 	"github.com/hcpops/hcpops/core/store/embedded"
 )
 
-// buildBinary builds hcpops as users run it.
-func buildBinary(t *testing.T) string {
+// The two binaries: the developer's (this package) and the Function App's,
+// which is what the Functions host starts as `hcpops serve`.
+const (
+	devBinary     = "."
+	shippedBinary = "./cmd/hcpops"
+)
+
+// buildBinary builds hcpops from pkg as users run it.
+func buildBinary(t *testing.T, pkg string) string {
 	t.Helper()
 	goTool, err := exec.LookPath("go")
 	if err != nil {
 		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
 	}
 	bin := filepath.Join(t.TempDir(), "hcpops")
-	cmd := exec.Command(goTool, "build", "-o", bin, ".")
+	cmd := exec.Command(goTool, "build", "-o", bin, pkg)
 	// The go on PATH may be an older local toolchain that go.mod refuses;
 	// build with the one running this test unless the caller chose one.
 	if os.Getenv("GOTOOLCHAIN") == "" && strings.HasPrefix(runtime.Version(), "go") {
@@ -92,11 +99,12 @@ func checkRefusal(t *testing.T, err error, stderr, path string) {
 	}
 }
 
-// TestDamagedStoreFileCLIAndServe: the issue's truncations through the built
-// binary. `doc list` and `serve` exit 1 with the message instead of
+// TestDamagedStoreFileCLIAndServe: a store file cut short (at 0 bytes, 8
+// KiB, half, as a full disk or a killed copy leaves it) through the built
+// binaries. `doc list` and `serve` exit 1 with the message instead of
 // panicking (or, at 0 bytes, silently starting empty).
 func TestDamagedStoreFileCLIAndServe(t *testing.T) {
-	bin := buildBinary(t)
+	cli, shipped := buildBinary(t, devBinary), buildBinary(t, shippedBinary)
 	for _, tc := range []struct {
 		name string
 		size func(int64) int64
@@ -112,8 +120,12 @@ func TestDamagedStoreFileCLIAndServe(t *testing.T) {
 			before, _ := os.ReadFile(path)
 			env := append(os.Environ(), "HCPOPS_DATA_DIR="+dir, "CLUSTERS_SERVICE_URL=http://127.0.0.1:9",
 				"FUNCTIONS_CUSTOMHANDLER_PORT="+freePort(t))
-			for _, args := range [][]string{{"doc", "list", "-active"}, {"serve"}} {
-				cmd := exec.Command(bin, args...)
+			for _, run := range []struct {
+				bin  string
+				args []string
+			}{{cli, []string{"doc", "list", "-active"}}, {shipped, []string{"serve"}}} {
+				args := run.args
+				cmd := exec.Command(run.bin, args...)
 				cmd.Env = env
 				var stderr bytes.Buffer
 				cmd.Stderr = &stderr
@@ -135,11 +147,11 @@ func TestDamagedStoreFileCLIAndServe(t *testing.T) {
 			}
 		})
 	}
-	t.Run("damaged under a running serve", func(t *testing.T) { serveDamagedUnderIt(t, bin) })
+	t.Run("damaged under a running serve", func(t *testing.T) { serveDamagedUnderIt(t, shipped) })
 }
 
-// serveDamagedUnderIt: a file damaged while serve runs (the issue's sweeper
-// crash loop) stops serve with exit 1 and the message at the first call
+// serveDamagedUnderIt: a file damaged while serve runs (which used to crash
+// the TTL sweeper, and the host restarted it in a loop) stops serve with exit 1 and the message at the first call
 // that meets the damage.
 func serveDamagedUnderIt(t *testing.T, bin string) {
 	dir := t.TempDir()
@@ -178,7 +190,7 @@ func serveDamagedUnderIt(t *testing.T, bin string) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	truncateTo(t, path, func(n int64) int64 { return n / 2 })
-	tick, err := os.ReadFile("functions/pollOperations/testdata/tick.json")
+	tick, err := os.ReadFile("events/testdata/tick.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/lifecycle"
 	"github.com/hcpops/hcpops/devhost/devlog"
+	"github.com/hcpops/hcpops/internal/cli"
 )
 
 // historyRow is one event of an operation's history.
@@ -32,16 +33,16 @@ type historyRow struct {
 // Insights with the history query of docs/operating.md.
 func history(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	const synopsis = "OPERATION (its UUID, or the status path or URL submit printed)"
-	flags := command("history", synopsis, "Prints an operation's history: its dispatch, each transition with the time spent in the\n"+
+	flags := cli.Command("history", synopsis, "Prints an operation's history: its dispatch, each transition with the time spent in the\n"+
 		"state it left and since it started, its ARM notifications, and every warning logged about\n"+
 		"it. Read from what hcpops dev recorded in $HCPOPS_DATA_DIR/dev.log (and its rotated files);\n"+
 		"for an app in Azure, run the history query of docs/operating.md in Application Insights.")
-	pos, err := parse(flags, args, stdout)
+	pos, err := cli.Parse(flags, args, stdout)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
-		return usageError(flags, synopsis)
+		return cli.UsageError(flags, synopsis)
 	}
 	name, ok := document.CanonicalUUID(pos[0])
 	var ref operationRef

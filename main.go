@@ -1,5 +1,3 @@
-// Command hcpops is the asynchronous-operation backend of an ARO-HCP-style
-// resource provider, run as an Azure Functions custom handler.
 package main
 
 import (
@@ -8,55 +6,26 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"strings"
-	"syscall"
 
+	"github.com/hcpops/hcpops/app"
 	"github.com/hcpops/hcpops/benchmark"
+	"github.com/hcpops/hcpops/core/clusterservice/simulator"
+	devhost "github.com/hcpops/hcpops/devhost"
+	"github.com/hcpops/hcpops/internal/cli"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout); err != nil && !errors.Is(err, errHelp) {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
+	cli.Main(func(ctx context.Context, args []string) error { return run(ctx, args, os.Getenv, os.Stdin, os.Stdout) })
 }
-
-// commandError names the command an error came from, once: errors that
-// already start with "hcpops <command>" (flag errors) keep their own.
-type commandError struct {
-	cmd string
-	err error
-}
-
-func (e *commandError) Error() string {
-	msg := e.err.Error()
-	if strings.HasPrefix(msg, "hcpops ") || strings.HasPrefix(msg, "usage: ") {
-		return msg
-	}
-	if e.cmd == "" {
-		return "hcpops: " + msg
-	}
-	return "hcpops " + e.cmd + ": " + msg
-}
-
-func (e *commandError) Unwrap() error { return e.err }
 
 // run dispatches a subcommand; the environment and streams are injected so
 // the commands are testable in-process.
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout io.Writer) error {
 	if len(args) == 0 {
 		usage(stdout)
-		return &commandError{err: errors.New("no command given")}
+		return &cli.Error{Err: errors.New("no command given")}
 	}
-	err := runCommand(ctx, args[0], args[1:], getenv, stdin, stdout)
-	var named *commandError
-	if err == nil || errors.Is(err, errHelp) || errors.As(err, &named) {
-		return err
-	}
-	return &commandError{cmd: args[0], err: err}
+	return cli.Named(args[0], runCommand(ctx, args[0], args[1:], getenv, stdin, stdout))
 }
 
 func runCommand(ctx context.Context, cmd string, rest []string, getenv func(string) string, stdin io.Reader, stdout io.Writer) error {
@@ -65,11 +34,11 @@ func runCommand(ctx context.Context, cmd string, rest []string, getenv func(stri
 		usage(stdout)
 		return nil
 	case "serve":
-		return serve(ctx, rest, getenv, stdout)
+		return app.Serve(ctx, rest, getenv, stdout)
 	case "dev":
-		return dev(ctx, rest, stdout)
+		return devhost.Main(ctx, rest, stdout)
 	case "cs-simulator":
-		return csSimulator(ctx, rest, stdout)
+		return simulator.Main(ctx, rest, stdout)
 	case "submit":
 		return submit(ctx, rest, getenv, stdout)
 	case "status":
@@ -85,7 +54,7 @@ func runCommand(ctx context.Context, cmd string, rest []string, getenv func(stri
 		return history(ctx, rest, getenv, stdout)
 	default:
 		usage(stdout)
-		return &commandError{err: fmt.Errorf("unknown command %q ('hcpops -h' lists them)", cmd)}
+		return &cli.Error{Err: fmt.Errorf("unknown command %q ('hcpops -h' lists them)", cmd)}
 	}
 }
 
@@ -94,6 +63,7 @@ func usage(w io.Writer) {
 
 commands:
   serve          run the Azure Functions custom handler on 127.0.0.1:$FUNCTIONS_CUSTOMHANDLER_PORT
+                 (the Function App's binary, built from cmd/hcpops, has this command alone)
   dev            run the whole lifecycle locally: embedded store, CS simulator, trigger host (make run)
   cs-simulator   run the Clusters Service simulator (--listen 127.0.0.1:PORT)
   submit         write an operation and its resource the way the ARO-HCP frontend does

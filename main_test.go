@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/hcpops/hcpops/internal/cli"
 )
 
 const testCluster = "/subscriptions/1d3378d3-5a3f-4712-85a1-2485495dfc4b/resourceGroups/rg/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/c1"
@@ -164,7 +166,7 @@ func TestHelpForEveryCommand(t *testing.T) {
 	} {
 		var out bytes.Buffer
 		err := run(context.Background(), args, env, strings.NewReader(""), &out)
-		if err != nil && !errors.Is(err, errHelp) {
+		if err != nil && !errors.Is(err, cli.ErrHelp) {
 			t.Errorf("hcpops %v: %v, want usage and exit 0", args, err)
 		}
 		if !strings.Contains(out.String(), "usage: hcpops") {

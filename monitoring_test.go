@@ -31,8 +31,8 @@ func githubAnchor(heading string) string {
 	return strings.ReplaceAll(s, " ", "-")
 }
 
-// TestTemplateAlerting holds what the issue asks of the alerting part of
-// the template and a Bicep compiler (not reachable here) would not check:
+// TestTemplateAlerting holds what an SRE needs of the alerting part of the
+// template and a Bicep compiler (not reachable here) would not check:
 // every rule has a severity, an evaluation frequency, a window, a threshold
 // parameter, its action group and a description linking its runbook
 // section; one runbook section per rule and back; the per-resource rules

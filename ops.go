@@ -13,10 +13,11 @@ import (
 	"github.com/hcpops/hcpops/app"
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/document"
-	"github.com/hcpops/hcpops/core/frontend"
 	"github.com/hcpops/hcpops/core/lifecycle"
 	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/devhost/devlog"
+	"github.com/hcpops/hcpops/internal/cli"
+	"github.com/hcpops/hcpops/internal/dev/frontend"
 )
 
 // opRow is one line of `hcpops ops`, and its -o json form.
@@ -47,7 +48,7 @@ type problemLine struct {
 // ops lists operations as a table: what is in flight, what failed and why.
 func ops(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	const synopsis = "[-subscription SUB] [-active] [-o table|json]"
-	fs := command("ops", synopsis, "Lists operations, newest first: id, request, resource, status, age and last error. Without\n"+
+	fs := cli.Command("ops", synopsis, "Lists operations, newest first: id, request, resource, status, age and last error. Without\n"+
 		"-subscription: the active operations of every subscription (and finished ones still to\n"+
 		"notify ARM). With -subscription: every operation of it kept in the store (7 days), or with\n"+
 		"-active only the active ones. For the local store, an active operation's last error is the\n"+
@@ -55,7 +56,7 @@ func ops(ctx context.Context, args []string, getenv func(string) string, stdout 
 	sub := fs.String("subscription", "", "list this subscription's operations")
 	active := fs.Bool("active", false, "only operations not yet terminal (or still notifying ARM)")
 	output := fs.String("o", "table", "output: table or json")
-	pos, err := parse(fs, args, stdout)
+	pos, err := cli.Parse(fs, args, stdout)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hcpops/hcpops/app"
 )
 
 // restartsAlert is deploy/alerts/restarts.kql in Go: handler starts in the
@@ -19,7 +21,7 @@ func restartsAlert(recs []map[string]any, now time.Time, maxStarts int) map[stri
 	starts := map[string]int{}
 	for _, r := range recs {
 		at, _ := time.Parse(time.RFC3339Nano, r["time"].(string))
-		if r["msg"] == MsgHandlerStarted && at.After(now.Add(-time.Hour)) {
+		if r["msg"] == app.MsgHandlerStarted && at.After(now.Add(-time.Hour)) {
 			instance, _ := r["cloud_RoleInstance"].(string)
 			starts[instance]++
 		}
@@ -49,7 +51,7 @@ func TestRestartAlert(t *testing.T) {
 		t.Fatal("main.bicep has no `param restartsThreshold int = N`")
 	}
 	maxStarts, _ := strconv.Atoi(string(m[1]))
-	bin := buildBinary(t)
+	bin := buildBinary(t, shippedBinary)
 	dir := t.TempDir()
 	start := func(env ...string) []map[string]any {
 		t.Helper()
@@ -84,12 +86,12 @@ func TestRestartAlert(t *testing.T) {
 	first := start()
 	var started map[string]any
 	for _, r := range first {
-		if r["msg"] == MsgHandlerStarted {
+		if r["msg"] == app.MsgHandlerStarted {
 			started = r
 		}
 	}
 	if started == nil || started["level"] != "INFO" || started["port"] == nil || started["pid"] == nil {
-		t.Fatalf("no %s record with port and pid on stdout: %v", MsgHandlerStarted, first)
+		t.Fatalf("no %s record with port and pid on stdout: %v", app.MsgHandlerStarted, first)
 	}
 	recs = append(recs, first...)
 	if got := restartsAlert(recs, time.Now(), maxStarts); len(got) != 0 {
@@ -110,10 +112,10 @@ func TestRestartAlert(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	row := regexp.MustCompile("(?m)^\\| `" + regexp.QuoteMeta(MsgHandlerStarted) + "` \\|.*$").Find(doc)
+	row := regexp.MustCompile("(?m)^\\| `" + regexp.QuoteMeta(app.MsgHandlerStarted) + "` \\|.*$").Find(doc)
 	for k := range started {
 		if k != "time" && k != "level" && k != "msg" && k != "cloud_RoleInstance" && !strings.Contains(string(row), "`"+k+"`") {
-			t.Errorf("docs/functions.md's row for %s does not name %s: %s", MsgHandlerStarted, k, row)
+			t.Errorf("docs/functions.md's row for %s does not name %s: %s", app.MsgHandlerStarted, k, row)
 		}
 	}
 }

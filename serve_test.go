@@ -21,7 +21,7 @@ func TestServeLogStreams(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	bin := buildBinary(t)
+	bin := buildBinary(t, shippedBinary)
 	port := freePort(t)
 	cmd := exec.Command(bin, "serve")
 	cmd.Env = append(os.Environ(),
@@ -40,7 +40,7 @@ func TestServeLogStreams(t *testing.T) {
 	base := "http://127.0.0.1:" + port
 	waitReady(t, base)
 
-	tick, err := os.ReadFile("functions/pollOperations/testdata/tick.json")
+	tick, err := os.ReadFile("events/testdata/tick.json")
 	if err != nil {
 		t.Fatal(err)
 	}

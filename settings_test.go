@@ -198,8 +198,8 @@ func TestSettingsComeThroughGetenv(t *testing.T) {
 	}
 }
 
-// TestTemplateShape checks what issue 11 and 16 ask of the template that a
-// Bicep compiler (not reachable here) would not: the prefix's bounds,
+// TestTemplateShape checks what a deployment needs of the template that a
+// Bicep compiler (not reachable here) would not check: the prefix's bounds,
 // lower-cased names, keyless Application Insights, App Service
 // Authentication, and the outputs.
 func TestTemplateShape(t *testing.T) {

@@ -12,23 +12,24 @@ import (
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
+	"github.com/hcpops/hcpops/internal/cli"
 )
 
 // status prints the ARM operation-status body straight from the store: an
 // operator's view, without ARM's caller-visibility rules.
 func status(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	const synopsis = "OPERATION (status URL or path, as submit prints it) | -subscription SUB OPERATION_ID"
-	fs := command("status", synopsis, "Prints an operation's ARM status body, read from the store (Cosmos DB when configured,\n"+
+	fs := cli.Command("status", synopsis, "Prints an operation's ARM status body, read from the store (Cosmos DB when configured,\n"+
 		"else the running hcpops dev/serve's store, else the embedded store in $HCPOPS_DATA_DIR).\n"+
 		"OPERATION is what submit prints: the status path, the curl's URL (host and ?api-version\n"+
 		"are ignored), an hcpOperationResults path, or the operation's UUID with -subscription.")
 	sub := fs.String("subscription", "", "subscription ID (when OPERATION is a bare UUID)")
-	pos, err := parse(fs, args, stdout)
+	pos, err := cli.Parse(fs, args, stdout)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
-		return usageError(fs, synopsis)
+		return cli.UsageError(fs, synopsis)
 	}
 	ref, err := parseOperationRef(pos[0], *sub)
 	if err != nil {

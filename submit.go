@@ -8,14 +8,15 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/hcpops/hcpops/app"
+	"github.com/hcpops/hcpops/core/clock"
 	"github.com/hcpops/hcpops/core/document"
-	"github.com/hcpops/hcpops/core/frontend"
 	devhost "github.com/hcpops/hcpops/devhost"
+	"github.com/hcpops/hcpops/internal/cli"
+	"github.com/hcpops/hcpops/internal/dev/frontend"
 )
 
 // Requests submit takes, as ARM sends them to the frontend.
@@ -33,7 +34,7 @@ const (
 // before anything is written, what that frontend refuses.
 func submit(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	const synopsis = "-resource RESOURCE_ID [-request create|update|delete|request-credential|revoke-credentials] [flags]"
-	fs := command("submit", synopsis, "Writes an operation and its resource the way the ARO-HCP frontend does, into the running\n"+
+	fs := cli.Command("submit", synopsis, "Writes an operation and its resource the way the ARO-HCP frontend does, into the running\n"+
 		"hcpops dev/serve's store (or Cosmos DB), and prints the status URL. The request is checked\n"+
 		"as that frontend checks it (names, versions, replicas, URIs) before anything is written.")
 	request := fs.String("request", "create", "create (a PUT: creates, or updates an existing resource), update (a PUT of an existing\nresource only), delete, request-credential, revoke-credentials (clusters only)")
@@ -50,7 +51,7 @@ func submit(ctx context.Context, args []string, getenv func(string) string, stdo
 	tenant := fs.String("tenant", "", "X-Ms-Home-Tenant-Id of the caller (a UUID)")
 	client := fs.String("client", "", "X-Ms-Client-Object-Id of the caller (a UUID)")
 	create := fs.Bool("create", false, "create the embedded store when none exists and no hcpops process runs on the data dir")
-	pos, err := parse(fs, args, stdout)
+	pos, err := cli.Parse(fs, args, stdout)
 	if err != nil {
 		return err
 	}
@@ -106,7 +107,7 @@ func submit(ctx context.Context, args []string, getenv func(string) string, stdo
 		return err
 	}
 	defer s.Close()
-	fe := frontend.New(s, time.Now, func() string { return uuid.Must(uuid.NewRandomFromReader(rand.Reader)).String() })
+	fe := frontend.New(s, clock.Real{}, func() string { return uuid.Must(uuid.NewRandomFromReader(rand.Reader)).String() })
 	a, err := write(ctx, fe)
 	if err != nil {
 		return err

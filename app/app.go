@@ -11,10 +11,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
-	"time"
 
+	"github.com/hcpops/hcpops/auth"
+	"github.com/hcpops/hcpops/core/clock"
 	"github.com/hcpops/hcpops/core/clusterservice"
 	"github.com/hcpops/hcpops/core/clusterservice/ocm"
 	"github.com/hcpops/hcpops/core/lifecycle"
@@ -23,6 +23,7 @@ import (
 	"github.com/hcpops/hcpops/core/store/cosmos"
 	"github.com/hcpops/hcpops/functions"
 	"github.com/hcpops/hcpops/handlers"
+	"github.com/hcpops/hcpops/logging"
 )
 
 // Setting names read here (the others belong to the packages that read them).
@@ -89,7 +90,7 @@ type Parts struct {
 	// evidence that CS works.
 	Calls    *clusterservice.Recorder
 	Notifier lifecycle.Notifier
-	Clock    func() time.Time
+	Clock    clock.Clock
 }
 
 // New assembles the backend from settings. Close releases what it opened;
@@ -115,13 +116,10 @@ func New(ctx context.Context, getenv func(string) string, logger *slog.Logger, p
 		a.Store, a.StoreName = s, name
 		a.owned = append(a.owned, s)
 	}
-	clock := parts.Clock
-	if clock == nil {
-		clock = time.Now
-	}
+	clk := clock.OrReal(parts.Clock)
 	calls := parts.Calls
 	if a.ClusterService == nil {
-		calls = NewRecorder(clock)
+		calls = NewRecorder(clk)
 		set.cs.Recorder = calls
 		cs, err := ocm.New(ctx, set.cs, logger)
 		if err != nil {
@@ -135,10 +133,10 @@ func New(ctx context.Context, getenv func(string) string, logger *slog.Logger, p
 		notifier = notification.New(set.notify, nil)
 	}
 	if calls == nil {
-		calls = NewRecorder(clock)
+		calls = NewRecorder(clk)
 	}
 	eng, err := lifecycle.New(lifecycle.Deps{Store: a.Store, ClusterService: a.ClusterService, Calls: calls,
-		Notifier: notifier, Clock: clock, Logger: logger}, set.lifecycle)
+		Notifier: notifier, Clock: clk, Logger: logger}, set.lifecycle)
 	if err != nil {
 		return nil, fmt.Errorf("building the lifecycle engine: %w", err)
 	}
@@ -151,10 +149,10 @@ func New(ctx context.Context, getenv func(string) string, logger *slog.Logger, p
 }
 
 // NewRecorder is the Recorder a Clusters Service client of this app
-// records into: on clock, counting each request in the Functions
-// invocation whose context made it.
-func NewRecorder(clock func() time.Time) *clusterservice.Recorder {
-	return clusterservice.NewRecorder(clock, handlers.InvocationID)
+// records into: on c, counting each request in the Functions invocation
+// whose context made it.
+func NewRecorder(c clock.Clock) *clusterservice.Recorder {
+	return clusterservice.NewRecorder(c, logging.InvocationID)
 }
 
 // settings are the parts' settings, read and checked up front.
@@ -201,7 +199,7 @@ func (a *App) Handler(getenv func(string) string, cfg handlers.Config) (*handler
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Auth, err = handlers.AuthFromEnv(getenv); err != nil {
+	if cfg.Auth, err = auth.FromEnv(getenv); err != nil {
 		return nil, err
 	}
 	srv := handlers.New(cfg, a.Logger)
@@ -253,11 +251,4 @@ func (a *App) Close() error {
 	}
 	a.owned = nil
 	return errors.Join(errs...)
-}
-
-// Logger builds the process logger: JSON or text, Debug and Info on
-// stdout, Warn and Error on stderr (what the Functions host expects), with
-// the invocation id of the current request on every line.
-func Logger(format string, level slog.Level) *slog.Logger {
-	return slog.New(handlers.StreamHandler(os.Stdout, os.Stderr, format, level))
 }

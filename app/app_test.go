@@ -20,14 +20,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hcpops/hcpops/auth"
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/clusterservice/simulator"
 	"github.com/hcpops/hcpops/core/clusterservice/simulator/simtest"
 	"github.com/hcpops/hcpops/core/document"
-	"github.com/hcpops/hcpops/core/frontend"
 	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/devhost/triggerhost"
+	"github.com/hcpops/hcpops/events"
 	"github.com/hcpops/hcpops/handlers"
+	"github.com/hcpops/hcpops/internal/dev/frontend"
+	"github.com/hcpops/hcpops/internal/testsupport"
+	"github.com/hcpops/hcpops/logging"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden host payloads in testdata/")
@@ -171,9 +175,9 @@ func principal(appID string) string {
 type asARM struct{ base http.RoundTripper }
 
 func (a asARM) RoundTrip(r *http.Request) (*http.Response, error) {
-	if _, ok := r.Header[http.CanonicalHeaderKey(handlers.HeaderClientPrincipal)]; !ok {
+	if _, ok := r.Header[http.CanonicalHeaderKey(auth.HeaderClientPrincipal)]; !ok {
 		r = r.Clone(r.Context())
-		r.Header.Set(handlers.HeaderClientPrincipal, principal(armAppID))
+		r.Header.Set(auth.HeaderClientPrincipal, principal(armAppID))
 	}
 	return a.base.RoundTrip(r)
 }
@@ -211,7 +215,7 @@ func newRigParts(t *testing.T, override func(simURL string) map[string]string, l
 	getenv := func(k string) string { return env[k] }
 	logs := &recordLog{}
 	if logger == nil {
-		logger = slog.New(handlers.StreamHandler(logs, logs, "json", slog.LevelInfo))
+		logger = slog.New(logging.Streams(logs, logs, "json", slog.LevelInfo))
 	}
 	a, err := New(ctx, getenv, logger, parts)
 	if err != nil {
@@ -238,7 +242,7 @@ func (r *rig) submit() {
 // submitAt is submit with the frontend's clock at now.
 func (r *rig) submitAt(now time.Time) {
 	r.t.Helper()
-	fe := frontend.New(r.app.Store, func() time.Time { return now }, func() string { return opName })
+	fe := frontend.New(r.app.Store, testsupport.NewClock(now), func() string { return opName })
 	_, err := fe.PutCluster(context.Background(), clusterID, frontend.ClusterSpec{Location: "eastus", VersionID: "4.20", ChannelGroup: "stable"},
 		frontend.Options{TenantID: tenant, NotificationURI: r.sink.srv.URL + "/notify"})
 	if err != nil {
@@ -253,7 +257,7 @@ func (r *rig) post(path string, body []byte, header ...string) (*http.Response, 
 		r.t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/json; charset=utf-8")
-	req.Header.Set(handlers.HeaderInvocationID, "3e1f4c2a-9d0b-4c55-8a55-3b8f5a7d1e20")
+	req.Header.Set(events.HeaderInvocationID, "3e1f4c2a-9d0b-4c55-8a55-3b8f5a7d1e20")
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}

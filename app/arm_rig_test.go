@@ -17,14 +17,16 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/hcpops/hcpops/core/arm"
+	"github.com/hcpops/hcpops/core/clock"
 	"github.com/hcpops/hcpops/core/clusterservice/simulator"
 	"github.com/hcpops/hcpops/core/clusterservice/simulator/simtest"
 	"github.com/hcpops/hcpops/core/document"
-	"github.com/hcpops/hcpops/core/frontend"
 	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/devhost/triggerhost"
 	"github.com/hcpops/hcpops/handlers"
+	"github.com/hcpops/hcpops/internal/dev/frontend"
 	"github.com/hcpops/hcpops/internal/testsupport"
+	"github.com/hcpops/hcpops/logging"
 )
 
 const (
@@ -106,10 +108,10 @@ func newARMRigWith(t *testing.T, settings map[string]string, clk *testsupport.Cl
 	}
 	getenv := func(k string) string { return env[k] }
 	logs := &logBuffer{}
-	logger := slog.New(handlers.LogHandler(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
-	parts, now := Parts{}, time.Now
+	logger := slog.New(logging.Handler(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	parts, c := Parts{}, clock.Clock(clock.Real{})
 	if clk != nil {
-		parts.Clock, now = clk.Now, clk.Now
+		parts.Clock, c = clk, clk
 	}
 	if wrap != nil {
 		st, _, err := OpenStore(getenv, logger)
@@ -131,7 +133,7 @@ func newARMRigWith(t *testing.T, settings map[string]string, clk *testsupport.Cl
 	h := httptest.NewServer(srv)
 	t.Cleanup(h.Close)
 	r := &armRig{t: t, app: a, sim: sim, handler: h, logs: logs, clk: clk,
-		fe: frontend.New(a.Store, now, uuid.NewString), tickPayload: readFile(t, "../functions/pollOperations/testdata/tick.json")}
+		fe: frontend.New(a.Store, c, uuid.NewString), tickPayload: readFile(t, "../events/testdata/tick.json")}
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("app log:\n%s", logs.String())

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/hcpops/hcpops/auth"
 	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/core/store/embedded/embeddedtest"
 	"github.com/hcpops/hcpops/handlers"
@@ -81,7 +82,7 @@ func TestCallerCheck(t *testing.T) {
 			before := counting.gets.Load()
 			h := map[string]string{}
 			if tc.principal != "" {
-				h[handlers.HeaderClientPrincipal] = tc.principal
+				h[auth.HeaderClientPrincipal] = tc.principal
 			}
 			status, body := getStatus(t, r, h)
 			if status != tc.want {
@@ -114,35 +115,30 @@ func TestCallerCheck(t *testing.T) {
 // rules still hide another tenant's operation (404, empty body).
 func TestCallerCheckKeepsVisibilityRules(t *testing.T) {
 	r, _ := newAuthRig(t, nil)
-	status, body := getStatus(t, r, map[string]string{handlers.HeaderClientPrincipal: principal(armAppID),
+	status, body := getStatus(t, r, map[string]string{auth.HeaderClientPrincipal: principal(armAppID),
 		"X-Ms-Home-Tenant-Id": "00000000-0000-0000-0000-000000000000"})
 	if status != http.StatusNotFound || len(body) != 0 {
 		t.Errorf("another tenant: %d %q, want 404 with an empty body", status, body)
 	}
 }
 
-// TestCallerCheckEnvelopeForm: with forwarding off the request arrives in
-// Data.req; the same check answers through Outputs.res.
-func TestCallerCheckEnvelopeForm(t *testing.T) {
+// TestNoEnvelopeForm: the host forwards the HTTP functions, so their
+// envelope form (forwarding off) is no way around the caller check: a
+// POST /operationStatus is refused, with or without a principal, and
+// reads nothing.
+func TestNoEnvelopeForm(t *testing.T) {
 	r, counting := newAuthRig(t, nil)
-	env := readFile(t, "../functions/operationStatus/testdata/envelope-request.json")
+	env := readFile(t, "../events/testdata/http-request.json")
 	withPrincipal := bytes.Replace(env, []byte(`"Accept": ["application/json"],`),
 		[]byte(`"Accept": ["application/json"], "X-MS-CLIENT-PRINCIPAL": ["`+principal(armAppID)+`"],`), 1)
-	for _, tc := range []struct {
-		name string
-		body []byte
-		want string
-	}{{"no principal", env, "401"}, {"ARM", withPrincipal, "200"}} {
+	for _, body := range [][]byte{env, withPrincipal} {
 		before := counting.gets.Load()
-		resp, out := r.post("/operationStatus", tc.body)
-		var got struct {
-			Outputs map[string]struct{ StatusCode, Body string }
+		resp, out := r.post("/operationStatus", body)
+		if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(out), "enableForwardingHttpRequest") {
+			t.Errorf("POST /operationStatus: %d %s, want a 404 naming forwarding", resp.StatusCode, out)
 		}
-		if resp.StatusCode != 200 || json.Unmarshal(out, &got) != nil || got.Outputs["res"].StatusCode != tc.want {
-			t.Errorf("%s: %d %s, want Outputs.res.statusCode %s", tc.name, resp.StatusCode, out, tc.want)
-		}
-		if reads := counting.gets.Load() - before; (tc.want == "401") != (reads == 0) {
-			t.Errorf("%s: %d store reads", tc.name, reads)
+		if reads := counting.gets.Load() - before; reads != 0 {
+			t.Errorf("an invocation of a forwarded function read the store %d times", reads)
 		}
 	}
 }
@@ -167,7 +163,7 @@ func TestCallerCheckOff(t *testing.T) {
 // application allowed refuses every caller and says so at start at Error.
 func TestCallerCheckClosedWithoutAppIDs(t *testing.T) {
 	r, _ := newAuthRig(t, map[string]string{"HCPOPS_ARM_CLIENT_APP_IDS": ""})
-	if status, _ := getStatus(t, r, map[string]string{handlers.HeaderClientPrincipal: principal(armAppID)}); status != http.StatusForbidden {
+	if status, _ := getStatus(t, r, map[string]string{auth.HeaderClientPrincipal: principal(armAppID)}); status != http.StatusForbidden {
 		t.Errorf("status %d, want 403", status)
 	}
 	var loud bool
@@ -184,7 +180,7 @@ func TestCallerCheckClosedWithoutAppIDs(t *testing.T) {
 func TestTriggersNeedNoPrincipal(t *testing.T) {
 	r, _ := newAuthRig(t, nil)
 	for _, path := range []string{"/pollOperations", "/dispatchOperations"} {
-		body := readFile(t, "../functions/pollOperations/testdata/tick.json")
+		body := readFile(t, "../events/testdata/tick.json")
 		if path == "/dispatchOperations" {
 			body = []byte(`{"Data":{"documents":"[]"}}`)
 		}

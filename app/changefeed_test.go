@@ -6,15 +6,15 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/hcpops/hcpops/core/clock"
 	"github.com/hcpops/hcpops/core/clusterservice/simulator"
 	"github.com/hcpops/hcpops/core/document"
-	"github.com/hcpops/hcpops/core/frontend"
 	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/devhost/triggerhost"
+	"github.com/hcpops/hcpops/internal/dev/frontend"
 )
 
 // submitCluster writes a cluster create as the frontend would and returns
@@ -22,7 +22,7 @@ import (
 func (r *rig) submitCluster(name string) map[string]any {
 	r.t.Helper()
 	id := "/subscriptions/" + sub + "/resourceGroups/myRG/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/" + name
-	fe := frontend.New(r.app.Store, time.Now, uuid.NewString)
+	fe := frontend.New(r.app.Store, clock.Real{}, uuid.NewString)
 	acc, err := fe.PutCluster(context.Background(), id, frontend.ClusterSpec{Location: "eastus", VersionID: "4.20", ChannelGroup: "stable"},
 		frontend.Options{TenantID: tenant})
 	if err != nil {
@@ -66,9 +66,9 @@ func hostBatch(t *testing.T, retry, maxRetry int, docs ...map[string]any) []byte
 	return body
 }
 
-// TestUnaddressableDocumentsAreSkipped is the bad-id batch: operation
-// documents whose id or partitionKey no store accepts used to fail every
-// delivery with a 500. Now the good ones are dispatched, the bad ones are
+// TestUnaddressableDocumentsAreSkipped: a batch with operation documents
+// whose id or partitionKey no store accepts used to fail every delivery
+// with a 500, so the host retried it until it skipped the good ones too. Now the good ones are dispatched, the bad ones are
 // logged with their ids and skipped, the answer is 200 and nothing is
 // written for the bad ones.
 func TestUnaddressableDocumentsAreSkipped(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/hcpops/hcpops/core/clusterservice/simulator"
-	"github.com/hcpops/hcpops/core/frontend"
+	"github.com/hcpops/hcpops/internal/dev/frontend"
 )
 
 // simProxy stands in front of the simulator and, once set, rewrites the

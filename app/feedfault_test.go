@@ -105,7 +105,7 @@ func TestOneSickObjectCostsOnlyItsOperation(t *testing.T) {
 
 	// A tick once its pending cluster ID is old enough to retry (1s) but
 	// before its backoff (6s) is due keeps away from it: no CS call.
-	tick := readFile(t, "../functions/pollOperations/testdata/tick.json")
+	tick := readFile(t, "../events/testdata/tick.json")
 	held := cs.Held()
 	time.Sleep(1500 * time.Millisecond)
 	resp, out = r.post("/pollOperations", tick)

@@ -42,7 +42,7 @@ func TestHostPayloadsDriveTheLifecycle(t *testing.T) {
 	}
 
 	// Timer ticks while CS moves the cluster to ready.
-	tick := readFile(t, "../functions/pollOperations/testdata/tick.json")
+	tick := readFile(t, "../events/testdata/tick.json")
 	deadline := time.Now().Add(10 * time.Second)
 	for r.operation().Properties.Status != arm.ProvisioningStateSucceeded {
 		if time.Now().After(deadline) {
@@ -118,7 +118,7 @@ func TestMalformedInputChangesNothing(t *testing.T) {
 		{"timer missing", "/pollOperations", `{"Data":{}}`, 400, "timer"},
 		{"timer wrong type", "/pollOperations", `{"Data":{"timer":"soon"}}`, 400, "timer"},
 		{"timer bad time", "/pollOperations", `{"Data":{"timer":{"ScheduleStatus":{"Last":"yesterday"}}}}`, 400, "Last"},
-		{"status envelope without req", "/operationStatus", `{"Data":{}}`, 400, "req"},
+		{"status as an invocation", "/operationStatus", `{"Data":{}}`, 404, "enableForwardingHttpRequest"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

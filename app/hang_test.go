@@ -11,15 +11,17 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/hcpops/hcpops/core/arm"
+	"github.com/hcpops/hcpops/core/clock"
 	"github.com/hcpops/hcpops/core/document"
-	"github.com/hcpops/hcpops/core/frontend"
 	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/devhost/triggerhost"
+	"github.com/hcpops/hcpops/internal/dev/frontend"
 	"github.com/hcpops/hcpops/internal/testsupport"
 )
 
-// TestHungClustersServiceThroughTheHandler is issue 10's outside run with
-// its settings, through the real handler: poll concurrency 2, no CS
+// TestHungClustersServiceThroughTheHandler reproduces a run against a
+// Clusters Service that hangs on some objects, with that run's settings,
+// through the real handler: poll concurrency 2, no CS
 // retries, six dispatched cluster creates, the first two polled hang.
 // Before the fix the tick ended at its budget with errors=0 and all six
 // Accepted; now the healthy four finish in the first tick, the two hung
@@ -40,7 +42,7 @@ func TestHungClustersServiceThroughTheHandler(t *testing.T) {
 	names := map[string]string{} // operation name -> cluster resource ID
 	for i := range 6 {
 		rid := fmt.Sprintf("/subscriptions/%s/resourceGroups/myRG/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/c%d", sub, i)
-		fe := frontend.New(r.app.Store, time.Now, uuid.NewString)
+		fe := frontend.New(r.app.Store, clock.Real{}, uuid.NewString)
 		acc, err := fe.PutCluster(ctx, rid, frontend.ClusterSpec{Location: "eastus", VersionID: "4.20", ChannelGroup: "stable"},
 			frontend.Options{TenantID: tenant})
 		if err != nil {
@@ -105,7 +107,7 @@ func TestHungClustersServiceThroughTheHandler(t *testing.T) {
 		cs.Hang(href[strings.LastIndex(href, "/")+1:])
 	}
 
-	tick := readFile(t, "../functions/pollOperations/testdata/tick.json")
+	tick := readFile(t, "../events/testdata/tick.json")
 	resp, body := r.post("/pollOperations", tick)
 	rec := r.logs.named(t, "poll.tick", 1)[0]
 	if resp.StatusCode != http.StatusOK || rec["polled"] != 6.0 || rec["changed"] != 4.0 || rec["errors"] != 2.0 {

@@ -12,7 +12,7 @@ import (
 	cs "github.com/hcpops/hcpops/core/clusterservice"
 	"github.com/hcpops/hcpops/core/clusterservice/simulator"
 	"github.com/hcpops/hcpops/core/document"
-	"github.com/hcpops/hcpops/core/frontend"
+	"github.com/hcpops/hcpops/internal/dev/frontend"
 )
 
 // duplicateReady lists every cluster twice, the second copy ready: the

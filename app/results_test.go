@@ -11,7 +11,7 @@ import (
 
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/document"
-	"github.com/hcpops/hcpops/core/frontend"
+	"github.com/hcpops/hcpops/internal/dev/frontend"
 )
 
 // TestOperationResults walks every row of ARM's results table through the
@@ -173,46 +173,5 @@ func TestOperationResultsRefusals(t *testing.T) {
 	}
 	if !strings.Contains(r.logs.String(), "certificate-signing credential request") {
 		t.Errorf("no log line says why the CSR result is refused")
-	}
-}
-
-// TestOperationResultsEnvelope: with forwarding off the host posts the
-// request to /operationResults and takes the answer from Outputs.res.
-func TestOperationResultsEnvelope(t *testing.T) {
-	r := newARMRig(t, nil)
-	op := r.accepted(r.fe.PutCluster(context.Background(), clusterRID("e"), frontend.ClusterSpec{Location: "eastus", VersionID: "4.20"}, r.opts()))
-	r.setStatus(op.Name(), arm.ProvisioningStateCanceled)
-	env := map[string]any{"Data": map[string]any{"req": map[string]any{
-		"Url":    "https://hcpops.azurewebsites.net" + resultPath(op.Name()),
-		"Method": "GET",
-		"Query":  map[string]string{"api-version": armAPIVersion},
-		"Headers": map[string][]string{
-			"x-ms-home-tenant-id": {tenant}, "X-Ms-Client-Object-Id": {armClient}, "X-MS-CLIENT-PRINCIPAL": {armPrincipal()},
-		},
-		"Params": map[string]string{"subscriptionId": sub, "location": "eastus", "operationId": op.Name()},
-	}}, "Metadata": map[string]any{}}
-	post := func() (int, map[string]any) {
-		raw, _ := json.Marshal(env)
-		req, _ := http.NewRequest(http.MethodPost, r.handler.URL+"/operationResults", strings.NewReader(string(raw)))
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := r.handler.Client().Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var out struct{ Outputs map[string]map[string]any }
-		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
-			t.Fatal(err)
-		}
-		return resp.StatusCode, out.Outputs["res"]
-	}
-	code, res := post()
-	if code != 200 || res["statusCode"] != "500" || !strings.Contains(res["body"].(string), arm.CodeInternalServerError) {
-		t.Fatalf("envelope: %d %v", code, res)
-	}
-	// A second spelling of the tenant header with another value: nobody.
-	env["Data"].(map[string]any)["req"].(map[string]any)["Headers"].(map[string][]string)["X-Ms-Home-Tenant-Id"] = []string{"11111111-1111-1111-1111-111111111111"}
-	if code, res = post(); code != 200 || res["statusCode"] != "404" {
-		t.Fatalf("conflicting tenant headers: %d %v", code, res)
 	}
 }

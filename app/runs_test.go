@@ -140,7 +140,7 @@ func driveCreate(t *testing.T, r *rig, start time.Time, look func(*rig, *alertRu
 	if resp, body := r.post("/dispatchOperations", batch); resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusInternalServerError {
 		t.Fatalf("dispatch: %d %s", resp.StatusCode, body)
 	}
-	tick := readFile(t, "../functions/pollOperations/testdata/tick.json")
+	tick := readFile(t, "../events/testdata/tick.json")
 	run := alertRun{opID: opName}
 	ticks := 0
 	tickOnce := func() {
@@ -175,7 +175,7 @@ func tickOnly(t *testing.T, r *rig, start time.Time, n int) alertRun {
 	r.submitAt(start)
 	batch := readFile(t, filepath.Join("testdata", "dispatch-cluster-create.json"))
 	r.post("/dispatchOperations", batch) // CS may be too slow for it: the tick's safety net is not under test
-	tick := readFile(t, "../functions/pollOperations/testdata/tick.json")
+	tick := readFile(t, "../events/testdata/tick.json")
 	for i := 1; i <= n; i++ {
 		if resp, body := r.post("/pollOperations", tick); resp.StatusCode != http.StatusOK {
 			t.Fatalf("tick: %d %s", resp.StatusCode, body)

@@ -57,7 +57,7 @@ func scenario(t *testing.T) (all, mid []map[string]any, r *rig) {
 	if resp, body := r.post("/dispatchOperations", batch); resp.StatusCode != http.StatusOK {
 		t.Fatalf("dispatch: %d %s", resp.StatusCode, body)
 	}
-	tick := readFile(t, "../functions/pollOperations/testdata/tick.json")
+	tick := readFile(t, "../events/testdata/tick.json")
 	ticks := 0
 	// doTick reports whether the tick asked CS and got answers.
 	doTick := func() bool {

@@ -18,7 +18,8 @@ import (
 	"github.com/hcpops/hcpops/app"
 	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/core/store/cosmos/cosmostest"
-	"github.com/hcpops/hcpops/functions/dispatchOperations"
+	"github.com/hcpops/hcpops/events"
+	dispatchoperations "github.com/hcpops/hcpops/functions/dispatchOperations"
 	"github.com/hcpops/hcpops/handlers"
 )
 
@@ -304,7 +305,7 @@ func TestEnvelope(t *testing.T) {
 	if err := json.Unmarshal(raw, &once); err != nil || !strings.HasPrefix(once, `"[`) {
 		t.Fatalf("Data.documents is not a string holding a string: %.40s (%v)", raw, err)
 	}
-	docs, err := dispatchoperations.DecodeDocuments(raw)
+	docs, err := events.DecodeDocuments("Data.documents", raw)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,8 @@ import (
 	"github.com/hcpops/hcpops/core/lifecycle"
 	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/core/store/cosmos"
-	"github.com/hcpops/hcpops/functions/dispatchOperations"
+	"github.com/hcpops/hcpops/events"
+	dispatchoperations "github.com/hcpops/hcpops/functions/dispatchOperations"
 	"github.com/hcpops/hcpops/handlers"
 )
 
@@ -402,7 +403,7 @@ func invoke(ctx context.Context, client *http.Client, url string, body []byte) e
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json; charset=utf-8")
-	req.Header.Set(handlers.HeaderInvocationID, uuid.NewString())
+	req.Header.Set(events.HeaderInvocationID, uuid.NewString())
 	req.Header.Set("User-Agent", "Azure-Functions-Host/"+hostVersion)
 	resp, err := client.Do(req)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hcpops/hcpops/core/lifecycle"
+	"github.com/hcpops/hcpops/logging"
 )
 
 // Report is everything one run measured; it is printed as a table and
@@ -305,5 +306,5 @@ func loadAverage() string {
 	return strings.Join(f[:3], " ")
 }
 
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+func ms(d time.Duration) float64 { return logging.Millis(d) }
 func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }

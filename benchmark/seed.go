@@ -15,15 +15,16 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/hcpops/hcpops/app"
+	"github.com/hcpops/hcpops/core/clock"
 	cs "github.com/hcpops/hcpops/core/clusterservice"
 	"github.com/hcpops/hcpops/core/clusterservice/ocm"
 	"github.com/hcpops/hcpops/core/clusterservice/simulator"
 	"github.com/hcpops/hcpops/core/document"
-	"github.com/hcpops/hcpops/core/frontend"
 	"github.com/hcpops/hcpops/core/lifecycle"
 	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/core/store/embedded"
-	"github.com/hcpops/hcpops/handlers"
+	"github.com/hcpops/hcpops/internal/dev/frontend"
+	"github.com/hcpops/hcpops/logging"
 )
 
 // subscriptions spreads the seeded clusters over this many partitions, as
@@ -67,7 +68,7 @@ func (w *csWorld) close() {
 // discardLogger formats records like production (JSON, Info) but drops
 // them: the formatting cost is part of what is measured, the output is not.
 func discardLogger() *slog.Logger {
-	return slog.New(handlers.LogHandler(slog.NewJSONHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo})))
+	return slog.New(logging.Handler(slog.NewJSONHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo})))
 }
 
 // settings is the environment app.New reads, without the process's own;
@@ -128,7 +129,7 @@ func clusterID(i int) string {
 
 // seedClusters writes n cluster creates the way ARO-HCP's frontend does.
 func seedClusters(ctx context.Context, s store.Store, n int) error {
-	fe := frontend.New(s, time.Now, uuid.NewString)
+	fe := frontend.New(s, clock.Real{}, uuid.NewString)
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	errs := make([]error, 8)

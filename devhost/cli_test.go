@@ -17,8 +17,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/hcpops/hcpops/app"
-	"github.com/hcpops/hcpops/core/frontend"
+	"github.com/hcpops/hcpops/core/clock"
 	"github.com/hcpops/hcpops/devhost/triggerhost"
+	"github.com/hcpops/hcpops/internal/dev/frontend"
 )
 
 const cliSub = "1d3378d3-5a3f-4712-85a1-2485495dfc4b"
@@ -89,7 +90,7 @@ func TestCLIWritesReachARunningDev(t *testing.T) {
 	if !strings.Contains(conn.Name, "hcpops dev (pid") {
 		t.Fatalf("the CLI did not find the running dev: store %q", conn.Name)
 	}
-	fe := frontend.New(s, time.Now, uuid.NewString)
+	fe := frontend.New(s, clock.Real{}, uuid.NewString)
 	opts := frontend.Options{Location: "eastus", TenantID: devTenantID, ClientID: devClientID}
 	cl, err := fe.PutCluster(context.Background(), cliCluster("c1"), clusterSpec(nil), opts)
 	if err != nil {

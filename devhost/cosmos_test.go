@@ -15,15 +15,16 @@ import (
 
 	"github.com/hcpops/hcpops/app"
 	"github.com/hcpops/hcpops/core/arm"
+	"github.com/hcpops/hcpops/core/clock"
 	cs "github.com/hcpops/hcpops/core/clusterservice"
 	"github.com/hcpops/hcpops/core/clusterservice/simulator"
 	"github.com/hcpops/hcpops/core/document"
-	"github.com/hcpops/hcpops/core/frontend"
-	"github.com/hcpops/hcpops/core/notification"
 	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/core/store/cosmos"
 	"github.com/hcpops/hcpops/core/store/cosmos/cosmostest"
 	"github.com/hcpops/hcpops/devhost/triggerhost"
+	"github.com/hcpops/hcpops/internal/dev/armsink"
+	"github.com/hcpops/hcpops/internal/dev/frontend"
 )
 
 func TestMain(m *testing.M) { os.Exit(cosmostest.Main(m)) }
@@ -116,7 +117,7 @@ func createCluster(t *testing.T, fe *frontend.Frontend, sub, name, notifyURI str
 
 // waitTerminal waits until the sink was notified of uri and returns the
 // operation as stored.
-func waitTerminal(t *testing.T, st store.Store, sink *notification.Sink, op *document.OperationDocument, uri string) *document.OperationDocument {
+func waitTerminal(t *testing.T, st store.Store, sink *armsink.Sink, op *document.OperationDocument, uri string) *document.OperationDocument {
 	t.Helper()
 	waitFor(t, "the notification of "+op.Name(), func() bool { return sink.Notified(uri) })
 	it, err := st.Get(context.Background(), op.PartitionKey, op.ID)
@@ -145,12 +146,12 @@ func TestDevOnCosmos(t *testing.T) {
 	}
 	defer feStore.Close()
 	defer func() { _ = feStore.DropDatabase(context.Background()) }()
-	sink, err := notification.StartSink(t.Context(), notification.SinkConfig{})
+	sink, err := armsink.Start(t.Context(), armsink.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sink.Close()
-	fe := frontend.New(feStore, time.Now, uuid.NewString)
+	fe := frontend.New(feStore, clock.Real{}, uuid.NewString)
 	sub := uuid.NewString()
 	o := fastOptions(t)
 

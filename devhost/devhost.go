@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/hcpops/hcpops/app"
+	"github.com/hcpops/hcpops/core/clock"
 	"github.com/hcpops/hcpops/core/clusterservice/ocm"
 	"github.com/hcpops/hcpops/core/clusterservice/simulator"
 	"github.com/hcpops/hcpops/core/lifecycle"
@@ -33,7 +34,8 @@ import (
 	"github.com/hcpops/hcpops/devhost/functionapp"
 	"github.com/hcpops/hcpops/devhost/triggerhost"
 	"github.com/hcpops/hcpops/functions"
-	"github.com/hcpops/hcpops/handlers"
+	"github.com/hcpops/hcpops/internal/dev/armsink"
+	"github.com/hcpops/hcpops/logging"
 	"github.com/hcpops/hcpops/storeapi"
 )
 
@@ -134,7 +136,7 @@ func run(ctx context.Context, o options, stdout, logw io.Writer, env map[string]
 	}
 	// Warnings and errors also reach the terminal, under their operation.
 	ev := &events{}
-	logger := slog.New(ev.handler(handlers.LogHandler(slog.NewJSONHandler(logw, &slog.HandlerOptions{Level: o.logLevel}))))
+	logger := slog.New(ev.handler(logging.Handler(slog.NewJSONHandler(logw, &slog.HandlerOptions{Level: o.logLevel}))))
 	st, err := openStore(ctx, o, cfg, onCosmos, logger)
 	if err != nil {
 		return err
@@ -153,14 +155,14 @@ func run(ctx context.Context, o options, stdout, logw io.Writer, env map[string]
 	if err != nil {
 		return fmt.Errorf("starting the Clusters Service simulator: %w", err)
 	}
-	calls := app.NewRecorder(time.Now)
+	calls := app.NewRecorder(clock.Real{})
 	cs, err := ocm.New(ctx, ocm.Config{URL: simURL, RetryLimit: 2, RetryInterval: 100 * time.Millisecond, Timeout: 10 * time.Second,
 		Recorder: calls}, logger)
 	if err != nil {
 		return fmt.Errorf("connecting to the simulator: %w", err)
 	}
 	defer cs.Close()
-	sk, err := notification.StartSink(simCtx, notification.SinkConfig{Logger: logger})
+	sk, err := armsink.Start(simCtx, armsink.Config{Logger: logger})
 	if err != nil {
 		return err
 	}
@@ -217,7 +219,7 @@ func run(ctx context.Context, o options, stdout, logw io.Writer, env map[string]
 	}
 	// The tracker starts before the store is shared, so it shows every
 	// operation the CLI writes.
-	tr := newTracker(st, stdout, time.Now, host.FrontURL())
+	tr := newTracker(st, stdout, clock.Real{}, host.FrontURL())
 	if err := tr.start(hostCtx); err != nil {
 		return err
 	}
@@ -257,7 +259,7 @@ func damageOf(s store.Store) (<-chan struct{}, func() error) {
 
 // serveRun runs the samples (unless -samples=false), then follows every
 // operation written to the store until the run ends.
-func serveRun(ctx, hostCtx context.Context, o options, st store.Store, sim *simulator.Simulator, sk *notification.Sink,
+func serveRun(ctx, hostCtx context.Context, o options, st store.Store, sim *simulator.Simulator, sk *armsink.Sink,
 	host *triggerhost.Host, tr *tracker, stdout io.Writer, logger *slog.Logger) error {
 	if !o.samples {
 		fmt.Fprintln(stdout, "\nserving; operations submitted with hcpops submit show here. Interrupt to stop.")

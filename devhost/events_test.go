@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hcpops/hcpops/internal/testsupport"
 )
 
 // Warnings reach the terminal through the log, under their operation,
@@ -14,18 +16,18 @@ import (
 // then printed again with how often it recurred.
 func TestEventsReachTheTerminal(t *testing.T) {
 	var out, logs syncBuffer
-	now := time.Date(2026, 3, 14, 10, 0, 0, 0, time.Local)
-	tr := newTracker(nil, &out, func() time.Time { return now }, "")
+	clk := testsupport.NewClock(time.Date(2026, 3, 14, 10, 0, 0, 0, time.Local))
+	tr := newTracker(nil, &out, clk, "")
 	ev := &events{}
 	logger := slog.New(ev.handler(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelError})))
 	op := logger.With("operation_id", "op-1", "resource_id", "/subscriptions/s/resourceGroups/rg/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/c1", "request", "Create")
 	op.Warn("dispatch failed; the operation is left to the tick", "error", "CS said 400", "next_attempt", "2026-03-14T10:00:10Z")
 	ev.attach(tr.onEvent) // lines before the tracker are held, then shown
 	for i := 0; i < 5; i++ {
-		now = now.Add(10 * time.Second)
+		clk.Advance(10 * time.Second)
 		op.Warn("dispatch failed; the operation is left to the tick", "error", "CS said 400")
 	}
-	now = now.Add(20 * time.Second)
+	clk.Advance(20 * time.Second)
 	op.Warn("dispatch failed; the operation is left to the tick", "error", "CS said 400")
 	op.Info("dispatch deferred", "reason", "parent cluster c1 is not in clusters service yet")
 	logger.Warn("caller check is off") // about no operation: dev.log only

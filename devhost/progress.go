@@ -13,6 +13,7 @@ import (
 	"github.com/hcpops/hcpops/core/admission"
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/changefeed"
+	"github.com/hcpops/hcpops/core/clock"
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
 )
@@ -60,7 +61,7 @@ type tracker struct {
 	store    store.Store
 	feed     *changefeed.Reader
 	out      io.Writer
-	now      func() time.Time
+	clock    clock.Clock
 	frontURL string
 	// samplePK is the samples' partition; "" when there are none.
 	samplePK string
@@ -86,8 +87,8 @@ type repeat struct {
 // repeatEvery is how often an unchanged warning is printed again.
 const repeatEvery = time.Minute
 
-func newTracker(s store.Store, out io.Writer, now func() time.Time, frontURL string) *tracker {
-	return &tracker{store: s, feed: changefeed.NewReader(s, changefeed.WithClock(now)), out: out, now: now,
+func newTracker(s store.Store, out io.Writer, c clock.Clock, frontURL string) *tracker {
+	return &tracker{store: s, feed: changefeed.NewReader(s, changefeed.WithClock(c)), out: out, clock: c,
 		frontURL: frontURL, ops: map[string]*opView{}, repeated: map[string]*repeat{}}
 }
 
@@ -217,7 +218,7 @@ func (t *tracker) observe(raw []byte, label string) {
 
 // line prints one line about v in the terminal's columns.
 func (t *tracker) line(v *opView, text string) {
-	fmt.Fprintf(t.out, "%s  %-24s %-36s  %-17s %-28s %s\n", t.now().Format("15:04:05.000"), v.label,
+	fmt.Fprintf(t.out, "%s  %-24s %-36s  %-17s %-28s %s\n", t.clock.Now().Format("15:04:05.000"), v.label,
 		v.name, orDash(string(v.request)), orDash(v.resource), text)
 }
 
@@ -252,7 +253,7 @@ func (t *tracker) onEvent(ev event) {
 	}
 	why, next := describe(ev)
 	why = verdict(ev) + ": " + why
-	key, now := v.name+"|"+ev.msg, t.now()
+	key, now := v.name+"|"+ev.msg, t.clock.Now()
 	text := why + next
 	switch r := t.repeated[key]; {
 	case r != nil && r.text == why && now.Sub(r.printed) < repeatEvery:
@@ -386,21 +387,22 @@ func (t *tracker) table(w io.Writer, notified func(uri string) bool) {
 }
 
 // shortResource names a resource by kind and path below its cluster's
-// resource group: "cluster c1", "nodepool c1/np1".
+// resource group: "cluster c1", "nodepool c1/np1". An ID it cannot read
+// is shown as it is.
 func shortResource(externalID string) string {
-	const marker = "/" + arm.ClustersType + "/"
-	i := strings.Index(strings.ToLower(externalID), strings.ToLower(marker))
-	if i < 0 {
+	id, err := document.ParseResourceID("resource_id", externalID)
+	if err != nil {
 		return externalID
 	}
-	parts := strings.Split(externalID[i+len(marker):], "/")
-	switch {
-	case len(parts) == 3 && strings.EqualFold(parts[1], arm.NodePoolsType):
-		return "nodepool " + parts[0] + "/" + parts[2]
-	case len(parts) == 3 && strings.EqualFold(parts[1], arm.ExternalAuthsType):
-		return "externalauth " + parts[0] + "/" + parts[2]
+	switch t := id.ResourceType.String(); {
+	case strings.EqualFold(t, arm.ClusterResourceType):
+		return "cluster " + id.Name
+	case strings.EqualFold(t, arm.NodePoolResourceType):
+		return "nodepool " + id.Parent.Name + "/" + id.Name
+	case strings.EqualFold(t, arm.ExternalAuthResourceType):
+		return "externalauth " + id.Parent.Name + "/" + id.Name
 	}
-	return "cluster " + strings.Join(parts, "/")
+	return externalID
 }
 
 func orDash(s string) string {

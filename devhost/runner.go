@@ -12,11 +12,12 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/hcpops/hcpops/core/arm"
+	"github.com/hcpops/hcpops/core/clock"
 	"github.com/hcpops/hcpops/core/clusterservice/simulator"
 	"github.com/hcpops/hcpops/core/document"
-	"github.com/hcpops/hcpops/core/frontend"
-	"github.com/hcpops/hcpops/core/notification"
 	"github.com/hcpops/hcpops/core/store"
+	"github.com/hcpops/hcpops/internal/dev/armsink"
+	"github.com/hcpops/hcpops/internal/dev/frontend"
 )
 
 // maxConflicts bounds how often a sample is resubmitted after a 409 before
@@ -37,7 +38,7 @@ type sampleState struct {
 type runner struct {
 	fe      *frontend.Frontend
 	sim     *simulator.Simulator
-	sink    *notification.Sink
+	sink    *armsink.Sink
 	tracker *tracker
 	ids     resourceIDs
 	logger  *slog.Logger
@@ -47,11 +48,11 @@ type runner struct {
 	samples []*sampleState
 }
 
-func newRunner(st store.Store, sim *simulator.Simulator, sk *notification.Sink, tr *tracker, out io.Writer, logger *slog.Logger, plan []sample) (*runner, error) {
+func newRunner(st store.Store, sim *simulator.Simulator, sk *armsink.Sink, tr *tracker, out io.Writer, logger *slog.Logger, plan []sample) (*runner, error) {
 	ids := resourceIDs{subscription: uuid.NewString()}
 	tr.samplePK = document.PartitionKey(ids.subscription)
 	r := &runner{
-		fe:      frontend.New(st, time.Now, uuid.NewString),
+		fe:      frontend.New(st, clock.Real{}, uuid.NewString),
 		sim:     sim,
 		sink:    sk,
 		tracker: tr,

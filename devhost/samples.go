@@ -7,7 +7,7 @@ import (
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/clusterservice"
 	"github.com/hcpops/hcpops/core/clusterservice/simulator"
-	"github.com/hcpops/hcpops/core/frontend"
+	"github.com/hcpops/hcpops/internal/dev/frontend"
 )
 
 // Names of the sample resources; each run uses a fresh subscription, so

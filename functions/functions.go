@@ -1,7 +1,10 @@
 // Package functions puts every Azure Function of the app on one custom
-// handler server. Each function lives in the folder named after it, with its
-// function.json next to its Go adapter; the folder name is the path the
-// host posts to.
+// handler server: the lifecycle's entry points. dispatchOperations takes
+// the change feed's new operations to Clusters Service, pollOperations
+// runs the timer's tick (poll, safety-net dispatch, expiry, notification),
+// and operationStatus and operationResults answer ARM's polls. Each
+// function lives in the folder named after it, with its function.json
+// next to its Go adapter; the folder name is the path the host posts to.
 package functions
 
 import (
@@ -47,11 +50,6 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		cfg.PollBudget = d
 	}
 	return cfg, nil
-}
-
-// Names lists the functions, as folder names.
-func Names() []string {
-	return []string{dispatchoperations.Name, operationresults.Name, operationstatus.Name, polloperations.Name}
 }
 
 // Register adds every function to s.

@@ -18,8 +18,11 @@ import (
 
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/lifecycle"
+	"github.com/hcpops/hcpops/events"
+	"github.com/hcpops/hcpops/functions/operationrequest"
 	polloperations "github.com/hcpops/hcpops/functions/pollOperations"
 	"github.com/hcpops/hcpops/handlers"
+	"github.com/hcpops/hcpops/logging"
 )
 
 // recordingEngine records every call that reaches the lifecycle.
@@ -35,7 +38,7 @@ func (e *recordingEngine) DispatchDocuments(ctx context.Context, docs []json.Raw
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.docs = append(e.docs, docs)
-	e.ids = append(e.ids, handlers.InvocationID(ctx))
+	e.ids = append(e.ids, logging.InvocationID(ctx))
 	return lifecycle.DispatchResult{Documents: len(docs)}, nil
 }
 
@@ -43,7 +46,7 @@ func (e *recordingEngine) Tick(ctx context.Context) (lifecycle.TickResult, error
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.ticks++
-	e.ids = append(e.ids, handlers.InvocationID(ctx))
+	e.ids = append(e.ids, logging.InvocationID(ctx))
 	return lifecycle.TickResult{Polled: 1}, nil
 }
 
@@ -51,7 +54,7 @@ func (e *recordingEngine) Status(ctx context.Context, req lifecycle.StatusReques
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.statuses = append(e.statuses, req)
-	e.ids = append(e.ids, handlers.InvocationID(ctx))
+	e.ids = append(e.ids, logging.InvocationID(ctx))
 	return arm.OperationStatus{ID: "x", Name: req.OperationName, Status: arm.ProvisioningStateSucceeded}, nil
 }
 
@@ -59,7 +62,7 @@ func (e *recordingEngine) Result(ctx context.Context, req lifecycle.StatusReques
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.statuses = append(e.statuses, req)
-	e.ids = append(e.ids, handlers.InvocationID(ctx))
+	e.ids = append(e.ids, logging.InvocationID(ctx))
 	return lifecycle.Result{Status: arm.ProvisioningStateSucceeded, Request: "Delete"}, nil
 }
 
@@ -96,7 +99,7 @@ func readJSON(t *testing.T, path string, v any) {
 }
 
 // TestFoldersAreTheFunctions: the folders holding function.json (what the
-// host and the Makefile see) are exactly the registered functions.
+// host and the Makefile see) are exactly the functions the server serves.
 func TestFoldersAreTheFunctions(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("*", "function.json"))
 	if err != nil {
@@ -107,9 +110,6 @@ func TestFoldersAreTheFunctions(t *testing.T) {
 		folders = append(folders, filepath.Dir(f))
 	}
 	slices.Sort(folders)
-	if !slices.Equal(folders, Names()) {
-		t.Fatalf("folders with function.json %v != registered %v", folders, Names())
-	}
 	ts := newServer(t, &recordingEngine{}, 0)
 	resp, err := ts.Client().Get(ts.URL + "/")
 	if err != nil {
@@ -120,8 +120,8 @@ func TestFoldersAreTheFunctions(t *testing.T) {
 	if err := json.NewDecoder(resp.Body).Decode(&health); err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(health.Functions, Names()) {
-		t.Errorf("server serves %v, want %v", health.Functions, Names())
+	if len(folders) != 4 || !slices.Equal(health.Functions, folders) {
+		t.Errorf("server serves %v, the folders with function.json are %v", health.Functions, folders)
 	}
 }
 
@@ -172,6 +172,47 @@ func TestFunctionJSON(t *testing.T) {
 		"type": "httpTrigger", "direction": "in", "name": "req",
 		"route": "subscriptions/{subscriptionId}/providers/Microsoft.RedHatOpenShift/locations/{location}/hcpOperationStatuses/{operationId}",
 	})
+}
+
+// TestHTTPFunctionsAreForwarded: the handler serves HTTP functions on
+// their routes only, which holds because the host forwards every one of
+// them: host.json enables forwarding (TestHostJSON), and forwarding
+// applies to a function whose bindings are exactly one httpTrigger in and
+// one http out. A function with more would reach the handler as an
+// invocation, which it answers 404.
+func TestHTTPFunctionsAreForwarded(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("*", "function.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	http := 0
+	for _, f := range files {
+		var fj functionJSON
+		readJSON(t, f, &fj)
+		var trigger, out int
+		for _, b := range fj.Bindings {
+			switch {
+			case b["type"] == "httpTrigger" && b["direction"] == "in":
+				trigger++
+			case b["type"] == "http" && b["direction"] == "out":
+				out++
+			}
+		}
+		if trigger == 0 {
+			continue
+		}
+		http++
+		if trigger != 1 || out != 1 || len(fj.Bindings) != 2 {
+			t.Errorf("%s: an HTTP function needs exactly one httpTrigger in and one http out for the host to forward it; has %v", f, fj.Bindings)
+		}
+		types := map[string]string{"operationStatus": arm.OperationStatusesType, "operationResults": arm.OperationResultsType}
+		if want := operationrequest.Route(types[filepath.Dir(f)]); fj.Bindings[0]["route"] != want {
+			t.Errorf("%s: route %v, want %s (the path the handler serves)", f, fj.Bindings[0]["route"], want)
+		}
+	}
+	if http != 2 {
+		t.Errorf("%d HTTP functions, want 2 (operationStatus, operationResults)", http)
+	}
 }
 
 func checkBinding(t *testing.T, fn string, got []binding, want binding) {
@@ -248,8 +289,8 @@ func TestLocalSettings(t *testing.T) {
 	}
 	readJSON(t, "../local.settings.json", &ls)
 	for k, v := range ls.Values {
-		if handlers.JSONKind(v) != "string" {
-			t.Errorf("Values.%s is %s; local settings must be strings", k, handlers.DescribeJSON(v))
+		if events.Kind(v) != "string" {
+			t.Errorf("Values.%s is %s; local settings must be strings", k, events.Describe(v))
 		}
 	}
 	str := func(k string) string {
@@ -315,26 +356,24 @@ func TestRegisterErrors(t *testing.T) {
 	}
 }
 
-// TestGoldenPayloads posts every host payload under */testdata to the
+// TestGoldenPayloads posts every trigger payload of events/testdata to the
 // combined server and checks each reached the right engine entry point.
 func TestGoldenPayloads(t *testing.T) {
 	eng := &recordingEngine{}
 	ts := newServer(t, eng, 0)
 	posts := map[string]string{
-		"dispatchOperations/testdata/batch-double-encoded.json":    "dispatchOperations",
-		"dispatchOperations/testdata/batch-single-encoded.json":    "dispatchOperations",
-		"dispatchOperations/testdata/batch-plain-array.json":       "dispatchOperations",
-		"dispatchOperations/testdata/batch-retry.json":             "dispatchOperations",
-		"dispatchOperations/testdata/reference-cosmos-batch.json":  "dispatchOperations",
-		"pollOperations/testdata/tick.json":                        "pollOperations",
-		"pollOperations/testdata/tick-first-run-legacy.json":       "pollOperations",
-		"pollOperations/testdata/tick-no-monitor.json":             "pollOperations",
-		"pollOperations/testdata/tick-past-due.json":               "pollOperations",
-		"operationStatus/testdata/envelope-request.json":           "operationStatus",
-		"operationStatus/testdata/envelope-request-no-params.json": "operationStatus",
+		"batch-double-encoded.json":   "dispatchOperations",
+		"batch-single-encoded.json":   "dispatchOperations",
+		"batch-plain-array.json":      "dispatchOperations",
+		"batch-retry.json":            "dispatchOperations",
+		"reference-cosmos-batch.json": "dispatchOperations",
+		"tick.json":                   "pollOperations",
+		"tick-first-run-legacy.json":  "pollOperations",
+		"tick-no-monitor.json":        "pollOperations",
+		"tick-past-due.json":          "pollOperations",
 	}
 	for file, fn := range posts {
-		body, err := os.ReadFile(file)
+		body, err := os.ReadFile(filepath.Join("..", "events", "testdata", file))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -356,8 +395,8 @@ func TestGoldenPayloads(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Errorf("forwarded GET: %d", resp.StatusCode)
 	}
-	if len(eng.docs) != 5 || eng.ticks != 4 || len(eng.statuses) != 3 {
-		t.Errorf("engine saw %d batches, %d ticks, %d status reads; want 5, 4, 3", len(eng.docs), eng.ticks, len(eng.statuses))
+	if len(eng.docs) != 5 || eng.ticks != 4 || len(eng.statuses) != 1 {
+		t.Errorf("engine saw %d batches, %d ticks, %d status reads; want 5, 4, 1", len(eng.docs), eng.ticks, len(eng.statuses))
 	}
 	for i, b := range eng.docs {
 		if len(b) != 3 && len(b) != 2 {
@@ -409,7 +448,7 @@ func TestInvocationIDReachesLifecycle(t *testing.T) {
 	ts := newServer(t, eng, 0)
 	req, _ := http.NewRequest(http.MethodPost, ts.URL+"/pollOperations", strings.NewReader(`{"Data":{"timer":{"Schedule":{"AdjustForDST":true},"ScheduleStatus":null,"IsPastDue":false}},"Metadata":{}}`))
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(handlers.HeaderInvocationID, "3e1f4c2a-9d0b-4c55-8a55-3b8f5a7d1e20")
+	req.Header.Set(events.HeaderInvocationID, "3e1f4c2a-9d0b-4c55-8a55-3b8f5a7d1e20")
 	resp, err := ts.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)

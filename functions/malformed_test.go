@@ -41,8 +41,7 @@ func TestMalformedInputNeverReachesTheEngine(t *testing.T) {
 		{"bad subscription id", "GET", "/subscriptions/my-sub/providers/Microsoft.RedHatOpenShift/locations/eastus/hcpOperationStatuses/e2f8f733-dd90-49b0-8b2b-f390b42aa339", ``, 400, "subscription id 'my-sub'"},
 		{"bad operation id", "GET", statusPath + "12345", ``, 400, "operation id '12345'"},
 		{"bad operation id under /api", "GET", "/api" + statusPath + "not-a-uuid", ``, 400, "operation id 'not-a-uuid'"},
-		{"status envelope without req", "POST", "/operationStatus", `{"Data":{}}`, 400, "Data.req is missing"},
-		{"status envelope req not an object", "POST", "/operationStatus", `{"Data":{"req":[]}}`, 400, "Data.req is an array"},
+		{"an invocation of a forwarded function", "POST", "/operationStatus", `{"Data":{"req":{}}}`, 404, "the host forwards (host.json enableForwardingHttpRequest)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

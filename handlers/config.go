@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hcpops/hcpops/auth"
 )
 
 // Defaults for Config's zero values.
@@ -32,8 +34,8 @@ type Config struct {
 	// after its context is cancelled before cutting them off.
 	ShutdownTimeout time.Duration
 	// Auth checks the callers of HTTP-triggered functions; the zero value
-	// checks nothing (see AuthFromEnv for the app's default).
-	Auth Auth
+	// checks nothing (see auth.FromEnv for the app's default).
+	Auth auth.Policy
 }
 
 func (c Config) withDefaults() Config {

@@ -2,15 +2,16 @@ package handlers
 
 import (
 	"context"
-	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/google/uuid"
+
+	"github.com/hcpops/hcpops/events"
+	"github.com/hcpops/hcpops/logging"
 )
 
 func TestInvocationIDGeneratedWhenAbsent(t *testing.T) {
@@ -18,7 +19,7 @@ func TestInvocationIDGeneratedWhenAbsent(t *testing.T) {
 	rec := &recorder{}
 	_ = s.Handle("f", rec.invoke)
 	resp := post(t, ts, "/f", `{"Data":{}}`)
-	id := resp.header.Get(HeaderInvocationID)
+	id := resp.header.Get(events.HeaderInvocationID)
 	if _, err := uuid.Parse(id); err != nil {
 		t.Fatalf("response invocation id %q is not a UUID", id)
 	}
@@ -99,7 +100,7 @@ func TestPanicBecomes500AndServerSurvives(t *testing.T) {
 			if !strings.Contains(stack, "middleware_test.go") {
 				t.Errorf("panic log has no useful stack: %q", stack)
 			}
-			if l[LogAttrInvocationID] == nil || l[LogAttrFunction] != "boom" {
+			if l[logging.AttrInvocationID] == nil || l[logging.AttrFunction] != "boom" {
 				t.Errorf("panic log lacks invocation id/function: %v", l)
 			}
 		}
@@ -114,7 +115,7 @@ func TestEveryLogLineCarriesInvocationID(t *testing.T) {
 	s := New(Config{}, logger)
 	ts := httptest.NewServer(s)
 	// the function logs through its own logger (wrapped as main would wrap it)
-	fnLogger := Logger(logger)
+	fnLogger := logging.Logger(logger)
 	_ = s.Handle("f", func(ctx context.Context, inv Invocation) (Result, error) {
 		fnLogger.InfoContext(ctx, "working")
 		done := make(chan struct{})
@@ -123,16 +124,16 @@ func TestEveryLogLineCarriesInvocationID(t *testing.T) {
 			close(done)
 		}()
 		<-done
-		return Result{}, BadInput("nope")
+		return Result{}, events.Malformed("nope")
 	})
 	ids := []string{"11111111-1111-1111-1111-111111111111", "22222222-2222-2222-2222-222222222222"}
 	for _, id := range ids {
-		do(t, ts, http.MethodPost, "/f", strings.NewReader(`{"Data":{}}`), http.Header{HeaderInvocationID: {id}})
+		do(t, ts, http.MethodPost, "/f", strings.NewReader(`{"Data":{}}`), http.Header{events.HeaderInvocationID: {id}})
 	}
 	ts.Close()
 	seen := map[string]int{}
 	for _, l := range logs.lines(t) {
-		id, _ := l[LogAttrInvocationID].(string)
+		id, _ := l[logging.AttrInvocationID].(string)
 		if id == "" {
 			t.Errorf("log line without invocation id: %v", l)
 			continue
@@ -145,78 +146,6 @@ func TestEveryLogLineCarriesInvocationID(t *testing.T) {
 			t.Errorf("invocation %s: %d log lines, want 3", id, seen[id])
 		}
 	}
-}
-
-func TestLogHandlerWrapsOnce(t *testing.T) {
-	logger, logs := newTestLogger()
-	ctx := WithInvocationID(context.Background(), "abc")
-	for name, l := range map[string]*slog.Logger{
-		"Logger twice":        Logger(Logger(logger)),
-		"LogHandler twice":    slog.New(LogHandler(LogHandler(logger.Handler()))),
-		"after WithAttrs":     slog.New(LogHandler(Logger(logger).With("w", 1).Handler())),
-		"stream handler, too": slog.New(LogHandler(StreamHandler(logs, logs, "json", slog.LevelInfo))),
-	} {
-		l.With("k", "v").WithGroup("g").InfoContext(ctx, "hello", "x", 1)
-		l.Info("no context")
-		if t.Failed() {
-			t.Fatal(name)
-		}
-	}
-	raw := logs.raw()
-	if len(raw) != 8 {
-		t.Fatalf("%d lines, want 8:\n%s", len(raw), strings.Join(raw, "\n"))
-	}
-	for i, line := range raw {
-		// Count keys as written: a map would merge a duplicated key and
-		// hide a double wrap.
-		n := keyCount(t, line, LogAttrInvocationID)
-		want := 1
-		if i%2 == 1 {
-			want = 0
-		}
-		if n != want {
-			t.Errorf("line %q carries %s %d times, want %d", line, LogAttrInvocationID, n, want)
-		}
-	}
-	if Logger(nil) == nil {
-		t.Error("Logger(nil) must return a usable logger")
-	}
-}
-
-// keyCount counts the occurrences of key at any depth of a JSON object,
-// reading tokens so that duplicated keys are all seen.
-func keyCount(t *testing.T, line, key string) int {
-	t.Helper()
-	dec := json.NewDecoder(strings.NewReader(line))
-	n := 0
-	var walk func()
-	walk = func() {
-		tok, err := dec.Token()
-		if err != nil {
-			t.Fatalf("line %q: %v", line, err)
-		}
-		switch tok {
-		case json.Delim('{'):
-			for dec.More() {
-				k, err := dec.Token()
-				if err != nil {
-					t.Fatalf("line %q: %v", line, err)
-				}
-				if k == key {
-					n++
-				}
-				walk()
-			}
-			_, _ = dec.Token()
-		case json.Delim('['):
-			for dec.More() {
-				walk()
-			}
-			_, _ = dec.Token()
-		}
-	}
-	walk()
-	return n
 }
 
 // TestOversizeBodyIsStreamed: a function that says what it does with a
@@ -244,7 +173,7 @@ func TestOversizeBodyIsStreamed(t *testing.T) {
 		if chunked {
 			body = io.MultiReader(body)
 		}
-		if resp := do(t, ts, http.MethodPost, "/feed", body, http.Header{HeaderInvocationID: {"inv-1"}}); resp.status != http.StatusOK {
+		if resp := do(t, ts, http.MethodPost, "/feed", body, http.Header{events.HeaderInvocationID: {"inv-1"}}); resp.status != http.StatusOK {
 			t.Fatalf("chunked=%v: oversize body for a streaming function: %d %s", chunked, resp.status, resp.raw)
 		}
 		if string(got) != big || gotInv.Function != "feed" || gotInv.ID != "inv-1" {

@@ -1,6 +1,9 @@
-// Package handlers is the Azure Functions custom-handler HTTP server: it
-// speaks the host's protocol (invocation envelope, forwarded HTTP requests,
-// health pings) and knows nothing of what the functions do.
+// Package handlers is the Azure Functions custom-handler HTTP server, the
+// transport between the Functions host and the lifecycle: it speaks the
+// host's protocol (invocations of the trigger functions, forwarded HTTP
+// requests, health pings, graceful shutdown), writes each request's one
+// log line, applies the caller check (package auth) to every forwarded
+// route, and knows nothing of what the functions do.
 package handlers
 
 import (
@@ -20,6 +23,9 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+
+	"github.com/hcpops/hcpops/events"
+	"github.com/hcpops/hcpops/logging"
 )
 
 // APIRoutePrefix is the host's default HTTP route prefix. host.json sets it
@@ -43,36 +49,26 @@ type Server struct {
 	serving atomic.Bool
 }
 
-// New builds a server. The logger's handler is wrapped with LogHandler so
-// every line logged with a request context carries the invocation id.
+// New builds a server. The logger's handler is wrapped with
+// logging.Handler so every line logged with a request context carries the
+// invocation id.
 func New(cfg Config, logger *slog.Logger) *Server {
 	s := &Server{
 		cfg:       cfg.withDefaults(),
-		logger:    Logger(logger),
+		logger:    logging.Logger(logger),
 		router:    chi.NewRouter(),
 		functions: map[string]InvocationFunc{},
 		oversize:  map[string]OversizeFunc{},
 		forwarded: map[string]bool{},
 	}
-	s.router.Use(s.withInvocationID, s.accessLog, s.recoverPanics, s.limitBody)
-	s.router.NotFound(s.notFound)
-	s.router.MethodNotAllowed(s.methodNotAllowed)
-	s.router.Get("/", s.health)
-	s.router.Head("/", s.health)
-	s.router.HandleFunc("/{function}", s.invoke)
-	s.logAuth()
+	s.router.Use(s.withInvocationID)
+	s.router.NotFound(s.endpoint(s.notFound))
+	s.router.MethodNotAllowed(s.endpoint(s.methodNotAllowed))
+	s.router.Method(http.MethodGet, "/", s.endpoint(s.health))
+	s.router.Method(http.MethodHead, "/", s.endpoint(s.health))
+	s.router.Handle("/{function}", s.endpoint(s.invoke))
+	s.cfg.Auth.Announce(context.Background(), s.logger)
 	return s
-}
-
-// logAuth says at start when HTTP functions are open, or closed to all.
-func (s *Server) logAuth() {
-	a := s.cfg.Auth
-	switch {
-	case a.Mode == AuthNone:
-		s.logger.Warn("caller check is off (" + EnvAuth + "=none): HTTP functions accept any caller; use this only for local runs")
-	case a.Mode == AuthRequired && len(a.AppIDs) == 0:
-		s.logger.Error("caller check is on but " + EnvARMClientAppIDs + " is empty: every HTTP request will be refused with 401 or 403")
-	}
 }
 
 // Handle registers the invocation handler for POST /{name}; name is the
@@ -142,14 +138,16 @@ func (s *Server) Route(function, method, pattern string, h http.Handler) (err er
 		}
 	}()
 	// The caller check is part of the route: every HTTP function gets it
-	// by being registered, none can forget it.
-	wrapped := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r = r.WithContext(noteFunction(r.Context(), function, false))
-		if d := s.cfg.Auth.check(r.Header); d != nil {
-			s.refuse(w, r, d)
+	// by being registered, none can forget it. A refusal's reason goes on
+	// the request's line, never to the caller.
+	wrapped := s.endpoint(func(w http.ResponseWriter, r *http.Request, e *entry) {
+		e.function = function
+		if ref := s.cfg.Auth.Check(r.Header); ref != nil {
+			e.err = ref.Reason
+			writeJSON(w, ref.Status, ref.Body())
 			return
 		}
-		h.ServeHTTP(w, r)
+		h.ServeHTTP(w, r.WithContext(logging.WithFunction(r.Context(), function)))
 	})
 	s.router.Method(method, pattern, wrapped)
 	s.router.Method(method, APIRoutePrefix+pattern, wrapped)
@@ -234,9 +232,8 @@ func (s *Server) names() []string {
 	return names
 }
 
-// isHTTPFunction reports whether name serves a forwarded route: its
-// envelope form is then an HTTP request too, under the same caller check.
-func (s *Server) isHTTPFunction(name string) bool {
+// isForwarded reports whether name serves a forwarded route.
+func (s *Server) isForwarded(name string) bool {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return s.forwarded[name]
@@ -251,15 +248,23 @@ func (s *Server) lookup(name string) (InvocationFunc, bool) {
 
 // health answers the host's readiness ping; any response counts, but a
 // body listing the functions helps a person checking the deployment.
-func (s *Server) health(w http.ResponseWriter, r *http.Request) {
+func (s *Server) health(w http.ResponseWriter, r *http.Request, _ *entry) {
 	body, _ := json.Marshal(map[string]any{"status": "ok", "functions": s.names()})
 	writeJSON(w, http.StatusOK, body)
 }
 
-func (s *Server) invoke(w http.ResponseWriter, r *http.Request) {
+func (s *Server) invoke(w http.ResponseWriter, r *http.Request, e *entry) {
 	name := chi.URLParam(r, "function")
 	fn, ok := s.lookup(name)
 	if !ok {
+		if s.isForwarded(name) {
+			// The host forwards HTTP-in, HTTP-out functions as they are
+			// (host.json enableForwardingHttpRequest): it never posts them
+			// an invocation, so there is no invocation form to serve.
+			writeFailure(w, http.StatusNotFound, fmt.Sprintf("function %q is an HTTP function the host forwards (host.json "+
+				"enableForwardingHttpRequest): it is served on its route, not invoked with POST /%s", name, name))
+			return
+		}
 		writeFailure(w, http.StatusNotFound, fmt.Sprintf("no function named %q; registered: %s",
 			name, strings.Join(s.names(), ", ")))
 		return
@@ -270,93 +275,79 @@ func (s *Server) invoke(w http.ResponseWriter, r *http.Request) {
 			"function %q is invoked with POST and an invocation body, not %s", name, r.Method))
 		return
 	}
-	ctx := noteFunction(r.Context(), name, true)
+	e.function, e.invocation = name, true
+	ctx := logging.WithFunction(r.Context(), name)
+	inv := Invocation{Function: name, ID: logging.InvocationID(ctx), Header: r.Header}
 
-	body, err := s.readInvocation(ctx, w, r, name)
-	if body == nil && err == nil {
-		return // answered by the function's OversizeFunc
-	}
-	if err != nil {
-		s.fail(ctx, w, name, err, nil)
-		return
-	}
-	inv, err := decodeInvocation(body)
-	if err != nil {
-		s.fail(ctx, w, name, err, nil)
-		return
-	}
-	inv.Function = name
-	inv.ID = InvocationID(ctx)
-	inv.Header = r.Header
-
-	if s.isHTTPFunction(name) {
-		if res, ok := s.checkEnvelope(ctx, inv); !ok {
-			code, out := encodeResponse(http.StatusOK, response{Outputs: res.Outputs})
-			writeJSON(w, code, out)
+	if of := s.oversizeFor(name); of != nil {
+		body, rest, err := s.readOversize(r)
+		switch {
+		case err != nil:
+			s.fail(w, e, name, err, nil)
+			return
+		case rest != nil: // over the limit: the function reads it as a stream
+			res, err := of(ctx, inv, rest)
+			s.answer(w, e, name, res, err)
 			return
 		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
 	}
-	res, err := fn(ctx, inv)
+	body, err := ReadBody(r)
 	if err != nil {
-		s.fail(ctx, w, name, err, res.Logs)
+		s.fail(w, e, name, err, nil)
 		return
 	}
-	code, out := encodeResponse(http.StatusOK, response{Outputs: res.Outputs, Logs: res.Logs, ReturnValue: res.ReturnValue})
-	writeJSON(w, code, out)
+	if inv.InvokeRequest, err = decodeInvocation(body); err != nil {
+		s.fail(w, e, name, err, nil)
+		return
+	}
+	res, err := fn(ctx, inv)
+	s.answer(w, e, name, res, err)
 }
 
-// readInvocation reads an invocation body within the limit. A body over
-// it goes to the function's OversizeFunc, which answers (nil body, nil
-// error), or is a *BodyTooLargeError.
-func (s *Server) readInvocation(ctx context.Context, w http.ResponseWriter, r *http.Request, name string) ([]byte, error) {
-	of := s.oversizeFor(name)
-	if of == nil {
-		return ReadBody(r)
-	}
-	// limitBody left this body unbounded: read up to the limit, and hand
-	// what is read with the rest to the function if it goes on.
-	body, err := io.ReadAll(io.LimitReader(r.Body, s.cfg.MaxBodyBytes+1))
+// readOversize reads an invocation body for a function that takes bodies
+// over the limit: up to the limit it is read whole (rest is nil); beyond
+// it, rest streams what was read and what follows.
+func (s *Server) readOversize(r *http.Request) (body []byte, rest io.Reader, err error) {
+	body, err = io.ReadAll(io.LimitReader(r.Body, s.cfg.MaxBodyBytes+1))
 	if err != nil {
-		return nil, fmt.Errorf("reading request body: %w", err)
+		return nil, nil, fmt.Errorf("reading request body: %w", err)
 	}
 	if int64(len(body)) <= s.cfg.MaxBodyBytes {
-		return body, nil
+		return body, nil, nil
 	}
-	inv := Invocation{Function: name, ID: InvocationID(ctx), Header: r.Header}
-	res, err := of(ctx, inv, io.MultiReader(bytes.NewReader(body), r.Body))
-	if err != nil {
-		s.fail(ctx, w, name, err, res.Logs)
-		return nil, nil
-	}
-	code, out := encodeResponse(http.StatusOK, response{Outputs: res.Outputs, Logs: res.Logs, ReturnValue: res.ReturnValue})
-	writeJSON(w, code, out)
-	return nil, nil
+	return nil, io.MultiReader(bytes.NewReader(body), r.Body), nil
 }
 
-// fail maps an error to its status: bad input 400, oversize 413, else 500.
-func (s *Server) fail(ctx context.Context, w http.ResponseWriter, name string, err error, logs []string) {
+// answer sends what a function returned and keeps its summary for the line.
+func (s *Server) answer(w http.ResponseWriter, e *entry, name string, res Result, err error) {
+	e.summary = res.Summary
+	if err != nil {
+		s.fail(w, e, name, err, res.Logs)
+		return
+	}
+	writeResponse(w, http.StatusOK, res.InvokeResponse)
+}
+
+// fail maps an error to its status: malformed input 400, oversize 413,
+// else 500. The error goes on the invocation's line.
+func (s *Server) fail(w http.ResponseWriter, e *entry, name string, err error, logs []string) {
 	status := http.StatusInternalServerError
 	var tooBig *BodyTooLargeError
 	switch {
 	case errors.As(err, &tooBig):
 		status = http.StatusRequestEntityTooLarge
-	case IsBadInput(err):
+	case events.IsMalformed(err):
 		status = http.StatusBadRequest
 	}
-	level := slog.LevelWarn
-	if status >= 500 {
-		level = slog.LevelError
-	}
-	if !noteFailure(ctx, err.Error()) {
-		s.logger.LogAttrs(ctx, level, "invocation failed", slog.Int("status", status), slog.String("error", err.Error()))
-	}
+	e.err = err.Error()
 	writeFailure(w, status, fmt.Sprintf("%s: %v", name, err), logs...)
 }
 
-func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
+func (s *Server) notFound(w http.ResponseWriter, r *http.Request, _ *entry) {
 	writeFailure(w, http.StatusNotFound, fmt.Sprintf("no function or route serves %s %s", r.Method, r.URL.Path))
 }
 
-func (s *Server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
+func (s *Server) methodNotAllowed(w http.ResponseWriter, r *http.Request, _ *entry) {
 	writeFailure(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s is not allowed on %s", r.Method, r.URL.Path))
 }

@@ -1,15 +1,20 @@
 package handlers
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/hcpops/hcpops/events"
+	"github.com/hcpops/hcpops/logging"
 )
 
 func newTestServer(t *testing.T, cfg Config) (*Server, *httptest.Server, *logBuffer) {
@@ -51,13 +56,13 @@ func TestHealth(t *testing.T) {
 
 func TestInvokeDeliversEnvelope(t *testing.T) {
 	s, ts, _ := newTestServer(t, Config{})
-	rec := &recorder{res: Result{Logs: []string{"did 2 things"}, Outputs: map[string]any{"res": map[string]any{"statusCode": "200"}}, ReturnValue: "done"}}
+	rec := &recorder{res: Result{InvokeResponse: events.InvokeResponse{Logs: []string{"did 2 things"}, Outputs: map[string]json.RawMessage{"res": json.RawMessage(`{"statusCode":"200"}`)}, ReturnValue: json.RawMessage(`"done"`)}}}
 	if err := s.Handle("dispatchOperations", rec.invoke); err != nil {
 		t.Fatal(err)
 	}
 	body := `{"Data":{"documents":"\"[]\""},"Metadata":{"sys":{"MethodName":"dispatchOperations"}}}`
 	resp := do(t, ts, http.MethodPost, "/dispatchOperations", strings.NewReader(body),
-		http.Header{HeaderInvocationID: {"3e1f4c2a-9d0b-4c55-8a55-3b8f5a7d1e20"}, "X-Azure-Functions-HostVersion": {"4.1036.1.1"}})
+		http.Header{events.HeaderInvocationID: {"3e1f4c2a-9d0b-4c55-8a55-3b8f5a7d1e20"}, "X-Azure-Functions-HostVersion": {"4.1036.1.1"}})
 	if resp.status != http.StatusOK {
 		t.Fatalf("status = %d body %s", resp.status, resp.raw)
 	}
@@ -106,15 +111,15 @@ func TestInvokeErrors(t *testing.T) {
 		wantStatus int
 		wantMsg    string
 	}{
-		{"bad input", BadInput("Data.documents[1] is a number, not a JSON object"), 400, "Data.documents[1] is a number"},
-		{"wrapped bad input", fmt.Errorf("decoding: %w", BadInput("Data.timer is missing")), 400, "Data.timer is missing"},
+		{"bad input", events.Malformed("Data.documents[1] is a number, not a JSON object"), 400, "Data.documents[1] is a number"},
+		{"wrapped bad input", fmt.Errorf("decoding: %w", events.Malformed("Data.timer is missing")), 400, "Data.timer is missing"},
 		{"other error", errors.New("store unavailable"), 500, "store unavailable"},
 		{"too large", &BodyTooLargeError{Limit: 10}, 413, "limit of 10 bytes"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s, ts, _ := newTestServer(t, Config{})
-			rec := &recorder{res: Result{Logs: []string{"partial work"}}, err: tt.err}
+			rec := &recorder{res: Result{InvokeResponse: events.InvokeResponse{Logs: []string{"partial work"}}}, err: tt.err}
 			_ = s.Handle("f", rec.invoke)
 			resp := post(t, ts, "/f", `{"Data":{}}`)
 			if resp.status != tt.wantStatus {
@@ -185,9 +190,11 @@ func TestMalformedRequests(t *testing.T) {
 
 func TestForwardedRoutes(t *testing.T) {
 	s, ts, logs := newTestServer(t, Config{})
-	var gotID, gotFn, gotParam string
+	var gotID, gotParam string
+	var fnLine bytes.Buffer
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		gotID, gotFn = InvocationID(r.Context()), FunctionName(r.Context())
+		gotID = logging.InvocationID(r.Context())
+		slog.New(logging.Handler(slog.NewJSONHandler(&fnLine, nil))).InfoContext(r.Context(), "in the route")
 		gotParam = r.PathValue("id")
 		if gotParam == "" {
 			gotParam = chiParam(r, "id")
@@ -200,7 +207,7 @@ func TestForwardedRoutes(t *testing.T) {
 	}
 	for _, path := range []string{"/things/42", "/api/things/42"} {
 		req, _ := http.NewRequest(http.MethodGet, ts.URL+path, nil)
-		req.Header.Set(HeaderInvocationID, "fwd-1")
+		req.Header.Set(events.HeaderInvocationID, "fwd-1")
 		resp, err := ts.Client().Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -210,9 +217,10 @@ func TestForwardedRoutes(t *testing.T) {
 		if resp.StatusCode != http.StatusTeapot || string(body) != "raw 42" {
 			t.Errorf("%s: %d %q; the forwarded response must pass through untouched", path, resp.StatusCode, body)
 		}
-		if gotID != "fwd-1" || gotFn != "things" || gotParam != "42" {
-			t.Errorf("%s: handler saw id=%q function=%q param=%q", path, gotID, gotFn, gotParam)
+		if gotID != "fwd-1" || gotParam != "42" || !strings.Contains(fnLine.String(), `"function":"things"`) {
+			t.Errorf("%s: handler saw id=%q param=%q, logged %s", path, gotID, gotParam, fnLine.String())
 		}
+		fnLine.Reset()
 	}
 	resp := do(t, ts, http.MethodPost, "/things/42", nil, nil)
 	if resp.status != http.StatusMethodNotAllowed || resp.body.Error == "" {
@@ -221,7 +229,7 @@ func TestForwardedRoutes(t *testing.T) {
 	ts.Close()
 	var n int
 	for _, l := range logs.lines(t) {
-		if l["msg"] == "request" && l[LogAttrFunction] == "things" {
+		if l["msg"] == "request" && l[logging.AttrFunction] == "things" {
 			n++
 		}
 	}
@@ -261,64 +269,6 @@ func TestRegistrationErrors(t *testing.T) {
 	for _, tt := range tests {
 		if tt.err == nil || !strings.Contains(tt.err.Error(), tt.want) {
 			t.Errorf("%s: err = %v, want it to mention %s", tt.name, tt.err, tt.want)
-		}
-	}
-}
-
-func TestRetryContext(t *testing.T) {
-	tests := []struct {
-		name    string
-		meta    string
-		want    *RetryContext
-		wantErr string
-	}{
-		{"absent", `{}`, nil, ""},
-		{"null", `{"RetryContext":null}`, nil, ""},
-		{"object", `{"RetryContext":{"RetryCount":2,"MaxRetryCount":5,"Exception":null}}`, &RetryContext{RetryCount: 2, MaxRetryCount: 5, Exception: json.RawMessage("null")}, ""},
-		{"string-encoded", `{"RetryContext":"{\"RetryCount\":1,\"MaxRetryCount\":3}"}`, &RetryContext{RetryCount: 1, MaxRetryCount: 3}, ""},
-		{"array", `{"RetryContext":[1]}`, nil, "got array"},
-		{"wrong type", `{"RetryContext":{"RetryCount":"two"}}`, nil, "RetryContext"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var inv Invocation
-			if err := json.Unmarshal([]byte(tt.meta), &inv.Metadata); err != nil {
-				t.Fatal(err)
-			}
-			got, err := inv.RetryContext()
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !IsBadInput(err) {
-					t.Fatalf("err = %v, want bad input containing %q", err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if (got == nil) != (tt.want == nil) {
-				t.Fatalf("got %+v, want %+v", got, tt.want)
-			}
-			if got != nil && (got.RetryCount != tt.want.RetryCount || got.MaxRetryCount != tt.want.MaxRetryCount || string(got.Exception) != string(tt.want.Exception)) {
-				t.Errorf("got %+v, want %+v", got, tt.want)
-			}
-		})
-	}
-}
-
-func TestJSONKind(t *testing.T) {
-	for raw, want := range map[string]string{
-		`{}`: "object", ` [1]`: "array", `"s"`: "string", `-1`: "number", `3`: "number",
-		`true`: "boolean", `false`: "boolean", `null`: "null", ``: "", "\n\t": "",
-	} {
-		if got := JSONKind(json.RawMessage(raw)); got != want {
-			t.Errorf("JSONKind(%q) = %q, want %q", raw, got, want)
-		}
-	}
-	for raw, want := range map[string]string{
-		`{}`: "an object", `[]`: "an array", `"s"`: "a string", `1`: "a number", `true`: "a boolean", `null`: "null", ``: "nothing",
-	} {
-		if got := DescribeJSON(json.RawMessage(raw)); got != want {
-			t.Errorf("DescribeJSON(%q) = %q, want %q", raw, got, want)
 		}
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/hcpops/hcpops/events"
 )
 
 // startServe runs Serve on a fresh 127.0.0.1 listener and returns its URL
@@ -54,7 +56,7 @@ func TestGracefulShutdownFinishesInFlight(t *testing.T) {
 		close(entered)
 		<-release
 		sawCancel.Store(ctx.Err() != nil)
-		return Result{Logs: []string{"finished"}}, nil
+		return Result{InvokeResponse: events.InvokeResponse{Logs: []string{"finished"}}}, nil
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -12,8 +12,8 @@ import (
 
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/clusterservice/simulator"
-	"github.com/hcpops/hcpops/core/frontend"
-	"github.com/hcpops/hcpops/core/notification"
+	"github.com/hcpops/hcpops/internal/dev/armsink"
+	"github.com/hcpops/hcpops/internal/dev/frontend"
 )
 
 // Caller identity the requests carry (X-Ms-Home-Tenant-Id and
@@ -43,7 +43,7 @@ type submitted struct {
 type driver struct {
 	fe     *frontend.Frontend
 	sim    *simulator.Simulator
-	sink   *notification.Sink
+	sink   *armsink.Sink
 	obs    *observer
 	logger *slog.Logger
 	// every is how often a waiting scenario looks at the observer;

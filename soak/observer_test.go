@@ -9,16 +9,17 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/hcpops/hcpops/core/arm"
+	"github.com/hcpops/hcpops/core/clock"
 	"github.com/hcpops/hcpops/core/document"
-	"github.com/hcpops/hcpops/core/frontend"
 	"github.com/hcpops/hcpops/core/store/embedded"
 	"github.com/hcpops/hcpops/core/store/embedded/embeddedtest"
+	"github.com/hcpops/hcpops/internal/dev/frontend"
 )
 
 func TestObserverFollowsOperations(t *testing.T) {
 	st := embeddedtest.Open(t, embedded.WithoutSync())
 	ctx := context.Background()
-	fe := frontend.New(st, time.Now, uuid.NewString)
+	fe := frontend.New(st, clock.Real{}, uuid.NewString)
 	b := builder{ids: ids{subscription: "0f0e0d0c-0000-4000-8000-000000000001", cluster: "c1"}, name: "c1"}
 	acc, err := fe.PutCluster(ctx, b.clusterID(), clusterSpec(nil), frontend.Options{NotificationURI: "http://127.0.0.1:1/notify/c1"})
 	must(t, err)

@@ -4,13 +4,12 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"time"
 
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/clusterservice"
 	"github.com/hcpops/hcpops/core/clusterservice/simulator"
-	"github.com/hcpops/hcpops/core/frontend"
+	"github.com/hcpops/hcpops/internal/dev/frontend"
 )
 
 const (
@@ -302,23 +301,5 @@ func sickObjects(plan []scenario) sickSet {
 			out.clusters[sc.cluster] = s
 		}
 	}
-	return out
-}
-
-// kinds lists the request kinds of a plan, sorted.
-func kinds(plan []scenario) []string {
-	seen := map[string]bool{}
-	for _, sc := range plan {
-		for _, st := range sc.stages {
-			for _, r := range st {
-				seen[r.kind] = true
-			}
-		}
-	}
-	out := make([]string, 0, len(seen))
-	for k := range seen {
-		out = append(out, k)
-	}
-	slices.Sort(out)
 	return out
 }

@@ -116,3 +116,21 @@ func sortedStrings(s []string) []string {
 	slices.Sort(out)
 	return out
 }
+
+// kinds lists the request kinds of a plan, sorted.
+func kinds(plan []scenario) []string {
+	seen := map[string]bool{}
+	for _, sc := range plan {
+		for _, st := range sc.stages {
+			for _, r := range st {
+				seen[r.kind] = true
+			}
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for k := range seen {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}

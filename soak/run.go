@@ -16,12 +16,13 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/hcpops/hcpops/core/arm"
+	"github.com/hcpops/hcpops/core/clock"
 	"github.com/hcpops/hcpops/core/clusterservice/simulator"
-	"github.com/hcpops/hcpops/core/frontend"
-	"github.com/hcpops/hcpops/core/notification"
 	"github.com/hcpops/hcpops/core/store/cosmos"
 	"github.com/hcpops/hcpops/core/store/cosmos/cosmostest"
 	"github.com/hcpops/hcpops/devhost/triggerhost"
+	"github.com/hcpops/hcpops/internal/dev/armsink"
+	"github.com/hcpops/hcpops/internal/dev/frontend"
 )
 
 // Timings of the soak's own parts.
@@ -166,7 +167,7 @@ func execute(ctx context.Context, o options, logger *slog.Logger) (evidence, rep
 	defer close(sickDone) // before the server stops: hung requests return
 
 	// The sink outlives an interrupt until the deferred Close, as before.
-	sk, err := notification.StartSink(context.WithoutCancel(ctx), notification.SinkConfig{FailRate: o.notifyFailRate, Seed: o.seed})
+	sk, err := armsink.Start(context.WithoutCancel(ctx), armsink.Config{FailRate: o.notifyFailRate, Seed: o.seed})
 	if err != nil {
 		return ev, rep, err
 	}
@@ -229,7 +230,7 @@ func execute(ctx context.Context, o options, logger *slog.Logger) (evidence, rep
 	start := time.Now()
 	bg.Go(func() { ch.run(bgCtx, start) })
 
-	drv := &driver{fe: frontend.New(st, time.Now, uuid.NewString), sim: sim, sink: sk, obs: obs, logger: logger,
+	drv := &driver{fe: frontend.New(st, clock.Real{}, uuid.NewString), sim: sim, sink: sk, obs: obs, logger: logger,
 		every: observeEvery, conflictPause: 200 * time.Millisecond, conflictBudget: time.Minute}
 	runCtx, cancelRun := context.WithTimeout(ctx, o.duration+o.settle)
 	defer cancelRun()

@@ -32,13 +32,13 @@ func openEmbedded(t testing.TB, opts ...embedded.Option) *embedded.Store {
 func TestContract(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) storetest.Harness {
 		clock := testsupport.NewClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
-		s := openEmbedded(t, embedded.WithClock(clock.Now), embedded.WithSweepInterval(20*time.Millisecond))
+		s := openEmbedded(t, embedded.WithClock(clock), embedded.WithSweepInterval(20*time.Millisecond))
 		srv, err := Listen(s, "secret", quiet())
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { srv.Close() })
-		return storetest.Harness{Store: NewClient(srv.URL(), "secret"), Advance: clock.Advance, Now: clock.Now,
+		return storetest.Harness{Store: NewClient(srv.URL(), "secret"), Advance: clock.Advance, Clock: clock,
 			Foreign: func(t *testing.T) store.Store { return openEmbedded(t) }}
 	})
 }

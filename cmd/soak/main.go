@@ -7,17 +7,16 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 
+	"github.com/hcpops/hcpops/internal/cli"
 	"github.com/hcpops/hcpops/soak"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := soak.Main(ctx, os.Args[1:], os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "soak:", err)
-		os.Exit(1)
-	}
+	cli.Main(func(ctx context.Context, args []string) error {
+		if err := soak.Main(ctx, args, os.Stdout); err != nil {
+			return fmt.Errorf("soak: %w", err)
+		}
+		return nil
+	})
 }

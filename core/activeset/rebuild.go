@@ -31,7 +31,7 @@ func (v *View) Begin(ctx context.Context) (*Rebuild, error) {
 	v.mu.Lock()
 	v.drop()
 	v.mu.Unlock()
-	began := v.cfg.Clock()
+	began := v.cfg.Clock.Now()
 	pos, err := v.feed.Begin(ctx, changefeed.FromNow())
 	if err != nil {
 		return nil, fmt.Errorf("starting the active-set view: %w", err)
@@ -95,7 +95,7 @@ func (r *Rebuild) Commit() Stats {
 	v.nextRelist = r.began.Add(v.cfg.Relist + v.cfg.Jitter(v.cfg.Relist))
 	// Not ticked again by its relist time (the timer moved to another
 	// instance), the view is of no use: free it.
-	v.stopFree = v.cfg.AfterFunc(v.nextRelist.Sub(v.cfg.Clock()), func() {
+	v.stopFree = v.cfg.AfterFunc(v.nextRelist.Sub(v.cfg.Clock.Now()), func() {
 		v.mu.Lock()
 		defer v.mu.Unlock()
 		if v.set == s {

@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/hcpops/hcpops/core/changefeed"
+	"github.com/hcpops/hcpops/core/clock"
 	"github.com/hcpops/hcpops/core/store"
 )
 
@@ -60,7 +61,7 @@ type Config struct {
 	// ResourceOf is the resource document a non-terminal operation polls
 	// against, from its partition and externalId; false for none.
 	ResourceOf func(partitionKey, externalID string) (store.DocRef, bool)
-	Clock      func() time.Time
+	Clock      clock.Clock
 	// Relist is how long a build serves before the next full read;
 	// 0 means DefaultRelist.
 	Relist time.Duration
@@ -151,7 +152,7 @@ func (v *View) Refresh(ctx context.Context) (Refreshed, error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	var r Refreshed
-	switch due := !v.cfg.Clock().Before(v.nextRelist); {
+	switch due := !v.cfg.Clock.Now().Before(v.nextRelist); {
 	case v.set == nil && due && !v.nextRelist.IsZero():
 		return r, ErrRelist // freed at its relist time
 	case v.set == nil:
@@ -192,7 +193,7 @@ const maxStash = 10000
 // pool or external auth nobody needs yet is kept in stash, since its
 // operation may come later in the same drain.
 func (v *View) apply(ctx context.Context, items []store.Item, stash map[store.DocRef]stashed) {
-	s, now := v.set, v.cfg.Clock().Unix()
+	s, now := v.set, v.cfg.Clock.Now().Unix()
 	for _, it := range items {
 		h, err := s.heads.read(it.Body)
 		if err != nil {
@@ -271,7 +272,7 @@ func stateOf(rec []byte) resState {
 // drain brought, else with ReadMany. It returns how many it asked the
 // store for.
 func (v *View) load(ctx context.Context, stash map[store.DocRef]stashed) int {
-	s, now := v.set, v.cfg.Clock().Unix()
+	s, now := v.set, v.cfg.Clock.Now().Unix()
 	var refs []store.DocRef
 	for ref := range s.pending {
 		e, ok := s.resource(ref)
@@ -303,7 +304,7 @@ func (v *View) load(ctx context.Context, stash map[store.DocRef]stashed) int {
 
 // record sets what a read said of refs: held when found, gone when not.
 func (v *View) record(s *set, refs []store.DocRef, got map[store.DocRef]store.Item) {
-	now := v.cfg.Clock().Unix()
+	now := v.cfg.Clock.Now().Unix()
 	for _, ref := range refs {
 		it, ok := got[ref]
 		if !ok {
@@ -371,7 +372,7 @@ func (v *View) snapshot() ([][]byte, *codec, error) {
 	if s == nil {
 		return nil, nil, ErrEmpty
 	}
-	now := v.cfg.Clock().Unix()
+	now := v.cfg.Clock.Now().Unix()
 	recs := make([][]byte, 0, s.nOps)
 	var expired []key
 	for pk, p := range s.parts {
@@ -410,7 +411,7 @@ func (v *View) Resources(refs []store.DocRef) (got map[store.DocRef]store.Item, 
 			return
 		}
 		c = &s.res
-		now := v.cfg.Clock().Unix()
+		now := v.cfg.Clock.Now().Unix()
 		for _, ref := range refs {
 			e, ok := s.resource(ref)
 			switch {

@@ -90,9 +90,9 @@ type rig struct {
 
 func newRig(t *testing.T) *rig {
 	clock := testsupport.NewClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	s := &counting{Store: embeddedtest.Open(t, embedded.WithoutSync(), embedded.WithClock(clock.Now))}
+	s := &counting{Store: embeddedtest.Open(t, embedded.WithoutSync(), embedded.WithClock(clock))}
 	r := &rig{t: t, ctx: context.Background(), clock: clock, store: s}
-	v, err := New(Config{Store: s, ResourceOf: resourceOf, Clock: clock.Now, Relist: time.Hour,
+	v, err := New(Config{Store: s, ResourceOf: resourceOf, Clock: clock, Relist: time.Hour,
 		Jitter: func(time.Duration) time.Duration { return 0 }, FeedPage: 3,
 		AfterFunc: func(d time.Duration, f func()) func() bool {
 			r.frees = append(r.frees, timed{d, f})

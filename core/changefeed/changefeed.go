@@ -33,6 +33,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/hcpops/hcpops/core/clock"
 	"github.com/hcpops/hcpops/core/store"
 )
 
@@ -98,7 +99,7 @@ type Option func(*Reader)
 func WithPageSize(n int) Option { return func(r *Reader) { r.pageSize = n } }
 
 // WithClock sets the clock FromNow starts at.
-func WithClock(now func() time.Time) Option { return func(r *Reader) { r.now = now } }
+func WithClock(c clock.Clock) Option { return func(r *Reader) { r.now = c.Now } }
 
 // NewReader reads feed.
 func NewReader(feed Feed, opts ...Option) *Reader {

@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/hcpops/hcpops/core/changefeed"
+	"github.com/hcpops/hcpops/core/clock"
 	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/core/store/cosmos/cosmostest"
 	"github.com/hcpops/hcpops/core/store/embedded"
@@ -26,7 +27,7 @@ func TestMain(m *testing.M) { os.Exit(cosmostest.Main(m)) }
 // the Cosmos test server on the wall clock.
 type backend struct {
 	store   store.Store
-	now     func() time.Time
+	clock   clock.Clock
 	advance func(time.Duration)
 	foreign func(t *testing.T) store.Store
 }
@@ -34,13 +35,13 @@ type backend struct {
 func backends() map[string]func(t *testing.T) backend {
 	return map[string]func(t *testing.T) backend{
 		"embedded": func(t *testing.T) backend {
-			clock := testsupport.NewClock(time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC))
-			return backend{store: embeddedtest.Open(t, embedded.WithClock(clock.Now), embedded.WithoutSync()),
-				now: clock.Now, advance: clock.Advance,
+			clk := testsupport.NewClock(time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC))
+			return backend{store: embeddedtest.Open(t, embedded.WithClock(clk), embedded.WithoutSync()),
+				clock: clk, advance: clk.Advance,
 				foreign: func(t *testing.T) store.Store { return embeddedtest.Open(t, embedded.WithoutSync()) }}
 		},
 		"cosmos": func(t *testing.T) backend {
-			return backend{store: cosmostest.NewStore(t), now: time.Now, advance: time.Sleep,
+			return backend{store: cosmostest.NewStore(t), clock: clock.Real{}, advance: time.Sleep,
 				foreign: func(t *testing.T) store.Store { return cosmostest.NewStore(t) }}
 		},
 	}
@@ -111,10 +112,10 @@ func TestBegin(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b backend) {
 		ctx := context.Background()
 		p := newPartition(t, b.store)
-		r := changefeed.NewReader(b.store, changefeed.WithPageSize(2), changefeed.WithClock(b.now))
+		r := changefeed.NewReader(b.store, changefeed.WithPageSize(2), changefeed.WithClock(b.clock))
 		p.write("a", "b", "c")
 		b.advance(1100 * time.Millisecond) // whole-second _ts: a-c are a second old
-		mark := b.now()
+		mark := b.clock.Now()
 		p.write("d")
 
 		now, err := r.Begin(ctx, changefeed.FromNow())
@@ -146,7 +147,7 @@ func TestDrainIsAtLeastOnce(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b backend) {
 		ctx := context.Background()
 		p := newPartition(t, b.store)
-		r := changefeed.NewReader(b.store, changefeed.WithPageSize(2), changefeed.WithClock(b.now))
+		r := changefeed.NewReader(b.store, changefeed.WithPageSize(2), changefeed.WithClock(b.clock))
 		pos, err := r.Begin(ctx, changefeed.FromNow())
 		if err != nil {
 			t.Fatal(err)
@@ -191,7 +192,7 @@ func TestGap(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := changefeed.NewReader(b.store, changefeed.WithClock(b.now))
+		r := changefeed.NewReader(b.store, changefeed.WithClock(b.clock))
 		if _, err := r.Read(ctx, theirs); !errors.Is(err, changefeed.ErrGap) {
 			t.Fatalf("Read(another store's position) = %v, want ErrGap", err)
 		}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/hcpops/hcpops/core/clock"
 )
 
 // Recorder is what the Clusters Service client's transport saw, request
@@ -17,7 +19,7 @@ import (
 // it; whoever built the client hands the same Recorder to its readers. Its
 // methods are safe for concurrent use, and a nil Recorder records nothing.
 type Recorder struct {
-	now func() time.Time
+	clock clock.Clock
 	// scope names the invocation a request was made for, from the
 	// request's context; "" counts it in no invocation's numbers.
 	scope func(context.Context) string
@@ -27,13 +29,11 @@ type Recorder struct {
 	open   map[string]*tally
 }
 
-// NewRecorder records on the clock now, counting requests per the
-// invocation scope names (nil: none is counted, health is still kept).
-func NewRecorder(now func() time.Time, scope func(context.Context) string) *Recorder {
-	if now == nil {
-		now = time.Now
-	}
-	return &Recorder{now: now, scope: scope, open: map[string]*tally{}}
+// NewRecorder records on clock c (nil: the wall clock), counting requests
+// per the invocation scope names (nil: none is counted, health is still
+// kept).
+func NewRecorder(c clock.Clock, scope func(context.Context) string) *Recorder {
+	return &Recorder{clock: clock.OrReal(c), scope: scope, open: map[string]*tally{}}
 }
 
 // tally is what one scope's requests came to; refs counts the Count calls
@@ -56,7 +56,7 @@ func (r *Recorder) Record(ctx context.Context, elapsed time.Duration, class Clas
 	if r == nil {
 		return
 	}
-	now := r.now()
+	now := r.clock.Now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if class.Working() && now.After(r.worked) {

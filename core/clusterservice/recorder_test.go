@@ -63,7 +63,7 @@ func TestRecorderCountsPerInvocation(t *testing.T) {
 // by the recorder's clock.
 func TestRecorderWorkedSince(t *testing.T) {
 	clk := testsupport.NewClock(time.Date(2026, 8, 20, 10, 0, 0, 0, time.UTC))
-	r := NewRecorder(clk.Now, nil)
+	r := NewRecorder(clk, nil)
 	start := clk.Now()
 	if r.WorkedSince(start.Add(-time.Hour)) {
 		t.Fatal("evidence before any request")

@@ -195,7 +195,7 @@ func TestReadManyFailureFallsBack(t *testing.T) {
 		if broken {
 			s = brokenReadMany{e.store}
 		}
-		eng, err := New(Deps{Store: s, ClusterService: e.cs, Calls: e.calls, Notifier: nopNotifier{}, Clock: e.clk.Now,
+		eng, err := New(Deps{Store: s, ClusterService: e.cs, Calls: e.calls, Notifier: nopNotifier{}, Clock: e.clk,
 			Logger: slog.New(slog.NewTextHandler(e.logs, nil))}, e.cfg)
 		if err != nil {
 			t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hcpops/hcpops/core/activeset"
 	"github.com/hcpops/hcpops/core/arm"
+	"github.com/hcpops/hcpops/core/clock"
 	"github.com/hcpops/hcpops/core/clusterservice"
 	"github.com/hcpops/hcpops/core/store"
 )
@@ -34,7 +35,7 @@ type Deps struct {
 	// and batch's requests.
 	Calls    *clusterservice.Recorder
 	Notifier Notifier
-	Clock    func() time.Time
+	Clock    clock.Clock
 	Logger   *slog.Logger
 	// Random feeds cluster ID generation; nil means crypto/rand.
 	Random io.Reader
@@ -315,7 +316,7 @@ func New(deps Deps, cfg Config) (*Engine, error) {
 		cs:       deps.ClusterService,
 		calls:    deps.Calls,
 		notifier: deps.Notifier,
-		clock:    deps.Clock,
+		clock:    deps.Clock.Now,
 		log:      deps.Logger,
 		random:   deps.Random,
 		cfg:      cfg,

@@ -15,9 +15,10 @@ import (
 
 	"github.com/hcpops/hcpops/core/admission"
 	"github.com/hcpops/hcpops/core/arm"
+	"github.com/hcpops/hcpops/core/clock"
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
-	"github.com/hcpops/hcpops/handlers"
+	"github.com/hcpops/hcpops/logging"
 )
 
 func TestConfigFromEnv(t *testing.T) {
@@ -132,7 +133,7 @@ func (nopNotifier) Notify(context.Context, string, arm.OperationStatus) error { 
 
 func TestNewRefusesIncompleteDeps(t *testing.T) {
 	e := newEnv(t)
-	full := Deps{Store: e.store, ClusterService: e.cs, Calls: e.calls, Notifier: nopNotifier{}, Clock: time.Now}
+	full := Deps{Store: e.store, ClusterService: e.cs, Calls: e.calls, Notifier: nopNotifier{}, Clock: clock.Real{}}
 	tests := []struct {
 		name    string
 		deps    func(Deps) Deps
@@ -256,9 +257,9 @@ func TestLogLinesIdentifyTheOperation(t *testing.T) {
 	var buf syncBuffer
 	// The process's handler, which reads the invocation id from each
 	// record's context: the lifecycle has no id of its own to add.
-	e.engine.log = slog.New(handlers.LogHandler(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	e.engine.log = slog.New(logging.Handler(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	name := e.create(t, document.KindCluster, clusterRID("c1"), request{})
-	ctx := handlers.WithInvocationID(context.Background(), "inv-42")
+	ctx := logging.WithInvocationID(context.Background(), "inv-42")
 	if _, err := e.engine.DispatchDocuments(ctx, e.feed(t)); err != nil {
 		t.Fatal(err)
 	}

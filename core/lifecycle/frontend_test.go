@@ -10,11 +10,11 @@ import (
 
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/document"
-	"github.com/hcpops/hcpops/core/frontend"
 	"github.com/hcpops/hcpops/core/store"
+	"github.com/hcpops/hcpops/internal/dev/frontend"
 )
 
-// The tests make their requests through core/frontend, the project's one
+// The tests make their requests through internal/dev/frontend, the project's one
 // implementation of ARO-HCP's frontend writes, so the engine meets the
 // documents a real RP database holds. rawwrites_test.go keeps only the
 // writes the frontend refuses on purpose.
@@ -97,7 +97,7 @@ func (e *env) submit(t testing.TB, r request,
 		opts.NotificationURI = e.sink.uri(name)
 	}
 	drawn := false
-	fe := frontend.New(e.store.Store, e.clk.Now, func() string {
+	fe := frontend.New(e.store.Store, e.clk, func() string {
 		if drawn {
 			return uuid.NewString() // implicit operations of a cluster delete
 		}

@@ -21,6 +21,7 @@ import (
 	"github.com/hcpops/hcpops/core/notification"
 	"github.com/hcpops/hcpops/core/store/embedded"
 	"github.com/hcpops/hcpops/core/store/embedded/embeddedtest"
+	"github.com/hcpops/hcpops/internal/dev/armsink"
 	"github.com/hcpops/hcpops/internal/testsupport"
 )
 
@@ -80,7 +81,7 @@ func testDurations() simulator.Durations {
 func newEnv(t testing.TB, tweak ...func(*Config)) *env {
 	t.Helper()
 	e := &env{clk: newFakeClock(), logs: &syncBuffer{}}
-	st := embeddedtest.Open(t, embedded.WithClock(e.clk.Now), embedded.WithoutSync())
+	st := embeddedtest.Open(t, embedded.WithClock(e.clk), embedded.WithoutSync())
 	e.store = &recordingStore{Store: st}
 
 	var url string
@@ -89,7 +90,7 @@ func newEnv(t testing.TB, tweak ...func(*Config)) *env {
 	t.Cleanup(cancel)
 	e.simURL = url
 	var err error
-	e.calls = clusterservice.NewRecorder(e.clk.Now, nil)
+	e.calls = clusterservice.NewRecorder(e.clk, nil)
 	e.cs, err = ocm.New(ctx, ocm.Config{URL: url, RetryLimit: 2, RetryInterval: time.Millisecond, Timeout: 10 * time.Second,
 		Recorder: e.calls}, nil)
 	if err != nil {
@@ -124,7 +125,7 @@ func (e *env) newEngine(t testing.TB) *Engine {
 		ClusterService: e.cs,
 		Calls:          e.calls,
 		Notifier:       notification.New(notification.Config{AllowLoopback: true, Timeout: 5 * time.Second}, nil),
-		Clock:          e.clk.Now,
+		Clock:          e.clk,
 		Logger:         slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	}, e.cfg)
 	if err != nil {
@@ -267,13 +268,13 @@ func (e *env) csPosts(pattern string) int {
 
 func lower(s string) string { return strings.ToLower(s) }
 
-// testSink is notification.Sink addressed by operation name, as the tests
+// testSink is armsink.Sink addressed by operation name, as the tests
 // here address notification URIs.
-type testSink struct{ *notification.Sink }
+type testSink struct{ *armsink.Sink }
 
 func newTestSink(t testing.TB) testSink {
 	t.Helper()
-	s, err := notification.StartSink(context.Background(), notification.SinkConfig{})
+	s, err := armsink.Start(context.Background(), armsink.Config{})
 	if err != nil {
 		t.Fatalf("starting the notification sink: %v", err)
 	}
@@ -286,7 +287,7 @@ func (s testSink) uri(name string) string { return s.URI(name) }
 func (s testSink) failNext(n int) { s.FailNext(n) }
 
 // calls returns every POST made for operation name, failed ones included.
-func (s testSink) calls(name string) []notification.SinkCall {
+func (s testSink) calls(name string) []armsink.Call {
 	c, _ := s.Calls(s.URI(name)) // a URI of this sink: never an error
 	return c
 }

@@ -11,7 +11,7 @@ import (
 )
 
 // The lifecycle keeps no invocation id of its own: the caller's context
-// carries it, and the process's slog handler (handlers.LogHandler) reads it
+// carries it, and the process's slog handler (logging.Handler) reads it
 // from the context of each record. So every line here is handed to the
 // handler with the context of the work it is about.
 

@@ -14,8 +14,8 @@ import (
 
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/document"
-	"github.com/hcpops/hcpops/core/frontend"
 	"github.com/hcpops/hcpops/core/notification"
+	"github.com/hcpops/hcpops/internal/dev/frontend"
 )
 
 // armEndpoint is a scripted ARM notification endpoint: it counts the
@@ -201,7 +201,7 @@ func (n *ctxNotifier) Notify(ctx context.Context, uri string, status arm.Operati
 func TestNotificationOwnContexts(t *testing.T) {
 	e := newEnv(t)
 	n := &ctxNotifier{next: notification.New(notification.Config{AllowLoopback: true, Timeout: 5 * time.Second}, nil)}
-	eng, err := New(Deps{Store: e.store, ClusterService: e.cs, Calls: e.calls, Notifier: n, Clock: e.clk.Now,
+	eng, err := New(Deps{Store: e.store, ClusterService: e.cs, Calls: e.calls, Notifier: n, Clock: e.clk,
 		Logger: slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}, e.cfg)
 	if err != nil {
 		t.Fatal(err)

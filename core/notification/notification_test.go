@@ -173,8 +173,9 @@ func (d *dialRecorder) RoundTrip(r *http.Request) (*http.Response, error) {
 	return nil, errors.New("no network in this test")
 }
 
-// TestNotifyRefusesUnlistedPortWithoutConnecting is the case: an
-// allowed host on another port must be refused before any connection.
+// TestNotifyRefusesUnlistedPortWithoutConnecting: an allowed host on
+// another port must be refused before any connection, or a stored URI
+// could reach any service on an allowed host.
 func TestNotifyRefusesUnlistedPortWithoutConnecting(t *testing.T) {
 	rec := &dialRecorder{}
 	n := New(Config{}, &http.Client{Transport: rec})

@@ -1,7 +1,7 @@
 // Package state turns Clusters Service states into ARM provisioning states
 // and merges the states of several sources into one, with the semantics of
-// ARO-HCP's backend/pkg/utils/operationutils (reference:
-// aro-hcp-operation-lifecycle.md §5).
+// ARO-HCP's backend operationutils, so an operation reads the same here as
+// it would in ARO-HCP's own backend.
 //
 // Every conversion takes the operation's request and current status and
 // returns the new status, the error to record on the operation (nil when

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hcpops/hcpops/core/clock"
 	"github.com/hcpops/hcpops/core/store"
 )
 
@@ -40,7 +41,7 @@ func BenchmarkInvoke(b *testing.B) {
 	th.requests = make(chan recorded, 1)
 	srv := httptest.NewServer(th)
 	defer srv.Close()
-	iv := newInvoker(fixedEndpoint(srv.URL), WallClock{}, DefaultHostVersion, 0, slog.New(slog.DiscardHandler))
+	iv := newInvoker(fixedEndpoint(srv.URL), clock.Real{}, DefaultHostVersion, 0, slog.New(slog.DiscardHandler))
 	data := map[string]json.RawMessage{"timer": json.RawMessage(`{"Schedule":{"AdjustForDST":true},"ScheduleStatus":null,"IsPastDue":false}`)}
 	ctx := context.Background()
 	go func() {

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hcpops/hcpops/core/clock"
 	"github.com/hcpops/hcpops/devhost/functionapp"
 )
 
@@ -91,7 +92,7 @@ func TestCommandRunsAndRestartsTheHandlerProcess(t *testing.T) {
 		}
 	}()
 
-	iv := newInvoker(sup, WallClock{}, DefaultHostVersion, 0, logger)
+	iv := newInvoker(sup, clock.Real{}, DefaultHostVersion, 0, logger)
 	invoke := func() map[string]string {
 		t.Helper()
 		wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)

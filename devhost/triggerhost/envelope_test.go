@@ -75,8 +75,10 @@ func (fixedStatus) Status(_ context.Context, r lifecycle.StatusRequest) (arm.Ope
 	return arm.OperationStatus{ID: r.Location + "/" + r.OperationName, Name: r.OperationName, Status: arm.ProvisioningStateSucceeded}, nil
 }
 
-// The project's own operationStatus function must read this host's
-// envelope and answer through it, forwarding on or off.
+// The project's own operationStatus function answers through this host
+// when it forwards, as host.json has it; with forwarding off the handler
+// refuses the envelope, and the caller sees the function fail rather than
+// an answer made without the caller check.
 func TestStatusFunctionAnswersThroughTheHost(t *testing.T) {
 	for _, host := range []string{noForwardingHost, `{"version":"2.0","customHandler":{"description":{"defaultExecutablePath":"hcpops"},"enableForwardingHttpRequest":true},"extensions":{"http":{"routePrefix":""}}}`} {
 		app := writeApp(t, host, map[string]string{"operationStatus": statusFunction})
@@ -103,6 +105,12 @@ func TestStatusFunctionAnswersThroughTheHost(t *testing.T) {
 			must(t, err)
 			body, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
+			if !app.Host.CustomHandler.EnableForwardingHTTPRequest {
+				if resp.StatusCode != http.StatusInternalServerError {
+					t.Errorf("forwarding off, tenant %s: %d %s, want the host's 500 for a failed function", tc.tenant, resp.StatusCode, body)
+				}
+				continue
+			}
 			if resp.StatusCode != tc.status {
 				t.Errorf("forwarding %v, tenant %s: %d %s, want %d", app.Host.CustomHandler.EnableForwardingHTTPRequest, tc.tenant, resp.StatusCode, body, tc.status)
 				continue

@@ -1,7 +1,6 @@
 package triggerhost
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,6 +12,7 @@ import (
 	"github.com/hcpops/hcpops/core/changefeed"
 	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/devhost/functionapp"
+	"github.com/hcpops/hcpops/events"
 )
 
 // Feed is the change feed a cosmosDBTrigger reads; every store.Store is one.
@@ -186,38 +186,12 @@ func (l *feedListener) startPosition(ctx context.Context) (string, error) {
 	return cont, l.checkpoint(ctx, cont)
 }
 
-// EncodeDocuments renders a batch the way the host hands it to a custom
-// handler: the extension makes the documents one compact JSON array string,
-// the host serializes that string again, and the envelope encodes the result
-// as a JSON string value, so Data.<name> is a string holding a string
-// holding the array.
+// EncodeDocuments renders a change-feed page as the host hands it to a
+// custom handler (events.EncodeDocuments).
 func EncodeDocuments(items []store.Item) (json.RawMessage, error) {
-	var arr bytes.Buffer
-	arr.WriteByte('[')
+	bodies := make([][]byte, len(items))
 	for i, it := range items {
-		if i > 0 {
-			arr.WriteByte(',')
-		}
-		if err := json.Compact(&arr, it.Body); err != nil {
-			return nil, fmt.Errorf("change feed document %d is not JSON: %w", i, err)
-		}
+		bodies[i] = it.Body
 	}
-	arr.WriteByte(']')
-	inner, err := jsonString(arr.String())
-	if err != nil {
-		return nil, err
-	}
-	return jsonString(string(inner))
-}
-
-// jsonString encodes s as a JSON string without HTML escaping, as
-// Newtonsoft writes it.
-func jsonString(s string) (json.RawMessage, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(s); err != nil {
-		return nil, fmt.Errorf("encoding documents: %w", err)
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+	return events.EncodeDocuments(bodies)
 }

@@ -12,7 +12,7 @@ import (
 
 	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/core/store/embedded"
-	dispatchoperations "github.com/hcpops/hcpops/functions/dispatchOperations"
+	"github.com/hcpops/hcpops/events"
 )
 
 const feedPK = "00000000-0000-0000-0000-000000000001"
@@ -81,7 +81,7 @@ func batchIDs(t *testing.T, r recorded) []string {
 		ids[i] = d.ID
 	}
 	// The project's own adapter must decode the same payload.
-	decoded, err := dispatchoperations.DecodeDocuments(raw)
+	decoded, err := events.DecodeDocuments("Data.documents", raw)
 	if err != nil || len(decoded) != len(ids) {
 		t.Errorf("DecodeDocuments: %d documents, %v; want %d", len(decoded), err, len(ids))
 	}
@@ -136,7 +136,7 @@ func TestFeedRetriesWithRetryContextThenCheckpoints(t *testing.T) {
 		if got := batchIDs(t, r); !slices.Equal(got, []string{"poison"}) {
 			t.Fatalf("attempt %d delivered %v, want the failing batch again", attempt, got)
 		}
-		ids[r.Header.Get(HeaderInvocationID)] = true
+		ids[r.Header.Get(events.HeaderInvocationID)] = true
 		_, meta := r.envelope(t)
 		var rc struct {
 			RetryCount, MaxRetryCount int

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/hcpops/hcpops/devhost/functionapp"
+	"github.com/hcpops/hcpops/events"
 )
 
 const statusFunction = `{"bindings":[
@@ -47,7 +48,7 @@ func TestForwardingReplaysRequestsOnTheSamePath(t *testing.T) {
 			if got.Header.Get("X-Ms-Home-Tenant-Id") != "tenant-1" {
 				t.Error("client header not forwarded")
 			}
-			if !uuidRE.MatchString(got.Header.Get(HeaderInvocationID)) || got.Header.Get(HeaderHostVersion) != DefaultHostVersion {
+			if !uuidRE.MatchString(got.Header.Get(events.HeaderInvocationID)) || got.Header.Get(events.HeaderHostVersion) != DefaultHostVersion {
 				t.Errorf("host headers missing: %v", got.Header)
 			}
 		})

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/hcpops/hcpops/core/changefeed"
+	"github.com/hcpops/hcpops/core/clock"
 	"github.com/hcpops/hcpops/devhost/functionapp"
 )
 
@@ -50,7 +51,7 @@ type Config struct {
 	// Location is the host's time zone for schedules and TimerInfo times;
 	// nil means UTC, as on Azure.
 	Location    *time.Location
-	Clock       Clock
+	Clock       clock.Clock
 	HostVersion string
 	Logger      *slog.Logger
 }
@@ -67,7 +68,7 @@ type Host struct {
 	owner    string
 	// leaseRenew and leaseExpiration are the trigger's lease timings.
 	leaseRenew, leaseExpiration time.Duration
-	clock                       Clock
+	clock                       clock.Clock
 	location                    *time.Location
 	logger                      *slog.Logger
 	httpAddr                    string
@@ -93,9 +94,7 @@ func New(cfg Config) (*Host, error) {
 	if cfg.StateDir == "" {
 		return nil, errors.New("trigger host: StateDir is required (leases and timer status live there)")
 	}
-	if cfg.Clock == nil {
-		cfg.Clock = WallClock{}
-	}
+	cfg.Clock = clock.OrReal(cfg.Clock)
 	if cfg.Location == nil {
 		cfg.Location = time.UTC
 	}
@@ -168,7 +167,7 @@ func (h *Host) plan(cfg Config) error {
 				delay = cfg.FeedPollDelay
 			}
 			h.feeds = append(h.feeds, &feedListener{host: h, fn: fn, binding: b, pollDelay: delay,
-				reader:    changefeed.NewReader(cfg.Feed, changefeed.WithPageSize(b.MaxItemsPerInvocation), changefeed.WithClock(cfg.Clock.Now)),
+				reader:    changefeed.NewReader(cfg.Feed, changefeed.WithPageSize(b.MaxItemsPerInvocation), changefeed.WithClock(cfg.Clock)),
 				leaseName: b.LeaseContainerPrefix + fn.Name, rng: cfg.FeedFaults.rand(len(h.feeds))})
 		case functionapp.TypeHTTPTrigger:
 			r, err := parseRoute(fn, cfg.App.Host.RoutePrefix)

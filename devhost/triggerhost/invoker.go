@@ -12,24 +12,14 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/hcpops/hcpops/core/clock"
+	"github.com/hcpops/hcpops/events"
 )
 
 // DefaultHostVersion is the Functions host version this host announces;
 // handlers only log it.
 const DefaultHostVersion = "4.1036.1.1"
-
-// Header names the host sets on every request to the handler.
-const (
-	HeaderInvocationID = "X-Azure-Functions-InvocationId"
-	HeaderHostVersion  = "X-Azure-Functions-HostVersion"
-)
-
-// dotnetRoundTrip is how Newtonsoft writes a DateTimeOffset (.NET "o" with
-// trailing zeros of the fraction dropped); dotnetUTC is a UTC DateTime.
-const (
-	dotnetRoundTrip = "2006-01-02T15:04:05.9999999-07:00"
-	dotnetUTC       = "2006-01-02T15:04:05.9999999Z07:00"
-)
 
 // Endpoint is where the handler is and whether it is up; *Supervisor is one.
 type Endpoint interface {
@@ -42,7 +32,7 @@ type Endpoint interface {
 type Invoker struct {
 	endpoint    Endpoint
 	client      *http.Client
-	clock       Clock
+	clock       clock.Clock
 	hostVersion string
 	timeout     time.Duration
 	newID       func() string
@@ -77,7 +67,7 @@ type Result struct {
 	ReturnValue  json.RawMessage
 }
 
-func newInvoker(ep Endpoint, clock Clock, hostVersion string, timeout time.Duration, logger *slog.Logger) *Invoker {
+func newInvoker(ep Endpoint, clk clock.Clock, hostVersion string, timeout time.Duration, logger *slog.Logger) *Invoker {
 	return &Invoker{
 		endpoint: ep,
 		// Each invocation carries its own deadline; redirects are the
@@ -85,7 +75,7 @@ func newInvoker(ep Endpoint, clock Clock, hostVersion string, timeout time.Durat
 		client: &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse
 		}},
-		clock:       clock,
+		clock:       clk,
 		hostVersion: hostVersion,
 		timeout:     timeout,
 		newID:       func() string { return uuid.NewString() },
@@ -95,10 +85,10 @@ func newInvoker(ep Endpoint, clock Clock, hostVersion string, timeout time.Durat
 
 // sysMetadata is Metadata.sys, which the host adds to every invocation.
 func (iv *Invoker) sysMetadata(function string) json.RawMessage {
-	raw, _ := json.Marshal(map[string]string{
-		"MethodName": function,
-		"UtcNow":     iv.clock.Now().UTC().Format(dotnetUTC),
-		"RandGuid":   uuid.NewString(),
+	raw, _ := json.Marshal(events.SysMetadata{
+		MethodName: function,
+		UtcNow:     iv.clock.Now().UTC().Format(events.DotNetUTC),
+		RandGuid:   uuid.NewString(),
 	})
 	return raw
 }
@@ -115,10 +105,7 @@ func (iv *Invoker) Invoke(ctx context.Context, function string, data, metadata m
 	for k, v := range metadata {
 		meta[k] = v
 	}
-	body, err := json.Marshal(struct {
-		Data     map[string]json.RawMessage
-		Metadata map[string]json.RawMessage
-	}{Data: data, Metadata: meta})
+	body, err := json.Marshal(events.InvokeRequest{Data: data, Metadata: meta})
 	if err != nil {
 		return fail(0, "", fmt.Errorf("encoding the invocation: %w", err))
 	}
@@ -151,11 +138,7 @@ func (iv *Invoker) Invoke(ctx context.Context, function string, data, metadata m
 		return fail(resp.StatusCode, excerpt(raw), fmt.Errorf("response status code does not indicate success: %d (%s)",
 			resp.StatusCode, http.StatusText(resp.StatusCode)))
 	}
-	var out struct {
-		Outputs     map[string]json.RawMessage
-		Logs        []string
-		ReturnValue json.RawMessage
-	}
+	var out events.InvokeResponse
 	if !strings.Contains(resp.Header.Get("Content-Type"), "json") {
 		return fail(resp.StatusCode, excerpt(raw), fmt.Errorf("answer has content type %q, not JSON", resp.Header.Get("Content-Type")))
 	}
@@ -171,8 +154,8 @@ func (iv *Invoker) Invoke(ctx context.Context, function string, data, metadata m
 }
 
 func (iv *Invoker) setHeaders(h http.Header, id string) {
-	h.Set(HeaderInvocationID, id)
-	h.Set(HeaderHostVersion, iv.hostVersion)
+	h.Set(events.HeaderInvocationID, id)
+	h.Set(events.HeaderHostVersion, iv.hostVersion)
 	h.Set("User-Agent", "Azure-Functions-Host/"+iv.hostVersion)
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hcpops/hcpops/devhost/functionapp"
+	"github.com/hcpops/hcpops/events"
 )
 
 // scheduleStatus is what the host's schedule monitor keeps between runs.
@@ -14,21 +15,6 @@ type scheduleStatus struct {
 	Last        time.Time `json:"last"`
 	Next        time.Time `json:"next"`
 	LastUpdated time.Time `json:"lastUpdated"`
-}
-
-// timerInfoWire is TimerInfo as the host serializes it (JObject.FromObject).
-type timerInfoWire struct {
-	Schedule struct {
-		AdjustForDST bool
-	}
-	ScheduleStatus *scheduleStatusWire
-	IsPastDue      bool
-}
-
-type scheduleStatusWire struct {
-	Last        string
-	Next        string
-	LastUpdated string
 }
 
 // timerListener fires one timer function. It runs in a single goroutine, so
@@ -89,17 +75,15 @@ func (l *timerListener) run(ctx context.Context) error {
 func (l *timerListener) fire(ctx context.Context, before scheduleStatus, pastDue bool) scheduleStatus {
 	h := l.host
 	started := h.clock.Now()
-	var info timerInfoWire
-	info.Schedule.AdjustForDST = l.schedule.adjustForDST
-	info.IsPastDue = pastDue
+	info := events.TimerInfo{Schedule: events.TimerSchedule{AdjustForDST: l.schedule.adjustForDST}, IsPastDue: pastDue}
 	if l.monitor {
-		info.ScheduleStatus = &scheduleStatusWire{
+		info.ScheduleStatus = &events.ScheduleStatus{
 			Last:        h.hostTime(before.Last),
 			Next:        h.hostTime(before.Next),
 			LastUpdated: h.hostTime(before.LastUpdated),
 		}
 	}
-	raw, _ := json.Marshal(info)
+	raw, _ := json.Marshal(info) // plain structs and times: cannot fail
 	// Failures are logged by invokeWithPolicy; a timer carries on with its
 	// schedule regardless, as the host's listener does.
 	_ = h.invokeWithPolicy(ctx, l.fn, map[string]json.RawMessage{l.binding.Name: raw})
@@ -116,11 +100,11 @@ func (l *timerListener) save(ctx context.Context, s scheduleStatus) {
 	}
 }
 
-// hostTime renders a time as the host does: local time of the host with
-// its offset; the zero time (first run) is 0001-01-01T00:00:00+00:00.
-func (h *Host) hostTime(t time.Time) string {
+// hostTime is a time as the host writes it: in the host's zone, with its
+// offset; the zero time (first run) stays 0001-01-01T00:00:00+00:00.
+func (h *Host) hostTime(t time.Time) events.Time {
 	if t.IsZero() {
-		return time.Time{}.Format(dotnetRoundTrip)
+		return events.Time{}
 	}
-	return t.In(h.location).Format(dotnetRoundTrip)
+	return events.Time{Time: t.In(h.location)}
 }

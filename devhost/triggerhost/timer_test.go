@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	polloperations "github.com/hcpops/hcpops/functions/pollOperations"
+	"github.com/hcpops/hcpops/events"
 )
 
 const hostJSON = `{"version":"2.0","customHandler":{"description":{"defaultExecutablePath":"hcpops"}}}`
@@ -35,13 +35,13 @@ func TestTimerPayloadShapeAndHeaders(t *testing.T) {
 	for _, h := range []struct{ name, want string }{
 		{"Content-Type", "application/json; charset=utf-8"},
 		{"User-Agent", "Azure-Functions-Host/" + DefaultHostVersion},
-		{HeaderHostVersion, DefaultHostVersion},
+		{events.HeaderHostVersion, DefaultHostVersion},
 	} {
 		if got := first.Header.Get(h.name); got != h.want {
 			t.Errorf("header %s = %q, want %q", h.name, got, h.want)
 		}
 	}
-	if id := first.Header.Get(HeaderInvocationID); !uuidRE.MatchString(id) {
+	if id := first.Header.Get(events.HeaderInvocationID); !uuidRE.MatchString(id) {
 		t.Errorf("invocation id %q is not a GUID", id)
 	}
 	data, meta := first.envelope(t)
@@ -61,7 +61,7 @@ func TestTimerPayloadShapeAndHeaders(t *testing.T) {
 		t.Errorf("metadata keys = %d, want only sys", len(meta))
 	}
 	// The project's own timer adapter must read what this host sends.
-	info, err := polloperations.DecodeTimerInfo(data["myTimer"])
+	info, err := events.DecodeTimerInfo("Data.myTimer", data["myTimer"])
 	if err != nil || info.ScheduleStatus == nil || !info.ScheduleStatus.Last.IsZero() || info.IsPastDue {
 		t.Errorf("DecodeTimerInfo = %+v, %v", info, err)
 	}
@@ -74,7 +74,7 @@ func TestTimerPayloadShapeAndHeaders(t *testing.T) {
 	if got := string(data["myTimer"]); got != wantSecond {
 		t.Errorf("second TimerInfo\n got %s\nwant %s", got, wantSecond)
 	}
-	if second.Header.Get(HeaderInvocationID) == first.Header.Get(HeaderInvocationID) {
+	if second.Header.Get(events.HeaderInvocationID) == first.Header.Get(events.HeaderInvocationID) {
 		t.Error("invocation id reused across invocations")
 	}
 }

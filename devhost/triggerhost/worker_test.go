@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/hcpops/hcpops/events"
 )
 
 func TestHandlerRestartMidInvocationRedeliversTheBatch(t *testing.T) {
@@ -46,7 +48,7 @@ func TestHandlerRestartMidInvocationRedeliversTheBatch(t *testing.T) {
 	if rc.RetryCount != 1 {
 		t.Errorf("redelivery RetryCount = %d, want 1", rc.RetryCount)
 	}
-	if first.Header.Get(HeaderInvocationID) == second.Header.Get(HeaderInvocationID) {
+	if first.Header.Get(events.HeaderInvocationID) == second.Header.Get(events.HeaderInvocationID) {
 		t.Error("the retry reused the invocation id")
 	}
 	if n := h.Supervisor().Starts(); n != 2 {

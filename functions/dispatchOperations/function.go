@@ -15,7 +15,9 @@ import (
 
 	"github.com/hcpops/hcpops/core/lifecycle"
 	"github.com/hcpops/hcpops/core/store"
+	"github.com/hcpops/hcpops/events"
 	"github.com/hcpops/hcpops/handlers"
+	"github.com/hcpops/hcpops/logging"
 )
 
 // Name is the function's folder name, the path the host posts to.
@@ -39,7 +41,7 @@ type Function struct {
 
 // New builds the function; logger may be nil.
 func New(d Dispatcher, logger *slog.Logger) *Function {
-	return &Function{dispatcher: d, logger: handlers.Logger(logger)}
+	return &Function{dispatcher: d, logger: logging.Logger(logger)}
 }
 
 // Register adds the function to the server under Name.
@@ -59,15 +61,16 @@ const MsgBatch = "dispatch.batch"
 // a transient dispatcher error is a 500, so the retry policy in function.json
 // has the host deliver the same batch again rather than checkpoint past it.
 // On the last attempt the documents given up are logged at Error first.
-// The batch's record is the invocation's one log line; nothing goes in
-// Logs, which the host would log a second time (and drops on failure).
+// The batch's record is the Summary, the invocation's one log line;
+// nothing goes in Logs, which the host would log a second time (and drops
+// on failure).
 func (f *Function) Invoke(ctx context.Context, inv handlers.Invocation) (handlers.Result, error) {
 	raw, ok := inv.Data[BindingName]
 	if !ok {
-		return handlers.Result{}, handlers.BadInput("Data.%s is missing (Data has %s); is the cosmosDBTrigger binding named %q?",
+		return handlers.Result{}, events.Malformed("Data.%s is missing (Data has %s); is the cosmosDBTrigger binding named %q?",
 			BindingName, keys(inv.Data), BindingName)
 	}
-	docs, err := DecodeDocuments(raw)
+	docs, err := events.DecodeDocuments("Data."+BindingName, raw)
 	if err != nil {
 		return handlers.Result{}, err
 	}
@@ -89,7 +92,7 @@ func (f *Function) dispatch(ctx context.Context, inv handlers.Invocation, docs [
 		f.logger.WarnContext(ctx, "ignoring unreadable RetryContext", "error", err)
 	}
 	if rc == nil {
-		rc = &handlers.RetryContext{}
+		rc = &events.RetryContext{}
 	}
 	level := slog.LevelInfo // attempt 0 carries a RetryContext too
 	if rc.RetryCount > 0 {
@@ -109,19 +112,17 @@ func (f *Function) dispatch(ctx context.Context, inv handlers.Invocation, docs [
 		slog.Int("oversize_skipped", len(oversize)),
 		slog.Int("retry_count", rc.RetryCount),
 		slog.Int("max_retry_count", rc.MaxRetryCount),
-		slog.Float64("wall_ms", ms(time.Since(start))),
+		slog.Float64("wall_ms", logging.Millis(time.Since(start))),
 	}, res.CS.Attrs()...)
-	handlers.Summarize(ctx, f.logger, level, MsgBatch, attrs...)
+	out := handlers.Result{Summary: handlers.Summary{Msg: MsgBatch, Level: level, Attrs: attrs}}
 	if err != nil {
 		if lastAttempt(rc) {
 			f.giveUp(ctx, rc, docs, err)
 		}
-		return handlers.Result{}, fmt.Errorf("dispatching a batch of %d documents: %w", len(docs), err)
+		return out, fmt.Errorf("dispatching a batch of %d documents: %w", len(docs), err)
 	}
-	return handlers.Result{}, nil
+	return out, nil
 }
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // MsgBatchGivenUp is the stable message of the log line naming documents
 // the host will checkpoint past (telemetry queries match on it).
@@ -130,14 +131,14 @@ const MsgBatchGivenUp = "changefeed.batch_given_up"
 // lastAttempt reports whether the host will not deliver this batch again
 // after a failure: retries are used up, or there is no retry policy (no
 // RetryContext) at all. MaxRetryCount -1 retries forever.
-func lastAttempt(rc *handlers.RetryContext) bool {
+func lastAttempt(rc *events.RetryContext) bool {
 	return rc == nil || (rc.MaxRetryCount >= 0 && rc.RetryCount >= rc.MaxRetryCount)
 }
 
 // giveUp logs, at Error and once, the documents the host is about to skip;
 // the tick's safety net dispatches those operations later, and this line
 // is how an operator sees why they waited.
-func (f *Function) giveUp(ctx context.Context, rc *handlers.RetryContext, docs []json.RawMessage, err error) {
+func (f *Function) giveUp(ctx context.Context, rc *events.RetryContext, docs []json.RawMessage, err error) {
 	var ids []string
 	if de := (*lifecycle.DispatchError)(nil); errors.As(err, &de) {
 		ids = de.DocumentIDs

@@ -15,8 +15,10 @@ import (
 	"testing"
 
 	"github.com/hcpops/hcpops/core/lifecycle"
+	"github.com/hcpops/hcpops/events"
 	"github.com/hcpops/hcpops/handlers"
 	"github.com/hcpops/hcpops/internal/testsupport"
+	"github.com/hcpops/hcpops/logging"
 )
 
 // recordingDispatcher records what reached the dispatcher and answers with
@@ -64,12 +66,12 @@ func newLoggedServer(t *testing.T, d Dispatcher) (*httptest.Server, *testsupport
 
 func postBody(t *testing.T, ts *httptest.Server, body []byte) testsupport.Reply {
 	t.Helper()
-	return testsupport.PostInvocation(t, ts, Name, body, http.Header{handlers.HeaderInvocationID: {"3e1f4c2a-9d0b-4c55-8a55-3b8f5a7d1e20"}})
+	return testsupport.PostInvocation(t, ts, Name, body, http.Header{events.HeaderInvocationID: {"3e1f4c2a-9d0b-4c55-8a55-3b8f5a7d1e20"}})
 }
 
 func readFile(t *testing.T, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
+	b, err := os.ReadFile(filepath.Join("..", "..", "events", "testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +125,7 @@ func TestGoldenBatches(t *testing.T) {
 			r := recs.Wait(t, MsgBatch)
 			testsupport.WantAttrs(t, r, counts)
 			testsupport.WantAttrs(t, r, map[string]any{"level": tt.level, "retry_count": tt.retry, "max_retry_count": tt.wantRetry,
-				handlers.LogAttrInvocationID: "3e1f4c2a-9d0b-4c55-8a55-3b8f5a7d1e20", handlers.LogAttrFunction: Name})
+				logging.AttrInvocationID: "3e1f4c2a-9d0b-4c55-8a55-3b8f5a7d1e20", logging.AttrFunction: Name})
 			if rec.calls() != 1 {
 				t.Fatalf("dispatcher called %d times", rec.calls())
 			}
@@ -262,20 +264,22 @@ func TestGarbledRetryContextDoesNotCostTheBatch(t *testing.T) {
 // documents decode and result encoding, with a dispatcher that does nothing.
 func BenchmarkInvokeBatch(b *testing.B) {
 	var three []json.RawMessage
-	src, err := os.ReadFile(filepath.Join("testdata", "documents.json"))
+	src, err := os.ReadFile(filepath.Join("..", "..", "events", "testdata", "documents.json"))
 	if err != nil {
 		b.Fatal(err)
 	}
 	if err := json.Unmarshal(src, &three); err != nil {
 		b.Fatal(err)
 	}
-	batch := make([]json.RawMessage, 0, 100)
+	batch := make([][]byte, 0, 100)
 	for len(batch) < 100 {
 		batch = append(batch, three[len(batch)%len(three)])
 	}
-	s0, _ := json.Marshal(batch)
-	s1, _ := json.Marshal(string(s0))
-	body, _ := json.Marshal(map[string]any{"Data": map[string]string{"documents": string(s1)}})
+	docs, err := events.EncodeDocuments(batch)
+	if err != nil {
+		b.Fatal(err)
+	}
+	body, _ := json.Marshal(events.InvokeRequest{Data: map[string]json.RawMessage{"documents": docs}})
 	s := handlers.New(handlers.Config{}, nil)
 	if err := New(nopDispatcher{}, nil).Register(s); err != nil {
 		b.Fatal(err)
@@ -299,15 +303,15 @@ func (nopDispatcher) DispatchDocuments(ctx context.Context, docs []json.RawMessa
 
 func TestLastAttempt(t *testing.T) {
 	tests := []struct {
-		rc   *handlers.RetryContext
+		rc   *events.RetryContext
 		want bool
 	}{
 		{nil, true}, // no retry policy: the host checkpoints past any failure
-		{&handlers.RetryContext{RetryCount: 0, MaxRetryCount: 5}, false},
-		{&handlers.RetryContext{RetryCount: 4, MaxRetryCount: 5}, false},
-		{&handlers.RetryContext{RetryCount: 5, MaxRetryCount: 5}, true},
-		{&handlers.RetryContext{RetryCount: 0, MaxRetryCount: 0}, true},
-		{&handlers.RetryContext{RetryCount: 1000, MaxRetryCount: -1}, false}, // forever
+		{&events.RetryContext{RetryCount: 0, MaxRetryCount: 5}, false},
+		{&events.RetryContext{RetryCount: 4, MaxRetryCount: 5}, false},
+		{&events.RetryContext{RetryCount: 5, MaxRetryCount: 5}, true},
+		{&events.RetryContext{RetryCount: 0, MaxRetryCount: 0}, true},
+		{&events.RetryContext{RetryCount: 1000, MaxRetryCount: -1}, false}, // forever
 	}
 	for _, tt := range tests {
 		if got := lastAttempt(tt.rc); got != tt.want {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/hcpops/hcpops/core/store"
+	"github.com/hcpops/hcpops/events"
 	"github.com/hcpops/hcpops/handlers"
 	"github.com/hcpops/hcpops/internal/testsupport"
 )
@@ -41,8 +42,8 @@ func envelope(t *testing.T, docs []json.RawMessage, layers int, metadataFirst bo
 }
 
 // TestOversizeBatchIsDecoded: a change-feed batch over the handler's body
-// limit, because one document in it is over Cosmos DB's 2 MB (the
-// issue's 22 MB document), is still read: the document that can never be
+// limit, because one document in it is over Cosmos DB's 2 MB (22 MB
+// here), is still read: the document that can never be
 // dispatched is logged with its id and skipped, the others are
 // dispatched, and the host gets 200 instead of a 413 on every delivery.
 // A batch over the limit only by the number of its documents loses none.
@@ -73,7 +74,7 @@ func TestOversizeBatchIsDecoded(t *testing.T) {
 			}
 			rec := &recordingDispatcher{}
 			ts, recs := newLoggedServer(t, rec)
-			got := testsupport.PostInvocation(t, ts, Name, body, http.Header{handlers.HeaderInvocationID: {"3e1f4c2a-9d0b-4c55-8a55-3b8f5a7d1e20"}})
+			got := testsupport.PostInvocation(t, ts, Name, body, http.Header{events.HeaderInvocationID: {"3e1f4c2a-9d0b-4c55-8a55-3b8f5a7d1e20"}})
 			if got.Status != http.StatusOK {
 				t.Fatalf("status = %d, error %q", got.Status, got.Error)
 			}

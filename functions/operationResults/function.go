@@ -19,15 +19,11 @@ import (
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/lifecycle"
 	"github.com/hcpops/hcpops/functions/operationrequest"
-	"github.com/hcpops/hcpops/handlers"
+	"github.com/hcpops/hcpops/logging"
 )
 
 // Name is the function's folder name.
 const Name = "operationResults"
-
-// Route is the function.json route (host.json sets the route prefix to "").
-const Route = "subscriptions/{subscriptionId}/providers/" + arm.ProviderNamespace +
-	"/locations/{location}/" + arm.OperationResultsType + "/{operationId}"
 
 // ResultReader is the part of the lifecycle this function calls
 // (*lifecycle.Engine satisfies it).
@@ -37,7 +33,7 @@ type ResultReader interface {
 }
 
 // Function answers operation-result reads; the embedded Endpoint serves
-// both forms (Register, ServeHTTP, Invoke).
+// the route (Register, ServeHTTP).
 type Function struct {
 	operationrequest.Endpoint
 	reader ResultReader
@@ -46,7 +42,7 @@ type Function struct {
 
 // New builds the function; logger may be nil.
 func New(r ResultReader, logger *slog.Logger) *Function {
-	f := &Function{reader: r, logger: handlers.Logger(logger)}
+	f := &Function{reader: r, logger: logging.Logger(logger)}
 	f.Endpoint = operationrequest.Endpoint{Name: Name, Type: arm.OperationResultsType, Answer: f.answer}
 	return f
 }
@@ -114,10 +110,14 @@ func (f *Function) render(ctx context.Context, req operationrequest.Request, res
 // ARO-HCP's middleware ensures; else this request's host), carrying the
 // caller's api-version.
 func location(req operationrequest.Request, operationID string) (string, error) {
-	sub, loc, name, err := splitOperationID(operationID)
+	id, err := document.ParseResourceID("operationId", operationID)
 	if err != nil {
 		return "", err
 	}
+	if types := id.ResourceType.Types; id.Location == "" || !strings.EqualFold(types[len(types)-1], arm.OperationStatusesType) {
+		return "", fmt.Errorf("operationId %q is not a location-qualified operation ID", operationID)
+	}
+	sub, loc, name := id.SubscriptionID, id.Location, id.Name
 	u, err := url.ParseRequestURI(req.Referer)
 	if err != nil || u.Host == "" {
 		u = &url.URL{Scheme: "https", Host: req.Host}
@@ -130,14 +130,4 @@ func location(req operationrequest.Request, operationID string) (string, error) 
 	}
 	u.RawQuery = q.Encode()
 	return u.String(), nil
-}
-
-// splitOperationID takes subscription, location and name from
-// /subscriptions/{s}/providers/{ns}/locations/{l}/hcpOperationStatuses/{n}.
-func splitOperationID(id string) (sub, loc, name string, err error) {
-	s := strings.Split(strings.Trim(id, "/"), "/")
-	if len(s) != 8 || !strings.EqualFold(s[0], "subscriptions") || !strings.EqualFold(s[4], "locations") {
-		return "", "", "", fmt.Errorf("operationId %q is not a location-qualified operation ID", id)
-	}
-	return s[1], s[5], s[7], nil
 }

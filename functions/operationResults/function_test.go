@@ -145,53 +145,52 @@ func TestPathAndGate(t *testing.T) {
 	}
 }
 
-func TestEnvelopeForm(t *testing.T) {
+// TestLocationWithoutReferer: without ARM's Referer the Location of a
+// running operation is on the host ARM reached.
+func TestLocationWithoutReferer(t *testing.T) {
 	rd := &reader{out: lifecycle.Result{Status: arm.ProvisioningStateAccepted, OperationID: document.OperationID(sub, "eastus", opID)}}
-	f := New(rd, nil)
-	for _, tc := range []struct {
-		name string
-		req  string
-		want string // statusCode in Outputs.res
-	}{
-		{"params", `{"Url":"https://x` + path(sub, opID) + `","Method":"GET","Params":{"subscriptionId":"` + sub + `","location":"eastus","operationId":"` + opID + `"},"Headers":{"Host":["hcpops.example.net"]}}`, "202"},
-		{"from the URL", `{"Url":"https://x/api` + path(sub, opID) + `","Method":"GET"}`, "202"},
-		{"POST", `{"Url":"https://x` + path(sub, opID) + `","Method":"POST"}`, "405"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			res, err := f.Invoke(context.Background(), handlers.Invocation{Data: map[string]json.RawMessage{"req": json.RawMessage(tc.req)}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			out := res.Outputs["res"].(map[string]any)
-			if out["statusCode"] != tc.want {
-				t.Fatalf("Outputs.res = %v, want status %s", out, tc.want)
-			}
-			if tc.want == "202" {
-				if loc := out["headers"].(map[string]string)["Location"]; !(strings.HasPrefix(loc, "https://hcpops.example.net/") || strings.HasPrefix(loc, "https://x/")) || !strings.Contains(loc, opID) {
-					t.Errorf("Location = %q", loc)
-				}
-			}
-		})
+	ts := serve(t, rd)
+	req, _ := http.NewRequest(http.MethodGet, ts.URL+path(sub, opID), nil)
+	req.Host = "hcpops.example.net"
+	resp, err := ts.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
 	}
-	// The identity-header rule of operationStatus holds here too: any
-	// disagreement or unreadable value hides the operation.
-	params := `"Method":"GET","Params":{"subscriptionId":"` + sub + `","location":"eastus","operationId":"` + opID + `"}`
+	resp.Body.Close()
+	want := "https://hcpops.example.net" + document.OperationResultID(sub, "eastus", opID) + "?api-version=2024-06-10-preview"
+	if got := resp.Header.Get("Location"); resp.StatusCode != http.StatusAccepted || got != want {
+		t.Errorf("%d Location %q, want 202 and %q", resp.StatusCode, got, want)
+	}
+	rd.out.OperationID = "/subscriptions/" + sub + "/providers/Microsoft.RedHatOpenShift/hcpOperationStatuses/" + opID // no location
+	resp, err = ts.Client().Get(ts.URL + path(sub, opID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusInternalServerError {
+		t.Errorf("an operation id without its location: %d, want 500 (no Location to give)", resp.StatusCode)
+	}
+}
+
+// TestIdentityHeaderConflict: the identity-header rule of operationStatus
+// holds here too: any disagreement hides the operation, read or not.
+func TestIdentityHeaderConflict(t *testing.T) {
 	const tenantA, tenantB = "11111111-1111-1111-1111-111111111111", "22222222-2222-2222-2222-222222222222"
-	for _, h := range []string{
-		`{"x-ms-home-tenant-id":["` + tenantA + `"],"X-Ms-Home-Tenant-Id":["` + tenantB + `"]}`,
-		`{"X-Ms-Client-Object-Id":["` + tenantA + `","` + tenantB + `"]}`,
-		`{"X-Ms-Home-Tenant-Id":[1]}`,
+	for _, h := range []http.Header{
+		{"X-Ms-Home-Tenant-Id": {tenantA, tenantB}},
+		{"X-Ms-Client-Object-Id": {tenantA, tenantB}},
 	} {
 		rd := &reader{out: lifecycle.Result{Status: arm.ProvisioningStateSucceeded, Request: document.RequestDelete}}
-		res, err := New(rd, nil).Invoke(context.Background(), handlers.Invocation{Data: map[string]json.RawMessage{"req": json.RawMessage(`{` + params + `,"Headers":` + h + `}`)}})
+		ts := serve(t, rd)
+		req, _ := http.NewRequest(http.MethodGet, ts.URL+path(sub, opID), nil)
+		req.Header = h
+		resp, err := ts.Client().Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if out := res.Outputs["res"].(map[string]any); out["statusCode"] != "404" || len(rd.results) != 0 {
-			t.Errorf("headers %s: Outputs.res = %v, reads %d; want 404 and no read", h, out, len(rd.results))
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound || len(rd.results) != 0 {
+			t.Errorf("headers %v: %d, reads %d; want 404 and no read", h, resp.StatusCode, len(rd.results))
 		}
-	}
-	if _, err := f.Invoke(context.Background(), handlers.Invocation{Data: map[string]json.RawMessage{"req": json.RawMessage(`"x"`)}}); !handlers.IsBadInput(err) {
-		t.Errorf("unreadable Data.req: %v, want an input error", err)
 	}
 }

@@ -1,8 +1,8 @@
 // Package operationstatus is the operationStatus function: ARM's GET on
-// .../locations/{location}/hcpOperationStatuses/{operationId}. The host
-// forwards the request as is (enableForwardingHttpRequest); with forwarding
-// off it arrives as an invocation envelope and is answered through
-// Outputs.res. Both forms share one answer (package operationrequest).
+// .../locations/{location}/hcpOperationStatuses/{operationId}, the poll ARM
+// makes until an operation is terminal. The host forwards the request as
+// is (enableForwardingHttpRequest); the gates and the identity rule are
+// operationResults' too (package operationrequest).
 package operationstatus
 
 import (
@@ -15,16 +15,11 @@ import (
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/lifecycle"
 	"github.com/hcpops/hcpops/functions/operationrequest"
-	"github.com/hcpops/hcpops/handlers"
+	"github.com/hcpops/hcpops/logging"
 )
 
 // Name is the function's folder name.
 const Name = "operationStatus"
-
-// Route is the function.json route: ARM's own path (host.json sets the
-// route prefix to "").
-const Route = "subscriptions/{subscriptionId}/providers/" + arm.ProviderNamespace +
-	"/locations/{location}/" + arm.OperationStatusesType + "/{operationId}"
 
 // StatusReader is the part of the lifecycle this function calls
 // (*lifecycle.Engine satisfies it): the request gates, then the read.
@@ -34,7 +29,7 @@ type StatusReader interface {
 }
 
 // Function answers operation-status reads; the embedded Endpoint serves
-// both forms (Register, ServeHTTP, Invoke).
+// the route (Register, ServeHTTP).
 type Function struct {
 	operationrequest.Endpoint
 	reader StatusReader
@@ -43,7 +38,7 @@ type Function struct {
 
 // New builds the function; logger may be nil.
 func New(r StatusReader, logger *slog.Logger) *Function {
-	f := &Function{reader: r, logger: handlers.Logger(logger)}
+	f := &Function{reader: r, logger: logging.Logger(logger)}
 	f.Endpoint = operationrequest.Endpoint{Name: Name, Type: arm.OperationStatusesType, Answer: f.answer}
 	return f
 }

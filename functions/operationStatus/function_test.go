@@ -16,6 +16,7 @@ import (
 	"github.com/hcpops/hcpops/core/admission"
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/lifecycle"
+	"github.com/hcpops/hcpops/events"
 	"github.com/hcpops/hcpops/functions/operationrequest"
 	"github.com/hcpops/hcpops/handlers"
 )
@@ -138,7 +139,7 @@ func TestForwardedStatus(t *testing.T) {
 			rec := &recordingReader{out: sampleStatus()}
 			ts := newServer(t, rec)
 			got := get(t, ts, http.MethodGet, tt.path+"?api-version=2024-06-10-preview", map[string]string{
-				operationrequest.HeaderHomeTenantID: tenant, operationrequest.HeaderClientObjectID: client, handlers.HeaderInvocationID: "fwd-1",
+				operationrequest.HeaderHomeTenantID: tenant, operationrequest.HeaderClientObjectID: client, events.HeaderInvocationID: "fwd-1",
 			})
 			if got.status != http.StatusOK {
 				t.Fatalf("status = %d body %s", got.status, got.body)
@@ -264,8 +265,8 @@ func TestChiPatternMatchesFunctionJSONRoute(t *testing.T) {
 	if len(fj.Bindings) != 2 || fj.Bindings[0].Type != "httpTrigger" || fj.Bindings[1].Type != "http" {
 		t.Fatalf("function.json must be exactly httpTrigger in + http out for forwarding: %+v", fj.Bindings)
 	}
-	if fj.Bindings[0].Route != Route {
-		t.Errorf("function.json route %q != Route %q", fj.Bindings[0].Route, Route)
+	if want := operationrequest.Route(arm.OperationStatusesType); fj.Bindings[0].Route != want {
+		t.Errorf("function.json route %q != %q", fj.Bindings[0].Route, want)
 	}
 	if len(fj.Bindings[0].Methods) != 1 || fj.Bindings[0].Methods[0] != "get" {
 		t.Errorf("methods = %v", fj.Bindings[0].Methods)

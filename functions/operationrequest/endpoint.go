@@ -5,28 +5,24 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/handlers"
 )
 
-// Endpoint serves one operation read in both forms the host uses: the
-// forwarded request (enableForwardingHttpRequest) and, with forwarding
-// off, the invocation envelope answered through Outputs.res.
+// Endpoint serves one operation read on its route: the host forwards
+// ARM's request as is (host.json enableForwardingHttpRequest), and the
+// handler's answer goes back to ARM unchanged.
 type Endpoint struct {
 	Name   string // function folder name
 	Type   string // ARM resource type in the path, e.g. hcpOperationStatuses
 	Answer func(ctx context.Context, req Request) Answer
 }
 
-// Register serves the forwarded route and the envelope form (POST /Name).
+// Register serves the route.
 func (e Endpoint) Register(s *handlers.Server) error {
 	if err := s.Route(e.Name, http.MethodGet, ChiPattern(e.Type), e); err != nil {
-		return fmt.Errorf("registering %s: %w", e.Name, err)
-	}
-	if err := s.Handle(e.Name, e.Invoke); err != nil {
 		return fmt.Errorf("registering %s: %w", e.Name, err)
 	}
 	return nil
@@ -42,26 +38,10 @@ func (e Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(ans.Body)
 }
 
-// Invoke answers the envelope form. The invocation succeeds whenever the
-// request could be read; the client's status (200, 400, 404...) travels
-// in Outputs.res. Only an unreadable Data.req fails the invocation.
-func (e Endpoint) Invoke(ctx context.Context, inv handlers.Invocation) (handlers.Result, error) {
-	hr, err := handlers.DecodeHTTPRequest("Data."+handlers.HTTPTriggerBinding, inv.Data[handlers.HTTPTriggerBinding],
-		HeaderHomeTenantID, HeaderClientObjectID)
-	if err != nil {
-		return handlers.Result{}, err
-	}
-	var ans Answer
-	if m := strings.ToUpper(hr.Method); m != "" && m != http.MethodGet {
-		ans = ARMError(http.StatusMethodNotAllowed, "MethodNotAllowed", "", "The method '"+hr.Method+"' is not supported; use GET.")
-	} else {
-		ans = e.Answer(ctx, fromEnvelope(hr, e.Type))
-	}
-	// No Logs: the invocation's summary line already says what was answered,
-	// and the host would log them a second time (docs/functions.md).
-	return handlers.Result{
-		Outputs: map[string]any{handlers.HTTPOutputBinding: handlers.HTTPResponse(ans.Status, ans.Header, ans.Body)},
-	}, nil
+// Route is the function.json route of an operation read of resourceType:
+// ARM's own path (host.json sets the route prefix to "").
+func Route(resourceType string) string {
+	return "subscriptions/{subscriptionId}/providers/" + arm.ProviderNamespace + "/locations/{location}/" + resourceType + "/{operationId}"
 }
 
 // ChiPattern is the function.json route for resourceType, with the fixed
@@ -74,27 +54,6 @@ func ChiPattern(resourceType string) string {
 	return "/" + word("s", "subscriptions") + "/{subscriptionId}/" + word("p", "providers") + "/" +
 		word("ns", arm.ProviderNamespace) + "/" + word("l", "locations") + "/{location}/" +
 		word("t", resourceType) + "/{operationId}"
-}
-
-// ParamsFromURL recovers the route values from the request URL when the
-// host sent no Params, matching the fixed words case-insensitively and
-// skipping any route prefix such as /api.
-func ParamsFromURL(raw, resourceType string) (sub, location, op string) {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "", "", ""
-	}
-	segs := strings.Split(strings.Trim(u.Path, "/"), "/")
-	if len(segs) < 8 {
-		return "", "", ""
-	}
-	s := segs[len(segs)-8:]
-	if strings.EqualFold(s[0], "subscriptions") && strings.EqualFold(s[2], "providers") &&
-		strings.EqualFold(s[3], arm.ProviderNamespace) && strings.EqualFold(s[4], "locations") &&
-		strings.EqualFold(s[6], resourceType) {
-		return s[1], s[5], s[7]
-	}
-	return "", "", ""
 }
 
 // Answer is the HTTP response; a nil Body means none.

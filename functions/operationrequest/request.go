@@ -1,9 +1,9 @@
 // Package operationrequest is the request ARM sends to read an operation,
 // GET .../locations/{location}/{type}/{operationId}, as the operationStatus
-// and operationResults functions share it: read from the forwarded request
-// or the invocation envelope, its path checked and its caller admitted by
-// ARO-HCP's gates before either function reads anything. One copy keeps
-// the identity-header rule the same for both.
+// and operationResults functions share it: read from the forwarded
+// request, its path checked and its caller admitted by ARO-HCP's gates
+// before either function reads anything. One copy keeps the
+// identity-header rule the same for both.
 package operationrequest
 
 import (
@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/go-chi/chi/v5"
@@ -21,7 +20,6 @@ import (
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/lifecycle"
-	"github.com/hcpops/hcpops/handlers"
 )
 
 // Headers ARM sets with the caller's identity; the visibility rules use them.
@@ -73,27 +71,6 @@ func fromHTTP(r *http.Request) Request {
 		Referer:          r.Referer(),
 		Host:             r.Host,
 	}
-}
-
-// fromEnvelope reads the host's rendering of the request; without Params
-// the route values come from the URL.
-func fromEnvelope(hr handlers.HTTPRequest, resourceType string) Request {
-	tenant, c1 := hr.Header(HeaderHomeTenantID)
-	client, c2 := hr.Header(HeaderClientObjectID)
-	referer, _ := hr.Header("Referer")
-	host, _ := hr.Header("Host")
-	if u, err := url.Parse(hr.URL); host == "" && err == nil {
-		host = u.Host
-	}
-	req := Request{
-		SubscriptionID: hr.Params["subscriptionId"], Location: hr.Params["location"], OperationID: hr.Params["operationId"],
-		APIVersion: hr.QueryValue(APIVersionParameter), HomeTenantID: tenant, ClientObjectID: client,
-		IdentityConflict: c1 || c2, Referer: referer, Host: host,
-	}
-	if req.SubscriptionID == "" && req.OperationID == "" {
-		req.SubscriptionID, req.Location, req.OperationID = ParamsFromURL(hr.URL, resourceType)
-	}
-	return req
 }
 
 // oneValue is the single value of a header sent zero or more times;

@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/hcpops/hcpops/core/lifecycle"
+	"github.com/hcpops/hcpops/events"
 	"github.com/hcpops/hcpops/handlers"
+	"github.com/hcpops/hcpops/logging"
 )
 
 // Name is the function's folder name, the path the host posts to.
@@ -49,7 +51,7 @@ func New(t Ticker, cfg Config, logger *slog.Logger) *Function {
 	if cfg.Budget <= 0 {
 		cfg.Budget = DefaultBudget
 	}
-	return &Function{ticker: t, budget: cfg.Budget, logger: handlers.Logger(logger)}
+	return &Function{ticker: t, budget: cfg.Budget, logger: logging.Logger(logger)}
 }
 
 // Register adds the function to the server under Name.
@@ -70,14 +72,15 @@ const (
 // Invoke runs one tick. A tick cut short by its budget is not a failure:
 // the work left over is still pending and the next tick takes it up. Any
 // other tick error is a 500, visible as a failed run in the host. The
-// tick's record is the invocation's one log line; nothing goes in Logs,
-// which the host would log a second time (and drops on failure).
+// tick's record is the Summary, the invocation's one log line; nothing
+// goes in Logs, which the host would log a second time (and drops on
+// failure).
 func (f *Function) Invoke(ctx context.Context, inv handlers.Invocation) (handlers.Result, error) {
 	raw, ok := inv.Data[BindingName]
 	if !ok {
-		return handlers.Result{}, handlers.BadInput("Data.%s is missing; is the timerTrigger binding named %q?", BindingName, BindingName)
+		return handlers.Result{}, events.Malformed("Data.%s is missing; is the timerTrigger binding named %q?", BindingName, BindingName)
 	}
-	info, err := DecodeTimerInfo(raw)
+	info, err := events.DecodeTimerInfo("Data."+BindingName, raw)
 	if err != nil {
 		return handlers.Result{}, err
 	}
@@ -98,11 +101,11 @@ func (f *Function) Invoke(ctx context.Context, inv handlers.Invocation) (handler
 	default:
 		outcome = OutcomeFailed
 	}
-	handlers.Summarize(ctx, f.logger, level, MsgTick, f.record(res, outcome, wall, info.IsPastDue)...)
+	out := handlers.Result{Summary: handlers.Summary{Msg: MsgTick, Level: level, Attrs: f.record(res, outcome, wall, info.IsPastDue)}}
 	if err != nil {
-		return handlers.Result{}, fmt.Errorf("running poll tick: %w", err)
+		return out, fmt.Errorf("running poll tick: %w", err)
 	}
-	return handlers.Result{}, nil
+	return out, nil
 }
 
 // record is the tick's telemetry; the keys are documented in
@@ -120,14 +123,12 @@ func (f *Function) record(r lifecycle.TickResult, outcome string, wall time.Dura
 		slog.Int("backed_off", r.BackedOff),
 		slog.Int("skipped", r.Skipped),
 		slog.Any("skipped_reasons", skippedReasons(r)),
-		slog.Float64("wall_ms", ms(wall)),
-		slog.Float64("budget_ms", ms(f.budget)),
+		slog.Float64("wall_ms", logging.Millis(wall)),
+		slog.Float64("budget_ms", logging.Millis(f.budget)),
 		slog.Float64("budget_used", float64(wall)/float64(f.budget)),
 		slog.Bool("past_due", pastDue),
 	}, r.CS.Attrs()...)
 }
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // skippedReasons is the tick's skips by reason, an object even when the
 // ticker reported none.

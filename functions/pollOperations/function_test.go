@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hcpops/hcpops/core/lifecycle"
+	"github.com/hcpops/hcpops/events"
 	"github.com/hcpops/hcpops/handlers"
 	"github.com/hcpops/hcpops/internal/testsupport"
 )
@@ -75,7 +76,7 @@ func postBody(t *testing.T, ts *httptest.Server, body []byte) testsupport.Reply 
 
 func readFile(t testing.TB, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
+	b, err := os.ReadFile(filepath.Join("..", "..", "events", "testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +185,7 @@ func TestReferencePayload(t *testing.T) {
 	if err := json.Unmarshal(body, &env); err != nil {
 		t.Fatal(err)
 	}
-	info, err := DecodeTimerInfo(env.Data["myTimer"])
+	info, err := events.DecodeTimerInfo("Data.myTimer", env.Data["myTimer"])
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,21 +18,15 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hcpops/hcpops/core/clock"
 	"github.com/hcpops/hcpops/core/clusterservice"
 )
-
-// Clock is the time source of every state machine.
-type Clock interface{ Now() time.Time }
-
-type systemClock struct{}
-
-func (systemClock) Now() time.Time { return time.Now() }
 
 // Option configures a Simulator.
 type Option func(*Simulator)
 
-// WithClock replaces the wall clock.
-func WithClock(c Clock) Option { return func(s *Simulator) { s.clock = c } }
+// WithClock replaces the wall clock of every state machine.
+func WithClock(c clock.Clock) Option { return func(s *Simulator) { s.clock = c } }
 
 // WithRandSource seeds every random choice (IDs, jitter, faults).
 func WithRandSource(src rand.Source) Option { return func(s *Simulator) { s.rng = rand.New(src) } }
@@ -55,7 +49,7 @@ func WithLogger(l *slog.Logger) Option { return func(s *Simulator) { s.logger = 
 // Simulator is a stateful fake Clusters Service. It is safe for concurrent
 // use.
 type Simulator struct {
-	clock    Clock
+	clock    clock.Clock
 	logger   *slog.Logger
 	pageSize int
 
@@ -87,7 +81,7 @@ type Simulator struct {
 // and DefaultDurations.
 func New(opts ...Option) *Simulator {
 	s := &Simulator{
-		clock:     systemClock{},
+		clock:     clock.Real{},
 		logger:    slog.New(slog.DiscardHandler),
 		pageSize:  100,
 		rng:       rand.New(rand.NewPCG(1, 2)),

@@ -14,6 +14,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
+	"github.com/hcpops/hcpops/core/clock"
 	"github.com/hcpops/hcpops/core/store"
 )
 
@@ -39,7 +40,7 @@ type Option func(*Store)
 
 // WithClock sets the clock used for soft-delete timestamps and for hiding
 // expired documents.
-func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = now } }
+func WithClock(c clock.Clock) Option { return func(s *Store) { s.now = c.Now } }
 
 // WithLogger sets the logger.
 func WithLogger(l *slog.Logger) Option { return func(s *Store) { s.log = l } }

@@ -13,6 +13,7 @@ import (
 	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/core/store/cosmos"
 	"github.com/hcpops/hcpops/core/store/cosmos/cosmostest"
+	"github.com/hcpops/hcpops/internal/testsupport"
 )
 
 func TestMain(m *testing.M) { os.Exit(cosmostest.Main(m)) }
@@ -149,7 +150,7 @@ func TestInvalidRequests(t *testing.T) {
 
 func TestSoftDelete(t *testing.T) {
 	now := time.Date(2026, 3, 14, 4, 0, 1, 500, time.UTC)
-	s := cosmostest.NewStore(t, cosmos.WithClock(func() time.Time { return now }))
+	s := cosmostest.NewStore(t, cosmos.WithClock(testsupport.NewClock(now)))
 	ctx := ctxT(t)
 	const parent = "/subscriptions/" + sub1 + "/resourceGroups/rg/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/c1"
 	body := doc(t, sub1, "np", map[string]any{
@@ -217,8 +218,8 @@ func mustJSON(t *testing.T, v any) string {
 }
 
 func TestExpiredDocumentsAreHidden(t *testing.T) {
-	now := time.Now()
-	s := cosmostest.NewStore(t, cosmos.WithClock(func() time.Time { return now }))
+	clk := testsupport.NewClock(time.Now())
+	s := cosmostest.NewStore(t, cosmos.WithClock(clk))
 	ctx := ctxT(t)
 	if _, err := s.Create(ctx, sub1, doc(t, sub1, "op", map[string]any{"ttl": 604800})); err != nil {
 		t.Fatal(err)
@@ -226,7 +227,7 @@ func TestExpiredDocumentsAreHidden(t *testing.T) {
 	if _, err := s.Get(ctx, sub1, "op"); err != nil {
 		t.Fatalf("Get before expiry: %v", err)
 	}
-	now = now.Add(604801 * time.Second)
+	clk.Advance(604801 * time.Second)
 	if _, err := s.Get(ctx, sub1, "op"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("Get 7 days later = %v, want ErrNotFound", err)
 	}

@@ -22,7 +22,7 @@ import (
 func seedFile(t testing.TB, n int) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "store.db")
-	s, err := Open(path, WithClock(newFakeClock().Now), WithoutSync())
+	s, err := Open(path, WithClock(newFakeClock()), WithoutSync())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,8 +47,7 @@ func truncate(t testing.TB, path string, size func(int64) int64) {
 	}
 }
 
-// TestOpenRefusesDamagedFiles: the truncations (0 bytes, 8 KiB,
-// half) are refused at Open with an error naming the file and what to do,
+// TestOpenRefusesDamagedFiles: a file cut short (0 bytes, 8 KiB, half) are refused at Open with an error naming the file and what to do,
 // never a panic, and the file is left as it was.
 func TestOpenRefusesDamagedFiles(t *testing.T) {
 	tests := []struct {
@@ -87,7 +86,7 @@ func TestOpenRefusesDamagedFiles(t *testing.T) {
 // healthy file reopens with its documents.
 func TestOpenCreatesOnlyWhereNoFileExists(t *testing.T) {
 	path := seedFile(t, 3)
-	s, err := Open(path, WithClock(newFakeClock().Now))
+	s, err := Open(path, WithClock(newFakeClock()))
 	if err != nil {
 		t.Fatalf("reopening a healthy file: %v", err)
 	}
@@ -100,7 +99,7 @@ func TestOpenCreatesOnlyWhereNoFileExists(t *testing.T) {
 	}
 }
 
-// damageSizes are the truncations, as functions of the file size.
+// damageSizes are where a damaged file ends, as functions of its size.
 var damageSizes = []struct {
 	name string
 	size func(int64) int64
@@ -142,7 +141,7 @@ func TestDamageWhileOpenIsAnError(t *testing.T) {
 				path := seedFile(t, 2000)
 				var logs bytes.Buffer
 				clock := newFakeClock()
-				s, err := Open(path, WithClock(clock.Now), WithSweepInterval(time.Hour), WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))))
+				s, err := Open(path, WithClock(clock), WithSweepInterval(time.Hour), WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -171,7 +170,7 @@ func TestDamageWhileOpenIsAnError(t *testing.T) {
 }
 
 // TestSweeperMeetsDamage: when the TTL sweeper is the first to meet the
-// damage (the crash ~10 s after start), it stops with the error
+// damage (about 10 s after start, when it first runs), it stops with the error
 // recorded and logged once instead of panicking the process.
 func TestSweeperMeetsDamage(t *testing.T) {
 	for _, size := range damageSizes {
@@ -183,7 +182,7 @@ func sweeperMeetsDamage(t *testing.T, size func(int64) int64) {
 	path := seedFile(t, 2000)
 	var logs syncBuffer
 	clock := newFakeClock()
-	s, err := Open(path, WithClock(clock.Now), WithSweepInterval(10*time.Millisecond), WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))))
+	s, err := Open(path, WithClock(clock), WithSweepInterval(10*time.Millisecond), WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +215,7 @@ var hugeCap = 1 << 62
 func TestOrdinaryPanicIsNoDamage(t *testing.T) {
 	ctx := context.Background()
 	var logs syncBuffer
-	s, err := Open(filepath.Join(t.TempDir(), "store.db"), WithClock(newFakeClock().Now), WithoutSync(),
+	s, err := Open(filepath.Join(t.TempDir(), "store.db"), WithClock(newFakeClock()), WithoutSync(),
 		WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))))
 	if err != nil {
 		t.Fatal(err)

@@ -228,7 +228,7 @@ func TestReopenKeepsDocumentsAndFeed(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "store.db")
 	clock := newFakeClock()
 	ctx := context.Background()
-	s, err := Open(path, WithClock(clock.Now))
+	s, err := Open(path, WithClock(clock))
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
@@ -248,7 +248,7 @@ func TestReopenKeepsDocumentsAndFeed(t *testing.T) {
 		t.Error("Get on a closed store succeeded")
 	}
 
-	s, err = Open(path, WithClock(clock.Now))
+	s, err = Open(path, WithClock(clock))
 	if err != nil {
 		t.Fatalf("reopen: %v", err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/hcpops/hcpops/core/clock"
 	"github.com/hcpops/hcpops/core/store"
 )
 
@@ -44,7 +45,7 @@ type Store struct {
 var _ store.Store = (*Store)(nil)
 
 type config struct {
-	now           func() time.Time
+	clock         clock.Clock
 	log           *slog.Logger
 	sweepInterval time.Duration
 	verifyTimeout time.Duration
@@ -57,8 +58,8 @@ type Option func(*config)
 // WithClock injects the clock used for _ts, TTL and deletionTimestamp, so
 // tests can move time instead of waiting for it. It is called from every
 // caller's goroutine and from the sweeper, so it must be safe for that.
-func WithClock(now func() time.Time) Option {
-	return func(c *config) { c.now = now }
+func WithClock(c clock.Clock) Option {
+	return func(cfg *config) { cfg.clock = c }
 }
 
 // WithLogger sets the logger for the sweeper and lifecycle messages.
@@ -90,14 +91,14 @@ func WithoutSync() Option {
 // damaged or zero-byte file is refused with ErrDamaged, naming the file
 // and what to do, rather than panicking now or in the sweeper later.
 func Open(path string, opts ...Option) (*Store, error) {
-	cfg := config{now: time.Now, sweepInterval: 10 * time.Second, verifyTimeout: DefaultVerifyTimeout}
+	cfg := config{clock: clock.Real{}, sweepInterval: 10 * time.Second, verifyTimeout: DefaultVerifyTimeout}
 	for _, opt := range opts {
 		opt(&cfg)
 	}
 	if path == "" {
 		return nil, fmt.Errorf("opening embedded store: %w: path is empty", store.ErrInvalid)
 	}
-	if cfg.now == nil {
+	if cfg.clock == nil {
 		return nil, fmt.Errorf("opening embedded store %s: %w: clock is nil", path, store.ErrInvalid)
 	}
 	if cfg.sweepInterval <= 0 {
@@ -130,7 +131,7 @@ func Open(path string, opts ...Option) (*Store, error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Store{path: path, db: db, commits: newCommitter(db, path), now: cfg.now, log: cfg.log.With("store", path), stop: cancel,
+	s := &Store{path: path, db: db, commits: newCommitter(db, path), now: cfg.clock.Now, log: cfg.log.With("store", path), stop: cancel,
 		done: make(chan struct{}), damagedCh: make(chan struct{})}
 	go s.sweepLoop(ctx, cfg.sweepInterval)
 	s.log.Debug("embedded store opened")

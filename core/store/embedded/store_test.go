@@ -23,7 +23,7 @@ func newFakeClock() *fakeClock {
 func openTest(t testing.TB, opts ...Option) (*Store, *fakeClock) {
 	t.Helper()
 	clock := newFakeClock()
-	opts = append([]Option{WithClock(clock.Now), WithSweepInterval(20 * time.Millisecond), WithoutSync()}, opts...)
+	opts = append([]Option{WithClock(clock), WithSweepInterval(20 * time.Millisecond), WithoutSync()}, opts...)
 	s, err := Open(filepath.Join(t.TempDir(), "store.db"), opts...)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
@@ -39,7 +39,7 @@ func openTest(t testing.TB, opts ...Option) (*Store, *fakeClock) {
 func TestContract(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) storetest.Harness {
 		s, clock := openTest(t)
-		return storetest.Harness{Store: s, Advance: clock.Advance, Now: clock.Now, Foreign: foreignStore}
+		return storetest.Harness{Store: s, Advance: clock.Advance, Clock: clock, Foreign: foreignStore}
 	})
 }
 

@@ -27,7 +27,7 @@ func BenchmarkOpenVerify(b *testing.B) {
 		mb = n
 	}
 	path := filepath.Join(b.TempDir(), "store.db")
-	s, err := Open(path, WithClock(newFakeClock().Now), WithoutSync())
+	s, err := Open(path, WithClock(newFakeClock()), WithoutSync())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func BenchmarkOpenVerify(b *testing.B) {
 	b.SetBytes(fi.Size())
 	b.ResetTimer()
 	for range b.N {
-		s, err := Open(path, WithClock(newFakeClock().Now))
+		s, err := Open(path, WithClock(newFakeClock()))
 		if err != nil {
 			b.Fatal(err)
 		}

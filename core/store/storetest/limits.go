@@ -22,7 +22,7 @@ func testLimits(t *testing.T, h Harness) {
 	}
 	under := padded("under", store.MaxDocumentBytes-64<<10)
 	item := mustCreate(t, s, sub, under)
-	huge := padded("huge", 22<<20)                 // the document
+	huge := padded("huge", 22<<20)                 // a 22 MB document, as a runaway writer made
 	over := padded("over", store.MaxDocumentBytes) // just over once its other fields count
 	longPK := strings.Repeat("a", 70<<10)
 	atPK := strings.Repeat("b", store.MaxPartitionKeyBytes)

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hcpops/hcpops/core/clock"
 	"github.com/hcpops/hcpops/core/store"
 )
 
@@ -34,15 +35,12 @@ type Harness struct {
 	// (another file, another database); the feed tests hand its positions
 	// to Store, which must refuse them.
 	Foreign func(t *testing.T) store.Store
-	// Now is the store's clock; nil means the wall clock.
-	Now func() time.Time
+	// Clock is the store's clock; nil means the wall clock.
+	Clock clock.Clock
 }
 
 func (h Harness) now() time.Time {
-	if h.Now != nil {
-		return h.Now()
-	}
-	return time.Now()
+	return clock.OrReal(h.Clock).Now()
 }
 
 // Run runs the whole contract suite, one subtest per behaviour, each with a

@@ -1,0 +1,100 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/hcpops/hcpops/core/store/embedded"
+	"github.com/hcpops/hcpops/handlers"
+	"github.com/hcpops/hcpops/internal/cli"
+	"github.com/hcpops/hcpops/logging"
+	"github.com/hcpops/hcpops/storeapi"
+)
+
+// MsgHandlerStarted names the record serve writes as it starts: the
+// Functions host starts the handler once per instance, so more starts than
+// that mean it keeps restarting it (the restart alert counts them).
+// Documented in docs/functions.md.
+const MsgHandlerStarted = "handler.started"
+
+// Serve is `hcpops serve`, what the Functions host starts (host.json
+// arguments ["serve"]): it assembles the app from getenv and serves the
+// custom handler until ctx ends. Both binaries run it.
+func Serve(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	fs := cli.Command("serve", "[flags]", "The Azure Functions custom handler. The Functions host starts it and sets\n"+
+		handlers.EnvCustomHandlerPort+"; run by hand, it needs -port.")
+	port := fs.Int("port", 0, "port to listen on when "+handlers.EnvCustomHandlerPort+" is not set")
+	format := fs.String("log-format", "json", "log format: json or text")
+	pos, err := cli.Parse(fs, args, stdout)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return fmt.Errorf("serve: unexpected arguments %q", pos)
+	}
+	p, err := servePort(getenv, *port)
+	if err != nil {
+		return err
+	}
+	level, err := logging.ParseLevel(getenv(logging.EnvLevel))
+	if err != nil {
+		return err
+	}
+	logger := logging.New(*format, level)
+	// Before the assembly, so that a handler the host keeps restarting
+	// because its settings are wrong is counted too.
+	logger.Info(MsgHandlerStarted, "port", p, "pid", os.Getpid())
+	a, err := New(ctx, getenv, logger, Parts{})
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	srv, err := a.Handler(getenv, handlers.Config{Port: p})
+	if err != nil {
+		return err
+	}
+	if st, ok := a.Store.(*embedded.Store); ok {
+		sh, err := storeapi.Share(st, DataDir(getenv), storeapi.Advert{Command: "hcpops serve", Store: EmbeddedStoreName(DataDir(getenv))}, logger)
+		if err != nil {
+			return err
+		}
+		defer sh.Close()
+	}
+	logger.Info("serving custom handler", "port", p, "store", a.StoreName)
+	// A store that finds its file damaged fails every call from then on:
+	// stop with its message (exit 1) rather than serve errors.
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go func() {
+		select {
+		case <-a.StoreDamaged():
+			cancel(a.StoreErr())
+		case <-ctx.Done():
+		}
+	}()
+	err = srv.Run(ctx)
+	if cause := context.Cause(ctx); cause != nil && a.StoreErr() != nil {
+		return fmt.Errorf("stopped serving: %w", cause)
+	}
+	if err != nil {
+		return fmt.Errorf("serving: %w", err)
+	}
+	return nil
+}
+
+// servePort refuses to guess: without the host's port setting a port must
+// be asked for, or a hand-started serve would quietly take one nobody calls.
+func servePort(getenv func(string) string, flagPort int) (int, error) {
+	p, err := handlers.PortFromEnv(getenv, flagPort)
+	if err != nil {
+		return 0, err
+	}
+	if p == 0 {
+		return 0, fmt.Errorf("serve: %s is not set: hcpops serve is normally started by the Azure Functions host "+
+			"(func start, or the Function App), which sets it; to run it by hand pass -port PORT (or use 'hcpops dev' for a local run)",
+			handlers.EnvCustomHandlerPort)
+	}
+	return p, nil
+}

@@ -1,0 +1,107 @@
+// Package cli is how hcpops's commands read their flags and report their
+// errors, shared by the Function App's binary (cmd/hcpops: serve) and the
+// developer binary (the root package: serve, dev, submit, status, ...) so
+// both answer -h and a bad flag alike.
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+)
+
+// Main runs a command on the process's arguments until SIGINT or SIGTERM
+// cancels its context, and exits 1 with its error printed when it fails
+// (0 when it only printed help): what every hcpops binary's main does.
+func Main(run func(ctx context.Context, args []string) error) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:])
+	stop()
+	if err != nil && !errors.Is(err, ErrHelp) {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+// ErrHelp: usage was printed because it was asked for; the command exits 0.
+var ErrHelp = errors.New("help requested")
+
+// Command is one subcommand's flag set with its synopsis.
+func Command(name, synopsis, about string) *flag.FlagSet {
+	fs := flag.NewFlagSet("hcpops "+name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // errors are returned once, not printed here too
+	fs.Usage = func() {
+		w := fs.Output()
+		fmt.Fprintf(w, "usage: hcpops %s %s\n\n%s\n", name, synopsis, about)
+		hasFlags := false
+		fs.VisitAll(func(*flag.Flag) { hasFlags = true })
+		if hasFlags {
+			fmt.Fprintln(w, "\nflags (before or after the arguments):")
+			fs.PrintDefaults()
+		}
+	}
+	return fs
+}
+
+// Parse reads flags wherever they stand among args (Go's flag package
+// stops at the first argument) and returns the arguments. -h prints the
+// usage to stdout and returns ErrHelp.
+func Parse(fs *flag.FlagSet, args []string, stdout io.Writer) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				fs.SetOutput(stdout)
+				fs.Usage()
+				return nil, ErrHelp
+			}
+			return nil, fmt.Errorf("%s: %w ('%s -h' lists flags)", fs.Name(), err, fs.Name())
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return positional, nil
+		}
+		positional = append(positional, args[0])
+		args = args[1:]
+	}
+}
+
+// UsageError is a wrong number of arguments, with the synopsis.
+func UsageError(fs *flag.FlagSet, synopsis string) error {
+	return fmt.Errorf("usage: %s %s ('%s -h' for more)", fs.Name(), synopsis, fs.Name())
+}
+
+// Error names the command an error came from, once: errors that already
+// start with "hcpops <command>" (flag errors) or "usage: " keep their own.
+type Error struct {
+	Cmd string
+	Err error
+}
+
+func (e *Error) Error() string {
+	msg := e.Err.Error()
+	if strings.HasPrefix(msg, "hcpops ") || strings.HasPrefix(msg, "usage: ") {
+		return msg
+	}
+	if e.Cmd == "" {
+		return "hcpops: " + msg
+	}
+	return "hcpops " + e.Cmd + ": " + msg
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Named is err named for cmd, unless it is nil, help, or named already.
+func Named(cmd string, err error) error {
+	var named *Error
+	if err == nil || errors.Is(err, ErrHelp) || errors.As(err, &named) {
+		return err
+	}
+	return &Error{Cmd: cmd, Err: err}
+}
