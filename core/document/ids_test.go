@@ -5,7 +5,8 @@ import (
 	"testing"
 )
 
-// The reference's example documents (aro-hcp-data-model.md §2.6, §2.7).
+// The ids of ARO-HCP's example documents (testdata/cluster.json and
+// operation.json).
 const (
 	refSub       = "1d3378d3-5a3f-4712-85a1-2485495dfc4b"
 	refOpName    = "e2f8f733-dd90-49b0-8b2b-f390b42aa339"

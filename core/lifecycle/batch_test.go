@@ -108,7 +108,7 @@ func TestBatchedTickMatchesPerObject(t *testing.T) {
 	t.Logf("CS requests: per object %d, batched %d", perObjectCalls, batchedCalls)
 }
 
-// TestSickObjectsInABatch is issue 10's run with batching on: the list
+// TestSickObjectsInABatch is the hang's run with batching on: the list
 // naming the two hung clusters times out, the four healthy ones are then
 // read one by one and finish in the same tick, the sick ones are backed
 // off alone and stay out of later lists.

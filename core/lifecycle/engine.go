@@ -1,7 +1,10 @@
 // Package lifecycle moves ARO-HCP operations from Accepted to a terminal
 // state: dispatch to Clusters Service, poll, atomic status writes, delete
-// completion and ARM notification. It knows nothing of Azure Functions; the
-// functions/ adapters call the entry points in this file.
+// completion and ARM notification. Two types serve it: Engine, the
+// asynchronous work (a change-feed batch's dispatch, a timer's tick), and
+// ReadService, ARM's side (status, result and the gates in front of them),
+// each with its own configuration. It knows nothing of Azure Functions; the
+// functions/ adapters call their entry points.
 //
 // Where things live: handler.go is the one table of (request, kind)
 // pairs, each a named type in a file of its own as upstream's operation

@@ -12,7 +12,8 @@ import (
 	"github.com/hcpops/hcpops/core/document"
 )
 
-// TestHungClustersServiceIssueRun is issue 10's run: poll concurrency 2,
+// TestHungClustersServiceIssueRun is the outside run that found the hang:
+// poll concurrency 2,
 // six dispatched cluster creates, the GETs of the first two polled hang.
 // Before the fix every tick ended at its budget with all six Accepted.
 // Now the hung calls end at the CS timeout, the four healthy operations
@@ -78,7 +79,7 @@ func TestHungClustersServiceIssueRun(t *testing.T) {
 	}
 }
 
-// TestHealthyNeverWaitBehindSick is issue 10's acceptance: with sick (hung)
+// TestHealthyNeverWaitBehindSick: with sick (hung)
 // CS objects at the head of the stream, C and 2C of them for C workers,
 // every healthy operation advances on the very next tick, and sick ones
 // whose backoff ran out are retried only after the healthy ones.
@@ -100,8 +101,8 @@ func TestHealthyNeverWaitBehindSick(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(fmt.Sprintf("%d sick", tc.sick), func(t *testing.T) {
-			// One GET per object (CSBatchSize 1), as issue 10 counted the
-			// calls; TestSickObjectsInABatch is the batched case.
+			// One GET per object (CSBatchSize 1), as the outside run counted
+			// the calls; TestSickObjectsInABatch is the batched case.
 			e := newEnv(t, func(cfg *Config) {
 				cfg.PollConcurrency = c
 				cfg.PollBackoffBase = 10 * time.Minute

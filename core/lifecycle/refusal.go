@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/hcpops/hcpops/core/arm"
@@ -70,13 +69,10 @@ func (e *Engine) failRefused(ctx context.Context, j *job, r *refusal, t *tally) 
 	return err
 }
 
-// childNameRE is what Clusters Service accepts as a node pool or external
-// auth ID: the lower-cased ARM name.
-var childNameRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
-
-// checkChildName refuses an ARM name CS cannot take as the child's ID.
+// checkChildName refuses an ARM name CS cannot take as the child's ID
+// (the lower-cased name).
 func checkChildName(noun string, res *document.Resource) error {
-	if id := strings.ToLower(res.Name()); !childNameRE.MatchString(id) {
+	if id := strings.ToLower(res.Name()); !cs.ValidChildID(id) {
 		return invalid(noun, "name", fmt.Sprintf("%q", res.Name()),
 			"it must be 1 to 63 letters, digits or dashes, starting and ending with a letter or digit")
 	}

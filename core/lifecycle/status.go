@@ -9,7 +9,7 @@ import (
 )
 
 // Status reads the operation named in req and renders it for ARM,
-// applying ARO-HCP's visibility rules (data model §3.2). The location in
+// applying the visibility rules of ARO-HCP's frontend. The location in
 // the path is ignored, as ARO-HCP ignores it. A request that cannot name
 // an operation (bad subscription or UUID) is simply not found.
 func (r *ReadService) Status(ctx context.Context, req StatusRequest) (arm.OperationStatus, error) {

@@ -51,7 +51,7 @@ func (k StuckKey) String() string {
 
 // DefaultStuckAfter is ARO-HCP's stuck-operation alerting: each (kind,
 // request) is stuck past its end-to-end test timeout, and every operation
-// past an hour (backend-async-operations-prometheusRule.yaml).
+// past an hour (the Prometheus rules of ARO-HCP's backend).
 func DefaultStuckAfter() map[StuckKey]time.Duration {
 	c, np, ea := document.KindCluster, document.KindNodePool, document.KindExternalAuth
 	return map[StuckKey]time.Duration{

@@ -25,7 +25,7 @@ import (
 // never holds more than a few pages in memory besides the view.
 //
 // Operations whose CS calls keep failing must not hold the workers every
-// tick (issue 10): while backed off they get the checks that need no CS
+// tick: while backed off they get the checks that need no CS
 // (deadline, supersede) and nothing else; once due again they are only
 // noted during the stream and retried after it, most overdue first, so a
 // healthy operation never waits behind a sick one.

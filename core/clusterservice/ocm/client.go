@@ -1,7 +1,10 @@
 // Package ocm is the production clusterservice.Client, built on
 // ocm-sdk-go's aro_hcp/v1alpha1 API (and clusters_mgmt/v1 for break-glass
 // credentials). It maps SDK objects to and from the plain types of package
-// clusterservice, and every CS error to *clusterservice.Error.
+// clusterservice, every CS error to *clusterservice.Error, and every failed
+// call to a *clusterservice.CallError naming it. One observer in its
+// transport records each request in a clusterservice.Recorder (an
+// invocation's CS numbers, CS's health) and logs it at Debug.
 package ocm
 
 import (
