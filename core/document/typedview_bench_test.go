@@ -2,8 +2,8 @@ package document
 
 import (
 	"bytes"
-	jsonv2 "encoding/json/v2"
 	"encoding/json/jsontext"
+	jsonv2 "encoding/json/v2"
 	"testing"
 
 	"github.com/hcpops/hcpops/core/arm"
