@@ -159,3 +159,22 @@ func TestCanonicalUUID(t *testing.T) {
 		}
 	}
 }
+
+func TestSubscriptionOf(t *testing.T) {
+	for id, want := range map[string]string{
+		refCluster:                          refSub,
+		"/SUBSCRIPTIONS/abc/resourceGroups": "abc",
+		"/subscriptions/abc":                "abc",
+		"/subscriptions/":                   "",
+		"/subscriptions":                    "",
+		"/resourceGroups/rg":                "",
+		"":                                  "",
+	} {
+		if got := SubscriptionOf(id); got != want {
+			t.Errorf("SubscriptionOf(%q) = %q, want %q", id, got, want)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = SubscriptionOf(refCluster) }); n != 0 {
+		t.Errorf("SubscriptionOf allocates %v times, want 0", n)
+	}
+}

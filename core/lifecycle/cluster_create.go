@@ -155,7 +155,7 @@ func (h clusterCreate) adoptOrPost(ctx context.Context, j *job, pending string) 
 // tenantOf is the subscription's tenant, as ARO-HCP sends it to CS; the
 // operation's home tenant stands in when no subscription document says.
 func (h clusterCreate) tenantOf(ctx context.Context, j *job) (string, error) {
-	sub := subscriptionOf(j.res.ResourceID())
+	sub := document.SubscriptionOf(j.res.ResourceID())
 	item, err := h.e.store.Get(ctx, j.op.PartitionKey, document.CosmosID(document.SubscriptionResourceID(sub)))
 	if err == nil {
 		if t, err := document.SubscriptionTenantID(item.Body); err == nil && t != "" {

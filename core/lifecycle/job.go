@@ -64,7 +64,7 @@ func (e *Engine) newJob(ctx context.Context, op *document.OperationDocument, pag
 	if !ok {
 		return nil, fmt.Errorf("operation %s: %w: no handler for request %s on a %s", op.Name(), errMalformed, op.Properties.Request, kind)
 	}
-	if pk := document.PartitionKey(subscriptionOf(op.Properties.ExternalID)); pk != op.PartitionKey {
+	if pk := document.PartitionKey(document.SubscriptionOf(op.Properties.ExternalID)); pk != op.PartitionKey {
 		return nil, fmt.Errorf("operation %s: %w: externalId %q belongs in partition %s, not %s",
 			op.Name(), errMalformed, op.Properties.ExternalID, pk, op.PartitionKey)
 	}

@@ -34,7 +34,7 @@ func invisible(op *document.OperationDocument, req StatusRequest) string {
 	if p.ClientID != "" && !strings.EqualFold(p.ClientID, req.ClientObjectID) {
 		return "client object ID does not match"
 	}
-	if !strings.EqualFold(subscriptionOf(p.OperationID), req.SubscriptionID) {
+	if !strings.EqualFold(document.SubscriptionOf(p.OperationID), req.SubscriptionID) {
 		return "subscription does not match the operation's"
 	}
 	return ""

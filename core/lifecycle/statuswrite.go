@@ -142,7 +142,7 @@ func resourceStatusStep(op *document.OperationDocument, res *document.Resource, 
 	if _, err := op.TargetKind(); err != nil {
 		return nil, fmt.Errorf("operation %s: %w: %w", op.Name(), errMalformed, err)
 	}
-	if document.PartitionKey(subscriptionOf(ext)) != op.PartitionKey {
+	if document.PartitionKey(document.SubscriptionOf(ext)) != op.PartitionKey {
 		return nil, fmt.Errorf("operation %s: %w: externalId %q is outside partition %s", op.Name(), errMalformed, ext, op.PartitionKey)
 	}
 	if res == nil {
@@ -164,16 +164,4 @@ func resourceStatusStep(op *document.OperationDocument, res *document.Resource, 
 		return nil, fmt.Errorf("rendering resource %s: %w", ext, err)
 	}
 	return &store.BatchOp{Kind: store.OpReplace, ID: res.ID(), Body: body, IfMatch: res.ETag}, nil
-}
-
-// subscriptionOf returns the subscription segment of an ARM ID ("" when
-// there is none); the ID has been validated already.
-func subscriptionOf(resourceID string) string {
-	parts := strings.Split(resourceID, "/")
-	for i := 0; i+1 < len(parts); i++ {
-		if strings.EqualFold(parts[i], "subscriptions") {
-			return parts[i+1]
-		}
-	}
-	return ""
 }
