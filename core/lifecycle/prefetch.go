@@ -41,52 +41,41 @@ type csReads struct {
 	page *snapshot // nil: none
 }
 
-// fromPage returns the object at href the page listed, if it did.
-func fromPage[T any](s *snapshot, pick func(*snapshot) map[string]T, href string) (T, bool) {
-	if s == nil {
-		var zero T
-		return zero, false
+// fromPage answers a read of the object at href from the page's list of
+// its kind (pick), when that returned it, else with the object's GET.
+func fromPage[T, V any](ctx context.Context, s *snapshot, pick func(*snapshot) map[string]T, href string,
+	part func(T) V, get func(context.Context, string) (V, error)) (V, error) {
+	if s != nil {
+		if v, ok := pick(s)[href]; ok {
+			return part(v), nil
+		}
 	}
-	v, ok := pick(s)[href]
-	return v, ok
+	return get(ctx, href)
 }
 
 func (r csReads) cluster(ctx context.Context, href string) (cs.Cluster, error) {
-	if v, ok := fromPage(r.page, clustersOf, href); ok {
-		return v, nil
-	}
-	return r.cs.GetCluster(ctx, href)
+	return fromPage(ctx, r.page, clustersOf, href, whole[cs.Cluster], r.cs.GetCluster)
 }
 
 // clusterStatus answers from the status inline in a listed cluster: the
 // same fields /status carries (state, description, provision error).
 func (r csReads) clusterStatus(ctx context.Context, href string) (cs.ClusterStatus, error) {
-	if v, ok := fromPage(r.page, clustersOf, href); ok {
-		return v.Status, nil
-	}
-	return r.cs.GetClusterStatus(ctx, href)
+	return fromPage(ctx, r.page, clustersOf, href, func(c cs.Cluster) cs.ClusterStatus { return c.Status }, r.cs.GetClusterStatus)
 }
 
 func (r csReads) nodePool(ctx context.Context, href string) (cs.NodePool, error) {
-	if v, ok := fromPage(r.page, nodePoolsOf, href); ok {
-		return v, nil
-	}
-	return r.cs.GetNodePool(ctx, href)
+	return fromPage(ctx, r.page, nodePoolsOf, href, whole[cs.NodePool], r.cs.GetNodePool)
 }
 
 func (r csReads) nodePoolStatus(ctx context.Context, href string) (cs.NodePoolStatus, error) {
-	if v, ok := fromPage(r.page, nodePoolsOf, href); ok {
-		return v.Status, nil
-	}
-	return r.cs.GetNodePoolStatus(ctx, href)
+	return fromPage(ctx, r.page, nodePoolsOf, href, func(np cs.NodePool) cs.NodePoolStatus { return np.Status }, r.cs.GetNodePoolStatus)
 }
 
 func (r csReads) externalAuth(ctx context.Context, href string) (cs.ExternalAuth, error) {
-	if v, ok := fromPage(r.page, authsOf, href); ok {
-		return v, nil
-	}
-	return r.cs.GetExternalAuth(ctx, href)
+	return fromPage(ctx, r.page, authsOf, href, whole[cs.ExternalAuth], r.cs.GetExternalAuth)
 }
+
+func whole[T any](v T) T { return v }
 
 func clustersOf(s *snapshot) map[string]cs.Cluster   { return s.clusters }
 func nodePoolsOf(s *snapshot) map[string]cs.NodePool { return s.nodePools }

@@ -23,13 +23,9 @@ func (c *Client) PostNodePool(ctx context.Context, clusterHref string, spec cs.N
 		if err != nil {
 			return cs.NodePool{}, fmt.Errorf("posting node pool to %s: %w", clusterHref, err)
 		}
-		resp, err := cc.NodePools().Add().Body(body).SendContext(ctx)
-		if err := csError(err, resp.Status()); err != nil {
+		o, err := objectOf[*arohcp.NodePool](cc.NodePools().Add().Body(body).SendContext(ctx))
+		if err != nil {
 			return cs.NodePool{}, fmt.Errorf("posting node pool %s to %s: %w", spec.ID, clusterHref, err)
-		}
-		o, ok := resp.GetBody()
-		if !ok {
-			return cs.NodePool{}, fmt.Errorf("posting node pool %s to %s: %w", spec.ID, clusterHref, errNoBody)
 		}
 		return nodePoolFrom(o, ""), nil
 	})
@@ -50,13 +46,9 @@ func (c *Client) GetNodePool(ctx context.Context, href string) (cs.NodePool, err
 		if err != nil {
 			return cs.NodePool{}, fmt.Errorf("getting node pool: %w", err)
 		}
-		resp, err := nc.Get().SendContext(ctx)
-		if err := csError(err, resp.Status()); err != nil {
+		o, err := objectOf[*arohcp.NodePool](nc.Get().SendContext(ctx))
+		if err != nil {
 			return cs.NodePool{}, fmt.Errorf("getting node pool %s: %w", href, err)
-		}
-		o, ok := resp.GetBody()
-		if !ok {
-			return cs.NodePool{}, fmt.Errorf("getting node pool %s: %w", href, errNoBody)
 		}
 		return nodePoolFrom(o, path), nil
 	})
@@ -68,13 +60,9 @@ func (c *Client) GetNodePoolStatus(ctx context.Context, href string) (cs.NodePoo
 		if err != nil {
 			return cs.NodePoolStatus{}, fmt.Errorf("getting node pool status: %w", err)
 		}
-		resp, err := nc.Status().Get().SendContext(ctx)
-		if err := csError(err, resp.Status()); err != nil {
+		o, err := objectOf[*arohcp.NodePoolStatus](nc.Status().Get().SendContext(ctx))
+		if err != nil {
 			return cs.NodePoolStatus{}, fmt.Errorf("getting status of node pool %s: %w", href, err)
-		}
-		o, ok := resp.GetBody()
-		if !ok {
-			return cs.NodePoolStatus{}, fmt.Errorf("getting status of node pool %s: %w", href, errNoBody)
 		}
 		return nodePoolStatusFrom(o), nil
 	})
@@ -90,13 +78,9 @@ func (c *Client) PatchNodePool(ctx context.Context, href string, patch cs.NodePo
 		if err != nil {
 			return cs.NodePool{}, fmt.Errorf("patching node pool %s: %w", href, err)
 		}
-		resp, err := nc.Update().Body(body).SendContext(ctx)
-		if err := csError(err, resp.Status()); err != nil {
+		o, err := objectOf[*arohcp.NodePool](nc.Update().Body(body).SendContext(ctx))
+		if err != nil {
 			return cs.NodePool{}, fmt.Errorf("patching node pool %s: %w", href, err)
-		}
-		o, ok := resp.GetBody()
-		if !ok {
-			return cs.NodePool{}, fmt.Errorf("patching node pool %s: %w", href, errNoBody)
 		}
 		return nodePoolFrom(o, path), nil
 	})
@@ -126,13 +110,9 @@ func (c *Client) PostExternalAuth(ctx context.Context, clusterHref string, spec 
 		if err != nil {
 			return cs.ExternalAuth{}, fmt.Errorf("posting external auth to %s: %w", clusterHref, err)
 		}
-		resp, err := cc.ExternalAuthConfig().ExternalAuths().Add().Body(body).SendContext(ctx)
-		if err := csError(err, resp.Status()); err != nil {
+		o, err := objectOf[*arohcp.ExternalAuth](cc.ExternalAuthConfig().ExternalAuths().Add().Body(body).SendContext(ctx))
+		if err != nil {
 			return cs.ExternalAuth{}, fmt.Errorf("posting external auth %s to %s: %w", spec.ID, clusterHref, err)
-		}
-		o, ok := resp.GetBody()
-		if !ok {
-			return cs.ExternalAuth{}, fmt.Errorf("posting external auth %s to %s: %w", spec.ID, clusterHref, errNoBody)
 		}
 		return externalAuthFrom(o, ""), nil
 	})
@@ -155,13 +135,9 @@ func (c *Client) GetExternalAuth(ctx context.Context, href string) (cs.ExternalA
 		if err != nil {
 			return cs.ExternalAuth{}, fmt.Errorf("getting external auth: %w", err)
 		}
-		resp, err := ec.Get().SendContext(ctx)
-		if err := csError(err, resp.Status()); err != nil {
+		o, err := objectOf[*arohcp.ExternalAuth](ec.Get().SendContext(ctx))
+		if err != nil {
 			return cs.ExternalAuth{}, fmt.Errorf("getting external auth %s: %w", href, err)
-		}
-		o, ok := resp.GetBody()
-		if !ok {
-			return cs.ExternalAuth{}, fmt.Errorf("getting external auth %s: %w", href, errNoBody)
 		}
 		return externalAuthFrom(o, path), nil
 	})
@@ -182,13 +158,9 @@ func (c *Client) PatchExternalAuth(ctx context.Context, href string, patch cs.Ex
 		if err != nil {
 			return cs.ExternalAuth{}, fmt.Errorf("patching external auth %s: %w", href, err)
 		}
-		resp, err := ec.Update().Body(body).SendContext(ctx)
-		if err := csError(err, resp.Status()); err != nil {
+		o, err := objectOf[*arohcp.ExternalAuth](ec.Update().Body(body).SendContext(ctx))
+		if err != nil {
 			return cs.ExternalAuth{}, fmt.Errorf("patching external auth %s: %w", href, err)
-		}
-		o, ok := resp.GetBody()
-		if !ok {
-			return cs.ExternalAuth{}, fmt.Errorf("patching external auth %s: %w", href, errNoBody)
 		}
 		return externalAuthFrom(o, path), nil
 	})

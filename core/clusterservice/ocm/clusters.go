@@ -83,13 +83,9 @@ func (c *Client) PostCluster(ctx context.Context, spec cs.ClusterSpec) (cs.Clust
 		if err != nil {
 			return cs.Cluster{}, fmt.Errorf("posting cluster: %w", err)
 		}
-		resp, err := arohcp.NewClustersClient(c.conn, cs.ClustersPath).Add().Body(body).SendContext(ctx)
-		if err := csError(err, resp.Status()); err != nil {
+		o, err := objectOf[*arohcp.Cluster](arohcp.NewClustersClient(c.conn, cs.ClustersPath).Add().Body(body).SendContext(ctx))
+		if err != nil {
 			return cs.Cluster{}, fmt.Errorf("posting cluster %s: %w", spec.ID, err)
-		}
-		o, ok := resp.GetBody()
-		if !ok {
-			return cs.Cluster{}, fmt.Errorf("posting cluster %s: %w", spec.ID, errNoBody)
 		}
 		if o.ID() != spec.ID {
 			return cs.Cluster{}, fmt.Errorf("posting cluster %s: clusters service created ID %q instead", spec.ID, o.ID())
@@ -112,13 +108,9 @@ func (c *Client) GetCluster(ctx context.Context, href string) (cs.Cluster, error
 		if err != nil {
 			return cs.Cluster{}, fmt.Errorf("getting cluster: %w", err)
 		}
-		resp, err := cc.Get().SendContext(ctx)
-		if err := csError(err, resp.Status()); err != nil {
+		o, err := objectOf[*arohcp.Cluster](cc.Get().SendContext(ctx))
+		if err != nil {
 			return cs.Cluster{}, fmt.Errorf("getting cluster %s: %w", href, err)
-		}
-		o, ok := resp.GetBody()
-		if !ok {
-			return cs.Cluster{}, fmt.Errorf("getting cluster %s: %w", href, errNoBody)
 		}
 		return clusterFrom(o), nil
 	})
@@ -130,13 +122,9 @@ func (c *Client) GetClusterStatus(ctx context.Context, href string) (cs.ClusterS
 		if err != nil {
 			return cs.ClusterStatus{}, fmt.Errorf("getting cluster status: %w", err)
 		}
-		resp, err := cc.Status().Get().SendContext(ctx)
-		if err := csError(err, resp.Status()); err != nil {
+		o, err := objectOf[*arohcp.ClusterStatus](cc.Status().Get().SendContext(ctx))
+		if err != nil {
 			return cs.ClusterStatus{}, fmt.Errorf("getting status of cluster %s: %w", href, err)
-		}
-		o, ok := resp.GetBody()
-		if !ok {
-			return cs.ClusterStatus{}, fmt.Errorf("getting status of cluster %s: %w", href, errNoBody)
 		}
 		return clusterStatusFrom(o), nil
 	})
@@ -153,13 +141,9 @@ func (c *Client) PatchCluster(ctx context.Context, href string, patch cs.Cluster
 		if err != nil {
 			return cs.Cluster{}, fmt.Errorf("patching cluster %s: %w", href, err)
 		}
-		resp, err := cc.Update().Body(body).SendContext(ctx)
-		if err := csError(err, resp.Status()); err != nil {
+		o, err := objectOf[*arohcp.Cluster](cc.Update().Body(body).SendContext(ctx))
+		if err != nil {
 			return cs.Cluster{}, fmt.Errorf("patching cluster %s: %w", href, err)
-		}
-		o, ok := resp.GetBody()
-		if !ok {
-			return cs.Cluster{}, fmt.Errorf("patching cluster %s: %w", href, errNoBody)
 		}
 		return clusterFrom(o), nil
 	})

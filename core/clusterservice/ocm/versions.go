@@ -47,13 +47,9 @@ func (c *Client) ListVersions(ctx context.Context, search string) ([]cs.Version,
 // GetVersion reads one version by its CS id (openshift-v4.21.20).
 func (c *Client) GetVersion(ctx context.Context, id string) (cs.Version, error) {
 	return call(ctx, c, "GetVersion", versionsPath+"/"+id, func(ctx context.Context) (cs.Version, error) {
-		resp, err := arohcp.NewVersionsClient(c.conn, versionsPath).Version(id).Get().SendContext(ctx)
-		if err := csError(err, resp.Status()); err != nil {
+		o, err := objectOf[*arohcp.Version](arohcp.NewVersionsClient(c.conn, versionsPath).Version(id).Get().SendContext(ctx))
+		if err != nil {
 			return cs.Version{}, fmt.Errorf("reading version %s: %w", id, err)
-		}
-		o, ok := resp.GetBody()
-		if !ok {
-			return cs.Version{}, fmt.Errorf("reading version %s: %w", id, errNoBody)
 		}
 		return versionFrom(o), nil
 	})
