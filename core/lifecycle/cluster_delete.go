@@ -13,19 +13,12 @@ import (
 // node pools and external auths with it; on the legacy path the delete
 // completes only once their documents are gone too, as ARO-HCP waits for
 // them.
-type clusterDelete struct {
-	deletion
-	cluster
-}
+type clusterDelete struct{ deletion }
 
 func (clusterDelete) work() string { return "cluster deletion" }
 
-func (h clusterDelete) dispatch(ctx context.Context, j *job, _ *tally) (outcome, error) {
-	return h.dispatchDelete(ctx, j, h.cluster)
-}
-
 func (h clusterDelete) poll(ctx context.Context, j *job) (pollResult, error) {
-	r, err := h.pollDelete(ctx, j, h.cluster)
+	r, err := h.deletion.poll(ctx, j)
 	if err != nil || !r.gone || !legacyDelete(j) {
 		return r, err
 	}

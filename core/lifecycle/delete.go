@@ -19,8 +19,12 @@ import (
 // resource carries clusterServiceDeletionTimestamp (ARO-HCP writes no
 // internalId on a delete), or at once on the legacy path; it must finish
 // by the resource's deleteOperationCompletionDeadline (the legacy path
-// has none); and it fails with the failing source's own message.
-type deletion struct{ e *Engine }
+// has none); and it fails with the failing source's own message. Its
+// dispatch and poll are the same for every kind but for k's calls.
+type deletion struct {
+	e *Engine
+	k kind
+}
 
 func (deletion) dispatched(j *job) bool {
 	if legacyDelete(j) {
@@ -90,9 +94,9 @@ func deleteTarget(j *job) string {
 // create may have reached CS unrecorded (it records after its POST), so
 // CS is asked rather than the object assumed absent. "" when the parent
 // cluster has no CS object either: then CS cannot have the child.
-func (d deletion) liveDeleteTarget(ctx context.Context, j *job, k kind) (string, error) {
+func (d deletion) liveDeleteTarget(ctx context.Context, j *job) (string, error) {
 	href := deleteTarget(j)
-	c, isChild := k.(child)
+	c, isChild := d.k.(child)
 	if href != "" || legacyDelete(j) || !isChild || j.res == nil {
 		return href, nil
 	}
@@ -107,12 +111,13 @@ func (d deletion) liveDeleteTarget(ctx context.Context, j *job, k kind) (string,
 	return c.href(parent.ClusterServiceID(), strings.ToLower(j.res.Name())), nil
 }
 
-// dispatchDelete asks CS to delete the object, then stamps the resource's
+// dispatch asks CS to delete the object, then stamps the resource's
 // clusterServiceDeletionTimestamp, the marker. CS answering 404, or
 // refusing a child because its cluster is already uninstalling, both mean
 // the deletion is under way.
-func (d deletion) dispatchDelete(ctx context.Context, j *job, k kind) (outcome, error) {
-	href, err := d.liveDeleteTarget(ctx, j, k)
+func (d deletion) dispatch(ctx context.Context, j *job, _ *tally) (outcome, error) {
+	k := d.k
+	href, err := d.liveDeleteTarget(ctx, j)
 	if err != nil {
 		return outcomeSkipped, err
 	}
@@ -141,18 +146,18 @@ func (d deletion) dispatchDelete(ctx context.Context, j *job, k kind) (outcome, 
 	return outcomeDispatched, nil
 }
 
-// pollDelete reads the object being deleted; CS answering 404 is the
+// poll reads the object being deleted; CS answering 404 is the
 // evidence that completes the delete. A new-approach delete CS never had
 // (no href) completes at once: nothing in CS can outlive it.
-func (d deletion) pollDelete(ctx context.Context, j *job, k kind) (pollResult, error) {
-	href, err := d.liveDeleteTarget(ctx, j, k)
+func (d deletion) poll(ctx context.Context, j *job) (pollResult, error) {
+	href, err := d.liveDeleteTarget(ctx, j)
 	if err != nil {
 		return pollResult{}, err
 	}
 	if href == "" && !legacyDelete(j) {
 		return pollResult{gone: true}, nil
 	}
-	s, err := k.status(ctx, j, href)
+	s, err := d.k.status(ctx, j, href)
 	if cs.Classify(err) == cs.Absent {
 		return pollResult{gone: true}, nil
 	}

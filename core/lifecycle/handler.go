@@ -49,17 +49,17 @@ type handlerKey struct {
 // requests on a cluster.
 func (e *Engine) registry() map[handlerKey]handler {
 	c, np, ea := cluster{e.cs}, nodePool{e.cs}, externalAuth{e.cs}
-	cr, up, de := creation{e}, updating{e}, deletion{e}
+	cr := creation{e}
 	return map[handlerKey]handler{
 		{document.RequestCreate, document.KindCluster}:            clusterCreate{cr, c},
-		{document.RequestUpdate, document.KindCluster}:            clusterUpdate{up, c},
-		{document.RequestDelete, document.KindCluster}:            clusterDelete{de, c},
+		{document.RequestUpdate, document.KindCluster}:            clusterUpdate{updating{e, c}},
+		{document.RequestDelete, document.KindCluster}:            clusterDelete{deletion{e, c}},
 		{document.RequestCreate, document.KindNodePool}:           nodePoolCreate{cr, np},
-		{document.RequestUpdate, document.KindNodePool}:           nodePoolUpdate{up, np},
-		{document.RequestDelete, document.KindNodePool}:           nodePoolDelete{de, np},
+		{document.RequestUpdate, document.KindNodePool}:           nodePoolUpdate{updating{e, np}},
+		{document.RequestDelete, document.KindNodePool}:           nodePoolDelete{deletion{e, np}},
 		{document.RequestCreate, document.KindExternalAuth}:       externalAuthCreate{cr, ea},
-		{document.RequestUpdate, document.KindExternalAuth}:       externalAuthUpdate{up, ea},
-		{document.RequestDelete, document.KindExternalAuth}:       externalAuthDelete{de, ea},
+		{document.RequestUpdate, document.KindExternalAuth}:       externalAuthUpdate{updating{e, ea}},
+		{document.RequestDelete, document.KindExternalAuth}:       externalAuthDelete{deletion{e, ea}},
 		{document.RequestRequestCredential, document.KindCluster}: credentialRequest{e},
 		{document.RequestRevokeCredentials, document.KindCluster}: credentialRevoke{e},
 	}

@@ -14,8 +14,12 @@ import (
 // an update, so its PATCH moving the operation out of Accepted is the
 // marker that it was sent (an internalId is what hcpops wrote before it
 // stopped writing one there); it has no deadline, and fails with the
-// merged message under InvalidRequestContent.
-type updating struct{ e *Engine }
+// merged message under InvalidRequestContent. Its dispatch and poll are
+// the same for every kind but for k's calls.
+type updating struct {
+	e *Engine
+	k kind
+}
 
 func (updating) dispatched(j *job) bool {
 	return j.op.Properties.Status != arm.ProvisioningStateAccepted || j.op.Properties.InternalID != ""
@@ -27,12 +31,13 @@ func (updating) failure() (string, state.FailureMessage) {
 	return arm.CodeInvalidRequestContent, state.Merged
 }
 
-// dispatchUpdate PATCHes what an update may change and moves the
+// dispatch PATCHes what an update may change and moves the
 // operation (and its resource) to Updating, the marker that the PATCH was
 // sent. CS refusing while the object or its cluster is busy is retried
 // later, as ARO-HCP does. A crash before the marker repeats the PATCH,
 // which sends the same values.
-func (u updating) dispatchUpdate(ctx context.Context, j *job, t *tally, k kind) (outcome, error) {
+func (u updating) dispatch(ctx context.Context, j *job, t *tally) (outcome, error) {
+	k := u.k
 	href := j.res.ClusterServiceID()
 	if href == "" {
 		return outcomeSkipped, u.failNeverCreated(ctx, j, t)
@@ -53,15 +58,15 @@ func (u updating) dispatchUpdate(ctx context.Context, j *job, t *tally, k kind) 
 	return outcomeDispatched, nil
 }
 
-// pollUpdate reads the object once: its state, and whether CS already
-// carries what the update asked for (the spec source is Updating until it
-// does, so the worst of the two is).
-func pollUpdate(ctx context.Context, j *job, k kind) (pollResult, error) {
+// poll reads the object once: its state, and whether CS already carries
+// what the update asked for (the spec source is Updating until it does,
+// so the worst of the two is).
+func (u updating) poll(ctx context.Context, j *job) (pollResult, error) {
 	href := j.res.ClusterServiceID()
 	if href == "" {
 		href = j.op.Properties.InternalID // written by an earlier hcpops
 	}
-	states, err := k.spec(ctx, j, href)
+	states, err := u.k.spec(ctx, j, href)
 	if err != nil {
 		return pollResult{}, err
 	}
