@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"context"
 	"log/slog"
+	"maps"
 	"sync"
 
 	cs "github.com/hcpops/hcpops/core/clusterservice"
@@ -154,35 +155,25 @@ func prefetch(ctx context.Context, client cs.Client, log *slog.Logger, hrefs []s
 func listOne(ctx context.Context, client cs.Client, call listCall, s *snapshot, mu *sync.Mutex) error {
 	switch call.kind {
 	case cs.HrefCluster:
-		got, err := client.ListClustersByHref(ctx, call.hrefs)
-		if err != nil {
-			return err
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		for h, v := range got {
-			s.clusters[h] = v
-		}
+		return record(mu, s.clusters)(client.ListClustersByHref(ctx, call.hrefs))
 	case cs.HrefNodePool:
-		got, err := client.ListNodePoolsByHref(ctx, call.cluster, call.hrefs)
-		if err != nil {
-			return err
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		for h, v := range got {
-			s.nodePools[h] = v
-		}
+		return record(mu, s.nodePools)(client.ListNodePoolsByHref(ctx, call.cluster, call.hrefs))
 	case cs.HrefExternalAuth:
-		got, err := client.ListExternalAuthsByHref(ctx, call.cluster, call.hrefs)
-		if err != nil {
-			return err
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		for h, v := range got {
-			s.auths[h] = v
-		}
+		return record(mu, s.auths)(client.ListExternalAuthsByHref(ctx, call.cluster, call.hrefs))
 	}
 	return nil
+}
+
+// record copies what a list call answered into the snapshot's map of its
+// kind, under mu; a failed call records nothing.
+func record[T any](mu *sync.Mutex, into map[string]T) func(map[string]T, error) error {
+	return func(got map[string]T, err error) error {
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		maps.Copy(into, got)
+		return nil
+	}
 }
