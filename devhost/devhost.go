@@ -155,7 +155,9 @@ func run(ctx context.Context, o options, stdout, logw io.Writer, env map[string]
 	if err != nil {
 		return fmt.Errorf("starting the Clusters Service simulator: %w", err)
 	}
-	cs, err := ocm.New(ctx, ocm.Config{URL: simURL, RetryLimit: 2, RetryInterval: 100 * time.Millisecond, Timeout: 10 * time.Second}, logger)
+	calls := app.NewRecorder(clock.Real{})
+	cs, err := ocm.New(ctx, ocm.Config{URL: simURL, RetryLimit: 2, RetryInterval: 100 * time.Millisecond, Timeout: 10 * time.Second,
+		Recorder: calls}, logger)
 	if err != nil {
 		return fmt.Errorf("connecting to the simulator: %w", err)
 	}
@@ -167,7 +169,7 @@ func run(ctx context.Context, o options, stdout, logw io.Writer, env map[string]
 	ncfg.AllowLoopback = true // the sink is on 127.0.0.1
 	// The same assembly as serve: app builds the engine, functions.Register
 	// the handler.
-	a, err := app.New(ctx, getenv, logger, app.Parts{Store: st, ClusterService: cs, Notifier: notification.New(ncfg, nil)})
+	a, err := app.New(ctx, getenv, logger, app.Parts{Store: st, ClusterService: cs, Calls: calls, Notifier: notification.New(ncfg, nil)})
 	if err != nil {
 		return err
 	}
@@ -300,6 +302,9 @@ func checkSettings(getenv func(string) string) (notification.Config, error) {
 		return notification.Config{}, err
 	}
 	if _, err := lifecycle.ConfigFromEnv(getenv); err != nil {
+		return notification.Config{}, err
+	}
+	if _, err := lifecycle.ReadConfigFromEnv(getenv); err != nil {
 		return notification.Config{}, err
 	}
 	return notification.ConfigFromEnv(getenv)
