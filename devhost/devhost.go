@@ -141,7 +141,16 @@ func run(ctx context.Context, o options, stdout, logw io.Writer, env map[string]
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	// The store closes last, after the host has stopped, and the advert
+	// goes only after it: no advert means the CLI may open the file.
+	var shared *storeapi.Shared
+	defer func() {
+		if shared != nil {
+			_ = shared.CloseAfter(st.Close)
+			return
+		}
+		_ = st.Close()
+	}()
 
 	durations, _ := o.durations()
 	sim := simulator.New(simulator.WithDurations(durations), simulator.WithLogger(logger))
@@ -224,12 +233,11 @@ func run(ctx context.Context, o options, stdout, logw io.Writer, env map[string]
 		return err
 	}
 	ev.attach(tr.onEvent)
-	sh, err := storeapi.Share(st, o.dataDir, storeapi.Advert{Command: "hcpops dev", FunctionsURL: host.FrontURL(), Store: st.name}, logger)
+	shared, err = storeapi.Share(st, o.dataDir, storeapi.Advert{Command: "hcpops dev", FunctionsURL: host.FrontURL(), Store: st.name}, logger)
 	if err != nil {
 		return err
 	}
-	defer sh.Close()
-	banner(stdout, o, fa, st, sh.Advert(), simURL, sk.URL(), host)
+	banner(stdout, o, fa, st, shared.Advert(), simURL, sk.URL(), host)
 	tr.showEarlier()
 	if o.hooks.simulator != nil {
 		o.hooks.simulator(sim)
