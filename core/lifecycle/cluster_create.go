@@ -63,7 +63,7 @@ func (h clusterCreate) dispatch(ctx context.Context, j *job, _ *tally) (outcome,
 			return outcomeSkipped, retryLater("another dispatcher chose the cluster ID first")
 		}
 		j.res, pending = res, href
-		j.log.Info("pending cluster ID persisted", "pending_cluster_service_id", href)
+		j.log.InfoContext(ctx, "pending cluster ID persisted", "pending_cluster_service_id", href)
 	} else if chosen := pendingChosenAt(j); e.clock().Sub(chosen) < e.cfg.PendingIDGrace {
 		return outcomeSkipped, retryLater("pending cluster ID %s was chosen at %s and may still be in flight",
 			pending, chosen.UTC().Format(time.RFC3339))
@@ -122,7 +122,7 @@ func (h clusterCreate) adoptOrPost(ctx context.Context, j *job, pending string) 
 	case 0:
 	case 1:
 		href := clusterHrefOf(matches[0])
-		j.log.Info("adopting existing cluster", "cluster_service_id", href)
+		j.log.InfoContext(ctx, "adopting existing cluster", "cluster_service_id", href)
 		return href, nil
 	default:
 		ids := make([]string, len(matches))
@@ -143,12 +143,12 @@ func (h clusterCreate) adoptOrPost(ctx context.Context, j *job, pending string) 
 	c, err := h.cs.PostCluster(ctx, spec)
 	switch {
 	case cs.Classify(err) == cs.Exists:
-		j.log.Info("cluster already exists in clusters service; adopting it", "cluster_service_id", pending)
+		j.log.InfoContext(ctx, "cluster already exists in clusters service; adopting it", "cluster_service_id", pending)
 		return pending, nil
 	case err != nil:
 		return "", fmt.Errorf("creating cluster %s: %w", pending, refusedBy(err, "cluster", "create"))
 	}
-	j.log.Info("cluster created in clusters service", "cluster_service_id", clusterHrefOf(c))
+	j.log.InfoContext(ctx, "cluster created in clusters service", "cluster_service_id", clusterHrefOf(c))
 	return clusterHrefOf(c), nil
 }
 

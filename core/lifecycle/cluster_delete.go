@@ -27,7 +27,7 @@ func (h clusterDelete) poll(ctx context.Context, j *job) (pollResult, error) {
 		return pollResult{}, err
 	}
 	if n > 0 {
-		j.log.Debug("legacy deletion approach: waiting for child resources", "count", n)
+		j.log.DebugContext(ctx, "legacy deletion approach: waiting for child resources", "count", n)
 		return polledStates(state.NewOperationState(arm.ProvisioningStateDeleting,
 			fmt.Sprintf("%d node pools and external auths remain", n)).WithSource("descendantResources")), nil
 	}

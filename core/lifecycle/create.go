@@ -68,7 +68,7 @@ func (c creation) createChild(ctx context.Context, j *job, k child) (outcome, er
 	if err := e.recordClusterServiceID(ctx, j, href); err != nil {
 		return outcomeSkipped, err
 	}
-	j.log.Info("created in clusters service", "cluster_service_id", href)
+	j.log.InfoContext(ctx, "created in clusters service", "cluster_service_id", href)
 	return outcomeDispatched, nil
 }
 

@@ -40,7 +40,7 @@ func (h credentialRequest) dispatch(ctx context.Context, j *job, t *tally) (outc
 		return outcomeSkipped, csrUnsupported()
 	}
 	if id := j.res.RevokeCredentialsOperationID(); id != "" {
-		j.log.Info("a credential revocation is running; canceling the request", "revoke_operation_id", id)
+		j.log.InfoContext(ctx, "a credential revocation is running; canceling the request", "revoke_operation_id", id)
 		changed, err := h.e.updateOperationStatus(ctx, j, arm.ProvisioningStateCanceled, supersededError(), t)
 		if changed {
 			t.changed.Add(1)

@@ -42,7 +42,7 @@ func revokeTarget(j *job) string {
 // operation from Accepted to Deleting, its dispatched marker.
 func (h credentialRevoke) dispatch(ctx context.Context, j *job, t *tally) (outcome, error) {
 	if id := j.res.RevokeCredentialsOperationID(); id != "" && !strings.EqualFold(id, j.op.Name()) {
-		j.log.Info("cluster names another revocation; not dispatching", "revoke_operation_id", id)
+		j.log.InfoContext(ctx, "cluster names another revocation; not dispatching", "revoke_operation_id", id)
 		return outcomeSkipped, nil
 	}
 	href := revokeTarget(j)
@@ -53,7 +53,7 @@ func (h credentialRevoke) dispatch(ctx context.Context, j *job, t *tally) (outco
 	switch {
 	case err == nil:
 	case cs.IsRevocationRequested(err):
-		j.log.Info("revocation already requested", "reason", err)
+		j.log.InfoContext(ctx, "revocation already requested", "reason", err)
 	default:
 		return outcomeSkipped, fmt.Errorf("revoking break-glass credentials of %s: %w", href,
 			refusedBy(err, "break-glass credentials", "revoke"))

@@ -126,7 +126,7 @@ func (d deletion) dispatch(ctx context.Context, j *job, _ *tally) (outcome, erro
 		switch {
 		case err == nil, cs.Classify(err) == cs.Absent:
 		case cs.IsAlreadyUninstalling(err):
-			j.log.Info("parent cluster is already uninstalling; treating the delete as dispatched", "reason", err)
+			j.log.InfoContext(ctx, "parent cluster is already uninstalling; treating the delete as dispatched", "reason", err)
 		default:
 			return outcomeSkipped, fmt.Errorf("deleting %s %s: %w", j.kind, href, refusedBy(err, k.noun(), "delete"))
 		}
@@ -179,14 +179,14 @@ func (e *Engine) completeDelete(ctx context.Context, j *job, t *tally) error {
 		if err := e.softDelete(ctx, pk, j.res.ID()); err != nil {
 			return fmt.Errorf("soft-deleting %s: %w", target, err)
 		}
-		j.log.Info("resource deleted")
+		j.log.InfoContext(ctx, "resource deleted")
 		j.res = nil
 	}
 	if err := e.deleteChildren(ctx, j, pk, target); err != nil {
 		return err
 	}
 	if legacyDelete(j) {
-		j.log.Info("delete completed by the legacy deletion approach (the frontend deleted it in clusters service)")
+		j.log.InfoContext(ctx, "delete completed by the legacy deletion approach (the frontend deleted it in clusters service)")
 	}
 	changed, err := e.updateOperationStatus(ctx, j, arm.ProvisioningStateSucceeded, nil, t)
 	if changed {
@@ -249,7 +249,7 @@ func (e *Engine) children(ctx context.Context, j *job, pk, target string) ([]chi
 		for _, it := range items {
 			var d childDoc
 			if err := json.Unmarshal(it.Body, &d); err != nil {
-				j.log.Warn("skipping an unreadable child document", "error", err)
+				j.log.WarnContext(ctx, "skipping an unreadable child document", "error", err)
 				continue
 			}
 			if d.directChild(target) {
@@ -283,7 +283,7 @@ func (e *Engine) deleteChildren(ctx context.Context, j *job, pk, target string) 
 		n++
 	}
 	if n > 0 {
-		j.log.Info("child documents deleted", "count", n)
+		j.log.InfoContext(ctx, "child documents deleted", "count", n)
 	}
 	return nil
 }

@@ -19,7 +19,7 @@ import (
 func (e *Engine) dispatchDocuments(ctx context.Context, docs []json.RawMessage) (DispatchResult, error) {
 	res := DispatchResult{Documents: len(docs)}
 	t := &tally{}
-	log := withInvocation(ctx, e.log)
+	log := e.log
 	type target struct {
 		store.DocRef
 		name string
@@ -30,7 +30,7 @@ func (e *Engine) dispatchDocuments(ctx context.Context, docs []json.RawMessage) 
 		kind, err := document.Sniff(raw)
 		if err != nil {
 			pk, id := addressOf(raw)
-			log.Warn("skipping an unreadable change-feed document", "index", i, "document_id", id, "partition_key", pk, "error", err)
+			log.WarnContext(ctx, "skipping an unreadable change-feed document", "index", i, "document_id", id, "partition_key", pk, "error", err)
 			continue
 		}
 		if kind != document.KindOperation {
@@ -40,14 +40,14 @@ func (e *Engine) dispatchDocuments(ctx context.Context, docs []json.RawMessage) 
 		op, err := document.ParseOperation(raw)
 		if err != nil {
 			pk, id := addressOf(raw)
-			log.Error("skipping a malformed operation document", "index", i, "document_id", id, "partition_key", pk, "error", err)
+			log.ErrorContext(ctx, "skipping a malformed operation document", "index", i, "document_id", id, "partition_key", pk, "error", err)
 			res.Skipped++
 			continue
 		}
 		// No store call can ever take this address: retrying the batch for
 		// it would only hold the lease partition until the host gives up.
 		if err := store.CheckAddress(op.PartitionKey, op.ID); err != nil {
-			log.Error("skipping an operation document that cannot be addressed", "index", i,
+			log.ErrorContext(ctx, "skipping an operation document that cannot be addressed", "index", i,
 				"document_id", op.ID, "partition_key", op.PartitionKey, "error", err)
 			res.Skipped++
 			continue
@@ -83,7 +83,7 @@ func (e *Engine) dispatchDocuments(ctx context.Context, docs []json.RawMessage) 
 			defer mu.Unlock()
 			switch {
 			case errors.Is(err, errMalformed), errors.Is(err, store.ErrInvalid):
-				log.Error("skipping an operation that cannot be dispatched", "document_id", tg.ID, "partition_key", tg.PartitionKey, "error", err)
+				log.ErrorContext(ctx, "skipping an operation that cannot be dispatched", "document_id", tg.ID, "partition_key", tg.PartitionKey, "error", err)
 				res.Skipped++
 			case err != nil:
 				fails = append(fails, dispatchFailure{tg.DocRef, tg.name, err})
@@ -137,7 +137,7 @@ func (e *Engine) settle(ctx context.Context, fails []dispatchFailure, begun time
 	if len(fails) == 0 {
 		return nil
 	}
-	log := withInvocation(ctx, e.log)
+	log := e.log
 	retry, why := ctx.Err() != nil, "the invocation ran out of time"
 	for _, f := range fails {
 		if !retry && !objectFault(f.err) {
@@ -159,11 +159,11 @@ func (e *Engine) settle(ctx context.Context, fails []dispatchFailure, begun time
 		}
 		attrs = append(attrs, "error", f.err)
 		if retry {
-			log.Warn("dispatch failed; the batch is retried", append(attrs, "reason", why)...)
+			log.WarnContext(ctx, "dispatch failed; the batch is retried", append(attrs, "reason", why)...)
 			ids, errs = append(ids, f.ID), append(errs, f.err)
 			continue
 		}
-		log.Warn("dispatch failed; the operation is left to the tick", attrs...)
+		log.WarnContext(ctx, "dispatch failed; the operation is left to the tick", attrs...)
 		res.HandedOff++
 	}
 	return dispatchError(ids, errs)
@@ -226,13 +226,13 @@ func (e *Engine) dispatchOne(ctx context.Context, ref store.DocRef, t *tally) (o
 	// only stands back.
 	switch g := ownership(j); {
 	case g.cancel:
-		j.log.Info("resource belongs to another operation; not dispatching", "active_operation_id", j.res.ActiveOperationID())
+		j.log.InfoContext(ctx, "resource belongs to another operation; not dispatching", "active_operation_id", j.res.ActiveOperationID())
 		return outcomeSkipped, nil
 	case g.skip != "":
-		j.log.Debug("not dispatching", "reason", g.skip)
+		j.log.DebugContext(ctx, "not dispatching", "reason", g.skip)
 		return outcomeSkipped, nil
 	case j.res == nil:
-		j.log.Debug("resource is gone; nothing to dispatch")
+		j.log.DebugContext(ctx, "resource is gone; nothing to dispatch")
 		return outcomeSkipped, nil
 	case j.h.dispatched(j):
 		return outcomeSkipped, nil
@@ -243,7 +243,7 @@ func (e *Engine) dispatchOne(ctx context.Context, ref store.DocRef, t *tally) (o
 	case errors.As(err, &refused):
 		return outcomeSkipped, e.failRefused(ctx, j, refused, t)
 	case errors.Is(err, errRetryLater):
-		j.log.Info("dispatch deferred", "reason", err)
+		j.log.InfoContext(ctx, "dispatch deferred", "reason", err)
 		return outcomeDeferred, nil
 	case err != nil:
 		// Logged once, by the caller: the batch or the tick.

@@ -33,7 +33,7 @@ func (e *Engine) dispatchChildren(ctx context.Context, parent *job, t *tally) {
 		return nil
 	})
 	if err != nil {
-		parent.log.Warn("listing children waiting for the cluster failed; the tick dispatches them", "error", err)
+		parent.log.WarnContext(ctx, "listing children waiting for the cluster failed; the tick dispatches them", "error", err)
 		return
 	}
 	sub := document.SubscriptionOf(parentID)
@@ -42,9 +42,9 @@ func (e *Engine) dispatchChildren(ctx context.Context, parent *job, t *tally) {
 		o, err := e.dispatchOne(ctx, store.DocRef{PartitionKey: pk, ID: id}, t)
 		switch {
 		case err != nil:
-			parent.log.Warn("dispatching a child after its cluster failed; the tick retries", "child_operation_id", name, "error", err)
+			parent.log.WarnContext(ctx, "dispatching a child after its cluster failed; the tick retries", "child_operation_id", name, "error", err)
 		case o == outcomeDispatched:
-			parent.log.Info("child dispatched after its cluster", "child_operation_id", name)
+			parent.log.InfoContext(ctx, "child dispatched after its cluster", "child_operation_id", name)
 		}
 	}
 }

@@ -29,7 +29,7 @@ func writeGuarded[D any](ctx context.Context, log *slog.Logger, cur D,
 		if attempt > 0 {
 			return zero, false, fmt.Errorf("%w after a re-read: %w", errRetryLater, err)
 		}
-		log.Debug("etag conflict; re-reading before one more attempt", "error", err)
+		log.DebugContext(ctx, "etag conflict; re-reading before one more attempt", "error", err)
 		fresh, ok, err := reread(ctx, cur)
 		if err != nil || !ok {
 			return zero, false, err

@@ -89,14 +89,14 @@ func polledStates(states ...*state.OperationState) pollResult { return pollResul
 
 // verdict decides the operation's state from its sources and the error
 // to write with it.
-func verdict(j *job, r pollResult) (arm.ProvisioningState, *arm.CloudErrorBody, error) {
+func verdict(ctx context.Context, j *job, r pollResult) (arm.ProvisioningState, *arm.CloudErrorBody, error) {
 	code, wording := j.h.failure()
 	d, err := state.Decide(code, wording, r.states...)
 	if err != nil {
 		return "", nil, fmt.Errorf("deciding the state of operation %s: %w", j.op.Name(), err)
 	}
-	if d.State != j.op.Properties.Status && j.log.Enabled(context.Background(), slog.LevelDebug) {
-		j.log.Debug("determined operation state", "state", d.State, "message", d.Message(), "sources", len(d.Sources))
+	if d.State != j.op.Properties.Status && j.log.Enabled(ctx, slog.LevelDebug) {
+		j.log.DebugContext(ctx, "determined operation state", "state", d.State, "message", d.Message(), "sources", len(d.Sources))
 	}
 	return d.State, d.Error, nil
 }

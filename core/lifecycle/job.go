@@ -79,7 +79,7 @@ func (e *Engine) newJob(ctx context.Context, op *document.OperationDocument, pag
 		return nil, fmt.Errorf("operation %s: %w", op.Name(), err)
 	}
 	return &job{op: op, kind: kind, res: res, h: h, reads: csReads{cs: e.cs, page: page.cs},
-		log: e.logFor(ctx, op)}, nil
+		log: e.logFor(op)}, nil
 }
 
 // readOperation reads an operation document; nil when it is gone.

@@ -39,10 +39,10 @@ func (e *Engine) notify(ctx context.Context, j *job, t *tally) {
 	cancel()
 	switch {
 	case errors.Is(err, notification.ErrInFlight):
-		j.log.Debug("notification is being posted by another tick of this process", "error", err)
+		j.log.DebugContext(ctx, "notification is being posted by another tick of this process", "error", err)
 		return
 	case errors.Is(err, notification.ErrDelivered):
-		j.log.Debug("notification was delivered before; clearing its URI again", "error", err)
+		j.log.DebugContext(ctx, "notification was delivered before; clearing its URI again", "error", err)
 	case errors.Is(err, notification.ErrNotAllowed):
 		// Retrying can never succeed: the URI is cleared below.
 		e.notification(ctx, j, uri, NotificationRefused, attempt, time.Time{}, err)
@@ -67,7 +67,7 @@ func (e *Engine) notify(ctx context.Context, j *job, t *tally) {
 	if err != nil {
 		// The next tick sees the URI and clears it; another process
 		// would notify again: at least once.
-		j.log.Warn("clearing the notification URI failed; the next tick clears it", "error", err)
+		j.log.WarnContext(ctx, "clearing the notification URI failed; the next tick clears it", "error", err)
 		return
 	}
 	if cleared != nil {
@@ -81,7 +81,7 @@ func (e *Engine) retryNotification(ctx context.Context, op *document.OperationDo
 	if !e.notifyAt.due(docRef(op), e.clock()) {
 		return
 	}
-	e.notify(ctx, &job{op: op, log: e.logFor(ctx, op)}, t)
+	e.notify(ctx, &job{op: op, log: e.logFor(op)}, t)
 }
 
 // docRef is the operation's document: the key of everything the engine

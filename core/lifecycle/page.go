@@ -74,7 +74,7 @@ func (e *Engine) preparePage(ctx context.Context, src *pollSource, items []store
 	}
 	got, unanswered, err := src.resources(ctx, refs)
 	if err != nil && ctx.Err() == nil {
-		withInvocation(ctx, e.log).Warn("batched resource read failed; the page's operations read one by one",
+		e.log.WarnContext(ctx, "batched resource read failed; the page's operations read one by one",
 			"documents", len(unanswered), "error", err)
 	}
 	var hrefs []string
@@ -94,7 +94,7 @@ func (e *Engine) preparePage(ctx context.Context, src *pollSource, items []store
 	if e.cfg.CSBatchSize <= 1 || len(hrefs) == 0 || ctx.Err() != nil {
 		return ps
 	}
-	snap := prefetch(ctx, e.cs, withInvocation(ctx, e.log), hrefs, e.cfg.CSBatchSize, e.listConcurrency())
+	snap := prefetch(ctx, e.cs, e.log, hrefs, e.cfg.CSBatchSize, e.listConcurrency())
 	for i := range ps {
 		ps[i].cs = snap
 	}
@@ -118,7 +118,7 @@ func (e *Engine) backOffCut(ctx context.Context, ps []polled) {
 		}
 	}
 	if n > 0 {
-		withInvocation(ctx, e.log).Warn("the tick's budget ran out during a batched clusters service read; its operations are backed off",
+		e.log.WarnContext(ctx, "the tick's budget ran out during a batched clusters service read; its operations are backed off",
 			"operations", n)
 	}
 }

@@ -61,7 +61,7 @@ func refusedBy(err error, noun, verb string) error {
 
 // failRefused WRITES Failed with the refusal's error, and logs why once.
 func (e *Engine) failRefused(ctx context.Context, j *job, r *refusal, t *tally) error {
-	j.log.Warn("dispatch refused; operation failed", append(cs.CallAttrs(r.cause), "reason", r.body.Message)...)
+	j.log.WarnContext(ctx, "dispatch refused; operation failed", append(cs.CallAttrs(r.cause), "reason", r.body.Message)...)
 	changed, err := e.updateOperationStatus(ctx, j, arm.ProvisioningStateFailed, &r.body, t)
 	if changed {
 		t.changed.Add(1)

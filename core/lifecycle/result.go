@@ -104,7 +104,7 @@ func (r *ReadService) visibleOperation(ctx context.Context, req StatusRequest) (
 		return nil, fmt.Errorf("%w: %s in subscription %s", ErrOperationNotFound, req.OperationName, req.SubscriptionID)
 	}
 	if why := invisible(op, req); why != "" {
-		withInvocation(ctx, r.log).Info("operation hidden from caller", "operation_id", req.OperationName, "reason", why)
+		r.log.InfoContext(ctx, "operation hidden from caller", "operation_id", req.OperationName, "reason", why)
 		return nil, fmt.Errorf("%w: %s", ErrOperationNotVisible, why)
 	}
 	return op, nil
@@ -151,7 +151,7 @@ func (r *ReadService) credentialResult(ctx context.Context, op *document.Operati
 	}
 	if cred.Kubeconfig == "" {
 		// ARO-HCP hands out what CS returns; say why it is empty.
-		withInvocation(ctx, r.log).Warn("credential result has no kubeconfig", "operation_id", op.Name(),
+		r.log.WarnContext(ctx, "credential result has no kubeconfig", "operation_id", op.Name(),
 			"credential_href", p.InternalID, "credential_status", cred.Status)
 	}
 	body, err := json.MarshalIndent(arm.AdminCredential{ExpirationTimestamp: cred.Expires.UTC(), Kubeconfig: cred.Kubeconfig}, "", "    ")

@@ -157,7 +157,7 @@ func (e *Engine) cancelSuperseded(ctx context.Context, j *job, t *tally) error {
 	if changed {
 		t.changed.Add(1)
 		t.canceled.Add(1)
-		j.log.Info("operation canceled: superseded by another", "active_operation_id", j.res.ActiveOperationID())
+		j.log.InfoContext(ctx, "operation canceled: superseded by another", "active_operation_id", j.res.ActiveOperationID())
 	}
 	return err
 }

@@ -48,11 +48,11 @@ const MsgViewRebuilt = "poll.view_rebuilt"
 func (e *Engine) pollSource(ctx context.Context) *pollSource {
 	src := &pollSource{e: e, began: e.clock()}
 	got, err := e.view.Refresh(ctx)
-	log := withInvocation(ctx, e.log)
+	log := e.log
 	switch {
 	case err == nil:
 		src.fromView = true
-		log.Debug("active-set view refreshed from the change feed", "changes", got.Changes, "loaded", got.Loaded)
+		log.DebugContext(ctx, "active-set view refreshed from the change feed", "changes", got.Changes, "loaded", got.Loaded)
 		return src
 	case errors.Is(err, activeset.ErrEmpty):
 		src.why = fullReadStart
@@ -64,11 +64,11 @@ func (e *Engine) pollSource(ctx context.Context) *pollSource {
 		if errors.Is(err, changefeed.ErrGap) {
 			attrs = append(attrs, "gap", true)
 		}
-		log.Warn("the active-set view lost its place in the change feed; this tick reads every active operation", attrs...)
+		log.WarnContext(ctx, "the active-set view lost its place in the change feed; this tick reads every active operation", attrs...)
 	}
 	rb, err := e.view.Begin(ctx)
 	if err != nil {
-		log.Warn("the active-set view could not start; this tick reads every active operation and the next tries again", "error", err)
+		log.WarnContext(ctx, "the active-set view could not start; this tick reads every active operation and the next tries again", "error", err)
 		return src
 	}
 	src.rb = rb
@@ -135,7 +135,7 @@ func (s *pollSource) finish(ctx context.Context, streamErr error) {
 	}
 	st := s.rb.Commit()
 	elapsed := s.e.clock().Sub(s.began)
-	withInvocation(ctx, s.e.log).Info(MsgViewRebuilt, "reason", s.why, "operations", st.Operations,
+	s.e.log.InfoContext(ctx, MsgViewRebuilt, "reason", s.why, "operations", st.Operations,
 		"resources", st.Resources, "view_bytes", st.Bytes, "elapsed_ms", float64(elapsed.Microseconds())/1000,
 		"next_relist", s.e.view.NextRelist().UTC().Format(time.RFC3339))
 }

@@ -273,7 +273,7 @@ func (a *activeTally) report(ctx context.Context, complete bool) {
 		})
 	}
 	a.e.stuck.sweep(a.now)
-	withInvocation(ctx, a.e.log).LogAttrs(ctx, slog.LevelInfo, MsgActive,
+	a.e.log.LogAttrs(ctx, slog.LevelInfo, MsgActive,
 		slog.Int("active", total),
 		slog.Bool("complete", complete),
 		slog.Any("groups", list))
@@ -296,7 +296,7 @@ func (e *Engine) logStuck(ctx context.Context, p *polled, kind document.Kind, ag
 			csID = res.ClusterServiceID()
 		}
 	}
-	e.logFor(ctx, p.op).LogAttrs(ctx, slog.LevelWarn, MsgStuck,
+	e.logFor(p.op).LogAttrs(ctx, slog.LevelWarn, MsgStuck,
 		slog.String("kind", kind.String()),
 		slog.String("status", string(p.op.Properties.Status)),
 		slog.Float64("seconds_since_start", age.Seconds()),

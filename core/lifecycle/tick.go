@@ -149,7 +149,7 @@ func (e *Engine) tickPolled(ctx context.Context, p polled, t *tally, due func(re
 	case p.parseErr != nil:
 		t.polled.Add(1)
 		t.errors.Add(1)
-		withInvocation(ctx, e.log).Error("skipping a malformed operation document", "error", p.parseErr)
+		e.log.ErrorContext(ctx, "skipping a malformed operation document", "error", p.parseErr)
 		return
 	case p.due != nil:
 		due(*p.due)
@@ -166,7 +166,7 @@ func (e *Engine) tickRetry(ctx context.Context, r retry, t *tally) {
 	case err != nil:
 		t.polled.Add(1)
 		t.errors.Add(1)
-		withInvocation(ctx, e.log).Warn("re-reading a backed-off operation failed; the next tick retries",
+		e.log.WarnContext(ctx, "re-reading a backed-off operation failed; the next tick retries",
 			"document_id", r.ref.ID, "error", err)
 	case op == nil:
 		e.pollAt.forget(r.ref)
@@ -202,20 +202,20 @@ func (e *Engine) tickOne(ctx context.Context, op *document.OperationDocument, st
 	case errors.As(err, &ce):
 		t.errors.Add(1)
 		next := e.pollAt.failed(key, e.clock())
-		e.logFor(ctx, op).Warn("clusters service call failed; operation backed off",
+		e.logFor(op).WarnContext(ctx, "clusters service call failed; operation backed off",
 			append(cs.CallAttrs(err), "next_attempt", next, "error", err)...)
 	case errors.Is(err, errStillDue):
 		// Keeps its schedule entry, so the next tick tries again, graceless.
 	case errors.Is(err, errRetryLater):
 		t.errors.Add(1)
-		e.logFor(ctx, op).Info("operation left for the next tick", "reason", err)
+		e.logFor(op).InfoContext(ctx, "operation left for the next tick", "reason", err)
 	case errors.Is(err, errResourceUnreadable):
-		e.skipped(e.logFor(ctx, op), op, SkipResourceUnreadable, t, err)
+		e.skipped(e.logFor(op), op, SkipResourceUnreadable, t, err)
 	case ctx.Err() != nil:
 		// The tick ran out of budget; the next one picks up from the store.
 	default:
 		t.errors.Add(1)
-		e.logFor(ctx, op).Warn("operation poll failed; the next tick retries", "error", err)
+		e.logFor(op).WarnContext(ctx, "operation poll failed; the next tick retries", "error", err)
 	}
 }
 
@@ -271,10 +271,10 @@ func (e *Engine) advance(ctx context.Context, j *job, st standing, t *tally) err
 		case o != outcomeDispatched:
 		case early:
 			t.dispatched.Add(1)
-			j.log.Info("dispatched a child whose cluster is now in clusters service")
+			j.log.InfoContext(ctx, "dispatched a child whose cluster is now in clusters service")
 		default:
 			t.dispatched.Add(1)
-			j.log.Info("dispatched an operation the change feed missed")
+			j.log.InfoContext(ctx, "dispatched an operation the change feed missed")
 		}
 		if err == nil && o == outcomeDeferred && st != healthy {
 			return errStillDue
@@ -295,7 +295,7 @@ func (e *Engine) advance(ctx context.Context, j *job, st standing, t *tally) err
 		cerr   *arm.CloudErrorBody
 	)
 	if pollErr == nil {
-		status, cerr, pollErr = verdict(j, r)
+		status, cerr, pollErr = verdict(ctx, j, r)
 	}
 	if pollErr != nil || !status.IsTerminal() {
 		// The clock moved while CS was asked.
@@ -328,7 +328,7 @@ func (e *Engine) expireIfLate(ctx context.Context, j *job, t *tally, cause error
 		return false, nil
 	}
 	if cause != nil {
-		j.log.Warn("deadline passed while clusters service could not be read", append(cs.CallAttrs(cause), "error", cause)...)
+		j.log.WarnContext(ctx, "deadline passed while clusters service could not be read", append(cs.CallAttrs(cause), "error", cause)...)
 	}
 	// The expiry must land even when ctx is the tick's spent budget.
 	ctx, cancel := e.writeCtx(ctx)
@@ -337,7 +337,7 @@ func (e *Engine) expireIfLate(ctx context.Context, j *job, t *tally, cause error
 	if changed {
 		t.changed.Add(1)
 		t.expired.Add(1)
-		j.log.Warn("operation failed: deadline passed", "deadline", deadline)
+		j.log.WarnContext(ctx, "operation failed: deadline passed", "deadline", deadline)
 	}
 	return true, err
 }

@@ -77,7 +77,7 @@ func (u updating) poll(ctx context.Context, j *job) (pollResult, error) {
 // create failed before the POST) can never be updated, so its update fails
 // at once instead of waiting forever.
 func (u updating) failNeverCreated(ctx context.Context, j *job, t *tally) error {
-	j.log.Warn("resource has no clusters service object; failing the update")
+	j.log.WarnContext(ctx, "resource has no clusters service object; failing the update")
 	changed, err := u.e.updateOperationStatus(ctx, j, arm.ProvisioningStateFailed, &arm.CloudErrorBody{
 		Code:    arm.CodeInternalServerError,
 		Message: fmt.Sprintf("The %s was never created, so it cannot be updated.", j.kind),
