@@ -18,10 +18,8 @@ import (
 
 	"github.com/hcpops/hcpops/core/clock"
 	"github.com/hcpops/hcpops/core/store"
+	"github.com/hcpops/hcpops/core/store/storedoc"
 )
-
-// defaultPageSize bounds one page of a streamed query or the change feed.
-const defaultPageSize = 100
 
 // Store is a store.Store on one bbolt file. It is safe for concurrent use.
 type Store struct {
@@ -220,10 +218,10 @@ func checkRequest(ctx context.Context, partitionKey, id string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := checkPartitionKey(partitionKey); err != nil {
+	if err := storedoc.CheckPartitionKey(partitionKey); err != nil {
 		return err
 	}
-	return checkID(id)
+	return storedoc.CheckID(id)
 }
 
 // sweepBatch bounds one sweeping transaction so writers are not held up.
