@@ -17,6 +17,7 @@ import (
 
 	"github.com/hcpops/hcpops/core/clusterservice/simulator"
 	"github.com/hcpops/hcpops/core/store/embedded"
+	"github.com/hcpops/hcpops/internal/testsupport"
 )
 
 // The two binaries: the developer's (this package) and the Function App's,
@@ -29,6 +30,7 @@ const (
 // buildBinary builds hcpops from pkg as users run it.
 func buildBinary(t *testing.T, pkg string) string {
 	t.Helper()
+	testsupport.RealStack(t, "go build of the binary it runs")
 	goTool, err := exec.LookPath("go")
 	if err != nil {
 		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")

@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/hcpops/hcpops/internal/testsupport"
 )
 
 // layoutEntry is one line of the README's layout: a directory (or *.go,
@@ -107,6 +109,7 @@ func orRoot(rel string) string {
 // goList is go list's import paths, for the Function App's platform.
 func goList(t *testing.T, args ...string) []string {
 	t.Helper()
+	testsupport.RealStack(t, "go list")
 	goTool, err := exec.LookPath("go")
 	if err != nil {
 		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hcpops/hcpops/internal/testsupport"
 )
 
 // envAsMain makes the test binary act as hcpops: the docs run the same
@@ -44,6 +46,7 @@ type shellBlock struct {
 // docFiles are the markdown files of the repository.
 func docFiles(t *testing.T) []string {
 	t.Helper()
+	testsupport.RealStack(t, "git ls-files")
 	out, err := exec.Command("git", "ls-files", "*.md").Output()
 	if err != nil {
 		t.Fatalf("git ls-files: %v", err)

@@ -18,9 +18,6 @@ import (
 // lines at Information and every stderr line without "warn" at Error, so
 // INFO must be on stdout only and WARN/ERROR on stderr only.
 func TestServeLogStreams(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
 	bin := buildBinary(t, shippedBinary)
 	port := freePort(t)
 	cmd := exec.Command(bin, "serve")

@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/hcpops/hcpops/internal/testsupport"
 )
 
 // pane is a tmux session on a private server: a real terminal a command
@@ -21,6 +23,7 @@ type pane struct {
 
 func startPane(t *testing.T, w *workspace, command string) *pane {
 	t.Helper()
+	testsupport.RealStack(t, "tmux")
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Fatalf("the terminal checks need tmux (apt-get install tmux; .ci/run installs it): %v", err)
 	}

@@ -26,6 +26,7 @@ type workspace struct {
 
 func newWorkspace(t *testing.T) *workspace {
 	t.Helper()
+	testsupport.RealStack(t, "this test binary run as hcpops in child processes")
 	repo, err := os.Getwd()
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/hcpops/hcpops/internal/testsupport"
 )
 
 const module = "github.com/hcpops/hcpops/"
@@ -106,6 +108,7 @@ func importer(t *testing.T, p string) string {
 // unless the caller chose one.
 func goCommand(t *testing.T, args ...string) *exec.Cmd {
 	t.Helper()
+	testsupport.RealStack(t, "the go command")
 	goTool, err := exec.LookPath("go")
 	if err != nil {
 		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
