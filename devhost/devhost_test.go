@@ -27,6 +27,7 @@ type syncBuffer = testsupport.Buffer
 // fastOptions run the repository's real app (host.json and function.json
 // files) with short simulator phases and a poll tick every second.
 func fastOptions(t *testing.T) options {
+	testsupport.RealStack(t, "hcpops dev whole, in real time (the simulator's phases, a tick every second)")
 	return options{
 		scriptRoot:    "..",
 		dataDir:       t.TempDir(),

@@ -38,7 +38,7 @@ func (b *Buffer) String() string {
 // AwaitLimit is how long Await waits before it fails the test: generous,
 // since the writer may be a child process on a loaded machine. A test that
 // passes never waits for it.
-const AwaitLimit = 30 * time.Second
+const AwaitLimit = time.Minute
 
 // Await waits until cond holds for what has been written, looking again
 // after every write (no polling), and returns what had been written then.

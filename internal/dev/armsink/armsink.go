@@ -47,6 +47,8 @@ type Sink struct {
 	srv    *http.Server
 	// stopWatch releases the ctx watch that closes the server.
 	stopWatch func() bool
+	stopOnce  sync.Once
+	stopped   chan struct{} // closed once the server is
 
 	mu       sync.Mutex
 	rng      *rand.Rand
@@ -54,6 +56,7 @@ type Sink struct {
 	attempts int
 	failures int
 	calls    map[string][]Call // by URI path, in arrival order
+	arrived  chan struct{}     // closed by the next valid POST
 }
 
 // Call is one valid POST the sink answered.
@@ -84,6 +87,7 @@ func Start(ctx context.Context, cfg Config) (*Sink, error) {
 	s := &Sink{
 		url: "http://" + ln.Addr().String(), cfg: cfg, logger: logger,
 		rng: rand.New(rand.NewPCG(cfg.Seed, 0x5171)), failLeft: cfg.FailFirst, calls: map[string][]Call{},
+		stopped: make(chan struct{}),
 	}
 	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
@@ -91,9 +95,20 @@ func Start(ctx context.Context, cfg Config) (*Sink, error) {
 			logger.Error("notification sink stopped", "error", err)
 		}
 	}()
-	s.stopWatch = context.AfterFunc(ctx, func() { _ = s.srv.Close() })
+	s.stopWatch = context.AfterFunc(ctx, func() { _ = s.shut() })
 	return s, nil
 }
+
+// shut closes the server and says so.
+func (s *Sink) shut() error {
+	err := s.srv.Close()
+	s.stopOnce.Do(func() { close(s.stopped) })
+	return err
+}
+
+// Stopped is closed once the sink refuses connections: after Close, or
+// once Start's context has ended and the sink has acted on it.
+func (s *Sink) Stopped() <-chan struct{} { return s.stopped }
 
 // URL is the sink's base, "http://127.0.0.1:port".
 func (s *Sink) URL() string { return s.url }
@@ -104,7 +119,7 @@ func (s *Sink) URI(label string) string { return s.url + "/notify/" + label }
 // Close stops the sink at once.
 func (s *Sink) Close() error {
 	s.stopWatch()
-	if err := s.srv.Close(); err != nil {
+	if err := s.shut(); err != nil {
 		return fmt.Errorf("closing the notification sink: %w", err)
 	}
 	return nil
@@ -140,6 +155,10 @@ func (s *Sink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		answer = http.StatusInternalServerError
 	}
 	s.calls[r.URL.Path] = append(s.calls[r.URL.Path], Call{Status: answer, Body: status})
+	if s.arrived != nil {
+		close(s.arrived)
+		s.arrived = nil
+	}
 	s.mu.Unlock()
 	if fail {
 		http.Error(w, "simulated ARM failure", http.StatusInternalServerError)
@@ -196,6 +215,27 @@ func (s *Sink) Notified(uri string) bool {
 		}
 	}
 	return false
+}
+
+// AwaitNotified waits until a terminal status was delivered at uri,
+// looking again at every POST that arrives, or until ctx is done.
+func (s *Sink) AwaitNotified(ctx context.Context, uri string) error {
+	for {
+		s.mu.Lock()
+		if s.arrived == nil {
+			s.arrived = make(chan struct{})
+		}
+		arrived := s.arrived
+		s.mu.Unlock()
+		if s.Notified(uri) {
+			return nil
+		}
+		select {
+		case <-arrived:
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for a terminal notification at %s: %w", uri, context.Cause(ctx))
+		}
+	}
 }
 
 // Counts returns how many valid POSTs arrived and how many were failed on
