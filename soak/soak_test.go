@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/hcpops/hcpops/core/store/cosmos/cosmostest"
+	"github.com/hcpops/hcpops/internal/testsupport"
 )
 
 // buildHandler builds the real hcpops binary, which the soak runs as
@@ -67,6 +68,7 @@ func shortArgs(handler, endpoint, logPath string) []string {
 }
 
 func TestSoakShort(t *testing.T) {
+	testsupport.RealStack(t, "the soak: two hcpops serve children, node's Cosmos server, 45s of real time")
 	endpoint := cosmostest.Start(t) // first: without node it skips loudly, before the build
 	logPath := filepath.Join(t.TempDir(), "soak.log")
 	var out syncBuffer
