@@ -170,8 +170,8 @@ func serveDamagedUnderIt(t *testing.T, bin string) {
 	cmd := exec.Command(bin, "serve")
 	cmd.Env = append(os.Environ(), "HCPOPS_DATA_DIR="+dir, "CLUSTERS_SERVICE_URL="+simURL, "CLUSTERS_SERVICE_RETRY_LIMIT=0",
 		"FUNCTIONS_CUSTOMHANDLER_PORT="+port)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	var stdout, stderr testsupport.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -179,18 +179,7 @@ func serveDamagedUnderIt(t *testing.T, bin string) {
 	go func() { done <- cmd.Wait() }()
 	defer func() { _ = cmd.Process.Kill() }()
 	base := "http://127.0.0.1:" + port
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, err := http.Get(base + "/")
-		if err == nil {
-			resp.Body.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("serve never became ready: %v\n%s", err, stderr.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitReady(t, &stdout)
 	truncateTo(t, path, func(n int64) int64 { return n / 2 })
 	tick, err := os.ReadFile("events/testdata/tick.json")
 	if err != nil {
