@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -30,18 +29,8 @@ const (
 // buildBinary builds hcpops from pkg as users run it.
 func buildBinary(t *testing.T, pkg string) string {
 	t.Helper()
-	testsupport.RealStack(t, "go build of the binary it runs")
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
 	bin := filepath.Join(t.TempDir(), "hcpops")
-	cmd := exec.Command(goTool, "build", "-o", bin, pkg)
-	// The go on PATH may be an older local toolchain that go.mod refuses;
-	// build with the one running this test unless the caller chose one.
-	if os.Getenv("GOTOOLCHAIN") == "" && strings.HasPrefix(runtime.Version(), "go") {
-		cmd.Env = append(os.Environ(), "GOTOOLCHAIN="+runtime.Version())
-	}
+	cmd := testsupport.GoCommand(t, nil, "build", "-o", bin, pkg)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("building hcpops: %v\n%s", err, out)
 	}

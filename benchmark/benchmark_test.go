@@ -19,9 +19,9 @@ import (
 	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/core/store/cosmos/cosmostest"
 	"github.com/hcpops/hcpops/events"
+	dispatchoperations "github.com/hcpops/hcpops/functions/dispatchOperations"
 	"github.com/hcpops/hcpops/handlers"
 	"github.com/hcpops/hcpops/internal/testsupport"
-	dispatchoperations "github.com/hcpops/hcpops/functions/dispatchOperations"
 )
 
 // testServeEnv makes the test binary act as `hcpops serve` (the main

@@ -41,7 +41,7 @@ type fleet struct {
 	ctx    context.Context // Run's; ticks outlive the host's request
 	ticks  []tick
 	ticked chan struct{} // closed by the next tick logged
-	routed map[int]int // other requests (change-feed batches, HTTP) by instance
+	routed map[int]int   // other requests (change-feed batches, HTTP) by instance
 	// failed counts the other invocations an instance failed (non-2xx or
 	// no answer) and the time they took.
 	failed     int
