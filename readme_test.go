@@ -134,7 +134,7 @@ func runScript(t *testing.T, w *workspace, script string) string {
 	sh.Stdout, sh.Stderr = outFile, outFile
 	err = sh.Run()
 	if sh.Process != nil {
-		syscall.Kill(-sh.Process.Pid, syscall.SIGTERM)
+		_ = syscall.Kill(-sh.Process.Pid, syscall.SIGTERM) // what the script left running, if anything
 	}
 	out, _ := os.ReadFile(outFile.Name())
 	t.Logf("output:\n%s", out)

@@ -63,7 +63,7 @@ func TestRestartAlert(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		defer cmd.Process.Kill()
+		defer func() { _ = cmd.Process.Kill() }() // it may have exited
 		if len(env) == 0 {
 			waitReady(t, &stdout)
 			if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {

@@ -35,7 +35,7 @@ func TestServeLogStreams(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer cmd.Process.Kill()
+	defer func() { _ = cmd.Process.Kill() }() // it may have exited
 	base := "http://127.0.0.1:" + port
 	waitReady(t, &stdout)
 

@@ -40,7 +40,7 @@ func startPane(t *testing.T, w *workspace, command string) *pane {
 		if t.Failed() {
 			t.Logf("terminal:\n%s", p.screen())
 		}
-		exec.Command("tmux", "-S", p.socket, "kill-server").Run()
+		_ = exec.Command("tmux", "-S", p.socket, "kill-server").Run() // gone already when the command ended
 	})
 	return p
 }
@@ -168,7 +168,9 @@ func TestTerminalShowsFailedRetryingRefused(t *testing.T) {
 		t.Errorf("the retrying operation took %d lines; repeats should be folded", n)
 	}
 	if os.Getenv("HCPOPS_TERMINAL_TRANSCRIPT") != "" {
-		os.WriteFile(os.Getenv("HCPOPS_TERMINAL_TRANSCRIPT"), bytes.TrimSpace([]byte(screen)), 0o644)
+		if err := os.WriteFile(os.Getenv("HCPOPS_TERMINAL_TRANSCRIPT"), bytes.TrimSpace([]byte(screen)), 0o644); err != nil {
+			t.Error(err)
+		}
 	}
 }
 

@@ -67,7 +67,11 @@ func TestDevRunsEverySampleToItsExpectedEnd(t *testing.T) {
 		"create-failing-cluster": "Failed", "create-doomed-cluster": "Succeeded", "create-doomed-nodepool": "Succeeded",
 		"delete-doomed-cluster": "Succeeded",
 	}
-	table := text[strings.Index(text, "OPERATION"):]
+	_, table, ok := strings.Cut(text, "OPERATION")
+	if !ok {
+		t.Fatalf("no table in the output:\n%s", text)
+	}
+	table = "OPERATION" + table
 	rows := map[string][]string{}
 	implicit := 0
 	for _, line := range strings.Split(table, "\n")[1:] {

@@ -205,7 +205,10 @@ func TestSickCS(t *testing.T) {
 	awaitRequest(arrived, http.MethodGet+" "+last)
 	close(done)
 	select {
-	case <-answered:
+	case err := <-answered:
+		if err != nil {
+			t.Errorf("the hung request, released at the end of the run: %v, want an answer", err)
+		}
 	case <-time.After(5 * time.Second):
 		t.Error("a hung request outlived the end of the run")
 	}

@@ -156,7 +156,7 @@ func TestHangingServerIsBounded(t *testing.T) {
 // A stream cut before its last line is an error, never a short result.
 func TestCutStreamIsAnError(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.WriteString(w, `{"items":[{"body":"e30=","etag":"1"}]}`+"\n")
+		_, _ = io.WriteString(w, `{"items":[{"body":"e30=","etag":"1"}]}`+"\n")
 	}))
 	defer srv.Close()
 	pages := 0

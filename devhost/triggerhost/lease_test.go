@@ -272,7 +272,10 @@ func TestFeedReleasesItsLeaseWhenStoppedMidCheckpoint(t *testing.T) {
 	createDocs(t, r.s, "a")
 	r.th.next(t)
 	select {
-	case <-done:
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Run after its context ended: %v", err)
+		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("host did not stop within 10s")
 	}

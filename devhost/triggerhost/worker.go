@@ -206,7 +206,9 @@ func (s *Supervisor) runOnce(ctx context.Context) error {
 			return fmt.Errorf("custom handler exited before it answered GET /: %w", err)
 		case <-deadline:
 			stop()
-			<-done
+			if exit := <-done; exit != nil {
+				s.logger.LogAttrs(ctx, slog.LevelDebug, "custom handler stopped after it never answered", slog.Any("error", exit))
+			}
 			return fmt.Errorf("custom handler did not answer GET / on port %d within %s", s.port, initializationTimeout)
 		case <-wctx.Done():
 			return <-done

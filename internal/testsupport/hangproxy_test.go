@@ -11,7 +11,7 @@ import (
 )
 
 func TestHangProxy(t *testing.T) {
-	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "ok") }))
 	defer backend.Close()
 	p := NewHangProxy(t, backend.URL)
 	get := func(path string, timeout time.Duration) error {
