@@ -23,6 +23,7 @@ import (
 	"github.com/hcpops/hcpops/core/store/cosmos"
 	"github.com/hcpops/hcpops/functions"
 	"github.com/hcpops/hcpops/handlers"
+	"github.com/hcpops/hcpops/logging"
 )
 
 // Setting names read here (the others belong to the packages that read them).
@@ -70,6 +71,7 @@ type App struct {
 	StoreName      string
 	ClusterService clusterservice.Client
 	Engine         *lifecycle.Engine
+	Reads          *lifecycle.ReadService
 	Logger         *slog.Logger
 
 	// owned is what New opened itself, in opening order; Close releases
@@ -82,8 +84,13 @@ type App struct {
 type Parts struct {
 	Store          store.Store
 	ClusterService clusterservice.Client
-	Notifier       lifecycle.Notifier
-	Clock          clock.Clock
+	// Calls is what a supplied ClusterService records its requests into
+	// (ocm.Config.Recorder); nil with a supplied client: nothing is
+	// recorded, so no call counts, and a change-feed batch never sees
+	// evidence that CS works.
+	Calls    *clusterservice.Recorder
+	Notifier lifecycle.Notifier
+	Clock    clock.Clock
 }
 
 // New assembles the backend from settings. Close releases what it opened;
@@ -109,7 +116,11 @@ func New(ctx context.Context, getenv func(string) string, logger *slog.Logger, p
 		a.Store, a.StoreName = s, name
 		a.owned = append(a.owned, s)
 	}
+	clk := clock.OrReal(parts.Clock)
+	calls := parts.Calls
 	if a.ClusterService == nil {
+		calls = NewRecorder(clk)
+		set.cs.Recorder = calls
 		cs, err := ocm.New(ctx, set.cs, logger)
 		if err != nil {
 			return nil, fmt.Errorf("connecting to Clusters Service: %w", err)
@@ -121,14 +132,27 @@ func New(ctx context.Context, getenv func(string) string, logger *slog.Logger, p
 	if notifier == nil {
 		notifier = notification.New(set.notify, nil)
 	}
-	clk := clock.OrReal(parts.Clock)
-	// Measured: the functions' telemetry counts CS calls per invocation.
-	eng, err := lifecycle.New(lifecycle.Deps{Store: a.Store, ClusterService: clusterservice.Measured(a.ClusterService), Notifier: notifier, Clock: clk, Logger: logger}, set.lifecycle)
+	if calls == nil {
+		calls = NewRecorder(clk)
+	}
+	eng, err := lifecycle.New(lifecycle.Deps{Store: a.Store, ClusterService: a.ClusterService, Calls: calls,
+		Notifier: notifier, Clock: clk, Logger: logger}, set.lifecycle)
 	if err != nil {
 		return nil, fmt.Errorf("building the lifecycle engine: %w", err)
 	}
 	a.Engine = eng
+	if a.Reads, err = lifecycle.NewReadService(lifecycle.ReadDeps{Store: a.Store, ClusterService: a.ClusterService, Logger: logger},
+		set.reads); err != nil {
+		return nil, fmt.Errorf("building the lifecycle read service: %w", err)
+	}
 	return a, nil
+}
+
+// NewRecorder is the Recorder a Clusters Service client of this app
+// records into: on c, counting each request in the Functions invocation
+// whose context made it.
+func NewRecorder(c clock.Clock) *clusterservice.Recorder {
+	return clusterservice.NewRecorder(c, logging.InvocationID)
 }
 
 // settings are the parts' settings, read and checked up front.
@@ -136,6 +160,7 @@ type settings struct {
 	cs        ocm.Config
 	notify    notification.Config
 	lifecycle lifecycle.Config
+	reads     lifecycle.ReadConfig
 }
 
 func readSettings(getenv func(string) string, parts Parts) (settings, error) {
@@ -157,6 +182,9 @@ func readSettings(getenv func(string) string, parts Parts) (settings, error) {
 	if set.lifecycle, err = lifecycle.ConfigFromEnv(getenv); err != nil {
 		return set, err
 	}
+	if set.reads, err = lifecycle.ReadConfigFromEnv(getenv); err != nil {
+		return set, err
+	}
 	if parts.Store == nil {
 		if _, err := cosmos.ConfigFromEnv(getenv); err != nil && !errors.Is(err, cosmos.ErrNotConfigured) {
 			return set, fmt.Errorf("reading Cosmos DB settings: %w", err)
@@ -175,10 +203,18 @@ func (a *App) Handler(getenv func(string) string, cfg handlers.Config) (*handler
 		return nil, err
 	}
 	srv := handlers.New(cfg, a.Logger)
-	if err := functions.Register(srv, a.Engine, fcfg, a.Logger); err != nil {
+	if err := functions.Register(srv, backend{a.Engine, a.Reads}, fcfg, a.Logger); err != nil {
 		return nil, fmt.Errorf("registering functions: %w", err)
 	}
 	return srv, nil
+}
+
+// backend is what the functions call: the engine's asynchronous work
+// (dispatch, tick) and the read service's answers to ARM (status, result,
+// gates), two separate parts.
+type backend struct {
+	*lifecycle.Engine
+	*lifecycle.ReadService
 }
 
 // StoreDamaged is closed when the store finds its file damaged (embedded

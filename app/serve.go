@@ -50,17 +50,25 @@ func Serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
-	defer a.Close()
+	// The advert goes after the store has closed (CloseAfter): no advert
+	// means the CLI may open the file.
+	var shared *storeapi.Shared
+	defer func() {
+		if shared != nil {
+			_ = shared.CloseAfter(a.Close)
+			return
+		}
+		_ = a.Close()
+	}()
 	srv, err := a.Handler(getenv, handlers.Config{Port: p})
 	if err != nil {
 		return err
 	}
 	if st, ok := a.Store.(*embedded.Store); ok {
-		sh, err := storeapi.Share(st, DataDir(getenv), storeapi.Advert{Command: "hcpops serve", Store: EmbeddedStoreName(DataDir(getenv))}, logger)
+		shared, err = storeapi.Share(st, DataDir(getenv), storeapi.Advert{Command: "hcpops serve", Store: EmbeddedStoreName(DataDir(getenv))}, logger)
 		if err != nil {
 			return err
 		}
-		defer sh.Close()
 	}
 	logger.Info("serving custom handler", "port", p, "store", a.StoreName)
 	// A store that finds its file damaged fails every call from then on:

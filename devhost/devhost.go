@@ -141,7 +141,16 @@ func run(ctx context.Context, o options, stdout, logw io.Writer, env map[string]
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	// The store closes last, after the host has stopped, and the advert
+	// goes only after it: no advert means the CLI may open the file.
+	var shared *storeapi.Shared
+	defer func() {
+		if shared != nil {
+			_ = shared.CloseAfter(st.Close)
+			return
+		}
+		_ = st.Close()
+	}()
 
 	durations, _ := o.durations()
 	sim := simulator.New(simulator.WithDurations(durations), simulator.WithLogger(logger))
@@ -155,7 +164,9 @@ func run(ctx context.Context, o options, stdout, logw io.Writer, env map[string]
 	if err != nil {
 		return fmt.Errorf("starting the Clusters Service simulator: %w", err)
 	}
-	cs, err := ocm.New(ctx, ocm.Config{URL: simURL, RetryLimit: 2, RetryInterval: 100 * time.Millisecond, Timeout: 10 * time.Second}, logger)
+	calls := app.NewRecorder(clock.Real{})
+	cs, err := ocm.New(ctx, ocm.Config{URL: simURL, RetryLimit: 2, RetryInterval: 100 * time.Millisecond, Timeout: 10 * time.Second,
+		Recorder: calls}, logger)
 	if err != nil {
 		return fmt.Errorf("connecting to the simulator: %w", err)
 	}
@@ -167,7 +178,7 @@ func run(ctx context.Context, o options, stdout, logw io.Writer, env map[string]
 	ncfg.AllowLoopback = true // the sink is on 127.0.0.1
 	// The same assembly as serve: app builds the engine, functions.Register
 	// the handler.
-	a, err := app.New(ctx, getenv, logger, app.Parts{Store: st, ClusterService: cs, Notifier: notification.New(ncfg, nil)})
+	a, err := app.New(ctx, getenv, logger, app.Parts{Store: st, ClusterService: cs, Calls: calls, Notifier: notification.New(ncfg, nil)})
 	if err != nil {
 		return err
 	}
@@ -224,12 +235,11 @@ func run(ctx context.Context, o options, stdout, logw io.Writer, env map[string]
 		return err
 	}
 	ev.attach(tr.onEvent)
-	sh, err := storeapi.Share(st, o.dataDir, storeapi.Advert{Command: "hcpops dev", FunctionsURL: host.FrontURL(), Store: st.name}, logger)
+	shared, err = storeapi.Share(st, o.dataDir, storeapi.Advert{Command: "hcpops dev", FunctionsURL: host.FrontURL(), Store: st.name}, logger)
 	if err != nil {
 		return err
 	}
-	defer sh.Close()
-	banner(stdout, o, fa, st, sh.Advert(), simURL, sk.URL(), host)
+	banner(stdout, o, fa, st, shared.Advert(), simURL, sk.URL(), host)
 	tr.showEarlier()
 	if o.hooks.simulator != nil {
 		o.hooks.simulator(sim)
@@ -302,6 +312,9 @@ func checkSettings(getenv func(string) string) (notification.Config, error) {
 		return notification.Config{}, err
 	}
 	if _, err := lifecycle.ConfigFromEnv(getenv); err != nil {
+		return notification.Config{}, err
+	}
+	if _, err := lifecycle.ReadConfigFromEnv(getenv); err != nil {
 		return notification.Config{}, err
 	}
 	return notification.ConfigFromEnv(getenv)

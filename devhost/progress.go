@@ -97,21 +97,24 @@ func newTracker(s store.Store, out io.Writer, c clock.Clock, frontURL string) *t
 // restarted run, or one started on a store the CLI wrote to meanwhile,
 // shows the work it picks up.
 func (t *tracker) start(ctx context.Context) error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
 	// From now, not by reading the whole feed: what was written before is
-	// either finished or in the active list below.
+	// either finished or in the active list below. The store is read
+	// without the lock, as in poll.
 	cont, err := t.feed.Begin(ctx, changefeed.FromNow())
 	if err != nil {
 		return err
 	}
-	t.cont = cont
+	var earlier [][]byte
 	err = t.store.ActiveOperations(ctx, store.ActiveOperationsQuery{WithPendingNotification: true}, func(items []store.Item) error {
 		for _, it := range items {
-			t.earlier = append(t.earlier, it.Body)
+			earlier = append(earlier, it.Body)
 		}
 		return nil
 	})
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.cont = cont
+	t.earlier = append(t.earlier, earlier...)
 	if err != nil {
 		return fmt.Errorf("listing active operations: %w", err)
 	}
@@ -158,15 +161,25 @@ func (t *tracker) view(name string) *opView {
 }
 
 // poll reads the feed to its end and prints a line per status change.
+// The feed is read without the lock: a store that meets damage while
+// reading logs an Error, and that line comes back through onEvent, which
+// takes the lock. Only follow polls, so cont is its alone meanwhile.
 func (t *tracker) poll(ctx context.Context) error {
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	cont, err := t.feed.Drain(ctx, t.cont, func(items []store.Item) error {
+	from := t.cont
+	t.mu.Unlock()
+	var bodies [][]byte
+	cont, err := t.feed.Drain(ctx, from, func(items []store.Item) error {
 		for _, it := range items {
-			t.observe(it.Body, outsideLabel)
+			bodies = append(bodies, it.Body)
 		}
 		return nil
 	})
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, b := range bodies {
+		t.observe(b, outsideLabel)
+	}
 	t.cont = cont
 	return err
 }

@@ -20,7 +20,8 @@ import (
 	"github.com/hcpops/hcpops/handlers"
 )
 
-// Engine is everything the functions call; *lifecycle.Engine satisfies it.
+// Engine is everything the functions call: *lifecycle.Engine's dispatch
+// and tick, *lifecycle.ReadService's status, result and gates.
 type Engine interface {
 	dispatchoperations.Dispatcher
 	polloperations.Ticker

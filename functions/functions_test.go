@@ -434,8 +434,12 @@ func TestDeployTemplateMatchesBindings(t *testing.T) {
 	}
 }
 
-// The real engine must keep fitting the adapters' interfaces.
-var _ Engine = (*lifecycle.Engine)(nil)
+// The real engine and read service must keep fitting the adapters'
+// interfaces.
+var _ Engine = struct {
+	*lifecycle.Engine
+	*lifecycle.ReadService
+}{}
 
 // TestInvocationIDReachesLifecycle: the lifecycle's log lines can only name
 // the host's invocation if the id crosses from the transport into core.

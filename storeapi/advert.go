@@ -109,10 +109,21 @@ func (sh *Shared) Advert() Advert { return sh.advert }
 
 // Close removes the advert (if it is still ours) and stops serving.
 func (sh *Shared) Close() error {
-	if cur, err := ReadAdvert(filepath.Dir(sh.path)); err == nil && cur.Token == sh.advert.Token {
+	return sh.CloseAfter(func() error { return nil })
+}
+
+// CloseAfter stops serving, runs closeStore (the holder closing the store,
+// which frees the file's lock) and only then removes the advert. An advert
+// gone therefore means the store is free: a CLI that finds none opens the
+// file at once, instead of meeting a lock held through its holder's
+// shutdown. In between, the advert's pid no longer answers, so a CLI falls
+// back to the file as for any stale advert.
+func (sh *Shared) CloseAfter(closeStore func() error) error {
+	err := sh.srv.Close()
+	err = errors.Join(err, closeStore())
+	if cur, rerr := ReadAdvert(filepath.Dir(sh.path)); rerr == nil && cur.Token == sh.advert.Token {
 		_ = os.Remove(sh.path)
 	}
-	err := sh.srv.Close()
 	sh.release()
 	return err
 }

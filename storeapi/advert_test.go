@@ -201,3 +201,40 @@ func TestShareWithoutAFile(t *testing.T) {
 		t.Errorf("Dial after the sharer stopped: %v, want stale", err)
 	}
 }
+
+// TestCloseAfterWithdrawsTheAdvertLast: the advert outlives the store it
+// names, so its absence tells a CLI that the file is free.
+func TestCloseAfterWithdrawsTheAdvertLast(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "store.db")
+	s, err := embedded.Open(path, embedded.WithoutSync())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh, err := Share(s, dir, Advert{Command: "hcpops dev"}, quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var advertWhileClosing error
+	err = sh.CloseAfter(func() error {
+		if _, _, err := Dial(context.Background(), dir, time.Second); err == nil {
+			t.Error("the store API still answered while the store was closing")
+		}
+		_, advertWhileClosing = os.Stat(filepath.Join(dir, AdvertFile))
+		return s.Close()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if advertWhileClosing != nil {
+		t.Errorf("the advert was gone before the store closed: %v", advertWhileClosing)
+	}
+	if _, err := os.Stat(filepath.Join(dir, AdvertFile)); !os.IsNotExist(err) {
+		t.Errorf("advert after CloseAfter: %v, want it removed", err)
+	}
+	again, err := embedded.Open(path, embedded.WithoutSync())
+	if err != nil {
+		t.Fatalf("the store file once its advert is gone: %v", err)
+	}
+	again.Close()
+}

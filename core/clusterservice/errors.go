@@ -6,70 +6,86 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"time"
 )
 
-// StatusOf is the HTTP status of a CS error response; 0 for nil and for an
-// error that never got an answer from CS (a transport failure, a timeout).
-func StatusOf(err error) int {
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Status
+// Class is what the error of a Clusters Service call says, about the
+// call and about CS as a whole. Every decision the lifecycle takes on a CS
+// error starts from Classify: whether to adopt, retry later, fail the
+// operation, back it off, or blame CS instead of the object.
+type Class int
+
+const (
+	// Answered: no error.
+	Answered Class = iota
+	// Absent: 404, the object does not exist (for a delete being polled:
+	// it is gone).
+	Absent
+	// Exists: 409, an object with the caller's chosen ID exists already.
+	Exists
+	// NotNow: CS refused for now: a 400 that names a state of the object
+	// or its cluster (CS words every "not now" and "already under way" that
+	// way), a revocation already requested, or a 408. The same request
+	// passes later.
+	NotNow
+	// Refused: CS refused the request itself (another 4xx), so sending it
+	// again can never succeed.
+	Refused
+	// Denied: 401 or 403, about hcpops's own credentials, not the request.
+	Denied
+	// Unavailable: CS as a whole cannot serve now: it could not be reached
+	// at all (the dial failed: connection refused, no route, a name that
+	// does not resolve), or it answered 429 or a gateway's 502, 503 or 504.
+	Unavailable
+	// Failed: this call failed without saying anything of CS as a whole:
+	// a timeout, an unreadable answer, another 5xx.
+	Failed
+)
+
+var classNames = [...]string{"answered", "absent", "exists", "not_now", "refused", "denied", "unavailable", "failed"}
+
+func (c Class) String() string {
+	if c < 0 || int(c) >= len(classNames) {
+		return fmt.Sprintf("Class(%d)", int(c))
 	}
-	return 0
+	return classNames[c]
 }
 
-// IsNotFound reports whether CS answered 404: the object does not exist
-// (for a delete being polled: it is gone).
-func IsNotFound(err error) bool { return StatusOf(err) == http.StatusNotFound }
+// Working reports whether the answer is evidence that CS works: it
+// answered, or refused the request as such (any 4xx but 429). A timeout,
+// garbage or a 5xx is no such evidence.
+func (c Class) Working() bool { return c != Unavailable && c != Failed }
 
-// IsConflict reports whether CS answered 409: an object with the caller's
-// chosen ID exists already.
-func IsConflict(err error) bool { return StatusOf(err) == http.StatusConflict }
-
-// IsRetryable reports whether the same call may succeed later without any
-// change on our side: a 5xx, a 429, or a failure that never reached CS.
-func IsRetryable(err error) bool {
-	s := StatusOf(err)
-	return s == 0 && err != nil || s == http.StatusTooManyRequests || s >= 500
-}
-
-// IsUnavailable reports whether err says that Clusters Service as a whole
-// cannot serve now, not that one call about one object failed: CS could
-// not be reached at all (the dial failed: connection refused, no route, a
-// name that does not resolve), or it answered 429 or a gateway's 502, 503
-// or 504. A timeout, an unreadable answer or another status is about the
-// call; the change feed uses the difference to decide whether a failure
-// costs its whole batch or only one operation.
-func IsUnavailable(err error) bool {
-	switch StatusOf(err) {
-	case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
-		return true
-	case 0:
+// Classify sorts a CS call's error; nil is Answered.
+func Classify(err error) Class {
+	if err == nil {
+		return Answered
+	}
+	var e *Error
+	if !errors.As(err, &e) {
 		var dns *net.DNSError
 		var op *net.OpError
-		return errors.As(err, &dns) || errors.As(err, &op) && op.Op == "dial"
+		if errors.As(err, &dns) || errors.As(err, &op) && op.Op == "dial" {
+			return Unavailable
+		}
+		return Failed
 	}
-	return false
-}
-
-// IsRefused reports whether CS refused the request itself, so that
-// sending it again can never succeed: a 4xx other than 404 (absent: a
-// question the caller asks), 409 (exists: adopted), 429 and 408 (try
-// later), 401 and 403 (hcpops's own credentials, not the request), and
-// other than a 400 that names a state of the object or its cluster: CS
-// words every "not now" and "already under way" that way (IsBusy,
-// IsAlreadyUninstalling, "must be in a deletable state", "is in state
-// 'installing'"), and those pass.
-func IsRefused(err error) bool {
-	s := StatusOf(err)
-	switch {
-	case s < 400 || s >= 500:
-		return false
-	case s == http.StatusNotFound, s == http.StatusConflict, s == http.StatusTooManyRequests,
-		s == http.StatusRequestTimeout, s == http.StatusUnauthorized, s == http.StatusForbidden:
-		return false
+	switch s := e.Status; {
+	case s == http.StatusNotFound:
+		return Absent
+	case s == http.StatusConflict:
+		return Exists
+	case s == http.StatusTooManyRequests, s == http.StatusBadGateway, s == http.StatusServiceUnavailable,
+		s == http.StatusGatewayTimeout:
+		return Unavailable
+	case s == http.StatusUnauthorized, s == http.StatusForbidden:
+		return Denied
+	case s == http.StatusRequestTimeout, refused(err, "state"), IsRevocationRequested(err):
+		return NotNow
+	case s >= 400 && s < 500:
+		return Refused
 	}
-	return !refused(err, "state") && !IsRevocationRequested(err)
+	return Failed
 }
 
 // CS says "not now" and "already being deleted" only with a 400 whose
@@ -118,7 +134,7 @@ func refused(err error, phrases ...string) bool {
 // read: the wrong content type, malformed JSON, or a field of the wrong
 // shape. It describes the answer and never quotes it, since the answer
 // to a credential call holds a kubeconfig. It carries no status of an
-// error: StatusOf is 0, as for any answer that is no evidence.
+// error, so Classify calls it Failed: no evidence of anything.
 type UnreadableError struct {
 	Call        string // e.g. "GET /api/clusters_mgmt/v1/clusters/{id}/break_glass_credentials/{id}"
 	Status      int    // the HTTP status of the answer
@@ -143,3 +159,28 @@ func (e *UnreadableError) Error() string {
 // match. Such a list is no evidence of anything; its objects are read
 // with their own GETs.
 var ErrInconsistentList = errors.New("clusters service list is inconsistent")
+
+// CallError is a failed Clusters Service call with what an operator needs
+// to find it: the Client method, the href it was about and how long it
+// took. The client returns every failure as one, so a caller tells a CS
+// fault (back the operation off) from its own store's (retry next tick)
+// with errors.As. Its message is the underlying error's, unchanged.
+type CallError struct {
+	Call    string // the Client method, e.g. "GetClusterStatus"
+	Href    string
+	Elapsed time.Duration
+	Err     error
+}
+
+func (e *CallError) Error() string { return e.Err.Error() }
+func (e *CallError) Unwrap() error { return e.Err }
+
+// CallAttrs are the log attributes of the CS call behind err, if any:
+// cs_call, cluster_service_id and elapsed.
+func CallAttrs(err error) []any {
+	var ce *CallError
+	if !errors.As(err, &ce) {
+		return nil
+	}
+	return []any{"cs_call", ce.Call, "cluster_service_id", ce.Href, "elapsed", ce.Elapsed.String()}
+}

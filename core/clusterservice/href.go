@@ -1,6 +1,19 @@
 package clusterservice
 
-import "strings"
+import (
+	"regexp"
+	"strings"
+)
+
+// childID is the shape CS accepts for node pool and external auth IDs: a
+// lower-cased ARM name, 1 to 63 letters, digits or dashes, starting and
+// ending with a letter or digit.
+var childID = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+
+// ValidChildID reports whether CS accepts id as a node pool's or an
+// external auth's ID. Dispatch refuses a name that fails it before any
+// call; the client and the simulator check it as CS does.
+func ValidChildID(id string) bool { return childID.MatchString(id) }
 
 // HrefKind is what a CS href addresses, as far as batched reads care.
 type HrefKind int

@@ -1,6 +1,9 @@
 package clusterservice
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestParseHref(t *testing.T) {
 	const c = "/api/aro_hcp/v1alpha1/clusters/abc"
@@ -27,6 +30,17 @@ func TestParseHref(t *testing.T) {
 		kind, cluster := ParseHref(tc.href)
 		if kind != tc.kind || cluster != tc.cluster {
 			t.Errorf("ParseHref(%q) = %v, %q; want %v, %q", tc.href, kind, cluster, tc.kind, tc.cluster)
+		}
+	}
+}
+
+func TestValidChildID(t *testing.T) {
+	for id, want := range map[string]bool{
+		"np1": true, "a": true, "a-b": true, strings.Repeat("x", 63): true,
+		"": false, "-a": false, "a-": false, "A": false, "a_b": false, strings.Repeat("x", 64): false,
+	} {
+		if got := ValidChildID(id); got != want {
+			t.Errorf("ValidChildID(%q) = %v, want %v", id, got, want)
 		}
 	}
 }

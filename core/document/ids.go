@@ -29,6 +29,22 @@ func CanonicalUUID(s string) (string, bool) {
 
 // CosmosID is the Cosmos document id of the resource with this ARM resource
 // ID: UUIDv5 of the lower-cased ID. For an operation, pass the location-less
+// SubscriptionOf is the subscription segment of an ARM resource ID ("" when
+// it has none), read without a full parse and without allocating: a tick
+// asks it of every operation it polls. It reads the shape only; validate
+// the ID with ParseResourceID where that matters.
+func SubscriptionOf(resourceID string) string {
+	for s := resourceID; s != ""; {
+		var seg string
+		seg, s, _ = strings.Cut(s, "/")
+		if strings.EqualFold(seg, "subscriptions") {
+			sub, _, _ := strings.Cut(s, "/")
+			return sub
+		}
+	}
+	return ""
+}
+
 // OperationResourceID, not the operationId.
 func CosmosID(resourceID string) string {
 	return uuid.NewSHA1(cosmosIDNamespace, []byte(strings.ToLower(resourceID))).String()

@@ -5,7 +5,8 @@ import (
 	"testing"
 )
 
-// The reference's example documents (aro-hcp-data-model.md §2.6, §2.7).
+// The ids of ARO-HCP's example documents (testdata/cluster.json and
+// operation.json).
 const (
 	refSub       = "1d3378d3-5a3f-4712-85a1-2485495dfc4b"
 	refOpName    = "e2f8f733-dd90-49b0-8b2b-f390b42aa339"
@@ -156,5 +157,24 @@ func TestCanonicalUUID(t *testing.T) {
 		if got != tc.want || ok != tc.ok {
 			t.Errorf("CanonicalUUID(%q) = %q, %v; want %q, %v", tc.in, got, ok, tc.want, tc.ok)
 		}
+	}
+}
+
+func TestSubscriptionOf(t *testing.T) {
+	for id, want := range map[string]string{
+		refCluster:                          refSub,
+		"/SUBSCRIPTIONS/abc/resourceGroups": "abc",
+		"/subscriptions/abc":                "abc",
+		"/subscriptions/":                   "",
+		"/subscriptions":                    "",
+		"/resourceGroups/rg":                "",
+		"":                                  "",
+	} {
+		if got := SubscriptionOf(id); got != want {
+			t.Errorf("SubscriptionOf(%q) = %q, want %q", id, got, want)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = SubscriptionOf(refCluster) }); n != 0 {
+		t.Errorf("SubscriptionOf allocates %v times, want 0", n)
 	}
 }

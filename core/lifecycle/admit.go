@@ -17,24 +17,25 @@ type AdmitRequest struct {
 	HomeTenantID   string // X-Ms-Home-Tenant-Id as sent
 }
 
-// admit applies ARO-HCP's api-version and subscription-state middleware
-// (admission.Config) and returns the home tenant the visibility rules use:
-// the header, or, when it is empty, the subscription document's tenant. A
+// Admit applies ARO-HCP's api-version and subscription-state middleware
+// (admission.Config), the gates its frontend puts in front of every ARM
+// request, and returns the home tenant the visibility rules use: the
+// header, or, when it is empty, the subscription document's tenant. A
 // refused request is an error wrapping *admission.Rejection.
-func (e *Engine) admit(ctx context.Context, req AdmitRequest) (string, error) {
-	if r := e.cfg.Admission.CheckAPIVersion(req.APIVersion); r != nil {
-		return "", r
+func (r *ReadService) Admit(ctx context.Context, req AdmitRequest) (string, error) {
+	if rej := r.cfg.Admission.CheckAPIVersion(req.APIVersion); rej != nil {
+		return "", rej
 	}
-	sub, err := e.readSubscription(ctx, req.SubscriptionID)
+	sub, err := r.readSubscription(ctx, req.SubscriptionID)
 	if err != nil {
 		return "", err
 	}
-	r, err := e.cfg.Admission.CheckSubscription(req.SubscriptionID, sub, req.Method)
+	rej, err := r.cfg.Admission.CheckSubscription(req.SubscriptionID, sub, req.Method)
 	if err != nil {
 		return "", err
 	}
-	if r != nil {
-		return "", r
+	if rej != nil {
+		return "", rej
 	}
 	if req.HomeTenantID == "" && sub != nil {
 		return sub.TenantID, nil
@@ -44,13 +45,13 @@ func (e *Engine) admit(ctx context.Context, req AdmitRequest) (string, error) {
 
 // readSubscription reads the subscription document; nil when the store has
 // none.
-func (e *Engine) readSubscription(ctx context.Context, subscriptionID string) (*document.Subscription, error) {
+func (r *ReadService) readSubscription(ctx context.Context, subscriptionID string) (*document.Subscription, error) {
 	if subscriptionID == "" {
 		return nil, nil
 	}
-	rctx, cancel := e.requestReadCtx(ctx)
+	rctx, cancel := r.requestReadCtx(ctx)
 	defer cancel()
-	item, err := e.store.Get(rctx, document.PartitionKey(subscriptionID), document.SubscriptionCosmosID(subscriptionID))
+	item, err := r.store.Get(rctx, document.PartitionKey(subscriptionID), document.SubscriptionCosmosID(subscriptionID))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	}

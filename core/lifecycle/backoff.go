@@ -3,21 +3,36 @@ package lifecycle
 import (
 	"sync"
 	"time"
+
+	"github.com/hashicorp/golang-lru/v2/simplelru"
+
+	"github.com/hcpops/hcpops/core/store"
 )
 
-// backoff is a retry schedule keyed by operation: of failed ARM
+// backoff is a retry schedule keyed by operation document: of failed ARM
 // notifications, and of the CS calls of operations whose calls keep
 // failing. It lives in memory on purpose: recording attempts in the
 // operation document would cost a Cosmos write per failure, and losing the
 // schedule on a restart (or when the timer moves to another instance) only
-// means the next attempt comes sooner. Its size is bounded; when full, an
-// arbitrary entry is dropped, with the same harmless effect.
+// means the next attempt comes sooner. Its size is bounded by an LRU
+// (golang-lru): when full, the entry that failed longest ago makes room,
+// with the same harmless effect.
+//
+// Why not client-go's rate-limiting workqueue, as ARO-HCP's controllers
+// use: its limiter computes the same base·2ⁿ delay, but the queue is
+// push-based (a goroutine hands each item back at its time on the wall
+// clock), while a tick pulls: it walks the active set and asks of every
+// operation, on the engine's clock, whether its next attempt is due. The
+// limiter alone keeps an unbounded failure count per item and would still
+// leave the due times to keep here; linking it (k8s.io/client-go v0.37.2)
+// brings klog, logr, apimachinery's util/runtime and util/sets,
+// k8s.io/utils/clock and x/time/rate, and moves protobuf, oauth2 and
+// reflect2 to newer versions for the whole module.
 type backoff struct {
 	base, max time.Duration
-	limit     int
 
 	mu sync.Mutex
-	m  map[string]retryState
+	m  *simplelru.LRU[store.DocRef, retryState]
 }
 
 type retryState struct {
@@ -26,64 +41,65 @@ type retryState struct {
 }
 
 func newBackoff(base, max time.Duration, limit int) *backoff {
-	return &backoff{base: base, max: max, limit: limit, m: map[string]retryState{}}
+	return &backoff{base: base, max: max, m: newLRU[retryState](limit)}
+}
+
+// newLRU is a bounded map by document; a limit below 1 holds one entry.
+func newLRU[V any](limit int) *simplelru.LRU[store.DocRef, V] {
+	m, err := simplelru.NewLRU[store.DocRef, V](max(1, limit), nil)
+	if err != nil {
+		panic(err) // only for a size below 1, ruled out above
+	}
+	return m
 }
 
 // due reports whether key may be tried at now.
-func (b *backoff) due(key string, now time.Time) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	s, ok := b.m[key]
-	return !ok || !now.Before(s.next)
+func (b *backoff) due(key store.DocRef, now time.Time) bool {
+	next, ok := b.lookup(key)
+	return !ok || !now.Before(next)
 }
 
 // lookup reports whether key has failed before and, if so, when its next
 // attempt is due.
-func (b *backoff) lookup(key string) (next time.Time, ok bool) {
+func (b *backoff) lookup(key store.DocRef) (next time.Time, ok bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	s, ok := b.m[key]
+	s, ok := b.m.Peek(key)
 	return s.next, ok
 }
 
 // failed records a failed attempt and returns when the next one is due.
-func (b *backoff) failed(key string, now time.Time) time.Time {
+func (b *backoff) failed(key store.DocRef, now time.Time) time.Time {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	s, ok := b.m[key]
-	if !ok && len(b.m) >= b.limit {
-		for k := range b.m {
-			delete(b.m, k)
-			break
-		}
-	}
+	s, _ := b.m.Peek(key)
 	delay := b.base
 	for i := 0; i < s.attempts && delay < b.max; i++ {
 		delay *= 2
 	}
-	delay = min(delay, b.max)
 	s.attempts++
-	s.next = now.Add(delay)
-	b.m[key] = s
+	s.next = now.Add(min(delay, b.max))
+	b.m.Add(key, s)
 	return s.next
 }
 
 // forget drops key once it succeeded (or will never be tried again).
-func (b *backoff) forget(key string) {
+func (b *backoff) forget(key store.DocRef) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	delete(b.m, key)
+	b.m.Remove(key)
 }
 
 func (b *backoff) size() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return len(b.m)
+	return b.m.Len()
 }
 
 // attempt numbers the next attempt for key, from 1.
-func (b *backoff) attempt(key string) int {
+func (b *backoff) attempt(key store.DocRef) int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.m[key].attempts + 1
+	s, _ := b.m.Peek(key)
+	return s.attempts + 1
 }

@@ -108,7 +108,7 @@ func TestBatchedTickMatchesPerObject(t *testing.T) {
 	t.Logf("CS requests: per object %d, batched %d", perObjectCalls, batchedCalls)
 }
 
-// TestSickObjectsInABatch is issue 10's run with batching on: the list
+// TestSickObjectsInABatch is the hang's run with batching on: the list
 // naming the two hung clusters times out, the four healthy ones are then
 // read one by one and finish in the same tick, the sick ones are backed
 // off alone and stay out of later lists.
@@ -164,7 +164,7 @@ func TestBatchCutByTheBudget(t *testing.T) {
 
 	e.tickWithin(t, hungCallTimeout)
 	e.wantOp(t, names[0], arm.ProvisioningStateAccepted, "")
-	if _, ok := e.engine.pollAt.lookup(notifyKey(e.op(t, names[0]))); !ok || p.HeldFor(ids[names[0]]) != 1 {
+	if _, ok := e.engine.pollAt.lookup(docRef(e.op(t, names[0]))); !ok || p.HeldFor(ids[names[0]]) != 1 {
 		t.Fatalf("after the cut list (%d calls) the operation is not backed off", p.HeldFor(ids[names[0]]))
 	}
 	e.clk.Advance(2 * time.Hour) // past the 60m create deadline
@@ -195,7 +195,7 @@ func TestReadManyFailureFallsBack(t *testing.T) {
 		if broken {
 			s = brokenReadMany{e.store}
 		}
-		eng, err := New(Deps{Store: s, ClusterService: e.cs, Notifier: nopNotifier{}, Clock: e.clk,
+		eng, err := New(Deps{Store: s, ClusterService: e.cs, Calls: e.calls, Notifier: nopNotifier{}, Clock: e.clk,
 			Logger: slog.New(slog.NewTextHandler(e.logs, nil))}, e.cfg)
 		if err != nil {
 			t.Fatal(err)

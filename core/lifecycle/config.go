@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/hcpops/hcpops/core/activeset"
-	"github.com/hcpops/hcpops/core/admission"
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/clock"
 	"github.com/hcpops/hcpops/core/clusterservice"
@@ -31,9 +30,13 @@ type Notifier interface {
 type Deps struct {
 	Store          store.Store
 	ClusterService clusterservice.Client
-	Notifier       Notifier
-	Clock          clock.Clock
-	Logger         *slog.Logger
+	// Calls is the Recorder the ClusterService client's transport records
+	// into: the engine reads CS's health from it and counts each tick's
+	// and batch's requests.
+	Calls    *clusterservice.Recorder
+	Notifier Notifier
+	Clock    clock.Clock
+	Logger   *slog.Logger
 	// Random feeds cluster ID generation; nil means crypto/rand.
 	Random io.Reader
 }
@@ -74,9 +77,6 @@ type Config struct {
 	WriteTimeout time.Duration
 	// PageSize is the page size of the active-operations query.
 	PageSize int
-	// Admission gates ARM's status and result requests (api-version,
-	// subscription state); the zero value is ARO-HCP's defaults.
-	Admission admission.Config
 	// CSBatchSize is how many CS objects of a page one list call reads;
 	// 1 turns batching off (one GET per object, for a CS that turns out
 	// not to fill status in list items). Batches never span pages.
@@ -227,11 +227,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 			return Config{}, err
 		}
 	}
-	a, err := admission.ConfigFromEnv(getenv)
-	if err != nil {
-		return Config{}, err
-	}
-	c.Admission = a
+	var err error
 	if c.StuckAfter, err = parseStuckAfter(getenv(EnvStuckAfter)); err != nil {
 		return Config{}, err
 	}
@@ -293,6 +289,9 @@ func New(deps Deps, cfg Config) (*Engine, error) {
 	if deps.ClusterService == nil {
 		missing = append(missing, "ClusterService")
 	}
+	if deps.Calls == nil {
+		missing = append(missing, "Calls")
+	}
 	if deps.Notifier == nil {
 		missing = append(missing, "Notifier")
 	}
@@ -312,11 +311,10 @@ func New(deps Deps, cfg Config) (*Engine, error) {
 	if deps.Random == nil {
 		deps.Random = rand.Reader
 	}
-	health := &csHealth{clock: deps.Clock.Now}
 	e := &Engine{
 		store:    deps.Store,
-		cs:       snapshotClient{csCalls{next: deps.ClusterService, health: health}},
-		csHealth: health,
+		cs:       deps.ClusterService,
+		calls:    deps.Calls,
 		notifier: deps.Notifier,
 		clock:    deps.Clock.Now,
 		log:      deps.Logger,
@@ -328,7 +326,6 @@ func New(deps Deps, cfg Config) (*Engine, error) {
 		skips:    newSkipLog(cfg.NotifyScheduleSize),
 		stuck:    newStuckWatch(),
 	}
-	e.kinds = e.adapters()
 	e.handlers = e.registry()
 	view, err := activeset.New(activeset.Config{Store: deps.Store, ResourceOf: resourceRef, Clock: deps.Clock,
 		Relist: cfg.RelistInterval, Logger: deps.Logger})

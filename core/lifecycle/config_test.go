@@ -32,13 +32,10 @@ func TestConfigFromEnv(t *testing.T) {
 		{name: "every setting", env: map[string]string{
 			EnvPollConcurrency: "8", EnvDispatchGrace: "90s", EnvCreateDeadline: "2h", EnvDeleteDeadline: "24h",
 			EnvNotifyBackoffBase: "1s", EnvNotifyBackoffMax: "5m",
-			admission.EnvAPIVersions: "2099-01-01", admission.EnvSubscriptionDocument: "required",
 		}, want: func(c *Config) {
 			c.PollConcurrency, c.DispatchGrace, c.CreateDeadline, c.DeleteDeadline = 8, 90*time.Second, 2*time.Hour, 24*time.Hour
 			c.NotifyBackoffBase, c.NotifyBackoffMax = time.Second, 5*time.Minute
-			c.Admission = admission.Config{APIVersions: []string{"2099-01-01"}, RequireSubscriptionDocument: true}
 		}},
-		{name: "bad subscription policy", env: map[string]string{admission.EnvSubscriptionDocument: "maybe"}, wantErr: `HCPOPS_SUBSCRIPTION_DOCUMENT="maybe"`},
 		{name: "the two graces are separate", env: map[string]string{EnvDispatchGrace: "2m", EnvPendingIDGrace: "5s"},
 			want: func(c *Config) { c.DispatchGrace, c.PendingIDGrace = 2*time.Minute, 5*time.Second }},
 		{name: "pending grace zero", env: map[string]string{EnvPendingIDGrace: "0s"}, wantErr: `HCPOPS_PENDING_ID_GRACE="0s"`},
@@ -136,7 +133,7 @@ func (nopNotifier) Notify(context.Context, string, arm.OperationStatus) error { 
 
 func TestNewRefusesIncompleteDeps(t *testing.T) {
 	e := newEnv(t)
-	full := Deps{Store: e.store, ClusterService: e.cs, Notifier: nopNotifier{}, Clock: clock.Real{}}
+	full := Deps{Store: e.store, ClusterService: e.cs, Calls: e.calls, Notifier: nopNotifier{}, Clock: clock.Real{}}
 	tests := []struct {
 		name    string
 		deps    func(Deps) Deps
@@ -144,7 +141,8 @@ func TestNewRefusesIncompleteDeps(t *testing.T) {
 		wantErr string
 	}{
 		{"no store", func(d Deps) Deps { d.Store = nil; return d }, Config{}, "Store"},
-		{"nothing", func(Deps) Deps { return Deps{} }, Config{}, "Store, ClusterService, Notifier, Clock required"},
+		{"no recorder", func(d Deps) Deps { d.Calls = nil; return d }, Config{}, "Calls required"},
+		{"nothing", func(Deps) Deps { return Deps{} }, Config{}, "Store, ClusterService, Calls, Notifier, Clock required"},
 		{"negative concurrency", func(d Deps) Deps { return d }, Config{PollConcurrency: -1}, "PollConcurrency: -1"},
 		{"negative grace", func(d Deps) Deps { return d }, Config{DispatchGrace: -time.Second}, "DispatchGrace"},
 		{"batch size above the cap", func(d Deps) Deps { return d }, Config{CSBatchSize: MaxCSBatchSize + 1}, "CSBatchSize: 201 is above 200"},
@@ -166,18 +164,22 @@ func TestNewRefusesIncompleteDeps(t *testing.T) {
 	}
 }
 
+// ref names a test document by id.
+func ref(id string) store.DocRef { return store.DocRef{PartitionKey: "pk", ID: id} }
+
 func TestBackoffSchedule(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	b := newBackoff(10*time.Second, time.Minute, 2)
-	if !b.due("a", t0) {
+	a := ref("a")
+	if !b.due(a, t0) {
 		t.Fatal("an unknown key must be due")
 	}
 	var delays []time.Duration
 	now := t0
 	for range 5 {
-		next := b.failed("a", now)
+		next := b.failed(a, now)
 		delays = append(delays, next.Sub(now))
-		if b.due("a", next.Add(-time.Nanosecond)) || !b.due("a", next) {
+		if b.due(a, next.Add(-time.Nanosecond)) || !b.due(a, next) {
 			t.Fatalf("due around %s is wrong", next)
 		}
 		now = next
@@ -189,36 +191,43 @@ func TestBackoffSchedule(t *testing.T) {
 			break
 		}
 	}
-	b.failed("b", t0)
-	b.failed("c", t0) // full: one entry makes room
+	b.failed(ref("b"), now)
+	b.failed(a, now)        // a failed again after b
+	b.failed(ref("c"), now) // full: the one that failed longest ago (b) makes room
 	if b.size() != 2 {
 		t.Errorf("size = %d, want the bound 2", b.size())
 	}
-	b.forget("c")
-	if !b.due("c", t0) {
+	if _, ok := b.lookup(ref("b")); ok {
+		t.Error("b, which failed longest ago, was kept")
+	}
+	if b.attempt(a) != 7 {
+		t.Errorf("a's next attempt is %d, want 7: its schedule was lost", b.attempt(a))
+	}
+	b.forget(ref("c"))
+	if !b.due(ref("c"), t0) {
 		t.Errorf("a forgotten key must be due")
 	}
 }
 
 func TestKeyedLock(t *testing.T) {
 	k := newKeyedLock()
-	unlock, err := k.lock(context.Background(), "a")
+	unlock, err := k.lock(context.Background(), ref("a"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := k.lock(context.Background(), "b") // another key is independent
+	other, err := k.lock(context.Background(), ref("b")) // another key is independent
 	if err != nil {
 		t.Fatal(err)
 	}
 	other()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
-	if _, err := k.lock(ctx, "a"); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := k.lock(ctx, ref("a")); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("second lock of a held key: err = %v, want it to wait until ctx ends", err)
 	}
 	unlock()
 	unlock() // idempotent
-	again, err := k.lock(context.Background(), "a")
+	again, err := k.lock(context.Background(), ref("a"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,16 +238,14 @@ func TestKeyedLock(t *testing.T) {
 }
 
 func TestClusterIDShape(t *testing.T) {
-	e := &Engine{random: bytes.NewReader(bytes.Repeat([]byte{0xff, 0x00, 0x7a}, 20))}
-	id, err := e.newClusterID()
+	id, err := newClusterID(bytes.NewReader(bytes.Repeat([]byte{0xff, 0x00, 0x7a}, 20)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !regexp.MustCompile(`^[0-9a-v]{32}$`).MatchString(id) {
 		t.Errorf("id %q is not 32 characters of [0-9a-v]", id)
 	}
-	e.random = bytes.NewReader(nil)
-	if _, err := e.newClusterID(); !errors.Is(err, io.EOF) {
+	if _, err := newClusterID(bytes.NewReader(nil)); !errors.Is(err, io.EOF) {
 		t.Errorf("an exhausted source: err = %v, want EOF", err)
 	}
 }
@@ -290,8 +297,9 @@ func TestMalformedOperationsAreSkippedNotRetried(t *testing.T) {
 	}
 }
 
-// ConfigFromEnv asks for exactly the documented settings, its own and
-// admission's: a table row without one must not read the empty name.
+// ConfigFromEnv asks for exactly the engine's documented settings, and
+// ReadConfigFromEnv for admission's: a table row without one must not
+// read the empty name.
 func TestConfigFromEnvReadsOnlyItsSettings(t *testing.T) {
 	asked := map[string]bool{}
 	if _, err := ConfigFromEnv(func(k string) string { asked[k] = true; return "" }); err != nil {
@@ -299,9 +307,47 @@ func TestConfigFromEnvReadsOnlyItsSettings(t *testing.T) {
 	}
 	want := map[string]bool{EnvPollConcurrency: true, EnvDispatchGrace: true, EnvPendingIDGrace: true,
 		EnvCreateDeadline: true, EnvDeleteDeadline: true, EnvNotifyBackoffBase: true,
-		EnvNotifyBackoffMax: true, EnvPollBackoffMax: true, EnvCSBatchSize: true, EnvStuckAfter: true, EnvRelistInterval: true,
-		admission.EnvAPIVersions: true, admission.EnvSubscriptionDocument: true}
+		EnvNotifyBackoffMax: true, EnvPollBackoffMax: true, EnvCSBatchSize: true, EnvStuckAfter: true, EnvRelistInterval: true}
 	if !maps.Equal(asked, want) {
 		t.Errorf("ConfigFromEnv asked for %v, want %v", asked, want)
+	}
+	clear(asked)
+	if _, err := ReadConfigFromEnv(func(k string) string { asked[k] = true; return "" }); err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]bool{admission.EnvAPIVersions: true, admission.EnvSubscriptionDocument: true}; !maps.Equal(asked, want) {
+		t.Errorf("ReadConfigFromEnv asked for %v, want %v", asked, want)
+	}
+}
+
+// TestReadConfigFromEnv: the read service's settings are admission's,
+// with its errors; its timeout is the default.
+func TestReadConfigFromEnv(t *testing.T) {
+	got, err := ReadConfigFromEnv(func(k string) string {
+		return map[string]string{admission.EnvAPIVersions: "2099-01-01", admission.EnvSubscriptionDocument: "required"}[k]
+	})
+	want := ReadConfig{Admission: admission.Config{APIVersions: []string{"2099-01-01"}, RequireSubscriptionDocument: true},
+		Timeout: DefaultReadTimeout}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("ReadConfigFromEnv = %+v, %v; want %+v", got, err, want)
+	}
+	_, err = ReadConfigFromEnv(func(k string) string {
+		return map[string]string{admission.EnvSubscriptionDocument: "maybe"}[k]
+	})
+	if err == nil || !strings.Contains(err.Error(), `HCPOPS_SUBSCRIPTION_DOCUMENT="maybe"`) {
+		t.Errorf("bad subscription policy: %v, want an error naming it", err)
+	}
+}
+
+// TestNewReadServiceRefusesIncompleteDeps: the read service names what it
+// lacks and refuses a negative timeout.
+func TestNewReadServiceRefusesIncompleteDeps(t *testing.T) {
+	if _, err := NewReadService(ReadDeps{}, ReadConfig{}); err == nil || !strings.Contains(err.Error(), "Store, ClusterService required") {
+		t.Errorf("no deps: %v", err)
+	}
+	e := newEnv(t)
+	if _, err := NewReadService(ReadDeps{Store: e.store, ClusterService: e.cs}, ReadConfig{Timeout: -time.Second}); err == nil ||
+		!strings.Contains(err.Error(), "Timeout") {
+		t.Errorf("negative timeout: %v", err)
 	}
 }

@@ -4,23 +4,36 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
+	"github.com/hcpops/hcpops/core/arm"
 	cs "github.com/hcpops/hcpops/core/clusterservice"
 	"github.com/hcpops/hcpops/core/document"
+	"github.com/hcpops/hcpops/core/state"
 )
 
-// dispatchCreate makes the CS object of a new resource; how is the kind's.
-func (e *Engine) dispatchCreate(ctx context.Context, j *job, _ *tally) (outcome, error) {
-	return j.a.create(ctx, j)
+// creation is what every create shares: its dispatch is done once the
+// resource has its CS ID, it must finish by the resource's
+// createOperationCompletionDeadline, and it fails with the merged message.
+type creation struct{ e *Engine }
+
+func (creation) dispatched(j *job) bool { return j.res.ClusterServiceID() != "" }
+
+func (c creation) deadline(j *job) time.Time {
+	if t, ok := j.res.CreateOperationCompletionDeadline(); ok {
+		return t
+	}
+	return j.op.Properties.StartTime.Add(c.e.cfg.CreateDeadline)
 }
 
-// pollCreate reads the state of the object the create made.
-func (e *Engine) pollCreate(ctx context.Context, j *job) (pollResult, error) {
-	read := j.a.status
-	if j.a.created != nil {
-		read = j.a.created
-	}
-	s, err := read(ctx, j, j.res.ClusterServiceID())
+func (creation) failure() (string, state.FailureMessage) {
+	return arm.CodeInternalServerError, state.Merged
+}
+
+// pollStatus is a create poll that reads the state of the object the
+// create made.
+func pollStatus(ctx context.Context, j *job, k kind) (pollResult, error) {
+	s, err := k.status(ctx, j, j.res.ClusterServiceID())
 	if err != nil {
 		return pollResult{}, err
 	}
@@ -31,8 +44,8 @@ func (e *Engine) pollCreate(ctx context.Context, j *job) (pollResult, error) {
 // ID is deterministic (the lower-cased ARM name under the parent's href),
 // so post can GET first, and a repeated dispatch never creates a second
 // one. A parent cluster not yet in CS defers the work to a later tick.
-func (e *Engine) createChild(ctx context.Context, j *job,
-	post func(ctx context.Context, j *job, clusterHref, id string) error) (outcome, error) {
+func (c creation) createChild(ctx context.Context, j *job, k child) (outcome, error) {
+	e := c.e
 	parentID, err := document.ParentClusterID(j.res.ResourceID())
 	if err != nil {
 		return outcomeSkipped, fmt.Errorf("%w: %w", errMalformed, err)
@@ -44,13 +57,13 @@ func (e *Engine) createChild(ctx context.Context, j *job,
 	if parent == nil || parent.ClusterServiceID() == "" {
 		return outcomeSkipped, retryLater("parent cluster %s is not in clusters service yet", parentID)
 	}
-	if err := checkChildName(j); err != nil {
+	if err := checkChildName(k.noun(), j.res); err != nil {
 		return outcomeSkipped, err
 	}
 	clusterHref, id := parent.ClusterServiceID(), strings.ToLower(j.res.Name())
-	href := j.a.childHref(clusterHref, id)
-	if err := post(ctx, j, clusterHref, id); err != nil && !cs.IsConflict(err) {
-		return outcomeSkipped, fmt.Errorf("creating %s %s: %w", j.kind, href, refusedBy(err, j.a.noun, "create"))
+	href := k.href(clusterHref, id)
+	if err := k.post(ctx, j, clusterHref, id); err != nil && cs.Classify(err) != cs.Exists {
+		return outcomeSkipped, fmt.Errorf("creating %s %s: %w", j.kind, href, refusedBy(err, k.noun(), "create"))
 	}
 	if err := e.recordClusterServiceID(ctx, j, href); err != nil {
 		return outcomeSkipped, err

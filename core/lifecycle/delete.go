@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/hcpops/hcpops/core/arm"
 	cs "github.com/hcpops/hcpops/core/clusterservice"
@@ -13,6 +14,41 @@ import (
 	"github.com/hcpops/hcpops/core/state"
 	"github.com/hcpops/hcpops/core/store"
 )
+
+// deletion is what every delete shares: its dispatch is done once the
+// resource carries clusterServiceDeletionTimestamp (ARO-HCP writes no
+// internalId on a delete), or at once on the legacy path; it must finish
+// by the resource's deleteOperationCompletionDeadline (the legacy path
+// has none); and it fails with the failing source's own message. Its
+// dispatch and poll are the same for every kind but for k's calls.
+type deletion struct {
+	e *Engine
+	k kind
+}
+
+func (deletion) dispatched(j *job) bool {
+	if legacyDelete(j) {
+		return true // sent to CS by the frontend that wrote it
+	}
+	_, ok := j.res.ClusterServiceDeletionTimestamp()
+	return ok
+}
+
+func (d deletion) deadline(j *job) time.Time {
+	if legacyDelete(j) {
+		return time.Time{} // ARO-HCP's legacy path has no deadline
+	}
+	if j.res != nil {
+		if t, ok := j.res.DeleteOperationCompletionDeadline(); ok {
+			return t
+		}
+	}
+	return j.op.Properties.StartTime.Add(d.e.cfg.DeleteDeadline)
+}
+
+func (deletion) failure() (string, state.FailureMessage) {
+	return arm.CodeInternalServerError, state.Bare
+}
 
 // legacyDelete reports a Delete written by a frontend from before the
 // new deletion approach: its usesNew*DeletionApproach flag for the
@@ -35,8 +71,8 @@ func legacyDelete(j *job) bool {
 }
 
 // deleteTarget is the CS href of the object a delete removes: the href a
-// legacy operation carries, else the resource's CS ID, or one whose create
-// may have reached CS unrecorded (a cluster's pending ID). "" means CS
+// legacy operation carries, else the resource's CS ID, or the pending ID
+// of a cluster whose create may have reached CS unrecorded. "" means CS
 // never had it.
 func deleteTarget(j *job) string {
 	if h := j.op.Properties.InternalID; h != "" && legacyDelete(j) {
@@ -46,7 +82,7 @@ func deleteTarget(j *job) string {
 		if h := j.res.ClusterServiceID(); h != "" {
 			return h
 		}
-		if h := j.a.uncommitted(j.res); h != "" {
+		if h := j.res.PendingClusterServiceID(); h != "" {
 			return h
 		}
 	}
@@ -58,43 +94,45 @@ func deleteTarget(j *job) string {
 // create may have reached CS unrecorded (it records after its POST), so
 // CS is asked rather than the object assumed absent. "" when the parent
 // cluster has no CS object either: then CS cannot have the child.
-func (e *Engine) liveDeleteTarget(ctx context.Context, j *job) (string, error) {
+func (d deletion) liveDeleteTarget(ctx context.Context, j *job) (string, error) {
 	href := deleteTarget(j)
-	if href != "" || legacyDelete(j) || j.a.childHref == nil || j.res == nil {
+	c, isChild := d.k.(child)
+	if href != "" || legacyDelete(j) || !isChild || j.res == nil {
 		return href, nil
 	}
 	parentID, err := document.ParentClusterID(j.res.ResourceID())
 	if err != nil {
 		return "", fmt.Errorf("%w: %w", errMalformed, err)
 	}
-	parent, err := e.readResource(ctx, j.op.PartitionKey, parentID)
+	parent, err := d.e.readResource(ctx, j.op.PartitionKey, parentID)
 	if err != nil || parent == nil || parent.ClusterServiceID() == "" {
 		return "", err
 	}
-	return j.a.childHref(parent.ClusterServiceID(), strings.ToLower(j.res.Name())), nil
+	return c.href(parent.ClusterServiceID(), strings.ToLower(j.res.Name())), nil
 }
 
-// dispatchDelete asks CS to delete the object, then stamps the resource's
-// clusterServiceDeletionTimestamp, the marker (ARO-HCP writes no
-// internalId on a delete). CS answering 404, or refusing a child because
-// its cluster is already uninstalling, both mean the deletion is under way.
-func (e *Engine) dispatchDelete(ctx context.Context, j *job, _ *tally) (outcome, error) {
-	href, err := e.liveDeleteTarget(ctx, j)
+// dispatch asks CS to delete the object, then stamps the resource's
+// clusterServiceDeletionTimestamp, the marker. CS answering 404, or
+// refusing a child because its cluster is already uninstalling, both mean
+// the deletion is under way.
+func (d deletion) dispatch(ctx context.Context, j *job, _ *tally) (outcome, error) {
+	k := d.k
+	href, err := d.liveDeleteTarget(ctx, j)
 	if err != nil {
 		return outcomeSkipped, err
 	}
 	if href != "" {
-		err := j.a.delete(ctx, href)
+		err := k.remove(ctx, href)
 		switch {
-		case err == nil, cs.IsNotFound(err):
+		case err == nil, cs.Classify(err) == cs.Absent:
 		case cs.IsAlreadyUninstalling(err):
 			j.log.Info("parent cluster is already uninstalling; treating the delete as dispatched", "reason", err)
 		default:
-			return outcomeSkipped, fmt.Errorf("deleting %s %s: %w", j.kind, href, refusedBy(err, j.a.noun, "delete"))
+			return outcomeSkipped, fmt.Errorf("deleting %s %s: %w", j.kind, href, refusedBy(err, k.noun(), "delete"))
 		}
 	}
-	now := e.clock()
-	res, _, err := e.mutateResource(ctx, j.log, j.res, func(r *document.Resource) (bool, error) {
+	now := d.e.clock()
+	res, _, err := d.e.mutateResource(ctx, j.log, j.res, func(r *document.Resource) (bool, error) {
 		if _, ok := r.ClusterServiceDeletionTimestamp(); ok {
 			return false, nil
 		}
@@ -108,32 +146,19 @@ func (e *Engine) dispatchDelete(ctx context.Context, j *job, _ *tally) (outcome,
 	return outcomeDispatched, nil
 }
 
-// pollDelete reads the object being deleted; CS answering 404 is the
+// poll reads the object being deleted; CS answering 404 is the
 // evidence that completes the delete. A new-approach delete CS never had
-// (no href) completes at once: nothing in CS can outlive it. On the
-// legacy path a cluster completes only once its node pool and external
-// auth documents are gone, as ARO-HCP waits for them.
-func (e *Engine) pollDelete(ctx context.Context, j *job) (pollResult, error) {
-	href, err := e.liveDeleteTarget(ctx, j)
+// (no href) completes at once: nothing in CS can outlive it.
+func (d deletion) poll(ctx context.Context, j *job) (pollResult, error) {
+	href, err := d.liveDeleteTarget(ctx, j)
 	if err != nil {
 		return pollResult{}, err
 	}
 	if href == "" && !legacyDelete(j) {
 		return pollResult{gone: true}, nil
 	}
-	s, err := j.a.status(ctx, j, href)
-	if cs.IsNotFound(err) {
-		if legacyDelete(j) && j.a.parent {
-			n, err := e.liveChildResources(ctx, j)
-			if err != nil {
-				return pollResult{}, err
-			}
-			if n > 0 {
-				j.log.Debug("legacy deletion approach: waiting for child resources", "count", n)
-				return polledStates(state.NewOperationState(arm.ProvisioningStateDeleting,
-					fmt.Sprintf("%d node pools and external auths remain", n)).WithSource("descendantResources")), nil
-			}
-		}
+	s, err := d.k.status(ctx, j, href)
+	if cs.Classify(err) == cs.Absent {
 		return pollResult{gone: true}, nil
 	}
 	if err != nil {
@@ -261,20 +286,4 @@ func (e *Engine) deleteChildren(ctx context.Context, j *job, pk, target string) 
 		j.log.Info("child documents deleted", "count", n)
 	}
 	return nil
-}
-
-// liveChildResources counts the node pools and external auths still under
-// a cluster.
-func (e *Engine) liveChildResources(ctx context.Context, j *job) (int, error) {
-	kids, err := e.children(ctx, j, j.op.PartitionKey, j.op.Properties.ExternalID)
-	if err != nil {
-		return 0, err
-	}
-	n := 0
-	for _, d := range kids {
-		if k, err := document.ResourceKind(d.ResourceType); err == nil && (k == document.KindNodePool || k == document.KindExternalAuth) {
-			n++
-		}
-	}
-	return n, nil
 }

@@ -20,7 +20,10 @@ func (e *Engine) dispatchDocuments(ctx context.Context, docs []json.RawMessage) 
 	res := DispatchResult{Documents: len(docs)}
 	t := &tally{}
 	log := withInvocation(ctx, e.log)
-	type target struct{ pk, id, name string }
+	type target struct {
+		store.DocRef
+		name string
+	}
 	var targets []target
 	seen := map[target]bool{}
 	for i, raw := range docs {
@@ -50,7 +53,7 @@ func (e *Engine) dispatchDocuments(ctx context.Context, docs []json.RawMessage) 
 			continue
 		}
 		// Terminal is final, so even a stale copy that says so is right.
-		tg := target{op.PartitionKey, op.ID, op.Name()}
+		tg := target{store.DocRef{PartitionKey: op.PartitionKey, ID: op.ID}, op.Name()}
 		if op.Properties.Status.IsTerminal() || seen[tg] {
 			res.Skipped++
 			continue
@@ -60,53 +63,50 @@ func (e *Engine) dispatchDocuments(ctx context.Context, docs []json.RawMessage) 
 	}
 
 	var (
-		mu    sync.Mutex
-		fails []dispatchFailure
-		wg    sync.WaitGroup
-		sem   = make(chan struct{}, e.cfg.PollConcurrency)
-		begun = e.clock()
+		mu      sync.Mutex
+		fails   []dispatchFailure
+		begun   = e.clock()
+		workers = e.workers(context.WithoutCancel(ctx)) // each reports its own end
 	)
-feed:
 	for n, tg := range targets {
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
+		if ctx.Err() != nil {
+			mu.Lock()
 			for _, u := range targets[n:] {
-				fails = append(fails, dispatchFailure{u.pk, u.id, u.name, fmt.Errorf("dispatching: %w", ctx.Err())})
+				fails = append(fails, dispatchFailure{u.DocRef, u.name, fmt.Errorf("dispatching: %w", ctx.Err())})
 			}
-			break feed
+			mu.Unlock()
+			break
 		}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			o, err := e.dispatchOne(ctx, tg.pk, tg.id, t)
+		workers.Go(func() {
+			o, err := e.dispatchOne(ctx, tg.DocRef, t)
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
 			case errors.Is(err, errMalformed), errors.Is(err, store.ErrInvalid):
-				log.Error("skipping an operation that cannot be dispatched", "document_id", tg.id, "partition_key", tg.pk, "error", err)
+				log.Error("skipping an operation that cannot be dispatched", "document_id", tg.ID, "partition_key", tg.PartitionKey, "error", err)
 				res.Skipped++
 			case err != nil:
-				fails = append(fails, dispatchFailure{tg.pk, tg.id, tg.name, err})
+				fails = append(fails, dispatchFailure{tg.DocRef, tg.name, err})
 			case o == outcomeDispatched:
-				e.pollAt.forget(tg.pk + "/" + tg.id)
+				e.pollAt.forget(tg.DocRef)
 				res.Dispatched++
 			case o == outcomeDeferred:
 				res.Deferred++
 			default:
 				res.Skipped++
 			}
-		}()
+		})
 	}
-	wg.Wait()
+	workers.Wait()
 	res.Changed, res.Notified = int(t.changed.Load()), int(t.notified.Load())
 	return res, e.settle(ctx, fails, begun, &res)
 }
 
 // dispatchFailure is an operation of a batch whose dispatch failed.
 type dispatchFailure struct {
-	pk, id, name string
-	err          error
+	store.DocRef
+	name string
+	err  error
 }
 
 // csEvidenceWindow is how recent an answer of a working CS must be for a
@@ -144,7 +144,7 @@ func (e *Engine) settle(ctx context.Context, fails []dispatchFailure, begun time
 			retry, why = true, "a dependency failed as a whole"
 		}
 	}
-	if !retry && !e.csHealth.answeredSince(begun.Add(-csEvidenceWindow)) {
+	if !retry && !e.calls.WorkedSince(begun.Add(-csEvidenceWindow)) {
 		retry, why = true, "no clusters service call answered lately"
 	}
 	var (
@@ -152,15 +152,15 @@ func (e *Engine) settle(ctx context.Context, fails []dispatchFailure, begun time
 		errs []error
 	)
 	for _, f := range fails {
-		attrs := append(csAttrs(f.err), "operation_id", f.name, "document_id", f.id, "partition_key", f.pk)
-		var ce *csCallError
+		attrs := append(cs.CallAttrs(f.err), "operation_id", f.name, "document_id", f.ID, "partition_key", f.PartitionKey)
+		var ce *cs.CallError
 		if errors.As(f.err, &ce) {
-			attrs = append(attrs, "next_attempt", e.pollAt.failed(f.pk+"/"+f.id, e.clock()))
+			attrs = append(attrs, "next_attempt", e.pollAt.failed(f.DocRef, e.clock()))
 		}
 		attrs = append(attrs, "error", f.err)
 		if retry {
 			log.Warn("dispatch failed; the batch is retried", append(attrs, "reason", why)...)
-			ids, errs = append(ids, f.id), append(errs, f.err)
+			ids, errs = append(ids, f.ID), append(errs, f.err)
 			continue
 		}
 		log.Warn("dispatch failed; the operation is left to the tick", attrs...)
@@ -172,8 +172,8 @@ func (e *Engine) settle(ctx context.Context, fails []dispatchFailure, begun time
 // objectFault reports whether err is a failed CS call that says nothing
 // about CS as a whole.
 func objectFault(err error) bool {
-	var ce *csCallError
-	return errors.As(err, &ce) && !cs.IsUnavailable(err)
+	var ce *cs.CallError
+	return errors.As(err, &ce) && cs.Classify(err) != cs.Unavailable
 }
 
 func dispatchError(ids []string, errs []error) error {
@@ -202,23 +202,23 @@ func addressOf(raw json.RawMessage) (partitionKey, id string) {
 // the status writes and notifications made on the way. A dispatched
 // cluster create then dispatches the children waiting for it, after its
 // own lock is released (deferred first, so it runs last).
-func (e *Engine) dispatchOne(ctx context.Context, pk, id string, t *tally) (outcome, error) {
+func (e *Engine) dispatchOne(ctx context.Context, ref store.DocRef, t *tally) (outcome, error) {
 	var parent *job
 	defer func() {
 		if parent != nil {
 			e.dispatchChildren(ctx, parent, t)
 		}
 	}()
-	unlock, err := e.locks.lock(ctx, pk+"/"+id)
+	unlock, err := e.locks.lock(ctx, ref)
 	if err != nil {
-		return outcomeSkipped, fmt.Errorf("waiting to dispatch operation %s: %w", id, err)
+		return outcomeSkipped, fmt.Errorf("waiting to dispatch operation %s: %w", ref.ID, err)
 	}
 	defer unlock()
-	op, err := e.readOperation(ctx, pk, id)
+	op, err := e.readOperation(ctx, ref.PartitionKey, ref.ID)
 	if err != nil || op == nil || op.Properties.Status.IsTerminal() {
 		return outcomeSkipped, err
 	}
-	j, err := e.newJob(ctx, op, nil)
+	j, err := e.newJob(ctx, op, pageRead{})
 	if err != nil {
 		return outcomeSkipped, err
 	}

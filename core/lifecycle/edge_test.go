@@ -126,7 +126,7 @@ func (blindSearch) ListClusters(context.Context, string) ([]cs.Cluster, error) {
 
 func TestClusterPostConflictIsAdopted(t *testing.T) {
 	e := newEnv(t)
-	eng, err := New(Deps{Store: e.store, ClusterService: blindSearch{e.cs}, Notifier: nopNotifier{}, Clock: e.clk}, e.cfg)
+	eng, err := New(Deps{Store: e.store, ClusterService: blindSearch{e.cs}, Calls: e.calls, Notifier: nopNotifier{}, Clock: e.clk}, e.cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

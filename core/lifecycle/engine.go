@@ -1,29 +1,31 @@
 // Package lifecycle moves ARO-HCP operations from Accepted to a terminal
 // state: dispatch to Clusters Service, poll, atomic status writes, delete
-// completion and ARM notification. It knows nothing of Azure Functions; the
-// functions/ adapters call the entry points in this file.
+// completion and ARM notification. Two types serve it: Engine, the
+// asynchronous work (a change-feed batch's dispatch, a timer's tick), and
+// ReadService, ARM's side (status, result and the gates in front of them),
+// each with its own configuration. It knows nothing of Azure Functions; the
+// functions/ adapters call their entry points.
 //
-// Where things live: registry.go is the one table of (request, kind)
-// pairs; the request handlers are written once (create.go, patch.go,
-// delete.go, credential.go) over a per-kind adapter (adapter.go and
-// cluster.go, nodepool.go, externalauth.go), the only code that tells the
-// kinds apart; every ETag-guarded read-modify-write goes through
-// writeGuarded (guard.go).
+// Where things live: handler.go is the one table of (request, kind)
+// pairs, each a named type in a file of its own as upstream's operation
+// controllers are (cluster_create.go ... credential_revoke.go), built on
+// the steps its request shares (create.go, update.go, delete.go) and on
+// its kind (cluster.go, nodepool.go, externalauth.go: the only code that
+// tells the kinds apart). Every ETag-guarded read-modify-write goes
+// through writeGuarded (guard.go); a status write, through
+// updateOperationStatus (statuswrite.go).
 package lifecycle
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"time"
 
 	"github.com/hcpops/hcpops/core/activeset"
-	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/clusterservice"
-	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
 )
 
@@ -37,6 +39,8 @@ type DispatchResult struct {
 	Changed    int // status writes made while dispatching (a revocation's Deleting, a cancel)
 	Notified   int // ARM notifications delivered for operations that ended while dispatching
 	HandedOff  int // CS failed for that operation alone: left to the tick's safety net
+	// CS is what the batch's requests to Clusters Service came to.
+	CS clusterservice.CallSummary
 }
 
 // String is the batch's counts as the function logs them; changed and
@@ -81,6 +85,8 @@ type TickResult struct {
 	Skipped    int // left alone by a skip rule (see skip.go)
 	// SkippedReasons counts Skipped by reason; every reason is present.
 	SkippedReasons map[string]int
+	// CS is what the tick's requests to Clusters Service came to.
+	CS clusterservice.CallSummary
 }
 
 // String is the tick's counts as the function logs them.
@@ -88,23 +94,6 @@ func (r TickResult) String() string {
 	return fmt.Sprintf("polled=%d changed=%d dispatched=%d expired=%d canceled=%d notified=%d errors=%d backed_off=%d skipped=%d",
 		r.Polled, r.Changed, r.Dispatched, r.Expired, r.Canceled, r.Notified, r.Errors, r.BackedOff, r.Skipped)
 }
-
-// StatusRequest identifies an operation-status read and its caller.
-type StatusRequest struct {
-	SubscriptionID string
-	Location       string
-	OperationName  string // the operation UUID
-	HomeTenantID   string // X-Ms-Home-Tenant-Id
-	ClientObjectID string // X-Ms-Client-Object-Id
-}
-
-var (
-	// ErrOperationNotFound: no such operation document, or it expired.
-	ErrOperationNotFound = errors.New("operation not found")
-	// ErrOperationNotVisible: the document exists but ARM's visibility rules
-	// hide it from this caller (rendered as a 404 with an empty body).
-	ErrOperationNotVisible = errors.New("operation not visible to caller")
-)
 
 // Engine is the lifecycle's entry point; build it with New. It is safe for
 // concurrent use: a change-feed batch and a tick may run at the same time.
@@ -117,8 +106,7 @@ type Engine struct {
 	random   io.Reader
 	cfg      Config
 
-	handlers map[handlerKey]*handler
-	kinds    map[document.Kind]*adapter
+	handlers map[handlerKey]handler
 	// locks serialise dispatch of one operation inside this process; across
 	// processes the etag-guarded markers do the same job.
 	locks *keyedLock
@@ -127,9 +115,9 @@ type Engine struct {
 	// pollAt schedules the CS calls of operations whose calls keep
 	// failing, so that they cannot hold the tick's workers every tick.
 	pollAt *backoff
-	// csHealth is when CS last answered as a working service; a batch
-	// uses it to tell a sick object from a sick CS.
-	csHealth *csHealth
+	// calls is what the CS client's transport saw: a batch reads CS's
+	// health from it to tell a sick object from a sick CS.
+	calls *clusterservice.Recorder
 	// skips remembers the operations logged as skipped, to log each once.
 	skips *skipLog
 	// stuck remembers the thresholds active operations crossed (stuck.go).
@@ -146,33 +134,18 @@ type Engine struct {
 // documents, including ones no store accepts the id or partition key of,
 // are logged and skipped, never retried.
 func (e *Engine) DispatchDocuments(ctx context.Context, docs []json.RawMessage) (DispatchResult, error) {
-	return e.dispatchDocuments(ctx, docs)
+	counted := e.calls.Count(ctx)
+	res, err := e.dispatchDocuments(ctx, docs)
+	res.CS = counted()
+	return res, err
 }
 
 // Tick runs one poll pass over the active operations. Per-operation
 // failures are counted in Errors and retried next tick; the error reports
 // a tick that could not run or was cut short by ctx.
 func (e *Engine) Tick(ctx context.Context) (TickResult, error) {
-	return e.tick(ctx)
-}
-
-// Status renders the ARM operation-status body for a caller.
-func (e *Engine) Status(ctx context.Context, req StatusRequest) (arm.OperationStatus, error) {
-	return e.status(ctx, req)
-}
-
-// Result is ARM's Location poll of an operation: poll again, failed, or
-// what the operation produced. Errors: ErrOperationNotFound,
-// ErrOperationNotVisible, ErrResultGone, ErrResultUnsupported, or a
-// failure to read.
-func (e *Engine) Result(ctx context.Context, req StatusRequest) (Result, error) {
-	return e.result(ctx, req)
-}
-
-// Admit applies the api-version and subscription-state gates ARO-HCP's
-// frontend puts in front of every ARM request, and returns the home tenant
-// for the visibility rules (the header, else the subscription's). A
-// refused request is an error wrapping *admission.Rejection.
-func (e *Engine) Admit(ctx context.Context, req AdmitRequest) (string, error) {
-	return e.admit(ctx, req)
+	counted := e.calls.Count(ctx)
+	res, err := e.tick(ctx)
+	res.CS = counted()
+	return res, err
 }

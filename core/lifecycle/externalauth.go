@@ -10,70 +10,93 @@ import (
 	"github.com/hcpops/hcpops/core/state"
 )
 
-// externalAuthAdapter is the external auth's part of the request handlers.
-// CS has no external auth status endpoint; the object carries its status,
-// and often none at all: so, as upstream, a create is done once the object
-// exists and an update once CS carries its spec. A state CS does state is
-// still heeded: "error" fails the operation.
-func (e *Engine) externalAuthAdapter() *adapter {
-	read := func(ctx context.Context, href string) (cs.ExternalAuth, error) {
-		ea, err := e.cs.GetExternalAuth(ctx, href)
-		if err != nil {
-			return cs.ExternalAuth{}, fmt.Errorf("reading external auth %s: %w", href, err)
-		}
-		return ea, nil
+// externalAuth is the external auth kind: a child of its cluster in CS, at
+// {cluster href}/external_auth_config/external_auths/{lower-cased ARM
+// name}. CS has no external auth status endpoint; the object carries its
+// status, and often none at all: so, as upstream, a create is done once
+// the object exists and an update once CS carries its spec. A state CS
+// does state is still heeded: "error" fails the operation.
+type externalAuth struct{ cs cs.Client }
+
+func (externalAuth) noun() string { return "external auth" }
+
+func (externalAuth) href(clusterHref, id string) string { return cs.ExternalAuthHref(clusterHref, id) }
+
+func (externalAuth) read(ctx context.Context, j *job, href string) (cs.ExternalAuth, error) {
+	ea, err := j.reads.externalAuth(ctx, href)
+	if err != nil {
+		return cs.ExternalAuth{}, fmt.Errorf("reading external auth %s: %w", href, err)
 	}
-	return &adapter{
-		kind: document.KindExternalAuth,
-		noun: "external auth",
-		create: func(ctx context.Context, j *job) (outcome, error) {
-			return e.createChild(ctx, j, e.postExternalAuth)
-		},
-		status: func(ctx context.Context, j *job, href string) (*state.OperationState, error) {
-			ea, err := read(ctx, href)
-			if err != nil {
-				return nil, err
-			}
-			if ea.Status.State == "" { // no word from CS: the delete goes on
-				return state.NewOperationState(j.op.Properties.Status, "clusters service reports no state").
-					WithSource("clusterServiceExternalAuthStatus"), nil
-			}
-			return convertExternalAuth(j, href, ea.Status)
-		},
-		created: func(ctx context.Context, j *job, href string) (*state.OperationState, error) {
-			ea, err := read(ctx, href)
-			if err != nil {
-				return nil, err
-			}
-			return externalAuthExists(ea).WithSource("externalAuthClusterServiceCreate"), nil
-		},
-		get: func(ctx context.Context, j *job, href string) ([]*state.OperationState, error) {
-			ea, err := read(ctx, href)
-			if err != nil {
-				return nil, err
-			}
-			differs, err := externalAuthSpecDiffers(j.res, ea)
-			if err != nil {
-				return nil, err
-			}
-			return []*state.OperationState{externalAuthExists(ea).WithSource("clusterServiceExternalAuthStatus"),
-				specState("clusterServiceExternalAuthSpec", differs)}, nil
-		},
-		patch: func(ctx context.Context, j *job, href string) error {
-			iss, err := j.res.Issuer()
-			if err != nil {
-				return fmt.Errorf("%w: %w", errMalformed, err)
-			}
-			if err := checkIssuer(iss); err != nil {
-				return err
-			}
-			_, err = e.cs.PatchExternalAuth(ctx, href, cs.ExternalAuthSpec{IssuerURL: iss.URL, Audiences: iss.Audiences, IssuerCA: iss.CA})
-			return err
-		},
-		delete:      e.cs.DeleteExternalAuth,
-		uncommitted: noUncommitted,
-		childHref:   cs.ExternalAuthHref,
+	return ea, nil
+}
+
+func (k externalAuth) status(ctx context.Context, j *job, href string) (*state.OperationState, error) {
+	ea, err := k.read(ctx, j, href)
+	if err != nil {
+		return nil, err
 	}
+	if ea.Status.State == "" { // no word from CS: the delete goes on
+		return state.NewOperationState(j.op.Properties.Status, "clusters service reports no state").
+			WithSource("clusterServiceExternalAuthStatus"), nil
+	}
+	s, cerr, err := state.ConvertExternalAuthStatus(ea.Status, j.op.Properties.Request, j.op.Properties.Status)
+	if err != nil {
+		return nil, fmt.Errorf("converting status of external auth %s: %w", href, err)
+	}
+	return state.FromConversion(s, cerr).WithSource("clusterServiceExternalAuthStatus"), nil
+}
+
+func (k externalAuth) spec(ctx context.Context, j *job, href string) ([]*state.OperationState, error) {
+	ea, err := k.read(ctx, j, href)
+	if err != nil {
+		return nil, err
+	}
+	differs, err := externalAuthSpecDiffers(j.res, ea)
+	if err != nil {
+		return nil, err
+	}
+	return []*state.OperationState{externalAuthExists(ea).WithSource("clusterServiceExternalAuthStatus"),
+		specState("clusterServiceExternalAuthSpec", differs)}, nil
+}
+
+func (k externalAuth) patch(ctx context.Context, j *job, href string) error {
+	iss, err := issuer(j.res)
+	if err != nil {
+		return err
+	}
+	_, err = k.cs.PatchExternalAuth(ctx, href, cs.ExternalAuthSpec{IssuerURL: iss.URL, Audiences: iss.Audiences, IssuerCA: iss.CA})
+	return err
+}
+
+func (k externalAuth) post(ctx context.Context, j *job, clusterHref, id string) error {
+	iss, err := issuer(j.res)
+	if err != nil {
+		return err // CS can never have accepted it, so there is nothing to adopt
+	}
+	_, err = k.cs.GetExternalAuth(ctx, cs.ExternalAuthHref(clusterHref, id))
+	if cs.Classify(err) != cs.Absent {
+		return err
+	}
+	_, err = k.cs.PostExternalAuth(ctx, clusterHref, cs.ExternalAuthSpec{
+		ID: id, IssuerURL: iss.URL, Audiences: iss.Audiences, IssuerCA: iss.CA,
+	})
+	return err
+}
+
+func (k externalAuth) remove(ctx context.Context, href string) error {
+	return k.cs.DeleteExternalAuth(ctx, href)
+}
+
+// issuer is the issuer j.res asks for, refused when CS would refuse it.
+func issuer(res *document.Resource) (document.Issuer, error) {
+	iss, err := res.Issuer()
+	if err != nil {
+		return iss, fmt.Errorf("%w: %w", errMalformed, err)
+	}
+	if iss.URL == "" {
+		return iss, invalid("external auth", "properties.issuer.url", `""`, "it is required")
+	}
+	return iss, nil
 }
 
 // externalAuthExists is the state of an external auth CS returned: Failed
@@ -85,26 +108,6 @@ func externalAuthExists(ea cs.ExternalAuth) *state.OperationState {
 			&arm.CloudErrorBody{Code: arm.CodeInternalServerError, Message: ea.Status.Message})
 	}
 	return state.NewOperationState(arm.ProvisioningStateSucceeded, "")
-}
-
-// postExternalAuth creates the external auth of j.res under its cluster
-// with the caller-chosen id, unless a GET finds it there already.
-func (e *Engine) postExternalAuth(ctx context.Context, j *job, clusterHref, id string) error {
-	iss, err := j.res.Issuer()
-	if err != nil {
-		return fmt.Errorf("%w: %w", errMalformed, err)
-	}
-	if err := checkIssuer(iss); err != nil {
-		return err // CS can never have accepted it, so there is nothing to adopt
-	}
-	_, err = e.cs.GetExternalAuth(ctx, cs.ExternalAuthHref(clusterHref, id))
-	if !cs.IsNotFound(err) {
-		return err
-	}
-	_, err = e.cs.PostExternalAuth(ctx, clusterHref, cs.ExternalAuthSpec{
-		ID: id, IssuerURL: iss.URL, Audiences: iss.Audiences, IssuerCA: iss.CA,
-	})
-	return err
 }
 
 // externalAuthSpecDiffers says which part of the issuer an update sends
@@ -121,12 +124,4 @@ func externalAuthSpecDiffers(res *document.Resource, ea cs.ExternalAuth) (string
 		return fmt.Sprintf("cluster service external auth audiences are %v, want %v", ea.Audiences, iss.Audiences), nil
 	}
 	return "", nil
-}
-
-func convertExternalAuth(j *job, href string, st cs.ExternalAuthStatus) (*state.OperationState, error) {
-	s, cerr, err := state.ConvertExternalAuthStatus(st, j.op.Properties.Request, j.op.Properties.Status)
-	if err != nil {
-		return nil, fmt.Errorf("converting status of external auth %s: %w", href, err)
-	}
-	return state.FromConversion(s, cerr).WithSource("clusterServiceExternalAuthStatus"), nil
 }

@@ -36,10 +36,10 @@ func (e *Engine) dispatchChildren(ctx context.Context, parent *job, t *tally) {
 		parent.log.Warn("listing children waiting for the cluster failed; the tick dispatches them", "error", err)
 		return
 	}
-	sub := subscriptionOf(parentID)
+	sub := document.SubscriptionOf(parentID)
 	for _, name := range ops {
 		id := document.CosmosID(document.OperationResourceID(sub, name))
-		o, err := e.dispatchOne(ctx, pk, id, t)
+		o, err := e.dispatchOne(ctx, store.DocRef{PartitionKey: pk, ID: id}, t)
 		switch {
 		case err != nil:
 			parent.log.Warn("dispatching a child after its cluster failed; the tick retries", "child_operation_id", name, "error", err)

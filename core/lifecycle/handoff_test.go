@@ -117,7 +117,7 @@ func TestHandedOffDispatchFollowsItsBackoff(t *testing.T) {
 	if asked() != 0 {
 		t.Fatalf("%d POSTs while the pending ID was young", asked())
 	}
-	if _, ok := e.engine.pollAt.lookup(notifyKey(e.op(t, sick))); !ok {
+	if _, ok := e.engine.pollAt.lookup(docRef(e.op(t, sick))); !ok {
 		t.Fatal("a deferred hand-off lost its schedule, so it would wait for the hour of grace")
 	}
 	e.clk.Advance(20 * time.Second) // pending ID 31s old
@@ -127,7 +127,7 @@ func TestHandedOffDispatchFollowsItsBackoff(t *testing.T) {
 	if e.resource(t, clusterRID("sick-0")).ClusterServiceID() == "" {
 		t.Fatal("no CS ID recorded")
 	}
-	if _, ok := e.engine.pollAt.lookup(notifyKey(e.op(t, sick))); ok {
+	if _, ok := e.engine.pollAt.lookup(docRef(e.op(t, sick))); ok {
 		t.Fatal("a dispatched operation is still backed off")
 	}
 }

@@ -10,9 +10,9 @@ import (
 	"github.com/hcpops/hcpops/core/arm"
 )
 
-// BenchmarkTickHungHead is issue 10's measurement: hung CS objects (0, C
-// and 2C of them) at the head of the stream, C poll workers, the issue's
-// CS timeout of 2s and tick budget of 8s. Each run makes 2C healthy
+// BenchmarkTickHungHead measures hung CS objects (0, C and 2C of them) at
+// the head of the stream, C poll workers, a CS timeout of 2s and a tick
+// budget of 8s, the settings of the outside run that found the hang. Each run makes 2C healthy
 // clusters ready, ticks (tick1: the sick ones are met for the first
 // time), then makes 2C fresh clusters ready and ticks again 10s later, the
 // timer's period (tick2: the sick ones are due again and retried after

@@ -12,7 +12,8 @@ import (
 	"github.com/hcpops/hcpops/core/document"
 )
 
-// TestHungClustersServiceIssueRun is issue 10's run: poll concurrency 2,
+// TestHungClustersServiceIssueRun is the outside run that found the hang:
+// poll concurrency 2,
 // six dispatched cluster creates, the GETs of the first two polled hang.
 // Before the fix every tick ended at its budget with all six Accepted.
 // Now the hung calls end at the CS timeout, the four healthy operations
@@ -59,7 +60,7 @@ func TestHungClustersServiceIssueRun(t *testing.T) {
 	// however long their backoff still has to run.
 	e.clk.Advance(time.Hour)
 	held = p.HeldFor(ids[sick[0]]) + p.HeldFor(ids[sick[1]])
-	e.engine.pollAt.failed(notifyKey(e.op(t, sick[0])), e.clk.Now()) // the next attempt is minutes away
+	e.engine.pollAt.failed(docRef(e.op(t, sick[0])), e.clk.Now()) // the next attempt is minutes away
 	res = e.tickWithin(t, time.Minute)
 	for _, n := range sick {
 		op := e.wantOp(t, n, arm.ProvisioningStateFailed, arm.CodeInternalServerError)
@@ -78,7 +79,7 @@ func TestHungClustersServiceIssueRun(t *testing.T) {
 	}
 }
 
-// TestHealthyNeverWaitBehindSick is issue 10's acceptance: with sick (hung)
+// TestHealthyNeverWaitBehindSick: with sick (hung)
 // CS objects at the head of the stream, C and 2C of them for C workers,
 // every healthy operation advances on the very next tick, and sick ones
 // whose backoff ran out are retried only after the healthy ones.
@@ -100,8 +101,8 @@ func TestHealthyNeverWaitBehindSick(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(fmt.Sprintf("%d sick", tc.sick), func(t *testing.T) {
-			// One GET per object (CSBatchSize 1), as issue 10 counted the
-			// calls; TestSickObjectsInABatch is the batched case.
+			// One GET per object (CSBatchSize 1), as the outside run counted
+			// the calls; TestSickObjectsInABatch is the batched case.
 			e := newEnv(t, func(cfg *Config) {
 				cfg.PollConcurrency = c
 				cfg.PollBackoffBase = 10 * time.Minute
@@ -221,7 +222,7 @@ func TestDispatchHangBounded(t *testing.T) {
 		!strings.Contains(lines[0], "next_attempt=") {
 		t.Errorf("failure lines = %q, want one naming the CS call, its time and the next attempt", lines)
 	}
-	if next, ok := e.engine.pollAt.lookup(notifyKey(e.op(t, sick))); !ok || !next.After(e.clk.Now()) {
+	if next, ok := e.engine.pollAt.lookup(docRef(e.op(t, sick))); !ok || !next.After(e.clk.Now()) {
 		t.Errorf("sick operation's next attempt %v (scheduled %v), want a backoff", next, ok)
 	}
 }
@@ -236,7 +237,7 @@ func TestPollBackoffGrowsToCapAndResets(t *testing.T) {
 	})
 	p := e.throughProxy(t, hungCallTimeout)
 	names, ids := e.dispatchedClusters(t, "c", 1)
-	key := notifyKey(e.op(t, names[0]))
+	key := docRef(e.op(t, names[0]))
 	p.Hang(ids[names[0]])
 	for i, want := range []time.Duration{10 * time.Second, 20 * time.Second, 40 * time.Second, 40 * time.Second} {
 		e.tickWithin(t, time.Minute)

@@ -24,7 +24,7 @@ const hungCallTimeout = 2 * time.Second
 func (e *env) throughProxy(t testing.TB, timeout time.Duration) *testsupport.HangProxy {
 	t.Helper()
 	p := testsupport.NewHangProxy(t, e.simURL)
-	c, err := ocm.New(context.Background(), ocm.Config{URL: p.URL, RetryLimit: 0, Timeout: timeout}, nil)
+	c, err := ocm.New(context.Background(), ocm.Config{URL: p.URL, RetryLimit: 0, Timeout: timeout, Recorder: e.calls}, nil)
 	if err != nil {
 		t.Fatalf("ocm client: %v", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hcpops/hcpops/core/arm"
+	"github.com/hcpops/hcpops/core/clusterservice"
 	"github.com/hcpops/hcpops/core/clusterservice/ocm"
 	"github.com/hcpops/hcpops/core/clusterservice/simulator"
 	"github.com/hcpops/hcpops/core/clusterservice/simulator/simtest"
@@ -57,8 +58,10 @@ type env struct {
 	sim    *simulator.Simulator
 	simURL string
 	cs     *ocm.Client
+	calls  *clusterservice.Recorder // what cs records into
 	sink   testSink
 	engine *Engine
+	reads  *ReadService
 	logs   *syncBuffer
 	cfg    Config
 
@@ -87,7 +90,9 @@ func newEnv(t testing.TB, tweak ...func(*Config)) *env {
 	t.Cleanup(cancel)
 	e.simURL = url
 	var err error
-	e.cs, err = ocm.New(ctx, ocm.Config{URL: url, RetryLimit: 2, RetryInterval: time.Millisecond, Timeout: 10 * time.Second}, nil)
+	e.calls = clusterservice.NewRecorder(e.clk, nil)
+	e.cs, err = ocm.New(ctx, ocm.Config{URL: url, RetryLimit: 2, RetryInterval: time.Millisecond, Timeout: 10 * time.Second,
+		Recorder: e.calls}, nil)
 	if err != nil {
 		t.Fatalf("ocm client: %v", err)
 	}
@@ -99,6 +104,10 @@ func newEnv(t testing.TB, tweak ...func(*Config)) *env {
 		f(&e.cfg)
 	}
 	e.engine = e.newEngine(t)
+	if e.reads, err = NewReadService(ReadDeps{Store: e.store, ClusterService: e.cs,
+		Logger: slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}, ReadConfig{}); err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() {
 		if t.Failed() || os.Getenv("LIFECYCLE_TEST_LOGS") != "" {
 			t.Logf("engine log:\n%s", e.logs.String())
@@ -114,6 +123,7 @@ func (e *env) newEngine(t testing.TB) *Engine {
 	eng, err := New(Deps{
 		Store:          e.store,
 		ClusterService: e.cs,
+		Calls:          e.calls,
 		Notifier:       notification.New(notification.Config{AllowLoopback: true, Timeout: 5 * time.Second}, nil),
 		Clock:          e.clk,
 		Logger:         slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),

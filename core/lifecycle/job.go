@@ -36,36 +36,39 @@ type job struct {
 	kind document.Kind // of the target resource (the cluster for credential ops)
 	// res is the target resource; nil when its document is gone.
 	res *document.Resource
-	h   *handler
-	// a does the kind's part of the work.
-	a   *adapter
-	log *slog.Logger
+	// h is the work of its (request, kind) pair.
+	h handler
+	// reads answers the reads of its CS objects' state, from what its
+	// tick's page listed where it can.
+	reads csReads
+	log   *slog.Logger
 }
 
-// isCredential reports whether the operation works on a cluster's
-// credentials rather than on the resource itself; those never own the
-// resource's activeOperationId.
-func (j *job) isCredential() bool {
-	r := j.op.Properties.Request
+// onCredentials reports whether a request works on a cluster's
+// credentials rather than on the resource itself: those never own the
+// resource's activeOperationId, and poll break-glass credentials, which
+// are read per cluster, not in batches.
+func onCredentials(r document.Request) bool {
 	return r == document.RequestRequestCredential || r == document.RequestRevokeCredentials
 }
 
 // newJob pairs op with its resource and handler. A document we cannot act
 // on (no handler for its request and target) is an error naming why.
-// read, when set, is the resource as the tick's page read it; nil reads it.
-func (e *Engine) newJob(ctx context.Context, op *document.OperationDocument, read func() (*document.Resource, error)) (*job, error) {
+// page is what the tick's page read for it (the zero value: nothing).
+func (e *Engine) newJob(ctx context.Context, op *document.OperationDocument, page pageRead) (*job, error) {
 	kind, err := op.TargetKind()
 	if err != nil {
 		return nil, fmt.Errorf("operation %s: %w: %w", op.Name(), errMalformed, err)
 	}
-	h := e.handlers[handlerKey{op.Properties.Request, kind}]
-	if h == nil {
+	h, ok := e.handlers[handlerKey{op.Properties.Request, kind}]
+	if !ok {
 		return nil, fmt.Errorf("operation %s: %w: no handler for request %s on a %s", op.Name(), errMalformed, op.Properties.Request, kind)
 	}
-	if pk := document.PartitionKey(subscriptionOf(op.Properties.ExternalID)); pk != op.PartitionKey {
+	if pk := document.PartitionKey(document.SubscriptionOf(op.Properties.ExternalID)); pk != op.PartitionKey {
 		return nil, fmt.Errorf("operation %s: %w: externalId %q belongs in partition %s, not %s",
 			op.Name(), errMalformed, op.Properties.ExternalID, pk, op.PartitionKey)
 	}
+	read := page.resource
 	if read == nil {
 		read = func() (*document.Resource, error) {
 			return e.readResource(ctx, op.PartitionKey, op.Properties.ExternalID)
@@ -75,12 +78,17 @@ func (e *Engine) newJob(ctx context.Context, op *document.OperationDocument, rea
 	if err != nil {
 		return nil, fmt.Errorf("operation %s: %w", op.Name(), err)
 	}
-	return &job{op: op, kind: kind, res: res, h: h, a: e.kinds[kind], log: e.logFor(ctx, op)}, nil
+	return &job{op: op, kind: kind, res: res, h: h, reads: csReads{cs: e.cs, page: page.cs},
+		log: e.logFor(ctx, op)}, nil
 }
 
 // readOperation reads an operation document; nil when it is gone.
 func (e *Engine) readOperation(ctx context.Context, pk, id string) (*document.OperationDocument, error) {
-	item, err := e.store.Get(ctx, pk, id)
+	return readOperation(ctx, e.store, pk, id)
+}
+
+func readOperation(ctx context.Context, st store.Store, pk, id string) (*document.OperationDocument, error) {
+	item, err := st.Get(ctx, pk, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	}
@@ -96,8 +104,12 @@ func (e *Engine) readOperation(ctx context.Context, pk, id string) (*document.Op
 
 // readResource reads the resource with this ARM ID; nil when it is gone.
 func (e *Engine) readResource(ctx context.Context, pk, resourceID string) (*document.Resource, error) {
+	return readResource(ctx, e.store, pk, resourceID)
+}
+
+func readResource(ctx context.Context, st store.Store, pk, resourceID string) (*document.Resource, error) {
 	id := document.CosmosID(resourceID)
-	item, err := e.store.Get(ctx, pk, id)
+	item, err := st.Get(ctx, pk, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	}

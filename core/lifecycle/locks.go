@@ -3,13 +3,20 @@ package lifecycle
 import (
 	"context"
 	"sync"
+
+	"github.com/hcpops/hcpops/core/store"
 )
 
-// keyedLock is a mutex per key whose entries disappear when nobody holds
-// or waits for them, so its size is bounded by the work in flight.
+// keyedLock is a mutex per operation document whose entries disappear
+// when nobody holds or waits for them, so its size is bounded by the work
+// in flight. It is written here because a wait must end with its context:
+// a dispatch queued behind one whose CS call hangs gives up at its
+// invocation's deadline. The per-key mutexes maintained as libraries
+// (moby/locker and its kind) block without a context, and x/sync's
+// semaphore would only replace the one-slot channel below.
 type keyedLock struct {
 	mu sync.Mutex
-	m  map[string]*lockEntry
+	m  map[store.DocRef]*lockEntry
 }
 
 type lockEntry struct {
@@ -18,11 +25,11 @@ type lockEntry struct {
 }
 
 func newKeyedLock() *keyedLock {
-	return &keyedLock{m: map[string]*lockEntry{}}
+	return &keyedLock{m: map[store.DocRef]*lockEntry{}}
 }
 
 // lock waits for key, or for ctx to end; the returned func releases it.
-func (k *keyedLock) lock(ctx context.Context, key string) (func(), error) {
+func (k *keyedLock) lock(ctx context.Context, key store.DocRef) (func(), error) {
 	k.mu.Lock()
 	e := k.m[key]
 	if e == nil {
@@ -46,7 +53,7 @@ func (k *keyedLock) lock(ctx context.Context, key string) (func(), error) {
 	}
 }
 
-func (k *keyedLock) release(key string, e *lockEntry) {
+func (k *keyedLock) release(key store.DocRef, e *lockEntry) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	e.refs--

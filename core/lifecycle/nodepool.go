@@ -10,73 +10,79 @@ import (
 	"github.com/hcpops/hcpops/core/state"
 )
 
-// nodePoolAdapter is the node pool's part of the request handlers.
-func (e *Engine) nodePoolAdapter() *adapter {
-	return &adapter{
-		kind: document.KindNodePool,
-		noun: "node pool",
-		create: func(ctx context.Context, j *job) (outcome, error) {
-			return e.createChild(ctx, j, e.postNodePool)
-		},
-		status: func(ctx context.Context, j *job, href string) (*state.OperationState, error) {
-			st, err := e.cs.GetNodePoolStatus(ctx, href)
-			if err != nil {
-				return nil, fmt.Errorf("reading status of node pool %s: %w", href, err)
-			}
-			return convertNodePool(j, href, st)
-		},
-		get: func(ctx context.Context, j *job, href string) ([]*state.OperationState, error) {
-			np, err := e.cs.GetNodePool(ctx, href)
-			if err != nil {
-				return nil, fmt.Errorf("reading node pool %s: %w", href, err)
-			}
-			s, err := convertNodePool(j, href, np.Status)
-			if err != nil {
-				return nil, err
-			}
-			differs, err := nodePoolSpecDiffers(j.res, np)
-			if err != nil {
-				return nil, err
-			}
-			return []*state.OperationState{s, specState("clusterServiceNodePoolSpec", differs)}, nil
-		},
-		patch: func(ctx context.Context, j *job, href string) error {
-			spec, err := j.res.NodePool()
-			if err != nil {
-				return fmt.Errorf("%w: %w", errMalformed, err)
-			}
-			if err := checkNodePool(spec); err != nil {
-				return err
-			}
-			replicas := int(spec.Replicas)
-			_, err = e.cs.PatchNodePool(ctx, href, cs.NodePoolPatch{Replicas: &replicas, Labels: spec.Labels})
-			return err
-		},
-		delete:      e.cs.DeleteNodePool,
-		uncommitted: noUncommitted,
-		childHref:   cs.NodePoolHref,
+// nodePool is the node pool kind: a child of its cluster in CS, at
+// {cluster href}/node_pools/{lower-cased ARM name}.
+type nodePool struct{ cs cs.Client }
+
+func (nodePool) noun() string { return "node pool" }
+
+func (nodePool) href(clusterHref, id string) string { return cs.NodePoolHref(clusterHref, id) }
+
+func (nodePool) status(ctx context.Context, j *job, href string) (*state.OperationState, error) {
+	st, err := j.reads.nodePoolStatus(ctx, href)
+	if err != nil {
+		return nil, fmt.Errorf("reading status of node pool %s: %w", href, err)
 	}
+	return convertNodePool(j, href, st)
 }
 
-// postNodePool creates the node pool of j.res under its cluster with the
-// caller-chosen id, unless a GET finds it there already.
-func (e *Engine) postNodePool(ctx context.Context, j *job, clusterHref, id string) error {
-	spec, err := j.res.NodePool()
+func (nodePool) spec(ctx context.Context, j *job, href string) ([]*state.OperationState, error) {
+	np, err := j.reads.nodePool(ctx, href)
 	if err != nil {
-		return fmt.Errorf("%w: %w", errMalformed, err)
+		return nil, fmt.Errorf("reading node pool %s: %w", href, err)
 	}
-	if err := checkNodePool(spec); err != nil {
-		return err // CS can never have accepted it, so there is nothing to adopt
+	s, err := convertNodePool(j, href, np.Status)
+	if err != nil {
+		return nil, err
 	}
-	_, err = e.cs.GetNodePool(ctx, cs.NodePoolHref(clusterHref, id))
-	if !cs.IsNotFound(err) {
+	differs, err := nodePoolSpecDiffers(j.res, np)
+	if err != nil {
+		return nil, err
+	}
+	return []*state.OperationState{s, specState("clusterServiceNodePoolSpec", differs)}, nil
+}
+
+func (n nodePool) patch(ctx context.Context, j *job, href string) error {
+	spec, err := nodePoolSpec(j.res)
+	if err != nil {
 		return err
 	}
-	_, err = e.cs.PostNodePool(ctx, clusterHref, cs.NodePoolSpec{
+	replicas := int(spec.Replicas)
+	_, err = n.cs.PatchNodePool(ctx, href, cs.NodePoolPatch{Replicas: &replicas, Labels: spec.Labels})
+	return err
+}
+
+func (n nodePool) post(ctx context.Context, j *job, clusterHref, id string) error {
+	spec, err := nodePoolSpec(j.res)
+	if err != nil {
+		return err // CS can never have accepted it, so there is nothing to adopt
+	}
+	_, err = n.cs.GetNodePool(ctx, cs.NodePoolHref(clusterHref, id))
+	if cs.Classify(err) != cs.Absent {
+		return err
+	}
+	_, err = n.cs.PostNodePool(ctx, clusterHref, cs.NodePoolSpec{
 		ID: id, VersionID: spec.Version.ID, ChannelGroup: spec.Version.ChannelGroup, VMSize: spec.VMSize,
 		Replicas: int(spec.Replicas), AutoRepair: spec.AutoRepair, Labels: spec.Labels,
 	})
 	return err
+}
+
+func (n nodePool) remove(ctx context.Context, href string) error {
+	return n.cs.DeleteNodePool(ctx, href)
+}
+
+// nodePoolSpec is the node pool j.res asks for, refused when CS would
+// refuse it.
+func nodePoolSpec(res *document.Resource) (document.NodePoolSpec, error) {
+	spec, err := res.NodePool()
+	if err != nil {
+		return spec, fmt.Errorf("%w: %w", errMalformed, err)
+	}
+	if spec.Replicas < 0 {
+		return spec, invalid("node pool", "properties.replicas", spec.Replicas, "it must not be negative")
+	}
+	return spec, nil
 }
 
 // nodePoolSpecDiffers says which of the replicas and labels an update

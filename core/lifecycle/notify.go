@@ -7,6 +7,7 @@ import (
 
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/notification"
+	"github.com/hcpops/hcpops/core/store"
 )
 
 // maxNotifyWait bounds a POST whatever the notifier's own timeout says.
@@ -31,7 +32,7 @@ func (e *Engine) notify(ctx context.Context, j *job, t *tally) {
 	if uri == "" || !op.Properties.Status.IsTerminal() {
 		return
 	}
-	key := notifyKey(op)
+	key := docRef(op)
 	attempt := e.notifyAt.attempt(key)
 	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), maxNotifyWait)
 	err := e.notifier.Notify(pctx, uri, op.ToStatus())
@@ -77,12 +78,14 @@ func (e *Engine) notify(ctx context.Context, j *job, t *tally) {
 // retryNotification notifies a terminal operation whose URI is still set,
 // if its retry is due.
 func (e *Engine) retryNotification(ctx context.Context, op *document.OperationDocument, t *tally) {
-	if !e.notifyAt.due(notifyKey(op), e.clock()) {
+	if !e.notifyAt.due(docRef(op), e.clock()) {
 		return
 	}
 	e.notify(ctx, &job{op: op, log: e.logFor(ctx, op)}, t)
 }
 
-func notifyKey(op *document.OperationDocument) string {
-	return op.PartitionKey + "/" + op.ID
+// docRef is the operation's document: the key of everything the engine
+// keeps per operation (retry schedules, dispatch locks, the skip log).
+func docRef(op *document.OperationDocument) store.DocRef {
+	return store.DocRef{PartitionKey: op.PartitionKey, ID: op.ID}
 }

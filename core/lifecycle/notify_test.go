@@ -201,7 +201,7 @@ func (n *ctxNotifier) Notify(ctx context.Context, uri string, status arm.Operati
 func TestNotificationOwnContexts(t *testing.T) {
 	e := newEnv(t)
 	n := &ctxNotifier{next: notification.New(notification.Config{AllowLoopback: true, Timeout: 5 * time.Second}, nil)}
-	eng, err := New(Deps{Store: e.store, ClusterService: e.cs, Notifier: n, Clock: e.clk,
+	eng, err := New(Deps{Store: e.store, ClusterService: e.cs, Calls: e.calls, Notifier: n, Clock: e.clk,
 		Logger: slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}, e.cfg)
 	if err != nil {
 		t.Fatal(err)

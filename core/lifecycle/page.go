@@ -19,13 +19,20 @@ type polled struct {
 	// retries after the stream (its next CS attempt is due).
 	st  standing
 	due *retry
-	// read, when set, returns the operation's resource as the page read
-	// it; nil leaves the job to read it itself (a point read).
-	read func() (*document.Resource, error)
-	// snap is what the page's CS list calls said (nil: none were made);
-	// listed says the operation's objects were in those calls.
-	snap   *snapshot
+	pageRead
+	// listed says the operation's objects were in the page's CS list
+	// calls.
 	listed bool
+}
+
+// pageRead is what a tick's page read for an operation before its job
+// runs; the zero value leaves the job to read everything itself.
+type pageRead struct {
+	// resource, when set, returns the operation's resource as the page
+	// read it; nil leaves the job to read it (a point read).
+	resource func() (*document.Resource, error)
+	// cs is what the page's CS list calls said; nil: none were made.
+	cs *snapshot
 }
 
 // preparePage reads what a page of operations needs before any of them
@@ -47,10 +54,10 @@ func (e *Engine) preparePage(ctx context.Context, src *pollSource, items []store
 		if op.Properties.Status.IsTerminal() {
 			continue // owes at most a notification
 		}
-		key := notifyKey(op)
+		key := docRef(op)
 		if next, ok := e.pollAt.lookup(key); ok {
 			if !now.Before(next) {
-				p.due = &retry{key: key, pk: op.PartitionKey, id: op.ID, next: next}
+				p.due = &retry{ref: key, next: next}
 				continue
 			}
 			p.st = sickResting
@@ -77,8 +84,8 @@ func (e *Engine) preparePage(ctx context.Context, src *pollSource, items []store
 		}
 		p := &ps[i]
 		res, rerr := parsedResource(got, refs[k], p.op.Properties.ExternalID)
-		p.read = func() (*document.Resource, error) { return res, rerr }
-		if res != nil && p.st == healthy && !credentialRequest(p.op.Properties.Request) && e.pollsCS(p.op, res) {
+		p.resource = func() (*document.Resource, error) { return res, rerr }
+		if res != nil && p.st == healthy && !onCredentials(p.op.Properties.Request) && e.pollsCS(p.op, res) {
 			h := pollHrefs(p.op, res)
 			hrefs = append(hrefs, h...)
 			p.listed = len(h) > 0
@@ -89,7 +96,7 @@ func (e *Engine) preparePage(ctx context.Context, src *pollSource, items []store
 	}
 	snap := prefetch(ctx, e.cs, withInvocation(ctx, e.log), hrefs, e.cfg.CSBatchSize, e.listConcurrency())
 	for i := range ps {
-		ps[i].snap = snap
+		ps[i].cs = snap
 	}
 	if ctx.Err() != nil {
 		e.backOffCut(ctx, ps)
@@ -106,7 +113,7 @@ func (e *Engine) backOffCut(ctx context.Context, ps []polled) {
 	now, n := e.clock(), 0
 	for _, p := range ps {
 		if p.listed {
-			e.pollAt.failed(notifyKey(p.op), now)
+			e.pollAt.failed(docRef(p.op), now)
 			n++
 		}
 	}
@@ -169,19 +176,13 @@ func (e *Engine) pollsCS(op *document.OperationDocument, res *document.Resource)
 	if err != nil {
 		return false
 	}
-	h := e.handlers[handlerKey{op.Properties.Request, kind}]
-	if h == nil {
+	h, ok := e.handlers[handlerKey{op.Properties.Request, kind}]
+	if !ok {
 		return false
 	}
-	j := &job{op: op, kind: kind, res: res, h: h, a: e.kinds[kind]}
+	j := &job{op: op, kind: kind, res: res, h: h}
 	g := ownership(j)
 	return g.skip == "" && !g.cancel && h.dispatched(j)
-}
-
-// credentialRequest: credential operations poll break-glass credentials,
-// which are read per cluster, not in batches.
-func credentialRequest(r document.Request) bool {
-	return r == document.RequestRequestCredential || r == document.RequestRevokeCredentials
 }
 
 // listConcurrency bounds one page's concurrent list calls: a page holds

@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"context"
 	"log/slog"
+	"maps"
 	"sync"
 
 	cs "github.com/hcpops/hcpops/core/clusterservice"
@@ -10,88 +11,76 @@ import (
 
 // Batched polling. A tick reads the CS objects of a page of operations
 // with list calls (clusters by an id search, node pools and external auths
-// per parent cluster) before the page's operations run, and hands the
-// answers to them through ctx. Each operation still makes the same
-// single-object reads it always made; snapshotClient answers them from the
-// page's lists where it can. So conversion, NeedToPatch, the writes and
-// the notifications stay per operation and do not know about batching,
-// and an object a list did not return (deleted, not yet created, listed
-// without status) is read with its GET, so a 404 means what it meant.
+// per parent cluster) before the page's operations run, and each job of
+// the page gets what they said as its csReads. A job's poll still makes
+// the same single-object reads it always made; csReads answers them from
+// the page's lists where it can. So conversion, NeedToPatch, the writes
+// and the notifications stay per operation and do not know about
+// batching, and an object a list did not return (deleted, not yet
+// created, listed without status) is read with its GET, so a 404 means
+// what it meant.
 
 // snapshot is what one page's list calls said, keyed by the href the
 // operations will ask for. An object of a list call that failed is not in
 // it, so its operation reads it with a GET of its own: a sick object in a
 // batch then costs the healthy ones of that batch the list call's time
-// and nothing more, and the sick one is backed off alone (issue 10). That
-// costs CS at most what polling cost before batching, and only for
-// operations that were not already backed off.
+// and nothing more, and the sick one is backed off alone. That costs CS
+// at most what polling cost before batching, and only for operations that
+// were not already backed off.
 type snapshot struct {
 	clusters  map[string]cs.Cluster
 	nodePools map[string]cs.NodePool
 	auths     map[string]cs.ExternalAuth
 }
 
-type snapshotKey struct{}
-
-func withSnapshot(ctx context.Context, s *snapshot) context.Context {
-	return context.WithValue(ctx, snapshotKey{}, s)
+// csReads is how a job reads the state of its CS objects: from its page's
+// snapshot where that has the object, else with the object's GET. A job
+// no page prepared (a dispatch, a backed-off retry) has no snapshot, and
+// a dispatch's reads before it creates anything always go to CS.
+type csReads struct {
+	cs   cs.Client
+	page *snapshot // nil: none
 }
 
-func snapshotFrom(ctx context.Context) *snapshot {
-	s, _ := ctx.Value(snapshotKey{}).(*snapshot)
-	return s
-}
-
-// snapshotClient is the engine's CS client: reads a page prefetched come
-// from its snapshot, everything else goes to CS.
-type snapshotClient struct{ cs.Client }
-
-func (c snapshotClient) GetCluster(ctx context.Context, href string) (cs.Cluster, error) {
-	if s := snapshotFrom(ctx); s != nil {
-		if v, ok := s.clusters[href]; ok {
-			return v, nil
+// fromPage answers a read of the object at href from the page's list of
+// its kind (pick), when that returned it, else with the object's GET.
+func fromPage[T, V any](ctx context.Context, s *snapshot, pick func(*snapshot) map[string]T, href string,
+	part func(T) V, get func(context.Context, string) (V, error)) (V, error) {
+	if s != nil {
+		if v, ok := pick(s)[href]; ok {
+			return part(v), nil
 		}
 	}
-	return c.Client.GetCluster(ctx, href)
+	return get(ctx, href)
 }
 
-// GetClusterStatus answers from the status inline in a listed cluster:
-// the same fields /status carries (state, description, provision error).
-func (c snapshotClient) GetClusterStatus(ctx context.Context, href string) (cs.ClusterStatus, error) {
-	if s := snapshotFrom(ctx); s != nil {
-		if v, ok := s.clusters[href]; ok {
-			return v.Status, nil
-		}
-	}
-	return c.Client.GetClusterStatus(ctx, href)
+func (r csReads) cluster(ctx context.Context, href string) (cs.Cluster, error) {
+	return fromPage(ctx, r.page, clustersOf, href, whole[cs.Cluster], r.cs.GetCluster)
 }
 
-func (c snapshotClient) GetNodePool(ctx context.Context, href string) (cs.NodePool, error) {
-	if s := snapshotFrom(ctx); s != nil {
-		if v, ok := s.nodePools[href]; ok {
-			return v, nil
-		}
-	}
-	return c.Client.GetNodePool(ctx, href)
+// clusterStatus answers from the status inline in a listed cluster: the
+// same fields /status carries (state, description, provision error).
+func (r csReads) clusterStatus(ctx context.Context, href string) (cs.ClusterStatus, error) {
+	return fromPage(ctx, r.page, clustersOf, href, func(c cs.Cluster) cs.ClusterStatus { return c.Status }, r.cs.GetClusterStatus)
 }
 
-func (c snapshotClient) GetNodePoolStatus(ctx context.Context, href string) (cs.NodePoolStatus, error) {
-	if s := snapshotFrom(ctx); s != nil {
-		if v, ok := s.nodePools[href]; ok {
-			return v.Status, nil
-		}
-	}
-	return c.Client.GetNodePoolStatus(ctx, href)
+func (r csReads) nodePool(ctx context.Context, href string) (cs.NodePool, error) {
+	return fromPage(ctx, r.page, nodePoolsOf, href, whole[cs.NodePool], r.cs.GetNodePool)
 }
 
-func (c snapshotClient) GetExternalAuth(ctx context.Context, href string) (cs.ExternalAuth, error) {
-	if s := snapshotFrom(ctx); s != nil {
-		if v, ok := s.auths[href]; ok {
-			return v, nil
-		}
-	}
-	return c.Client.GetExternalAuth(ctx, href)
+func (r csReads) nodePoolStatus(ctx context.Context, href string) (cs.NodePoolStatus, error) {
+	return fromPage(ctx, r.page, nodePoolsOf, href, func(np cs.NodePool) cs.NodePoolStatus { return np.Status }, r.cs.GetNodePoolStatus)
 }
+
+func (r csReads) externalAuth(ctx context.Context, href string) (cs.ExternalAuth, error) {
+	return fromPage(ctx, r.page, authsOf, href, whole[cs.ExternalAuth], r.cs.GetExternalAuth)
+}
+
+func whole[T any](v T) T { return v }
+
+func clustersOf(s *snapshot) map[string]cs.Cluster   { return s.clusters }
+func nodePoolsOf(s *snapshot) map[string]cs.NodePool { return s.nodePools }
+func authsOf(s *snapshot) map[string]cs.ExternalAuth { return s.auths }
 
 // listCall is one batched read: up to the batch size of hrefs of one kind
 // (and, for children, of one cluster).
@@ -145,25 +134,20 @@ func planLists(hrefs []string, batch int) []listCall {
 func prefetch(ctx context.Context, client cs.Client, log *slog.Logger, hrefs []string, batch, conc int) *snapshot {
 	s := &snapshot{clusters: map[string]cs.Cluster{}, nodePools: map[string]cs.NodePool{},
 		auths: map[string]cs.ExternalAuth{}}
-	calls := planLists(hrefs, batch)
 	var mu sync.Mutex
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, max(1, conc))
-	for _, call := range calls {
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
+	lists := newPool(ctx, conc)
+	for _, call := range planLists(hrefs, batch) {
+		lists.Go(func() {
 			err := listOne(ctx, client, call, s, &mu)
-			if err != nil && !cs.IsNotFound(err) && ctx.Err() == nil {
+			if err != nil && cs.Classify(err) != cs.Absent && ctx.Err() == nil {
 				// A 404 is a list CS does not serve, or a parent cluster gone:
 				// the GETs answer that as they always did, so it is no fault.
 				log.WarnContext(ctx, "batched clusters service read failed; its objects are read one by one",
-					append(csAttrs(err), "objects", len(call.hrefs), "error", err)...)
+					append(cs.CallAttrs(err), "objects", len(call.hrefs), "error", err)...)
 			}
-		}()
+		})
 	}
-	wg.Wait()
+	lists.Wait()
 	return s
 }
 
@@ -171,35 +155,25 @@ func prefetch(ctx context.Context, client cs.Client, log *slog.Logger, hrefs []s
 func listOne(ctx context.Context, client cs.Client, call listCall, s *snapshot, mu *sync.Mutex) error {
 	switch call.kind {
 	case cs.HrefCluster:
-		got, err := client.ListClustersByHref(ctx, call.hrefs)
-		if err != nil {
-			return err
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		for h, v := range got {
-			s.clusters[h] = v
-		}
+		return record(mu, s.clusters)(client.ListClustersByHref(ctx, call.hrefs))
 	case cs.HrefNodePool:
-		got, err := client.ListNodePoolsByHref(ctx, call.cluster, call.hrefs)
-		if err != nil {
-			return err
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		for h, v := range got {
-			s.nodePools[h] = v
-		}
+		return record(mu, s.nodePools)(client.ListNodePoolsByHref(ctx, call.cluster, call.hrefs))
 	case cs.HrefExternalAuth:
-		got, err := client.ListExternalAuthsByHref(ctx, call.cluster, call.hrefs)
-		if err != nil {
-			return err
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		for h, v := range got {
-			s.auths[h] = v
-		}
+		return record(mu, s.auths)(client.ListExternalAuthsByHref(ctx, call.cluster, call.hrefs))
 	}
 	return nil
+}
+
+// record copies what a list call answered into the snapshot's map of its
+// kind, under mu; a failed call records nothing.
+func record[T any](mu *sync.Mutex, into map[string]T) func(map[string]T, error) error {
+	return func(got map[string]T, err error) error {
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		maps.Copy(into, got)
+		return nil
+	}
 }

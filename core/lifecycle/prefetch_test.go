@@ -95,42 +95,41 @@ func TestPrefetchAnswersThePolls(t *testing.T) {
 	if l := w.sim.Ledger(); l.Total() != 3 || l.ListCalls().Calls != 3 {
 		t.Fatalf("prefetch made %d requests (%+v), want 3 lists: clusters, node pools, external auths", l.Total(), l.ListCalls())
 	}
-	c := snapshotClient{w.client}
-	sctx := withSnapshot(ctx, s)
+	c := csReads{cs: w.client, page: s}
 	for _, h := range w.c {
-		st, err := c.GetClusterStatus(sctx, h)
+		st, err := c.clusterStatus(ctx, h)
 		if err != nil || st.State != cs.ClusterStateReady {
 			t.Errorf("status of %s = %+v, %v; want ready", h, st, err)
 		}
 	}
-	if cl, err := c.GetCluster(sctx, w.c[1]); err != nil || cl.Href != w.c[1] || cl.Status.State != cs.ClusterStateReady {
+	if cl, err := c.cluster(ctx, w.c[1]); err != nil || cl.Href != w.c[1] || cl.Status.State != cs.ClusterStateReady {
 		t.Errorf("cluster %s = %+v, %v", w.c[1], cl, err)
 	}
-	if st, err := c.GetNodePoolStatus(sctx, np2); err != nil || st.State != cs.NodePoolStateValidating {
+	if st, err := c.nodePoolStatus(ctx, np2); err != nil || st.State != cs.NodePoolStateValidating {
 		t.Errorf("node pool status = %+v, %v; want validating", st, err)
 	}
-	if np, err := c.GetNodePool(sctx, np1); err != nil || np.Replicas != 1 {
+	if np, err := c.nodePool(ctx, np1); err != nil || np.Replicas != 1 {
 		t.Errorf("node pool = %+v, %v", np, err)
 	}
-	if a, err := c.GetExternalAuth(sctx, ea); err != nil || a.Status.State != cs.ExternalAuthStateReady {
+	if a, err := c.externalAuth(ctx, ea); err != nil || a.Status.State != cs.ExternalAuthStateReady {
 		t.Errorf("external auth = %+v, %v", a, err)
 	}
 	if l := w.sim.Ledger(); l.Total() != 3 {
 		t.Errorf("the polls made %d requests after the lists, want none", l.Total()-3)
 	}
-	if _, err := c.GetClusterStatus(sctx, missing); !cs.IsNotFound(err) {
+	if _, err := c.clusterStatus(ctx, missing); cs.Classify(err) != cs.Absent {
 		t.Errorf("a cluster no list returned: err = %v, want the GET's 404", err)
 	}
-	if _, err := c.GetNodePoolStatus(sctx, npGone); !cs.IsNotFound(err) {
+	if _, err := c.nodePoolStatus(ctx, npGone); cs.Classify(err) != cs.Absent {
 		t.Errorf("a node pool no list returned: err = %v, want the GET's 404", err)
 	}
 	if l := w.sim.Ledger(); l.Count("GET", cs.ClustersPath+"/{id}/status") != 1 ||
 		l.Count("GET", cs.ClustersPath+"/{id}/node_pools/{np}/status") != 1 {
 		t.Errorf("fallback GETs = %v, want one of each", l.ByPattern)
 	}
-	// Without a snapshot in ctx, every read is a GET.
+	// A job no page prepared reads everything with a GET.
 	w.sim.ResetLedger()
-	if _, err := c.GetClusterStatus(ctx, w.c[0]); err != nil || w.sim.Ledger().Total() != 1 {
+	if _, err := (csReads{cs: w.client}).clusterStatus(ctx, w.c[0]); err != nil || w.sim.Ledger().Total() != 1 {
 		t.Errorf("no snapshot: %v, %d requests; want one GET", err, w.sim.Ledger().Total())
 	}
 }
@@ -159,21 +158,20 @@ func TestPrefetchFailureStaysInItsBatch(t *testing.T) {
 		!strings.Contains(got, "objects=2") || !strings.Contains(got, "503") {
 		t.Errorf("want one warning naming the failed list's 2 objects and its 503, got:\n%s", got)
 	}
-	c := snapshotClient{w.client}
-	sctx := withSnapshot(ctx, s)
+	c := csReads{cs: w.client, page: s}
 	w.sim.ResetLedger()
-	if st, err := c.GetClusterStatus(sctx, w.c[2]); err != nil || st.State != cs.ClusterStateReady || w.sim.Ledger().Total() != 0 {
+	if st, err := c.clusterStatus(ctx, w.c[2]); err != nil || st.State != cs.ClusterStateReady || w.sim.Ledger().Total() != 0 {
 		t.Errorf("%s in the good list = %+v, %v after %d requests; want ready from the list", w.c[2], st, err, w.sim.Ledger().Total())
 	}
 	for _, h := range w.c[:2] {
-		if st, err := c.GetClusterStatus(sctx, h); err != nil || st.State != cs.ClusterStateReady {
+		if st, err := c.clusterStatus(ctx, h); err != nil || st.State != cs.ClusterStateReady {
 			t.Errorf("%s in the failed list = %+v, %v; want its own GET to answer ready", h, st, err)
 		}
 	}
 	if n := w.sim.Ledger().Count("GET", cs.ClustersPath+"/{id}/status"); n != 2 {
 		t.Errorf("%d status GETs, want one for each object of the failed list", n)
 	}
-	if _, err := c.GetNodePoolStatus(sctx, npOfGone); !cs.IsNotFound(err) {
+	if _, err := c.nodePoolStatus(ctx, npOfGone); cs.Classify(err) != cs.Absent {
 		t.Errorf("node pool of a gone cluster: err = %v, want its GET's 404", err)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/hcpops/hcpops/core/arm"
@@ -46,7 +45,7 @@ func invalid(noun, field string, value any, want string) *refusal {
 // (a 5xx, a timeout, CS busy) is returned as it came and keeps its backoff.
 func refusedBy(err error, noun, verb string) error {
 	var ce *cs.Error
-	if !cs.IsRefused(err) || !errors.As(err, &ce) {
+	if cs.Classify(err) != cs.Refused || !errors.As(err, &ce) {
 		return err
 	}
 	body := arm.CloudErrorBody{
@@ -62,7 +61,7 @@ func refusedBy(err error, noun, verb string) error {
 
 // failRefused WRITES Failed with the refusal's error, and logs why once.
 func (e *Engine) failRefused(ctx context.Context, j *job, r *refusal, t *tally) error {
-	j.log.Warn("dispatch refused; operation failed", append(csAttrs(r.cause), "reason", r.body.Message)...)
+	j.log.Warn("dispatch refused; operation failed", append(cs.CallAttrs(r.cause), "reason", r.body.Message)...)
 	changed, err := e.updateOperationStatus(ctx, j, arm.ProvisioningStateFailed, &r.body, t)
 	if changed {
 		t.changed.Add(1)
@@ -70,56 +69,12 @@ func (e *Engine) failRefused(ctx context.Context, j *job, r *refusal, t *tally) 
 	return err
 }
 
-// csrUnsupported is the refusal of a certificate-signing credential request.
-// Upstream's frontend (api-version 2026-09-01-preview and later) stores the
-// customer's CSR and its backend has the management cluster's signer issue
-// the certificate, recording a SystemAdminCredentialRequest document the
-// results endpoint reads. Clusters Service's break-glass API (ocm-sdk-go
-// v0.1.509 / ocm-api-model v0.0.464) takes no CSR: it mints a key and a
-// kubeconfig of its own. Answering with that would hand out a credential
-// nobody asked for, so the request fails.
-func csrUnsupported() *refusal {
-	return &refusal{body: arm.CloudErrorBody{
-		Code:   arm.CodeInvalidRequestContent,
-		Target: "systemAdminCredentialRequest.certificateSigningRequest",
-		Message: "Certificate-signing credential requests need the management-cluster signer and are not " +
-			"supported by this backend; request a break-glass credential with an api-version before 2026-09-01-preview.",
-	}}
-}
-
-// childNameRE is what Clusters Service accepts as a node pool or external
-// auth ID: the lower-cased ARM name.
-var childNameRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
-
-// checkChildName refuses an ARM name CS cannot take as the child's ID.
-func checkChildName(j *job) error {
-	if id := strings.ToLower(j.res.Name()); !childNameRE.MatchString(id) {
-		return invalid(j.a.noun, "name", fmt.Sprintf("%q", j.res.Name()),
+// checkChildName refuses an ARM name CS cannot take as the child's ID
+// (the lower-cased name).
+func checkChildName(noun string, res *document.Resource) error {
+	if id := strings.ToLower(res.Name()); !cs.ValidChildID(id) {
+		return invalid(noun, "name", fmt.Sprintf("%q", res.Name()),
 			"it must be 1 to 63 letters, digits or dashes, starting and ending with a letter or digit")
-	}
-	return nil
-}
-
-// checkNodePool refuses node pool values CS would refuse.
-func checkNodePool(spec document.NodePoolSpec) error {
-	if spec.Replicas < 0 {
-		return invalid("node pool", "properties.replicas", spec.Replicas, "it must not be negative")
-	}
-	return nil
-}
-
-// checkIssuer refuses an external auth issuer CS would refuse.
-func checkIssuer(iss document.Issuer) error {
-	if iss.URL == "" {
-		return invalid("external auth", "properties.issuer.url", `""`, "it is required")
-	}
-	return nil
-}
-
-// checkClusterPatch refuses cluster values CS would refuse.
-func checkClusterPatch(res *document.Resource) error {
-	if m, ok := res.NodeDrainTimeoutMinutes(); ok && m < 0 {
-		return invalid("cluster", "properties.nodeDrainTimeoutMinutes", m, "it must not be negative")
 	}
 	return nil
 }

@@ -52,35 +52,38 @@ func (r Result) LogValue() slog.Value {
 		slog.String("operation", r.OperationID), slog.Int("body_bytes", len(r.Body)))
 }
 
-// result reads the operation as status does (same visibility rules) and,
-// once it has succeeded, what it produced: the resource as stored now, or a
-// break-glass credential read live from Clusters Service, never stored.
-func (e *Engine) result(ctx context.Context, req StatusRequest) (Result, error) {
-	op, err := e.visibleOperation(ctx, req)
+// Result is ARM's Location poll of an operation: it reads the operation
+// as Status does (same visibility rules) and, once it has succeeded, what
+// it produced: the resource as stored now, or a break-glass credential
+// read live from Clusters Service, never stored. Errors:
+// ErrOperationNotFound, ErrOperationNotVisible, ErrResultGone,
+// ErrResultUnsupported, or a failure to read.
+func (r *ReadService) Result(ctx context.Context, req StatusRequest) (Result, error) {
+	op, err := r.visibleOperation(ctx, req)
 	if err != nil {
 		return Result{}, err
 	}
 	p := &op.Properties
-	r := Result{Status: p.Status, Request: p.Request, OperationID: p.OperationID}
+	res := Result{Status: p.Status, Request: p.Request, OperationID: p.OperationID}
 	if p.Status != arm.ProvisioningStateSucceeded {
-		return r, nil
+		return res, nil
 	}
 	switch p.Request {
 	case document.RequestDelete, document.RequestRevokeCredentials:
-		return r, nil
+		return res, nil
 	case document.RequestRequestCredential:
-		r.Body, err = e.credentialResult(ctx, op)
+		res.Body, err = r.credentialResult(ctx, op)
 	case document.RequestCreate, document.RequestUpdate:
-		r.Body, err = e.resourceResult(ctx, op)
+		res.Body, err = r.resourceResult(ctx, op)
 	default:
 		err = fmt.Errorf("operation %s: %w: request %q has no result", op.Name(), errMalformed, p.Request)
 	}
-	return r, err
+	return res, err
 }
 
 // visibleOperation reads the operation named in req, or says why ARM may
 // not see it (ErrOperationNotFound, ErrOperationNotVisible).
-func (e *Engine) visibleOperation(ctx context.Context, req StatusRequest) (*document.OperationDocument, error) {
+func (r *ReadService) visibleOperation(ctx context.Context, req StatusRequest) (*document.OperationDocument, error) {
 	sub, ok := document.CanonicalUUID(req.SubscriptionID)
 	if !ok {
 		return nil, fmt.Errorf("%w: subscription %q is not a subscription ID", ErrOperationNotFound, req.SubscriptionID)
@@ -91,9 +94,9 @@ func (e *Engine) visibleOperation(ctx context.Context, req StatusRequest) (*docu
 	}
 	req.SubscriptionID, req.OperationName = sub, name
 	id := document.CosmosID(document.OperationResourceID(req.SubscriptionID, req.OperationName))
-	rctx, cancel := e.requestReadCtx(ctx)
+	rctx, cancel := r.requestReadCtx(ctx)
 	defer cancel()
-	op, err := e.readOperation(rctx, document.PartitionKey(req.SubscriptionID), id)
+	op, err := readOperation(rctx, r.store, document.PartitionKey(req.SubscriptionID), id)
 	if err != nil {
 		return nil, fmt.Errorf("reading operation %s: %w", req.OperationName, err)
 	}
@@ -101,7 +104,7 @@ func (e *Engine) visibleOperation(ctx context.Context, req StatusRequest) (*docu
 		return nil, fmt.Errorf("%w: %s in subscription %s", ErrOperationNotFound, req.OperationName, req.SubscriptionID)
 	}
 	if why := invisible(op, req); why != "" {
-		withInvocation(ctx, e.log).Info("operation hidden from caller", "operation_id", req.OperationName, "reason", why)
+		withInvocation(ctx, r.log).Info("operation hidden from caller", "operation_id", req.OperationName, "reason", why)
 		return nil, fmt.Errorf("%w: %s", ErrOperationNotVisible, why)
 	}
 	return op, nil
@@ -109,10 +112,10 @@ func (e *Engine) visibleOperation(ctx context.Context, req StatusRequest) (*docu
 
 // resourceResult renders the target resource as it is stored now, with
 // the ID ARM asked about (the operation's externalId).
-func (e *Engine) resourceResult(ctx context.Context, op *document.OperationDocument) ([]byte, error) {
-	rctx, cancel := e.requestReadCtx(ctx)
+func (r *ReadService) resourceResult(ctx context.Context, op *document.OperationDocument) ([]byte, error) {
+	rctx, cancel := r.requestReadCtx(ctx)
 	defer cancel()
-	res, err := e.readResource(rctx, op.PartitionKey, op.Properties.ExternalID)
+	res, err := readResource(rctx, r.store, op.PartitionKey, op.Properties.ExternalID)
 	if err != nil {
 		return nil, fmt.Errorf("result of operation %s: %w", op.Name(), err)
 	}
@@ -130,7 +133,7 @@ func (e *Engine) resourceResult(ctx context.Context, op *document.OperationDocum
 // internalId names from Clusters Service, as ARO-HCP does for api-versions
 // before 2026-09-01-preview. The kubeconfig goes to ARM only: it is never
 // written to the store, and no log line or error carries it.
-func (e *Engine) credentialResult(ctx context.Context, op *document.OperationDocument) ([]byte, error) {
+func (r *ReadService) credentialResult(ctx context.Context, op *document.OperationDocument) ([]byte, error) {
 	p := &op.Properties
 	if p.SystemAdminCredentialRequest != nil {
 		return nil, fmt.Errorf("%w: operation %s is a certificate-signing credential request (api-version 2026-09-01-preview or later), "+
@@ -139,8 +142,8 @@ func (e *Engine) credentialResult(ctx context.Context, op *document.OperationDoc
 	if !strings.Contains(p.InternalID, cs.BreakGlassSegment) {
 		return nil, fmt.Errorf("operation %s: %w: internalId %q is not a break-glass credential href", op.Name(), errMalformed, p.InternalID)
 	}
-	cred, err := e.cs.GetBreakGlassCredential(ctx, p.InternalID)
-	if cs.IsNotFound(err) {
+	cred, err := r.cs.GetBreakGlassCredential(ctx, p.InternalID)
+	if cs.Classify(err) == cs.Absent {
 		return nil, fmt.Errorf("%w: break-glass credential %s of operation %s", ErrResultGone, p.InternalID, op.Name())
 	}
 	if err != nil {
@@ -148,7 +151,7 @@ func (e *Engine) credentialResult(ctx context.Context, op *document.OperationDoc
 	}
 	if cred.Kubeconfig == "" {
 		// ARO-HCP hands out what CS returns; say why it is empty.
-		withInvocation(ctx, e.log).Warn("credential result has no kubeconfig", "operation_id", op.Name(),
+		withInvocation(ctx, r.log).Warn("credential result has no kubeconfig", "operation_id", op.Name(),
 			"credential_href", p.InternalID, "credential_status", cred.Status)
 	}
 	body, err := json.MarshalIndent(arm.AdminCredential{ExpirationTimestamp: cred.Expires.UTC(), Kubeconfig: cred.Kubeconfig}, "", "    ")
@@ -173,11 +176,4 @@ func credentialCause(err error) error {
 		return err
 	}
 	return fmt.Errorf("the clusters service client failed with a %T, whose message is not shown: it may quote the credential", err)
-}
-
-// requestReadCtx bounds a store read made for an ARM request by the same
-// WriteTimeout a guarded write gets: a store that does not answer costs
-// one poll (ARM polls again), not a request held until the host gives up.
-func (e *Engine) requestReadCtx(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, e.cfg.WriteTimeout)
 }

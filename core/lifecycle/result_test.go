@@ -14,7 +14,6 @@ import (
 	cs "github.com/hcpops/hcpops/core/clusterservice"
 	"github.com/hcpops/hcpops/core/clusterservice/simulator"
 	"github.com/hcpops/hcpops/core/document"
-	"github.com/hcpops/hcpops/core/notification"
 	"github.com/hcpops/hcpops/core/store"
 )
 
@@ -40,7 +39,7 @@ func TestCredentialResultFaults(t *testing.T) {
 	e, name := credentialIssued(t)
 	ctx := context.Background()
 
-	res, err := e.engine.Result(ctx, resultRequest(name))
+	res, err := e.reads.Result(ctx, resultRequest(name))
 	if err != nil || res.Request != document.RequestRequestCredential || !strings.Contains(string(res.Body), `"kubeconfig": "apiVersion: v1`) {
 		t.Fatalf("Result = %+v %s, %v", res, res.Body, err)
 	}
@@ -59,7 +58,7 @@ func TestCredentialResultFaults(t *testing.T) {
 	if err := e.sim.SetFaults(simulator.Faults{ErrorRate: 1, ErrorStatus: 503}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = e.engine.Result(ctx, resultRequest(name))
+	_, err = e.reads.Result(ctx, resultRequest(name))
 	if err == nil || errors.Is(err, ErrResultGone) || errors.Is(err, ErrOperationNotFound) || !strings.Contains(err.Error(), "503") {
 		t.Fatalf("CS 503: %v, want a read error naming the status", err)
 	}
@@ -72,13 +71,13 @@ func TestCredentialResultFaults(t *testing.T) {
 
 	// An internalId that is not a credential href is the document's fault.
 	e.editDoc(t, document.OperationResourceID(testSub, name), func(doc obj) { props(doc)["internalId"] = "/api/aro_hcp/v1alpha1/clusters/x" })
-	if _, err := e.engine.Result(ctx, resultRequest(name)); err == nil || !errors.Is(err, errMalformed) {
+	if _, err := e.reads.Result(ctx, resultRequest(name)); err == nil || !errors.Is(err, errMalformed) {
 		t.Errorf("bad internalId: %v", err)
 	}
 	e.editDoc(t, document.OperationResourceID(testSub, name), func(doc obj) {
 		props(doc)["internalId"] = "/api/clusters_mgmt/v1/clusters/" + strings.Repeat("0", 32) + "/break_glass_credentials/nope"
 	})
-	if _, err := e.engine.Result(ctx, resultRequest(name)); !errors.Is(err, ErrResultGone) {
+	if _, err := e.reads.Result(ctx, resultRequest(name)); !errors.Is(err, ErrResultGone) {
 		t.Errorf("credential CS does not have: %v, want ErrResultGone", err)
 	}
 }
@@ -89,7 +88,7 @@ func TestAdmit(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	req := AdmitRequest{Method: "GET", SubscriptionID: testSub, APIVersion: "2024-06-10-preview"}
-	if tenant, err := e.engine.Admit(ctx, req); err != nil || tenant != "" {
+	if tenant, err := e.reads.Admit(ctx, req); err != nil || tenant != "" {
 		t.Fatalf("no subscription document: %q, %v", tenant, err)
 	}
 	subDoc := `{"id":"` + document.SubscriptionCosmosID(testSub) + `","partitionKey":"` + testPK + `","resourceID":"/subscriptions/` + testSub +
@@ -97,17 +96,17 @@ func TestAdmit(t *testing.T) {
 	if _, err := e.store.Create(ctx, testPK, []byte(subDoc)); err != nil {
 		t.Fatal(err)
 	}
-	if tenant, err := e.engine.Admit(ctx, req); err != nil || tenant != testTenant {
+	if tenant, err := e.reads.Admit(ctx, req); err != nil || tenant != testTenant {
 		t.Fatalf("suspended GET: %q, %v; want admitted with the subscription's tenant", tenant, err)
 	}
 	put := req
 	put.Method = "PUT"
 	var rej *admission.Rejection
-	if _, err := e.engine.Admit(ctx, put); !errors.As(err, &rej) || rej.Status != 409 {
+	if _, err := e.reads.Admit(ctx, put); !errors.As(err, &rej) || rej.Status != 409 {
 		t.Fatalf("suspended PUT: %v, want a 409 rejection", err)
 	}
 	e.editDoc(t, "/subscriptions/"+testSub, func(doc obj) { props(doc)["state"] = 7 })
-	if _, err := e.engine.Admit(ctx, req); err == nil || errors.As(err, &rej) || !strings.Contains(err.Error(), "properties.state") {
+	if _, err := e.reads.Admit(ctx, req); err == nil || errors.As(err, &rej) || !strings.Contains(err.Error(), "properties.state") {
 		t.Fatalf("damaged subscription document: %v, want an error naming the field", err)
 	}
 }
@@ -122,10 +121,11 @@ func (h hangingStore) Get(ctx context.Context, pk, id string) (store.Item, error
 }
 
 // TestRequestReadsAreBounded: a store that hangs costs ARM's poll an error
-// after WriteTimeout, whatever the request's own context allows.
+// after the read service's Timeout, whatever the request's own context
+// allows.
 func TestRequestReadsAreBounded(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.WriteTimeout = 50 * time.Millisecond })
-	eng, err := New(Deps{Store: hangingStore{e.store}, ClusterService: e.cs, Notifier: nopNotifier{}, Clock: e.clk}, e.cfg)
+	e := newEnv(t)
+	eng, err := NewReadService(ReadDeps{Store: hangingStore{e.store}, ClusterService: e.cs}, ReadConfig{Timeout: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,8 +159,8 @@ func TestCredentialErrorCarriesNoBytes(t *testing.T) {
 	e, name := credentialIssued(t)
 	ctx := context.Background()
 	const secret = "sha256~0123456789abcdef0123456789abcdef"
-	eng, err := New(Deps{Store: e.store, ClusterService: quotingCS{Client: e.cs, secret: secret}, Notifier: notification.New(notification.Config{}, nil),
-		Clock: e.clk, Logger: slog.New(slog.NewTextHandler(e.logs, nil))}, e.cfg)
+	eng, err := NewReadService(ReadDeps{Store: e.store, ClusterService: quotingCS{Client: e.cs, secret: secret},
+		Logger: slog.New(slog.NewTextHandler(e.logs, nil))}, ReadConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +172,7 @@ func TestCredentialErrorCarriesNoBytes(t *testing.T) {
 	if err := e.sim.SetFaults(simulator.Faults{ErrorRate: 1, ErrorStatus: 503}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.engine.Result(ctx, resultRequest(name)); err == nil || !strings.Contains(err.Error(), "503") {
+	if _, err := e.reads.Result(ctx, resultRequest(name)); err == nil || !strings.Contains(err.Error(), "503") {
 		t.Errorf("CS 503: %v, want the status kept", err)
 	}
 }

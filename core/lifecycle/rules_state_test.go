@@ -64,7 +64,7 @@ func TestRuleExternalAuthExists(t *testing.T) {
 // engineWith is another engine on the same store over client.
 func (e *env) engineWith(t *testing.T, client cs.Client) *Engine {
 	t.Helper()
-	eng, err := New(Deps{Store: e.store, ClusterService: client, Notifier: nopNotifier{}, Clock: e.clk}, e.cfg)
+	eng, err := New(Deps{Store: e.store, ClusterService: client, Calls: e.calls, Notifier: nopNotifier{}, Clock: e.clk}, e.cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

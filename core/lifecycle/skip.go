@@ -7,8 +7,11 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/hashicorp/golang-lru/v2/simplelru"
+
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/document"
+	"github.com/hcpops/hcpops/core/store"
 )
 
 // Skip rules, as upstream's operation controllers return early: an
@@ -66,7 +69,7 @@ func ownership(j *job) gate {
 	case j.res == nil:
 		return gate{skip: SkipResourceNotFound}
 	}
-	if j.isCredential() {
+	if onCredentials(j.op.Properties.Request) {
 		return gate{}
 	}
 	if active := j.res.ActiveOperationID(); !strings.EqualFold(active, j.op.Name()) {
@@ -95,7 +98,7 @@ func ownership(j *job) gate {
 // again only when its reason changes.
 func (e *Engine) skipped(log *slog.Logger, op *document.OperationDocument, reason string, t *tally, cause error) {
 	t.skip(reason)
-	if !e.skips.first(notifyKey(op), reason) {
+	if !e.skips.first(docRef(op), reason) {
 		return
 	}
 	level := slog.LevelWarn
@@ -110,32 +113,28 @@ func (e *Engine) skipped(log *slog.Logger, op *document.OperationDocument, reaso
 }
 
 // skipLog remembers which operations were logged as skipped and why. It
-// is bounded like the retry schedules: when full it forgets everything,
-// which costs at most one more line per skipped operation.
+// is bounded like the retry schedules: when full, the operation skipped
+// longest ago is forgotten, which costs at most one more line for it.
 type skipLog struct {
-	limit int
 	// size lets forget, which runs for every decided operation, skip the
 	// lock while nothing is remembered.
 	size atomic.Int64
 
 	mu sync.Mutex
-	m  map[string]string
+	m  *simplelru.LRU[store.DocRef, string]
 }
 
-func newSkipLog(limit int) *skipLog { return &skipLog{limit: limit, m: map[string]string{}} }
+func newSkipLog(limit int) *skipLog { return &skipLog{m: newLRU[string](limit)} }
 
 // first reports whether key is skipped for reason for the first time.
-func (s *skipLog) first(key, reason string) bool {
+func (s *skipLog) first(key store.DocRef, reason string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.m[key] == reason {
+	if r, ok := s.m.Peek(key); ok && r == reason {
 		return false
 	}
-	if len(s.m) >= s.limit {
-		clear(s.m)
-	}
-	s.m[key] = reason
-	s.size.Store(int64(len(s.m)))
+	s.m.Add(key, reason)
+	s.size.Store(int64(s.m.Len()))
 	return true
 }
 
@@ -146,8 +145,8 @@ func (s *skipLog) forget(op *document.OperationDocument) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(s.m, notifyKey(op))
-	s.size.Store(int64(len(s.m)))
+	s.m.Remove(docRef(op))
+	s.size.Store(int64(s.m.Len()))
 }
 
 // cancelSuperseded WRITES Canceled on an operation whose resource another

@@ -50,3 +50,24 @@ func TestSkipLoggedOnce(t *testing.T) {
 	}
 	e.wantOp(t, op, arm.ProvisioningStateAccepted, "") // skipped: never written
 }
+
+// TestSkipLogBound: a full skip log forgets the operation skipped longest
+// ago, and only that one.
+func TestSkipLogBound(t *testing.T) {
+	s := newSkipLog(2)
+	if !s.first(ref("a"), SkipResourceNotFound) || !s.first(ref("b"), SkipResourceNotFound) {
+		t.Fatal("first skips not reported as first")
+	}
+	if s.first(ref("a"), SkipResourceNotFound) {
+		t.Error("a second skip for the same reason reported as first")
+	}
+	if !s.first(ref("c"), SkipResourceDeleting) { // full: a, the oldest, goes
+		t.Fatal("c not reported as first")
+	}
+	if s.first(ref("b"), SkipResourceNotFound) || !s.first(ref("a"), SkipResourceNotFound) {
+		t.Error("want b remembered and a forgotten")
+	}
+	if n := s.size.Load(); n != 2 {
+		t.Errorf("size %d, want the bound 2", n)
+	}
+}

@@ -144,7 +144,7 @@ func (s *pollSource) finish(ctx context.Context, streamErr error) {
 // target's, in its own partition; false when externalId names another
 // subscription (newJob refuses such an operation without reading).
 func resourceRef(partitionKey, externalID string) (store.DocRef, bool) {
-	if partitionKey == "" || document.PartitionKey(subscriptionOf(externalID)) != partitionKey {
+	if partitionKey == "" || document.PartitionKey(document.SubscriptionOf(externalID)) != partitionKey {
 		return store.DocRef{}, false
 	}
 	return store.DocRef{PartitionKey: partitionKey, ID: document.CosmosID(externalID)}, true

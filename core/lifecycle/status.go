@@ -8,12 +8,12 @@ import (
 	"github.com/hcpops/hcpops/core/document"
 )
 
-// status reads the operation named in req and renders it for ARM, applying
-// ARO-HCP's visibility rules (data model §3.2). The location in the path
-// is ignored, as ARO-HCP ignores it. A request that cannot name an
-// operation (bad subscription or UUID) is simply not found.
-func (e *Engine) status(ctx context.Context, req StatusRequest) (arm.OperationStatus, error) {
-	op, err := e.visibleOperation(ctx, req)
+// Status reads the operation named in req and renders it for ARM,
+// applying the visibility rules of ARO-HCP's frontend. The location in
+// the path is ignored, as ARO-HCP ignores it. A request that cannot name
+// an operation (bad subscription or UUID) is simply not found.
+func (r *ReadService) Status(ctx context.Context, req StatusRequest) (arm.OperationStatus, error) {
+	op, err := r.visibleOperation(ctx, req)
 	if err != nil {
 		return arm.OperationStatus{}, err
 	}
@@ -34,7 +34,7 @@ func invisible(op *document.OperationDocument, req StatusRequest) string {
 	if p.ClientID != "" && !strings.EqualFold(p.ClientID, req.ClientObjectID) {
 		return "client object ID does not match"
 	}
-	if !strings.EqualFold(subscriptionOf(p.OperationID), req.SubscriptionID) {
+	if !strings.EqualFold(document.SubscriptionOf(p.OperationID), req.SubscriptionID) {
 		return "subscription does not match the operation's"
 	}
 	return ""

@@ -66,7 +66,7 @@ func TestStatus(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			before := len(e.logs.String())
-			got, err := e.engine.Status(ctx, tc.req)
+			got, err := e.reads.Status(ctx, tc.req)
 			if !errors.Is(err, tc.wantErr) {
 				t.Fatalf("err = %v, want %v", err, tc.wantErr)
 			}

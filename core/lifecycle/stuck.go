@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hcpops/hcpops/core/document"
+	"github.com/hcpops/hcpops/core/store"
 )
 
 // The signals alerts need to tell a stuck operation from a slow one. A
@@ -50,7 +51,7 @@ func (k StuckKey) String() string {
 
 // DefaultStuckAfter is ARO-HCP's stuck-operation alerting: each (kind,
 // request) is stuck past its end-to-end test timeout, and every operation
-// past an hour (backend-async-operations-prometheusRule.yaml).
+// past an hour (the Prometheus rules of ARO-HCP's backend).
 func DefaultStuckAfter() map[StuckKey]time.Duration {
 	c, np, ea := document.KindCluster, document.KindNodePool, document.KindExternalAuth
 	return map[StuckKey]time.Duration{
@@ -128,7 +129,7 @@ func crossed(own, any, age time.Duration) time.Duration {
 // still active.
 type stuckWatch struct {
 	mu sync.Mutex
-	m  map[string]stuckSeen
+	m  map[store.DocRef]stuckSeen
 }
 
 type stuckSeen struct {
@@ -138,11 +139,11 @@ type stuckSeen struct {
 
 const stuckWatchForget = time.Hour
 
-func newStuckWatch() *stuckWatch { return &stuckWatch{m: map[string]stuckSeen{}} }
+func newStuckWatch() *stuckWatch { return &stuckWatch{m: map[store.DocRef]stuckSeen{}} }
 
 // cross records that key is past threshold at now and reports whether
 // that threshold is new for it.
-func (w *stuckWatch) cross(key string, threshold time.Duration, now time.Time) bool {
+func (w *stuckWatch) cross(key store.DocRef, threshold time.Duration, now time.Time) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	prev := w.m[key]
@@ -154,7 +155,7 @@ func (w *stuckWatch) cross(key string, threshold time.Duration, now time.Time) b
 func (w *stuckWatch) sweep(now time.Time) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	maps.DeleteFunc(w.m, func(_ string, s stuckSeen) bool { return now.Sub(s.seen) > stuckWatchForget })
+	maps.DeleteFunc(w.m, func(_ store.DocRef, s stuckSeen) bool { return now.Sub(s.seen) > stuckWatchForget })
 }
 
 // activeGroup is one (kind, request, status) of a tick's active operations.
@@ -211,7 +212,7 @@ func (a *activeTally) page(ctx context.Context, ps []polled) {
 			local[k] = g
 		}
 		g.add(op, own > 0 && age >= own)
-		if t := crossed(own, a.e.cfg.StuckAfter[StuckAny], age); t > 0 && a.e.stuck.cross(notifyKey(op), t, a.now) {
+		if t := crossed(own, a.e.cfg.StuckAfter[StuckAny], age); t > 0 && a.e.stuck.cross(docRef(op), t, a.now) {
 			a.e.logStuck(ctx, p, kind, age, own, t)
 		}
 	}
@@ -290,8 +291,8 @@ func (a *activeTally) ageSeconds(op *document.OperationDocument) float64 {
 // object when the page read its resource.
 func (e *Engine) logStuck(ctx context.Context, p *polled, kind document.Kind, age, own, threshold time.Duration) {
 	csID := p.op.Properties.InternalID
-	if csID == "" && p.read != nil {
-		if res, err := p.read(); err == nil && res != nil {
+	if csID == "" && p.resource != nil {
+		if res, err := p.resource(); err == nil && res != nil {
 			csID = res.ClusterServiceID()
 		}
 	}

@@ -111,7 +111,7 @@ func TestStuckSignals(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.CreateDeadline = 10 * time.Hour })
 	logs := &syncBuffer{}
 	engine := func() *Engine {
-		eng, err := New(Deps{Store: e.store, ClusterService: e.cs, Clock: e.clk,
+		eng, err := New(Deps{Store: e.store, ClusterService: e.cs, Calls: e.calls, Clock: e.clk,
 			Notifier: notification.New(notification.Config{AllowLoopback: true, Timeout: 5 * time.Second}, nil),
 			Logger:   slog.New(slog.NewJSONHandler(logs, nil))}, e.cfg)
 		if err != nil {
@@ -224,7 +224,7 @@ func TestStuckSignals(t *testing.T) {
 func TestActiveCountsAcrossPages(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.PageSize = 1 })
 	logs := &syncBuffer{}
-	eng, err := New(Deps{Store: e.store, ClusterService: e.cs, Clock: e.clk,
+	eng, err := New(Deps{Store: e.store, ClusterService: e.cs, Calls: e.calls, Clock: e.clk,
 		Notifier: notification.New(notification.Config{AllowLoopback: true, Timeout: 5 * time.Second}, nil),
 		Logger:   slog.New(slog.NewJSONHandler(logs, nil))}, e.cfg)
 	if err != nil {

@@ -8,7 +8,10 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/hcpops/hcpops/core/arm"
+	cs "github.com/hcpops/hcpops/core/clusterservice"
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
 )
@@ -22,7 +25,7 @@ import (
 // never holds more than a few pages in memory besides the view.
 //
 // Operations whose CS calls keep failing must not hold the workers every
-// tick (issue 10): while backed off they get the checks that need no CS
+// tick: while backed off they get the checks that need no CS
 // (deadline, supersede) and nothing else; once due again they are only
 // noted during the stream and retried after it, most overdue first, so a
 // healthy operation never waits behind a sick one.
@@ -41,34 +44,28 @@ func (e *Engine) tick(ctx context.Context) (TickResult, error) {
 	q := store.ActiveOperationsQuery{WithPendingNotification: true, PageSize: e.cfg.PageSize}
 	src := e.pollSource(ctx)
 	active := e.newActiveTally(now)
-	var streamErr error
-	err := e.fanOut(ctx, func(work chan<- func()) error {
-		streamErr = e.streamPages(ctx, src, q, func(items []store.Item) {
-			ps := e.preparePage(ctx, src, items, now)
-			active.page(ctx, ps)
-			for _, p := range ps {
-				select {
-				case work <- func() { e.tickPolled(ctx, p, t, due) }:
-				case <-ctx.Done():
-					return
-				}
+	workers := e.workers(ctx)
+	err := e.streamPages(ctx, src, q, func(items []store.Item) {
+		ps := e.preparePage(ctx, src, items, now)
+		active.page(ctx, ps)
+		for _, p := range ps {
+			if ctx.Err() != nil {
+				return
 			}
-		})
-		return streamErr
+			workers.Go(func() { e.tickPolled(ctx, p, t, due) })
+		}
 	})
-	src.finish(ctx, streamErr)
+	workers.Wait()
+	src.finish(ctx, err)
 	if err == nil && len(retries) > 0 {
 		slices.SortFunc(retries, func(a, b retry) int { return a.next.Compare(b.next) })
-		err = e.fanOut(ctx, func(work chan<- func()) error {
-			for _, r := range retries {
-				select {
-				case work <- func() { e.tickRetry(ctx, r, t) }:
-				case <-ctx.Done():
-					return ctx.Err()
-				}
+		for _, r := range retries {
+			if err = ctx.Err(); err != nil {
+				break
 			}
-			return nil
-		})
+			workers.Go(func() { e.tickRetry(ctx, r, t) })
+		}
+		workers.Wait()
 	}
 	res := t.tickResult()
 	if err == nil {
@@ -81,26 +78,36 @@ func (e *Engine) tick(ctx context.Context) (TickResult, error) {
 	return res, nil
 }
 
-// fanOut runs what feed sends on PollConcurrency workers and waits for them.
-func (e *Engine) fanOut(ctx context.Context, feed func(chan<- func()) error) error {
-	work := make(chan func())
-	var wg sync.WaitGroup
-	for range e.cfg.PollConcurrency {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for f := range work {
-				if ctx.Err() == nil {
-					f()
-				}
-			}
-		}()
-	}
-	err := feed(work)
-	close(work)
-	wg.Wait()
-	return err
+// pool runs functions on at most a fixed number of goroutines
+// (errgroup.SetLimit): Go blocks while all are busy, which is what keeps a
+// tick from reading pages faster than its workers poll them. A function
+// whose turn comes after ctx ended is not run. The functions report
+// errors their own way, so the group's error is never set.
+type pool struct {
+	ctx context.Context
+	g   errgroup.Group
 }
+
+func newPool(ctx context.Context, n int) *pool {
+	p := &pool{ctx: ctx}
+	p.g.SetLimit(max(1, n))
+	return p
+}
+
+func (p *pool) Go(f func()) {
+	p.g.Go(func() error {
+		if p.ctx.Err() == nil {
+			f()
+		}
+		return nil
+	})
+}
+
+func (p *pool) Wait() { _ = p.g.Wait() }
+
+// workers is the pool a tick or a batch works on operations with:
+// PollConcurrency at a time.
+func (e *Engine) workers(ctx context.Context) *pool { return newPool(ctx, e.cfg.PollConcurrency) }
 
 // standing is what the tick knows of an operation's recent CS calls.
 type standing int
@@ -111,40 +118,26 @@ const (
 	sickResting                 // failed before; backed off, no CS call now
 )
 
-// retry is a backed-off operation whose next CS attempt is due; key is
-// its schedule key (notifyKey). The tick holds at most one per schedule
-// entry, so their number is bounded like the schedule.
+// retry is a backed-off operation whose next CS attempt is due. The tick
+// holds at most one per schedule entry, so their number is bounded like
+// the schedule.
 type retry struct {
-	key, pk, id string
-	next        time.Time
+	ref  store.DocRef
+	next time.Time
 }
 
 // streamPages hands src's pages to pagePreparers goroutines, so a page's
 // batched reads overlap the next page's and the workers stay fed.
 func (e *Engine) streamPages(ctx context.Context, src *pollSource, q store.ActiveOperationsQuery, prepare func([]store.Item)) error {
-	pages := make(chan []store.Item)
-	var wg sync.WaitGroup
-	for range e.pagePreparers() {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for items := range pages {
-				if ctx.Err() == nil {
-					prepare(items)
-				}
-			}
-		}()
-	}
+	preparers := newPool(ctx, e.pagePreparers())
 	err := src.stream(ctx, q, func(items []store.Item) error {
-		select {
-		case pages <- items:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
+		if err := ctx.Err(); err != nil {
+			return err
 		}
+		preparers.Go(func() { prepare(items) })
+		return nil
 	})
-	close(pages)
-	wg.Wait()
+	preparers.Wait()
 	return err
 }
 
@@ -161,26 +154,24 @@ func (e *Engine) tickPolled(ctx context.Context, p polled, t *tally, due func(re
 	case p.due != nil:
 		due(*p.due)
 		return
-	case p.snap != nil:
-		ctx = withSnapshot(ctx, p.snap)
 	}
-	e.tickOne(ctx, p.op, p.st, p.read, t)
+	e.tickOne(ctx, p.op, p.st, p.pageRead, t)
 }
 
 // tickRetry re-reads a due operation (the stream's copy is a while old)
 // and gives it its CS attempt.
 func (e *Engine) tickRetry(ctx context.Context, r retry, t *tally) {
-	op, err := e.readOperation(ctx, r.pk, r.id)
+	op, err := e.readOperation(ctx, r.ref.PartitionKey, r.ref.ID)
 	switch {
 	case err != nil:
 		t.polled.Add(1)
 		t.errors.Add(1)
 		withInvocation(ctx, e.log).Warn("re-reading a backed-off operation failed; the next tick retries",
-			"document_id", r.id, "error", err)
+			"document_id", r.ref.ID, "error", err)
 	case op == nil:
-		e.pollAt.forget(r.key)
+		e.pollAt.forget(r.ref)
 	default:
-		e.tickOne(ctx, op, sickDue, nil, t)
+		e.tickOne(ctx, op, sickDue, pageRead{}, t)
 	}
 }
 
@@ -188,10 +179,9 @@ func (e *Engine) tickRetry(ctx context.Context, r retry, t *tally) {
 // one gets no CS call. Its errors are counted and logged
 // once, never returned: one operation must not stop the others. A failed
 // CS call backs the operation off; a successful step resets it.
-func (e *Engine) tickOne(ctx context.Context, op *document.OperationDocument, st standing,
-	read func() (*document.Resource, error), t *tally) {
+func (e *Engine) tickOne(ctx context.Context, op *document.OperationDocument, st standing, page pageRead, t *tally) {
 	t.polled.Add(1)
-	key := notifyKey(op)
+	key := docRef(op)
 	if op.Properties.Status.IsTerminal() {
 		e.pollAt.forget(key)
 		if op.Properties.NotificationURI != "" {
@@ -199,21 +189,21 @@ func (e *Engine) tickOne(ctx context.Context, op *document.OperationDocument, st
 		}
 		return
 	}
-	j, err := e.newJob(ctx, op, read)
+	j, err := e.newJob(ctx, op, page)
 	if err == nil {
 		err = e.advance(ctx, j, st, t)
 		if err == nil && (st != sickResting || j.op.Properties.Status.IsTerminal()) {
 			e.pollAt.forget(key)
 		}
 	}
-	var ce *csCallError
+	var ce *cs.CallError
 	switch {
 	case err == nil:
 	case errors.As(err, &ce):
 		t.errors.Add(1)
 		next := e.pollAt.failed(key, e.clock())
 		e.logFor(ctx, op).Warn("clusters service call failed; operation backed off",
-			append(csAttrs(err), "next_attempt", next, "error", err)...)
+			append(cs.CallAttrs(err), "next_attempt", next, "error", err)...)
 	case errors.Is(err, errStillDue):
 		// Keeps its schedule entry, so the next tick tries again, graceless.
 	case errors.Is(err, errRetryLater):
@@ -276,7 +266,7 @@ func (e *Engine) advance(ctx context.Context, j *job, st standing, t *tally) err
 		if early && !e.parentInClusterService(ctx, j) {
 			return nil // the change feed should get to it first
 		}
-		o, err := e.dispatchOne(ctx, op.PartitionKey, op.ID, t)
+		o, err := e.dispatchOne(ctx, docRef(op), t)
 		switch {
 		case o != outcomeDispatched:
 		case early:
@@ -305,7 +295,7 @@ func (e *Engine) advance(ctx context.Context, j *job, st standing, t *tally) err
 		cerr   *arm.CloudErrorBody
 	)
 	if pollErr == nil {
-		status, cerr, pollErr = j.h.verdict(j, r)
+		status, cerr, pollErr = verdict(j, r)
 	}
 	if pollErr != nil || !status.IsTerminal() {
 		// The clock moved while CS was asked.
@@ -333,20 +323,17 @@ func (e *Engine) writeCtx(ctx context.Context) (context.Context, context.CancelF
 // expireIfLate fails an operation past its deadline. cause, when set, is
 // the poll error that kept it from a verdict; the deadline holds anyway.
 func (e *Engine) expireIfLate(ctx context.Context, j *job, t *tally, cause error) (bool, error) {
-	if j.h.deadline == nil {
-		return false, nil
-	}
 	deadline := j.h.deadline(j)
 	if deadline.IsZero() || e.clock().Before(deadline) { // zero: none for this operation
 		return false, nil
 	}
 	if cause != nil {
-		j.log.Warn("deadline passed while clusters service could not be read", append(csAttrs(cause), "error", cause)...)
+		j.log.Warn("deadline passed while clusters service could not be read", append(cs.CallAttrs(cause), "error", cause)...)
 	}
 	// The expiry must land even when ctx is the tick's spent budget.
 	ctx, cancel := e.writeCtx(ctx)
 	defer cancel()
-	changed, err := e.updateOperationStatus(ctx, j, arm.ProvisioningStateFailed, deadlineError(j.h.noun, deadline), t)
+	changed, err := e.updateOperationStatus(ctx, j, arm.ProvisioningStateFailed, deadlineError(j.h.work(), deadline), t)
 	if changed {
 		t.changed.Add(1)
 		t.expired.Add(1)

@@ -29,7 +29,7 @@ var allRequests = []document.Request{"", document.RequestCreate, document.Reques
 	document.RequestRequestCredential, document.RequestRevokeCredentials, "unexpected"}
 
 // TestConvertClusterStatusAROHCPTable is ARO-HCP's TestConvertClusterStatus
-// (reference §6) row for row: "–" is an empty request.
+// (its operationutils tests) row for row: "–" is an empty request.
 func TestConvertClusterStatusAROHCPTable(t *testing.T) {
 	type row struct {
 		state     string

@@ -42,11 +42,11 @@ func (o *OperationState) WithSource(source string) *OperationState {
 	return o
 }
 
-// Priority orders states from worst to best: "" -1, Failed 0, Canceled 10,
+// priority orders states from worst to best: "" -1, Failed 0, Canceled 10,
 // Deleting 20, Provisioning 30, AwaitingSecret 35, Updating 40, Accepted 50,
 // Succeeded 100. A state ARO-HCP does not list counts as 0, like Failed (a
 // missing key in ARO-HCP's priority map).
-func Priority(s arm.ProvisioningState) int {
+func priority(s arm.ProvisioningState) int {
 	switch s {
 	case "":
 		return -1
@@ -71,7 +71,7 @@ func Priority(s arm.ProvisioningState) int {
 }
 
 // CompareOperationState orders states worst first: nil before anything,
-// then by Priority, then by Message.
+// then by priority, then by Message.
 func CompareOperationState(lhs, rhs *OperationState) int {
 	switch {
 	case lhs == nil && rhs == nil:
@@ -81,7 +81,7 @@ func CompareOperationState(lhs, rhs *OperationState) int {
 	case rhs == nil:
 		return 1
 	}
-	if c := Priority(lhs.ProvisioningState) - Priority(rhs.ProvisioningState); c != 0 {
+	if c := priority(lhs.ProvisioningState) - priority(rhs.ProvisioningState); c != 0 {
 		if c < 0 {
 			return -1
 		}
@@ -117,14 +117,6 @@ func PickWorstOperationState(states []*OperationState) (*OperationState, error) 
 		parts = append(parts, fmt.Sprintf("[%s] %s", source, msg))
 	}
 	return &OperationState{ProvisioningState: worst, Message: strings.Join(parts, "; ")}, nil
-}
-
-// Worst sorts a copy of states with CompareOperationState and picks the
-// worst, so callers need not pre-sort.
-func Worst(states ...*OperationState) (*OperationState, error) {
-	sorted := slices.Clone(states)
-	slices.SortStableFunc(sorted, CompareOperationState)
-	return PickWorstOperationState(sorted)
 }
 
 // Decision is what an operation's sources add up to.

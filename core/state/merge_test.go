@@ -39,8 +39,8 @@ func TestCompareOperationState(t *testing.T) {
 	wantPriority := map[arm.ProvisioningState]int{"": -1, failed: 0, canceled: 10, deleting: 20, provisioning: 30,
 		awaiting: 35, updating: 40, accepted: 50, succeeded: 100, "Bogus": 0}
 	for s, p := range wantPriority {
-		if Priority(s) != p {
-			t.Errorf("Priority(%q) = %d, want %d", s, Priority(s), p)
+		if priority(s) != p {
+			t.Errorf("priority(%q) = %d, want %d", s, priority(s), p)
 		}
 	}
 }
@@ -83,14 +83,14 @@ func TestPickWorstOperationState(t *testing.T) {
 	}
 }
 
-func TestWorstSortsFirst(t *testing.T) {
+func TestDecideSortsFirst(t *testing.T) {
 	in := []*OperationState{st(succeeded, "done", "cs"), st(provisioning, "b", "y"), st(provisioning, "a", "x"), st(accepted, "", "z")}
-	got, err := Worst(in...)
-	if err != nil || got.ProvisioningState != provisioning || got.Message != "[x] a; [y] b" {
-		t.Errorf("Worst = %+v, %v", got, err)
+	got, err := Decide(arm.CodeInternalServerError, Merged, in...)
+	if err != nil || got.State != provisioning || got.Message() != "[x] a; [y] b" {
+		t.Errorf("Decide = %+v (%q), %v", got, got.Message(), err)
 	}
 	if in[0].ProvisioningState != succeeded {
-		t.Error("Worst reordered its input")
+		t.Error("Decide reordered its input")
 	}
 }
 

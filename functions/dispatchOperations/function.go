@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hcpops/hcpops/core/clusterservice"
 	"github.com/hcpops/hcpops/core/lifecycle"
 	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/events"
@@ -100,12 +99,9 @@ func (f *Function) dispatch(ctx context.Context, inv handlers.Invocation, docs [
 		level = slog.LevelWarn
 	}
 	var res lifecycle.DispatchResult
-	var calls *clusterservice.Calls
 	start := time.Now()
 	if len(docs) > 0 {
-		var dctx context.Context
-		dctx, calls = clusterservice.WithCalls(ctx)
-		res, err = f.dispatcher.DispatchDocuments(dctx, docs)
+		res, err = f.dispatcher.DispatchDocuments(ctx, docs)
 	}
 	attrs := append([]slog.Attr{
 		slog.Int("documents", all),
@@ -117,7 +113,7 @@ func (f *Function) dispatch(ctx context.Context, inv handlers.Invocation, docs [
 		slog.Int("retry_count", rc.RetryCount),
 		slog.Int("max_retry_count", rc.MaxRetryCount),
 		slog.Float64("wall_ms", logging.Millis(time.Since(start))),
-	}, calls.Summary().Attrs()...)
+	}, res.CS.Attrs()...)
 	out := handlers.Result{Summary: handlers.Summary{Msg: MsgBatch, Level: level, Attrs: attrs}}
 	if err != nil {
 		if lastAttempt(rc) {

@@ -8,10 +8,8 @@ import (
 	"testing"
 
 	"github.com/hcpops/hcpops/core/arm"
-	"github.com/hcpops/hcpops/core/clock"
 	"github.com/hcpops/hcpops/core/clusterservice"
 	"github.com/hcpops/hcpops/core/lifecycle"
-	"github.com/hcpops/hcpops/core/notification"
 	"github.com/hcpops/hcpops/core/store/embedded/embeddedtest"
 )
 
@@ -19,12 +17,10 @@ import (
 // middleware does, api-version first, then the subscription, before the
 // rest of the path is read.
 func TestGateAsUpstream(t *testing.T) {
-	eng, err := lifecycle.New(lifecycle.Deps{
+	eng, err := lifecycle.NewReadService(lifecycle.ReadDeps{
 		Store:          embeddedtest.Open(t),
 		ClusterService: unusedCS{},
-		Notifier:       notification.New(notification.Config{}, nil),
-		Clock:          clock.Real{},
-	}, lifecycle.Config{})
+	}, lifecycle.ReadConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/hcpops/hcpops/core/clusterservice"
 	"github.com/hcpops/hcpops/core/lifecycle"
 	"github.com/hcpops/hcpops/events"
 	"github.com/hcpops/hcpops/handlers"
@@ -92,7 +91,6 @@ func (f *Function) Invoke(ctx context.Context, inv handlers.Invocation) (handler
 	start := time.Now() // before the budget's clock starts, so budget_used reaches 1
 	tickCtx, cancel := context.WithTimeout(ctx, f.budget)
 	defer cancel()
-	tickCtx, calls := clusterservice.WithCalls(tickCtx)
 	res, err := f.ticker.Tick(tickCtx)
 	wall := time.Since(start)
 	outcome, level := OutcomeOK, slog.LevelInfo
@@ -103,7 +101,7 @@ func (f *Function) Invoke(ctx context.Context, inv handlers.Invocation) (handler
 	default:
 		outcome = OutcomeFailed
 	}
-	out := handlers.Result{Summary: handlers.Summary{Msg: MsgTick, Level: level, Attrs: f.record(res, outcome, wall, info.IsPastDue, calls.Summary())}}
+	out := handlers.Result{Summary: handlers.Summary{Msg: MsgTick, Level: level, Attrs: f.record(res, outcome, wall, info.IsPastDue)}}
 	if err != nil {
 		return out, fmt.Errorf("running poll tick: %w", err)
 	}
@@ -112,7 +110,7 @@ func (f *Function) Invoke(ctx context.Context, inv handlers.Invocation) (handler
 
 // record is the tick's telemetry; the keys are documented in
 // docs/functions.md and held by a golden test.
-func (f *Function) record(r lifecycle.TickResult, outcome string, wall time.Duration, pastDue bool, cs clusterservice.CallSummary) []slog.Attr {
+func (f *Function) record(r lifecycle.TickResult, outcome string, wall time.Duration, pastDue bool) []slog.Attr {
 	return append([]slog.Attr{
 		slog.String("outcome", outcome),
 		slog.Int("polled", r.Polled),
@@ -129,7 +127,7 @@ func (f *Function) record(r lifecycle.TickResult, outcome string, wall time.Dura
 		slog.Float64("budget_ms", logging.Millis(f.budget)),
 		slog.Float64("budget_used", float64(wall)/float64(f.budget)),
 		slog.Bool("past_due", pastDue),
-	}, cs.Attrs()...)
+	}, r.CS.Attrs()...)
 }
 
 // skippedReasons is the tick's skips by reason, an object even when the

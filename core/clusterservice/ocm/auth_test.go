@@ -76,7 +76,7 @@ func TestAuthentication(t *testing.T) {
 
 	// Unauthenticated, as in the ARO-HCP mesh.
 	c := connect(t, Config{URL: srv.URL})
-	if _, err := c.GetClusterStatus(context.Background(), missing); !cs.IsNotFound(err) {
+	if _, err := c.GetClusterStatus(context.Background(), missing); cs.Classify(err) != cs.Absent {
 		t.Fatalf("unauthenticated call: %v", err)
 	}
 	if h := rec.last(); h != "" {
@@ -86,7 +86,7 @@ func TestAuthentication(t *testing.T) {
 	// An access token is sent as a bearer token.
 	token := unsignedJWT(t)
 	c = connect(t, Config{URL: srv.URL, Token: token})
-	if _, err := c.GetClusterStatus(context.Background(), missing); !cs.IsNotFound(err) {
+	if _, err := c.GetClusterStatus(context.Background(), missing); cs.Classify(err) != cs.Absent {
 		t.Fatalf("token call: %v", err)
 	}
 	if h := rec.last(); h != "Bearer "+token {
@@ -107,7 +107,7 @@ func TestAuthentication(t *testing.T) {
 	}))
 	defer tokenSrv.Close()
 	c = connect(t, Config{URL: srv.URL, ClientID: "hcpops", ClientSecret: "s3cret", TokenURL: tokenSrv.URL})
-	if _, err := c.GetClusterStatus(context.Background(), missing); !cs.IsNotFound(err) {
+	if _, err := c.GetClusterStatus(context.Background(), missing); cs.Classify(err) != cs.Absent {
 		t.Fatalf("client-credentials call: %v", err)
 	}
 	if grant != "client_credentials" || clientID != "hcpops" || rec.last() != "Bearer "+issued {
@@ -136,7 +136,7 @@ func TestTLSSettingsSurviveTheWrapper(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := connect(t, tc.cfg).GetClusterStatus(context.Background(), missing)
-			if tc.ok && !cs.IsNotFound(err) {
+			if tc.ok && cs.Classify(err) != cs.Absent {
 				t.Fatalf("err = %v, want a 404 over TLS", err)
 			}
 			var ce *cs.Error
@@ -155,10 +155,10 @@ func TestOddResponses(t *testing.T) {
 		body    string
 		wantErr func(error) bool
 	}{
-		{"404 without body", 404, "", cs.IsNotFound},
-		{"500 without body", 500, "", cs.IsRetryable},
+		{"404 without body", 404, "", func(err error) bool { return cs.Classify(err) == cs.Absent }},
+		{"500 without body", 500, "", func(err error) bool { return cs.Classify(err) == cs.Failed }},
 		{"200 without body", 200, "", func(err error) bool { return errors.Is(err, errNoBody) }},
-		{"garbled JSON", 200, "{nope", func(err error) bool { return err != nil && !cs.IsNotFound(err) }},
+		{"garbled JSON", 200, "{nope", func(err error) bool { return err != nil && cs.Classify(err) != cs.Absent }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -225,7 +225,7 @@ func TestConnectionsAreReused(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if _, err := c.GetClusterStatus(context.Background(), cs.ClusterHref(clusterID(1))); !cs.IsNotFound(err) {
+				if _, err := c.GetClusterStatus(context.Background(), cs.ClusterHref(clusterID(1))); cs.Classify(err) != cs.Absent {
 					t.Errorf("call: %v", err)
 				}
 			}()

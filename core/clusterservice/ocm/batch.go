@@ -39,43 +39,43 @@ func (c *Client) idSearch(ids []string) string {
 }
 
 func (c *Client) ListClustersByHref(ctx context.Context, hrefs []string) (map[string]cs.Cluster, error) {
-	if len(hrefs) == 0 {
-		return map[string]cs.Cluster{}, nil
-	}
-	want := map[string]string{} // lower-cased CS ID -> href asked for
-	var ids []string
-	for _, h := range hrefs {
-		id, err := parseCluster("cluster href", h)
+	return call(ctx, c, "ListClustersByHref", firstOf(hrefs), func(ctx context.Context) (map[string]cs.Cluster, error) {
+		if len(hrefs) == 0 {
+			return map[string]cs.Cluster{}, nil
+		}
+		want := map[string]string{} // lower-cased CS ID -> href asked for
+		var ids []string
+		for _, h := range hrefs {
+			id, err := parseCluster("cluster href", h)
+			if err != nil {
+				return nil, fmt.Errorf("listing clusters: %w", err)
+			}
+			if k := strings.ToLower(id); want[k] == "" {
+				want[k] = h
+				ids = append(ids, id)
+			}
+		}
+		search := c.idSearch(ids)
+		clusters := arohcp.NewClustersClient(c.conn, cs.ClustersPath)
+		rules := listRules{call: "GET " + cs.ClustersPath + " search=" + search, want: want, size: len(ids), searched: true}
+		items, err := readList(ctx, rules, func(ctx context.Context, page int) (listPage[*arohcp.Cluster], error) {
+			resp, err := clusters.List().Search(search).Size(len(ids)).Page(page).SendContext(ctx)
+			if err := csError(err, resp.Status()); err != nil {
+				return listPage[*arohcp.Cluster]{}, err
+			}
+			return pageOf(resp.Items().Slice(), resp.GetSize, resp.GetTotal), nil
+		}, (*arohcp.Cluster).ID, func(a, b *arohcp.Cluster) bool { return reflect.DeepEqual(clusterFrom(a), clusterFrom(b)) })
 		if err != nil {
-			return nil, fmt.Errorf("listing clusters: %w", err)
+			return nil, fmt.Errorf("listing %d clusters by id: %w", len(ids), err)
 		}
-		if k := strings.ToLower(id); want[k] == "" {
-			want[k] = h
-			ids = append(ids, id)
+		out := make(map[string]cs.Cluster, len(items))
+		for k, o := range items {
+			if clusterStatusInline(o) {
+				out[want[k]] = clusterFrom(o)
+			}
 		}
-	}
-	search := c.idSearch(ids)
-	ctx, cancel := c.callCtx(ctx)
-	defer cancel()
-	clusters := arohcp.NewClustersClient(c.conn, cs.ClustersPath)
-	rules := listRules{call: "GET " + cs.ClustersPath + " search=" + search, want: want, size: len(ids), searched: true}
-	items, err := readList(ctx, rules, func(ctx context.Context, page int) (listPage[*arohcp.Cluster], error) {
-		resp, err := clusters.List().Search(search).Size(len(ids)).Page(page).SendContext(ctx)
-		if err := csError(err, resp.Status()); err != nil {
-			return listPage[*arohcp.Cluster]{}, err
-		}
-		return pageOf(resp.Items().Slice(), resp.GetSize, resp.GetTotal), nil
-	}, (*arohcp.Cluster).ID, func(a, b *arohcp.Cluster) bool { return reflect.DeepEqual(clusterFrom(a), clusterFrom(b)) })
-	if err != nil {
-		return nil, fmt.Errorf("listing %d clusters by id: %w", len(ids), err)
-	}
-	out := make(map[string]cs.Cluster, len(items))
-	for k, o := range items {
-		if clusterStatusInline(o) {
-			out[want[k]] = clusterFrom(o)
-		}
-	}
-	return out, nil
+		return out, nil
+	})
 }
 
 // clusterStatusInline reports whether a listed cluster carries its status
@@ -86,31 +86,31 @@ func clusterStatusInline(o *arohcp.Cluster) bool {
 }
 
 func (c *Client) ListNodePoolsByHref(ctx context.Context, clusterHref string, hrefs []string) (map[string]cs.NodePool, error) {
-	cc, want, ids, err := c.childrenWanted("node pool", clusterHref, hrefs, cs.NodePoolsSegment)
-	if err != nil || len(ids) == 0 {
-		return map[string]cs.NodePool{}, err
-	}
-	search := c.idSearch(ids)
-	ctx, cancel := c.callCtx(ctx)
-	defer cancel()
-	rules := listRules{call: "GET " + clusterHref + "/node_pools search=" + search, want: want, size: len(ids), searched: true}
-	items, err := readList(ctx, rules, func(ctx context.Context, page int) (listPage[*arohcp.NodePool], error) {
-		resp, err := cc.NodePools().List().Search(search).Size(len(ids)).Page(page).SendContext(ctx)
-		if err := csError(err, resp.Status()); err != nil {
-			return listPage[*arohcp.NodePool]{}, err
+	return call(ctx, c, "ListNodePoolsByHref", clusterHref, func(ctx context.Context) (map[string]cs.NodePool, error) {
+		cc, want, ids, err := c.childrenWanted("node pool", clusterHref, hrefs, cs.NodePoolsSegment)
+		if err != nil || len(ids) == 0 {
+			return map[string]cs.NodePool{}, err
 		}
-		return pageOf(resp.Items().Slice(), resp.GetSize, resp.GetTotal), nil
-	}, (*arohcp.NodePool).ID, func(a, b *arohcp.NodePool) bool { return reflect.DeepEqual(nodePoolFrom(a, ""), nodePoolFrom(b, "")) })
-	if err != nil {
-		return nil, fmt.Errorf("listing %d node pools of %s: %w", len(ids), clusterHref, err)
-	}
-	out := make(map[string]cs.NodePool, len(items))
-	for k, o := range items {
-		if st, ok := o.GetStatus(); ok && !st.Link() && st.State().NodePoolStateValue() != "" {
-			out[want[k]] = nodePoolFrom(o, want[k])
+		search := c.idSearch(ids)
+		rules := listRules{call: "GET " + clusterHref + "/node_pools search=" + search, want: want, size: len(ids), searched: true}
+		items, err := readList(ctx, rules, func(ctx context.Context, page int) (listPage[*arohcp.NodePool], error) {
+			resp, err := cc.NodePools().List().Search(search).Size(len(ids)).Page(page).SendContext(ctx)
+			if err := csError(err, resp.Status()); err != nil {
+				return listPage[*arohcp.NodePool]{}, err
+			}
+			return pageOf(resp.Items().Slice(), resp.GetSize, resp.GetTotal), nil
+		}, (*arohcp.NodePool).ID, func(a, b *arohcp.NodePool) bool { return reflect.DeepEqual(nodePoolFrom(a, ""), nodePoolFrom(b, "")) })
+		if err != nil {
+			return nil, fmt.Errorf("listing %d node pools of %s: %w", len(ids), clusterHref, err)
 		}
-	}
-	return out, nil
+		out := make(map[string]cs.NodePool, len(items))
+		for k, o := range items {
+			if st, ok := o.GetStatus(); ok && !st.Link() && st.State().NodePoolStateValue() != "" {
+				out[want[k]] = nodePoolFrom(o, want[k])
+			}
+		}
+		return out, nil
+	})
 }
 
 // externalAuthPageSize is CS's default page size; a cluster has few
@@ -123,34 +123,34 @@ const externalAuthPageSize = 100
 const maxExternalAuthPages = 10
 
 func (c *Client) ListExternalAuthsByHref(ctx context.Context, clusterHref string, hrefs []string) (map[string]cs.ExternalAuth, error) {
-	cc, want, ids, err := c.childrenWanted("external auth", clusterHref, hrefs, cs.ExternalAuthsSegment)
-	if err != nil || len(ids) == 0 {
-		return map[string]cs.ExternalAuth{}, err
-	}
-	ctx, cancel := c.callCtx(ctx)
-	defer cancel()
-	auths := cc.ExternalAuthConfig().ExternalAuths()
-	rules := listRules{call: "GET " + clusterHref + "/external_auth_config/external_auths", want: want, size: externalAuthPageSize,
-		maxPages: maxExternalAuthPages}
-	items, err := readList(ctx, rules, func(ctx context.Context, page int) (listPage[*arohcp.ExternalAuth], error) {
-		resp, err := auths.List().Size(externalAuthPageSize).Page(page).SendContext(ctx)
-		if err := csError(err, resp.Status()); err != nil {
-			return listPage[*arohcp.ExternalAuth]{}, err
+	return call(ctx, c, "ListExternalAuthsByHref", clusterHref, func(ctx context.Context) (map[string]cs.ExternalAuth, error) {
+		cc, want, ids, err := c.childrenWanted("external auth", clusterHref, hrefs, cs.ExternalAuthsSegment)
+		if err != nil || len(ids) == 0 {
+			return map[string]cs.ExternalAuth{}, err
 		}
-		return pageOf(resp.Items().Slice(), resp.GetSize, resp.GetTotal), nil
-	}, (*arohcp.ExternalAuth).ID, func(a, b *arohcp.ExternalAuth) bool {
-		return reflect.DeepEqual(externalAuthFrom(a, ""), externalAuthFrom(b, ""))
+		auths := cc.ExternalAuthConfig().ExternalAuths()
+		rules := listRules{call: "GET " + clusterHref + "/external_auth_config/external_auths", want: want, size: externalAuthPageSize,
+			maxPages: maxExternalAuthPages}
+		items, err := readList(ctx, rules, func(ctx context.Context, page int) (listPage[*arohcp.ExternalAuth], error) {
+			resp, err := auths.List().Size(externalAuthPageSize).Page(page).SendContext(ctx)
+			if err := csError(err, resp.Status()); err != nil {
+				return listPage[*arohcp.ExternalAuth]{}, err
+			}
+			return pageOf(resp.Items().Slice(), resp.GetSize, resp.GetTotal), nil
+		}, (*arohcp.ExternalAuth).ID, func(a, b *arohcp.ExternalAuth) bool {
+			return reflect.DeepEqual(externalAuthFrom(a, ""), externalAuthFrom(b, ""))
+		})
+		if err != nil {
+			return nil, fmt.Errorf("listing external auths of %s: %w", clusterHref, err)
+		}
+		out := make(map[string]cs.ExternalAuth, len(ids))
+		for k, o := range items {
+			if st, ok := o.GetStatus(); ok && st.State().Value() != "" {
+				out[want[k]] = externalAuthFrom(o, want[k])
+			}
+		}
+		return out, nil
 	})
-	if err != nil {
-		return nil, fmt.Errorf("listing external auths of %s: %w", clusterHref, err)
-	}
-	out := make(map[string]cs.ExternalAuth, len(ids))
-	for k, o := range items {
-		if st, ok := o.GetStatus(); ok && st.State().Value() != "" {
-			out[want[k]] = externalAuthFrom(o, want[k])
-		}
-	}
-	return out, nil
 }
 
 // childrenWanted checks that every href is a child of clusterHref and maps

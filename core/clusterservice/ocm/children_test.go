@@ -74,10 +74,10 @@ func TestNodePoolLifecycle(t *testing.T) {
 		t.Fatalf("after delete: %+v, %v", st, err)
 	}
 	e.clock.Advance(time.Minute)
-	if _, err := e.client.GetNodePoolStatus(e.ctx, href); !cs.IsNotFound(err) {
+	if _, err := e.client.GetNodePoolStatus(e.ctx, href); cs.Classify(err) != cs.Absent {
 		t.Fatalf("status after uninstall: %v, want 404", err)
 	}
-	if _, err := e.client.GetNodePool(e.ctx, href); !cs.IsNotFound(err) {
+	if _, err := e.client.GetNodePool(e.ctx, href); cs.Classify(err) != cs.Absent {
 		t.Fatalf("GetNodePool after uninstall: %v, want 404", err)
 	}
 	// The ID is free again.
@@ -170,7 +170,7 @@ func TestExternalAuthLifecycle(t *testing.T) {
 		t.Fatalf("after delete = %+v, %v", ea, err)
 	}
 	e.clock.Advance(time.Minute)
-	if _, err := e.client.GetExternalAuth(e.ctx, href); !cs.IsNotFound(err) {
+	if _, err := e.client.GetExternalAuth(e.ctx, href); cs.Classify(err) != cs.Absent {
 		t.Fatalf("after uninstall: %v, want 404", err)
 	}
 
@@ -222,7 +222,7 @@ func TestClusterDeleteTakesChildren(t *testing.T) {
 	_, checks["credential"] = e.client.GetBreakGlassCredential(e.ctx, cred.Href)
 	_, checks["credentials list"] = e.client.ListBreakGlassCredentials(e.ctx, ch)
 	for what, err := range checks {
-		if !cs.IsNotFound(err) {
+		if cs.Classify(err) != cs.Absent {
 			t.Errorf("%s after cluster uninstall: %v, want 404", what, err)
 		}
 	}

@@ -1,7 +1,10 @@
 // Package ocm is the production clusterservice.Client, built on
 // ocm-sdk-go's aro_hcp/v1alpha1 API (and clusters_mgmt/v1 for break-glass
 // credentials). It maps SDK objects to and from the plain types of package
-// clusterservice, and every CS error to *clusterservice.Error.
+// clusterservice, every CS error to *clusterservice.Error, and every failed
+// call to a *clusterservice.CallError naming it. One observer in its
+// transport records each request in a clusterservice.Recorder (an
+// invocation's CS numbers, CS's health) and logs it at Debug.
 package ocm
 
 import (
@@ -9,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	sdk "github.com/openshift-online/ocm-sdk-go"
@@ -58,7 +62,7 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (*Client, error) 
 		RetryLimit(cfg.RetryLimit).
 		RetryInterval(cfg.RetryInterval).
 		Insecure(cfg.Insecure).
-		TransportWrapper(logRequests(logger)).
+		TransportWrapper(observe(logger, cfg.Recorder)).
 		TransportWrapper(limitBodies).
 		TransportWrapper(keepIdleConns)
 	if cfg.CAFile != "" {
@@ -96,28 +100,79 @@ func (c *Client) callCtx(ctx context.Context) (context.Context, context.CancelFu
 	return context.WithTimeout(ctx, c.timeout)
 }
 
-// logRequests logs every attempt, retries included. It wraps the SDK's own
-// inner transport (next), so TLS, CA and proxy settings stay in force.
-// With debug off it only passes the request on: building the log
-// arguments cost more than the rest of the wrapper chain.
-func logRequests(l *slog.Logger) sdk.TransportWrapper {
+// observe is the one observer of every request to CS, retries and pages
+// included: it records each in rec (per invocation, and CS's health) and
+// logs it at Debug. It wraps the SDK's own inner transport (next), so
+// TLS, CA and proxy settings stay in force. Token requests (to the SSO
+// endpoint, outside CS's /api/) are logged but not recorded: they are no
+// CS calls. With debug off and nothing recording, it only passes the
+// request on.
+func observe(l *slog.Logger, rec *cs.Recorder) sdk.TransportWrapper {
 	return func(next http.RoundTripper) http.RoundTripper {
 		return roundTripFunc(func(req *http.Request) (*http.Response, error) {
-			if !l.Enabled(req.Context(), slog.LevelDebug) {
+			debug := l.Enabled(req.Context(), slog.LevelDebug)
+			record := rec != nil && strings.HasPrefix(req.URL.Path, "/api/")
+			if !debug && !record {
 				return next.RoundTrip(req)
 			}
 			start := time.Now()
 			resp, err := next.RoundTrip(req)
-			if err != nil {
-				l.DebugContext(req.Context(), "clusters service request failed", "method", req.Method,
-					"path", req.URL.Path, "duration", time.Since(start), "error", err)
-				return nil, err
+			elapsed := time.Since(start)
+			if record {
+				rec.Record(req.Context(), elapsed, classOf(resp, err))
 			}
-			l.DebugContext(req.Context(), "clusters service request", "method", req.Method,
-				"path", req.URL.Path, "status", resp.StatusCode, "duration", time.Since(start))
-			return resp, nil
+			switch {
+			case !debug:
+			case err != nil:
+				l.DebugContext(req.Context(), "clusters service request failed", "method", req.Method,
+					"path", req.URL.Path, "duration", elapsed, "error", err)
+			default:
+				l.DebugContext(req.Context(), "clusters service request", "method", req.Method,
+					"path", req.URL.Path, "status", resp.StatusCode, "duration", elapsed)
+			}
+			return resp, err
 		})
 	}
+}
+
+// classOf is a request's outcome as the transport sees it: the status of
+// an answer (its body unread, so a 400 is a refusal whatever its words),
+// or what kept it from one.
+func classOf(resp *http.Response, err error) cs.Class {
+	switch {
+	case err != nil:
+		return cs.Classify(err)
+	case resp.StatusCode >= 400:
+		return cs.Classify(&cs.Error{Status: resp.StatusCode})
+	}
+	return cs.Answered
+}
+
+// call runs one Client method: bounded by the configured timeout (see
+// callCtx), its failure a *cs.CallError naming the method, the href and
+// how long it took, so no caller needs a wrapper to tell a CS fault.
+func call[T any](ctx context.Context, c *Client, name, href string, f func(context.Context) (T, error)) (T, error) {
+	ctx, cancel := c.callCtx(ctx)
+	defer cancel()
+	start := time.Now()
+	v, err := f(ctx)
+	if err != nil {
+		return v, &cs.CallError{Call: name, Href: href, Elapsed: time.Since(start), Err: err}
+	}
+	return v, nil
+}
+
+// call0 is call for a method that returns no value.
+func call0(ctx context.Context, c *Client, name, href string, f func(context.Context) error) error {
+	_, err := call(ctx, c, name, href, func(ctx context.Context) (struct{}, error) { return struct{}{}, f(ctx) })
+	return err
+}
+
+func firstOf(hrefs []string) string {
+	if len(hrefs) == 0 {
+		return ""
+	}
+	return hrefs[0]
 }
 
 // idleConnsPerHost keeps connections for a poll tick that fans out to CS

@@ -50,52 +50,48 @@ func collect[T any](ctx context.Context, call string, maxItems int, fetch func(c
 }
 
 func (c *Client) ListClusters(ctx context.Context, search string) ([]cs.Cluster, error) {
-	ctx, cancel := c.callCtx(ctx)
-	defer cancel()
-	clusters := arohcp.NewClustersClient(c.conn, cs.ClustersPath)
-	out, err := collect(ctx, "GET "+cs.ClustersPath+" search="+search, maxListed, func(ctx context.Context, page int) ([]cs.Cluster, int, bool, error) {
-		req := clusters.List().Page(page)
-		if search != "" {
-			req.Search(search)
+	return call(ctx, c, "ListClusters", cs.ClustersPath, func(ctx context.Context) ([]cs.Cluster, error) {
+		clusters := arohcp.NewClustersClient(c.conn, cs.ClustersPath)
+		out, err := collect(ctx, "GET "+cs.ClustersPath+" search="+search, maxListed, func(ctx context.Context, page int) ([]cs.Cluster, int, bool, error) {
+			req := clusters.List().Page(page)
+			if search != "" {
+				req.Search(search)
+			}
+			resp, err := req.SendContext(ctx)
+			if err := csError(err, resp.Status()); err != nil {
+				return nil, 0, false, err
+			}
+			var items []cs.Cluster
+			for _, o := range resp.Items().Slice() {
+				items = append(items, clusterFrom(o))
+			}
+			total, ok := resp.GetTotal()
+			return items, total, ok, nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("listing clusters (search %q): %w", search, err)
 		}
-		resp, err := req.SendContext(ctx)
-		if err := csError(err, resp.Status()); err != nil {
-			return nil, 0, false, err
-		}
-		var items []cs.Cluster
-		for _, o := range resp.Items().Slice() {
-			items = append(items, clusterFrom(o))
-		}
-		total, ok := resp.GetTotal()
-		return items, total, ok, nil
+		return out, nil
 	})
-	if err != nil {
-		return nil, fmt.Errorf("listing clusters (search %q): %w", search, err)
-	}
-	return out, nil
 }
 
 // PostCluster creates the cluster with spec.ID and fails if CS answers with
 // another ID, since dispatch's idempotency rests on that ID.
 func (c *Client) PostCluster(ctx context.Context, spec cs.ClusterSpec) (cs.Cluster, error) {
-	body, err := buildCluster(spec)
-	if err != nil {
-		return cs.Cluster{}, fmt.Errorf("posting cluster: %w", err)
-	}
-	ctx, cancel := c.callCtx(ctx)
-	defer cancel()
-	resp, err := arohcp.NewClustersClient(c.conn, cs.ClustersPath).Add().Body(body).SendContext(ctx)
-	if err := csError(err, resp.Status()); err != nil {
-		return cs.Cluster{}, fmt.Errorf("posting cluster %s: %w", spec.ID, err)
-	}
-	o, ok := resp.GetBody()
-	if !ok {
-		return cs.Cluster{}, fmt.Errorf("posting cluster %s: %w", spec.ID, errNoBody)
-	}
-	if o.ID() != spec.ID {
-		return cs.Cluster{}, fmt.Errorf("posting cluster %s: clusters service created ID %q instead", spec.ID, o.ID())
-	}
-	return clusterFrom(o), nil
+	return call(ctx, c, "PostCluster", cs.ClusterHref(spec.ID), func(ctx context.Context) (cs.Cluster, error) {
+		body, err := buildCluster(spec)
+		if err != nil {
+			return cs.Cluster{}, fmt.Errorf("posting cluster: %w", err)
+		}
+		o, err := objectOf[*arohcp.Cluster](arohcp.NewClustersClient(c.conn, cs.ClustersPath).Add().Body(body).SendContext(ctx))
+		if err != nil {
+			return cs.Cluster{}, fmt.Errorf("posting cluster %s: %w", spec.ID, err)
+		}
+		if o.ID() != spec.ID {
+			return cs.Cluster{}, fmt.Errorf("posting cluster %s: clusters service created ID %q instead", spec.ID, o.ID())
+		}
+		return clusterFrom(o), nil
+	})
 }
 
 func (c *Client) clusterClient(href string) (*arohcp.ClusterClient, error) {
@@ -107,94 +103,82 @@ func (c *Client) clusterClient(href string) (*arohcp.ClusterClient, error) {
 }
 
 func (c *Client) GetCluster(ctx context.Context, href string) (cs.Cluster, error) {
-	cc, err := c.clusterClient(href)
-	if err != nil {
-		return cs.Cluster{}, fmt.Errorf("getting cluster: %w", err)
-	}
-	ctx, cancel := c.callCtx(ctx)
-	defer cancel()
-	resp, err := cc.Get().SendContext(ctx)
-	if err := csError(err, resp.Status()); err != nil {
-		return cs.Cluster{}, fmt.Errorf("getting cluster %s: %w", href, err)
-	}
-	o, ok := resp.GetBody()
-	if !ok {
-		return cs.Cluster{}, fmt.Errorf("getting cluster %s: %w", href, errNoBody)
-	}
-	return clusterFrom(o), nil
+	return call(ctx, c, "GetCluster", href, func(ctx context.Context) (cs.Cluster, error) {
+		cc, err := c.clusterClient(href)
+		if err != nil {
+			return cs.Cluster{}, fmt.Errorf("getting cluster: %w", err)
+		}
+		o, err := objectOf[*arohcp.Cluster](cc.Get().SendContext(ctx))
+		if err != nil {
+			return cs.Cluster{}, fmt.Errorf("getting cluster %s: %w", href, err)
+		}
+		return clusterFrom(o), nil
+	})
 }
 
 func (c *Client) GetClusterStatus(ctx context.Context, href string) (cs.ClusterStatus, error) {
-	cc, err := c.clusterClient(href)
-	if err != nil {
-		return cs.ClusterStatus{}, fmt.Errorf("getting cluster status: %w", err)
-	}
-	ctx, cancel := c.callCtx(ctx)
-	defer cancel()
-	resp, err := cc.Status().Get().SendContext(ctx)
-	if err := csError(err, resp.Status()); err != nil {
-		return cs.ClusterStatus{}, fmt.Errorf("getting status of cluster %s: %w", href, err)
-	}
-	o, ok := resp.GetBody()
-	if !ok {
-		return cs.ClusterStatus{}, fmt.Errorf("getting status of cluster %s: %w", href, errNoBody)
-	}
-	return clusterStatusFrom(o), nil
+	return call(ctx, c, "GetClusterStatus", href, func(ctx context.Context) (cs.ClusterStatus, error) {
+		cc, err := c.clusterClient(href)
+		if err != nil {
+			return cs.ClusterStatus{}, fmt.Errorf("getting cluster status: %w", err)
+		}
+		o, err := objectOf[*arohcp.ClusterStatus](cc.Status().Get().SendContext(ctx))
+		if err != nil {
+			return cs.ClusterStatus{}, fmt.Errorf("getting status of cluster %s: %w", href, err)
+		}
+		return clusterStatusFrom(o), nil
+	})
 }
 
 // PatchCluster sends only the fields set in patch.
 func (c *Client) PatchCluster(ctx context.Context, href string, patch cs.ClusterPatch) (cs.Cluster, error) {
-	cc, err := c.clusterClient(href)
-	if err != nil {
-		return cs.Cluster{}, fmt.Errorf("patching cluster: %w", err)
-	}
-	body, err := buildClusterPatch(patch)
-	if err != nil {
-		return cs.Cluster{}, fmt.Errorf("patching cluster %s: %w", href, err)
-	}
-	ctx, cancel := c.callCtx(ctx)
-	defer cancel()
-	resp, err := cc.Update().Body(body).SendContext(ctx)
-	if err := csError(err, resp.Status()); err != nil {
-		return cs.Cluster{}, fmt.Errorf("patching cluster %s: %w", href, err)
-	}
-	o, ok := resp.GetBody()
-	if !ok {
-		return cs.Cluster{}, fmt.Errorf("patching cluster %s: %w", href, errNoBody)
-	}
-	return clusterFrom(o), nil
+	return call(ctx, c, "PatchCluster", href, func(ctx context.Context) (cs.Cluster, error) {
+		cc, err := c.clusterClient(href)
+		if err != nil {
+			return cs.Cluster{}, fmt.Errorf("patching cluster: %w", err)
+		}
+		body, err := buildClusterPatch(patch)
+		if err != nil {
+			return cs.Cluster{}, fmt.Errorf("patching cluster %s: %w", href, err)
+		}
+		o, err := objectOf[*arohcp.Cluster](cc.Update().Body(body).SendContext(ctx))
+		if err != nil {
+			return cs.Cluster{}, fmt.Errorf("patching cluster %s: %w", href, err)
+		}
+		return clusterFrom(o), nil
+	})
 }
 
 func (c *Client) DeleteCluster(ctx context.Context, href string) error {
-	cc, err := c.clusterClient(href)
-	if err != nil {
-		return fmt.Errorf("deleting cluster: %w", err)
-	}
-	ctx, cancel := c.callCtx(ctx)
-	defer cancel()
-	resp, err := cc.Delete().SendContext(ctx)
-	if err := csError(err, resp.Status()); err != nil {
-		return fmt.Errorf("deleting cluster %s: %w", href, err)
-	}
-	return nil
+	return call0(ctx, c, "DeleteCluster", href, func(ctx context.Context) error {
+		cc, err := c.clusterClient(href)
+		if err != nil {
+			return fmt.Errorf("deleting cluster: %w", err)
+		}
+		resp, err := cc.Delete().SendContext(ctx)
+		if err := csError(err, resp.Status()); err != nil {
+			return fmt.Errorf("deleting cluster %s: %w", href, err)
+		}
+		return nil
+	})
 }
 
 // GetInflightChecks reads the checks behind an OCM4001 failure. Like
 // ARO-HCP it sends no paging: CS returns every check of a cluster at once.
 func (c *Client) GetInflightChecks(ctx context.Context, clusterHref string) ([]cs.InflightCheck, error) {
-	cc, err := c.clusterClient(clusterHref)
-	if err != nil {
-		return nil, fmt.Errorf("getting inflight checks: %w", err)
-	}
-	ctx, cancel := c.callCtx(ctx)
-	defer cancel()
-	resp, err := cc.InflightChecks().List().SendContext(ctx)
-	if err := csError(err, resp.Status()); err != nil {
-		return nil, fmt.Errorf("getting inflight checks of cluster %s: %w", clusterHref, err)
-	}
-	var out []cs.InflightCheck
-	for _, o := range resp.Items().Slice() {
-		out = append(out, inflightCheckFrom(o))
-	}
-	return out, nil
+	return call(ctx, c, "GetInflightChecks", clusterHref, func(ctx context.Context) ([]cs.InflightCheck, error) {
+		cc, err := c.clusterClient(clusterHref)
+		if err != nil {
+			return nil, fmt.Errorf("getting inflight checks: %w", err)
+		}
+		resp, err := cc.InflightChecks().List().SendContext(ctx)
+		if err := csError(err, resp.Status()); err != nil {
+			return nil, fmt.Errorf("getting inflight checks of cluster %s: %w", clusterHref, err)
+		}
+		var out []cs.InflightCheck
+		for _, o := range resp.Items().Slice() {
+			out = append(out, inflightCheckFrom(o))
+		}
+		return out, nil
+	})
 }

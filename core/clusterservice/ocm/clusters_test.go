@@ -80,14 +80,14 @@ func TestClusterLifecycle(t *testing.T) {
 	}
 	e.clock.Advance(time.Minute)
 	_, err = e.client.GetClusterStatus(e.ctx, c.Href)
-	if !cs.IsNotFound(err) || cs.IsRetryable(err) {
-		t.Fatalf("status after uninstall: err %v, want a non-retryable 404", err)
+	if cs.Classify(err) != cs.Absent {
+		t.Fatalf("status after uninstall: err %v, want a 404", err)
 	}
 	wantCSError(t, err, 404, "not found")
-	if _, err := e.client.GetCluster(e.ctx, c.Href); !cs.IsNotFound(err) {
+	if _, err := e.client.GetCluster(e.ctx, c.Href); cs.Classify(err) != cs.Absent {
 		t.Errorf("GetCluster after uninstall: %v, want 404", err)
 	}
-	if err := e.client.DeleteCluster(e.ctx, c.Href); !cs.IsNotFound(err) {
+	if err := e.client.DeleteCluster(e.ctx, c.Href); cs.Classify(err) != cs.Absent {
 		t.Errorf("DeleteCluster after uninstall: %v, want 404", err)
 	}
 	if l, err := e.client.ListClusters(e.ctx, ""); err != nil || len(l) != 0 {
@@ -105,8 +105,8 @@ func TestClusterRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = e.client.PostCluster(e.ctx, clusterSpec(1))
-	if cs.IsRetryable(err) {
-		t.Errorf("409 reported retryable")
+	if c := cs.Classify(err); c != cs.Exists {
+		t.Errorf("409 classified %s", c)
 	}
 	wantCSError(t, err, 409, "already exists")
 	_, err = e.client.PatchCluster(e.ctx, c.Href, cs.ClusterPatch{NodeDrainGracePeriodMinutes: intp(1)})

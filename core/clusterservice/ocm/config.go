@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	cs "github.com/hcpops/hcpops/core/clusterservice"
 )
 
 // Setting names, shared with local.settings.json.
@@ -56,6 +58,11 @@ type Config struct {
 	// IDSearch is how batched reads search for ids: IDSearchOr (the
 	// default, "id = 'a' or id = 'b'") or IDSearchIn ("id in ('a', 'b')").
 	IDSearch string
+
+	// Recorder receives what the transport sees of every request to CS
+	// (not read from the environment: whoever builds the client hands the
+	// same Recorder to those who read it); nil records nothing.
+	Recorder *cs.Recorder
 }
 
 // ConfigFromEnv reads the CLUSTERS_SERVICE_* settings.

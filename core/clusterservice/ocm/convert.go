@@ -15,9 +15,6 @@ import (
 // KSUID in lower-case base32, as ARO-HCP generates it.
 var clusterIDRE = regexp.MustCompile(`^[0-9a-v]{32}$`)
 
-// childIDRE is a lower-cased ARM name, as node pool and external auth IDs are.
-var childIDRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
-
 const (
 	cidrAllowAll  = "allow_all"
 	cidrAllowList = "allow_list"
@@ -140,7 +137,7 @@ func inflightCheckFrom(o *arohcp.InflightCheck) cs.InflightCheck {
 }
 
 func checkChildID(kind, id string) error {
-	if !childIDRE.MatchString(id) {
+	if !cs.ValidChildID(id) {
 		return fmt.Errorf("%s spec ID %q: want a lower-case ARM name (letters, digits, dashes)", kind, id)
 	}
 	return nil

@@ -61,98 +61,98 @@ type credentialPage struct {
 }
 
 func (c *Client) PostBreakGlassCredential(ctx context.Context, clusterHref string) (cs.BreakGlassCredential, error) {
-	id, err := parseCluster("cluster href", clusterHref)
-	if err != nil {
-		return cs.BreakGlassCredential{}, fmt.Errorf("posting break-glass credential: %w", err)
-	}
-	spec, err := cmv1.NewBreakGlassCredential().Build()
-	var body bytes.Buffer
-	if err == nil {
-		err = cmv1.MarshalBreakGlassCredential(spec, &body)
-	}
-	if err != nil {
-		return cs.BreakGlassCredential{}, fmt.Errorf("posting break-glass credential: %w", err)
-	}
-	ctx, cancel := c.callCtx(ctx)
-	defer cancel()
-	a, err := c.secretCall(ctx, http.MethodPost, clustersMgmtHref(id)+"/break_glass_credentials", body.Bytes())
-	if err != nil {
-		return cs.BreakGlassCredential{}, fmt.Errorf("posting break-glass credential for %s: %w", clusterHref, err)
-	}
-	o, err := a.credential()
-	if err != nil {
-		return cs.BreakGlassCredential{}, fmt.Errorf("posting break-glass credential for %s: %w", clusterHref, err)
-	}
-	return credentialFrom(o), nil
+	return call(ctx, c, "PostBreakGlassCredential", clusterHref, func(ctx context.Context) (cs.BreakGlassCredential, error) {
+		id, err := parseCluster("cluster href", clusterHref)
+		if err != nil {
+			return cs.BreakGlassCredential{}, fmt.Errorf("posting break-glass credential: %w", err)
+		}
+		spec, err := cmv1.NewBreakGlassCredential().Build()
+		var body bytes.Buffer
+		if err == nil {
+			err = cmv1.MarshalBreakGlassCredential(spec, &body)
+		}
+		if err != nil {
+			return cs.BreakGlassCredential{}, fmt.Errorf("posting break-glass credential: %w", err)
+		}
+		a, err := c.secretCall(ctx, http.MethodPost, clustersMgmtHref(id)+"/break_glass_credentials", body.Bytes())
+		if err != nil {
+			return cs.BreakGlassCredential{}, fmt.Errorf("posting break-glass credential for %s: %w", clusterHref, err)
+		}
+		o, err := a.credential()
+		if err != nil {
+			return cs.BreakGlassCredential{}, fmt.Errorf("posting break-glass credential for %s: %w", clusterHref, err)
+		}
+		return credentialFrom(o), nil
+	})
 }
 
 func (c *Client) GetBreakGlassCredential(ctx context.Context, href string) (cs.BreakGlassCredential, error) {
-	cid, id, err := parseChild("break-glass credential href", href, cs.BreakGlassSegment)
-	if err != nil {
-		return cs.BreakGlassCredential{}, fmt.Errorf("getting break-glass credential: %w", err)
-	}
-	path := clustersMgmtHref(cid) + cs.BreakGlassSegment + id
-	ctx, cancel := c.callCtx(ctx)
-	defer cancel()
-	a, err := c.secretCall(ctx, http.MethodGet, path, nil)
-	if err != nil {
-		return cs.BreakGlassCredential{}, fmt.Errorf("getting break-glass credential %s: %w", href, err)
-	}
-	o, err := a.credential()
-	if err != nil {
-		return cs.BreakGlassCredential{}, fmt.Errorf("getting break-glass credential %s: %w", href, err)
-	}
-	out := credentialFrom(o)
-	if out.Href == "" {
-		out.Href = path
-	}
-	return out, nil
+	return call(ctx, c, "GetBreakGlassCredential", href, func(ctx context.Context) (cs.BreakGlassCredential, error) {
+		cid, id, err := parseChild("break-glass credential href", href, cs.BreakGlassSegment)
+		if err != nil {
+			return cs.BreakGlassCredential{}, fmt.Errorf("getting break-glass credential: %w", err)
+		}
+		path := clustersMgmtHref(cid) + cs.BreakGlassSegment + id
+		a, err := c.secretCall(ctx, http.MethodGet, path, nil)
+		if err != nil {
+			return cs.BreakGlassCredential{}, fmt.Errorf("getting break-glass credential %s: %w", href, err)
+		}
+		o, err := a.credential()
+		if err != nil {
+			return cs.BreakGlassCredential{}, fmt.Errorf("getting break-glass credential %s: %w", href, err)
+		}
+		out := credentialFrom(o)
+		if out.Href == "" {
+			out.Href = path
+		}
+		return out, nil
+	})
 }
 
 // ListBreakGlassCredentials pages through every credential of the cluster.
 func (c *Client) ListBreakGlassCredentials(ctx context.Context, clusterHref string) ([]cs.BreakGlassCredential, error) {
-	id, err := parseCluster("cluster href", clusterHref)
-	if err != nil {
-		return nil, fmt.Errorf("listing break-glass credentials: %w", err)
-	}
-	ctx, cancel := c.callCtx(ctx)
-	defer cancel()
-	path := clustersMgmtHref(id) + "/break_glass_credentials"
-	out, err := collect(ctx, "GET "+path, maxListed, func(ctx context.Context, page int) ([]cs.BreakGlassCredential, int, bool, error) {
-		a, err := c.secretCall(ctx, http.MethodGet, path+"?page="+strconv.Itoa(page), nil)
+	return call(ctx, c, "ListBreakGlassCredentials", clusterHref, func(ctx context.Context) ([]cs.BreakGlassCredential, error) {
+		id, err := parseCluster("cluster href", clusterHref)
 		if err != nil {
-			return nil, 0, false, err
+			return nil, fmt.Errorf("listing break-glass credentials: %w", err)
 		}
-		items, total, err := a.credentialList()
+		path := clustersMgmtHref(id) + "/break_glass_credentials"
+		out, err := collect(ctx, "GET "+path, maxListed, func(ctx context.Context, page int) ([]cs.BreakGlassCredential, int, bool, error) {
+			a, err := c.secretCall(ctx, http.MethodGet, path+"?page="+strconv.Itoa(page), nil)
+			if err != nil {
+				return nil, 0, false, err
+			}
+			items, total, err := a.credentialList()
+			if err != nil {
+				return nil, 0, false, err
+			}
+			var got []cs.BreakGlassCredential
+			for _, o := range items {
+				got = append(got, credentialFrom(o))
+			}
+			return got, derefOr(total, 0), total != nil, nil
+		})
 		if err != nil {
-			return nil, 0, false, err
+			return nil, fmt.Errorf("listing break-glass credentials of %s: %w", clusterHref, err)
 		}
-		var got []cs.BreakGlassCredential
-		for _, o := range items {
-			got = append(got, credentialFrom(o))
-		}
-		return got, derefOr(total, 0), total != nil, nil
+		return out, nil
 	})
-	if err != nil {
-		return nil, fmt.Errorf("listing break-glass credentials of %s: %w", clusterHref, err)
-	}
-	return out, nil
 }
 
 // DeleteBreakGlassCredentials revokes every credential of the cluster. Its
 // answer holds no credential, so the SDK's client reads it.
 func (c *Client) DeleteBreakGlassCredentials(ctx context.Context, clusterHref string) error {
-	id, err := parseCluster("cluster href", clusterHref)
-	if err != nil {
-		return fmt.Errorf("revoking break-glass credentials: %w", err)
-	}
-	ctx, cancel := c.callCtx(ctx)
-	defer cancel()
-	resp, err := cmv1.NewBreakGlassCredentialsClient(c.conn, clustersMgmtHref(id)+"/break_glass_credentials").Delete().SendContext(ctx)
-	if err := csError(err, resp.Status()); err != nil {
-		return fmt.Errorf("revoking break-glass credentials of %s: %w", clusterHref, err)
-	}
-	return nil
+	return call0(ctx, c, "DeleteBreakGlassCredentials", clusterHref, func(ctx context.Context) error {
+		id, err := parseCluster("cluster href", clusterHref)
+		if err != nil {
+			return fmt.Errorf("revoking break-glass credentials: %w", err)
+		}
+		resp, err := cmv1.NewBreakGlassCredentialsClient(c.conn, clustersMgmtHref(id)+"/break_glass_credentials").Delete().SendContext(ctx)
+		if err := csError(err, resp.Status()); err != nil {
+			return fmt.Errorf("revoking break-glass credentials of %s: %w", clusterHref, err)
+		}
+		return nil
+	})
 }
 
 func derefOr(p *int, def int) int {

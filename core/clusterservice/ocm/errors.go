@@ -27,3 +27,20 @@ func csError(err error, status int) error {
 
 // errNoBody is a success status without the object it should carry.
 var errNoBody = errors.New("clusters service sent an empty response body")
+
+// objectOf is the object of an SDK response that should carry one: CS's
+// error as csError makes it, or errNoBody for a success without it.
+func objectOf[O any, R interface {
+	Status() int
+	GetBody() (O, bool)
+}](resp R, err error) (O, error) {
+	var zero O
+	if err := csError(err, resp.Status()); err != nil {
+		return zero, err
+	}
+	o, ok := resp.GetBody()
+	if !ok {
+		return zero, errNoBody
+	}
+	return o, nil
+}

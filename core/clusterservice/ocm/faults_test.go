@@ -59,8 +59,8 @@ func TestRetriesWithinBound(t *testing.T) {
 			}
 			if tc.wantStatus != 0 {
 				wantCSError(t, err, tc.wantStatus, "Simulated fault")
-				if !cs.IsRetryable(err) {
-					t.Errorf("%d not reported retryable", tc.wantStatus)
+				if c := cs.Classify(err); c != cs.Failed && c != cs.Unavailable {
+					t.Errorf("%d classified %s, want a failed call or CS unavailable", tc.wantStatus, c)
 				}
 			}
 			if n := e.sim.Ledger().Count(tc.method, pattern); n != tc.requests {
@@ -123,8 +123,8 @@ func TestHungRequestCutByContext(t *testing.T) {
 			start := time.Now()
 			_, err := e.client.GetClusterStatus(ctx, cs.ClusterHref(clusterID(1)))
 			elapsed := time.Since(start)
-			if !errors.Is(err, context.DeadlineExceeded) || !cs.IsRetryable(err) {
-				t.Fatalf("err = %v, want a retryable deadline error", err)
+			if !errors.Is(err, context.DeadlineExceeded) || cs.Classify(err) != cs.Failed {
+				t.Fatalf("err = %v, want a failed call's deadline error", err)
 			}
 			if elapsed < 90*time.Millisecond || elapsed > 10*time.Second {
 				t.Errorf("call took %s, want about 100ms", elapsed)
@@ -156,7 +156,7 @@ func TestSDKLogsReachSlog(t *testing.T) {
 	if err := e.sim.FailNext(1, 503); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.client.GetClusterStatus(e.ctx, cs.ClusterHref(clusterID(1))); !cs.IsNotFound(err) {
+	if _, err := e.client.GetClusterStatus(e.ctx, cs.ClusterHref(clusterID(1))); cs.Classify(err) != cs.Absent {
 		t.Fatalf("err = %v, want 404 after one retried 503", err)
 	}
 	if w := e.log.find(slog.LevelWarn, "will try again"); len(w) != 1 {

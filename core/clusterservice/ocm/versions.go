@@ -19,42 +19,38 @@ func versionFrom(o *arohcp.Version) cs.Version {
 
 // ListVersions reads every page of CS's versions that match search ("" for all).
 func (c *Client) ListVersions(ctx context.Context, search string) ([]cs.Version, error) {
-	ctx, cancel := c.callCtx(ctx)
-	defer cancel()
-	versions := arohcp.NewVersionsClient(c.conn, versionsPath)
-	out, err := collect(ctx, "GET "+versionsPath+" search="+search, maxVersions, func(ctx context.Context, page int) ([]cs.Version, int, bool, error) {
-		req := versions.List().Page(page)
-		if search != "" {
-			req.Search(search)
+	return call(ctx, c, "ListVersions", versionsPath, func(ctx context.Context) ([]cs.Version, error) {
+		versions := arohcp.NewVersionsClient(c.conn, versionsPath)
+		out, err := collect(ctx, "GET "+versionsPath+" search="+search, maxVersions, func(ctx context.Context, page int) ([]cs.Version, int, bool, error) {
+			req := versions.List().Page(page)
+			if search != "" {
+				req.Search(search)
+			}
+			resp, err := req.SendContext(ctx)
+			if err := csError(err, resp.Status()); err != nil {
+				return nil, 0, false, err
+			}
+			var items []cs.Version
+			for _, o := range resp.Items().Slice() {
+				items = append(items, versionFrom(o))
+			}
+			total, ok := resp.GetTotal()
+			return items, total, ok, nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("listing versions (search %q): %w", search, err)
 		}
-		resp, err := req.SendContext(ctx)
-		if err := csError(err, resp.Status()); err != nil {
-			return nil, 0, false, err
-		}
-		var items []cs.Version
-		for _, o := range resp.Items().Slice() {
-			items = append(items, versionFrom(o))
-		}
-		total, ok := resp.GetTotal()
-		return items, total, ok, nil
+		return out, nil
 	})
-	if err != nil {
-		return nil, fmt.Errorf("listing versions (search %q): %w", search, err)
-	}
-	return out, nil
 }
 
 // GetVersion reads one version by its CS id (openshift-v4.21.20).
 func (c *Client) GetVersion(ctx context.Context, id string) (cs.Version, error) {
-	ctx, cancel := c.callCtx(ctx)
-	defer cancel()
-	resp, err := arohcp.NewVersionsClient(c.conn, versionsPath).Version(id).Get().SendContext(ctx)
-	if err := csError(err, resp.Status()); err != nil {
-		return cs.Version{}, fmt.Errorf("reading version %s: %w", id, err)
-	}
-	o, ok := resp.GetBody()
-	if !ok {
-		return cs.Version{}, fmt.Errorf("reading version %s: %w", id, errNoBody)
-	}
-	return versionFrom(o), nil
+	return call(ctx, c, "GetVersion", versionsPath+"/"+id, func(ctx context.Context) (cs.Version, error) {
+		o, err := objectOf[*arohcp.Version](arohcp.NewVersionsClient(c.conn, versionsPath).Version(id).Get().SendContext(ctx))
+		if err != nil {
+			return cs.Version{}, fmt.Errorf("reading version %s: %w", id, err)
+		}
+		return versionFrom(o), nil
+	})
 }

@@ -2,7 +2,6 @@ package simulator
 
 import (
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -212,12 +211,10 @@ func (c *cluster) credentials() []*credential {
 	return out
 }
 
-// childID is the shape CS accepts for node pool and external auth IDs
-// (lower-cased ARM names), and loosely for caller-chosen cluster IDs.
-var childID = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
-
+// checkID refuses an ID CS would: node pool and external auth IDs (lower-
+// cased ARM names), and loosely caller-chosen cluster IDs.
 func checkID(kind, id string) error {
-	if !childID.MatchString(id) {
+	if !cs.ValidChildID(id) {
 		return errf(400, "%s identifier '%s' is invalid: it must be 1-63 lower-case letters, digits or dashes, "+
 			"starting and ending with a letter or digit", kind, id)
 	}

@@ -7,15 +7,12 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/hcpops/hcpops/core/document"
 )
 
-// cosmosIDNamespace is ARO-HCP's UUIDv5 namespace for document ids.
-var cosmosIDNamespace = uuid.MustParse("bf1ee0a1-0147-41ed-a083-d3cbbf7bea99")
-
 // cosmosID is ARO-HCP's document id for a resource ID.
-func cosmosID(resourceID string) string {
-	return uuid.NewSHA1(cosmosIDNamespace, []byte(strings.ToLower(resourceID))).String()
-}
+func cosmosID(resourceID string) string { return document.CosmosID(resourceID) }
 
 // newSubscription returns a fresh subscription ID, which is also the
 // partition key: fresh keys keep tests apart even in a shared container.

@@ -1,0 +1,195 @@
+package lifecycle
+
+import (
+	"context"
+	"encoding/base32"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	cs "github.com/hcpops/hcpops/core/clusterservice"
+	"github.com/hcpops/hcpops/core/document"
+)
+
+// clusterCreate is a cluster's create. Its dispatch creates the CS
+// cluster of j.res exactly once, even when batches are redelivered, run
+// concurrently or cut short:
+//
+//  1. choose an ID and persist it as pendingClusterServiceID (etag write)
+//     BEFORE any POST; a writer that loses that race leaves the work to
+//     the winner;
+//  2. search CS for a cluster of this ARM resource and adopt a single
+//     match (an earlier attempt's POST that was never recorded);
+//  3. otherwise POST with the pending ID; a 409 means it exists: adopt it;
+//  4. record clusterServiceID and clear the pending ID.
+//
+// A pending ID chosen less than PendingIDGrace ago belongs to a dispatch
+// that may still be running, so that case is deferred to a later tick.
+type clusterCreate struct {
+	creation
+	cluster
+}
+
+func (clusterCreate) work() string { return "cluster creation" }
+
+func (h clusterCreate) poll(ctx context.Context, j *job) (pollResult, error) {
+	return pollStatus(ctx, j, h.cluster)
+}
+
+func (h clusterCreate) dispatch(ctx context.Context, j *job, _ *tally) (outcome, error) {
+	e := h.e
+	pending := j.res.PendingClusterServiceID()
+	if pending == "" {
+		id, err := newClusterID(e.random)
+		if err != nil {
+			return outcomeSkipped, err
+		}
+		href := cs.ClusterHref(id)
+		now := e.clock()
+		res, wrote, err := e.mutateResource(ctx, j.log, j.res, func(r *document.Resource) (bool, error) {
+			if r.PendingClusterServiceID() != "" || r.ClusterServiceID() != "" {
+				return false, nil
+			}
+			if err := r.SetPendingClusterServiceIDTime(now); err != nil {
+				return false, err
+			}
+			return true, r.SetPendingClusterServiceID(href)
+		})
+		if err != nil {
+			return outcomeSkipped, fmt.Errorf("persisting pending cluster ID: %w", err)
+		}
+		if !wrote {
+			return outcomeSkipped, retryLater("another dispatcher chose the cluster ID first")
+		}
+		j.res, pending = res, href
+		j.log.Info("pending cluster ID persisted", "pending_cluster_service_id", href)
+	} else if chosen := pendingChosenAt(j); e.clock().Sub(chosen) < e.cfg.PendingIDGrace {
+		return outcomeSkipped, retryLater("pending cluster ID %s was chosen at %s and may still be in flight",
+			pending, chosen.UTC().Format(time.RFC3339))
+	}
+
+	href, err := h.adoptOrPost(ctx, j, pending)
+	if err != nil {
+		return outcomeSkipped, err
+	}
+	if err := e.recordClusterServiceID(ctx, j, href); err != nil {
+		return outcomeSkipped, err
+	}
+	return outcomeDispatched, nil
+}
+
+// pendingChosenAt is when the pending cluster ID was chosen: the time
+// hcpops records beside it or, when an upstream writer dropped that (or
+// chose the ID itself), the operation's startTime. The fallback can only
+// make the ID look older, so a dispatch may go ahead sooner; that is
+// safe, because adoptOrPostCluster searches before it POSTs and a second
+// POST of the same ID is a 409 that is adopted. The document's _ts is not
+// used: any unrelated write to the resource would restart the window.
+func pendingChosenAt(j *job) time.Time {
+	if t, ok := j.res.PendingClusterServiceIDTime(); ok {
+		return t
+	}
+	return j.op.Properties.StartTime
+}
+
+// adoptOrPost returns the href of the CS cluster of j.res, creating it
+// with the pending href's ID when CS has none.
+func (h clusterCreate) adoptOrPost(ctx context.Context, j *job, pending string) (string, error) {
+	rid, err := document.ParseResourceID("resourceID", j.res.ResourceID())
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", errMalformed, err)
+	}
+	ref := cs.AzureRef{
+		SubscriptionID:           rid.SubscriptionID,
+		ResourceGroupName:        rid.ResourceGroupName,
+		ResourceName:             rid.Name,
+		ManagedResourceGroupName: j.res.ManagedResourceGroup(),
+	}
+	found, err := h.cs.ListClusters(ctx, clusterSearch(ref))
+	if err != nil {
+		return "", fmt.Errorf("searching clusters service for %s: %w", j.res.ResourceID(), err)
+	}
+	var matches []cs.Cluster
+	for _, c := range found { // CS search semantics vary; trust only an exact match
+		if strings.EqualFold(c.Azure.SubscriptionID, ref.SubscriptionID) &&
+			strings.EqualFold(c.Azure.ResourceGroupName, ref.ResourceGroupName) &&
+			strings.EqualFold(c.Azure.ResourceName, ref.ResourceName) {
+			matches = append(matches, c)
+		}
+	}
+	switch len(matches) {
+	case 0:
+	case 1:
+		href := clusterHrefOf(matches[0])
+		j.log.Info("adopting existing cluster", "cluster_service_id", href)
+		return href, nil
+	default:
+		ids := make([]string, len(matches))
+		for i, m := range matches {
+			ids[i] = m.ID
+		}
+		return "", fmt.Errorf("clusters service has %d clusters for %s (%s); refusing to guess",
+			len(matches), j.res.ResourceID(), strings.Join(ids, ", "))
+	}
+
+	id := strings.TrimPrefix(pending, cs.ClustersPath+"/")
+	if ref.TenantID, err = h.tenantOf(ctx, j); err != nil {
+		return "", err
+	}
+	v := j.res.Version()
+	spec := cs.ClusterSpec{ID: id, Name: j.res.Name(), Region: j.res.Location(),
+		VersionID: v.ID, ChannelGroup: v.ChannelGroup, Azure: ref}
+	c, err := h.cs.PostCluster(ctx, spec)
+	switch {
+	case cs.Classify(err) == cs.Exists:
+		j.log.Info("cluster already exists in clusters service; adopting it", "cluster_service_id", pending)
+		return pending, nil
+	case err != nil:
+		return "", fmt.Errorf("creating cluster %s: %w", pending, refusedBy(err, "cluster", "create"))
+	}
+	j.log.Info("cluster created in clusters service", "cluster_service_id", clusterHrefOf(c))
+	return clusterHrefOf(c), nil
+}
+
+// tenantOf is the subscription's tenant, as ARO-HCP sends it to CS; the
+// operation's home tenant stands in when no subscription document says.
+func (h clusterCreate) tenantOf(ctx context.Context, j *job) (string, error) {
+	sub := document.SubscriptionOf(j.res.ResourceID())
+	item, err := h.e.store.Get(ctx, j.op.PartitionKey, document.CosmosID(document.SubscriptionResourceID(sub)))
+	if err == nil {
+		if t, err := document.SubscriptionTenantID(item.Body); err == nil && t != "" {
+			return t, nil
+		}
+	}
+	return j.op.Properties.TenantID, nil
+}
+
+func clusterHrefOf(c cs.Cluster) string {
+	if c.Href != "" {
+		return c.Href
+	}
+	return cs.ClusterHref(c.ID)
+}
+
+// clusterSearch is the CS search for the cluster of an ARM resource, with
+// lower-cased values as ARO-HCP sends them.
+func clusterSearch(ref cs.AzureRef) string {
+	q := func(s string) string { return "'" + strings.ReplaceAll(strings.ToLower(s), "'", "''") + "'" }
+	return "azure.subscription_id = " + q(ref.SubscriptionID) +
+		" and azure.resource_group_name = " + q(ref.ResourceGroupName) +
+		" and azure.resource_name = " + q(ref.ResourceName)
+}
+
+// clusterIDEncoding is base32hex in lower case: the alphabet [0-9a-v] of
+// the KSUID-like IDs ARO-HCP chooses for CS clusters.
+var clusterIDEncoding = base32.HexEncoding.WithPadding(base32.NoPadding)
+
+// newClusterID returns 32 characters of [0-9a-v] (160 random bits).
+func newClusterID(random io.Reader) (string, error) {
+	var b [20]byte
+	if _, err := io.ReadFull(random, b[:]); err != nil {
+		return "", fmt.Errorf("generating a cluster ID: %w", err)
+	}
+	return strings.ToLower(clusterIDEncoding.EncodeToString(b[:])), nil
+}

@@ -1,0 +1,51 @@
+package lifecycle
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hcpops/hcpops/core/arm"
+	"github.com/hcpops/hcpops/core/document"
+	"github.com/hcpops/hcpops/core/state"
+)
+
+// clusterDelete is a cluster's delete. Deleting the cluster deletes its
+// node pools and external auths with it; on the legacy path the delete
+// completes only once their documents are gone too, as ARO-HCP waits for
+// them.
+type clusterDelete struct{ deletion }
+
+func (clusterDelete) work() string { return "cluster deletion" }
+
+func (h clusterDelete) poll(ctx context.Context, j *job) (pollResult, error) {
+	r, err := h.deletion.poll(ctx, j)
+	if err != nil || !r.gone || !legacyDelete(j) {
+		return r, err
+	}
+	n, err := h.liveChildResources(ctx, j)
+	if err != nil {
+		return pollResult{}, err
+	}
+	if n > 0 {
+		j.log.Debug("legacy deletion approach: waiting for child resources", "count", n)
+		return polledStates(state.NewOperationState(arm.ProvisioningStateDeleting,
+			fmt.Sprintf("%d node pools and external auths remain", n)).WithSource("descendantResources")), nil
+	}
+	return r, nil
+}
+
+// liveChildResources counts the node pools and external auths still under
+// the cluster.
+func (h clusterDelete) liveChildResources(ctx context.Context, j *job) (int, error) {
+	kids, err := h.e.children(ctx, j, j.op.PartitionKey, j.op.Properties.ExternalID)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, d := range kids {
+		if k, err := document.ResourceKind(d.ResourceType); err == nil && (k == document.KindNodePool || k == document.KindExternalAuth) {
+			n++
+		}
+	}
+	return n, nil
+}

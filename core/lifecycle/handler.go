@@ -1,0 +1,115 @@
+package lifecycle
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/hcpops/hcpops/core/arm"
+	"github.com/hcpops/hcpops/core/document"
+	"github.com/hcpops/hcpops/core/state"
+)
+
+// handler is the work of one (request, kind) pair, as one of upstream's
+// operation controllers is: a named type in a file of its own
+// (cluster_create.go, nodepool_delete.go, credential_revoke.go...), built
+// on the steps its request shares (create.go, update.go, delete.go) and
+// on its kind (cluster.go, nodepool.go, externalauth.go). registry lists
+// them all.
+type handler interface {
+	// work names it in deadline messages ("cluster creation").
+	work() string
+	// dispatched reports whether the CS call was made and recorded; j.res
+	// is never nil here.
+	dispatched(j *job) bool
+	// dispatch makes the CS call; t counts the status writes and
+	// notifications it makes on the way. A dispatch that cannot proceed
+	// yet says so with retryLater.
+	dispatch(ctx context.Context, j *job, t *tally) (outcome, error)
+	// poll reads what CS says of the dispatched work.
+	poll(ctx context.Context, j *job) (pollResult, error)
+	// deadline is when the operation must be terminal; zero: it has none.
+	deadline(j *job) time.Time
+	// failure says how a Failed verdict is written: upstream's code for
+	// the request, and whether its message is the merged one (creates and
+	// updates) or the failing source's own (the rest).
+	failure() (code string, wording state.FailureMessage)
+}
+
+// handlerKey selects the handler of an operation: its request and the kind
+// of its target resource (the cluster, for credential requests).
+type handlerKey struct {
+	request document.Request
+	kind    document.Kind
+}
+
+// registry is the one table of (request, kind) pairs the engine serves:
+// create, update and delete of each kind of resource, and the credential
+// requests on a cluster.
+func (e *Engine) registry() map[handlerKey]handler {
+	c, np, ea := cluster{e.cs}, nodePool{e.cs}, externalAuth{e.cs}
+	cr := creation{e}
+	return map[handlerKey]handler{
+		{document.RequestCreate, document.KindCluster}:            clusterCreate{cr, c},
+		{document.RequestUpdate, document.KindCluster}:            clusterUpdate{updating{e, c}},
+		{document.RequestDelete, document.KindCluster}:            clusterDelete{deletion{e, c}},
+		{document.RequestCreate, document.KindNodePool}:           nodePoolCreate{cr, np},
+		{document.RequestUpdate, document.KindNodePool}:           nodePoolUpdate{updating{e, np}},
+		{document.RequestDelete, document.KindNodePool}:           nodePoolDelete{deletion{e, np}},
+		{document.RequestCreate, document.KindExternalAuth}:       externalAuthCreate{cr, ea},
+		{document.RequestUpdate, document.KindExternalAuth}:       externalAuthUpdate{updating{e, ea}},
+		{document.RequestDelete, document.KindExternalAuth}:       externalAuthDelete{deletion{e, ea}},
+		{document.RequestRequestCredential, document.KindCluster}: credentialRequest{e},
+		{document.RequestRevokeCredentials, document.KindCluster}: credentialRevoke{e},
+	}
+}
+
+// outcome is what one dispatch attempt did. A dispatcher that cannot
+// proceed yet says so with retryLater; only dispatchOne turns that into
+// outcomeDeferred, so deferral has one signal.
+type outcome int
+
+const (
+	outcomeSkipped    outcome = iota // nothing to do: done already, or not ours
+	outcomeDispatched                // the CS call was made (or adopted) and recorded
+	outcomeDeferred                  // cannot proceed yet; a later tick retries
+)
+
+// pollResult is what one poll learned: the operation's state by source
+// (see verdict), or that the object is gone.
+type pollResult struct {
+	states []*state.OperationState
+	// gone: CS no longer has the object, so a delete is complete.
+	gone bool
+}
+
+// polledStates is the pollResult of these sources.
+func polledStates(states ...*state.OperationState) pollResult { return pollResult{states: states} }
+
+// verdict decides the operation's state from its sources and the error
+// to write with it.
+func verdict(j *job, r pollResult) (arm.ProvisioningState, *arm.CloudErrorBody, error) {
+	code, wording := j.h.failure()
+	d, err := state.Decide(code, wording, r.states...)
+	if err != nil {
+		return "", nil, fmt.Errorf("deciding the state of operation %s: %w", j.op.Name(), err)
+	}
+	if d.State != j.op.Properties.Status && j.log.Enabled(context.Background(), slog.LevelDebug) {
+		j.log.Debug("determined operation state", "state", d.State, "message", d.Message(), "sources", len(d.Sources))
+	}
+	return d.State, d.Error, nil
+}
+
+// deadlineError is the error recorded on an operation that ran out of time.
+func deadlineError(work string, deadline time.Time) *arm.CloudErrorBody {
+	return &arm.CloudErrorBody{
+		Code:    arm.CodeInternalServerError,
+		Message: fmt.Sprintf("%s did not complete before the deadline %s", work, deadline.UTC().Format(time.RFC3339)),
+	}
+}
+
+// supersededError is what ARO-HCP's CancelOperation records.
+func supersededError() *arm.CloudErrorBody {
+	return &arm.CloudErrorBody{Code: arm.CodeCanceled, Message: "This operation was superseded by another"}
+}

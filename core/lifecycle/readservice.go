@@ -1,0 +1,105 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/hcpops/hcpops/core/admission"
+	"github.com/hcpops/hcpops/core/clusterservice"
+	"github.com/hcpops/hcpops/core/store"
+)
+
+// ReadService is ARM's side of the async contract: the operation-status
+// and operation-result reads and the gates ARO-HCP's frontend puts in
+// front of them. It writes nothing and keeps nothing, so it shares no
+// state with the Engine: any instance serves any request. Build it with
+// NewReadService; it is safe for concurrent use.
+type ReadService struct {
+	store store.Store
+	// cs reads break-glass credentials for their results, on demand.
+	cs  clusterservice.Client
+	log *slog.Logger
+	cfg ReadConfig
+}
+
+// ReadDeps are the read service's collaborators; Logger is optional.
+type ReadDeps struct {
+	Store          store.Store
+	ClusterService clusterservice.Client
+	Logger         *slog.Logger
+}
+
+// ReadConfig tunes the read service. Zero values mean the defaults.
+type ReadConfig struct {
+	// Admission gates ARM's status and result requests (api-version,
+	// subscription state); the zero value is ARO-HCP's defaults.
+	Admission admission.Config
+	// Timeout bounds a store read made for an ARM request: a store that
+	// does not answer costs one poll (ARM polls again), not a request
+	// held until the host gives up.
+	Timeout time.Duration
+}
+
+// DefaultReadTimeout is ReadConfig.Timeout's default, the same bound a
+// guarded write of the engine gets.
+const DefaultReadTimeout = DefaultWriteTimeout
+
+// ReadConfigFromEnv reads the admission settings (HCPOPS_API_VERSIONS,
+// HCPOPS_SUBSCRIPTION_DOCUMENT); each error names the setting and value.
+func ReadConfigFromEnv(getenv func(string) string) (ReadConfig, error) {
+	a, err := admission.ConfigFromEnv(getenv)
+	if err != nil {
+		return ReadConfig{}, err
+	}
+	return ReadConfig{Admission: a, Timeout: DefaultReadTimeout}, nil
+}
+
+// NewReadService builds the read service.
+func NewReadService(deps ReadDeps, cfg ReadConfig) (*ReadService, error) {
+	var missing []string
+	if deps.Store == nil {
+		missing = append(missing, "Store")
+	}
+	if deps.ClusterService == nil {
+		missing = append(missing, "ClusterService")
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("lifecycle read service deps: %s required", strings.Join(missing, ", "))
+	}
+	switch {
+	case cfg.Timeout < 0:
+		return nil, fmt.Errorf("lifecycle read service config Timeout: %s is negative", cfg.Timeout)
+	case cfg.Timeout == 0:
+		cfg.Timeout = DefaultReadTimeout
+	}
+	if deps.Logger == nil {
+		deps.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &ReadService{store: deps.Store, cs: deps.ClusterService, log: deps.Logger, cfg: cfg}, nil
+}
+
+// StatusRequest identifies an operation-status read and its caller.
+type StatusRequest struct {
+	SubscriptionID string
+	Location       string
+	OperationName  string // the operation UUID
+	HomeTenantID   string // X-Ms-Home-Tenant-Id
+	ClientObjectID string // X-Ms-Client-Object-Id
+}
+
+var (
+	// ErrOperationNotFound: no such operation document, or it expired.
+	ErrOperationNotFound = errors.New("operation not found")
+	// ErrOperationNotVisible: the document exists but ARM's visibility rules
+	// hide it from this caller (rendered as a 404 with an empty body).
+	ErrOperationNotVisible = errors.New("operation not visible to caller")
+)
+
+// requestReadCtx bounds a store read made for an ARM request.
+func (r *ReadService) requestReadCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, r.cfg.Timeout)
+}

@@ -1,0 +1,167 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/hcpops/hcpops/core/arm"
+	"github.com/hcpops/hcpops/core/document"
+	"github.com/hcpops/hcpops/core/state"
+	"github.com/hcpops/hcpops/core/store"
+)
+
+// updateOperationStatus WRITES a new status on j.op, with ARO-HCP's
+// UpdateOperationStatus semantics: nothing is written unless
+// state.NeedToPatchOperation says so; otherwise the operation and the
+// resource's provisioningState are replaced in ONE transactional batch, so
+// ARM never sees one without the other. The write is ETag-guarded
+// (writeGuarded): a stale read re-reads both and tries once more.
+//
+// A terminal operation is never rewritten here: once Succeeded, Failed or
+// Canceled, only the notification URI may still change. On success j.op
+// and j.res are the documents as written, and a terminal status is
+// notified (counted in t).
+func (e *Engine) updateOperationStatus(ctx context.Context, j *job, status arm.ProvisioningState, cerr *arm.CloudErrorBody, t *tally) (bool, error) {
+	var from arm.ProvisioningState
+	out, wrote, err := writeGuarded(ctx, j.log, statusDocs{op: j.op, res: j.res}, func(d statusDocs) (statusDocs, bool, error) {
+		p := &d.op.Properties
+		if p.Status.IsTerminal() || !state.NeedToPatchOperation(p.Status, p.Error, p.NotificationURI, status, cerr) {
+			return d, false, nil
+		}
+		from = p.Status
+		rendered, ops, err := e.statusBatch(d.op, d.res, status, cerr)
+		if err != nil {
+			return d, false, err
+		}
+		items, err := e.store.Batch(ctx, d.op.PartitionKey, ops)
+		if err != nil {
+			return d, false, fmt.Errorf("writing status %s of operation %s: %w", status, d.op.Name(), err)
+		}
+		w, err := asWritten(rendered, d.res, ops, items)
+		if err != nil {
+			return d, true, err // written, but not readable back
+		}
+		return w, true, nil
+	}, staleRead, e.rereadStatusDocs)
+	if out.op != nil {
+		j.op, j.res = out.op, out.res
+	}
+	if err != nil || !wrote {
+		return wrote, err
+	}
+	to := j.op.Properties.Status
+	e.transition(ctx, j, from, out.resourceWritten)
+	if to.IsTerminal() && j.op.Properties.NotificationURI != "" {
+		e.notify(ctx, j, t)
+	}
+	return true, nil
+}
+
+// statusDocs are the two documents a status write replaces together.
+type statusDocs struct {
+	op  *document.OperationDocument
+	res *document.Resource // nil when gone
+	// resourceWritten: the batch replaced res too.
+	resourceWritten bool
+}
+
+// rereadStatusDocs reads both documents again after a stale write.
+func (e *Engine) rereadStatusDocs(ctx context.Context, d statusDocs) (statusDocs, bool, error) {
+	op, err := e.readOperation(ctx, d.op.PartitionKey, d.op.ID)
+	if err != nil || op == nil {
+		return statusDocs{}, false, err // expired or deleted: nothing left to update
+	}
+	res := d.res
+	if ext := op.Properties.ExternalID; ext != "" {
+		if res, err = e.readResource(ctx, op.PartitionKey, ext); err != nil {
+			return statusDocs{}, false, err
+		}
+	}
+	return statusDocs{op: op, res: res}, true, nil
+}
+
+// staleRead reports whether a status batch failed because a document
+// changed since it was read: an etag mismatch, or the resource (step 1)
+// deleted meanwhile.
+func staleRead(err error) bool {
+	if errors.Is(err, store.ErrPreconditionFailed) {
+		return true
+	}
+	var be *store.BatchError
+	return errors.As(err, &be) && be.Index == 1 && errors.Is(err, store.ErrNotFound)
+}
+
+// asWritten is what a successful status batch stored: rendered is the
+// operation it wrote, res the resource as read, items the store's answer.
+func asWritten(rendered *document.OperationDocument, res *document.Resource, ops []store.BatchOp, items []store.Item) (statusDocs, error) {
+	op, err := rendered.Replaced(items[0].Body)
+	if err != nil {
+		return statusDocs{}, fmt.Errorf("reading operation %s as written: %w", rendered.Name(), err)
+	}
+	if len(ops) > 1 {
+		if res, err = document.ParseResource(items[1].Body); err != nil {
+			return statusDocs{}, fmt.Errorf("parsing resource %s as written: %w", op.Properties.ExternalID, err)
+		}
+	}
+	return statusDocs{op: op, res: res, resourceWritten: len(ops) > 1}, nil
+}
+
+// statusBatch builds the batch steps: the operation first, then the
+// resource when ARO-HCP would update it. It also returns the operation
+// with its new status, as rendered into the first step.
+func (e *Engine) statusBatch(op *document.OperationDocument, res *document.Resource, status arm.ProvisioningState, cerr *arm.CloudErrorBody) (*document.OperationDocument, []store.BatchOp, error) {
+	c := op.Clone()
+	c.Properties.SetStatus(e.clock(), status, cerr)
+	body, err := c.MarshalReplace()
+	if err != nil {
+		return nil, nil, fmt.Errorf("rendering operation %s: %w", op.Name(), err)
+	}
+	ops := []store.BatchOp{{Kind: store.OpReplace, ID: op.ID, Body: body, IfMatch: op.ETag}}
+	step, err := resourceStatusStep(op, res, status)
+	if err != nil {
+		return nil, nil, err
+	}
+	if step != nil {
+		ops = append(ops, *step)
+	}
+	return c, ops, nil
+}
+
+// resourceStatusStep is the resource half of a status write, or nil when
+// it is skipped: no externalId, the resource is gone (res nil), it belongs
+// to another operation (always so for credential operations), or it
+// already shows this non-terminal state. res is the resource externalId
+// names, as last read.
+func resourceStatusStep(op *document.OperationDocument, res *document.Resource, status arm.ProvisioningState) (*store.BatchOp, error) {
+	ext := op.Properties.ExternalID
+	if ext == "" {
+		return nil, nil
+	}
+	if _, err := op.TargetKind(); err != nil {
+		return nil, fmt.Errorf("operation %s: %w: %w", op.Name(), errMalformed, err)
+	}
+	if document.PartitionKey(document.SubscriptionOf(ext)) != op.PartitionKey {
+		return nil, fmt.Errorf("operation %s: %w: externalId %q is outside partition %s", op.Name(), errMalformed, ext, op.PartitionKey)
+	}
+	if res == nil {
+		return nil, nil
+	}
+	if !strings.EqualFold(res.ActiveOperationID(), op.Name()) {
+		return nil, nil
+	}
+	if res.ProvisioningState() == status && !status.IsTerminal() {
+		return nil, nil
+	}
+	c := res.Clone()
+	c.SetProvisioningState(status)
+	if status.IsTerminal() {
+		c.SetActiveOperationID("")
+	}
+	body, err := c.MarshalReplace()
+	if err != nil {
+		return nil, fmt.Errorf("rendering resource %s: %w", ext, err)
+	}
+	return &store.BatchOp{Kind: store.OpReplace, ID: res.ID(), Body: body, IfMatch: res.ETag}, nil
+}

@@ -1,0 +1,46 @@
+package lifecycle
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// tally counts what a tick or a dispatch batch did; goroutines share it.
+type tally struct {
+	polled, changed, dispatched, expired, canceled, notified, errors, backedOff, skipped atomic.Int64
+
+	mu    sync.Mutex
+	skips map[string]int // by reason
+}
+
+// skip counts an operation left alone for reason.
+func (t *tally) skip(reason string) {
+	t.skipped.Add(1)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.skips == nil {
+		t.skips = map[string]int{}
+	}
+	t.skips[reason]++
+}
+
+func (t *tally) tickResult() TickResult {
+	reasons := make(map[string]int, len(skipReasons))
+	t.mu.Lock()
+	for _, r := range skipReasons {
+		reasons[r] = t.skips[r]
+	}
+	t.mu.Unlock()
+	return TickResult{
+		Polled:         int(t.polled.Load()),
+		Changed:        int(t.changed.Load()),
+		Dispatched:     int(t.dispatched.Load()),
+		Expired:        int(t.expired.Load()),
+		Canceled:       int(t.canceled.Load()),
+		Notified:       int(t.notified.Load()),
+		Errors:         int(t.errors.Load()),
+		BackedOff:      int(t.backedOff.Load()),
+		Skipped:        int(t.skipped.Load()),
+		SkippedReasons: reasons,
+	}
+}
