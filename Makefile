@@ -11,7 +11,7 @@ DIST      := dist/functionapp
 FUNCTIONS := $(notdir $(wildcard functions/*))
 TESTFLAGS ?= -count=1 -timeout 30m
 
-.PHONY: build run run-cosmos test test-short vet lint cover bench bench-go soak package clean
+.PHONY: build run run-cosmos test test-short vet lint lint-tool cover bench bench-go soak package clean
 
 # Two binaries: bin/hcpops is the developer's (serve, dev, submit, status,
 # ops, history, doc, cs-simulator, bench); dist/functionapp/hcpops is the
@@ -53,8 +53,8 @@ SHELL := bash
 # Every test, a line per package, and one closing line: tests passed,
 # failed and skipped, packages and time. Without node and npm the Cosmos DB
 # tests fail unless HCPOPS_SKIP_COSMOS_TESTS=1; either way the closing line
-# says so. gofmt and go vet run first.
-test: vet
+# says so. gofmt, go vet and golangci-lint run first.
+test: vet lint
 	@note=""; \
 	if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then \
 	  if [ "$$HCPOPS_SKIP_COSMOS_TESTS" = 1 ]; then note="node/npm not found: the Cosmos DB tests were SKIPPED (HCPOPS_SKIP_COSMOS_TESTS=1)"; \
@@ -81,6 +81,9 @@ GOLANGCI_LINT := bin/golangci-lint-$(GOLANGCI_LINT_VERSION)/golangci-lint
 $(GOLANGCI_LINT):
 	@echo "make: installing golangci-lint $(GOLANGCI_LINT_VERSION) into $(dir $@) (first use only)"
 	GOBIN=$(CURDIR)/$(dir $@) $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+
+lint-tool: $(GOLANGCI_LINT)
+	@$(GOLANGCI_LINT) version
 
 lint: $(GOLANGCI_LINT)
 	$(GOLANGCI_LINT) run ./...

@@ -16,7 +16,7 @@ import (
 )
 
 func TestPlanLists(t *testing.T) {
-	c := func(id string) string { return cs.ClusterHref(id) }
+	c := cs.ClusterHref
 	np := func(cl, id string) string { return cs.NodePoolHref(c(cl), id) }
 	ea := func(cl, id string) string { return cs.ExternalAuthHref(c(cl), id) }
 	bg := cs.ClustersMgmtPrefix + "/clusters/a/break_glass_credentials/x"
