@@ -70,6 +70,35 @@ type Call struct {
 // Start serves a sink on a free 127.0.0.1 port until ctx is done or
 // Close is called.
 func Start(ctx context.Context, cfg Config) (*Sink, error) {
+	s, err := newSink(cfg, "")
+	if err != nil {
+		return nil, err
+	}
+	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("notification sink: %w", err)
+	}
+	s.url = "http://" + ln.Addr().String()
+	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.logger.Error("notification sink stopped", "error", err)
+		}
+	}()
+	s.stopWatch = context.AfterFunc(ctx, func() { _ = s.shut() })
+	return s, nil
+}
+
+// InMemoryURL is the base of a sink New makes: a loopback address (as the
+// notifier's local allow-list wants) on the discard port, which nothing
+// dials, since such a sink is reached in memory.
+const InMemoryURL = "http://127.0.0.1:9"
+
+// New is a sink that listens nowhere: a unit test's notifier reaches its
+// ServeHTTP through an in-memory transport, at URIs under InMemoryURL.
+func New(cfg Config) (*Sink, error) { return newSink(cfg, InMemoryURL) }
+
+func newSink(cfg Config, url string) (*Sink, error) {
 	if cfg.FailRate < 0 || cfg.FailRate >= 1 {
 		return nil, fmt.Errorf("notification sink: failure rate %v: want [0,1)", cfg.FailRate)
 	}
@@ -80,28 +109,16 @@ func Start(ctx context.Context, cfg Config) (*Sink, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("notification sink: %w", err)
-	}
-	s := &Sink{
-		url: "http://" + ln.Addr().String(), cfg: cfg, logger: logger,
-		rng: rand.New(rand.NewPCG(cfg.Seed, 0x5171)), failLeft: cfg.FailFirst, calls: map[string][]Call{},
-		stopped: make(chan struct{}),
-	}
-	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 5 * time.Second}
-	go func() {
-		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			logger.Error("notification sink stopped", "error", err)
-		}
-	}()
-	s.stopWatch = context.AfterFunc(ctx, func() { _ = s.shut() })
-	return s, nil
+	return &Sink{url: url, cfg: cfg, logger: logger, rng: rand.New(rand.NewPCG(cfg.Seed, 0x5171)), failLeft: cfg.FailFirst,
+		calls: map[string][]Call{}, stopped: make(chan struct{})}, nil
 }
 
-// shut closes the server and says so.
+// shut closes the server, if it has one, and says so.
 func (s *Sink) shut() error {
-	err := s.srv.Close()
+	var err error
+	if s.srv != nil {
+		err = s.srv.Close()
+	}
 	s.stopOnce.Do(func() { close(s.stopped) })
 	return err
 }
@@ -118,7 +135,9 @@ func (s *Sink) URI(label string) string { return s.url + "/notify/" + label }
 
 // Close stops the sink at once.
 func (s *Sink) Close() error {
-	s.stopWatch()
+	if s.stopWatch != nil {
+		s.stopWatch()
+	}
 	if err := s.shut(); err != nil {
 		return fmt.Errorf("closing the notification sink: %w", err)
 	}

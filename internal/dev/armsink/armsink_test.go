@@ -12,6 +12,7 @@ import (
 
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/notification"
+	"github.com/hcpops/hcpops/internal/testsupport"
 )
 
 // sinkPost is one request a test sends the sink.
@@ -320,5 +321,32 @@ func TestAwaitNotified(t *testing.T) {
 	cancel()
 	if err := s.AwaitNotified(ctx, s.URI("never")); !errors.Is(err, context.Canceled) {
 		t.Errorf("AwaitNotified with a done context = %v, want context.Canceled", err)
+	}
+}
+
+// A sink New makes listens nowhere; a notifier reaches it in memory and
+// it records what arrived as a listening one does.
+func TestNewIsReachedInMemory(t *testing.T) {
+	s, err := New(Config{FailFirst: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if !strings.HasPrefix(s.URI("a"), InMemoryURL+"/") {
+		t.Errorf("URI %q is not under %s", s.URI("a"), InMemoryURL)
+	}
+	n := notification.New(notification.Config{AllowLoopback: true}, &http.Client{Transport: testsupport.InMemory(s)})
+	body := arm.OperationStatus{ID: "op", Status: arm.ProvisioningStateSucceeded}
+	if err := n.Notify(t.Context(), s.URI("a"), body); err == nil {
+		t.Error("the first POST was answered 200; want the FailFirst 500")
+	}
+	if err := n.Notify(t.Context(), s.URI("a"), body); err != nil {
+		t.Fatalf("the second POST: %v", err)
+	}
+	if calls, _ := s.Calls(s.URI("a")); len(calls) != 2 || !s.Notified(s.URI("a")) {
+		t.Errorf("calls %+v; want a failed and a delivered POST", calls)
+	}
+	if _, err := New(Config{FailRate: 1}); err == nil {
+		t.Error("New took a failure rate of 1")
 	}
 }
