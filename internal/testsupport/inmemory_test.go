@@ -52,3 +52,33 @@ func TestInMemory(t *testing.T) {
 		}
 	})
 }
+
+// A handler's status reaches the client before its body ends, the body
+// comes as written, and a client that closes the body early hangs up on
+// the handler (its context ends), as over a socket.
+func TestInMemoryStreams(t *testing.T) {
+	wrote, hungUp := make(chan struct{}), make(chan struct{})
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write([]byte("{"))
+		w.(http.Flusher).Flush()
+		close(wrote)
+		<-r.Context().Done()
+		close(hungUp)
+	})
+	resp, err := (&http.Client{Transport: InMemory(h)}).Get("http://nowhere.invalid/trickle")
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("a trickling answer: %v", err)
+	}
+	b := make([]byte, 8)
+	if n, err := resp.Body.Read(b); n != 1 || b[0] != '{' || err != nil {
+		t.Errorf("first read = %q, %v; want the byte written", b[:n], err)
+	}
+	<-wrote
+	resp.Body.Close()
+	select {
+	case <-hungUp:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the handler's context did not end when the client closed the body")
+	}
+}
