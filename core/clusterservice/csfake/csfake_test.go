@@ -3,13 +3,16 @@ package csfake
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	cs "github.com/hcpops/hcpops/core/clusterservice"
+	"github.com/hcpops/hcpops/core/clusterservice/ocm"
 	"github.com/hcpops/hcpops/core/clusterservice/simulator"
+	"github.com/hcpops/hcpops/core/clusterservice/simulator/simtest"
 	"github.com/hcpops/hcpops/internal/testsupport"
 )
 
@@ -73,5 +76,87 @@ func TestHangWaitsForTheContext(t *testing.T) {
 	})
 	if took := time.Since(start); took > 10*time.Second {
 		t.Errorf("a minute's hang took %s of real time", took)
+	}
+}
+
+// TestSameAnswersAsOverASocket is csfake's contract: one scenario (every
+// kind created, read, listed by href, changed and deleted, a refusal, an
+// injected fault, a search) played against the fake and against the
+// simulator on a loopback socket reached by the same client gives the
+// same answers and the same ledger. What the fake leaves out is the
+// network, and nothing the client reads of CS.
+func TestSameAnswersAsOverASocket(t *testing.T) {
+	run := func(t *testing.T, sim *simulator.Simulator, c *ocm.Client, clk *testsupport.Clock) []string {
+		ctx := context.Background()
+		var out []string
+		note := func(what string, v any, err error) {
+			out = append(out, fmt.Sprintf("%s: %+v %v", what, v, err))
+		}
+		href := cs.ClusterHref(clusterID)
+		cl, err := c.PostCluster(ctx, spec())
+		note("post cluster", cl, err)
+		_, err = c.PostCluster(ctx, spec())
+		note("post again", cs.Classify(err), err)
+		_, err = c.PostNodePool(ctx, href, cs.NodePoolSpec{ID: "np1", Replicas: 2})
+		note("pool on a cluster not ready", cs.Classify(err), err)
+		clk.Advance(time.Hour)
+		np, err := c.PostNodePool(ctx, href, cs.NodePoolSpec{ID: "np1", Replicas: 2, Labels: map[string]string{"a": "b"}})
+		note("post pool", np, err)
+		ea, err := c.PostExternalAuth(ctx, href, cs.ExternalAuthSpec{ID: "entra", IssuerURL: "https://issuer", Audiences: []string{"x"}})
+		note("post auth", ea, err)
+		byHref, err := c.ListClustersByHref(ctx, []string{href, cs.ClusterHref("00000000000000000000000000000000")})
+		note("clusters by href", byHref, err)
+		pools, err := c.ListNodePoolsByHref(ctx, href, []string{cs.NodePoolHref(href, "np1")})
+		note("pools by href", pools, err)
+		found, err := c.ListClusters(ctx, "azure.subscription_id = 's' and azure.resource_group_name = 'rg' and azure.resource_name = 'c1'")
+		note("adoption search", found, err)
+		must(t, sim.FailNext(1, 503))
+		_, err = c.GetClusterStatus(ctx, href)
+		note("an injected 503", cs.Classify(err), err)
+		replicas := 3
+		np, err = c.PatchNodePool(ctx, cs.NodePoolHref(href, "np1"), cs.NodePoolPatch{Replicas: &replicas})
+		note("patch pool", np, err)
+		cred, err := c.PostBreakGlassCredential(ctx, href)
+		note("post credential", cred.Status, err)
+		note("delete cluster", nil, c.DeleteCluster(ctx, href))
+		st, err := c.GetClusterStatus(ctx, href)
+		note("status while uninstalling", st, err)
+		clk.Advance(time.Hour)
+		_, err = c.GetCluster(ctx, href)
+		note("gone", cs.Classify(err), err)
+		l := sim.Ledger()
+		note("ledger", []any{l.ByPattern, l.Faults, l.ListCalls()}, nil)
+		return out
+	}
+	start := time.Date(2026, 8, 20, 10, 0, 0, 0, time.UTC)
+	memClk := testsupport.NewClock(start)
+	f := New(t, Config{}, simulator.WithClock(memClk))
+	inMemory := run(t, f.Sim, f.Client, memClk)
+
+	netClk := testsupport.NewClock(start)
+	sim, url := simtest.Start(t, simulator.WithClock(netClk))
+	c, err := ocm.New(context.Background(), ocm.Config{URL: url, RetryLimit: 0, Timeout: 10 * time.Second}, nil)
+	must(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	overSocket := run(t, sim, c, netClk)
+
+	for i := range max(len(inMemory), len(overSocket)) {
+		var a, b string
+		if i < len(inMemory) {
+			a = inMemory[i]
+		}
+		if i < len(overSocket) {
+			b = overSocket[i]
+		}
+		if a != b {
+			t.Errorf("step %d differs:\n in memory:   %s\n over socket: %s", i, a, b)
+		}
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
 	}
 }
