@@ -9,7 +9,7 @@ GO        ?= go
 BIN       := bin/hcpops
 DIST      := dist/functionapp
 FUNCTIONS := $(notdir $(wildcard functions/*))
-TESTFLAGS ?= -count=1 -timeout 30m
+TESTFLAGS ?= -count=1 -timeout 10m
 
 .PHONY: build run run-cosmos test test-short vet lint lint-tool cover bench bench-go soak package clean
 
@@ -53,7 +53,8 @@ SHELL := bash
 # Every test, a line per package, and one closing line: tests passed,
 # failed and skipped, packages and time. Without node and npm the Cosmos DB
 # tests fail unless HCPOPS_SKIP_COSMOS_TESTS=1; either way the closing line
-# says so. gofmt, go vet and golangci-lint run first.
+# says so. gofmt, go vet and golangci-lint run first; go test's events are
+# kept in bin/test-events.json (e.g. for the slowest tests).
 test: vet lint
 	@note=""; \
 	if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then \
@@ -61,7 +62,7 @@ test: vet lint
 	  else note="node/npm not found: the Cosmos DB tests FAILED; install node >= 20 and npm, or set HCPOPS_SKIP_COSMOS_TESTS=1"; fi; \
 	fi; \
 	$(GO) build -o bin/testsummary ./cmd/testsummary && \
-	set -o pipefail && $(GO) test -json $(TESTFLAGS) ./... | bin/testsummary -note "$$note"
+	set -o pipefail && $(GO) test -json $(TESTFLAGS) ./... | tee bin/test-events.json | bin/testsummary -note "$$note"
 
 # The unit layer alone: no child process, node, tmux or real-time wait
 # (docs/testing.md); seconds, not minutes.
