@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -26,14 +27,38 @@ const (
 	shippedBinary = "./cmd/hcpops"
 )
 
-// buildBinary builds hcpops from pkg as users run it.
+// built holds the binaries this test binary built, by package: linking
+// one costs seconds on a loaded machine, and the tests that run one only
+// read it. It is package state on purpose; TestMain removes dir.
+var built struct {
+	mu   sync.Mutex
+	dir  string
+	bins map[string]string
+}
+
+// buildBinary builds hcpops from pkg as users run it, once per test
+// binary.
 func buildBinary(t *testing.T, pkg string) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "hcpops")
+	testsupport.RealStack(t, "go build of the binary it runs")
+	built.mu.Lock()
+	defer built.mu.Unlock()
+	if bin, ok := built.bins[pkg]; ok {
+		return bin
+	}
+	if built.dir == "" {
+		dir, err := os.MkdirTemp("", "hcpops-test-bin-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		built.dir, built.bins = dir, map[string]string{}
+	}
+	bin := filepath.Join(built.dir, fmt.Sprintf("hcpops-%d", len(built.bins)))
 	cmd := testsupport.GoCommand(t, nil, "build", "-o", bin, pkg)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("building hcpops: %v\n%s", err, out)
 	}
+	built.bins[pkg] = bin
 	return bin
 }
 
