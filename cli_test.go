@@ -105,7 +105,7 @@ func TestSubmitWhereNothingListens(t *testing.T) {
 	if !strings.Contains(r.stdout, "curl      curl -s") || !strings.Contains(r.stdout, d.front) {
 		t.Errorf("submit beside a live dev prints no curl:\n%s", r.stdout)
 	}
-	d.kill()
+	d.kill(t)
 	r = w.hcpops(t, "", "submit", "-resource", cliCluster("after"))
 	if r.code != 0 || strings.Contains(r.stdout, "curl ") || !strings.Contains(r.stdout, "waiting   no hcpops dev or serve runs on .data") {
 		t.Errorf("submit after dev was killed: %d\n%s%s", r.code, r.stdout, r.stderr)
@@ -165,9 +165,12 @@ func TestCommandsTakeWhatTheyPrint(t *testing.T) {
 	}
 
 	bad := filepath.Join(w.dir, "bad.json")
-	os.WriteFile(bad, []byte("{\"id\": \"a\", \"partitionKey\": \"p\"}\n{\"id\": \"b\",\n  \"partitionKey\": oops}\n"), 0o644)
 	empty := filepath.Join(w.dir, "empty.json")
-	os.WriteFile(empty, nil, 0o644)
+	for file, body := range map[string]string{bad: "{\"id\": \"a\", \"partitionKey\": \"p\"}\n{\"id\": \"b\",\n  \"partitionKey\": oops}\n", empty: ""} {
+		if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, c := range []struct {
 		file, stdin, want string
 	}{

@@ -10,13 +10,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/hcpops/hcpops/core/clusterservice/simulator"
 	"github.com/hcpops/hcpops/core/store/embedded"
+	"github.com/hcpops/hcpops/internal/testsupport"
 )
 
 // The two binaries: the developer's (this package) and the Function App's,
@@ -26,23 +27,38 @@ const (
 	shippedBinary = "./cmd/hcpops"
 )
 
-// buildBinary builds hcpops from pkg as users run it.
+// built holds the binaries this test binary built, by package: linking
+// one costs seconds on a loaded machine, and the tests that run one only
+// read it. It is package state on purpose; TestMain removes dir.
+var built struct {
+	mu   sync.Mutex
+	dir  string
+	bins map[string]string
+}
+
+// buildBinary builds hcpops from pkg as users run it, once per test
+// binary.
 func buildBinary(t *testing.T, pkg string) string {
 	t.Helper()
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+	testsupport.RealStack(t, "go build of the binary it runs")
+	built.mu.Lock()
+	defer built.mu.Unlock()
+	if bin, ok := built.bins[pkg]; ok {
+		return bin
 	}
-	bin := filepath.Join(t.TempDir(), "hcpops")
-	cmd := exec.Command(goTool, "build", "-o", bin, pkg)
-	// The go on PATH may be an older local toolchain that go.mod refuses;
-	// build with the one running this test unless the caller chose one.
-	if os.Getenv("GOTOOLCHAIN") == "" && strings.HasPrefix(runtime.Version(), "go") {
-		cmd.Env = append(os.Environ(), "GOTOOLCHAIN="+runtime.Version())
+	if built.dir == "" {
+		dir, err := os.MkdirTemp("", "hcpops-test-bin-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		built.dir, built.bins = dir, map[string]string{}
 	}
+	bin := filepath.Join(built.dir, fmt.Sprintf("hcpops-%d", len(built.bins)))
+	cmd := testsupport.GoCommand(t, nil, "build", "-o", bin, pkg)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("building hcpops: %v\n%s", err, out)
 	}
+	built.bins[pkg] = bin
 	return bin
 }
 
@@ -168,8 +184,8 @@ func serveDamagedUnderIt(t *testing.T, bin string) {
 	cmd := exec.Command(bin, "serve")
 	cmd.Env = append(os.Environ(), "HCPOPS_DATA_DIR="+dir, "CLUSTERS_SERVICE_URL="+simURL, "CLUSTERS_SERVICE_RETRY_LIMIT=0",
 		"FUNCTIONS_CUSTOMHANDLER_PORT="+port)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	var stdout, stderr testsupport.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -177,18 +193,7 @@ func serveDamagedUnderIt(t *testing.T, bin string) {
 	go func() { done <- cmd.Wait() }()
 	defer func() { _ = cmd.Process.Kill() }()
 	base := "http://127.0.0.1:" + port
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, err := http.Get(base + "/")
-		if err == nil {
-			resp.Body.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("serve never became ready: %v\n%s", err, stderr.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitReady(t, &stdout)
 	truncateTo(t, path, func(n int64) int64 { return n / 2 })
 	tick, err := os.ReadFile("events/testdata/tick.json")
 	if err != nil {

@@ -2,11 +2,10 @@ package main
 
 import (
 	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/hcpops/hcpops/internal/testsupport"
 )
 
 // layoutEntry is one line of the README's layout: a directory (or *.go,
@@ -107,15 +106,7 @@ func orRoot(rel string) string {
 // goList is go list's import paths, for the Function App's platform.
 func goList(t *testing.T, args ...string) []string {
 	t.Helper()
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
-	cmd := exec.Command(goTool, append([]string{"list", "-f", "{{.ImportPath}}"}, args...)...)
-	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH=amd64", "CGO_ENABLED=0")
-	if os.Getenv("GOTOOLCHAIN") == "" && strings.HasPrefix(runtime.Version(), "go") {
-		cmd.Env = append(cmd.Env, "GOTOOLCHAIN="+runtime.Version())
-	}
+	cmd := testsupport.GoCommand(t, []string{"GOOS=linux", "GOARCH=amd64", "CGO_ENABLED=0"}, append([]string{"list", "-f", "{{.ImportPath}}"}, args...)...)
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("go list %v: %v", args, err)

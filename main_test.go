@@ -39,7 +39,7 @@ func TestSubmitStatusDoc(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := regexp.MustCompile(`statusURL (\S+)`).FindStringSubmatch(out)
-	if m == nil || !strings.Contains(m[1], "/locations/eastus/hcpOperationStatuses/") {
+	if len(m) < 2 || !strings.Contains(m[1], "/locations/eastus/hcpOperationStatuses/") {
 		t.Fatalf("submit printed %q", out)
 	}
 	out, err = runCmd(t, env, "", "status", m[1])

@@ -53,7 +53,9 @@ func TestOpsAndHistory(t *testing.T) {
 	stuck := submit("stuck")
 	waitFor(t, "the stuck cluster's failed dispatch in the log", func() bool {
 		found := false
-		devlog.Scan(w.dir+"/.data", func(r devlog.Record) { found = found || r.OperationID == stuck && r.Problem() }, stuck)
+		if err := devlog.Scan(w.dir+"/.data", func(r devlog.Record) { found = found || r.OperationID == stuck && r.Problem() }, stuck); err != nil {
+			t.Fatal(err)
+		}
 		return found
 	})
 
@@ -133,7 +135,7 @@ func checkHistoryQuery(t *testing.T, dataDir string) {
 	q := m[1]
 	keys := map[string]map[string]bool{}
 	all := map[string]bool{}
-	devlog.Scan(dataDir, func(r devlog.Record) {
+	err = devlog.Scan(dataDir, func(r devlog.Record) {
 		if keys[r.Msg] == nil {
 			keys[r.Msg] = map[string]bool{}
 		}
@@ -141,6 +143,9 @@ func checkHistoryQuery(t *testing.T, dataDir string) {
 			keys[r.Msg][k], all[k] = true, true
 		}
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	var msgs []string
 	for _, m := range regexp.MustCompile(`"([a-z]+\.[a-z_]+)"`).FindAllStringSubmatch(q, -1) {
 		if keys[m[1]] == nil {

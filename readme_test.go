@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hcpops/hcpops/internal/testsupport"
 )
 
 // envAsMain makes the test binary act as hcpops: the docs run the same
@@ -24,7 +26,11 @@ func TestMain(m *testing.M) {
 		main()
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if built.dir != "" {
+		_ = os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
 }
 
 // Marks before a shell block of the docs: run by a test beside a running
@@ -44,6 +50,7 @@ type shellBlock struct {
 // docFiles are the markdown files of the repository.
 func docFiles(t *testing.T) []string {
 	t.Helper()
+	testsupport.RealStack(t, "git ls-files")
 	out, err := exec.Command("git", "ls-files", "*.md").Output()
 	if err != nil {
 		t.Fatalf("git ls-files: %v", err)
@@ -131,7 +138,7 @@ func runScript(t *testing.T, w *workspace, script string) string {
 	sh.Stdout, sh.Stderr = outFile, outFile
 	err = sh.Run()
 	if sh.Process != nil {
-		syscall.Kill(-sh.Process.Pid, syscall.SIGTERM)
+		_ = syscall.Kill(-sh.Process.Pid, syscall.SIGTERM) // what the script left running, if anything
 	}
 	out, _ := os.ReadFile(outFile.Name())
 	t.Logf("output:\n%s", out)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hcpops/hcpops/app"
+	"github.com/hcpops/hcpops/internal/testsupport"
 )
 
 // restartsAlert is deploy/alerts/restarts.kql in Go: handler starts in the
@@ -39,9 +40,6 @@ func restartsAlert(recs []map[string]any, now time.Time, maxStarts int) map[stri
 // one whose settings make it exit at once (the host restarts both). Three
 // starts fire the rule at its default; one does not.
 func TestRestartAlert(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
 	b, err := os.ReadFile("deploy/main.bicep")
 	if err != nil {
 		t.Fatal(err)
@@ -59,14 +57,15 @@ func TestRestartAlert(t *testing.T) {
 		cmd := exec.Command(bin, "serve")
 		cmd.Env = append(os.Environ(), append([]string{"FUNCTIONS_CUSTOMHANDLER_PORT=" + port, "HCPOPS_DATA_DIR=" + dir,
 			"CLUSTERS_SERVICE_URL=http://127.0.0.1:9", "HCPOPS_AUTH=none", "HCPOPS_LOG_LEVEL=info"}, env...)...)
-		var stdout, stderr bytes.Buffer
+		var stdout testsupport.Buffer
+		var stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		defer cmd.Process.Kill()
+		defer func() { _ = cmd.Process.Kill() }() // it may have exited
 		if len(env) == 0 {
-			waitReady(t, "http://127.0.0.1:"+port)
+			waitReady(t, &stdout)
 			if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 				t.Fatal(err)
 			}
@@ -75,7 +74,7 @@ func TestRestartAlert(t *testing.T) {
 		if (err != nil) != (len(env) > 0) {
 			t.Fatalf("serve %v exited with %v\nstderr:\n%s", env, err, stderr.String())
 		}
-		recs := lines(t, "stdout", stdout.Bytes())
+		recs := lines(t, "stdout", []byte(stdout.String()))
 		for _, r := range recs {
 			r["cloud_RoleInstance"] = "instance-0"
 		}

@@ -10,7 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
+
+	"github.com/hcpops/hcpops/internal/testsupport"
 )
 
 // TestServeLogStreams runs the built binary as the Functions host runs it
@@ -18,9 +19,6 @@ import (
 // lines at Information and every stderr line without "warn" at Error, so
 // INFO must be on stdout only and WARN/ERROR on stderr only.
 func TestServeLogStreams(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
 	bin := buildBinary(t, shippedBinary)
 	port := freePort(t)
 	cmd := exec.Command(bin, "serve")
@@ -31,14 +29,15 @@ func TestServeLogStreams(t *testing.T) {
 		// Left empty on purpose: the caller check says so at Error at start.
 		"HCPOPS_ARM_CLIENT_APP_IDS=",
 		"HCPOPS_LOG_LEVEL=info")
-	var stdout, stderr bytes.Buffer
+	var stdout testsupport.Buffer
+	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer cmd.Process.Kill()
+	defer func() { _ = cmd.Process.Kill() }() // it may have exited
 	base := "http://127.0.0.1:" + port
-	waitReady(t, base)
+	waitReady(t, &stdout)
 
 	tick, err := os.ReadFile("events/testdata/tick.json")
 	if err != nil {
@@ -65,7 +64,7 @@ func TestServeLogStreams(t *testing.T) {
 		t.Fatalf("serve did not stop cleanly: %v\nstderr:\n%s", err, stderr.String())
 	}
 
-	out, errs := lines(t, "stdout", stdout.Bytes()), lines(t, "stderr", stderr.Bytes())
+	out, errs := lines(t, "stdout", []byte(stdout.String())), lines(t, "stderr", stderr.Bytes())
 	for _, l := range out {
 		if l["level"] != "INFO" {
 			t.Errorf("stdout has a %v line: %v", l["level"], l)
@@ -125,14 +124,9 @@ func lines(t *testing.T, name string, b []byte) []map[string]any {
 	return out
 }
 
-// waitReady polls GET / as the host does, with a generous deadline.
-func waitReady(t *testing.T, base string) {
+// waitReady waits for serve to say on stdout that it listens: from then
+// on the host's readiness ping would be answered.
+func waitReady(t *testing.T, stdout *testsupport.Buffer) {
 	t.Helper()
-	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if resp, err := http.Get(base + "/"); err == nil {
-			resp.Body.Close()
-			return
-		}
-	}
-	t.Fatal("serve never answered GET /")
+	stdout.AwaitText(t, `"msg":"custom handler listening"`)
 }

@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/hcpops/hcpops/internal/testsupport"
 )
 
 // pane is a tmux session on a private server: a real terminal a command
@@ -21,6 +23,7 @@ type pane struct {
 
 func startPane(t *testing.T, w *workspace, command string) *pane {
 	t.Helper()
+	testsupport.RealStack(t, "tmux")
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Fatalf("the terminal checks need tmux (apt-get install tmux; .ci/run installs it): %v", err)
 	}
@@ -37,7 +40,7 @@ func startPane(t *testing.T, w *workspace, command string) *pane {
 		if t.Failed() {
 			t.Logf("terminal:\n%s", p.screen())
 		}
-		exec.Command("tmux", "-S", p.socket, "kill-server").Run()
+		_ = exec.Command("tmux", "-S", p.socket, "kill-server").Run() // gone already when the command ended
 	})
 	return p
 }
@@ -165,7 +168,9 @@ func TestTerminalShowsFailedRetryingRefused(t *testing.T) {
 		t.Errorf("the retrying operation took %d lines; repeats should be folded", n)
 	}
 	if os.Getenv("HCPOPS_TERMINAL_TRANSCRIPT") != "" {
-		os.WriteFile(os.Getenv("HCPOPS_TERMINAL_TRANSCRIPT"), bytes.TrimSpace([]byte(screen)), 0o644)
+		if err := os.WriteFile(os.Getenv("HCPOPS_TERMINAL_TRANSCRIPT"), bytes.TrimSpace([]byte(screen)), 0o644); err != nil {
+			t.Error(err)
+		}
 	}
 }
 

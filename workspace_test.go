@@ -26,6 +26,7 @@ type workspace struct {
 
 func newWorkspace(t *testing.T) *workspace {
 	t.Helper()
+	testsupport.RealStack(t, "this test binary run as hcpops in child processes")
 	repo, err := os.Getwd()
 	if err != nil {
 		t.Fatal(err)
@@ -121,7 +122,7 @@ func (w *workspace) startDev(t *testing.T, extra ...string) *devProcess {
 				close(started)
 			}
 		}
-		io.Copy(io.Discard, pipe)
+		_, _ = io.Copy(io.Discard, pipe) // drained so dev never blocks on a full pipe
 		d.done <- d.cmd.Wait()
 	}()
 	t.Cleanup(func() { d.stop(t, w) })
@@ -141,12 +142,14 @@ func (d *devProcess) stop(t *testing.T, w *workspace) {
 	if d.cmd.ProcessState != nil {
 		return
 	}
-	d.cmd.Process.Signal(os.Interrupt)
+	// How it exits is checked by the tests that stop it on purpose.
+	_ = d.cmd.Process.Signal(os.Interrupt)
 	select {
-	case <-d.done:
+	case err := <-d.done:
+		_ = err
 	case <-time.After(time.Minute):
-		d.cmd.Process.Kill()
-		<-d.done
+		_ = d.cmd.Process.Kill()
+		t.Errorf("dev did not stop within a minute of its interrupt; killed: %v", <-d.done)
 	}
 	if t.Failed() {
 		log, _ := os.ReadFile(filepath.Join(w.dir, ".data", "dev.log"))
@@ -155,9 +158,9 @@ func (d *devProcess) stop(t *testing.T, w *workspace) {
 }
 
 // kill ends dev as a crash does: no cleanup, its advert left behind.
-func (d *devProcess) kill() {
-	d.cmd.Process.Kill()
-	<-d.done
+func (d *devProcess) kill(t *testing.T) {
+	_ = d.cmd.Process.Kill()
+	t.Logf("dev killed: %v", <-d.done)
 	d.done <- nil
 }
 

@@ -22,6 +22,7 @@ import (
 
 	"github.com/hcpops/hcpops/auth"
 	"github.com/hcpops/hcpops/core/arm"
+	"github.com/hcpops/hcpops/core/clock"
 	"github.com/hcpops/hcpops/core/clusterservice/simulator"
 	"github.com/hcpops/hcpops/core/clusterservice/simulator/simtest"
 	"github.com/hcpops/hcpops/core/document"
@@ -85,28 +86,26 @@ type rig struct {
 	handler *httptest.Server
 	sink    *sink
 	logs    *recordLog
+	// clock is the app's (Parts.Clock); nil is the wall clock.
+	clock clock.Clock
 }
 
 // recordLog collects the JSON lines the production logger writes, both
 // streams in one, in order.
 type recordLog struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *recordLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
+	testsupport.Buffer
 }
 
 // records returns every line decoded, in order.
 func (l *recordLog) records(t *testing.T) []map[string]any {
 	t.Helper()
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	return decodeLines(t, l.String())
+}
+
+func decodeLines(t *testing.T, written string) []map[string]any {
+	t.Helper()
 	var out []map[string]any
-	for _, line := range strings.Split(strings.TrimSpace(l.buf.String()), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(written), "\n") {
 		if line == "" {
 			continue
 		}
@@ -119,25 +118,20 @@ func (l *recordLog) records(t *testing.T) []map[string]any {
 	return out
 }
 
-// named waits (generously: the invocation's line is written as its
-// response goes out) until at least n records named msg were written.
+// named waits (the invocation's line is written as its response goes
+// out) until at least n records named msg were written.
 func (l *recordLog) named(t *testing.T, msg string, n int) []map[string]any {
 	t.Helper()
 	var got []map[string]any
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+	l.Await(t, fmt.Sprintf("%d %q records", n, msg), func(written string) bool {
 		got = got[:0]
-		for _, r := range l.records(t) {
+		for _, r := range decodeLines(t, written) {
 			if r["msg"] == msg {
 				got = append(got, r)
 			}
 		}
-		if len(got) >= n || time.Now().After(deadline) {
-			break
-		}
-	}
-	if len(got) < n {
-		t.Fatalf("%d %q records, want at least %d", len(got), msg, n)
-	}
+		return len(got) >= n
+	})
 	return got
 }
 
@@ -229,7 +223,7 @@ func newRigParts(t *testing.T, override func(simURL string) map[string]string, l
 	h := httptest.NewServer(srv)
 	t.Cleanup(h.Close)
 	h.Client().Transport = asARM{h.Client().Transport}
-	return &rig{t: t, app: a, sim: sim, handler: h, sink: newSink(t), logs: logs}
+	return &rig{t: t, app: a, sim: sim, handler: h, sink: newSink(t), logs: logs, clock: clock.OrReal(parts.Clock)}
 }
 
 // submit writes the cluster create the frontend would, with the fixed

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -45,24 +44,6 @@ func armPrincipal() string {
 	return base64.StdEncoding.EncodeToString(b)
 }
 
-// logBuffer collects the app's log lines.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // armRig is the production assembly (app.New from settings) behind the
 // real handler, driven the way the Functions host drives it, with ARM's
 // GETs sent over loopback and every log line kept.
@@ -72,7 +53,7 @@ type armRig struct {
 	sim     *simulator.Simulator
 	handler *httptest.Server
 	fe      *frontend.Frontend
-	logs    *logBuffer
+	logs    *testsupport.Buffer
 	feedPos string
 	// clk, when set, is the app's clock; drive moves it with CS time.
 	clk         *testsupport.Clock
@@ -107,7 +88,7 @@ func newARMRigWith(t *testing.T, settings map[string]string, clk *testsupport.Cl
 		env[k] = v
 	}
 	getenv := func(k string) string { return env[k] }
-	logs := &logBuffer{}
+	logs := &testsupport.Buffer{}
 	logger := slog.New(logging.Handler(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	parts, c := Parts{}, clock.Clock(clock.Real{})
 	if clk != nil {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/hcpops/hcpops/core/clock"
 	"github.com/hcpops/hcpops/core/clusterservice/simulator"
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
@@ -22,7 +21,7 @@ import (
 func (r *rig) submitCluster(name string) map[string]any {
 	r.t.Helper()
 	id := "/subscriptions/" + sub + "/resourceGroups/myRG/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/" + name
-	fe := frontend.New(r.app.Store, clock.Real{}, uuid.NewString)
+	fe := frontend.New(r.app.Store, r.clock, uuid.NewString)
 	acc, err := fe.PutCluster(context.Background(), id, frontend.ClusterSpec{Location: "eastus", VersionID: "4.20", ChannelGroup: "stable"},
 		frontend.Options{TenantID: tenant})
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/hcpops/hcpops/core/store"
+	"github.com/hcpops/hcpops/internal/testsupport"
 	"github.com/hcpops/hcpops/storeapi"
 )
 
@@ -60,6 +61,9 @@ func TestConnectStoreUsesTheRunningProcess(t *testing.T) {
 // A store held by a process that does not answer is an error naming the
 // holder and what to do; so is one held with no advert at all.
 func TestHeldStoreNamesItsHolder(t *testing.T) {
+	// What it checks is the embedded store's wait for a held file's lock,
+	// which is the wall clock's (bbolt's 2s flock timeout), twice.
+	testsupport.RealStack(t, "4s of real time: two waits for a held file's lock")
 	dir := t.TempDir()
 	logger := slog.New(slog.DiscardHandler)
 	held, err := OpenEmbedded(dir, logger)

@@ -86,7 +86,7 @@ func docsRecordsTable(t *testing.T, shapes map[string]map[string]string) {
 		t.Fatal("docs/functions.md has no ### Records section")
 	}
 	text = text[i:]
-	text = text[:strings.Index(text, "\n## ")]
+	text, _, _ = strings.Cut(text, "\n## ") // the section runs to the next, or to the end
 	rows := map[string]string{}
 	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z]+\\.[a-z_]+)` \\|(.*)$").FindAllStringSubmatch(text, -1) {
 		rows[m[1]] = m[2]

@@ -1,13 +1,11 @@
 package app
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -18,29 +16,11 @@ import (
 	"github.com/hcpops/hcpops/internal/testsupport"
 )
 
-// lockedBuffer collects the app's log lines; the app logs from goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) Bytes() []byte {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return bytes.Clone(l.b.Bytes())
-}
-
 // linesWith are the log lines with msg whose document_id is id ("" for any).
-func linesWith(t *testing.T, logs *lockedBuffer, msg, id string) []map[string]any {
+func linesWith(t *testing.T, logs *testsupport.Buffer, msg, id string) []map[string]any {
 	t.Helper()
 	var out []map[string]any
-	for _, l := range logLines(t, logs.Bytes()) {
+	for _, l := range logLines(t, []byte(logs.String())) {
 		if l["msg"] == msg && (id == "" || l["document_id"] == id) {
 			out = append(out, l)
 		}
@@ -56,9 +36,12 @@ func linesWith(t *testing.T, logs *lockedBuffer, msg, id string) []map[string]an
 // which makes no CS call for it before its backoff and then dispatches it
 // without waiting out the dispatch grace (an hour here).
 func TestOneSickObjectCostsOnlyItsOperation(t *testing.T) {
-	logs := &lockedBuffer{}
+	logs := &testsupport.Buffer{}
 	var cs *testsupport.HangProxy
-	r := newRigFull(t, func(simURL string) map[string]string {
+	// The app's time is a manual clock from now (the store's _ts stay on
+	// the wall clock); the hung calls' 300ms timeouts are real.
+	clk := testsupport.NewClock(time.Now())
+	r := newRigParts(t, func(simURL string) map[string]string {
 		cs = testsupport.NewHangProxy(t, simURL)
 		return map[string]string{
 			"CLUSTERS_SERVICE_URL":     cs.URL,
@@ -67,7 +50,7 @@ func TestOneSickObjectCostsOnlyItsOperation(t *testing.T) {
 			"HCPOPS_DISPATCH_GRACE":    "1h",
 			"HCPOPS_PENDING_ID_GRACE":  "1s",
 		}
-	}, slog.New(slog.NewJSONHandler(logs, nil)))
+	}, slog.New(slog.NewJSONHandler(logs, nil)), Parts{Clock: clk})
 	cs.Hang("'c-hung'", `"c-hung"`) // its adoption search and its POST
 	hung := r.submitCluster("c-hung")
 	batch := []map[string]any{hung}
@@ -107,7 +90,7 @@ func TestOneSickObjectCostsOnlyItsOperation(t *testing.T) {
 	// before its backoff (6s) is due keeps away from it: no CS call.
 	tick := readFile(t, "../events/testdata/tick.json")
 	held := cs.Held()
-	time.Sleep(1500 * time.Millisecond)
+	clk.Advance(1500 * time.Millisecond)
 	resp, out = r.post("/pollOperations", tick)
 	if resp.StatusCode != http.StatusOK || cs.Held() != held || posts() != 3 || hasCSID("c-hung") {
 		t.Fatalf("tick before the backoff: %d %s, %d more held requests; want it backed off without CS", resp.StatusCode, out, cs.Held()-held)
@@ -115,15 +98,9 @@ func TestOneSickObjectCostsOnlyItsOperation(t *testing.T) {
 
 	// Once its backoff is due, a tick dispatches it, an hour before the grace ends.
 	cs.Heal()
-	deadline := time.Now().Add(30 * time.Second)
-	for !hasCSID("c-hung") {
-		if time.Now().After(deadline) {
-			t.Fatal("the tick never dispatched the handed-off operation")
-		}
-		time.Sleep(250 * time.Millisecond)
-		if resp, out := r.post("/pollOperations", tick); resp.StatusCode != http.StatusOK {
-			t.Fatalf("tick: %d %s", resp.StatusCode, out)
-		}
+	clk.Advance(6 * time.Second)
+	if resp, out := r.post("/pollOperations", tick); resp.StatusCode != http.StatusOK || !hasCSID("c-hung") {
+		t.Fatalf("tick once the backoff is due: %d %s, dispatched %v; want the handed-off operation dispatched", resp.StatusCode, out, hasCSID("c-hung"))
 	}
 	if n := posts(); n != 4 {
 		t.Fatalf("%d cluster POSTs, want 4: each cluster created once", n)
@@ -138,7 +115,7 @@ func TestOneSickObjectCostsOnlyItsOperation(t *testing.T) {
 // though CS answered a moment before; the last attempt names what it
 // gives up.
 func TestClustersServiceDownFailsTheBatch(t *testing.T) {
-	logs := &lockedBuffer{}
+	logs := &testsupport.Buffer{}
 	var cs *testsupport.HangProxy
 	r := newRigFull(t, func(simURL string) map[string]string {
 		cs = testsupport.NewHangProxy(t, simURL)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/hcpops/hcpops/core/store/cosmos/cosmostest"
 	"github.com/hcpops/hcpops/internal/npm"
+	"github.com/hcpops/hcpops/internal/testsupport"
 )
 
 // kqlQuery is one KQL text for tools/kql-check.
@@ -35,6 +36,7 @@ type kqlDiagnostic struct {
 // Cosmos DB tests it needs node and npm, and the same opt-out skips it.
 func kqlCheck(t *testing.T, qs []kqlQuery) map[string][]kqlDiagnostic {
 	t.Helper()
+	testsupport.RealStack(t, "node and Microsoft's Kusto language service")
 	for _, tool := range []string{"node", "npm"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			if os.Getenv(cosmostest.EnvSkip) == "1" {

@@ -152,7 +152,7 @@ func driveCreate(t *testing.T, r *rig, start time.Time, look func(*rig, *alertRu
 	}
 	for {
 		if ticks >= 200 {
-			t.Fatalf("operation still %s after 200 ticks:\n%s", r.operation().Properties.Status, r.logs.buf.String())
+			t.Fatalf("operation still %s after 200 ticks:\n%s", r.operation().Properties.Status, r.logs.String())
 		}
 		tickOnce()
 		if look != nil {

@@ -75,7 +75,7 @@ func scenario(t *testing.T) (all, mid []map[string]any, r *rig) {
 	asked := doTick()
 	for deadline := time.Now().Add(30 * time.Second); ; {
 		if time.Now().After(deadline) {
-			t.Fatalf("operation still %s: %+v\nlog:\n%s", r.operation().Properties.Status, r.operation().Properties.Error, r.logs.buf.String())
+			t.Fatalf("operation still %s: %+v\nlog:\n%s", r.operation().Properties.Status, r.operation().Properties.Error, r.logs.String())
 		}
 		st := r.operation().Properties.Status
 		if st == arm.ProvisioningStateProvisioning && mid == nil {
@@ -90,7 +90,7 @@ func scenario(t *testing.T) (all, mid []map[string]any, r *rig) {
 		asked = doTick()
 	}
 	if mid == nil {
-		t.Fatalf("the operation never showed Provisioning between ticks: %s", r.logs.buf.String())
+		t.Fatalf("the operation never showed Provisioning between ticks: %s", r.logs.String())
 	}
 	return r.logs.records(t), mid, r
 }

@@ -62,8 +62,10 @@ func bicepDefaults(t *testing.T) (scalars map[string]string, stuck map[string]st
 	if i < 0 {
 		t.Fatal("main.bicep has no `param stuckAfterMinutes object = {`")
 	}
-	block := main[i:]
-	block = block[:strings.Index(block, "\n}\n")]
+	block, _, ok := strings.Cut(main[i:], "\n}\n")
+	if !ok {
+		t.Fatal("main.bicep's stuckAfterMinutes object does not end")
+	}
 	stuck = map[string]string{}
 	for _, m := range regexp.MustCompile(`(?m)^\s+'?([a-z.]+)'?: (\d+)$`).FindAllStringSubmatch(block, -1) {
 		stuck[m[1]] = m[2]
@@ -140,8 +142,10 @@ func bicepMap(t *testing.T, bicep, name string) map[string]string {
 	if i < 0 {
 		t.Fatalf("monitoring.bicep has no var %s", name)
 	}
-	block := bicep[i:]
-	block = block[:strings.Index(block, "\n}\n")]
+	block, _, ok := strings.Cut(bicep[i:], "\n}\n")
+	if !ok {
+		t.Fatalf("monitoring.bicep's var %s does not end", name)
+	}
 	out := map[string]string{}
 	for _, m := range regexp.MustCompile(`(?m)^\s+(\w+): '([^']*)'$`).FindAllStringSubmatch(block, -1) {
 		out[m[1]] = m[2]

@@ -21,6 +21,7 @@ import (
 	"github.com/hcpops/hcpops/events"
 	dispatchoperations "github.com/hcpops/hcpops/functions/dispatchOperations"
 	"github.com/hcpops/hcpops/handlers"
+	"github.com/hcpops/hcpops/internal/testsupport"
 )
 
 // testServeEnv makes the test binary act as `hcpops serve` (the main
@@ -75,6 +76,7 @@ func testServe(ctx context.Context) error {
 // TestQuickRun runs the quick benchmark end to end (all but the cold start,
 // which builds the whole binary) and checks the report holds together.
 func TestQuickRun(t *testing.T) {
+	testsupport.RealStack(t, "the benchmark's scenarios in real time, a child process for the cold start")
 	out := filepath.Join(t.TempDir(), "report.json")
 	var stdout bytes.Buffer
 	args := []string{"-quick", "-scenarios", "tick-first,tick-unchanged,tick-1pct,tick-changed,dispatch,handler", "-handler-iterations", "50", "-out", out}
@@ -206,6 +208,7 @@ func TestQuickRun(t *testing.T) {
 // TestColdStart measures a real handler process (this test binary acting
 // as hcpops serve) and a binary that dies at once.
 func TestColdStart(t *testing.T) {
+	testsupport.RealStack(t, "the test binary as a server child process")
 	ctx := context.Background()
 	w, err := newCSWorld(ctx)
 	if err != nil {
@@ -327,6 +330,7 @@ func TestEnvelope(t *testing.T) {
 // TestCosmosTick runs the Cosmos scenario small: the tick on the Cosmos
 // test server, with the store's HTTP requests counted on the wire.
 func TestCosmosTick(t *testing.T) {
+	testsupport.RealStack(t, "node and the Cosmos-compatible test server")
 	for _, tool := range []string{"node", "npm"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			if os.Getenv(cosmostest.EnvSkip) != "1" {

@@ -336,7 +336,12 @@ func childDispatchRun(ctx context.Context, spec childSpec, a *assembled, raw sto
 	sctx, stop := context.WithCancel(ctx)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(sctx, ln) }()
-	defer func() { stop(); <-served }()
+	defer func() {
+		stop()
+		if err := <-served; err != nil {
+			fmt.Fprintln(os.Stderr, "bench child: stopping its handler:", err)
+		}
+	}()
 	url := "http://" + ln.Addr().String() + "/" + dispatchoperations.Name
 	client := &http.Client{Timeout: 10 * time.Minute}
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"runtime"
 	"slices"
 	"sync/atomic"
@@ -15,7 +16,7 @@ import (
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/lifecycle"
 	"github.com/hcpops/hcpops/functions"
-	"github.com/hcpops/hcpops/functions/dispatchOperations"
+	dispatchoperations "github.com/hcpops/hcpops/functions/dispatchOperations"
 	"github.com/hcpops/hcpops/handlers"
 )
 
@@ -112,7 +113,12 @@ func measureHandler(ctx context.Context, dir string, iterations int) (*HandlerFi
 	sctx, stop := context.WithCancel(ctx)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(sctx, ln) }()
-	defer func() { stop(); <-served }()
+	defer func() {
+		stop()
+		if err := <-served; err != nil {
+			fmt.Fprintln(os.Stderr, "bench: stopping the handler:", err)
+		}
+	}()
 	url := "http://" + ln.Addr().String() + path
 	client := &http.Client{Timeout: time.Minute}
 	if err := invoke(ctx, client, url, body); err != nil { // open the connection

@@ -28,18 +28,6 @@ func cliCluster(name string) string {
 	return "/subscriptions/" + cliSub + "/resourceGroups/rg/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/" + name
 }
 
-// waitFor polls cond with a generous deadline; the machine may be loaded.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // startDev runs dev without samples until the test ends and returns its
 // host once it serves.
 func startDev(t *testing.T, o options, out, logs *syncBuffer) *triggerhost.Host {
@@ -101,9 +89,7 @@ func TestCLIWritesReachARunningDev(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, id := range []string{cl.Operation.Name(), np.Operation.Name()} {
-		waitFor(t, id+" to succeed in the live output", func() bool {
-			return regexp.MustCompile(regexp.QuoteMeta(id) + `.*-> Succeeded`).MatchString(out.String())
-		})
+		out.Await(t, id+" to succeed in the live output", regexp.MustCompile(regexp.QuoteMeta(id)+`.*-> Succeeded`).MatchString)
 	}
 	curl := regexp.MustCompile(`(?m)^\s+(curl -s .*` + regexp.QuoteMeta(cl.Operation.Name()) + `\?api-version=[^']+')$`).FindStringSubmatch(out.String())
 	if curl == nil {
@@ -177,7 +163,9 @@ func TestSecondDevNamesTheCause(t *testing.T) {
 func TestIdleDevIsQuiet(t *testing.T) {
 	var out, logs syncBuffer
 	startDev(t, fastOptions(t), &out, &logs)
-	waitFor(t, "three poll ticks", func() bool { return strings.Count(logs.String(), `"msg":"poll.tick"`) >= 3 })
+	// Three ticks of a real-time schedule, every second: what it checks is
+	// that an idle dev stays quiet across them.
+	logs.Await(t, "three poll ticks", func(s string) bool { return strings.Count(s, `"msg":"poll.tick"`) >= 3 })
 	text := out.String()
 	i := strings.Index(text, "serving;")
 	if i < 0 {

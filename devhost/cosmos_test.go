@@ -119,7 +119,11 @@ func createCluster(t *testing.T, fe *frontend.Frontend, sub, name, notifyURI str
 // operation as stored.
 func waitTerminal(t *testing.T, st store.Store, sink *armsink.Sink, op *document.OperationDocument, uri string) *document.OperationDocument {
 	t.Helper()
-	waitFor(t, "the notification of "+op.Name(), func() bool { return sink.Notified(uri) })
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := sink.AwaitNotified(ctx, uri); err != nil {
+		t.Fatal(err)
+	}
 	it, err := st.Get(context.Background(), op.PartitionKey, op.ID)
 	if err != nil {
 		t.Fatal(err)

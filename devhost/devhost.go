@@ -211,7 +211,9 @@ func run(ctx context.Context, o options, stdout, logw io.Writer, env map[string]
 	}()
 	defer func() {
 		stopHost(nil)
-		<-hostDone
+		if err := <-hostDone; err != nil {
+			logger.Debug("trigger host ended", "error", err) // stopHost has had it
+		}
 	}()
 	select {
 	case <-host.Started():

@@ -27,6 +27,7 @@ type syncBuffer = testsupport.Buffer
 // fastOptions run the repository's real app (host.json and function.json
 // files) with short simulator phases and a poll tick every second.
 func fastOptions(t *testing.T) options {
+	testsupport.RealStack(t, "hcpops dev whole, in real time (the simulator's phases, a tick every second)")
 	return options{
 		scriptRoot:    "..",
 		dataDir:       t.TempDir(),
@@ -66,7 +67,11 @@ func TestDevRunsEverySampleToItsExpectedEnd(t *testing.T) {
 		"create-failing-cluster": "Failed", "create-doomed-cluster": "Succeeded", "create-doomed-nodepool": "Succeeded",
 		"delete-doomed-cluster": "Succeeded",
 	}
-	table := text[strings.Index(text, "OPERATION"):]
+	_, table, ok := strings.Cut(text, "OPERATION")
+	if !ok {
+		t.Fatalf("no table in the output:\n%s", text)
+	}
+	table = "OPERATION" + table
 	rows := map[string][]string{}
 	implicit := 0
 	for _, line := range strings.Split(table, "\n")[1:] {

@@ -3,6 +3,7 @@ package devhost
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -99,7 +100,7 @@ func (h *eventHandler) Handle(ctx context.Context, r slog.Record) error {
 func (h *eventHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
 	c := *h
 	c.next = h.next.WithAttrs(attrs)
-	c.attrs = append(h.attrs[:len(h.attrs):len(h.attrs)], attrs...)
+	c.attrs = slices.Concat(h.attrs, attrs)
 	return &c
 }
 

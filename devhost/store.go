@@ -148,7 +148,7 @@ func (c cosmosLeases) Load(ctx context.Context, name string) (triggerhost.Lease,
 	if err := json.Unmarshal(it.Body, &d); err != nil {
 		return triggerhost.Lease{}, false, fmt.Errorf("lease %s is not a lease document (delete it to start over): %w", d.ID, err)
 	}
-	d.Lease.Name, d.Lease.ETag = name, it.ETag
+	d.Name, d.ETag = name, it.ETag
 	return d.Lease, true, nil
 }
 

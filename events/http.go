@@ -110,6 +110,7 @@ func DecodeHTTPResponse(raw json.RawMessage) (HTTPResponse, error) {
 		Body       json.RawMessage
 	}
 	if err := json.Unmarshal(raw, &wire); err != nil {
+		//nolint:staticcheck // ST1005: the Functions host's own message, word for word
 		return HTTPResponse{}, fmt.Errorf("Failed while trying to Deserialize to httpOutputBindingResponse: %w", err)
 	}
 	for _, s := range []json.RawMessage{wire.StatusCode, wire.Status} {

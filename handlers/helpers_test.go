@@ -45,19 +45,6 @@ func (b *logBuffer) lines(t *testing.T) []map[string]any {
 	return out
 }
 
-// raw returns the lines as written.
-func (b *logBuffer) raw() []string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	var out []string
-	for _, line := range strings.Split(strings.TrimSpace(b.buf.String()), "\n") {
-		if line != "" {
-			out = append(out, line)
-		}
-	}
-	return out
-}
-
 func newTestLogger() (*slog.Logger, *logBuffer) {
 	buf := &logBuffer{}
 	return slog.New(slog.NewJSONHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug})), buf

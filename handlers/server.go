@@ -205,9 +205,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	defer cancel()
 	if err := hs.Shutdown(shutCtx); err != nil {
 		_ = hs.Close()
-		<-errc
-		return fmt.Errorf("graceful shutdown did not finish within %s; in-flight requests were cut off: %w",
+		err = fmt.Errorf("graceful shutdown did not finish within %s; in-flight requests were cut off: %w",
 			s.cfg.ShutdownTimeout, err)
+		if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) {
+			err = errors.Join(err, fmt.Errorf("serving on %s: %w", ln.Addr(), serr))
+		}
+		return err
 	}
 	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("serving on %s: %w", ln.Addr(), err)

@@ -4,27 +4,52 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/hcpops/hcpops/events"
+	"github.com/hcpops/hcpops/internal/testsupport"
 )
 
 // startServe runs Serve on a fresh 127.0.0.1 listener and returns its URL
 // and a channel with Serve's result.
 func startServe(t *testing.T, ctx context.Context, s *Server) (string, <-chan error) {
 	t.Helper()
+	base, done, _ := startServeWatched(t, ctx, s)
+	return base, done
+}
+
+// startServeWatched is startServe that also says when Serve has closed
+// its listener.
+func startServeWatched(t *testing.T, ctx context.Context, s *Server) (string, <-chan error, <-chan struct{}) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
+	w := &watchedListener{Listener: ln, closed: make(chan struct{})}
 	done := make(chan error, 1)
-	go func() { done <- s.Serve(ctx, ln) }()
-	return "http://" + ln.Addr().String(), done
+	go func() { done <- s.Serve(ctx, w) }()
+	return "http://" + ln.Addr().String(), done, w.closed
+}
+
+// watchedListener closes closed once it is closed itself.
+type watchedListener struct {
+	net.Listener
+	once   sync.Once
+	closed chan struct{}
+}
+
+func (w *watchedListener) Close() error {
+	err := w.Listener.Close()
+	w.once.Do(func() { close(w.closed) })
+	return err
 }
 
 type invokeOutcome struct {
@@ -60,24 +85,23 @@ func TestGracefulShutdownFinishesInFlight(t *testing.T) {
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	base, served := startServe(t, ctx, s)
+	base, served, closed := startServeWatched(t, ctx, s)
 
 	res := invokeAsync(base + "/slow")
 	<-entered
 	cancel() // SIGTERM arrives while the invocation is running
 
-	// Shutdown closes the listener soon after the signal: poll for that
-	// with a generous deadline rather than guess how soon.
+	// Shutdown closes the listener soon after the signal; then a new
+	// request is refused.
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the listener was still open 10s after shutdown began")
+	}
 	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 10 * time.Second}
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		resp, err := client.Get(base + "/")
-		if err != nil {
-			break
-		}
+	if resp, err := client.Get(base + "/"); err == nil {
 		resp.Body.Close()
-		if time.Now().After(deadline) {
-			t.Fatal("new requests were still accepted 10s after shutdown began")
-		}
+		t.Fatal("a new request was accepted after the listener closed")
 	}
 	// The listener is closed, yet Serve must still be waiting for the
 	// in-flight invocation.
@@ -139,19 +163,16 @@ func TestRunListensOnLoopback(t *testing.T) {
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
-	s := New(Config{Port: port}, nil)
+	var logs testsupport.Buffer
+	s := New(Config{Port: port}, slog.New(slog.NewJSONHandler(&logs, nil)))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- s.Run(ctx) }()
+	logs.AwaitText(t, "custom handler listening") // written once it listens
 	url := "http://" + (Config{Port: port}).Addr() + "/"
-	var resp *http.Response
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		if resp, err = http.Get(url); err == nil {
-			break
-		}
-	}
+	resp, err := http.Get(url)
 	if err != nil {
-		t.Fatalf("GET / never succeeded: %v", err)
+		t.Fatalf("GET / once listening: %v", err)
 	}
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {

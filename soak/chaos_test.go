@@ -28,6 +28,8 @@ func TestChaosKillsAndSpikes(t *testing.T) {
 		c.run(ctx, time.Now())
 	}()
 	statuses, spiked := map[int]bool{}, false
+	// The chaos schedule is the soak's wall clock (kills at 20 and 40ms,
+	// spikes every 5ms); the test watches its effects as they come and go.
 	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
 		f := sim.Faults()
 		statuses[f.ErrorStatus] = true

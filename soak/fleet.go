@@ -40,7 +40,8 @@ type fleet struct {
 	mu     sync.Mutex
 	ctx    context.Context // Run's; ticks outlive the host's request
 	ticks  []tick
-	routed map[int]int // other requests (change-feed batches, HTTP) by instance
+	ticked chan struct{} // closed by the next tick logged
+	routed map[int]int   // other requests (change-feed batches, HTTP) by instance
 	// failed counts the other invocations an instance failed (non-2xx or
 	// no answer) and the time they took.
 	failed     int
@@ -211,8 +212,34 @@ func (f *fleet) tick(ctx context.Context, r *http.Request, body []byte, i int) a
 	}
 	f.mu.Lock()
 	f.ticks = append(f.ticks, t)
+	if f.ticked != nil {
+		close(f.ticked)
+		f.ticked = nil
+	}
 	f.mu.Unlock()
 	return a
+}
+
+// awaitTicks waits until n ticks are logged, or ctx is done, and returns
+// the log.
+func (f *fleet) awaitTicks(ctx context.Context, n int) ([]tick, error) {
+	for {
+		f.mu.Lock()
+		ticks := append([]tick(nil), f.ticks...)
+		if f.ticked == nil {
+			f.ticked = make(chan struct{})
+		}
+		ticked := f.ticked
+		f.mu.Unlock()
+		if len(ticks) >= n {
+			return ticks, nil
+		}
+		select {
+		case <-ticked:
+		case <-ctx.Done():
+			return ticks, fmt.Errorf("%d of %d ticks logged: %w", len(ticks), n, context.Cause(ctx))
+		}
+	}
 }
 
 func (f *fleet) runContext() context.Context {

@@ -19,15 +19,55 @@ import (
 // fakeInstance is a custom handler that records what it was sent; its
 // ticks wait on hold while hold is set.
 type fakeInstance struct {
-	mu   sync.Mutex
-	got  []string
-	hold chan struct{}
+	mu      sync.Mutex
+	got     []string
+	arrived chan struct{} // closed by the next request
+	hold    chan struct{}
 }
 
 func (fi *fakeInstance) record(path string) {
 	fi.mu.Lock()
 	defer fi.mu.Unlock()
 	fi.got = append(fi.got, path)
+	if fi.arrived != nil {
+		close(fi.arrived)
+		fi.arrived = nil
+	}
+}
+
+// awaitRequests waits, generously, until the instance was sent n requests.
+func (fi *fakeInstance) awaitRequests(t *testing.T, n int) {
+	t.Helper()
+	deadline := time.After(time.Minute)
+	for {
+		fi.mu.Lock()
+		got := len(fi.got)
+		if fi.arrived == nil {
+			fi.arrived = make(chan struct{})
+		}
+		arrived := fi.arrived
+		fi.mu.Unlock()
+		if got >= n {
+			return
+		}
+		select {
+		case <-arrived:
+		case <-deadline:
+			t.Fatalf("the instance was sent %d requests, want %d", got, n)
+		}
+	}
+}
+
+// awaitTicks waits, generously, until the fleet logged n ticks.
+func awaitTicks(t *testing.T, f *fleet, n int) []tick {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	ticks, err := f.awaitTicks(ctx, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ticks
 }
 
 func (fi *fakeInstance) requests() []string {
@@ -83,18 +123,23 @@ func startFleet(t *testing.T, fakes ...*fakeInstance) (*fleet, string) {
 			t.Errorf("fleet run: %v", err)
 		}
 	})
-	url := fmt.Sprintf("http://127.0.0.1:%d", port)
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if resp, err := http.Get(url + "/"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return f, url
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the fleet never answered its readiness ping")
+	// Run listens before it starts the instances: once every instance
+	// answers, so does the fleet.
+	rctx, rcancel := context.WithTimeout(ctx, time.Minute)
+	defer rcancel()
+	for _, sup := range f.instances {
+		if err := sup.Ready(rctx); err != nil {
+			t.Fatal(err)
 		}
 	}
+	url := fmt.Sprintf("http://127.0.0.1:%d", port)
+	resp, err := http.Get(url + "/")
+	must(t, err)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("the fleet's readiness ping answered %d", resp.StatusCode)
+	}
+	return f, url
 }
 
 func post(t *testing.T, url string) int {
@@ -124,10 +169,7 @@ func TestFleetSplitsBatchesAndTicksEveryInstance(t *testing.T) {
 		t.Errorf("failed invocations %d taking %s, want 1", n, took)
 	}
 	// The host is answered by the first instance; wait for the other.
-	var ticks []tick
-	for deadline := time.Now().Add(10 * time.Second); len(ticks) < 2 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		ticks, _ = f.tickLog()
-	}
+	ticks := awaitTicks(t, f, 2)
 	_, routed := f.tickLog()
 	if routed[0] != 3 || routed[1] != 2 {
 		t.Errorf("batches by instance %v, want 3 and 2", routed)
@@ -152,12 +194,11 @@ func TestFleetTickSkipsABusyInstanceAndTimesIt(t *testing.T) {
 	f, url := startFleet(t, a, b)
 	post(t, url+"/pollOperations") // a answers; b holds its tick
 	post(t, url+"/pollOperations") // b is still busy: only a gets it
+	// What is checked is the fleet's timing of a tick in real time: b's
+	// is held 50ms at least.
 	time.Sleep(50 * time.Millisecond)
 	close(b.hold)
-	var ticks []tick
-	for deadline := time.Now().Add(10 * time.Second); len(ticks) < 3 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		ticks, _ = f.tickLog()
-	}
+	ticks := awaitTicks(t, f, 3)
 	if n := len(a.requests()); n != 2 {
 		t.Errorf("instance 0 got %d ticks, want 2", n)
 	}
@@ -183,23 +224,18 @@ func TestFleetKillCutsATick(t *testing.T) {
 			resp.Body.Close()
 		}
 	}()
-	for deadline := time.Now().Add(10 * time.Second); len(a.requests()) == 0 && time.Now().Before(deadline); {
-		time.Sleep(10 * time.Millisecond)
-	}
+	a.awaitRequests(t, 1)
 	f.Restart()
-	var ticks []tick
-	for deadline := time.Now().Add(10 * time.Second); len(ticks) == 0 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		ticks, _ = f.tickLog()
-	}
+	ticks := awaitTicks(t, f, 1)
 	if len(ticks) != 1 || ticks[0].status != 0 || !ticks[0].cut {
 		t.Fatalf("ticks %+v, want one cut short by the kill", ticks)
 	}
 	if problems := tickProblems(ticks, tickBound); len(problems) > 0 {
 		t.Errorf("a tick cut by a kill is reported: %v", problems)
 	}
-	for deadline := time.Now().Add(10 * time.Second); f.Starts() < 2 && time.Now().Before(deadline); {
-		time.Sleep(10 * time.Millisecond)
-	}
+	sctx, scancel := context.WithTimeout(context.Background(), time.Minute)
+	defer scancel()
+	must(t, f.instances[0].AwaitStarts(sctx, 2))
 	if n := f.Starts(); n != 2 {
 		t.Errorf("starts after one kill: %d, want 2", n)
 	}

@@ -59,7 +59,7 @@ func (l *listLiar) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // isIDSearch reports whether r lists clusters or node pools by id.
 func isIDSearch(r *http.Request) bool {
-	if r.Method != http.MethodGet || !(r.URL.Path == cs.ClustersPath || strings.HasSuffix(r.URL.Path, "/node_pools")) {
+	if r.Method != http.MethodGet || r.URL.Path != cs.ClustersPath && !strings.HasSuffix(r.URL.Path, "/node_pools") {
 		return false
 	}
 	s := strings.TrimSpace(r.URL.Query().Get("search"))

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hcpops/hcpops/core/clock"
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
 )
@@ -23,6 +24,7 @@ type observer struct {
 		ChangeFeed(context.Context, string, int) (store.FeedPage, error)
 	}
 	every  time.Duration
+	clock  clock.Clock // paces run; a test's may be manual
 	logger *slog.Logger
 
 	readMu sync.Mutex // serializes reads, so versions stay in feed order
@@ -39,7 +41,7 @@ type observer struct {
 func newObserver(feed interface {
 	ChangeFeed(context.Context, string, int) (store.FeedPage, error)
 }, every time.Duration, logger *slog.Logger) *observer {
-	return &observer{feed: feed, every: every, logger: logger, versions: map[docKey][]docVersion{},
+	return &observer{feed: feed, every: every, clock: clock.Real{}, logger: logger, versions: map[docKey][]docVersion{},
 		ops: map[docKey]*document.OperationDocument{}, uris: map[docKey]string{}}
 }
 
@@ -55,7 +57,7 @@ func (o *observer) run(ctx context.Context) {
 		}
 		select {
 		case <-ctx.Done():
-		case <-time.After(o.every):
+		case <-o.clock.After(o.every):
 		}
 	}
 }

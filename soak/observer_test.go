@@ -14,6 +14,7 @@ import (
 	"github.com/hcpops/hcpops/core/store/embedded"
 	"github.com/hcpops/hcpops/core/store/embedded/embeddedtest"
 	"github.com/hcpops/hcpops/internal/dev/frontend"
+	"github.com/hcpops/hcpops/internal/testsupport"
 )
 
 func TestObserverFollowsOperations(t *testing.T) {
@@ -47,16 +48,14 @@ func TestObserverFollowsOperations(t *testing.T) {
 	_, err = st.Replace(ctx, k.pk, k.id, body, it.ETag)
 	must(t, err)
 
+	clk := testsupport.NewClock(time.Now())
+	obs.clock = clk
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { defer close(done); obs.run(runCtx) }()
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
-		if settled, _ := obs.settled(); settled {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the observer did not see the operation finish within 5s")
-		}
+	clk.AwaitWaiter(t) // run has read what there is and waits for its next read
+	if settled, pending := obs.settled(); !settled {
+		t.Fatalf("the observer's run did not see the operation finish: %d pending", pending)
 	}
 	stop()
 	<-done

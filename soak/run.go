@@ -82,7 +82,8 @@ func openLog(o options) (io.Writer, string, func(), error) {
 	if err != nil {
 		return nil, "", nil, fmt.Errorf("hcpops soak: opening the log: %w", err)
 	}
-	return f, f.Name(), func() { _ = f.Close() }, nil
+	name := f.Name()
+	return f, name, func() { _ = f.Close() }, nil
 }
 
 // execute assembles the system, plays the plan and gathers the evidence;

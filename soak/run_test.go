@@ -34,6 +34,9 @@ func leakyWorker(release chan struct{}) { <-release }
 // quietGoroutines waits until goroutines left by earlier tests have wound
 // down (the count holds for 200 ms), so a leak is not masked by one of them
 // exiting during the check.
+//
+// What it measures is the process's goroutines over real time, so it
+// samples them.
 func quietGoroutines() int {
 	n, stable := runtime.NumGoroutine(), 0
 	for deadline := time.Now().Add(5 * time.Second); stable < 10 && time.Now().Before(deadline); {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log"
 	"net/http"
@@ -25,9 +26,35 @@ func TestSickCS(t *testing.T) {
 		clusters: map[string]sickness{"Soak-C1-Sick-Hang": sickHang, "soak-c2-sick-garbage": sickGarbage, "soak-c3-sick-stuck": sickHangCreated},
 		pools:    map[string]sickness{"NP-Sick-C9": sickHangCreated},
 	}, done)
-	srv := httptest.NewUnstartedServer(sick)
 	var serverLog syncBuffer // a panic in a handler lands here
+	// arrived and served hear of every request as it reaches sick and as
+	// sick is done with it (a panic logged first), so the test waits for
+	// those rather than for time to pass.
+	arrived, served := make(chan string, 64), make(chan string, 64)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived <- r.Method + " " + r.URL.RequestURI()
+		defer func() {
+			if p := recover(); p != nil {
+				fmt.Fprintf(&serverLog, "panic serving %s: %v", r.URL, p)
+			}
+			served <- r.Method + " " + r.URL.RequestURI()
+		}()
+		sick.ServeHTTP(w, r)
+	}))
 	srv.Config.ErrorLog = log.New(&serverLog, "", 0)
+	awaitRequest := func(ch <-chan string, want string) {
+		t.Helper()
+		for {
+			select {
+			case got := <-ch:
+				if got == want {
+					return
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatalf("no %s within 10s", want)
+			}
+		}
+	}
 	srv.Start()
 	defer srv.Close()
 
@@ -155,10 +182,11 @@ func TestSickCS(t *testing.T) {
 	}
 	// A list the client gives up on before CS answers is dropped quietly.
 	must(t, sim.SetLatency(simulator.Latency{Fixed: 300 * time.Millisecond}))
-	if _, _, err := call(http.MethodGet, cs.ClustersPath, "", 50*time.Millisecond); !errors.Is(err, context.DeadlineExceeded) {
+	late := cs.ClustersPath + "?page=1" // this request's own URI, to wait for
+	if _, _, err := call(http.MethodGet, late, "", 50*time.Millisecond); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("a list under 300ms of latency answered within 50ms: %v", err)
 	}
-	time.Sleep(400 * time.Millisecond)
+	awaitRequest(served, http.MethodGet+" "+late) // CS's late answer has met a client gone
 	must(t, sim.SetLatency(simulator.Latency{}))
 	if l := serverLog.String(); l != "" {
 		t.Errorf("the server logged %q", l)
@@ -169,14 +197,18 @@ func TestSickCS(t *testing.T) {
 
 	// The end of the run releases hung requests.
 	answered := make(chan error, 1)
+	last := cs.ClusterHref("hang1") + "?last=1" // its own URI, to wait for
 	go func() {
-		_, _, err := call(http.MethodGet, cs.ClusterHref("hang1"), "", 10*time.Second)
+		_, _, err := call(http.MethodGet, last, "", 10*time.Second)
 		answered <- err
 	}()
-	time.Sleep(50 * time.Millisecond)
+	awaitRequest(arrived, http.MethodGet+" "+last)
 	close(done)
 	select {
-	case <-answered:
+	case err := <-answered:
+		if err != nil {
+			t.Errorf("the hung request, released at the end of the run: %v, want an answer", err)
+		}
 	case <-time.After(5 * time.Second):
 		t.Error("a hung request outlived the end of the run")
 	}

@@ -4,14 +4,13 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/hcpops/hcpops/core/store/cosmos/cosmostest"
+	"github.com/hcpops/hcpops/internal/testsupport"
 )
 
 // buildHandler builds the real hcpops binary, which the soak runs as
@@ -22,18 +21,9 @@ func buildHandler(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
 	bin := filepath.Join(t.TempDir(), "hcpops")
-	cmd := exec.Command(goTool, "build", "-o", bin, ".")
+	cmd := testsupport.GoCommand(t, nil, "build", "-o", bin, ".")
 	cmd.Dir = root
-	// The go on PATH may be an older local toolchain that go.mod refuses;
-	// build with the one running this test unless the caller chose one.
-	if os.Getenv("GOTOOLCHAIN") == "" && strings.HasPrefix(runtime.Version(), "go") {
-		cmd.Env = append(os.Environ(), "GOTOOLCHAIN="+runtime.Version())
-	}
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("building hcpops: %v\n%s", err, out)
 	}
@@ -67,6 +57,7 @@ func shortArgs(handler, endpoint, logPath string) []string {
 }
 
 func TestSoakShort(t *testing.T) {
+	testsupport.RealStack(t, "the soak: two hcpops serve children, node's Cosmos server, 45s of real time")
 	endpoint := cosmostest.Start(t) // first: without node it skips loudly, before the build
 	logPath := filepath.Join(t.TempDir(), "soak.log")
 	var out syncBuffer

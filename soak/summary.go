@@ -24,7 +24,6 @@ type report struct {
 	took       time.Duration
 	spikes     int
 	simFaults  int // injected faults by the simulator's own ledger
-	simTotal   int
 	writes     [3]int
 	goroutines [2]int
 	logPath    string

@@ -120,6 +120,9 @@ func TestStaleAdvertSaysSo(t *testing.T) {
 // A running process that hangs costs the CLI one bounded call, whatever
 // the caller's context says.
 func TestHangingServerIsBounded(t *testing.T) {
+	// It measures the client's own bound, which is real time by design:
+	// no caller's context or clock can stretch it.
+	testsupport.RealStack(t, "5s of real time: the client's call timeout")
 	release := make(chan struct{})
 	hung := make(chan struct{}, 1)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -153,7 +156,7 @@ func TestHangingServerIsBounded(t *testing.T) {
 // A stream cut before its last line is an error, never a short result.
 func TestCutStreamIsAnError(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.WriteString(w, `{"items":[{"body":"e30=","etag":"1"}]}`+"\n")
+		_, _ = io.WriteString(w, `{"items":[{"body":"e30=","etag":"1"}]}`+"\n")
 	}))
 	defer srv.Close()
 	pages := 0

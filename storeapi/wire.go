@@ -169,7 +169,7 @@ func encodeError(err error) (*wireError, int) {
 // decode rebuilds an error that errors.Is and errors.As treat like the
 // one the running process's store returned.
 func (we *wireError) decode() error {
-	var err error = errors.New(we.Message)
+	err := errors.New(we.Message)
 	for _, s := range sentinels {
 		if s.name == we.Sentinel {
 			err = &remoteError{msg: we.Message, sentinel: s.err}

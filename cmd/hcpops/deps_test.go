@@ -3,11 +3,11 @@ package main
 import (
 	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/hcpops/hcpops/internal/testsupport"
 )
 
 const module = "github.com/hcpops/hcpops/"
@@ -106,15 +106,7 @@ func importer(t *testing.T, p string) string {
 // unless the caller chose one.
 func goCommand(t *testing.T, args ...string) *exec.Cmd {
 	t.Helper()
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
-	cmd := exec.Command(goTool, args...)
-	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH=amd64", "CGO_ENABLED=0")
-	if os.Getenv("GOTOOLCHAIN") == "" && strings.HasPrefix(runtime.Version(), "go") {
-		cmd.Env = append(cmd.Env, "GOTOOLCHAIN="+runtime.Version())
-	}
+	cmd := testsupport.GoCommand(t, []string{"GOOS=linux", "GOARCH=amd64", "CGO_ENABLED=0"}, args...)
 	cmd.Stderr = os.Stderr
 	return cmd
 }

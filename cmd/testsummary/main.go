@@ -33,9 +33,8 @@ type event struct {
 
 // pkgState is what one package has printed and done so far.
 type pkgState struct {
-	output  map[string]*strings.Builder // by test; "" for the package itself
-	failed  bool
-	skipped bool // no test files, or every test skipped
+	output map[string]*strings.Builder // by test; "" for the package itself
+	failed bool
 }
 
 // summary counts what a run did.

@@ -159,6 +159,6 @@ func percentile(sorted []time.Duration, p int) time.Duration {
 	if len(sorted) == 0 {
 		return 0
 	}
-	rank := (p*len(sorted) + 99) / 100 // ceil(p/100 * n)
+	rank := (p*len(sorted) + 99) / 100 // the ceiling of p% of n
 	return sorted[max(rank, 1)-1]
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -153,7 +154,7 @@ func TestResourceHeadShape(t *testing.T) {
 	var walk func(prefix []string, tr pathTrie)
 	walk = func(prefix []string, tr pathTrie) {
 		for k, n := range tr {
-			p := append(prefix[:len(prefix):len(prefix)], k)
+			p := slices.Concat(prefix, []string{k})
 			if n.key != k {
 				t.Errorf("%s is filed under %q", n.key, k)
 			}

@@ -29,26 +29,28 @@ func TestOneListPerBatch(t *testing.T) {
 		{batch: 1, lists: 0, gets: n},
 	} {
 		t.Run(fmt.Sprintf("B=%d", tc.batch), func(t *testing.T) {
-			e := newEnv(t, func(c *Config) { c.CSBatchSize, c.PageSize, c.PollConcurrency = tc.batch, 100, 8 })
-			e.dispatchedClusters(t, "c", n) // installing after 5 minutes: Provisioning is due
-			e.sim.ResetLedger()
-			manys := e.store.readManys.Load()
-			if res := e.tick(t); res.Polled != n || res.Changed != n || res.Errors != 0 {
-				t.Fatalf("tick = %+v, want all %d polled and changed", res, n)
-			}
-			l := e.sim.Ledger()
-			lists := l.Lists["GET "+cs.ClustersPath]
-			gets := l.Count("GET", cs.ClustersPath+"/{id}/status")
-			if lists.Calls != tc.lists || gets != tc.gets || (tc.batch > 1 && lists.IDs != n) {
-				t.Errorf("CS saw %d lists naming %d ids and %d status GETs; want %d lists naming %d, and %d GETs",
-					lists.Calls, lists.IDs, gets, tc.lists, n, tc.gets)
-			}
-			if lists.MaxIDs > tc.batch {
-				t.Errorf("a list named %d ids, more than the batch size %d", lists.MaxIDs, tc.batch)
-			}
-			if got := e.store.readManys.Load() - manys; got != 3 {
-				t.Errorf("%d ReadMany calls, want one per page (3)", got)
-			}
+			inBubble(t, func(t *testing.T) {
+				e := newEnv(t, func(c *Config) { c.CSBatchSize, c.PageSize, c.PollConcurrency = tc.batch, 100, 8 })
+				e.dispatchedClusters(t, "c", n) // installing after 5 minutes: Provisioning is due
+				e.sim.ResetLedger()
+				manys := e.store.readManys.Load()
+				if res := e.tick(t); res.Polled != n || res.Changed != n || res.Errors != 0 {
+					t.Fatalf("tick = %+v, want all %d polled and changed", res, n)
+				}
+				l := e.sim.Ledger()
+				lists := l.Lists["GET "+cs.ClustersPath]
+				gets := l.Count("GET", cs.ClustersPath+"/{id}/status")
+				if lists.Calls != tc.lists || gets != tc.gets || (tc.batch > 1 && lists.IDs != n) {
+					t.Errorf("CS saw %d lists naming %d ids and %d status GETs; want %d lists naming %d, and %d GETs",
+						lists.Calls, lists.IDs, gets, tc.lists, n, tc.gets)
+				}
+				if lists.MaxIDs > tc.batch {
+					t.Errorf("a list named %d ids, more than the batch size %d", lists.MaxIDs, tc.batch)
+				}
+				if got := e.store.readManys.Load() - manys; got != 3 {
+					t.Errorf("%d ReadMany calls, want one per page (3)", got)
+				}
+			})
 		})
 	}
 }
@@ -113,43 +115,45 @@ func TestBatchedTickMatchesPerObject(t *testing.T) {
 // read one by one and finish in the same tick, the sick ones are backed
 // off alone and stay out of later lists.
 func TestSickObjectsInABatch(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.PollConcurrency, c.PollBackoffBase = 2, 10*time.Minute })
-	p := e.throughProxy(t, hungCallTimeout)
-	names, ids := e.dispatchedClusters(t, "c", 6)
-	sick, healthy := names[:2], names[2:]
-	p.Hang(ids[sick[0]], ids[sick[1]])
+	inBubble(t, func(t *testing.T) {
+		e := newEnv(t, func(c *Config) { c.PollConcurrency, c.PollBackoffBase = 2, 10*time.Minute })
+		p := e.throughProxy(t, hungCallTimeout)
+		names, ids := e.dispatchedClusters(t, "c", 6)
+		sick, healthy := names[:2], names[2:]
+		p.Hang(ids[sick[0]], ids[sick[1]])
 
-	res := e.tickWithin(t, time.Minute)
-	if res.Changed != 4 || res.Errors != 2 {
-		t.Errorf("tick 1 = %+v, want 4 changed, 2 errors", res)
-	}
-	for _, n := range healthy {
-		e.wantOp(t, n, arm.ProvisioningStateSucceeded, "")
-	}
-	for _, n := range sick {
-		e.wantOp(t, n, arm.ProvisioningStateAccepted, "")
-		if lines := e.logLines("clusters service call failed; operation backed off", n); len(lines) != 1 {
-			t.Errorf("operation %s: %d failure lines, want 1", n, len(lines))
+		res := e.tickWithin(t, time.Minute)
+		if res.Changed != 4 || res.Errors != 2 {
+			t.Errorf("tick 1 = %+v, want 4 changed, 2 errors", res)
 		}
-	}
-	if got := strings.Count(e.logs.String(), "batched clusters service read failed"); got != 1 {
-		t.Errorf("%d warnings about the failed list, want 1", got)
-	}
-	// The list (held under the first sick id it names) and one GET each.
-	held := p.HeldFor(ids[sick[0]]) + p.HeldFor(ids[sick[1]])
-	if held != 3 {
-		t.Errorf("tick 1 asked CS %d times about the sick ones, want the list and a GET each (3)", held)
-	}
+		for _, n := range healthy {
+			e.wantOp(t, n, arm.ProvisioningStateSucceeded, "")
+		}
+		for _, n := range sick {
+			e.wantOp(t, n, arm.ProvisioningStateAccepted, "")
+			if lines := e.logLines("clusters service call failed; operation backed off", n); len(lines) != 1 {
+				t.Errorf("operation %s: %d failure lines, want 1", n, len(lines))
+			}
+		}
+		if got := strings.Count(e.logs.String(), "batched clusters service read failed"); got != 1 {
+			t.Errorf("%d warnings about the failed list, want 1", got)
+		}
+		// The list (held under the first sick id it names) and one GET each.
+		held := p.HeldFor(ids[sick[0]]) + p.HeldFor(ids[sick[1]])
+		if held != 3 {
+			t.Errorf("tick 1 asked CS %d times about the sick ones, want the list and a GET each (3)", held)
+		}
 
-	more, _ := e.dispatchedClusters(t, "d", 3)
-	res = e.tickWithin(t, time.Minute)
-	for _, n := range more {
-		e.wantOp(t, n, arm.ProvisioningStateSucceeded, "")
-	}
-	if res.BackedOff != 2 || res.Errors != 0 || p.HeldFor(ids[sick[0]])+p.HeldFor(ids[sick[1]]) != held {
-		t.Errorf("tick 2 = %+v after %d calls about the sick ones; want 2 backed off, no errors, no new calls",
-			res, p.HeldFor(ids[sick[0]])+p.HeldFor(ids[sick[1]]))
-	}
+		more, _ := e.dispatchedClusters(t, "d", 3)
+		res = e.tickWithin(t, time.Minute)
+		for _, n := range more {
+			e.wantOp(t, n, arm.ProvisioningStateSucceeded, "")
+		}
+		if res.BackedOff != 2 || res.Errors != 0 || p.HeldFor(ids[sick[0]])+p.HeldFor(ids[sick[1]]) != held {
+			t.Errorf("tick 2 = %+v after %d calls about the sick ones; want 2 backed off, no errors, no new calls",
+				res, p.HeldFor(ids[sick[0]])+p.HeldFor(ids[sick[1]]))
+		}
+	})
 }
 
 // TestBatchCutByTheBudget: a list that outlasts the tick's budget (a CS
@@ -157,24 +161,26 @@ func TestSickObjectsInABatch(t *testing.T) {
 // tick applies the deadline before CS instead of hanging on the same list
 // again, tick after tick.
 func TestBatchCutByTheBudget(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.PollConcurrency = 1 })
-	p := e.throughProxy(t, time.Minute)
-	names, ids := e.dispatchedClusters(t, "c", 1)
-	p.Hang(ids[names[0]])
+	inBubble(t, func(t *testing.T) {
+		e := newEnv(t, func(c *Config) { c.PollConcurrency = 1 })
+		p := e.throughProxy(t, time.Minute)
+		names, ids := e.dispatchedClusters(t, "c", 1)
+		p.Hang(ids[names[0]])
 
-	e.tickWithin(t, hungCallTimeout)
-	e.wantOp(t, names[0], arm.ProvisioningStateAccepted, "")
-	if _, ok := e.engine.pollAt.lookup(docRef(e.op(t, names[0]))); !ok || p.HeldFor(ids[names[0]]) != 1 {
-		t.Fatalf("after the cut list (%d calls) the operation is not backed off", p.HeldFor(ids[names[0]]))
-	}
-	e.clk.Advance(2 * time.Hour) // past the 60m create deadline
-	res := e.tickWithin(t, hungCallTimeout)
-	if op := e.wantOp(t, names[0], arm.ProvisioningStateFailed, arm.CodeInternalServerError); !strings.Contains(op.Properties.Error.Message, "deadline") {
-		t.Errorf("error %q does not name the deadline", op.Properties.Error.Message)
-	}
-	if res.Expired != 1 || p.HeldFor(ids[names[0]]) != 1 {
-		t.Errorf("tick 2 = %+v after %d calls, want the expiry without another call", res, p.HeldFor(ids[names[0]]))
-	}
+		e.tickWithin(t, hungCallTimeout)
+		e.wantOp(t, names[0], arm.ProvisioningStateAccepted, "")
+		if _, ok := e.engine.pollAt.lookup(docRef(e.op(t, names[0]))); !ok || p.HeldFor(ids[names[0]]) != 1 {
+			t.Fatalf("after the cut list (%d calls) the operation is not backed off", p.HeldFor(ids[names[0]]))
+		}
+		e.clk.Advance(2 * time.Hour) // past the 60m create deadline
+		res := e.tickWithin(t, hungCallTimeout)
+		if op := e.wantOp(t, names[0], arm.ProvisioningStateFailed, arm.CodeInternalServerError); !strings.Contains(op.Properties.Error.Message, "deadline") {
+			t.Errorf("error %q does not name the deadline", op.Properties.Error.Message)
+		}
+		if res.Expired != 1 || p.HeldFor(ids[names[0]]) != 1 {
+			t.Errorf("tick 2 = %+v after %d calls, want the expiry without another call", res, p.HeldFor(ids[names[0]]))
+		}
+	})
 }
 
 // brokenReadMany is the real store with ReadMany failing, as a store

@@ -99,7 +99,8 @@ func (e *Engine) dispatchDocuments(ctx context.Context, docs []json.RawMessage) 
 	}
 	workers.Wait()
 	res.Changed, res.Notified = int(t.changed.Load()), int(t.notified.Load())
-	return res, e.settle(ctx, fails, begun, &res)
+	err := e.settle(ctx, fails, begun, &res) // settle fills in res
+	return res, err
 }
 
 // dispatchFailure is an operation of a batch whose dispatch failed.

@@ -162,7 +162,7 @@ func (e *env) remove(t testing.TB, rid string, r request) []string {
 	if kind != document.KindCluster {
 		return names
 	}
-	err = e.store.Store.Children(context.Background(), testPK, rid, func(items []store.Item) error {
+	err = e.store.Children(context.Background(), testPK, rid, func(items []store.Item) error {
 		for _, it := range items {
 			if k, _ := document.Sniff(it.Body); k != document.KindNodePool && k != document.KindExternalAuth {
 				continue

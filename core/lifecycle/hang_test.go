@@ -20,63 +20,65 @@ import (
 // finish in the same tick, the hung ones are logged once each and backed
 // off, and they fail at their deadline without another CS call.
 func TestHungClustersServiceIssueRun(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.PollConcurrency = 2 })
-	p := e.throughProxy(t, hungCallTimeout)
-	names, ids := e.dispatchedClusters(t, "c", 6)
-	sick, healthy := names[:2], names[2:]
-	p.Hang(ids[sick[0]], ids[sick[1]])
+	inBubble(t, func(t *testing.T) {
+		e := newEnv(t, func(c *Config) { c.PollConcurrency = 2 })
+		p := e.throughProxy(t, hungCallTimeout)
+		names, ids := e.dispatchedClusters(t, "c", 6)
+		sick, healthy := names[:2], names[2:]
+		p.Hang(ids[sick[0]], ids[sick[1]])
 
-	res := e.tickWithin(t, time.Minute)
-	for _, n := range healthy {
-		e.wantOp(t, n, arm.ProvisioningStateSucceeded, "")
-	}
-	for _, n := range sick {
-		e.wantOp(t, n, arm.ProvisioningStateAccepted, "")
-		lines := e.logLines("clusters service call failed; operation backed off", n)
-		if len(lines) != 1 {
-			t.Fatalf("operation %s: %d failure lines, want 1:\n%s", n, len(lines), strings.Join(lines, "\n"))
+		res := e.tickWithin(t, time.Minute)
+		for _, n := range healthy {
+			e.wantOp(t, n, arm.ProvisioningStateSucceeded, "")
 		}
-		for _, want := range []string{"cluster_service_id=/api/aro_hcp/v1alpha1/clusters/" + ids[n], "elapsed=", "context deadline exceeded"} {
-			if !strings.Contains(lines[0], want) {
-				t.Errorf("operation %s: failure line lacks %q: %s", n, want, lines[0])
+		for _, n := range sick {
+			e.wantOp(t, n, arm.ProvisioningStateAccepted, "")
+			lines := e.logLines("clusters service call failed; operation backed off", n)
+			if len(lines) != 1 {
+				t.Fatalf("operation %s: %d failure lines, want 1:\n%s", n, len(lines), strings.Join(lines, "\n"))
+			}
+			for _, want := range []string{"cluster_service_id=/api/aro_hcp/v1alpha1/clusters/" + ids[n], "elapsed=", "context deadline exceeded"} {
+				if !strings.Contains(lines[0], want) {
+					t.Errorf("operation %s: failure line lacks %q: %s", n, want, lines[0])
+				}
 			}
 		}
-	}
-	if res.Polled != 6 || res.Changed != 4 || res.Errors != 2 {
-		t.Errorf("tick 1 = %+v, want polled 6, changed 4, errors 2", res)
-	}
-
-	// Backed off: the next tick does not ask CS about them at all.
-	held := p.HeldFor(ids[sick[0]]) + p.HeldFor(ids[sick[1]])
-	res = e.tickWithin(t, time.Minute)
-	if res.BackedOff != 2 || res.Errors != 0 {
-		t.Errorf("tick 2 = %+v, want 2 backed off, no errors", res)
-	}
-	if got := p.HeldFor(ids[sick[0]]) + p.HeldFor(ids[sick[1]]); got != held {
-		t.Errorf("requests about the backed-off clusters: %d, want still %d", got, held)
-	}
-
-	// Past the create deadline (60m from creation) they fail without CS,
-	// however long their backoff still has to run.
-	e.clk.Advance(time.Hour)
-	held = p.HeldFor(ids[sick[0]]) + p.HeldFor(ids[sick[1]])
-	e.engine.pollAt.failed(docRef(e.op(t, sick[0])), e.clk.Now()) // the next attempt is minutes away
-	res = e.tickWithin(t, time.Minute)
-	for _, n := range sick {
-		op := e.wantOp(t, n, arm.ProvisioningStateFailed, arm.CodeInternalServerError)
-		if !strings.Contains(op.Properties.Error.Message, "deadline") {
-			t.Errorf("operation %s: error %q does not name the deadline", n, op.Properties.Error.Message)
+		if res.Polled != 6 || res.Changed != 4 || res.Errors != 2 {
+			t.Errorf("tick 1 = %+v, want polled 6, changed 4, errors 2", res)
 		}
-	}
-	if res.Expired != 2 {
-		t.Errorf("tick 3 = %+v, want 2 expired", res)
-	}
-	if got := p.HeldFor(ids[sick[0]]) + p.HeldFor(ids[sick[1]]); got != held {
-		t.Errorf("requests about the expired clusters: %d, want still %d", got, held)
-	}
-	if n := e.engine.pollAt.size(); n != 0 {
-		t.Errorf("backoff schedule holds %d entries after every operation ended, want 0", n)
-	}
+
+		// Backed off: the next tick does not ask CS about them at all.
+		held := p.HeldFor(ids[sick[0]]) + p.HeldFor(ids[sick[1]])
+		res = e.tickWithin(t, time.Minute)
+		if res.BackedOff != 2 || res.Errors != 0 {
+			t.Errorf("tick 2 = %+v, want 2 backed off, no errors", res)
+		}
+		if got := p.HeldFor(ids[sick[0]]) + p.HeldFor(ids[sick[1]]); got != held {
+			t.Errorf("requests about the backed-off clusters: %d, want still %d", got, held)
+		}
+
+		// Past the create deadline (60m from creation) they fail without CS,
+		// however long their backoff still has to run.
+		e.clk.Advance(time.Hour)
+		held = p.HeldFor(ids[sick[0]]) + p.HeldFor(ids[sick[1]])
+		e.engine.pollAt.failed(docRef(e.op(t, sick[0])), e.clk.Now()) // the next attempt is minutes away
+		res = e.tickWithin(t, time.Minute)
+		for _, n := range sick {
+			op := e.wantOp(t, n, arm.ProvisioningStateFailed, arm.CodeInternalServerError)
+			if !strings.Contains(op.Properties.Error.Message, "deadline") {
+				t.Errorf("operation %s: error %q does not name the deadline", n, op.Properties.Error.Message)
+			}
+		}
+		if res.Expired != 2 {
+			t.Errorf("tick 3 = %+v, want 2 expired", res)
+		}
+		if got := p.HeldFor(ids[sick[0]]) + p.HeldFor(ids[sick[1]]); got != held {
+			t.Errorf("requests about the expired clusters: %d, want still %d", got, held)
+		}
+		if n := e.engine.pollAt.size(); n != 0 {
+			t.Errorf("backoff schedule holds %d entries after every operation ended, want 0", n)
+		}
+	})
 }
 
 // TestHealthyNeverWaitBehindSick: with sick (hung)
@@ -101,61 +103,63 @@ func TestHealthyNeverWaitBehindSick(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(fmt.Sprintf("%d sick", tc.sick), func(t *testing.T) {
-			// One GET per object (CSBatchSize 1), as the outside run counted
-			// the calls; TestSickObjectsInABatch is the batched case.
-			e := newEnv(t, func(cfg *Config) {
-				cfg.PollConcurrency = c
-				cfg.PollBackoffBase = 10 * time.Minute
-				cfg.CSBatchSize = 1
-			})
-			p := e.throughProxy(t, tc.timeout)
-			names, ids := e.dispatchedClusters(t, "c", tc.sick+3)
-			sick, healthy := names[:tc.sick], names[tc.sick:]
-			for _, n := range sick {
-				p.Hang(ids[n])
-			}
-			asked := func() int {
-				n := 0
-				for _, s := range sick {
-					n += p.HeldFor(ids[s])
+			inBubble(t, func(t *testing.T) {
+				// One GET per object (CSBatchSize 1), as the outside run counted
+				// the calls; TestSickObjectsInABatch is the batched case.
+				e := newEnv(t, func(cfg *Config) {
+					cfg.PollConcurrency = c
+					cfg.PollBackoffBase = 10 * time.Minute
+					cfg.CSBatchSize = 1
+				})
+				p := e.throughProxy(t, tc.timeout)
+				names, ids := e.dispatchedClusters(t, "c", tc.sick+3)
+				sick, healthy := names[:tc.sick], names[tc.sick:]
+				for _, n := range sick {
+					p.Hang(ids[n])
 				}
-				return n
-			}
+				asked := func() int {
+					n := 0
+					for _, s := range sick {
+						n += p.HeldFor(ids[s])
+					}
+					return n
+				}
 
-			res := e.tickWithin(t, tc.firstBudget)
-			if got := asked(); got != tc.sick {
-				t.Fatalf("tick 1 asked CS %d times about the sick ones, want once each (%d)", got, tc.sick)
-			}
-			if want := map[bool]int{true: len(healthy), false: 0}[tc.healthyInTick]; res.Changed != want {
-				t.Errorf("tick 1 = %+v, want %d changed", res, want)
-			}
+				res := e.tickWithin(t, tc.firstBudget)
+				if got := asked(); got != tc.sick {
+					t.Fatalf("tick 1 asked CS %d times about the sick ones, want once each (%d)", got, tc.sick)
+				}
+				if want := map[bool]int{true: len(healthy), false: 0}[tc.healthyInTick]; res.Changed != want {
+					t.Errorf("tick 1 = %+v, want %d changed", res, want)
+				}
 
-			// The very next tick: every healthy operation advances, new
-			// ones included, and CS is not asked about the sick ones.
-			more, _ := e.dispatchedClusters(t, "d", 3)
-			res = e.tickWithin(t, time.Minute)
-			for _, n := range append(healthy, more...) {
-				e.wantOp(t, n, arm.ProvisioningStateSucceeded, "")
-			}
-			if res.Errors != 0 || res.BackedOff != tc.sick || asked() != tc.sick {
-				t.Errorf("tick 2 = %+v after %d calls about the sick ones, want no errors, %d backed off, no new calls",
-					res, asked(), tc.sick)
-			}
+				// The very next tick: every healthy operation advances, new
+				// ones included, and CS is not asked about the sick ones.
+				more, _ := e.dispatchedClusters(t, "d", 3)
+				res = e.tickWithin(t, time.Minute)
+				for _, n := range append(healthy, more...) {
+					e.wantOp(t, n, arm.ProvisioningStateSucceeded, "")
+				}
+				if res.Errors != 0 || res.BackedOff != tc.sick || asked() != tc.sick {
+					t.Errorf("tick 2 = %+v after %d calls about the sick ones, want no errors, %d backed off, no new calls",
+						res, asked(), tc.sick)
+				}
 
-			// Their backoff over, the sick ones are due again: new healthy
-			// work still goes first, then the sick ones get their turn.
-			e.clk.Advance(10 * time.Minute)
-			more, _ = e.dispatchedClusters(t, "f", 3)
-			e.tickWithin(t, 2*hungCallTimeout) // cuts the sick retries short
-			for _, n := range more {
-				e.wantOp(t, n, arm.ProvisioningStateSucceeded, "")
-			}
-			for _, n := range sick {
-				e.wantOp(t, n, arm.ProvisioningStateAccepted, "")
-			}
-			if asked() <= tc.sick {
-				t.Errorf("the sick clusters were asked %d times in all, want a retry after their backoff", asked())
-			}
+				// Their backoff over, the sick ones are due again: new healthy
+				// work still goes first, then the sick ones get their turn.
+				e.clk.Advance(10 * time.Minute)
+				more, _ = e.dispatchedClusters(t, "f", 3)
+				e.tickWithin(t, 2*hungCallTimeout) // cuts the sick retries short
+				for _, n := range more {
+					e.wantOp(t, n, arm.ProvisioningStateSucceeded, "")
+				}
+				for _, n := range sick {
+					e.wantOp(t, n, arm.ProvisioningStateAccepted, "")
+				}
+				if asked() <= tc.sick {
+					t.Errorf("the sick clusters were asked %d times in all, want a retry after their backoff", asked())
+				}
+			})
 		})
 	}
 }
@@ -164,25 +168,27 @@ func TestHealthyNeverWaitBehindSick(t *testing.T) {
 // hangs and the call is cut by the tick's budget, not by the CS timeout.
 // The expiry is still written, with a context of its own.
 func TestExpiryWriteOutlivesTheBudget(t *testing.T) {
-	// One GET per object; TestBatchCutByTheBudget is the batched case.
-	e := newEnv(t, func(c *Config) { c.PollConcurrency = 1; c.CSBatchSize = 1 })
-	p := e.throughProxy(t, time.Minute)
-	names, ids := e.dispatchedClusters(t, "c", 1)
-	p.OnHang(func() { e.clk.Advance(2 * time.Hour) }) // past the 60m create deadline
-	p.Hang(ids[names[0]])
+	inBubble(t, func(t *testing.T) {
+		// One GET per object; TestBatchCutByTheBudget is the batched case.
+		e := newEnv(t, func(c *Config) { c.PollConcurrency = 1; c.CSBatchSize = 1 })
+		p := e.throughProxy(t, time.Minute)
+		names, ids := e.dispatchedClusters(t, "c", 1)
+		p.OnHang(func() { e.clk.Advance(2 * time.Hour) }) // past the 60m create deadline
+		p.Hang(ids[names[0]])
 
-	res := e.tickWithin(t, hungCallTimeout)
-	op := e.wantOp(t, names[0], arm.ProvisioningStateFailed, arm.CodeInternalServerError)
-	if !strings.Contains(op.Properties.Error.Message, "deadline") {
-		t.Errorf("error %q does not name the deadline", op.Properties.Error.Message)
-	}
-	if res.Expired != 1 || p.HeldFor(ids[names[0]]) != 1 {
-		t.Errorf("tick = %+v after %d hung calls, want 1 expired after 1", res, p.HeldFor(ids[names[0]]))
-	}
-	if lines := e.logLines("deadline passed while clusters service could not be read", names[0]); len(lines) != 1 ||
-		!strings.Contains(lines[0], "cluster_service_id=") {
-		t.Errorf("deadline lines = %q, want one naming the CS object", lines)
-	}
+		res := e.tickWithin(t, hungCallTimeout)
+		op := e.wantOp(t, names[0], arm.ProvisioningStateFailed, arm.CodeInternalServerError)
+		if !strings.Contains(op.Properties.Error.Message, "deadline") {
+			t.Errorf("error %q does not name the deadline", op.Properties.Error.Message)
+		}
+		if res.Expired != 1 || p.HeldFor(ids[names[0]]) != 1 {
+			t.Errorf("tick = %+v after %d hung calls, want 1 expired after 1", res, p.HeldFor(ids[names[0]]))
+		}
+		if lines := e.logLines("deadline passed while clusters service could not be read", names[0]); len(lines) != 1 ||
+			!strings.Contains(lines[0], "cluster_service_id=") {
+			t.Errorf("deadline lines = %q, want one naming the CS object", lines)
+		}
+	})
 }
 
 // TestDispatchHangBounded: a change-feed batch whose CS calls for one
@@ -192,71 +198,75 @@ func TestExpiryWriteOutlivesTheBudget(t *testing.T) {
 // off for the tick, and the batch succeeds (the soak saw every such batch
 // retried by the host).
 func TestDispatchHangBounded(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.PollConcurrency = 2 })
-	p := e.throughProxy(t, hungCallTimeout)
-	p.Hang("'sick-0'", "\"sick-0\"") // its search and its POST body
-	sick := e.create(t, document.KindCluster, clusterRID("sick-0"), request{})
-	var healthy []string
-	for i := range 3 {
-		healthy = append(healthy, e.create(t, document.KindCluster, clusterRID(fmt.Sprintf("ok-%d", i)), request{}))
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	res, err := e.engine.DispatchDocuments(ctx, e.feed(t))
-	if err != nil {
-		t.Fatalf("dispatch error = %v, want none: one sick object must not fail the batch", err)
-	}
-	if ctx.Err() != nil {
-		t.Fatalf("dispatch ran to the invocation's deadline")
-	}
-	if res.Dispatched != 3 || res.HandedOff != 1 {
-		t.Errorf("batch = %+v, want the 3 healthy ones dispatched and the sick one handed off", res)
-	}
-	for i := range healthy {
-		if e.resource(t, clusterRID(fmt.Sprintf("ok-%d", i))).ClusterServiceID() == "" {
-			t.Errorf("ok-%d has no CS ID", i)
+	inBubble(t, func(t *testing.T) {
+		e := newEnv(t, func(c *Config) { c.PollConcurrency = 2 })
+		p := e.throughProxy(t, hungCallTimeout)
+		p.Hang("'sick-0'", "\"sick-0\"") // its search and its POST body
+		sick := e.create(t, document.KindCluster, clusterRID("sick-0"), request{})
+		var healthy []string
+		for i := range 3 {
+			healthy = append(healthy, e.create(t, document.KindCluster, clusterRID(fmt.Sprintf("ok-%d", i)), request{}))
 		}
-	}
-	lines := e.logLines("dispatch failed; the operation is left to the tick", sick)
-	if len(lines) != 1 || !strings.Contains(lines[0], "cs_call=ListClusters") || !strings.Contains(lines[0], "elapsed=") ||
-		!strings.Contains(lines[0], "next_attempt=") {
-		t.Errorf("failure lines = %q, want one naming the CS call, its time and the next attempt", lines)
-	}
-	if next, ok := e.engine.pollAt.lookup(docRef(e.op(t, sick))); !ok || !next.After(e.clk.Now()) {
-		t.Errorf("sick operation's next attempt %v (scheduled %v), want a backoff", next, ok)
-	}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		res, err := e.engine.DispatchDocuments(ctx, e.feed(t))
+		if err != nil {
+			t.Fatalf("dispatch error = %v, want none: one sick object must not fail the batch", err)
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("dispatch ran to the invocation's deadline")
+		}
+		if res.Dispatched != 3 || res.HandedOff != 1 {
+			t.Errorf("batch = %+v, want the 3 healthy ones dispatched and the sick one handed off", res)
+		}
+		for i := range healthy {
+			if e.resource(t, clusterRID(fmt.Sprintf("ok-%d", i))).ClusterServiceID() == "" {
+				t.Errorf("ok-%d has no CS ID", i)
+			}
+		}
+		lines := e.logLines("dispatch failed; the operation is left to the tick", sick)
+		if len(lines) != 1 || !strings.Contains(lines[0], "cs_call=ListClusters") || !strings.Contains(lines[0], "elapsed=") ||
+			!strings.Contains(lines[0], "next_attempt=") {
+			t.Errorf("failure lines = %q, want one naming the CS call, its time and the next attempt", lines)
+		}
+		if next, ok := e.engine.pollAt.lookup(docRef(e.op(t, sick))); !ok || !next.After(e.clk.Now()) {
+			t.Errorf("sick operation's next attempt %v (scheduled %v), want a backoff", next, ok)
+		}
+	})
 }
 
 // TestPollBackoffGrowsToCapAndResets: each failed attempt doubles the wait
 // before the next CS call, up to the cap; an answer resets it.
 func TestPollBackoffGrowsToCapAndResets(t *testing.T) {
-	// One GET per object, so every attempt is one call; batched, the first
-	// attempt is a list and then the GET (TestSickObjectsInABatch).
-	e := newEnv(t, func(c *Config) {
-		c.PollBackoffBase, c.PollBackoffMax, c.CSBatchSize = 10*time.Second, 40*time.Second, 1
-	})
-	p := e.throughProxy(t, hungCallTimeout)
-	names, ids := e.dispatchedClusters(t, "c", 1)
-	key := docRef(e.op(t, names[0]))
-	p.Hang(ids[names[0]])
-	for i, want := range []time.Duration{10 * time.Second, 20 * time.Second, 40 * time.Second, 40 * time.Second} {
+	inBubble(t, func(t *testing.T) {
+		// One GET per object, so every attempt is one call; batched, the first
+		// attempt is a list and then the GET (TestSickObjectsInABatch).
+		e := newEnv(t, func(c *Config) {
+			c.PollBackoffBase, c.PollBackoffMax, c.CSBatchSize = 10*time.Second, 40*time.Second, 1
+		})
+		p := e.throughProxy(t, hungCallTimeout)
+		names, ids := e.dispatchedClusters(t, "c", 1)
+		key := docRef(e.op(t, names[0]))
+		p.Hang(ids[names[0]])
+		for i, want := range []time.Duration{10 * time.Second, 20 * time.Second, 40 * time.Second, 40 * time.Second} {
+			e.tickWithin(t, time.Minute)
+			next, ok := e.engine.pollAt.lookup(key)
+			if got := next.Sub(e.clk.Now()); !ok || got != want {
+				t.Fatalf("after failure %d the next attempt is in %s (scheduled %v), want %s", i+1, got, ok, want)
+			}
+			if p.HeldFor(ids[names[0]]) != i+1 {
+				t.Fatalf("after tick %d CS was asked %d times", i+1, p.HeldFor(ids[names[0]]))
+			}
+			e.tickWithin(t, time.Minute) // not due: no call
+			e.clk.Advance(want)
+		}
+		p.Heal()
 		e.tickWithin(t, time.Minute)
-		next, ok := e.engine.pollAt.lookup(key)
-		if got := next.Sub(e.clk.Now()); !ok || got != want {
-			t.Fatalf("after failure %d the next attempt is in %s (scheduled %v), want %s", i+1, got, ok, want)
+		e.wantOp(t, names[0], arm.ProvisioningStateSucceeded, "")
+		if _, ok := e.engine.pollAt.lookup(key); ok {
+			t.Errorf("operation still scheduled after CS answered")
 		}
-		if p.HeldFor(ids[names[0]]) != i+1 {
-			t.Fatalf("after tick %d CS was asked %d times", i+1, p.HeldFor(ids[names[0]]))
-		}
-		e.tickWithin(t, time.Minute) // not due: no call
-		e.clk.Advance(want)
-	}
-	p.Heal()
-	e.tickWithin(t, time.Minute)
-	e.wantOp(t, names[0], arm.ProvisioningStateSucceeded, "")
-	if _, ok := e.engine.pollAt.lookup(key); ok {
-		t.Errorf("operation still scheduled after CS answered")
-	}
+	})
 }
 
 // TestDeadlineBeforeOrAfterCS: ARO-HCP asks CS about a create before it

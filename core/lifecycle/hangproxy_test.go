@@ -6,33 +6,35 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
-	"github.com/hcpops/hcpops/core/clusterservice/ocm"
+	"github.com/hcpops/hcpops/core/clusterservice/csfake"
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/internal/testsupport"
 )
 
-// hungCallTimeout is the CS timeout of the hang tests. A healthy call to
-// the simulator has to finish within it on a loaded 2-core machine, so it
-// is generous; each hung call costs a test this much real time.
+// hungCallTimeout is the CS timeout of the hang tests. The tests that
+// meet it run in a synctest bubble, so a hung call costs it in fake time
+// only; a healthy call to the fake takes no time at all.
 const hungCallTimeout = 2 * time.Second
 
-// throughProxy points the engine at CS through a hang proxy, with the
-// issue's client settings: no SDK retries and a per-call timeout.
-func (e *env) throughProxy(t testing.TB, timeout time.Duration) *testsupport.HangProxy {
+// throughProxy points the engine at CS with the client settings
+// (no SDK retries, a per-call timeout) and returns what hangs its
+// requests about a key. A hung request waits for the call's context.
+func (e *env) throughProxy(t testing.TB, timeout time.Duration) *testsupport.Hangs {
 	t.Helper()
-	p := testsupport.NewHangProxy(t, e.simURL)
-	c, err := ocm.New(context.Background(), ocm.Config{URL: p.URL, RetryLimit: 0, Timeout: timeout, Recorder: e.calls}, nil)
-	if err != nil {
-		t.Fatalf("ocm client: %v", err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
-	e.cs = c
+	e.cs = e.fake.NewClient(csfake.Config{RetryLimit: 0, Timeout: timeout, Recorder: e.calls})
 	e.engine = e.newEngine(t)
-	return p
+	return e.fake.Hangs
 }
+
+// inBubble runs f in a synctest bubble: its goroutines' timers (the CS
+// timeout, a tick's budget) run on a fake clock that jumps whenever every
+// goroutine in it waits, so a test meets a timeout in no real time. The
+// env must be made inside, by f.
+func inBubble(t *testing.T, f func(t *testing.T)) { synctest.Test(t, f) }
 
 // tickWithin runs one tick bounded by budget, as the poll function does;
 // a tick stopped at its budget is not a failure.

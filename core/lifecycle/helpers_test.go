@@ -1,7 +1,6 @@
 package lifecycle
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -14,13 +13,12 @@ import (
 
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/clusterservice"
+	"github.com/hcpops/hcpops/core/clusterservice/csfake"
 	"github.com/hcpops/hcpops/core/clusterservice/ocm"
 	"github.com/hcpops/hcpops/core/clusterservice/simulator"
-	"github.com/hcpops/hcpops/core/clusterservice/simulator/simtest"
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/notification"
-	"github.com/hcpops/hcpops/core/store/embedded"
-	"github.com/hcpops/hcpops/core/store/embedded/embeddedtest"
+	"github.com/hcpops/hcpops/core/store/memory"
 	"github.com/hcpops/hcpops/internal/dev/armsink"
 	"github.com/hcpops/hcpops/internal/testsupport"
 )
@@ -33,30 +31,19 @@ func newFakeClock() *fakeClock {
 }
 
 // syncBuffer collects log output for a failing test's report.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
+type syncBuffer = testsupport.Buffer
 
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
-// env is one lifecycle under test: embedded store, CS simulator reached
-// through the real ocm client over HTTP, a notification sink, and an engine.
+// env is one lifecycle under test, in memory: the memory store, Clusters
+// Service as csfake (the simulator behind the production client, no
+// socket), a notification sink reached in memory, and an engine, all on
+// one manual clock. Nothing waits on real time: a test that meets a
+// timeout (a hung CS call, a tick's budget) runs in a synctest bubble
+// (inBubble), whose fake time passes whenever every goroutine waits.
 type env struct {
 	clk    *fakeClock
 	store  *recordingStore
 	sim    *simulator.Simulator
-	simURL string
+	fake   *csfake.CS
 	cs     *ocm.Client
 	calls  *clusterservice.Recorder // what cs records into
 	sink   testSink
@@ -67,6 +54,9 @@ type env struct {
 
 	feedMu  sync.Mutex
 	feedPos string
+
+	armMu sync.Mutex
+	arms  map[string]http.Handler // ARM endpoints by host, besides the sink
 }
 
 func testDurations() simulator.Durations {
@@ -81,23 +71,16 @@ func testDurations() simulator.Durations {
 func newEnv(t testing.TB, tweak ...func(*Config)) *env {
 	t.Helper()
 	e := &env{clk: newFakeClock(), logs: &syncBuffer{}}
-	st := embeddedtest.Open(t, embedded.WithClock(e.clk), embedded.WithoutSync())
+	st := memory.New(memory.WithClock(e.clk))
+	t.Cleanup(func() { _ = st.Close() })
 	e.store = &recordingStore{Store: st}
 
-	var url string
-	e.sim, url = simtest.Start(t, simulator.WithClock(e.clk), simulator.WithDurations(testDurations()))
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	e.simURL = url
-	var err error
 	e.calls = clusterservice.NewRecorder(e.clk, nil)
-	e.cs, err = ocm.New(ctx, ocm.Config{URL: url, RetryLimit: 2, RetryInterval: time.Millisecond, Timeout: 10 * time.Second,
-		Recorder: e.calls}, nil)
-	if err != nil {
-		t.Fatalf("ocm client: %v", err)
-	}
-	t.Cleanup(func() { _ = e.cs.Close() })
+	e.fake = csfake.New(t, csfake.Config{RetryLimit: 2, Timeout: 10 * time.Second, Recorder: e.calls},
+		simulator.WithClock(e.clk), simulator.WithDurations(testDurations()))
+	e.sim, e.cs = e.fake.Sim, e.fake.Client
 	e.sink = newTestSink(t)
+	var err error
 
 	e.cfg = Config{PollConcurrency: 4, NotifyBackoffBase: 10 * time.Second, NotifyBackoffMax: time.Minute}
 	for _, f := range tweak {
@@ -124,7 +107,7 @@ func (e *env) newEngine(t testing.TB) *Engine {
 		Store:          e.store,
 		ClusterService: e.cs,
 		Calls:          e.calls,
-		Notifier:       notification.New(notification.Config{AllowLoopback: true, Timeout: 5 * time.Second}, nil),
+		Notifier:       e.notifier(),
 		Clock:          e.clk,
 		Logger:         slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	}, e.cfg)
@@ -274,12 +257,51 @@ type testSink struct{ *armsink.Sink }
 
 func newTestSink(t testing.TB) testSink {
 	t.Helper()
-	s, err := armsink.Start(context.Background(), armsink.Config{})
+	s, err := armsink.New(armsink.Config{})
 	if err != nil {
-		t.Fatalf("starting the notification sink: %v", err)
+		t.Fatalf("the notification sink: %v", err)
 	}
 	t.Cleanup(func() { _ = s.Close() })
 	return testSink{s}
+}
+
+// notifier is the production notifier, reaching in memory the sink and
+// any other ARM endpoint a test serves (serveARM).
+func (e *env) notifier() *notification.Notifier {
+	const timeout = 5 * time.Second
+	return notification.New(notification.Config{AllowLoopback: true, Timeout: timeout}, &http.Client{
+		Transport:     testsupport.InMemory(http.HandlerFunc(e.routeARM)),
+		Timeout:       timeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	})
+}
+
+// serveARM answers the notifications to host with h; it returns the base
+// URL to name.
+func (e *env) serveARM(host string, h http.Handler) string {
+	e.armMu.Lock()
+	defer e.armMu.Unlock()
+	if e.arms == nil {
+		e.arms = map[string]http.Handler{}
+	}
+	e.arms[host] = h
+	return "http://" + host
+}
+
+// routeARM hands a notification to the endpoint of its host: the sink's,
+// or one a test serves; any other host is down.
+func (e *env) routeARM(w http.ResponseWriter, r *http.Request) {
+	e.armMu.Lock()
+	h, ok := e.arms[r.Host]
+	e.armMu.Unlock()
+	switch {
+	case ok:
+		h.ServeHTTP(w, r)
+	case "http://"+r.Host == armsink.InMemoryURL:
+		e.sink.ServeHTTP(w, r)
+	default:
+		http.Error(w, "no such ARM endpoint in this test: "+r.Host, http.StatusBadGateway)
+	}
 }
 
 func (s testSink) uri(name string) string { return s.URI(name) }

@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -14,14 +13,13 @@ import (
 
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/document"
-	"github.com/hcpops/hcpops/core/notification"
 	"github.com/hcpops/hcpops/internal/dev/frontend"
 )
 
-// armEndpoint is a scripted ARM notification endpoint: it counts the
-// POSTs and answers each as mode says.
+// armEndpoint is a scripted ARM notification endpoint, reached in memory
+// at url: it counts the POSTs and answers each as mode says.
 type armEndpoint struct {
-	srv     *httptest.Server
+	url     string
 	posts   atomic.Int32
 	arrived chan struct{}
 	release chan struct{}
@@ -31,9 +29,9 @@ type armEndpoint struct {
 	mode string // "fail": 500; "trickle": 200, then a body that never ends; "hang": no answer until released
 }
 
-func newARMEndpoint(t *testing.T, mode string) *armEndpoint {
+func newARMEndpoint(t *testing.T, e *env, mode string) *armEndpoint {
 	a := &armEndpoint{mode: mode, arrived: make(chan struct{}, 64), release: make(chan struct{})}
-	a.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	a.url = e.serveARM("127.0.0.2:9", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		a.posts.Add(1)
 		a.arrived <- struct{}{}
@@ -60,8 +58,7 @@ func newARMEndpoint(t *testing.T, mode string) *armEndpoint {
 		case <-a.release:
 		}
 	}))
-	t.Cleanup(a.srv.Close)
-	t.Cleanup(a.unblock) // runs before srv.Close
+	t.Cleanup(a.unblock)
 	return a
 }
 
@@ -106,8 +103,8 @@ func TestTricklingARMNotifiedOnce(t *testing.T) {
 	// A write timeout far below the notifier's: a POST that held its
 	// caller's write context would leave the clear nothing.
 	e := newEnv(t, func(c *Config) { c.WriteTimeout = 300 * time.Millisecond })
-	arm := newARMEndpoint(t, "trickle")
-	name := e.createNotifying(t, "trickle", arm.srv.URL+"/notify")
+	arm := newARMEndpoint(t, e, "trickle")
+	name := e.createNotifying(t, "trickle", arm.url+"/notify")
 	e.runToTerminal(t, name)
 	for range 5 {
 		e.clk.Advance(2 * time.Minute) // past any notification backoff
@@ -126,8 +123,8 @@ func TestTricklingARMNotifiedOnce(t *testing.T) {
 // that does not answer.
 func TestConcurrentTicksNotifyOnce(t *testing.T) {
 	e := newEnv(t)
-	arm := newARMEndpoint(t, "fail")
-	name := e.createNotifying(t, "concurrent", arm.srv.URL+"/notify")
+	arm := newARMEndpoint(t, e, "fail")
+	name := e.createNotifying(t, "concurrent", arm.url+"/notify")
 	e.runToTerminal(t, name)
 	for len(arm.arrived) > 0 {
 		<-arm.arrived
@@ -200,7 +197,7 @@ func (n *ctxNotifier) Notify(ctx context.Context, uri string, status arm.Operati
 // timeout of its own, counted from after the POST.
 func TestNotificationOwnContexts(t *testing.T) {
 	e := newEnv(t)
-	n := &ctxNotifier{next: notification.New(notification.Config{AllowLoopback: true, Timeout: 5 * time.Second}, nil)}
+	n := &ctxNotifier{next: e.notifier()}
 	eng, err := New(Deps{Store: e.store, ClusterService: e.cs, Calls: e.calls, Notifier: n, Clock: e.clk,
 		Logger: slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}, e.cfg)
 	if err != nil {

@@ -10,13 +10,13 @@ import (
 	"time"
 
 	cs "github.com/hcpops/hcpops/core/clusterservice"
+	"github.com/hcpops/hcpops/core/clusterservice/csfake"
 	"github.com/hcpops/hcpops/core/clusterservice/ocm"
 	"github.com/hcpops/hcpops/core/clusterservice/simulator"
-	"github.com/hcpops/hcpops/core/clusterservice/simulator/simtest"
 )
 
 func TestPlanLists(t *testing.T) {
-	c := func(id string) string { return cs.ClusterHref(id) }
+	c := cs.ClusterHref
 	np := func(cl, id string) string { return cs.NodePoolHref(c(cl), id) }
 	ea := func(cl, id string) string { return cs.ExternalAuthHref(c(cl), id) }
 	bg := cs.ClustersMgmtPrefix + "/clusters/a/break_glass_credentials/x"
@@ -39,7 +39,8 @@ func TestPlanLists(t *testing.T) {
 }
 
 // prefetchWorld is a simulator with clusters c1..c3 (ready), node pools
-// np1, np2 and external auth entra under c1, reached by the real client.
+// np1, np2 and external auth entra under c1, reached in memory by the
+// production client.
 type prefetchWorld struct {
 	sim    *simulator.Simulator
 	client *ocm.Client
@@ -50,16 +51,9 @@ type prefetchWorld struct {
 func newPrefetchWorld(t *testing.T) *prefetchWorld {
 	t.Helper()
 	w := &prefetchWorld{clk: newFakeClock()}
-	var url string
-	w.sim, url = simtest.Start(t, simulator.WithClock(w.clk), simulator.WithDurations(testDurations()))
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	var err error
-	w.client, err = ocm.New(ctx, ocm.Config{URL: url, Timeout: 5 * time.Second}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = w.client.Close() })
+	f := csfake.New(t, csfake.Config{Timeout: 5 * time.Second}, simulator.WithClock(w.clk), simulator.WithDurations(testDurations()))
+	w.sim, w.client = f.Sim, f.Client
+	ctx := context.Background()
 	for i := 1; i <= 3; i++ {
 		c, err := w.client.PostCluster(ctx, cs.ClusterSpec{ID: fmt.Sprintf("%032d", i), Name: fmt.Sprintf("c%d", i),
 			Azure: cs.AzureRef{SubscriptionID: "s", ResourceGroupName: "rg", ResourceName: fmt.Sprintf("c%d", i)}})

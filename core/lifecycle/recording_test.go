@@ -158,9 +158,3 @@ func (s *recordingStore) setFeedHook(h func(store.FeedPage)) {
 	defer s.mu.Unlock()
 	s.feedHook = h
 }
-
-// docsRead is every document the store handed out: point reads, ReadMany
-// documents asked, query items and change-feed items.
-func (s *recordingStore) docsRead() int64 {
-	return s.reads.Load() + s.readManyDocs.Load() + s.queryItems.Load() + s.feedItems.Load()
-}

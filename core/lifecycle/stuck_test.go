@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/hcpops/hcpops/core/document"
-	"github.com/hcpops/hcpops/core/notification"
 )
 
 func TestCrossed(t *testing.T) {
@@ -112,7 +111,7 @@ func TestStuckSignals(t *testing.T) {
 	logs := &syncBuffer{}
 	engine := func() *Engine {
 		eng, err := New(Deps{Store: e.store, ClusterService: e.cs, Calls: e.calls, Clock: e.clk,
-			Notifier: notification.New(notification.Config{AllowLoopback: true, Timeout: 5 * time.Second}, nil),
+			Notifier: e.notifier(),
 			Logger:   slog.New(slog.NewJSONHandler(logs, nil))}, e.cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -225,7 +224,7 @@ func TestActiveCountsAcrossPages(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.PageSize = 1 })
 	logs := &syncBuffer{}
 	eng, err := New(Deps{Store: e.store, ClusterService: e.cs, Calls: e.calls, Clock: e.clk,
-		Notifier: notification.New(notification.Config{AllowLoopback: true, Timeout: 5 * time.Second}, nil),
+		Notifier: e.notifier(),
 		Logger:   slog.New(slog.NewJSONHandler(logs, nil))}, e.cfg)
 	if err != nil {
 		t.Fatal(err)

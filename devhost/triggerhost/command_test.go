@@ -1,7 +1,6 @@
 package triggerhost
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,13 +11,13 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/hcpops/hcpops/core/clock"
 	"github.com/hcpops/hcpops/devhost/functionapp"
+	"github.com/hcpops/hcpops/internal/testsupport"
 )
 
 // helperEnv makes the test binary act as an external custom handler.
@@ -66,6 +65,7 @@ func helperHandler() int {
 }
 
 func TestCommandRunsAndRestartsTheHandlerProcess(t *testing.T) {
+	testsupport.RealStack(t, "the test binary as a custom handler child process")
 	exe, err := os.Executable()
 	must(t, err)
 	root := t.TempDir()
@@ -119,11 +119,7 @@ func TestCommandRunsAndRestartsTheHandlerProcess(t *testing.T) {
 	}
 
 	sup.Restart()
-	for deadline := time.Now().Add(10 * time.Second); sup.Starts() < 2; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the handler process was not restarted within 10s")
-		}
-	}
+	awaitStarts(t, sup, 2)
 	second := invoke()
 	if second["worker"] == first["worker"] || second["port"] != first["port"] {
 		t.Errorf("after a restart: worker %s -> %s, port %s -> %s; want a new worker on the same port",
@@ -135,6 +131,7 @@ func TestCommandRunsAndRestartsTheHandlerProcess(t *testing.T) {
 }
 
 func TestCommandStopSignal(t *testing.T) {
+	testsupport.RealStack(t, "the test binary as a custom handler child process")
 	exe, err := os.Executable()
 	must(t, err)
 	tests := []struct {
@@ -155,12 +152,7 @@ func TestCommandStopSignal(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)
 			go func() { done <- cmd.Run(ctx, port) }()
-			for deadline := time.Now().Add(10 * time.Second); !strings.Contains(logs.String(), "helper handler listening"); time.Sleep(5 * time.Millisecond) {
-				if time.Now().After(deadline) {
-					cancel()
-					t.Fatalf("the handler did not start within 10s; log:\n%s", logs.String())
-				}
-			}
+			logs.AwaitText(t, "helper handler listening")
 			cancel()
 			select {
 			case err := <-done:
@@ -195,19 +187,4 @@ func TestCommandFromAppRefusesMissingExecutables(t *testing.T) {
 }
 
 // syncLog is a log destination safe for the supervisor's goroutines.
-type syncLog struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *syncLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *syncLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+type syncLog = testsupport.Buffer

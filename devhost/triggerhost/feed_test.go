@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -90,12 +91,13 @@ func batchIDs(t *testing.T, r recorded) []string {
 
 func TestFeedBatchesAreDoubleEncodedAndBounded(t *testing.T) {
 	dir := t.TempDir()
+	leases := watchLeases(dir)
 	s := openStore(t, dir)
 	defer s.Close()
 	createDocs(t, s, "d1", "d2", "d3", "d4", "d5", "d6", "d7")
 	th := newTestHandler()
 	app := writeApp(t, hostJSON, map[string]string{"dispatch": feedFunction(`,"startFromBeginning":true,"maxItemsPerInvocation":3`)})
-	startHost(t, Config{App: app, Worker: th.worker(), StateDir: dir, Feed: s})
+	startHost(t, Config{App: app, Worker: th.worker(), StateDir: dir, Leases: leases, Feed: s})
 
 	want := [][]string{{"d1", "d2", "d3"}, {"d4", "d5", "d6"}, {"d7"}}
 	for i, w := range want {
@@ -111,11 +113,12 @@ func TestFeedBatchesAreDoubleEncodedAndBounded(t *testing.T) {
 			t.Errorf("batch %d metadata = %s, want only sys", i, mapKeys(meta))
 		}
 	}
-	th.noneAfterCheckpoint(t, s, dir, "dispatch")
+	th.noneAfterCheckpoint(t, s, leases, "dispatch")
 }
 
 func TestFeedRetriesWithRetryContextThenCheckpoints(t *testing.T) {
 	dir := t.TempDir()
+	leases := watchLeases(dir)
 	s := openStore(t, dir)
 	defer s.Close()
 	th := newTestHandler()
@@ -127,7 +130,7 @@ func TestFeedRetriesWithRetryContextThenCheckpoints(t *testing.T) {
 	})
 	retry := `{"strategy":"fixedDelay","maxRetryCount":2,"delayInterval":"00:00:00.01"}`
 	app := writeApp(t, hostJSON, map[string]string{"dispatch": feedFunctionWithRetry(`,"maxItemsPerInvocation":1`, retry)})
-	startHost(t, Config{App: app, Worker: th.worker(), StateDir: dir, Feed: s})
+	startHost(t, Config{App: app, Worker: th.worker(), StateDir: dir, Leases: leases, Feed: s})
 	createDocs(t, s, "poison", "good")
 
 	ids := map[string]bool{}
@@ -160,11 +163,12 @@ func TestFeedRetriesWithRetryContextThenCheckpoints(t *testing.T) {
 	if got := batchIDs(t, th.next(t)); !slices.Equal(got, []string{"good"}) {
 		t.Errorf("after the failed batch came %v, want [good]", got)
 	}
-	th.noneAfterCheckpoint(t, s, dir, "dispatch")
+	th.noneAfterCheckpoint(t, s, leases, "dispatch")
 }
 
 func TestFeedWithoutRetryPolicySkipsFailedBatch(t *testing.T) {
 	dir := t.TempDir()
+	leases := watchLeases(dir)
 	s := openStore(t, dir)
 	defer s.Close()
 	th := newTestHandler()
@@ -175,7 +179,7 @@ func TestFeedWithoutRetryPolicySkipsFailedBatch(t *testing.T) {
 		return 200, `{"Outputs":{},"Logs":[],"ReturnValue":null}`
 	})
 	app := writeApp(t, hostJSON, map[string]string{"dispatch": feedFunction(`,"maxItemsPerInvocation":1`)})
-	startHost(t, Config{App: app, Worker: th.worker(), StateDir: dir, Feed: s})
+	startHost(t, Config{App: app, Worker: th.worker(), StateDir: dir, Leases: leases, Feed: s})
 	createDocs(t, s, "poison", "good")
 	r := th.next(t)
 	if _, meta := r.envelope(t); meta["RetryContext"] != nil {
@@ -188,13 +192,14 @@ func TestFeedWithoutRetryPolicySkipsFailedBatch(t *testing.T) {
 
 func TestFeedResumesFromPersistedLease(t *testing.T) {
 	dir := t.TempDir()
+	leases := watchLeases(dir)
 	s := openStore(t, dir)
 	defer s.Close()
 	createDocs(t, s, "before-first-start")
 	app := writeApp(t, hostJSON, map[string]string{"dispatch": feedFunction(`,"leaseContainerPrefix":"dev-"`)})
 
 	run := func(th *testHandler) (stop func()) {
-		h, err := New(Config{App: app, Worker: th.worker(), StateDir: dir, Feed: s})
+		h, err := New(Config{App: app, Worker: th.worker(), StateDir: dir, Leases: leases, Feed: s})
 		must(t, err)
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
@@ -210,7 +215,7 @@ func TestFeedResumesFromPersistedLease(t *testing.T) {
 
 	th1 := newTestHandler()
 	stop := run(th1)
-	waitLease(t, dir, "dev-dispatch", func(Lease) bool { return true }) // listening from "now"
+	waitLease(t, leases, "dev-dispatch", func(Lease) bool { return true }) // listening from "now"
 	createDocs(t, s, "a", "b")
 	// A first start begins at "now": the older document is not delivered.
 	if got := batchIDs(t, th1.next(t)); !slices.Equal(got, []string{"a", "b"}) {
@@ -218,7 +223,7 @@ func TestFeedResumesFromPersistedLease(t *testing.T) {
 	}
 	// Stopping mid-invocation would rightly leave the batch unacknowledged;
 	// wait for the checkpoint to cover a and b.
-	positioned := waitLease(t, dir, "dev-dispatch", coversAll(s))
+	positioned := waitLease(t, leases, "dev-dispatch", coversAll(s))
 	stop()
 	t.Logf("lease after the first host: %+v", positioned)
 	createDocs(t, s, "c") // written while no host runs
@@ -229,7 +234,7 @@ func TestFeedResumesFromPersistedLease(t *testing.T) {
 	if got := batchIDs(t, th2.next(t)); !slices.Equal(got, []string{"c"}) {
 		t.Errorf("restarted host delivered %v, want only [c]", got)
 	}
-	th2.noneAfterCheckpoint(t, s, dir, "dev-dispatch")
+	th2.noneAfterCheckpoint(t, s, leases, "dev-dispatch")
 }
 
 // coversAll accepts a lease with no change after it in s.
@@ -244,29 +249,59 @@ func coversAll(s store.Store) func(Lease) bool {
 // then fails on any delivery not yet read: the listener delivers a batch
 // before it checkpoints past it, so a covering lease means every delivery
 // has been made.
-func (th *testHandler) noneAfterCheckpoint(t *testing.T, s store.Store, dir, name string) {
+func (th *testHandler) noneAfterCheckpoint(t *testing.T, s store.Store, w *watchedLeases, name string) {
 	t.Helper()
-	waitLease(t, dir, name, coversAll(s))
+	waitLease(t, w, name, coversAll(s))
 	th.noneQueued(t)
 }
 
-// waitLease polls a lease file until ok accepts it.
-func waitLease(t *testing.T, dir, name string, ok func(Lease) bool) Lease {
+// watchedLeases are the host's lease files, telling a waiting test of
+// every save.
+type watchedLeases struct {
+	fileLeases
+	mu    sync.Mutex
+	saved chan struct{} // closed by the next save
+}
+
+func watchLeases(dir string) *watchedLeases {
+	return &watchedLeases{fileLeases: fileLeases{dir: stateDir(dir)}}
+}
+
+func (w *watchedLeases) Save(ctx context.Context, l Lease) (Lease, error) {
+	saved, err := w.fileLeases.Save(ctx, l)
+	w.mu.Lock()
+	if w.saved != nil {
+		close(w.saved)
+		w.saved = nil
+	}
+	w.mu.Unlock()
+	return saved, err
+}
+
+// waitLease waits until ok accepts the lease, reading it again after
+// every save.
+func waitLease(t *testing.T, w *watchedLeases, name string, ok func(Lease) bool) Lease {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.After(time.Minute)
 	for {
-		var ls Lease
-		found, err := stateDir(dir).load("leases", name, &ls)
+		w.mu.Lock()
+		if w.saved == nil {
+			w.saved = make(chan struct{})
+		}
+		saved := w.saved
+		w.mu.Unlock()
+		ls, found, err := w.Load(context.Background(), name)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if found && ok(ls) {
 			return ls
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("lease %s = %+v (found %v) after 5s", name, ls, found)
+		select {
+		case <-saved:
+		case <-deadline:
+			t.Fatalf("lease %s = %+v (found %v) after a minute", name, ls, found)
 		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 

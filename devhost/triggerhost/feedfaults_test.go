@@ -38,12 +38,13 @@ func TestFeedFaultsDuplicateAndReorderBatches(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
+			leases := watchLeases(dir)
 			s := openStore(t, dir)
 			defer s.Close()
 			createDocs(t, s, tc.docs...)
 			th := newTestHandler()
 			app := writeApp(t, hostJSON, map[string]string{"dispatch": feedFunction(`,"startFromBeginning":true,"maxItemsPerInvocation":2`)})
-			h := startHost(t, Config{App: app, Worker: th.worker(), StateDir: dir, Feed: s, FeedFaults: tc.faults})
+			h := startHost(t, Config{App: app, Worker: th.worker(), StateDir: dir, Leases: leases, Feed: s, FeedFaults: tc.faults})
 			for i, w := range tc.want {
 				if got := batchIDs(t, th.next(t)); !slices.Equal(got, w) {
 					t.Fatalf("delivery %d = %v, want %v", i, got, w)
@@ -51,7 +52,7 @@ func TestFeedFaultsDuplicateAndReorderBatches(t *testing.T) {
 			}
 			// The checkpoint covers everything delivered, the held-back
 			// batch included: a restart starts after the last document.
-			th.noneAfterCheckpoint(t, s, dir, "dispatch")
+			th.noneAfterCheckpoint(t, s, leases, "dispatch")
 			if got := h.FeedStats(); got != tc.stats {
 				t.Errorf("FeedStats = %+v, want %+v", got, tc.stats)
 			}

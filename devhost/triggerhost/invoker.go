@@ -78,7 +78,7 @@ func newInvoker(ep Endpoint, clk clock.Clock, hostVersion string, timeout time.D
 		clock:       clk,
 		hostVersion: hostVersion,
 		timeout:     timeout,
-		newID:       func() string { return uuid.NewString() },
+		newID:       uuid.NewString,
 		logger:      logger,
 	}
 }

@@ -67,29 +67,33 @@ func runHost(t *testing.T, cfg Config) (h *Host, stop func() error, done <-chan 
 // leaseRig is a store, a handler and an app with one change-feed
 // function, for the lease tests.
 type leaseRig struct {
-	dir string
-	s   *embedded.Store
-	th  *testHandler
-	app *functionapp.App
+	dir    string
+	s      *embedded.Store
+	th     *testHandler
+	app    *functionapp.App
+	leases *watchedLeases
 }
 
 func newLeaseRig(t *testing.T) *leaseRig {
 	dir := t.TempDir()
 	s := openStore(t, dir)
 	t.Cleanup(func() { s.Close() })
-	return &leaseRig{dir: dir, s: s, th: newTestHandler(),
+	return &leaseRig{dir: dir, s: s, th: newTestHandler(), leases: watchLeases(dir),
 		app: writeApp(t, hostJSON, map[string]string{"dispatch": feedFunction("")})}
 }
 
 // config is the host of the rig, owned by "me".
 func (r *leaseRig) config() Config {
-	return Config{App: r.app, Worker: r.th.worker(), StateDir: r.dir, Feed: r.s, Owner: "me"}
+	return Config{App: r.app, Worker: r.th.worker(), StateDir: r.dir, Leases: r.leases, Feed: r.s, Owner: "me"}
 }
 
 // with is config with extra's leases, clock and logger.
 func (r *leaseRig) with(extra Config) Config {
 	c := r.config()
-	c.Leases, c.Clock, c.Logger = extra.Leases, extra.Clock, extra.Logger
+	if extra.Leases != nil {
+		c.Leases = extra.Leases
+	}
+	c.Clock, c.Logger = extra.Clock, extra.Logger
 	return c
 }
 
@@ -157,7 +161,7 @@ func TestFeedGapStartsAgainFromTheBindingStart(t *testing.T) {
 	writeLease(t, r.dir, Lease{Continuation: "987654321", Renewed: time.Now()})
 	var logs testsupport.Records
 	startHost(t, r.with(Config{Logger: slog.New(slog.NewJSONHandler(&logs, nil))}))
-	waitLease(t, r.dir, leaseName, func(l Lease) bool { return l.Continuation != "987654321" })
+	waitLease(t, r.leases, leaseName, func(l Lease) bool { return l.Continuation != "987654321" })
 	createDocs(t, r.s, "after-the-gap")
 	if got := batchIDs(t, r.th.next(t)); !slices.Equal(got, []string{"after-the-gap"}) {
 		t.Fatalf("delivered %v, want [after-the-gap]", got)
@@ -268,7 +272,10 @@ func TestFeedReleasesItsLeaseWhenStoppedMidCheckpoint(t *testing.T) {
 	createDocs(t, r.s, "a")
 	r.th.next(t)
 	select {
-	case <-done:
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Run after its context ended: %v", err)
+		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("host did not stop within 10s")
 	}

@@ -46,6 +46,7 @@ type Supervisor struct {
 	ready   chan struct{} // closed while the current worker answers
 	stop    context.CancelFunc
 	starts  int
+	started chan struct{} // closed by the next start
 	running bool
 	// requested marks a stop asked for by Restart, not a crash.
 	requested bool
@@ -99,6 +100,28 @@ func (s *Supervisor) Starts() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.starts
+}
+
+// AwaitStarts waits until the worker has been started n times (a
+// restart's start included), or until ctx is done.
+func (s *Supervisor) AwaitStarts(ctx context.Context, n int) error {
+	for {
+		s.mu.Lock()
+		starts := s.starts
+		if s.started == nil {
+			s.started = make(chan struct{})
+		}
+		started := s.started
+		s.mu.Unlock()
+		if starts >= n {
+			return nil
+		}
+		select {
+		case <-started:
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for start %d of the custom handler (%d so far): %w", n, starts, context.Cause(ctx))
+		}
+	}
 }
 
 // Ready waits until the current worker has answered a ping.
@@ -164,6 +187,10 @@ func (s *Supervisor) runOnce(ctx context.Context) error {
 	s.stop = stop
 	s.starts++
 	n := s.starts
+	if s.started != nil {
+		close(s.started)
+		s.started = nil
+	}
 	s.mu.Unlock()
 
 	done := make(chan error, 1)
@@ -179,7 +206,9 @@ func (s *Supervisor) runOnce(ctx context.Context) error {
 			return fmt.Errorf("custom handler exited before it answered GET /: %w", err)
 		case <-deadline:
 			stop()
-			<-done
+			if exit := <-done; exit != nil {
+				s.logger.LogAttrs(ctx, slog.LevelDebug, "custom handler stopped after it never answered", slog.Any("error", exit))
+			}
 			return fmt.Errorf("custom handler did not answer GET / on port %d within %s", s.port, initializationTimeout)
 		case <-wctx.Done():
 			return <-done

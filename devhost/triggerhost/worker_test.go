@@ -32,11 +32,7 @@ func TestHandlerRestartMidInvocationRedeliversTheBatch(t *testing.T) {
 
 	first := th.next(t)
 	h.Supervisor().Restart()
-	for deadline := time.Now().Add(5 * time.Second); h.Supervisor().Starts() < 2; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the handler was not restarted within 5s")
-		}
-	}
+	awaitStarts(t, h.Supervisor(), 2)
 	second := th.next(t)
 	close(blocked)
 	if got := batchIDs(t, second); !slices.Equal(got, []string{"x"}) {
@@ -85,5 +81,15 @@ func TestSupervisorRestartsACrashedHandler(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("Run after cancel = %v", err)
+	}
+}
+
+// awaitStarts waits, generously, for the supervisor's nth start.
+func awaitStarts(t *testing.T, s *Supervisor, n int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := s.AwaitStarts(ctx, n); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -12,20 +12,106 @@ import (
 	"testing"
 )
 
-// HangProxy stands between a Clusters Service client and the simulator on
-// 127.0.0.1. A request that names a sick key in its path, its (unescaped)
-// search or its body is accepted and never answered, as a CS object stuck
-// behind a dead backend: the client has to give up. Held requests are
-// released when the test ends.
+// Hangs holds the requests that name a sick key in their path, their
+// (unescaped) search or their body: accepted and never answered, as a CS
+// object stuck behind a dead backend, until the request's context ends
+// (the client gives up) or Release. The rest go on to the handler it
+// wraps. A hang is thus <-ctx.Done(): with the client's deadline on a
+// fake clock (a synctest bubble) it costs no real time.
+type Hangs struct {
+	mu      sync.Mutex
+	sick    []string
+	held    map[string]int // requests held, by sick key
+	total   int
+	onHang  func()
+	release chan struct{}
+	once    sync.Once
+}
+
+// NewHangs holds nothing until Hang names keys.
+func NewHangs() *Hangs { return &Hangs{held: map[string]int{}, release: make(chan struct{})} }
+
+// Handler serves next, holding the requests about a sick key.
+func (h *Hangs) Handler(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		search, _ := url.QueryUnescape(r.URL.RawQuery)
+		if h.match(r.URL.Path + "?" + search + " " + string(body)) {
+			select {
+			case <-r.Context().Done():
+			case <-h.release:
+			}
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// Release lets every held request go, unanswered, now and from then on.
+func (h *Hangs) Release() { h.once.Do(func() { close(h.release) }) }
+
+func (h *Hangs) match(s string) bool {
+	h.mu.Lock()
+	var onHang func()
+	hit := false
+	for _, k := range h.sick {
+		if strings.Contains(s, k) {
+			h.held[k]++
+			h.total++
+			hit, onHang = true, h.onHang
+			break
+		}
+	}
+	h.mu.Unlock()
+	if onHang != nil {
+		onHang()
+	}
+	return hit
+}
+
+// Hang holds every later request that names one of keys.
+func (h *Hangs) Hang(keys ...string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.sick = append(h.sick, keys...)
+}
+
+// Heal answers every request from now on.
+func (h *Hangs) Heal() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.sick = nil
+}
+
+// OnHang runs f as each held request starts hanging.
+func (h *Hangs) OnHang(f func()) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.onHang = f
+}
+
+// HeldFor is how many requests about key were held so far.
+func (h *Hangs) HeldFor(key string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.held[key]
+}
+
+// Held is how many requests were held so far.
+func (h *Hangs) Held() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.total
+}
+
+// HangProxy is Hangs in front of a Clusters Service on 127.0.0.1 (the
+// simulator), for end-to-end tests that reach it over a socket. Held
+// requests are released when the test ends.
 type HangProxy struct {
+	*Hangs
 	URL   string
 	close func()
-
-	mu     sync.Mutex
-	sick   []string
-	held   map[string]int // requests held, by sick key
-	total  int
-	onHang func()
 }
 
 // NewHangProxy proxies to target until the test ends.
@@ -35,24 +121,10 @@ func NewHangProxy(t testing.TB, target string) *HangProxy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &HangProxy{held: map[string]int{}}
-	rp := httputil.NewSingleHostReverseProxy(u)
-	done := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		search, _ := url.QueryUnescape(r.URL.RawQuery)
-		if p.match(r.URL.Path + "?" + search + " " + string(body)) {
-			select {
-			case <-r.Context().Done():
-			case <-done:
-			}
-			return
-		}
-		rp.ServeHTTP(w, r)
-	}))
+	p := &HangProxy{Hangs: NewHangs()}
+	srv := httptest.NewServer(p.Handler(httputil.NewSingleHostReverseProxy(u)))
 	var once sync.Once
-	p.close = func() { once.Do(func() { close(done); srv.Close() }) }
+	p.close = func() { once.Do(func() { p.Release(); srv.Close() }) }
 	t.Cleanup(p.close)
 	p.URL = srv.URL
 	return p
@@ -61,57 +133,3 @@ func NewHangProxy(t testing.TB, target string) *HangProxy {
 // Close releases the held requests and stops the proxy: from then on its
 // URL refuses connections, as a Clusters Service that is down.
 func (p *HangProxy) Close() { p.close() }
-
-func (p *HangProxy) match(s string) bool {
-	p.mu.Lock()
-	var onHang func()
-	hit := false
-	for _, k := range p.sick {
-		if strings.Contains(s, k) {
-			p.held[k]++
-			p.total++
-			hit, onHang = true, p.onHang
-			break
-		}
-	}
-	p.mu.Unlock()
-	if onHang != nil {
-		onHang()
-	}
-	return hit
-}
-
-// Hang holds every later request that names one of keys.
-func (p *HangProxy) Hang(keys ...string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.sick = append(p.sick, keys...)
-}
-
-// Heal answers every request from now on.
-func (p *HangProxy) Heal() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.sick = nil
-}
-
-// OnHang runs f as each held request starts hanging.
-func (p *HangProxy) OnHang(f func()) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.onHang = f
-}
-
-// HeldFor is how many requests about key were held so far.
-func (p *HangProxy) HeldFor(key string) int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.held[key]
-}
-
-// Held is how many requests were held so far.
-func (p *HangProxy) Held() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.total
-}

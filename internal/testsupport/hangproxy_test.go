@@ -6,12 +6,13 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"time"
 )
 
 func TestHangProxy(t *testing.T) {
-	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "ok") }))
 	defer backend.Close()
 	p := NewHangProxy(t, backend.URL)
 	get := func(path string, timeout time.Duration) error {
@@ -24,8 +25,8 @@ func TestHangProxy(t *testing.T) {
 		}
 		return err
 	}
-	hangs := 0
-	p.OnHang(func() { hangs++ })
+	var hangs atomic.Int32 // counted on the proxy's goroutine
+	p.OnHang(func() { hangs.Add(1) })
 	p.Hang("sick")
 	if err := get("/clusters/healthy", 10*time.Second); err != nil {
 		t.Fatalf("healthy request: %v", err)
@@ -34,8 +35,8 @@ func TestHangProxy(t *testing.T) {
 	if err := get("/clusters?search=id+%3D+%27sick%27", 200*time.Millisecond); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("sick request answered: %v", err)
 	}
-	if p.Held() != 1 || p.HeldFor("sick") != 1 || hangs != 1 {
-		t.Errorf("held %d (sick %d), onHang %d; want 1 each", p.Held(), p.HeldFor("sick"), hangs)
+	if p.Held() != 1 || p.HeldFor("sick") != 1 || hangs.Load() != 1 {
+		t.Errorf("held %d (sick %d), onHang %d; want 1 each", p.Held(), p.HeldFor("sick"), hangs.Load())
 	}
 	p.Heal()
 	if err := get("/clusters/sick", 10*time.Second); err != nil {

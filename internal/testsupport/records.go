@@ -1,49 +1,32 @@
 package testsupport
 
 import (
-	"bytes"
 	"encoding/json"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 )
 
 // Records collects the slog JSON lines a server writes, so a test can check
 // the one summary line an invocation logs. It is an io.Writer safe for the
 // server's goroutines.
 type Records struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (r *Records) Write(p []byte) (int, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.buf.Write(p)
+	Buffer
 }
 
 // Wait returns the first record named msg. A server writes its line as the
-// response goes out, so the test polls with a generous deadline rather than
-// racing it.
+// response goes out, so the test waits for the write rather than racing it.
 func (r *Records) Wait(t testing.TB, msg string) map[string]any {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		if m := r.find(msg); m != nil {
-			return m
-		}
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	t.Fatalf("no %q record in:\n%s", msg, r.buf.String())
-	return nil
+	var found map[string]any
+	r.Await(t, "a "+msg+" record", func(written string) bool {
+		found = find(written, msg)
+		return found != nil
+	})
+	return found
 }
 
-func (r *Records) find(msg string) map[string]any {
-	r.mu.Lock()
-	lines := strings.Split(strings.TrimSpace(r.buf.String()), "\n")
-	r.mu.Unlock()
-	for _, line := range lines {
+func find(written, msg string) map[string]any {
+	for _, line := range strings.Split(strings.TrimSpace(written), "\n") {
 		var m map[string]any
 		if json.Unmarshal([]byte(line), &m) == nil && m["msg"] == msg {
 			return m

@@ -65,6 +65,9 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (*Client, error) 
 		TransportWrapper(observe(logger, cfg.Recorder)).
 		TransportWrapper(limitBodies).
 		TransportWrapper(keepIdleConns)
+	if cfg.Transport != nil {
+		b.TransportWrapper(func(http.RoundTripper) http.RoundTripper { return cfg.Transport }) // innermost: instead of the SDK's
+	}
 	if cfg.CAFile != "" {
 		b.TrustedCAFile(cfg.CAFile)
 	}

@@ -4,6 +4,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"os"
 	"strconv"
@@ -63,6 +64,12 @@ type Config struct {
 	// (not read from the environment: whoever builds the client hands the
 	// same Recorder to those who read it); nil records nothing.
 	Recorder *cs.Recorder
+
+	// Transport, when set, carries every request instead of the SDK's
+	// network transport (TLS, CA and proxy settings then do not apply):
+	// how unit tests reach CS in memory (package csfake). Not read from
+	// the environment.
+	Transport http.RoundTripper
 }
 
 // ConfigFromEnv reads the CLUSTERS_SERVICE_* settings.

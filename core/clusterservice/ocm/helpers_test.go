@@ -135,7 +135,7 @@ func (e *env) readyCluster(t *testing.T, n int) string {
 
 // wantCSError checks err is a *clusterservice.Error with status and a
 // reason containing each of reasons.
-func wantCSError(t *testing.T, err error, status int, reasons ...string) *cs.Error {
+func wantCSError(t *testing.T, err error, status int, reasons ...string) {
 	t.Helper()
 	var e *cs.Error
 	if !errors.As(err, &e) {
@@ -149,7 +149,6 @@ func wantCSError(t *testing.T, err error, status int, reasons ...string) *cs.Err
 			t.Errorf("reason %q does not contain %q", e.Reason, r)
 		}
 	}
-	return e
 }
 
 func sorted(s []string) []string {

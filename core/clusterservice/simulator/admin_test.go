@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hcpops/hcpops/internal/testsupport"
 )
 
 func TestAdminAPI(t *testing.T) {
@@ -108,17 +110,13 @@ func TestMainCommand(t *testing.T) {
 	ln.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
+	var stdout testsupport.Buffer
 	go func() {
-		done <- Main(ctx, []string{"--listen", addr, "--durations", "cluster_installing=7s", "--seed", "3"}, io.Discard)
+		done <- Main(ctx, []string{"--listen", addr, "--durations", "cluster_installing=7s", "--seed", "3"}, &stdout)
 	}()
 	s := &testSim{url: "http://" + addr}
-	var r response
-	for i := 0; i < 200; i++ {
-		if r, err = tryGet(s.url + "/_sim/durations"); err == nil {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	stdout.AwaitText(t, "cs-simulator: serving "+s.url) // written once it listens
+	r, err := tryGet(s.url + "/_sim/durations")
 	if err != nil || r.status != 200 || !strings.Contains(string(r.body), `"cluster_installing":"7s"`) {
 		t.Fatalf("simulator from Main: %v %d %s", err, r.status, r.body)
 	}

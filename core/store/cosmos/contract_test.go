@@ -10,8 +10,9 @@ import (
 )
 
 // TestContract runs the shared store suite against the local Cosmos test
-// server in real time: Advance sleeps, and the server's sweeper expires
-// documents.
+// server in real time: the server keeps its own wall clock (its _ts, its
+// TTL sweeper), so Advance sleeps, about 5s in all. It is the real stack's
+// check of what the memory and embedded stores hold on a manual clock.
 func TestContract(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) storetest.Harness {
 		return storetest.Harness{Store: cosmostest.NewStore(t), Advance: time.Sleep,

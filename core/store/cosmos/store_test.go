@@ -234,6 +234,8 @@ func TestExpiredDocumentsAreHidden(t *testing.T) {
 }
 
 // The server really expires documents too: Cosmos counts ttl from _ts.
+// It exists to watch the server's own TTL sweep, on the server's wall
+// clock, so it waits for it in real time (about a second).
 func TestTTLExpiresOnServer(t *testing.T) {
 	s := cosmostest.NewStore(t)
 	ctx := ctxT(t)

@@ -31,6 +31,9 @@ type committer struct {
 
 	// transactions counts the write transactions begun, for tests.
 	transactions atomic.Int64
+	// queued, when set, is signalled (without blocking) whenever a write
+	// joins the queue: how a test knows the queue has grown.
+	queued chan struct{}
 }
 
 type queuedWrite struct {
@@ -49,6 +52,12 @@ func (c *committer) update(fn func(*bolt.Tx) error) error {
 	c.mu.Lock()
 	c.queue = append(c.queue, w)
 	c.mu.Unlock()
+	if c.queued != nil {
+		select {
+		case c.queued <- struct{}{}:
+		default: // a signal is already pending
+		}
+	}
 	select {
 	case err := <-w.done: // another writer's commit carried it
 		return err

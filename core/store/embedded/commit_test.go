@@ -26,7 +26,9 @@ func openCommitter(t *testing.T) *committer {
 	if err := db.Update(func(tx *bolt.Tx) error { _, err := tx.CreateBucket([]byte("b")); return err }); err != nil {
 		t.Fatal(err)
 	}
-	return newCommitter(db, path)
+	c := newCommitter(db, path)
+	c.queued = make(chan struct{}, 1)
+	return c
 }
 
 func put(key string) func(*bolt.Tx) error {
@@ -73,17 +75,21 @@ func queueWhileBlocked(t *testing.T, c *committer, fns []func(*bolt.Tx) error) [
 	return errs
 }
 
-// waitQueued polls, with a generous deadline, until n writes are queued.
+// waitQueued waits, with a generous deadline, until n writes are queued,
+// looking again each time the committer says the queue grew.
 func waitQueued(t *testing.T, c *committer, n int) {
 	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {
+	deadline := time.After(30 * time.Second)
+	for {
 		c.mu.Lock()
 		got := len(c.queue)
 		c.mu.Unlock()
 		if got == n {
 			return
 		}
-		if time.Now().After(deadline) {
+		select {
+		case <-c.queued:
+		case <-deadline:
 			t.Fatalf("%d of %d writes queued", got, n)
 		}
 	}

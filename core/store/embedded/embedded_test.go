@@ -133,8 +133,38 @@ func TestTTLCountsFromTheLastWrite(t *testing.T) {
 	}
 }
 
+// sweepsHeard is an Option that reports every sweep the sweeper makes.
+func sweepsHeard() (Option, <-chan int) {
+	ch := make(chan int, 64)
+	return func(c *config) {
+		c.swept = func(n int, _ error) {
+			select {
+			case ch <- n:
+			default: // the test is not listening; it needs only one
+			}
+		}
+	}, ch
+}
+
+// awaitSweep waits for a sweep that removed want documents.
+func awaitSweep(t *testing.T, sweeps <-chan int, want int) {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case n := <-sweeps:
+			if n == want {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("no sweep removed %d documents within 10s", want)
+		}
+	}
+}
+
 func TestSweeperRemovesExpiredDocuments(t *testing.T) {
-	s, clock := openTest(t)
+	heard, sweeps := sweepsHeard()
+	s, clock := openTest(t, heard)
 	for i := range 3 {
 		mustCreate(t, s, body(fmt.Sprint("short", i), `,"ttl":5`))
 	}
@@ -144,12 +174,9 @@ func TestSweeperRemovesExpiredDocuments(t *testing.T) {
 		t.Fatalf("expiry index holds %d entries, want 4", n)
 	}
 	clock.Advance(5 * time.Second)
-	deadline := time.Now().Add(5 * time.Second)
-	for count(t, s, bucketDocs) != 2 {
-		if time.Now().After(deadline) {
-			t.Fatalf("sweeper left %d documents, want 2", count(t, s, bucketDocs))
-		}
-		time.Sleep(5 * time.Millisecond)
+	awaitSweep(t, sweeps, 3)
+	if n := count(t, s, bucketDocs); n != 2 {
+		t.Fatalf("sweeper left %d documents, want 2", n)
 	}
 	if f, e, o := count(t, s, bucketFeed), count(t, s, bucketExpiry), count(t, s, bucketOps); f != 2 || e != 1 || o != 1 {
 		t.Errorf("indexes after sweep: feed %d, expiry %d, ops %d; want 2, 1, 1", f, e, o)
@@ -286,15 +313,13 @@ func (b *syncBuffer) String() string {
 
 func TestSweeperLogs(t *testing.T) {
 	var logs syncBuffer
-	s, clock := openTest(t, WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+	heard, sweeps := sweepsHeard()
+	s, clock := openTest(t, heard, WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
 	mustCreate(t, s, body("a", `,"ttl":1`))
 	clock.Advance(time.Second)
-	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(logs.String(), "swept expired documents") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no sweep logged; logs:\n%s", logs.String())
-		}
-		time.Sleep(5 * time.Millisecond)
+	awaitSweep(t, sweeps, 1)
+	if !strings.Contains(logs.String(), "swept expired documents") {
+		t.Fatalf("no sweep logged; logs:\n%s", logs.String())
 	}
 	if !strings.Contains(logs.String(), "count=1") {
 		t.Errorf("sweep log lacks count=1:\n%s", logs.String())

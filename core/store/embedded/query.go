@@ -6,12 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/hcpops/hcpops/core/store"
+	"github.com/hcpops/hcpops/core/store/storedoc"
 )
 
 // ActiveOperations streams the operations index page by page. Each page is
@@ -19,18 +18,15 @@ import (
 // previous page: a slow callback then never pins a read transaction, which in
 // bbolt would block a writer that needs to grow the file.
 func (s *Store) ActiveOperations(ctx context.Context, q store.ActiveOperationsQuery, page func([]store.Item) error) error {
-	size, err := pageSize(q.PageSize)
+	size, err := storedoc.PageSize(q.PageSize)
 	if err != nil {
 		return fmt.Errorf("listing active operations: %w", err)
 	}
 	if page == nil {
 		return fmt.Errorf("listing active operations: %w: page callback is nil", store.ErrInvalid)
 	}
-	want := func(class byte) bool {
-		return class == classActive || (q.WithPendingNotification && class == classPending)
-	}
 	err = s.stream(ctx, bucketOps, nil, size, page, func(docs *bolt.Cursor, k, v []byte, now int64) (store.Item, bool, error) {
-		if len(v) != 1 || !want(v[0]) {
+		if len(v) != 1 || !storedoc.Class(v[0]).Wanted(q) {
 			return store.Item{}, false, nil
 		}
 		raw := get(docs, k)
@@ -52,7 +48,7 @@ func (s *Store) ActiveOperations(ctx context.Context, q store.ActiveOperationsQu
 // Children streams the live documents of one partition whose resourceID
 // starts with parentResourceID+"/", ignoring case as ARM does.
 func (s *Store) Children(ctx context.Context, partitionKey, parentResourceID string, page func([]store.Item) error) error {
-	if err := checkPartitionKey(partitionKey); err != nil {
+	if err := storedoc.CheckPartitionKey(partitionKey); err != nil {
 		return fmt.Errorf("listing children: %w", err)
 	}
 	if parentResourceID == "" {
@@ -62,9 +58,9 @@ func (s *Store) Children(ctx context.Context, partitionKey, parentResourceID str
 		return fmt.Errorf("listing children in partition %s: %w: page callback is nil", store.KeyLabel(partitionKey), store.ErrInvalid)
 	}
 	prefix := parentResourceID + "/"
-	err := s.stream(ctx, bucketDocs, partitionPrefix(partitionKey), defaultPageSize, page, func(_ *bolt.Cursor, _, v []byte, now int64) (store.Item, bool, error) {
+	err := s.stream(ctx, bucketDocs, partitionPrefix(partitionKey), storedoc.DefaultPageSize, page, func(_ *bolt.Cursor, _, v []byte, now int64) (store.Item, bool, error) {
 		rec, err := decodeRecord(v)
-		if err != nil || !rec.visible(now) || !hasPrefixFold(rec.resourceID, prefix) {
+		if err != nil || !rec.visible(now) || !storedoc.HasPrefixFold(rec.resourceID, prefix) {
 			return store.Item{}, false, err
 		}
 		return itemOf(rec), true, nil
@@ -165,7 +161,7 @@ func (s *Store) ChangeFeed(ctx context.Context, continuation string, maxItems in
 			return store.FeedPage{}, fmt.Errorf("reading change feed: %w (%w): %v", store.ErrFeedGap, store.ErrInvalid, err)
 		}
 	}
-	size, err := pageSize(maxItems)
+	size, err := storedoc.PageSize(maxItems)
 	if err != nil {
 		return store.FeedPage{}, fmt.Errorf("reading change feed: %w", err)
 	}
@@ -237,46 +233,4 @@ func feedStart(feed *bolt.Bucket, docs *bolt.Cursor, since time.Time) (uint64, e
 		}
 	}
 	return 0, nil
-}
-
-func pageSize(n int) (int, error) {
-	if err := store.CheckPageSize("page size", n); err != nil {
-		return 0, err
-	}
-	if n == 0 {
-		return defaultPageSize, nil
-	}
-	return n, nil
-}
-
-// hasPrefixFold is strings.HasPrefix under Unicode simple case folding,
-// which is how STARTSWITH(..., true) compares.
-func hasPrefixFold(s []byte, prefix string) bool {
-	for prefix != "" {
-		if len(s) == 0 {
-			return false
-		}
-		r1, n1 := utf8.DecodeRune(s)
-		r2, n2 := utf8.DecodeRuneInString(prefix)
-		if !equalFoldRune(r1, r2) {
-			return false
-		}
-		s, prefix = s[n1:], prefix[n2:]
-	}
-	return true
-}
-
-func equalFoldRune(a, b rune) bool {
-	if a == b {
-		return true
-	}
-	if a < utf8.RuneSelf && b < utf8.RuneSelf {
-		return 'A' <= a && a <= 'Z' && a+'a'-'A' == b || 'A' <= b && b <= 'Z' && b+'a'-'A' == a
-	}
-	for r := unicode.SimpleFold(a); r != a; r = unicode.SimpleFold(r) {
-		if r == b {
-			return true
-		}
-	}
-	return false
 }

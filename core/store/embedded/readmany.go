@@ -7,6 +7,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/hcpops/hcpops/core/store"
+	"github.com/hcpops/hcpops/core/store/storedoc"
 )
 
 // ReadMany reads the documents in one read transaction; a damaged page
@@ -15,7 +16,7 @@ func (s *Store) ReadMany(ctx context.Context, refs []store.DocRef) (map[store.Do
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("reading %d documents: %w", len(refs), err)
 	}
-	if err := store.CheckReadMany(refs, checkPartitionKey, checkID); err != nil {
+	if err := store.CheckReadMany(refs, storedoc.CheckPartitionKey, storedoc.CheckID); err != nil {
 		return nil, fmt.Errorf("reading %d documents: %w", len(refs), err)
 	}
 	now := s.now().Unix()

@@ -1,12 +1,10 @@
 package embedded
 
 import (
-	"encoding/base64"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"strconv"
-	"time"
 )
 
 // Bucket names. docs holds the records; the other three are indexes kept in
@@ -121,17 +119,6 @@ func (r record) deleted() bool { return r.flags&flagDeleted != 0 }
 
 // visible is what callers may see: neither expired nor soft-deleted.
 func (r record) visible(now int64) bool { return !r.expired(now) && !r.deleted() }
-
-// formatETag makes a quoted, Cosmos-looking etag unique within the file: the
-// feed sequence never repeats.
-func formatETag(seq uint64, now time.Time) string {
-	return fmt.Sprintf(`"%08x-%04x-%04x-0000-%012x"`,
-		uint32(seq>>32), uint16(seq>>16), uint16(seq), uint64(now.UnixNano())&0xffffffffffff)
-}
-
-func formatRID(created uint64) string {
-	return base64.URLEncoding.EncodeToString(binary.BigEndian.AppendUint64(make([]byte, 0, 8), created))
-}
 
 func formatContinuation(seq uint64) string { return strconv.FormatUint(seq, 10) }
 

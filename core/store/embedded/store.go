@@ -18,10 +18,8 @@ import (
 
 	"github.com/hcpops/hcpops/core/clock"
 	"github.com/hcpops/hcpops/core/store"
+	"github.com/hcpops/hcpops/core/store/storedoc"
 )
-
-// defaultPageSize bounds one page of a streamed query or the change feed.
-const defaultPageSize = 100
 
 // Store is a store.Store on one bbolt file. It is safe for concurrent use.
 type Store struct {
@@ -40,6 +38,7 @@ type Store struct {
 	damageOnce sync.Once
 	damage     atomic.Pointer[error]
 	damagedCh  chan struct{}
+	swept      func(n int, err error)
 }
 
 var _ store.Store = (*Store)(nil)
@@ -50,6 +49,9 @@ type config struct {
 	sweepInterval time.Duration
 	verifyTimeout time.Duration
 	noSync        bool
+	// swept, when set, hears of every sweep the sweeper made: how a
+	// test knows one has run.
+	swept func(n int, err error)
 }
 
 // Option configures Open.
@@ -132,7 +134,7 @@ func Open(path string, opts ...Option) (*Store, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Store{path: path, db: db, commits: newCommitter(db, path), now: cfg.clock.Now, log: cfg.log.With("store", path), stop: cancel,
-		done: make(chan struct{}), damagedCh: make(chan struct{})}
+		done: make(chan struct{}), damagedCh: make(chan struct{}), swept: cfg.swept}
 	go s.sweepLoop(ctx, cfg.sweepInterval)
 	s.log.Debug("embedded store opened")
 	return s, nil
@@ -220,10 +222,10 @@ func checkRequest(ctx context.Context, partitionKey, id string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := checkPartitionKey(partitionKey); err != nil {
+	if err := storedoc.CheckPartitionKey(partitionKey); err != nil {
 		return err
 	}
-	return checkID(id)
+	return storedoc.CheckID(id)
 }
 
 // sweepBatch bounds one sweeping transaction so writers are not held up.
@@ -246,6 +248,9 @@ func (s *Store) sweepLoop(ctx context.Context, every time.Duration) {
 				s.log.Warn("sweeping expired documents", "error", err)
 			case n > 0:
 				s.log.Debug("swept expired documents", "count", n)
+			}
+			if s.swept != nil {
+				s.swept(n, err)
 			}
 		}
 	}

@@ -19,7 +19,7 @@ func newFakeClock() *fakeClock {
 
 // openTest opens a fresh store on a fake clock; the sweeper runs often so
 // tests exercise it alongside their own calls. It skips fsync to keep tests
-// fast; TestContractRealClock and TestReopenKeepsDocumentsAndFeed run durable.
+// fast; TestContractOffSecond and TestReopenKeepsDocumentsAndFeed run durable.
 func openTest(t testing.TB, opts ...Option) (*Store, *fakeClock) {
 	t.Helper()
 	clock := newFakeClock()
@@ -43,12 +43,14 @@ func TestContract(t *testing.T) {
 	})
 }
 
-// TestContractRealClock runs the suite the way the Cosmos store runs it: on
-// the wall clock, with whole-second _ts, sleeping to let TTLs pass (about 3 s
-// in all). It keeps the suite honest about real time.
-func TestContractRealClock(t *testing.T) {
+// TestContractOffSecond runs the suite durable (fsync on every commit)
+// on a clock a tenth of a second before a whole second, so every TTL and
+// FeedSince check straddles _ts's whole-second rounding as a wall clock
+// would make it, without waiting for one.
+func TestContractOffSecond(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) storetest.Harness {
-		s, err := Open(filepath.Join(t.TempDir(), "store.db"), WithSweepInterval(250*time.Millisecond))
+		clock := testsupport.NewClock(time.Date(2026, 3, 14, 2, 0, 0, 900_000_000, time.UTC))
+		s, err := Open(filepath.Join(t.TempDir(), "store.db"), WithClock(clock), WithSweepInterval(20*time.Millisecond))
 		if err != nil {
 			t.Fatalf("Open: %v", err)
 		}
@@ -57,7 +59,7 @@ func TestContractRealClock(t *testing.T) {
 				t.Errorf("Close: %v", err)
 			}
 		})
-		return storetest.Harness{Store: s, Advance: time.Sleep, Foreign: foreignStore}
+		return storetest.Harness{Store: s, Advance: clock.Advance, Clock: clock, Foreign: foreignStore}
 	})
 }
 

@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/hcpops/hcpops/core/store"
+	"github.com/hcpops/hcpops/core/store/storedoc"
 )
 
 // Create writes a new document, its id taken from the body.
@@ -97,7 +97,7 @@ func (s *Store) write(ctx context.Context, partitionKey string, fn func(w *write
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := checkPartitionKey(partitionKey); err != nil {
+	if err := storedoc.CheckPartitionKey(partitionKey); err != nil {
 		return err
 	}
 	if err := s.damaged(); err != nil {
@@ -158,40 +158,40 @@ func (w *writer) live(key []byte, id string) (record, error) {
 // create conflicts with any unexpired document, soft-deleted ones included:
 // like Cosmos DB, a soft-deleted id stays taken until its ttl runs out.
 func (w *writer) create(partitionKey string, body []byte) (store.Item, string, error) {
-	obj, meta, err := parseDocument(body, partitionKey)
+	obj, meta, err := storedoc.Parse(body, partitionKey)
 	if err != nil {
 		return store.Item{}, idOf(body), err
 	}
-	key := docKey(partitionKey, meta.id)
+	key := docKey(partitionKey, meta.ID)
 	prev, found, err := w.lookup(key)
 	if err != nil {
-		return store.Item{}, meta.id, err
+		return store.Item{}, meta.ID, err
 	}
 	if found && !prev.expired(w.now.Unix()) {
-		return store.Item{}, meta.id, fmt.Errorf("document %s: %w", meta.id, store.ErrConflict)
+		return store.Item{}, meta.ID, fmt.Errorf("document %s: %w", meta.ID, store.ErrConflict)
 	}
 	if found { // an expired leftover the sweeper has not reached yet
 		if err := w.drop(key, prev); err != nil {
-			return store.Item{}, meta.id, err
+			return store.Item{}, meta.ID, err
 		}
 	}
 	item, err := w.put(key, nil, obj, meta)
-	return item, meta.id, err
+	return item, meta.ID, err
 }
 
 func (w *writer) replace(partitionKey, id string, body []byte, ifMatch string) (store.Item, error) {
-	if err := checkID(id); err != nil {
+	if err := storedoc.CheckID(id); err != nil {
 		return store.Item{}, err
 	}
 	if ifMatch == "" {
 		return store.Item{}, fmt.Errorf("%w: replace of document %s has no If-Match etag", store.ErrInvalid, id)
 	}
-	obj, meta, err := parseDocument(body, partitionKey)
+	obj, meta, err := storedoc.Parse(body, partitionKey)
 	if err != nil {
 		return store.Item{}, err
 	}
-	if meta.id != id {
-		return store.Item{}, fmt.Errorf("%w: body field id is %q, want %q", store.ErrInvalid, meta.id, id)
+	if meta.ID != id {
+		return store.Item{}, fmt.Errorf("%w: body field id is %q, want %q", store.ErrInvalid, meta.ID, id)
 	}
 	key := docKey(partitionKey, id)
 	prev, err := w.live(key, id)
@@ -205,7 +205,7 @@ func (w *writer) replace(partitionKey, id string, body []byte, ifMatch string) (
 }
 
 func (w *writer) softDelete(partitionKey, id string) error {
-	if err := checkID(id); err != nil {
+	if err := storedoc.CheckID(id); err != nil {
 		return err
 	}
 	key := docKey(partitionKey, id)
@@ -213,16 +213,9 @@ func (w *writer) softDelete(partitionKey, id string) error {
 	if err != nil {
 		return err
 	}
-	obj, err := parseObject(prev.body)
+	obj, meta, err := storedoc.SoftDelete(prev.body, partitionKey, w.now)
 	if err != nil {
-		return fmt.Errorf("stored document %s: %w", id, err)
-	}
-	if err := markDeleted(&obj, w.now); err != nil {
 		return fmt.Errorf("document %s: %w", id, err)
-	}
-	obj, meta, err := parseDocument(obj.appendJSON(make([]byte, 0, obj.size()+64)), partitionKey)
-	if err != nil {
-		return err
 	}
 	_, err = w.put(key, &prev, obj, meta)
 	return err
@@ -230,7 +223,7 @@ func (w *writer) softDelete(partitionKey, id string) error {
 
 // remove is a batch Delete: a hard delete, which the change feed never shows.
 func (w *writer) remove(partitionKey, id, ifMatch string) error {
-	if err := checkID(id); err != nil {
+	if err := storedoc.CheckID(id); err != nil {
 		return err
 	}
 	if ifMatch == "" {
@@ -249,12 +242,12 @@ func (w *writer) remove(partitionKey, id, ifMatch string) error {
 
 // put stores a new version of the document under key. prev is the version it
 // replaces, if any, whose index entries it retires.
-func (w *writer) put(key []byte, prev *record, obj object, meta docMeta) (store.Item, error) {
+func (w *writer) put(key []byte, prev *record, obj storedoc.Object, meta storedoc.Meta) (store.Item, error) {
 	seq, err := w.feed.NextSequence()
 	if err != nil {
 		return store.Item{}, err
 	}
-	rec := record{seq: seq, created: seq, resourceID: []byte(meta.resourceID)}
+	rec := record{seq: seq, created: seq, resourceID: []byte(meta.ResourceID)}
 	if prev != nil {
 		rec.created = prev.created
 		if err := w.unindex(key, *prev); err != nil {
@@ -262,21 +255,13 @@ func (w *writer) put(key []byte, prev *record, obj object, meta docMeta) (store.
 		}
 	}
 	ts := w.now.Unix()
-	if meta.ttl > 0 {
-		rec.expires = ts + meta.ttl
+	if meta.TTL > 0 {
+		rec.expires = ts + meta.TTL
 	}
-	if meta.deleted {
+	if meta.Deleted {
 		rec.flags |= flagDeleted
 	}
-	etag := formatETag(seq, w.now)
-	rid := formatRID(rec.created)
-	etagJSON, _ := json.Marshal(etag)
-	obj.set("_rid", json.RawMessage(strconv.Quote(rid)))
-	obj.set("_self", json.RawMessage(strconv.Quote("dbs/hcpops/colls/Resources/docs/"+rid+"/")))
-	obj.set("_etag", etagJSON)
-	obj.set("_attachments", json.RawMessage(`"attachments/"`))
-	obj.set("_ts", json.RawMessage(strconv.FormatInt(ts, 10)))
-	body := obj.appendJSON(make([]byte, 0, obj.size()))
+	body, etag := storedoc.Stamp(obj, storedoc.System{Seq: seq, Created: rec.created, Now: w.now})
 	rec.etag = []byte(etag)
 	rec.body = body
 
@@ -291,8 +276,8 @@ func (w *writer) put(key []byte, prev *record, obj object, meta docMeta) (store.
 			return store.Item{}, err
 		}
 	}
-	if meta.class != classNone {
-		if err := w.ops.Put(key, []byte{meta.class}); err != nil {
+	if meta.Class != storedoc.ClassNone {
+		if err := w.ops.Put(key, []byte{byte(meta.Class)}); err != nil {
 			return store.Item{}, err
 		}
 	}

@@ -1,5 +1,6 @@
 // Package storetest is the one contract suite every store.Store
-// implementation runs: the embedded bbolt store with a fake clock, the Cosmos
+// implementation runs: the embedded bbolt and the in-memory store on a manual
+// clock, the Cosmos
 // DB store against a Cosmos-compatible server in real time. It also exports
 // benchmarks so both can be measured the same way.
 //

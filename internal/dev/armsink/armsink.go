@@ -47,6 +47,8 @@ type Sink struct {
 	srv    *http.Server
 	// stopWatch releases the ctx watch that closes the server.
 	stopWatch func() bool
+	stopOnce  sync.Once
+	stopped   chan struct{} // closed once the server is
 
 	mu       sync.Mutex
 	rng      *rand.Rand
@@ -54,6 +56,7 @@ type Sink struct {
 	attempts int
 	failures int
 	calls    map[string][]Call // by URI path, in arrival order
+	arrived  chan struct{}     // closed by the next valid POST
 }
 
 // Call is one valid POST the sink answered.
@@ -67,6 +70,35 @@ type Call struct {
 // Start serves a sink on a free 127.0.0.1 port until ctx is done or
 // Close is called.
 func Start(ctx context.Context, cfg Config) (*Sink, error) {
+	s, err := newSink(cfg, "")
+	if err != nil {
+		return nil, err
+	}
+	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("notification sink: %w", err)
+	}
+	s.url = "http://" + ln.Addr().String()
+	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.logger.Error("notification sink stopped", "error", err)
+		}
+	}()
+	s.stopWatch = context.AfterFunc(ctx, func() { _ = s.shut() })
+	return s, nil
+}
+
+// InMemoryURL is the base of a sink New makes: a loopback address (as the
+// notifier's local allow-list wants) on the discard port, which nothing
+// dials, since such a sink is reached in memory.
+const InMemoryURL = "http://127.0.0.1:9"
+
+// New is a sink that listens nowhere: a unit test's notifier reaches its
+// ServeHTTP through an in-memory transport, at URIs under InMemoryURL.
+func New(cfg Config) (*Sink, error) { return newSink(cfg, InMemoryURL) }
+
+func newSink(cfg Config, url string) (*Sink, error) {
 	if cfg.FailRate < 0 || cfg.FailRate >= 1 {
 		return nil, fmt.Errorf("notification sink: failure rate %v: want [0,1)", cfg.FailRate)
 	}
@@ -77,23 +109,23 @@ func Start(ctx context.Context, cfg Config) (*Sink, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("notification sink: %w", err)
-	}
-	s := &Sink{
-		url: "http://" + ln.Addr().String(), cfg: cfg, logger: logger,
-		rng: rand.New(rand.NewPCG(cfg.Seed, 0x5171)), failLeft: cfg.FailFirst, calls: map[string][]Call{},
-	}
-	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 5 * time.Second}
-	go func() {
-		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			logger.Error("notification sink stopped", "error", err)
-		}
-	}()
-	s.stopWatch = context.AfterFunc(ctx, func() { _ = s.srv.Close() })
-	return s, nil
+	return &Sink{url: url, cfg: cfg, logger: logger, rng: rand.New(rand.NewPCG(cfg.Seed, 0x5171)), failLeft: cfg.FailFirst,
+		calls: map[string][]Call{}, stopped: make(chan struct{})}, nil
 }
+
+// shut closes the server, if it has one, and says so.
+func (s *Sink) shut() error {
+	var err error
+	if s.srv != nil {
+		err = s.srv.Close()
+	}
+	s.stopOnce.Do(func() { close(s.stopped) })
+	return err
+}
+
+// Stopped is closed once the sink refuses connections: after Close, or
+// once Start's context has ended and the sink has acted on it.
+func (s *Sink) Stopped() <-chan struct{} { return s.stopped }
 
 // URL is the sink's base, "http://127.0.0.1:port".
 func (s *Sink) URL() string { return s.url }
@@ -103,8 +135,10 @@ func (s *Sink) URI(label string) string { return s.url + "/notify/" + label }
 
 // Close stops the sink at once.
 func (s *Sink) Close() error {
-	s.stopWatch()
-	if err := s.srv.Close(); err != nil {
+	if s.stopWatch != nil {
+		s.stopWatch()
+	}
+	if err := s.shut(); err != nil {
 		return fmt.Errorf("closing the notification sink: %w", err)
 	}
 	return nil
@@ -140,6 +174,10 @@ func (s *Sink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		answer = http.StatusInternalServerError
 	}
 	s.calls[r.URL.Path] = append(s.calls[r.URL.Path], Call{Status: answer, Body: status})
+	if s.arrived != nil {
+		close(s.arrived)
+		s.arrived = nil
+	}
 	s.mu.Unlock()
 	if fail {
 		http.Error(w, "simulated ARM failure", http.StatusInternalServerError)
@@ -196,6 +234,27 @@ func (s *Sink) Notified(uri string) bool {
 		}
 	}
 	return false
+}
+
+// AwaitNotified waits until a terminal status was delivered at uri,
+// looking again at every POST that arrives, or until ctx is done.
+func (s *Sink) AwaitNotified(ctx context.Context, uri string) error {
+	for {
+		s.mu.Lock()
+		if s.arrived == nil {
+			s.arrived = make(chan struct{})
+		}
+		arrived := s.arrived
+		s.mu.Unlock()
+		if s.Notified(uri) {
+			return nil
+		}
+		select {
+		case <-arrived:
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for a terminal notification at %s: %w", uri, context.Cause(ctx))
+		}
+	}
 }
 
 // Counts returns how many valid POSTs arrived and how many were failed on

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/notification"
+	"github.com/hcpops/hcpops/internal/testsupport"
 )
 
 // sinkPost is one request a test sends the sink.
@@ -269,20 +270,17 @@ func TestSinkStops(t *testing.T) {
 			if err := tt.stop(cancel, s); err != nil {
 				t.Fatal(err)
 			}
-			client := &http.Client{Timeout: 10 * time.Second}
-			var postErr error
 			// The ctx watch closes the server on its own goroutine, which a
-			// loaded machine may run late: poll with a generous deadline.
-			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
-				var resp *http.Response
-				resp, postErr = client.Post(s.URI("a"), "application/json", strings.NewReader(statusBody(arm.ProvisioningStateSucceeded)))
-				if postErr != nil {
-					break
-				}
-				resp.Body.Close()
-				time.Sleep(2 * time.Millisecond)
+			// loaded machine may run late: wait for it to say it has.
+			select {
+			case <-s.Stopped():
+			case <-time.After(10 * time.Second):
+				t.Fatal("the sink did not stop within 10s")
 			}
+			client := &http.Client{Timeout: 10 * time.Second}
+			resp, postErr := client.Post(s.URI("a"), "application/json", strings.NewReader(statusBody(arm.ProvisioningStateSucceeded)))
 			if postErr == nil {
+				resp.Body.Close()
 				t.Fatal("the sink still answers after it was stopped")
 			}
 			var urlErr interface{ Timeout() bool }
@@ -290,5 +288,65 @@ func TestSinkStops(t *testing.T) {
 				t.Errorf("a POST to the stopped sink timed out instead of being refused: %v", postErr)
 			}
 		})
+	}
+}
+
+// AwaitNotified returns once a terminal status lands, not at a
+// non-terminal one, and gives up with its context.
+func TestAwaitNotified(t *testing.T) {
+	s, err := Start(t.Context(), Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	waited := make(chan error, 1)
+	go func() { waited <- s.AwaitNotified(t.Context(), s.URI("a")) }()
+	send(t, s, sinkPost{method: http.MethodPost, label: "a", body: statusBody(arm.ProvisioningStateProvisioning)})
+	send(t, s, sinkPost{method: http.MethodPost, label: "b", body: statusBody(arm.ProvisioningStateSucceeded)})
+	select {
+	case err := <-waited:
+		t.Fatalf("AwaitNotified returned %v before a terminal status at its URI", err)
+	default:
+	}
+	send(t, s, sinkPost{method: http.MethodPost, label: "a", body: statusBody(arm.ProvisioningStateFailed)})
+	select {
+	case err := <-waited:
+		if err != nil {
+			t.Fatalf("AwaitNotified: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("AwaitNotified did not return after the terminal status")
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if err := s.AwaitNotified(ctx, s.URI("never")); !errors.Is(err, context.Canceled) {
+		t.Errorf("AwaitNotified with a done context = %v, want context.Canceled", err)
+	}
+}
+
+// A sink New makes listens nowhere; a notifier reaches it in memory and
+// it records what arrived as a listening one does.
+func TestNewIsReachedInMemory(t *testing.T) {
+	s, err := New(Config{FailFirst: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if !strings.HasPrefix(s.URI("a"), InMemoryURL+"/") {
+		t.Errorf("URI %q is not under %s", s.URI("a"), InMemoryURL)
+	}
+	n := notification.New(notification.Config{AllowLoopback: true}, &http.Client{Transport: testsupport.InMemory(s)})
+	body := arm.OperationStatus{ID: "op", Status: arm.ProvisioningStateSucceeded}
+	if err := n.Notify(t.Context(), s.URI("a"), body); err == nil {
+		t.Error("the first POST was answered 200; want the FailFirst 500")
+	}
+	if err := n.Notify(t.Context(), s.URI("a"), body); err != nil {
+		t.Fatalf("the second POST: %v", err)
+	}
+	if calls, _ := s.Calls(s.URI("a")); len(calls) != 2 || !s.Notified(s.URI("a")) {
+		t.Errorf("calls %+v; want a failed and a delivered POST", calls)
+	}
+	if _, err := New(Config{FailRate: 1}); err == nil {
+		t.Error("New took a failure rate of 1")
 	}
 }

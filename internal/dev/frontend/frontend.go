@@ -206,7 +206,7 @@ func (f *Frontend) cancelActive(ctx context.Context, pk, externalID string, nest
 				continue
 			}
 			ext := strings.ToLower(op.Properties.ExternalID)
-			if ext != strings.ToLower(externalID) && !(nested && strings.HasPrefix(ext, prefix)) {
+			if ext != strings.ToLower(externalID) && (!nested || !strings.HasPrefix(ext, prefix)) {
 				continue
 			}
 			if only != "" && op.Properties.Request != only {

@@ -114,7 +114,9 @@ func TestUpdateOfMissingWritesNothing(t *testing.T) {
 	ctx := context.Background()
 	count := func() int {
 		n := 0
-		f.store.Children(ctx, document.PartitionKey(sub), "/subscriptions/"+sub, func(items []store.Item) error { n += len(items); return nil })
+		if err := f.store.Children(ctx, document.PartitionKey(sub), "/subscriptions/"+sub, func(items []store.Item) error { n += len(items); return nil }); err != nil {
+			t.Fatal(err)
+		}
 		return n
 	}
 	if _, err := f.fe.UpdateCluster(ctx, clusterID, ClusterSpec{Location: "eastus", VersionID: "4.20", ChannelGroup: "stable"}, opts); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "nothing was written") {

@@ -324,7 +324,7 @@ func TestNoSSLAdvertisesHTTP(t *testing.T) {
 	if err := json.NewDecoder(resp.Body).Decode(&account); err != nil {
 		t.Fatal(err)
 	}
-	locations := append(account.WritableLocations, account.ReadableLocations...)
+	locations := slices.Concat(account.WritableLocations, account.ReadableLocations)
 	if len(locations) != 2 {
 		t.Fatalf("account lists %d locations, want one writable and one readable", len(locations))
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hcpops/hcpops/core/store/cosmos"
 	"github.com/hcpops/hcpops/core/store/cosmos/testserver"
+	"github.com/hcpops/hcpops/internal/testsupport"
 )
 
 // shared is the test binary's one server. It is package state on purpose:
@@ -108,6 +109,7 @@ func StartOwn(t testing.TB, o Options) string {
 
 func needNode(t testing.TB) {
 	t.Helper()
+	testsupport.RealStack(t, "node and the Cosmos-compatible test server")
 	for _, tool := range []string{"node", "npm"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			missing(t, fmt.Sprintf("%s is not installed (%v): the Cosmos DB tests need node >= 20 and npm", tool, err))

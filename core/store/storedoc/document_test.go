@@ -1,4 +1,4 @@
-package embedded
+package storedoc
 
 import (
 	"errors"
@@ -29,7 +29,7 @@ func TestParseDocumentErrorsNameTheField(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, _, err := parseDocument([]byte(tc.body), "p")
+			_, _, err := Parse([]byte(tc.body), "p")
 			if !errors.Is(err, store.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("err = %v, want ErrInvalid mentioning %q", err, tc.want)
 			}
@@ -46,9 +46,9 @@ func TestParseDocumentTTL(t *testing.T) {
 		`{"id":"a","partitionKey":"p","ttl":30.0}`:   30,
 		`{"id":"a","partitionKey":"p","ttl":604800}`: 604800,
 	} {
-		_, meta, err := parseDocument([]byte(body), "p")
-		if err != nil || meta.ttl != want {
-			t.Errorf("parseDocument(%s): ttl %d, err %v; want %d", body, meta.ttl, err, want)
+		_, meta, err := Parse([]byte(body), "p")
+		if err != nil || meta.TTL != want {
+			t.Errorf("Parse(%s): ttl %d, err %v; want %d", body, meta.TTL, err, want)
 		}
 	}
 }
@@ -61,38 +61,38 @@ func TestClassify(t *testing.T) {
 	tests := []struct {
 		name string
 		body string
-		want byte
+		want Class
 	}{
-		{"accepted", op(`,"properties":{"status":"Accepted"}`), classActive},
-		{"succeeded", op(`,"properties":{"status":"Succeeded"}`), classNone},
-		{"failed", op(`,"properties":{"status":"Failed"}`), classNone},
-		{"canceled", op(`,"properties":{"status":"Canceled"}`), classNone},
+		{"accepted", op(`,"properties":{"status":"Accepted"}`), ClassActive},
+		{"succeeded", op(`,"properties":{"status":"Succeeded"}`), ClassNone},
+		{"failed", op(`,"properties":{"status":"Failed"}`), ClassNone},
+		{"canceled", op(`,"properties":{"status":"Canceled"}`), ClassNone},
 		// ARRAYCONTAINS compares exactly, so odd casing is not terminal.
-		{"lower-case succeeded", op(`,"properties":{"status":"succeeded"}`), classActive},
+		{"lower-case succeeded", op(`,"properties":{"status":"succeeded"}`), ClassActive},
 		// Missing, null or non-string status is not in the terminal array.
-		{"missing status", op(`,"properties":{}`), classActive},
-		{"null status", op(`,"properties":{"status":null}`), classActive},
-		{"numeric status", op(`,"properties":{"status":3}`), classActive},
-		{"no properties", op(``), classActive},
-		{"properties not an object", op(`,"properties":"x"`), classActive},
-		{"terminal, pending notification", op(`,"properties":{"status":"Failed","notificationUri":"https://arm/x"}`), classPending},
-		{"terminal, notification sent", op(`,"properties":{"status":"Failed","notificationUri":""}`), classNone},
-		{"terminal, notificationUri not a string", op(`,"properties":{"status":"Failed","notificationUri":5}`), classNone},
-		{"soft-deleted", op(`,"deletionTimestamp":"2026-03-14T02:00:00Z","properties":{"status":"Accepted"}`), classNone},
-		{"null deletionTimestamp is still defined", op(`,"deletionTimestamp":null,"properties":{"status":"Accepted"}`), classNone},
-		{"cluster", `{"id":"a","partitionKey":"p","resourceID":"/x","resourceType":"Microsoft.RedHatOpenShift/hcpOpenShiftClusters"}`, classNone},
-		{"empty resourceID", `{"id":"a","partitionKey":"p","resourceID":"","resourceType":"Microsoft.RedHatOpenShift/hcpOperationStatuses"}`, classNone},
-		{"resourceID not a string", `{"id":"a","partitionKey":"p","resourceID":1,"resourceType":"Microsoft.RedHatOpenShift/hcpOperationStatuses"}`, classNone},
-		{"lower-case type", `{"id":"a","partitionKey":"p","resourceID":"/x","resourceType":"microsoft.redhatopenshift/hcpoperationstatuses"}`, classActive},
+		{"missing status", op(`,"properties":{}`), ClassActive},
+		{"null status", op(`,"properties":{"status":null}`), ClassActive},
+		{"numeric status", op(`,"properties":{"status":3}`), ClassActive},
+		{"no properties", op(``), ClassActive},
+		{"properties not an object", op(`,"properties":"x"`), ClassActive},
+		{"terminal, pending notification", op(`,"properties":{"status":"Failed","notificationUri":"https://arm/x"}`), ClassPending},
+		{"terminal, notification sent", op(`,"properties":{"status":"Failed","notificationUri":""}`), ClassNone},
+		{"terminal, notificationUri not a string", op(`,"properties":{"status":"Failed","notificationUri":5}`), ClassNone},
+		{"soft-deleted", op(`,"deletionTimestamp":"2026-03-14T02:00:00Z","properties":{"status":"Accepted"}`), ClassNone},
+		{"null deletionTimestamp is still defined", op(`,"deletionTimestamp":null,"properties":{"status":"Accepted"}`), ClassNone},
+		{"cluster", `{"id":"a","partitionKey":"p","resourceID":"/x","resourceType":"Microsoft.RedHatOpenShift/hcpOpenShiftClusters"}`, ClassNone},
+		{"empty resourceID", `{"id":"a","partitionKey":"p","resourceID":"","resourceType":"Microsoft.RedHatOpenShift/hcpOperationStatuses"}`, ClassNone},
+		{"resourceID not a string", `{"id":"a","partitionKey":"p","resourceID":1,"resourceType":"Microsoft.RedHatOpenShift/hcpOperationStatuses"}`, ClassNone},
+		{"lower-case type", `{"id":"a","partitionKey":"p","resourceID":"/x","resourceType":"microsoft.redhatopenshift/hcpoperationstatuses"}`, ClassActive},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, meta, err := parseDocument([]byte(tc.body), "p")
+			_, meta, err := Parse([]byte(tc.body), "p")
 			if err != nil {
 				t.Fatalf("parseDocument: %v", err)
 			}
-			if meta.class != tc.want {
-				t.Errorf("class = %d, want %d", meta.class, tc.want)
+			if meta.Class != tc.want {
+				t.Errorf("class = %d, want %d", meta.Class, tc.want)
 			}
 		})
 	}
@@ -127,7 +127,7 @@ func TestMarkDeleted(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			obj, err := parseObject([]byte(tc.body))
+			obj, err := ParseObject([]byte(tc.body))
 			if err != nil {
 				t.Fatalf("parseObject: %v", err)
 			}
@@ -141,7 +141,7 @@ func TestMarkDeleted(t *testing.T) {
 			if err != nil {
 				t.Fatalf("markDeleted: %v", err)
 			}
-			if got := string(obj.appendJSON(nil)); got != tc.want {
+			if got := string(obj.AppendJSON(nil)); got != tc.want {
 				t.Errorf("got  %s\nwant %s", got, tc.want)
 			}
 		})
@@ -161,25 +161,8 @@ func TestHasPrefixFold(t *testing.T) {
 		{"anything", "", true},
 	}
 	for _, tc := range tests {
-		if got := hasPrefixFold([]byte(tc.s), tc.prefix); got != tc.want {
-			t.Errorf("hasPrefixFold(%q, %q) = %v, want %v", tc.s, tc.prefix, got, tc.want)
-		}
-	}
-}
-
-func TestRecordRoundTrip(t *testing.T) {
-	in := record{flags: flagDeleted, seq: 7, created: 3, expires: 1773455462, etag: []byte(`"e"`), resourceID: []byte("/r"), body: []byte(`{"id":"a"}`)}
-	out, err := decodeRecord(in.encode())
-	if err != nil {
-		t.Fatalf("decodeRecord: %v", err)
-	}
-	if out.flags != in.flags || out.seq != in.seq || out.created != in.created || out.expires != in.expires ||
-		string(out.etag) != string(in.etag) || string(out.resourceID) != string(in.resourceID) || string(out.body) != string(in.body) {
-		t.Errorf("round trip = %+v, want %+v", out, in)
-	}
-	for _, bad := range [][]byte{nil, in.encode()[:headerLen-1], append([]byte{9}, in.encode()[1:]...), in.encode()[:headerLen+1]} {
-		if _, err := decodeRecord(bad); err == nil {
-			t.Errorf("decodeRecord(%q) succeeded", bad)
+		if got := HasPrefixFold([]byte(tc.s), tc.prefix); got != tc.want {
+			t.Errorf("HasPrefixFold(%q, %q) = %v, want %v", tc.s, tc.prefix, got, tc.want)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package embedded
+package storedoc
 
 import (
 	"encoding/json"
@@ -8,14 +8,14 @@ import (
 
 func TestObjectKeepsOrderAndValues(t *testing.T) {
 	in := `{"z":1, "a":{"b" : [1,2]},"_etag":"\"x\"","m":"\u00e9<"}`
-	obj, err := parseObject([]byte(in))
+	obj, err := ParseObject([]byte(in))
 	if err != nil {
-		t.Fatalf("parseObject: %v", err)
+		t.Fatalf("ParseObject: %v", err)
 	}
-	obj.remove("_etag")
-	obj.set("a", json.RawMessage(`{"b":3}`))
-	obj.set("new", json.RawMessage(`true`))
-	got := string(obj.appendJSON(nil))
+	obj.Remove("_etag")
+	obj.Set("a", json.RawMessage(`{"b":3}`))
+	obj.Set("new", json.RawMessage(`true`))
+	got := string(obj.AppendJSON(nil))
 	want := `{"z":1,"a":{"b":3},"m":"\u00e9<","new":true}`
 	if got != want {
 		t.Errorf("appendJSON = %s, want %s", got, want)
@@ -24,8 +24,8 @@ func TestObjectKeepsOrderAndValues(t *testing.T) {
 
 func TestParseObjectRejects(t *testing.T) {
 	for _, in := range []string{``, `null`, `[]`, `"s"`, `{"a":1`, `{"a":1} {}`, `{"a":}`} {
-		if _, err := parseObject([]byte(in)); err == nil {
-			t.Errorf("parseObject(%q) succeeded", in)
+		if _, err := ParseObject([]byte(in)); err == nil {
+			t.Errorf("ParseObject(%q) succeeded", in)
 		}
 	}
 }
@@ -42,22 +42,22 @@ func FuzzParseObject(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var want map[string]any
 		wantErr := json.Unmarshal(data, &want)
-		obj, err := parseObject(data)
+		obj, err := ParseObject(data)
 		if wantErr != nil || want == nil {
 			if err == nil {
-				t.Fatalf("parseObject(%q) succeeded, encoding/json says %v", data, wantErr)
+				t.Fatalf("ParseObject(%q) succeeded, encoding/json says %v", data, wantErr)
 			}
 			return
 		}
 		if err != nil {
-			t.Fatalf("parseObject(%q): %v", data, err)
+			t.Fatalf("ParseObject(%q): %v", data, err)
 		}
 		var got map[string]any
-		if err := json.Unmarshal(obj.appendJSON(nil), &got); err != nil {
-			t.Fatalf("rewritten %q is not JSON: %v", obj.appendJSON(nil), err)
+		if err := json.Unmarshal(obj.AppendJSON(nil), &got); err != nil {
+			t.Fatalf("rewritten %q is not JSON: %v", obj.AppendJSON(nil), err)
 		}
 		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("parseObject(%q) rewrote to %v, want %v", data, got, want)
+			t.Fatalf("ParseObject(%q) rewrote to %v, want %v", data, got, want)
 		}
 	})
 }

@@ -1,4 +1,4 @@
-package embedded
+package storedoc
 
 import (
 	"bytes"
@@ -23,14 +23,14 @@ func (f field) is(name string) bool {
 	return err == nil && decoded == name
 }
 
-// object is a JSON object kept in its original member order with every value
+// Object is a JSON object kept in its original member order with every value
 // untouched, so that rewriting one member leaves the rest of a document (most
 // of which this project does not model) exactly as the caller wrote it.
-type object []field
+type Object []field
 
-// parseObject splits a JSON object into its members without decoding the
+// ParseObject splits a JSON object into its members without decoding the
 // values. The members alias data.
-func parseObject(data []byte) (object, error) {
+func ParseObject(data []byte) (Object, error) {
 	if !json.Valid(data) {
 		var v json.RawMessage
 		return nil, json.Unmarshal(data, &v) // says what and where
@@ -38,15 +38,15 @@ func parseObject(data []byte) (object, error) {
 	return splitObject(data)
 }
 
-// splitObject is parseObject for data already known to be valid JSON (a
+// splitObject is ParseObject for data already known to be valid JSON (a
 // member of a validated document): validating it again cost a write as much
 // as the rest of its parsing.
-func splitObject(data []byte) (object, error) {
+func splitObject(data []byte) (Object, error) {
 	i := skipSpace(data, 0)
 	if data[i] != '{' {
 		return nil, fmt.Errorf("want a JSON object, got %s", kindOf(data[i]))
 	}
-	obj := make(object, 0, 8)
+	obj := make(Object, 0, 8)
 	for i = skipSpace(data, i+1); data[i] != '}'; {
 		end := skipString(data, i)
 		key := data[i:end:end]
@@ -144,7 +144,7 @@ func decodeString(raw []byte) (string, error) {
 	return s, err
 }
 
-func (o object) get(key string) (json.RawMessage, bool) {
+func (o Object) Get(key string) (json.RawMessage, bool) {
 	for _, f := range o {
 		if f.is(key) {
 			return f.value, true
@@ -155,7 +155,7 @@ func (o object) get(key string) (json.RawMessage, bool) {
 
 // set replaces key in place, or appends it; a duplicate key in the input thus
 // ends up last-wins, as encoding/json reads it.
-func (o *object) set(key string, value json.RawMessage) {
+func (o *Object) Set(key string, value json.RawMessage) {
 	for i := range *o {
 		if (*o)[i].is(key) {
 			(*o)[i].value = value
@@ -167,11 +167,11 @@ func (o *object) set(key string, value json.RawMessage) {
 }
 
 // setField is set for a member just read, whose key may be escaped.
-func (o *object) setField(f field) {
+func (o *Object) setField(f field) {
 	name := f.key[1 : len(f.key)-1]
 	if bytes.IndexByte(name, '\\') >= 0 {
 		decoded, _ := decodeString(f.key) // json.Valid accepted it
-		o.set(decoded, f.value)
+		o.Set(decoded, f.value)
 		return
 	}
 	for i, e := range *o {
@@ -183,7 +183,7 @@ func (o *object) setField(f field) {
 	*o = append(*o, f)
 }
 
-func (o *object) remove(key string) {
+func (o *Object) Remove(key string) {
 	for i := range *o {
 		if (*o)[i].is(key) {
 			*o = append((*o)[:i], (*o)[i+1:]...)
@@ -192,7 +192,7 @@ func (o *object) remove(key string) {
 	}
 }
 
-func (o object) size() int {
+func (o Object) Size() int {
 	n := 2
 	for _, f := range o {
 		n += len(f.key) + len(f.value) + 4
@@ -200,7 +200,7 @@ func (o object) size() int {
 	return n
 }
 
-func (o object) appendJSON(buf []byte) []byte {
+func (o Object) AppendJSON(buf []byte) []byte {
 	buf = append(buf, '{')
 	for i, f := range o {
 		if i > 0 {

@@ -1,4 +1,10 @@
-package embedded
+// Package storedoc is a document as the stores that keep their own
+// documents (embedded, memory) hold it: a caller's JSON checked against
+// Cosmos DB's rules, read for what the store indexes (id, ttl, soft delete,
+// resourceID, whether it is an active operation), soft-deleted as ARO-HCP
+// does, and stamped with the system fields. The two stores share it so they
+// cannot drift apart on what the contract suite does not spell out.
+package storedoc
 
 import (
 	"encoding/json"
@@ -16,60 +22,69 @@ import (
 // store writes its own, as Cosmos DB does.
 var systemFields = [...]string{"_rid", "_self", "_etag", "_attachments", "_ts"}
 
-// Operation classes kept in the operations index.
+// Class is what a document is to ActiveOperations. Its values are stored
+// (the embedded file's operations index), so they never change.
+type Class byte
+
 const (
-	classNone    byte = 0
-	classActive  byte = 1 // non-terminal operation
-	classPending byte = 2 // terminal operation with a notification still to send
+	ClassNone    Class = 0
+	ClassActive  Class = 1 // non-terminal operation
+	ClassPending Class = 2 // terminal operation with a notification still to send
 )
+
+// Wanted says whether q lists a document of class c.
+func (c Class) Wanted(q store.ActiveOperationsQuery) bool {
+	return c == ClassActive || (q.WithPendingNotification && c == ClassPending)
+}
 
 // maxTTL is Cosmos DB's largest per-item ttl (int32 seconds).
 const maxTTL = math.MaxInt32
 
-// docMeta is what the store needs to know about a document to index it.
-type docMeta struct {
-	id         string
-	ttl        int64 // seconds; 0 or -1 means the document never expires
-	deleted    bool
-	resourceID string
-	class      byte
+// Meta is what a store needs to know about a document to index it.
+type Meta struct {
+	ID         string
+	TTL        int64 // seconds; 0 or -1 means the document never expires
+	Deleted    bool
+	ResourceID string
+	Class      Class
 }
 
-// parseDocument checks a caller's document and strips its system fields.
-func parseDocument(body []byte, partitionKey string) (object, docMeta, error) {
-	var meta docMeta
-	obj, err := parseObject(body)
+// Parse checks a caller's document for partitionKey and strips its system
+// fields; the members alias body.
+func Parse(body []byte, partitionKey string) (Object, Meta, error) {
+	var meta Meta
+	obj, err := ParseObject(body)
 	if err != nil {
 		return nil, meta, fmt.Errorf("%w: document body is not a JSON object: %v", store.ErrInvalid, err)
 	}
 	for _, name := range systemFields {
-		obj.remove(name)
+		obj.Remove(name)
 	}
-	if meta.id, err = documentID(obj); err != nil {
+	if meta.ID, err = documentID(obj); err != nil {
 		return nil, meta, err
 	}
-	raw, ok := obj.get("partitionKey")
+	raw, ok := obj.Get("partitionKey")
 	if pk, err := decodeString(raw); !ok || err != nil || pk != partitionKey {
 		if !ok {
 			raw = json.RawMessage("undefined")
 		}
-		return nil, meta, fmt.Errorf("%w: document %s field partitionKey is %s, want %q", store.ErrInvalid, meta.id, raw, store.KeyLabel(partitionKey))
+		return nil, meta, fmt.Errorf("%w: document %s field partitionKey is %s, want %q", store.ErrInvalid, meta.ID, raw, store.KeyLabel(partitionKey))
 	}
-	if raw, ok := obj.get("ttl"); ok {
-		if meta.ttl, err = parseTTL(raw); err != nil {
-			return nil, meta, fmt.Errorf("%w: document %s: %v", store.ErrInvalid, meta.id, err)
+	if raw, ok := obj.Get("ttl"); ok {
+		if meta.TTL, err = parseTTL(raw); err != nil {
+			return nil, meta, fmt.Errorf("%w: document %s: %v", store.ErrInvalid, meta.ID, err)
 		}
 	}
 	// Soft-deleted means the member is there at all, null included: lists
 	// filter on NOT IS_DEFINED(c.deletionTimestamp), and null is defined.
-	_, meta.deleted = obj.get("deletionTimestamp")
-	meta.resourceID = stringMember(obj, "resourceID")
-	meta.class = classify(obj, meta)
+	_, meta.Deleted = obj.Get("deletionTimestamp")
+	meta.ResourceID = stringMember(obj, "resourceID")
+	meta.Class = classify(obj, meta)
 	return obj, meta, nil
 }
 
-func documentID(obj object) (string, error) {
-	raw, ok := obj.get("id")
+func documentID(obj Object) (string, error) {
+	raw, ok := obj.Get("id")
 	if !ok {
 		return "", fmt.Errorf("%w: document has no field id", store.ErrInvalid)
 	}
@@ -77,14 +92,14 @@ func documentID(obj object) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%w: document field id is %s, want a string", store.ErrInvalid, raw)
 	}
-	if err := checkID(id); err != nil {
+	if err := CheckID(id); err != nil {
 		return "", err
 	}
 	return id, nil
 }
 
-// checkID applies Cosmos DB's id rules, plus NUL, which the key layout reserves.
-func checkID(id string) error {
+// CheckID applies Cosmos DB's id rules, plus NUL, which the key layout reserves.
+func CheckID(id string) error {
 	switch {
 	case id == "":
 		return fmt.Errorf("%w: document id is empty", store.ErrInvalid)
@@ -96,7 +111,10 @@ func checkID(id string) error {
 	return nil
 }
 
-func checkPartitionKey(pk string) error {
+// CheckPartitionKey refuses what no store takes as a partition key: empty,
+// over Cosmos DB's limit, or holding NUL (the embedded key layout's
+// separator).
+func CheckPartitionKey(pk string) error {
 	if pk == "" {
 		return fmt.Errorf("%w: partition key is empty", store.ErrInvalid)
 	}
@@ -122,8 +140,8 @@ func parseTTL(raw json.RawMessage) (int64, error) {
 	return int64(f), nil
 }
 
-func stringMember(obj object, key string) string {
-	raw, ok := obj.get(key)
+func stringMember(obj Object, key string) string {
+	raw, ok := obj.Get(key)
 	if !ok {
 		return ""
 	}
@@ -146,24 +164,24 @@ func stringMember(obj object, key string) string {
 // status is unreadable keeps being polled (and eventually times out) instead
 // of being silently forgotten. The comparison is exact, as in Cosmos DB, so
 // "succeeded" in lower case is not terminal either.
-func classify(obj object, meta docMeta) byte {
-	if meta.deleted || meta.resourceID == "" ||
+func classify(obj Object, meta Meta) Class {
+	if meta.Deleted || meta.ResourceID == "" ||
 		!strings.EqualFold(stringMember(obj, "resourceType"), arm.OperationResourceType) {
-		return classNone
+		return ClassNone
 	}
-	var props object
-	if raw, ok := obj.get("properties"); ok {
+	var props Object
+	if raw, ok := obj.Get("properties"); ok {
 		props, _ = splitObject(raw) // validated with obj; not an object: status is undefined
 	}
 	switch stringMember(props, "status") {
 	case string(arm.ProvisioningStateSucceeded), string(arm.ProvisioningStateFailed), string(arm.ProvisioningStateCanceled):
 	default:
-		return classActive
+		return ClassActive
 	}
 	if stringMember(props, "notificationUri") != "" {
-		return classPending
+		return ClassPending
 	}
-	return classNone
+	return ClassNone
 }
 
 // softDeleteTTL is the ttl ARO-HCP gives a soft-deleted document.
@@ -171,7 +189,7 @@ const softDeleteTTL = "30"
 
 // markDeleted applies ARO-HCP's soft delete to a stored document: a
 // deletionTimestamp, ttl 30 and a bumped instanceVersion (missing counts as 1).
-func markDeleted(obj *object, now time.Time) error {
+func markDeleted(obj *Object, now time.Time) error {
 	ts, err := json.Marshal(now.UTC().Format(time.RFC3339Nano))
 	if err != nil {
 		return err
@@ -185,29 +203,42 @@ func markDeleted(obj *object, now time.Time) error {
 		return err
 	}
 	version := int64(1)
-	if raw, ok := meta.get("instanceVersion"); ok && string(raw) != "null" {
+	if raw, ok := meta.Get("instanceVersion"); ok && string(raw) != "null" {
 		if err := json.Unmarshal(raw, &version); err != nil {
 			return fmt.Errorf("%w: field properties.cosmosMetadata.instanceVersion is %s, want an integer", store.ErrInvalid, raw)
 		}
 	}
-	meta.set("instanceVersion", json.RawMessage(fmt.Appendf(nil, "%d", version+1)))
-	props.set("cosmosMetadata", meta.appendJSON(nil))
-	obj.set("properties", props.appendJSON(nil))
-	obj.set("deletionTimestamp", ts)
-	obj.set("ttl", json.RawMessage(softDeleteTTL))
+	meta.Set("instanceVersion", json.RawMessage(fmt.Appendf(nil, "%d", version+1)))
+	props.Set("cosmosMetadata", meta.AppendJSON(nil))
+	obj.Set("properties", props.AppendJSON(nil))
+	obj.Set("deletionTimestamp", ts)
+	obj.Set("ttl", json.RawMessage(softDeleteTTL))
 	return nil
 }
 
 // memberObject returns obj[key] as an object; missing or null is empty.
 // path names the member in errors.
-func memberObject(obj object, key, path string) (object, error) {
-	raw, ok := obj.get(key)
+func memberObject(obj Object, key, path string) (Object, error) {
+	raw, ok := obj.Get(key)
 	if !ok || string(raw) == "null" {
-		return object{}, nil
+		return Object{}, nil
 	}
-	sub, err := parseObject(raw)
+	sub, err := ParseObject(raw)
 	if err != nil {
 		return nil, fmt.Errorf("%w: field %s is %.40s, want an object", store.ErrInvalid, path, raw)
 	}
 	return sub, nil
+}
+
+// SoftDelete is the stored document body (of partitionKey), soft-deleted at
+// now and parsed again for the store to index.
+func SoftDelete(body []byte, partitionKey string, now time.Time) (Object, Meta, error) {
+	obj, err := ParseObject(body)
+	if err != nil {
+		return nil, Meta{}, fmt.Errorf("stored document: %w", err)
+	}
+	if err := markDeleted(&obj, now); err != nil {
+		return nil, Meta{}, err
+	}
+	return Parse(obj.AppendJSON(make([]byte, 0, obj.Size()+64)), partitionKey)
 }
