@@ -92,8 +92,11 @@ lint: $(GOLANGCI_LINT)
 # Statement coverage per package, counted over every test of the module
 # (a package's statements run by any package's tests count), written to
 # bin/cover/coverage.txt; a core package under COVER_MIN% is marked and
-# fails the target. COVERFLAGS go to go test, e.g. COVERFLAGS=-short for
-# the unit layer alone.
+# fails the target. The packages that test others (storetest, cosmostest,
+# embeddedtest, simtest, testserver) are listed but not held to it: what
+# they leave unrun is their benchmarks and the reports of a store breaking
+# its contract, which run only when something is wrong. COVERFLAGS go to
+# go test, e.g. COVERFLAGS=-short for the unit layer alone.
 COVERFLAGS ?= -count=1 -timeout 30m
 COVER_MIN ?= 80
 cover:
@@ -101,8 +104,10 @@ cover:
 	GOCOVERDIR=$(CURDIR)/bin/cover/data $(GO) test $(COVERFLAGS) -cover -coverpkg=./... ./... -args -test.gocoverdir=$(CURDIR)/bin/cover/data > bin/cover/test.log 2>&1 || (tail -50 bin/cover/test.log; exit 1)
 	set -o pipefail; $(GO) tool covdata percent -i=bin/cover/data | \
 	  awk -v min=$(COVER_MIN) -v mod=$$($(GO) list -m)/ '{ pkg = $$1; sub(mod, "", pkg); pct = $$3; sub("%", "", pct); \
-	    mark = (pkg ~ /^core\// && pct + 0 < min) ? "  below " min "%" : ""; \
-	    if (mark != "") low++; printf "%-45s %6.1f%%%s\n", pkg, pct, mark } \
+	    harness = (pkg ~ /test(server)?$$/); \
+	    mark = (pkg ~ /^core\// && !harness && pct + 0 < min) ? "  below " min "%" : ""; \
+	    if (harness) mark = "  (test harness)"; \
+	    if (mark ~ /below/) low++; printf "%-45s %6.1f%%%s\n", pkg, pct, mark } \
 	    END { if (low) { printf "%d core packages below %d%%\n", low, min; exit 1 } }' | tee bin/cover/coverage.txt
 
 # The table in the issue notes: poll fan-out, dispatch, handler, cold start.

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"io"
 	"log/slog"
 	"path/filepath"
 	"strings"
@@ -21,7 +20,7 @@ func TestCloseReleasesWhatNewOpened(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	_, simURL := simtest.Start(t)
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	logger := slog.New(slog.DiscardHandler)
 	settings := func(dir string, extra ...string) func(string) string {
 		env := map[string]string{"HCPOPS_DATA_DIR": dir, "CLUSTERS_SERVICE_URL": simURL, "CLUSTERS_SERVICE_RETRY_LIMIT": "0"}
 		for i := 0; i+1 < len(extra); i += 2 {

@@ -116,7 +116,7 @@ func ConnectStore(ctx context.Context, getenv func(string) string, access Access
 	default:
 		// Stale or unproven: nothing is sent to it; the file is used if
 		// no process holds it.
-		logger.Debug("store API advert not trusted", "error", dialErr)
+		logger.DebugContext(ctx, "store API advert not trusted", "error", dialErr)
 	}
 	if configured {
 		s, err := OpenCosmos(ctx, cfg, CheckContainers, logger)

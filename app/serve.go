@@ -45,7 +45,7 @@ func Serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	logger := logging.New(*format, level)
 	// Before the assembly, so that a handler the host keeps restarting
 	// because its settings are wrong is counted too.
-	logger.Info(MsgHandlerStarted, "port", p, "pid", os.Getpid())
+	logger.InfoContext(ctx, MsgHandlerStarted, "port", p, "pid", os.Getpid())
 	a, err := New(ctx, getenv, logger, Parts{})
 	if err != nil {
 		return err
@@ -70,7 +70,7 @@ func Serve(ctx context.Context, args []string, getenv func(string) string, stdou
 			return err
 		}
 	}
-	logger.Info("serving custom handler", "port", p, "store", a.StoreName)
+	logger.InfoContext(ctx, "serving custom handler", "port", p, "store", a.StoreName)
 	// A store that finds its file damaged fails every call from then on:
 	// stop with its message (exit 1) rather than serve errors.
 	ctx, cancel := context.WithCancelCause(ctx)

@@ -212,7 +212,7 @@ func run(ctx context.Context, o options, stdout, logw io.Writer, env map[string]
 	defer func() {
 		stopHost(nil)
 		if err := <-hostDone; err != nil {
-			logger.Debug("trigger host ended", "error", err) // stopHost has had it
+			logger.DebugContext(ctx, "trigger host ended", "error", err) // stopHost has had it
 		}
 	}()
 	select {

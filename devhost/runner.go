@@ -80,7 +80,7 @@ func (r *runner) run(ctx context.Context) error {
 	defer tick.Stop()
 	for {
 		if err := r.tracker.poll(ctx); err != nil && ctx.Err() == nil {
-			r.logger.Warn("progress: reading the change feed failed", "error", err)
+			r.logger.WarnContext(ctx, "progress: reading the change feed failed", "error", err)
 		}
 		r.submitReady(ctx)
 		if r.finished() {
@@ -135,7 +135,7 @@ func (r *runner) submit(ctx context.Context, s *sampleState) {
 	switch {
 	case frontend.IsConflict(err) && s.conflicts < maxConflicts:
 		s.conflicts++
-		r.logger.Debug("sample conflicts with an operation in flight; retrying", "sample", s.label, "error", err)
+		r.logger.DebugContext(ctx, "sample conflicts with an operation in flight; retrying", "sample", s.label, "error", err)
 		return
 	case err != nil:
 		s.failed = err.Error()
@@ -213,7 +213,7 @@ func follow(ctx context.Context, tr *tracker, logger *slog.Logger) {
 	defer tick.Stop()
 	for {
 		if err := tr.poll(ctx); err != nil && ctx.Err() == nil {
-			logger.Warn("progress: reading the change feed failed", "error", err)
+			logger.WarnContext(ctx, "progress: reading the change feed failed", "error", err)
 		}
 		select {
 		case <-ctx.Done():

@@ -66,7 +66,7 @@ func (c *chaos) run(ctx context.Context, start time.Time) {
 			if ctx.Err() != nil {
 				return
 			}
-			c.logger.Info("soak: killing the handler", "after", time.Since(start).Round(time.Millisecond))
+			c.logger.InfoContext(ctx, "soak: killing the handler", "after", time.Since(start).Round(time.Millisecond))
 			c.handler.Restart()
 			c.mu.Lock()
 			c.killed++
@@ -81,7 +81,7 @@ func (c *chaos) run(ctx context.Context, start time.Time) {
 		}
 		status = 1003 - status // 500 <-> 503
 		if err := c.sim.SetFaults(c.faults(status)); err != nil {
-			c.logger.Error("soak: setting CS faults", "error", err)
+			c.logger.ErrorContext(ctx, "soak: setting CS faults", "error", err)
 		}
 		_ = c.sim.SetLatency(spikeLatency)
 		c.mu.Lock()

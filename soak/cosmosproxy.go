@@ -169,7 +169,7 @@ func (p *cosmosProxy) serve(w http.ResponseWriter, r *http.Request, door proxyDo
 	}
 	resp, err := p.client.Do(out)
 	if err != nil {
-		p.logger.Warn("cosmos proxy: the test server did not answer", "method", r.Method, "path", r.URL.Path, "error", err)
+		p.logger.WarnContext(ctx, "cosmos proxy: the test server did not answer", "method", r.Method, "path", r.URL.Path, "error", err)
 		http.Error(w, err.Error(), http.StatusBadGateway)
 		return
 	}
@@ -247,7 +247,7 @@ func (p *cosmosProxy) record(r *http.Request, docs docsRequest, batch bool, reqB
 		var ops []batchOp
 		var results []batchResult
 		if json.Unmarshal(reqBody, &ops) != nil || json.Unmarshal(answer, &results) != nil || len(ops) != len(results) {
-			p.logger.Error("cosmos proxy: a batch it cannot read was acknowledged", "request", excerpt(reqBody), "answer", excerpt(answer))
+			p.logger.ErrorContext(r.Context(), "cosmos proxy: a batch it cannot read was acknowledged", "request", excerpt(reqBody), "answer", excerpt(answer))
 			return
 		}
 		for i, op := range ops {

@@ -133,7 +133,7 @@ func (d *driver) submit(ctx context.Context, s *submitted) {
 			return
 		case frontend.IsConflict(err) && time.Now().Before(deadline) && ctx.Err() == nil:
 			s.conflicts++
-			d.logger.Debug("soak: request conflicts with one in flight; sending it again", "request", s.label, "error", err)
+			d.logger.DebugContext(ctx, "soak: request conflicts with one in flight; sending it again", "request", s.label, "error", err)
 			sleep(ctx, d.conflictPause)
 		default:
 			s.problem = "not accepted: " + err.Error()

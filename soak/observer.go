@@ -50,7 +50,7 @@ func (o *observer) run(ctx context.Context) {
 	for ctx.Err() == nil {
 		n, err := o.read(ctx)
 		if err != nil && ctx.Err() == nil {
-			o.logger.Warn("soak observer: reading the change feed failed", "error", err)
+			o.logger.WarnContext(ctx, "soak observer: reading the change feed failed", "error", err)
 		}
 		if n == feedPage {
 			continue

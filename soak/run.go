@@ -144,7 +144,7 @@ func execute(ctx context.Context, o options, logger *slog.Logger) (evidence, rep
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
 		if err := st.DropDatabase(dctx); err != nil {
-			logger.Warn("soak: dropping the database", "database", database, "error", err)
+			logger.WarnContext(ctx, "soak: dropping the database", "database", database, "error", err)
 		}
 	}()
 
@@ -235,7 +235,7 @@ func execute(ctx context.Context, o options, logger *slog.Logger) (evidence, rep
 		every: observeEvery, conflictPause: 200 * time.Millisecond, conflictBudget: time.Minute}
 	runCtx, cancelRun := context.WithTimeout(ctx, o.duration+o.settle)
 	defer cancelRun()
-	logger.Info("soak: playing the plan", "scenarios", len(plan), "seed", o.seed)
+	logger.InfoContext(ctx, "soak: playing the plan", "scenarios", len(plan), "seed", o.seed)
 	drv.run(runCtx, plan)
 	settle(runCtx, obs)
 	status := pollStatuses(runCtx, host.FrontURL(), drv.submissions())

@@ -75,7 +75,7 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (*Client, error) 
 	if err != nil {
 		return nil, fmt.Errorf("connecting to clusters service %s: %w", cfg.URL, err)
 	}
-	logger.Debug("clusters service client ready", "url", cfg.URL, "authenticated", cfg.authenticated(),
+	logger.DebugContext(ctx, "clusters service client ready", "url", cfg.URL, "authenticated", cfg.authenticated(),
 		"retry_limit", cfg.RetryLimit)
 	idForm := cfg.IDSearch
 	if idForm == "" {

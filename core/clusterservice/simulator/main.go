@@ -60,7 +60,7 @@ func Main(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("cs-simulator: %w", err)
 	}
-	logger.Info("cs simulator listening", "url", url, "admin", url+"/_sim/")
+	logger.InfoContext(ctx, "cs simulator listening", "url", url, "admin", url+"/_sim/")
 	// On stdout too, for whoever started it on a free port to find it.
 	fmt.Fprintf(stdout, "cs-simulator: serving %s (admin API %s/_sim/)\n", url, url)
 	<-ctx.Done()

@@ -162,7 +162,7 @@ func (s *Simulator) Start(ctx context.Context, addr string) (string, error) {
 	}
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			s.logger.Error("cs simulator stopped", "addr", addr, "error", err)
+			s.logger.ErrorContext(ctx, "cs simulator stopped", "addr", addr, "error", err)
 		}
 	}()
 	go func() {

@@ -245,9 +245,9 @@ func (s *Store) sweepLoop(ctx context.Context, every time.Duration) {
 			case errors.Is(err, ErrDamaged):
 				return // logged once where it was met; nothing left to sweep safely
 			case err != nil && !errors.Is(err, context.Canceled):
-				s.log.Warn("sweeping expired documents", "error", err)
+				s.log.WarnContext(ctx, "sweeping expired documents", "error", err)
 			case n > 0:
-				s.log.Debug("swept expired documents", "count", n)
+				s.log.DebugContext(ctx, "swept expired documents", "count", n)
 			}
 			if s.swept != nil {
 				s.swept(n, err)

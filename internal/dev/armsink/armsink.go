@@ -82,7 +82,7 @@ func Start(ctx context.Context, cfg Config) (*Sink, error) {
 	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			s.logger.Error("notification sink stopped", "error", err)
+			s.logger.ErrorContext(ctx, "notification sink stopped", "error", err)
 		}
 	}()
 	s.stopWatch = context.AfterFunc(ctx, func() { _ = s.shut() })
@@ -183,7 +183,7 @@ func (s *Sink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "simulated ARM failure", http.StatusInternalServerError)
 		return
 	}
-	s.logger.Info("ARM notification received", "path", r.URL.Path, "operation", status.Name, "status", status.Status)
+	s.logger.InfoContext(r.Context(), "ARM notification received", "path", r.URL.Path, "operation", status.Name, "status", status.Status)
 	w.WriteHeader(http.StatusOK)
 }
 
