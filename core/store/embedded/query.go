@@ -18,12 +18,9 @@ import (
 // previous page: a slow callback then never pins a read transaction, which in
 // bbolt would block a writer that needs to grow the file.
 func (s *Store) ActiveOperations(ctx context.Context, q store.ActiveOperationsQuery, page func([]store.Item) error) error {
-	size, err := storedoc.PageSize(q.PageSize)
+	size, err := storedoc.ActiveOperationsPageSize(q, page)
 	if err != nil {
-		return fmt.Errorf("listing active operations: %w", err)
-	}
-	if page == nil {
-		return fmt.Errorf("listing active operations: %w: page callback is nil", store.ErrInvalid)
+		return err
 	}
 	err = s.stream(ctx, bucketOps, nil, size, page, func(docs *bolt.Cursor, k, v []byte, now int64) (store.Item, bool, error) {
 		if len(v) != 1 || !storedoc.Class(v[0]).Wanted(q) {
@@ -34,7 +31,7 @@ func (s *Store) ActiveOperations(ctx context.Context, q store.ActiveOperationsQu
 			return store.Item{}, false, fmt.Errorf("operations index names missing document %q", k)
 		}
 		rec, err := decodeRecord(raw)
-		if err != nil || !rec.visible(now) {
+		if err != nil || !rec.Visible(now) {
 			return store.Item{}, false, err
 		}
 		return itemOf(rec), true, nil
@@ -48,19 +45,13 @@ func (s *Store) ActiveOperations(ctx context.Context, q store.ActiveOperationsQu
 // Children streams the live documents of one partition whose resourceID
 // starts with parentResourceID+"/", ignoring case as ARM does.
 func (s *Store) Children(ctx context.Context, partitionKey, parentResourceID string, page func([]store.Item) error) error {
-	if err := storedoc.CheckPartitionKey(partitionKey); err != nil {
-		return fmt.Errorf("listing children: %w", err)
+	prefix, err := storedoc.ChildrenPrefix(partitionKey, parentResourceID, page)
+	if err != nil {
+		return err
 	}
-	if parentResourceID == "" {
-		return fmt.Errorf("listing children in partition %s: %w: parent resource ID is empty", store.KeyLabel(partitionKey), store.ErrInvalid)
-	}
-	if page == nil {
-		return fmt.Errorf("listing children in partition %s: %w: page callback is nil", store.KeyLabel(partitionKey), store.ErrInvalid)
-	}
-	prefix := parentResourceID + "/"
-	err := s.stream(ctx, bucketDocs, partitionPrefix(partitionKey), storedoc.DefaultPageSize, page, func(_ *bolt.Cursor, _, v []byte, now int64) (store.Item, bool, error) {
+	err = s.stream(ctx, bucketDocs, partitionPrefix(partitionKey), storedoc.DefaultPageSize, page, func(_ *bolt.Cursor, _, v []byte, now int64) (store.Item, bool, error) {
 		rec, err := decodeRecord(v)
-		if err != nil || !rec.visible(now) || !storedoc.HasPrefixFold(rec.resourceID, prefix) {
+		if err != nil || !rec.Visible(now) || !storedoc.HasPrefixFold(rec.resourceID, prefix) {
 			return store.Item{}, false, err
 		}
 		return itemOf(rec), true, nil
@@ -148,31 +139,19 @@ func (s *Store) scan(bucket, prefix, after []byte, size int, match matchFunc) (i
 // its latest version: the feed index keeps one entry per document, moved to
 // the end on every write and removed on a hard delete.
 func (s *Store) ChangeFeed(ctx context.Context, continuation string, maxItems int) (store.FeedPage, error) {
-	if err := ctx.Err(); err != nil {
-		return store.FeedPage{}, fmt.Errorf("reading change feed: %w", err)
-	}
-	since, fromTime, err := store.ParseFeedSince(continuation)
+	req, err := storedoc.ParseFeedRequest(ctx, continuation, maxItems, parseContinuation)
 	if err != nil {
-		return store.FeedPage{}, fmt.Errorf("reading change feed: %w", err)
+		return store.FeedPage{}, err
 	}
-	var after uint64
-	if !fromTime {
-		if after, err = parseContinuation(continuation); err != nil {
-			return store.FeedPage{}, fmt.Errorf("reading change feed: %w (%w): %v", store.ErrFeedGap, store.ErrInvalid, err)
-		}
-	}
-	size, err := storedoc.PageSize(maxItems)
-	if err != nil {
-		return store.FeedPage{}, fmt.Errorf("reading change feed: %w", err)
-	}
+	after, size := req.After, req.Size
 	now := s.now().Unix()
 	var items []store.Item
 	var last uint64
 	err = s.view(func(tx *bolt.Tx) error {
 		docs := tx.Bucket(bucketDocs).Cursor()
 		feed := tx.Bucket(bucketFeed)
-		if fromTime {
-			start, err := feedStart(feed, docs, since)
+		if req.FromTime {
+			start, err := feedStart(feed, docs, req.Since)
 			if err != nil {
 				return err
 			}
@@ -194,7 +173,7 @@ func (s *Store) ChangeFeed(ctx context.Context, continuation string, maxItems in
 			if err != nil {
 				return err
 			}
-			if rec.expired(now) { // Cosmos DB would have deleted it already
+			if rec.Expired(now) { // Cosmos DB would have deleted it already
 				continue
 			}
 			items = append(items, itemOf(rec))

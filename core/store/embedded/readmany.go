@@ -13,11 +13,8 @@ import (
 // ReadMany reads the documents in one read transaction; a damaged page
 // is ErrDamaged, as for Get.
 func (s *Store) ReadMany(ctx context.Context, refs []store.DocRef) (map[store.DocRef]store.Item, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("reading %d documents: %w", len(refs), err)
-	}
-	if err := store.CheckReadMany(refs, storedoc.CheckPartitionKey, storedoc.CheckID); err != nil {
-		return nil, fmt.Errorf("reading %d documents: %w", len(refs), err)
+	if err := storedoc.CheckReadMany(ctx, refs); err != nil {
+		return nil, err
 	}
 	now := s.now().Unix()
 	out := make(map[store.DocRef]store.Item, len(refs))
@@ -32,7 +29,7 @@ func (s *Store) ReadMany(ctx context.Context, refs []store.DocRef) (map[store.Do
 			if err != nil {
 				return fmt.Errorf("document %s in partition %s: %w", ref.ID, ref.PartitionKey, err)
 			}
-			if rec.visible(now) {
+			if rec.Visible(now) {
 				out[ref] = itemOf(rec)
 			}
 		}

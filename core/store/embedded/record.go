@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+
+	"github.com/hcpops/hcpops/core/store"
 )
 
 // Bucket names. docs holds the records; the other three are indexes kept in
@@ -110,15 +112,22 @@ func lengthPrefixed(b []byte) (field, rest []byte, ok bool) {
 	return b[w : w+int(n)], b[w+int(n):], true
 }
 
-// expired applies Cosmos DB's rule: gone once _ts + ttl <= now.
-func (r record) expired(now int64) bool {
+// A record is a storedoc.Version.
+
+func (r record) Expired(now int64) bool {
 	return r.expires != 0 && now >= r.expires
 }
 
 func (r record) deleted() bool { return r.flags&flagDeleted != 0 }
 
-// visible is what callers may see: neither expired nor soft-deleted.
-func (r record) visible(now int64) bool { return !r.expired(now) && !r.deleted() }
+func (r record) Visible(now int64) bool { return !r.Expired(now) && !r.deleted() }
+
+func (r record) HasETag(etag string) bool { return string(r.etag) == etag }
+
+func (r record) ETag() string { return string(r.etag) }
+
+// Body aliases bbolt's memory, as the record does.
+func (r record) Body() []byte { return r.body }
 
 func formatContinuation(seq uint64) string { return strconv.FormatUint(seq, 10) }
 
@@ -128,7 +137,7 @@ func parseContinuation(s string) (uint64, error) {
 	}
 	seq, err := strconv.ParseUint(s, 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("continuation %q is not one this store issued", s)
+		return 0, fmt.Errorf("%w (%w): continuation %q is not one this store issued", store.ErrFeedGap, store.ErrInvalid, s)
 	}
 	return seq, nil
 }

@@ -22,7 +22,10 @@ import (
 )
 
 // Store is a store.Store on one bbolt file. It is safe for concurrent use.
+// Create, Replace, SoftDelete and Batch are storedoc.WriteFunc's methods,
+// each run in one bbolt transaction by write.
 type Store struct {
+	writes
 	path    string
 	db      *bolt.DB
 	commits *committer
@@ -42,6 +45,8 @@ type Store struct {
 }
 
 var _ store.Store = (*Store)(nil)
+
+type writes = storedoc.WriteFunc[[]byte, record]
 
 type config struct {
 	clock         clock.Clock
@@ -135,6 +140,7 @@ func Open(path string, opts ...Option) (*Store, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Store{path: path, db: db, commits: newCommitter(db, path), now: cfg.clock.Now, log: cfg.log.With("store", path), stop: cancel,
 		done: make(chan struct{}), damagedCh: make(chan struct{}), swept: cfg.swept}
+	s.writes = s.write
 	go s.sweepLoop(ctx, cfg.sweepInterval)
 	s.log.Debug("embedded store opened")
 	return s, nil
@@ -186,7 +192,7 @@ func (s *Store) Close() error {
 
 // Get is a point read; soft-deleted and expired documents are ErrNotFound.
 func (s *Store) Get(ctx context.Context, partitionKey, id string) (store.Item, error) {
-	if err := checkRequest(ctx, partitionKey, id); err != nil {
+	if err := storedoc.CheckRequest(ctx, partitionKey, id); err != nil {
 		return store.Item{}, fmt.Errorf("reading document %s: %w", id, err)
 	}
 	now := s.now().Unix()
@@ -200,7 +206,7 @@ func (s *Store) Get(ctx context.Context, partitionKey, id string) (store.Item, e
 		if err != nil {
 			return err
 		}
-		if !rec.visible(now) {
+		if !rec.Visible(now) {
 			return store.ErrNotFound
 		}
 		item = itemOf(rec)
@@ -216,16 +222,6 @@ func (s *Store) Get(ctx context.Context, partitionKey, id string) (store.Item, e
 // the transaction.
 func itemOf(rec record) store.Item {
 	return store.Item{Body: bytes.Clone(rec.body), ETag: string(rec.etag)}
-}
-
-func checkRequest(ctx context.Context, partitionKey, id string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := storedoc.CheckPartitionKey(partitionKey); err != nil {
-		return err
-	}
-	return storedoc.CheckID(id)
 }
 
 // sweepBatch bounds one sweeping transaction so writers are not held up.
@@ -289,12 +285,12 @@ func (s *Store) sweepOnce() (dropped, scanned int, err error) {
 				return err
 			}
 			key := ek[8:]
-			rec, found, err := w.lookup(key)
+			rec, found, err := w.Lookup(key)
 			if err != nil {
 				return err
 			}
-			if found && rec.expired(now.Unix()) {
-				if err := w.drop(key, rec); err != nil {
+			if found && rec.Expired(now.Unix()) {
+				if err := w.Drop(key, rec); err != nil {
 					return err
 				}
 				dropped++

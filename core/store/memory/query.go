@@ -17,12 +17,9 @@ import (
 // order. The keys are taken once; each page is read under its own lock, so
 // a slow callback holds up no writer.
 func (s *Store) ActiveOperations(ctx context.Context, q store.ActiveOperationsQuery, page func([]store.Item) error) error {
-	size, err := storedoc.PageSize(q.PageSize)
+	size, err := storedoc.ActiveOperationsPageSize(q, page)
 	if err != nil {
-		return fmt.Errorf("listing active operations: %w", err)
-	}
-	if page == nil {
-		return fmt.Errorf("listing active operations: %w: page callback is nil", store.ErrInvalid)
+		return err
 	}
 	keys, err := s.keys(func(k key, _ *record) bool { _, ok := s.ops[k]; return ok })
 	if err != nil {
@@ -39,16 +36,10 @@ func (s *Store) ActiveOperations(ctx context.Context, q store.ActiveOperationsQu
 // starts with parentResourceID+"/", ignoring case as ARM does. It scans
 // every document of the store: a test store is small.
 func (s *Store) Children(ctx context.Context, partitionKey, parentResourceID string, page func([]store.Item) error) error {
-	if err := storedoc.CheckPartitionKey(partitionKey); err != nil {
-		return fmt.Errorf("listing children: %w", err)
+	prefix, err := storedoc.ChildrenPrefix(partitionKey, parentResourceID, page)
+	if err != nil {
+		return err
 	}
-	if parentResourceID == "" {
-		return fmt.Errorf("listing children in partition %s: %w: parent resource ID is empty", store.KeyLabel(partitionKey), store.ErrInvalid)
-	}
-	if page == nil {
-		return fmt.Errorf("listing children in partition %s: %w: page callback is nil", store.KeyLabel(partitionKey), store.ErrInvalid)
-	}
-	prefix := parentResourceID + "/"
 	match := func(rec *record) bool { return storedoc.HasPrefixFold(rec.resourceID, prefix) }
 	keys, err := s.keys(func(k key, rec *record) bool { return k.pk == partitionKey && match(rec) })
 	if err == nil {
@@ -95,7 +86,7 @@ func (s *Store) stream(ctx context.Context, keys []key, size int, page func([]st
 		for len(keys) > 0 && len(items) < size {
 			rec, ok := s.docs[keys[0]]
 			keys = keys[1:]
-			if ok && rec.visible(now) && match(rec) {
+			if ok && rec.Visible(now) && match(rec) {
 				items = append(items, rec.item())
 			}
 		}
@@ -113,23 +104,11 @@ func (s *Store) stream(ctx context.Context, keys []key, size int, page func([]st
 // its latest version: an entry whose document has been written since, or
 // hard-deleted, is skipped.
 func (s *Store) ChangeFeed(ctx context.Context, continuation string, maxItems int) (store.FeedPage, error) {
-	if err := ctx.Err(); err != nil {
-		return store.FeedPage{}, fmt.Errorf("reading change feed: %w", err)
-	}
-	since, fromTime, err := store.ParseFeedSince(continuation)
+	req, err := storedoc.ParseFeedRequest(ctx, continuation, maxItems, s.parseContinuation)
 	if err != nil {
-		return store.FeedPage{}, fmt.Errorf("reading change feed: %w", err)
+		return store.FeedPage{}, err
 	}
-	var after uint64
-	if !fromTime {
-		if after, err = s.parseContinuation(continuation); err != nil {
-			return store.FeedPage{}, fmt.Errorf("reading change feed: %w", err)
-		}
-	}
-	size, err := storedoc.PageSize(maxItems)
-	if err != nil {
-		return store.FeedPage{}, fmt.Errorf("reading change feed: %w", err)
-	}
+	after, size := req.After, req.Size
 	now := s.now().Unix()
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -137,8 +116,8 @@ func (s *Store) ChangeFeed(ctx context.Context, continuation string, maxItems in
 		return store.FeedPage{}, fmt.Errorf("reading change feed: %w", ErrClosed)
 	}
 	switch {
-	case fromTime:
-		after = s.feedStart(since.Unix())
+	case req.FromTime:
+		after = s.feedStart(req.Since.Unix())
 	case after > s.seq:
 		return store.FeedPage{}, fmt.Errorf("reading change feed: %w: continuation %q is past the end of this store's feed (%d)", store.ErrFeedGap, continuation, s.seq)
 	}
@@ -151,7 +130,7 @@ func (s *Store) ChangeFeed(ctx context.Context, continuation string, maxItems in
 		}
 		e := s.feed[i]
 		rec, ok := s.docs[e.key]
-		if !ok || rec.seq != e.seq || rec.expired(now) { // moved on, deleted, or gone in Cosmos DB by now
+		if !ok || rec.seq != e.seq || rec.Expired(now) { // moved on, deleted, or gone in Cosmos DB by now
 			continue
 		}
 		items = append(items, rec.item())

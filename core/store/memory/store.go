@@ -2,8 +2,8 @@
 // so they need no files and no real time. It honours the same contract as
 // the embedded and Cosmos DB stores (ETags, atomic batches, TTL, soft
 // delete, ordered change feed), proven by the shared suite in
-// core/store/storetest, and parses, classifies and stamps documents with
-// the embedded store's own code (core/store/storedoc).
+// core/store/storetest, and parses, classifies, stamps and writes
+// documents with the embedded store's own code (core/store/storedoc).
 //
 // Time is the injected clock's: a document expires when the clock says
 // so, with no sweeper goroutine (expired documents are dropped by the
@@ -28,8 +28,11 @@ import (
 var ErrClosed = errors.New("memory store is closed")
 
 // Store is a store.Store in memory. It is safe for concurrent use; a page
-// callback runs without the store's lock held.
+// callback runs without the store's lock held. Create, Replace, SoftDelete
+// and Batch are storedoc.WriteFunc's methods, each run under the write
+// lock by write.
 type Store struct {
+	writes
 	clock clock.Clock
 	// tag marks this store's feed continuations, so another store's
 	// positions are refused (ErrFeedGap) instead of read as its own.
@@ -45,6 +48,8 @@ type Store struct {
 }
 
 var _ store.Store = (*Store)(nil)
+
+type writes = storedoc.WriteFunc[key, *record]
 
 // key names a document. Streams go in key order (partition, then id), as
 // the embedded store's do.
@@ -64,9 +69,17 @@ type record struct {
 	body       []byte
 }
 
-func (r *record) expired(now int64) bool { return r.expires != 0 && now >= r.expires }
+// A record is a storedoc.Version.
 
-func (r *record) visible(now int64) bool { return !r.expired(now) && !r.deleted }
+func (r *record) Expired(now int64) bool { return r.expires != 0 && now >= r.expires }
+
+func (r *record) Visible(now int64) bool { return !r.Expired(now) && !r.deleted }
+
+func (r *record) HasETag(etag string) bool { return r.etag == etag }
+
+func (r *record) ETag() string { return r.etag }
+
+func (r *record) Body() []byte { return r.body }
 
 // item copies the record out: a caller may change what it is given.
 func (r *record) item() store.Item {
@@ -93,6 +106,7 @@ func New(opts ...Option) *Store {
 	for _, opt := range opts {
 		opt(s)
 	}
+	s.writes = s.write
 	return s
 }
 
@@ -113,7 +127,7 @@ func (s *Store) Close() error {
 
 // Get is a point read; soft-deleted and expired documents are ErrNotFound.
 func (s *Store) Get(ctx context.Context, partitionKey, id string) (store.Item, error) {
-	if err := checkRequest(ctx, partitionKey, id); err != nil {
+	if err := storedoc.CheckRequest(ctx, partitionKey, id); err != nil {
 		return store.Item{}, fmt.Errorf("reading document %s: %w", id, err)
 	}
 	now := s.clock.Now().Unix()
@@ -123,7 +137,7 @@ func (s *Store) Get(ctx context.Context, partitionKey, id string) (store.Item, e
 		return store.Item{}, fmt.Errorf("reading document %s: %w", id, ErrClosed)
 	}
 	rec, ok := s.docs[key{partitionKey, id}]
-	if !ok || !rec.visible(now) {
+	if !ok || !rec.Visible(now) {
 		return store.Item{}, fmt.Errorf("reading document %s in partition %s: %w", id, store.KeyLabel(partitionKey), store.ErrNotFound)
 	}
 	return rec.item(), nil
@@ -131,11 +145,8 @@ func (s *Store) Get(ctx context.Context, partitionKey, id string) (store.Item, e
 
 // ReadMany reads the documents under one lock.
 func (s *Store) ReadMany(ctx context.Context, refs []store.DocRef) (map[store.DocRef]store.Item, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("reading %d documents: %w", len(refs), err)
-	}
-	if err := store.CheckReadMany(refs, storedoc.CheckPartitionKey, storedoc.CheckID); err != nil {
-		return nil, fmt.Errorf("reading %d documents: %w", len(refs), err)
+	if err := storedoc.CheckReadMany(ctx, refs); err != nil {
+		return nil, err
 	}
 	now := s.clock.Now().Unix()
 	s.mu.RLock()
@@ -145,21 +156,11 @@ func (s *Store) ReadMany(ctx context.Context, refs []store.DocRef) (map[store.Do
 	}
 	out := make(map[store.DocRef]store.Item, len(refs))
 	for _, ref := range refs {
-		if rec, ok := s.docs[key{ref.PartitionKey, ref.ID}]; ok && rec.visible(now) {
+		if rec, ok := s.docs[key{ref.PartitionKey, ref.ID}]; ok && rec.Visible(now) {
 			out[ref] = rec.item()
 		}
 	}
 	return out, nil
-}
-
-func checkRequest(ctx context.Context, partitionKey, id string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := storedoc.CheckPartitionKey(partitionKey); err != nil {
-		return err
-	}
-	return storedoc.CheckID(id)
 }
 
 // expiryEntry is one version's expiry; stale once the document moved on.

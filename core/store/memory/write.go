@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"container/heap"
 	"context"
-	"fmt"
 	"slices"
 	"time"
 
@@ -12,86 +11,9 @@ import (
 	"github.com/hcpops/hcpops/core/store/storedoc"
 )
 
-// Create writes a new document, its id taken from the body.
-func (s *Store) Create(ctx context.Context, partitionKey string, doc []byte) (store.Item, error) {
-	if err := store.CheckDocumentSize(doc); err != nil {
-		return store.Item{}, fmt.Errorf("creating document in partition %s: %w", store.KeyLabel(partitionKey), err)
-	}
-	var item store.Item
-	err := s.write(ctx, partitionKey, func(t *txn) (err error) {
-		item, _, err = t.create(partitionKey, doc)
-		return err
-	})
-	if err != nil {
-		return store.Item{}, fmt.Errorf("creating document in partition %s: %w", store.KeyLabel(partitionKey), err)
-	}
-	return item, nil
-}
-
-// Replace overwrites a live document whose etag still equals ifMatch.
-func (s *Store) Replace(ctx context.Context, partitionKey, id string, doc []byte, ifMatch string) (store.Item, error) {
-	if err := store.CheckDocumentSize(doc); err != nil {
-		return store.Item{}, fmt.Errorf("replacing document %s in partition %s: %w", id, store.KeyLabel(partitionKey), err)
-	}
-	var item store.Item
-	err := s.write(ctx, partitionKey, func(t *txn) (err error) {
-		item, err = t.replace(partitionKey, id, doc, ifMatch)
-		return err
-	})
-	if err != nil {
-		return store.Item{}, fmt.Errorf("replacing document %s in partition %s: %w", id, store.KeyLabel(partitionKey), err)
-	}
-	return item, nil
-}
-
-// SoftDelete marks a document deleted as ARO-HCP does, reading and writing
-// under one lock.
-func (s *Store) SoftDelete(ctx context.Context, partitionKey, id string) error {
-	err := s.write(ctx, partitionKey, func(t *txn) error {
-		return t.softDelete(partitionKey, id)
-	})
-	if err != nil {
-		return fmt.Errorf("soft-deleting document %s in partition %s: %w", id, store.KeyLabel(partitionKey), err)
-	}
-	return nil
-}
-
-// Batch runs ops on a staged copy of what they touch and applies it only
-// when every step succeeded.
-func (s *Store) Batch(ctx context.Context, partitionKey string, ops []store.BatchOp) ([]store.Item, error) {
-	if err := store.CheckBatch(ops); err != nil {
-		return nil, fmt.Errorf("batch in partition %s: %w", store.KeyLabel(partitionKey), err)
-	}
-	items := make([]store.Item, len(ops))
-	err := s.write(ctx, partitionKey, func(t *txn) error {
-		for i, op := range ops {
-			var err error
-			id := op.ID
-			switch op.Kind {
-			case store.OpCreate:
-				items[i], id, err = t.create(partitionKey, op.Body)
-			case store.OpReplace:
-				items[i], err = t.replace(partitionKey, op.ID, op.Body, op.IfMatch)
-			case store.OpDelete:
-				err = t.remove(partitionKey, op.ID, op.IfMatch)
-			default:
-				err = fmt.Errorf("%w: unknown batch op kind %q", store.ErrInvalid, op.Kind)
-			}
-			if err != nil {
-				return &store.BatchError{Index: i, Op: op.Kind, ID: id, Err: err}
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("batch in partition %s: %w", store.KeyLabel(partitionKey), err)
-	}
-	return items, nil
-}
-
-// write runs fn on a transaction under the write lock and commits what it
-// staged if it returns nil.
-func (s *Store) write(ctx context.Context, partitionKey string, fn func(t *txn) error) error {
+// write is the store's storedoc.WriteFunc: fn runs once, on a txn under
+// the write lock, and what it staged is applied only if it returns nil.
+func (s *Store) write(ctx context.Context, partitionKey string, fn func(storedoc.Txn[key, *record]) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -122,96 +44,31 @@ type txn struct {
 	staged map[key]*record
 }
 
-// lookup is the document under k as the transaction sees it, expired or not.
-func (t *txn) lookup(k key) (*record, bool) {
+// The storedoc.Txn primitives: the write rules themselves are storedoc's.
+
+func (t *txn) Now() time.Time { return t.now }
+
+func (t *txn) Key(partitionKey, id string) key { return key{partitionKey, id} }
+
+// Lookup is the document under k as the transaction sees it, expired or not.
+func (t *txn) Lookup(k key) (*record, bool, error) {
 	if rec, ok := t.staged[k]; ok {
-		return rec, rec != nil
+		return rec, rec != nil, nil
 	}
 	rec, ok := t.s.docs[k]
-	return rec, ok
+	return rec, ok, nil
 }
 
-// live is the document under k if a caller may read or write it.
-func (t *txn) live(k key) (*record, error) {
-	rec, ok := t.lookup(k)
-	if !ok || !rec.visible(t.now.Unix()) {
-		return nil, fmt.Errorf("document %s: %w", k.id, store.ErrNotFound)
-	}
-	return rec, nil
+func (t *txn) Insert(k key, obj storedoc.Object, meta storedoc.Meta) (store.Item, error) {
+	return t.put(k, nil, obj, meta), nil
 }
 
-// create conflicts with any unexpired document, soft-deleted ones included:
-// like Cosmos DB, a soft-deleted id stays taken until its ttl runs out.
-func (t *txn) create(partitionKey string, body []byte) (store.Item, string, error) {
-	obj, meta, err := storedoc.Parse(body, partitionKey)
-	if err != nil {
-		return store.Item{}, store.TopLevelID(body), err
-	}
-	k := key{partitionKey, meta.ID}
-	if prev, ok := t.lookup(k); ok && !prev.expired(t.now.Unix()) {
-		return store.Item{}, meta.ID, fmt.Errorf("document %s: %w", meta.ID, store.ErrConflict)
-	}
-	return t.put(k, nil, obj, meta), meta.ID, nil
-}
-
-func (t *txn) replace(partitionKey, id string, body []byte, ifMatch string) (store.Item, error) {
-	if err := storedoc.CheckID(id); err != nil {
-		return store.Item{}, err
-	}
-	if ifMatch == "" {
-		return store.Item{}, fmt.Errorf("%w: replace of document %s has no If-Match etag", store.ErrInvalid, id)
-	}
-	obj, meta, err := storedoc.Parse(body, partitionKey)
-	if err != nil {
-		return store.Item{}, err
-	}
-	if meta.ID != id {
-		return store.Item{}, fmt.Errorf("%w: body field id is %q, want %q", store.ErrInvalid, meta.ID, id)
-	}
-	k := key{partitionKey, id}
-	prev, err := t.live(k)
-	if err != nil {
-		return store.Item{}, err
-	}
-	if prev.etag != ifMatch {
-		return store.Item{}, fmt.Errorf("document %s: If-Match %s, current %s: %w", id, ifMatch, prev.etag, store.ErrPreconditionFailed)
-	}
+func (t *txn) Update(k key, prev *record, obj storedoc.Object, meta storedoc.Meta) (store.Item, error) {
 	return t.put(k, prev, obj, meta), nil
 }
 
-func (t *txn) softDelete(partitionKey, id string) error {
-	if err := storedoc.CheckID(id); err != nil {
-		return err
-	}
-	k := key{partitionKey, id}
-	prev, err := t.live(k)
-	if err != nil {
-		return err
-	}
-	obj, meta, err := storedoc.SoftDelete(prev.body, partitionKey, t.now)
-	if err != nil {
-		return fmt.Errorf("document %s: %w", id, err)
-	}
-	t.put(k, prev, obj, meta)
-	return nil
-}
-
-// remove is a batch Delete: a hard delete, which the change feed never shows.
-func (t *txn) remove(partitionKey, id, ifMatch string) error {
-	if err := storedoc.CheckID(id); err != nil {
-		return err
-	}
-	if ifMatch == "" {
-		return fmt.Errorf("%w: delete of document %s has no If-Match etag", store.ErrInvalid, id)
-	}
-	k := key{partitionKey, id}
-	prev, err := t.live(k)
-	if err != nil {
-		return err
-	}
-	if prev.etag != ifMatch {
-		return fmt.Errorf("document %s: If-Match %s, current %s: %w", id, ifMatch, prev.etag, store.ErrPreconditionFailed)
-	}
+// Drop stages a hard delete, which commit applies.
+func (t *txn) Drop(k key, _ *record) error {
 	t.staged[k] = nil
 	return nil
 }

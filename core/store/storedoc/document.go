@@ -2,8 +2,10 @@
 // documents (embedded, memory) hold it: a caller's JSON checked against
 // Cosmos DB's rules, read for what the store indexes (id, ttl, soft delete,
 // resourceID, whether it is an active operation), soft-deleted as ARO-HCP
-// does, and stamped with the system fields. The two stores share it so they
-// cannot drift apart on what the contract suite does not spell out.
+// does, and stamped with the system fields; and the rules of writing it
+// (conflict, If-Match, batch steps), run on a store's Txn, with the checks
+// of each call's arguments. The two stores share it so they cannot drift
+// apart on what the contract suite does not spell out.
 package storedoc
 
 import (
@@ -230,9 +232,9 @@ func memberObject(obj Object, key, path string) (Object, error) {
 	return sub, nil
 }
 
-// SoftDelete is the stored document body (of partitionKey), soft-deleted at
-// now and parsed again for the store to index.
-func SoftDelete(body []byte, partitionKey string, now time.Time) (Object, Meta, error) {
+// softDeleted is the stored document body (of partitionKey), soft-deleted
+// at now and parsed again for the store to index.
+func softDeleted(body []byte, partitionKey string, now time.Time) (Object, Meta, error) {
 	obj, err := ParseObject(body)
 	if err != nil {
 		return nil, Meta{}, fmt.Errorf("stored document: %w", err)
