@@ -38,14 +38,7 @@ func buildCluster(s cs.ClusterSpec) (*arohcp.Cluster, error) {
 	if s.Region != "" {
 		b.Region(arohcp.NewCloudRegion().ID(s.Region))
 	}
-	if s.VersionID != "" || s.ChannelGroup != "" {
-		v := arohcp.NewVersion()
-		if s.VersionID != "" {
-			v.ID(s.VersionID)
-		}
-		if s.ChannelGroup != "" {
-			v.ChannelGroup(s.ChannelGroup)
-		}
+	if v := versionOf(s.VersionID, s.ChannelGroup); v != nil {
 		b.Version(v)
 	}
 	az := arohcp.NewAzure().
@@ -151,14 +144,7 @@ func buildNodePool(s cs.NodePoolSpec) (*arohcp.NodePool, error) {
 		return nil, fmt.Errorf("node pool spec Replicas: %d is negative", s.Replicas)
 	}
 	b := arohcp.NewNodePool().ID(s.ID).Replicas(s.Replicas).AutoRepair(s.AutoRepair)
-	if s.VersionID != "" || s.ChannelGroup != "" {
-		v := arohcp.NewVersion()
-		if s.VersionID != "" {
-			v.ID(s.VersionID)
-		}
-		if s.ChannelGroup != "" {
-			v.ChannelGroup(s.ChannelGroup)
-		}
+	if v := versionOf(s.VersionID, s.ChannelGroup); v != nil {
 		b.Version(v)
 	}
 	if s.VMSize != "" {
@@ -266,4 +252,20 @@ func credentialFrom(o *cmv1.BreakGlassCredential) cs.BreakGlassCredential {
 		// Only while issued; callers hand it to ARM and nowhere else.
 		Kubeconfig: o.Kubeconfig(),
 	}
+}
+
+// versionOf is the version a spec asks for, or nil when it names none; a
+// member the spec leaves empty is left out rather than sent empty.
+func versionOf(id, channelGroup string) *arohcp.VersionBuilder {
+	if id == "" && channelGroup == "" {
+		return nil
+	}
+	v := arohcp.NewVersion()
+	if id != "" {
+		v.ID(id)
+	}
+	if channelGroup != "" {
+		v.ChannelGroup(channelGroup)
+	}
+	return v
 }
