@@ -4,9 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -129,4 +133,42 @@ func lines(t *testing.T, name string, b []byte) []map[string]any {
 func waitReady(t *testing.T, stdout *testsupport.Buffer) {
 	t.Helper()
 	stdout.AwaitText(t, `"msg":"custom handler listening"`)
+}
+
+// TestServeClaimsItsPortFirst: the host's port is taken before serve opens
+// any listener of its own. The store API listens on an ephemeral port, and
+// the kernel may hand out the very port the host (or a test) just found
+// free; a make test beside another once met it: the store API got the
+// handler's port and the handler never listened. Here the port is held, so
+// serve must fail on it before it shares the store.
+func TestServeClaimsItsPortFirst(t *testing.T) {
+	testsupport.RealStack(t, "the shipped binary, built and run")
+	bin := buildBinary(t, shippedBinary)
+	held, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	port := fmt.Sprint(held.Addr().(*net.TCPAddr).Port)
+	dir := t.TempDir()
+	cmd := exec.Command(bin, "serve")
+	cmd.Env = append(os.Environ(),
+		"FUNCTIONS_CUSTOMHANDLER_PORT="+port,
+		"HCPOPS_DATA_DIR="+dir,
+		"CLUSTERS_SERVICE_URL=http://127.0.0.1:9",
+		"HCPOPS_LOG_LEVEL=info")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err == nil {
+		t.Fatalf("serve on a held port exited 0\nstdout:\n%s", stdout.String())
+	}
+	if want := "listening on 127.0.0.1:" + port; !strings.Contains(stderr.String(), want) {
+		t.Errorf("stderr does not say %q:\n%s", want, stderr.String())
+	}
+	if strings.Contains(stdout.String(), "store shared with the CLI") {
+		t.Errorf("serve shared the store before it had its own port:\n%s", stdout.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "store-api.json")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("store-api.json after a failed start: %v", err)
+	}
 }

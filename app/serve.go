@@ -64,6 +64,12 @@ func Serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
+	// The host's port before the store API's ephemeral one (Listen says why).
+	ln, err := srv.Listen(ctx)
+	if err != nil {
+		return fmt.Errorf("serving: %w", err)
+	}
+	defer ln.Close()
 	if st, ok := a.Store.(*embedded.Store); ok {
 		shared, err = storeapi.Share(st, DataDir(getenv), storeapi.Advert{Command: "hcpops serve", Store: EmbeddedStoreName(DataDir(getenv))}, logger)
 		if err != nil {
@@ -82,7 +88,7 @@ func Serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		case <-ctx.Done():
 		}
 	}()
-	err = srv.Run(ctx)
+	err = srv.Serve(ctx, ln)
 	if cause := context.Cause(ctx); cause != nil && a.StoreErr() != nil {
 		return fmt.Errorf("stopped serving: %w", cause)
 	}

@@ -169,12 +169,24 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // Run listens on 127.0.0.1:Port and serves until ctx is cancelled, then
 // shuts down gracefully (see Serve).
 func (s *Server) Run(ctx context.Context) error {
+	ln, err := s.Listen(ctx)
+	if err != nil {
+		return err
+	}
+	return s.Serve(ctx, ln)
+}
+
+// Listen claims 127.0.0.1:Port, the port the host chose for the handler.
+// A process that opens other listeners claims this one first: an
+// ephemeral port the kernel hands out may be the very one the host found
+// free.
+func (s *Server) Listen(ctx context.Context) (net.Listener, error) {
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", s.cfg.Addr())
 	if err != nil {
-		return fmt.Errorf("listening on %s: %w", s.cfg.Addr(), err)
+		return nil, fmt.Errorf("listening on %s: %w", s.cfg.Addr(), err)
 	}
-	return s.Serve(ctx, ln)
+	return ln, nil
 }
 
 // Serve serves on ln until ctx is cancelled. Cancellation (SIGTERM from
