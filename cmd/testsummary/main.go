@@ -133,6 +133,21 @@ func finishPackage(s *summary, p *pkgState, e event, out io.Writer) {
 	switch {
 	case e.Action == "fail" || p.failed:
 		s.pkgFailed++
+		// A test still running when its binary died (a timeout's panic, a
+		// SIGQUIT) gets no event of its own: its lines hold the stacks
+		// that say where it hung, so they are printed and it counts failed.
+		var unfinished []string
+		for name := range p.output {
+			if name != "" {
+				unfinished = append(unfinished, name)
+			}
+		}
+		sort.Strings(unfinished)
+		for _, name := range unfinished {
+			fmt.Fprint(out, p.output[name].String())
+			s.failed++
+			s.failedTests = append(s.failedTests, e.Package+" "+name+" (did not finish)")
+		}
 		// The package's own lines: a build error, a panic, a timeout, FAIL.
 		fmt.Fprint(out, own)
 		if !strings.Contains(own, "FAIL\t"+e.Package) {

@@ -42,3 +42,30 @@ func TestSummarise(t *testing.T) {
 		t.Errorf("closing line\n%s\nwant\n%s", line, want)
 	}
 }
+
+// A test binary that timed out (recorded from go test -json -timeout 2s
+// over a test that waits on a lock forever): test2json gives the hung test
+// no event, so its output, the timeout's stacks, is printed under the
+// package's FAIL and it is counted failed.
+func TestSummariseTimeout(t *testing.T) {
+	f, err := os.Open("testdata/timeout.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out strings.Builder
+	s, err := summarise(f, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"panic: test timed out after 2s", "example.com/e.TestHangs", "FAIL\texample.com/e"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	line := s.line(3*time.Second, "")
+	want := "failed tests:\n  example.com/e TestHangs (did not finish)\nmake test: 1 passed, 1 failed, 0 skipped; 1 packages (1 failed, 0 without tests) in 3s"
+	if line != want {
+		t.Errorf("closing line\n%s\nwant\n%s", line, want)
+	}
+}

@@ -207,20 +207,50 @@ func panicSite() string {
 // which then costs the calls that touch the file, not the process; an
 // internal error otherwise, which leaves the store working (bbolt rolls
 // a panicking transaction back).
-func (s *Store) view(fn func(*bolt.Tx) error) (err error) {
-	if err := s.damaged(); err != nil {
-		return err
-	}
-	defer s.guard(&err)()
-	return s.db.View(fn)
+func (s *Store) view(fn func(*bolt.Tx) error) error {
+	return s.abandonOnDamage(func() (err error) {
+		defer s.guard(&err)()
+		return s.db.View(fn)
+	})
 }
 
-func (s *Store) update(fn func(*bolt.Tx) error) (err error) {
+func (s *Store) update(fn func(*bolt.Tx) error) error {
+	return s.abandonOnDamage(func() (err error) {
+		defer s.guard(&err)()
+		return s.db.Update(fn)
+	})
+}
+
+// abandonOnDamage runs call on a goroutine of its own and gives up on it
+// when the store meets damage meanwhile. A fault inside bbolt can leave
+// one of its mutexes held (beginTx panics with the meta lock taken), and a
+// call already waiting on that lock waits forever: under a dev run whose
+// file was truncated, the terminal's feed read did, and dev never stopped.
+// The abandoned goroutine stays blocked, like the file handle, until the
+// process exits, which damage leads to. bbolt gives no way to wait on its
+// locks with a deadline, so the wait has to be one we can walk away from.
+// The hand-off's cost, measured with this package's benchmarks (old and
+// new interleaved, 2 cores, medians): a point read 1.4 → 3.5 µs, a
+// ReadMany of 100 documents 106 → 118 µs, a durable Replace 336–386 →
+// 386–412 µs (its fsync dominates); a steady tick reads from the active
+// set's view, not from here.
+func (s *Store) abandonOnDamage(call func() error) error {
 	if err := s.damaged(); err != nil {
 		return err
 	}
-	defer s.guard(&err)()
-	return s.db.Update(fn)
+	done := make(chan error, 1)
+	go func() { done <- call() }()
+	select {
+	case err := <-done:
+		return err
+	case <-s.damagedCh:
+		select {
+		case err := <-done: // finished as the damage was marked
+			return err
+		default:
+			return s.damaged()
+		}
+	}
 }
 
 // guard is recoverDamage that also marks the store damaged on evidence of
@@ -250,8 +280,9 @@ func (s *Store) guard(err *error) func() {
 func (s *Store) markDamaged(err error) {
 	s.damageOnce.Do(func() {
 		s.damage.Store(&err)
-		close(s.damagedCh)
+		// Logged before the close: a call given up on damage returns on it.
 		s.log.Error("embedded store damaged", "error", err)
+		close(s.damagedCh)
 	})
 }
 

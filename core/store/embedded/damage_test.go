@@ -260,3 +260,51 @@ func TestOrdinaryPanicIsNoDamage(t *testing.T) {
 		t.Errorf("want three panic lines and no damage line:\n%s", logs.String())
 	}
 }
+
+// TestCallsRacingDamageAllReturn: calls already under way when the first
+// one meets damage all come back. bbolt's beginTx faults with its meta
+// lock held on a truncated file, so a call that passed the damage check
+// just before and waits on that lock would wait forever (a dev run whose
+// file was truncated never stopped: its terminal's feed read waited there).
+func TestCallsRacingDamageAllReturn(t *testing.T) {
+	ctx := context.Background()
+	for round := range 5 {
+		path := seedFile(t, 200)
+		s, err := Open(path, WithSweepInterval(time.Hour), WithLogger(slog.New(slog.DiscardHandler)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		truncate(t, path, damageSizes[0].size)
+		const callers = 64
+		errs := make(chan error, callers)
+		start := make(chan struct{})
+		for i := range callers {
+			go func() {
+				<-start
+				var err error
+				switch i % 3 {
+				case 0:
+					_, err = s.Get(ctx, pk, "op-00001")
+				case 1:
+					_, err = s.ChangeFeed(ctx, "", 10)
+				default:
+					_, err = s.Create(ctx, pk, opBody(fmt.Sprintf("racer-%d", i), "Accepted"))
+				}
+				errs <- err
+			}()
+		}
+		close(start)
+		deadline := time.After(20 * time.Second)
+		for n := range callers {
+			select {
+			case err := <-errs:
+				if !errors.Is(err, ErrDamaged) {
+					t.Fatalf("round %d: a call on the truncated file: %v, want ErrDamaged", round, err)
+				}
+			case <-deadline:
+				t.Fatalf("round %d: %d of %d calls still waiting 20s after the file was truncated", round, callers-n, callers)
+			}
+		}
+		_ = s.Close()
+	}
+}

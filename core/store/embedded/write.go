@@ -27,8 +27,10 @@ func (s *Store) write(ctx context.Context, partitionKey string, fn func(storedoc
 		return err
 	}
 	now := s.now()
-	err := s.commits.update(func(tx *bolt.Tx) error {
-		return fn(newWriter(tx, now))
+	err := s.abandonOnDamage(func() error {
+		return s.commits.update(func(tx *bolt.Tx) error {
+			return fn(newWriter(tx, now))
+		})
 	})
 	if errors.Is(err, ErrDamaged) {
 		s.markDamaged(err)
