@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"net/http"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hcpops/hcpops/internal/testsupport"
 )
@@ -52,6 +54,18 @@ func (p *pane) tmux(args ...string) string {
 		p.t.Fatalf("tmux %v: %v\n%s", args, err, out)
 	}
 	return string(out)
+}
+
+// stopAndWait interrupts the pane's command (as Ctrl-C does) and waits
+// for the pane to signal channel, which the command line it was started
+// with signals when the command has exited.
+func (p *pane) stopAndWait(channel string) {
+	_ = exec.Command("tmux", "-S", p.socket, "send-keys", "-t", "run", "C-c", "").Run()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, "tmux", "-S", p.socket, "wait-for", channel).CombinedOutput(); err != nil {
+		p.t.Errorf("waiting for the pane's command to exit (%s): %v %s", channel, err, out)
+	}
 }
 
 // screen is everything the terminal showed, wrapped lines joined.
@@ -149,7 +163,12 @@ func TestTerminalShowsFailedRetryingRefused(t *testing.T) {
 		t.Errorf("submit with no dev running:\n%s", waiting.stdout)
 	}
 	meanwhile := opOf(waiting)
-	p.tmux("send-keys", "-t", "run", run, "Enter")
+	// The pane says when this dev has exited, so the test's directory is
+	// removed only after dev's last write to it (tmux's kill-server at
+	// cleanup hangs dev up and returns at once; RemoveAll once met dev
+	// still writing .data).
+	p.tmux("send-keys", "-t", "run", run+"; tmux wait-for -S dev-exited", "Enter")
+	t.Cleanup(func() { p.stopAndWait("dev-exited") })
 	p.waitLine("the restart's list", `following 1 operation\(s\) active when this run started:`)
 	p.waitLine("the earlier operation", `\(earlier\)\s+`+meanwhile+`.*- -> Accepted`)
 	p.waitLine("the earlier operation's end", meanwhile+`.*-> Succeeded`)
