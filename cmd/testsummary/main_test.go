@@ -11,16 +11,7 @@ import (
 // not build and one without tests: each package gets its line, the failed
 // test its output, and the closing line the counts.
 func TestSummarise(t *testing.T) {
-	f, err := os.Open("testdata/run.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out strings.Builder
-	s, err := summarise(f, &out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, out := summariseFile(t, "testdata/run.jsonl")
 	for _, want := range []string{
 		"    a_test.go:9: got 1, want 2\n--- FAIL: TestBad",
 		"FAIL\texample.com/a\t0.010s\n",
@@ -48,16 +39,7 @@ func TestSummarise(t *testing.T) {
 // no event, so its output, the timeout's stacks, is printed under the
 // package's FAIL and it is counted failed.
 func TestSummariseTimeout(t *testing.T) {
-	f, err := os.Open("testdata/timeout.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out strings.Builder
-	s, err := summarise(f, &out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, out := summariseFile(t, "testdata/timeout.jsonl")
 	for _, want := range []string{"panic: test timed out after 2s", "example.com/e.TestHangs", "FAIL\texample.com/e"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
@@ -68,4 +50,20 @@ func TestSummariseTimeout(t *testing.T) {
 	if line != want {
 		t.Errorf("closing line\n%s\nwant\n%s", line, want)
 	}
+}
+
+// summariseFile is summarise over a recorded stream, with what it printed.
+func summariseFile(t *testing.T, path string) (summary, *strings.Builder) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out strings.Builder
+	s, err := summarise(f, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, &out
 }

@@ -23,9 +23,6 @@ func (s *Store) write(ctx context.Context, partitionKey string, fn func(storedoc
 	if err := storedoc.CheckPartitionKey(partitionKey); err != nil {
 		return err
 	}
-	if err := s.damaged(); err != nil {
-		return err
-	}
 	now := s.now()
 	err := s.abandonOnDamage(func() error {
 		return s.commits.update(func(tx *bolt.Tx) error {

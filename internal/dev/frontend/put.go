@@ -86,16 +86,9 @@ func (f *Frontend) UpdateNodePool(ctx context.Context, resourceID string, spec N
 }
 
 func (f *Frontend) putNodePool(ctx context.Context, resourceID string, spec NodePoolSpec, opts Options, mustExist bool) (Accepted, error) {
-	t, err := parseTarget(resourceID, document.KindNodePool)
+	t, parent, opts, err := f.child(ctx, resourceID, document.KindNodePool, opts)
 	if err != nil {
 		return Accepted{}, err
-	}
-	parent, err := f.checkParent(ctx, t)
-	if err != nil {
-		return Accepted{}, err
-	}
-	if opts.Location == "" {
-		opts.Location = parent.Location()
 	}
 	inner := map[string]any{
 		"version":    map[string]any{"id": spec.VersionID, "channelGroup": spec.ChannelGroup},
@@ -120,16 +113,9 @@ func (f *Frontend) UpdateExternalAuth(ctx context.Context, resourceID string, sp
 }
 
 func (f *Frontend) putExternalAuth(ctx context.Context, resourceID string, spec ExternalAuthSpec, opts Options, mustExist bool) (Accepted, error) {
-	t, err := parseTarget(resourceID, document.KindExternalAuth)
+	t, parent, opts, err := f.child(ctx, resourceID, document.KindExternalAuth, opts)
 	if err != nil {
 		return Accepted{}, err
-	}
-	parent, err := f.checkParent(ctx, t)
-	if err != nil {
-		return Accepted{}, err
-	}
-	if opts.Location == "" {
-		opts.Location = parent.Location()
 	}
 	audiences := spec.Audiences
 	if audiences == nil {
@@ -141,6 +127,24 @@ func (f *Frontend) putExternalAuth(ctx context.Context, resourceID string, spec 
 		"claim":   map[string]any{},
 	}
 	return f.put(ctx, t, parent, map[string]any{"properties": inner}, opts, mustExist)
+}
+
+// child is a child resource's target and its parent cluster, which must
+// take child requests now (checkParent); opts without a location take the
+// parent's, as the frontend's do.
+func (f *Frontend) child(ctx context.Context, resourceID string, kind document.Kind, opts Options) (target, *document.Resource, Options, error) {
+	t, err := parseTarget(resourceID, kind)
+	if err != nil {
+		return target{}, nil, opts, err
+	}
+	parent, err := f.checkParent(ctx, t)
+	if err != nil {
+		return target{}, nil, opts, err
+	}
+	if opts.Location == "" {
+		opts.Location = parent.Location()
+	}
+	return t, parent, opts, nil
 }
 
 // put writes Create (new resource) or Update (existing, terminal) with the
