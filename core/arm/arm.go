@@ -56,6 +56,7 @@ const (
 	CodeMultipleErrorsOccurred = "MultipleErrorsOccurred"
 	CodeInvalidRequestContent  = "InvalidRequestContent"
 	CodeResourceNotFound       = "ResourceNotFound"
+	CodeConflict               = "Conflict"
 	// Request gating (ARO-HCP's api-version and subscription middleware).
 	CodeInvalidParameter         = "InvalidParameter"
 	CodeInvalidResourceType      = "InvalidResourceType"

@@ -276,7 +276,10 @@ func redacted(secret string) string {
 	return "[redacted]"
 }
 
-// Error is a CS error response (any status >= 400).
+// Error is Clusters Service's own error answer (any status >= 400): a
+// JSON body of OCM's error shape (kind "Error", an id equal to the
+// status, a code and a reason). The client makes one only of such a body;
+// any other error answer is an *UnrecognizedAnswer, which is no evidence.
 type Error struct {
 	Status int
 	Code   string

@@ -40,9 +40,14 @@ const (
 	// Failed: this call failed without saying anything of CS as a whole:
 	// a timeout, an unreadable answer, another 5xx.
 	Failed
+	// Unrecognized: a 4xx whose body is not CS's own (a gateway's, an
+	// empty or {} body, HTML, an OCM error without a reason). Something
+	// between hcpops and CS answered, or CS said nothing we can act on: no
+	// evidence of anything about the object, so the call is retried.
+	Unrecognized
 )
 
-var classNames = [...]string{"answered", "absent", "exists", "not_now", "refused", "denied", "unavailable", "failed"}
+var classNames = [...]string{"answered", "absent", "exists", "not_now", "refused", "denied", "unavailable", "failed", "unrecognized"}
 
 func (c Class) String() string {
 	if c < 0 || int(c) >= len(classNames) {
@@ -52,14 +57,31 @@ func (c Class) String() string {
 }
 
 // Working reports whether the answer is evidence that CS works: it
-// answered, or refused the request as such (any 4xx but 429). A timeout,
-// garbage or a 5xx is no such evidence.
-func (c Class) Working() bool { return c != Unavailable && c != Failed }
+// answered, or refused the request as such in its own words. A timeout,
+// garbage, a 5xx or an answer that is not CS's own is no such evidence.
+func (c Class) Working() bool { return c != Unavailable && c != Failed && c != Unrecognized }
 
-// Classify sorts a CS call's error; nil is Answered.
+// Evidence reports whether the answer is CS's own word about the object
+// asked for: only such an answer may move an operation to a terminal
+// state.
+func (c Class) Evidence() bool {
+	return c == Answered || c == Absent || c == Exists || c == Refused
+}
+
+// Classify sorts a CS call's error; nil is Answered. The status alone
+// decides where HTTP gives it a meaning whoever answered (retry later, our
+// credentials); elsewhere only CS's own error body (*Error) is read as
+// absent, exists, not now or refused. docs/failures.md has the table.
 func Classify(err error) Class {
 	if err == nil {
 		return Answered
+	}
+	var u *UnrecognizedAnswer
+	if errors.As(err, &u) {
+		if c, ok := byStatus(u.Status); ok {
+			return c
+		}
+		return Unrecognized
 	}
 	var e *Error
 	if !errors.As(err, &e) {
@@ -70,22 +92,41 @@ func Classify(err error) Class {
 		}
 		return Failed
 	}
+	if c, ok := byStatus(e.Status); ok {
+		return c
+	}
 	switch s := e.Status; {
 	case s == http.StatusNotFound:
 		return Absent
 	case s == http.StatusConflict:
 		return Exists
-	case s == http.StatusTooManyRequests, s == http.StatusBadGateway, s == http.StatusServiceUnavailable,
-		s == http.StatusGatewayTimeout:
-		return Unavailable
-	case s == http.StatusUnauthorized, s == http.StatusForbidden:
-		return Denied
-	case s == http.StatusRequestTimeout, refused(err, "state"), IsRevocationRequested(err):
+	case refused(err, "state"), IsRevocationRequested(err):
 		return NotNow
+	case strings.TrimSpace(e.Reason) == "":
+		return Unrecognized // a refusal that gives no reason is no refusal
 	case s >= 400 && s < 500:
 		return Refused
 	}
 	return Failed
+}
+
+// byStatus is the class of a status that means the same whoever sent it:
+// HTTP's "try again" statuses (408, 421, 423, 425, 429 and the gateway
+// 5xx), our own credentials (401, 403), and any other 5xx.
+func byStatus(s int) (Class, bool) {
+	switch {
+	case s == http.StatusTooManyRequests, s == http.StatusBadGateway, s == http.StatusServiceUnavailable,
+		s == http.StatusGatewayTimeout:
+		return Unavailable, true
+	case s == http.StatusUnauthorized, s == http.StatusForbidden:
+		return Denied, true
+	case s == http.StatusRequestTimeout, s == http.StatusMisdirectedRequest, s == http.StatusLocked,
+		s == http.StatusTooEarly:
+		return NotNow, true
+	case s >= 500:
+		return Failed, true
+	}
+	return 0, false
 }
 
 // CS says "not now" and "already being deleted" only with a 400 whose
@@ -151,6 +192,24 @@ func (e *UnreadableError) Error() string {
 	}
 	return fmt.Sprintf("clusters service answer to %s unreadable: status %d, content type %q, %d bytes, field %s: %s (the body is not quoted)",
 		e.Call, e.Status, e.ContentType, e.Bytes, field, e.Problem)
+}
+
+// UnrecognizedAnswer is an error answer whose body is not Clusters
+// Service's own: no JSON of OCM's error shape. It describes the answer
+// and never quotes it (a gateway may echo anything). It is no evidence of
+// anything about the object: Classify calls a 4xx of it Unrecognized.
+type UnrecognizedAnswer struct {
+	Method      string
+	Path        string
+	Status      int
+	ContentType string
+	Bytes       int
+	Shape       string // what the body is instead, e.g. "empty", "not JSON"
+}
+
+func (e *UnrecognizedAnswer) Error() string {
+	return fmt.Sprintf("an answer that is not Clusters Service's own to %s %s: status %d, content type %q, %d bytes, %s (no evidence; the body is not quoted)",
+		e.Method, e.Path, e.Status, e.ContentType, e.Bytes, e.Shape)
 }
 
 // ErrInconsistentList marks a CS list that breaks its own contract: an id

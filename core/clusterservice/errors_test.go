@@ -60,6 +60,17 @@ func TestClassify(t *testing.T) {
 		{"other 400", bad("Invalid replicas"), Refused, words{}},
 		{"field refused", bad("Attribute 'issuer.url' must be an https URL, got 'http://x'"), Refused, words{}},
 		{"422", &Error{Status: 422, Reason: "unprocessable"}, Refused, words{}},
+		{"refusal without a reason", &Error{Status: 400, Code: "CLUSTERS-MGMT-400"}, Unrecognized, words{}},
+		{"421", &Error{Status: 421, Reason: "misdirected"}, NotNow, words{}},
+		{"423", &Error{Status: 423, Reason: "locked"}, NotNow, words{}},
+		{"425", &Error{Status: 425, Reason: "too early"}, NotNow, words{}},
+		{"not CS's 404", fmt.Errorf("get: %w", &UnrecognizedAnswer{Status: 404, Shape: "an empty body"}), Unrecognized, words{}},
+		{"not CS's 409", &UnrecognizedAnswer{Status: 409}, Unrecognized, words{}},
+		{"not CS's 400", &UnrecognizedAnswer{Status: 400}, Unrecognized, words{}},
+		{"not CS's 421", &UnrecognizedAnswer{Status: 421}, NotNow, words{}},
+		{"not CS's 503", &UnrecognizedAnswer{Status: 503}, Unavailable, words{}},
+		{"not CS's 500", &UnrecognizedAnswer{Status: 500}, Failed, words{}},
+		{"not CS's 403", &UnrecognizedAnswer{Status: 403}, Denied, words{}},
 		{"busy words on a 500", &Error{Status: 500, Reason: "Cluster is in state 'x', can't update"}, Failed, words{}},
 		{"busy words, not from CS", errors.New("Cluster is in state 'x', can't update"), Failed, words{}},
 	}
@@ -80,7 +91,7 @@ func TestClassify(t *testing.T) {
 // evidence that CS works.
 func TestWorking(t *testing.T) {
 	want := map[Class]bool{Answered: true, Absent: true, Exists: true, NotNow: true, Refused: true, Denied: true,
-		Unavailable: false, Failed: false}
+		Unavailable: false, Failed: false, Unrecognized: false}
 	for c, w := range want {
 		if c.Working() != w {
 			t.Errorf("%s.Working() = %v, want %v", c, c.Working(), w)

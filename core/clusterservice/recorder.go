@@ -39,10 +39,11 @@ func NewRecorder(c clock.Clock, scope func(context.Context) string) *Recorder {
 // tally is what one scope's requests came to; refs counts the Count calls
 // still open on it.
 type tally struct {
-	refs    int
-	count   int
-	errors  int
-	samples []time.Duration
+	refs         int
+	count        int
+	errors       int
+	unrecognized int
+	samples      []time.Duration
 }
 
 // maxSamples bounds the latencies kept for percentiles; a tick seldom makes
@@ -69,6 +70,9 @@ func (r *Recorder) Record(ctx context.Context, elapsed time.Duration, class Clas
 	t.count++
 	if class != Answered && class != Absent {
 		t.errors++
+	}
+	if class == Unrecognized {
+		t.unrecognized++
 	}
 	if len(t.samples) < maxSamples {
 		t.samples = append(t.samples, elapsed)
@@ -112,7 +116,7 @@ func (r *Recorder) Count(ctx context.Context) func() CallSummary {
 
 func (r *Recorder) close(key string, t *tally) CallSummary {
 	r.mu.Lock()
-	s := CallSummary{Count: t.count, Errors: t.errors}
+	s := CallSummary{Count: t.count, Errors: t.errors, Unrecognized: t.unrecognized}
 	sorted := slices.Clone(t.samples)
 	if t.refs--; t.refs == 0 {
 		delete(r.open, key)
@@ -136,10 +140,11 @@ func (r *Recorder) WorkedSince(t time.Time) bool {
 
 // CallSummary is what one invocation's requests to CS came to.
 type CallSummary struct {
-	Count  int           // requests made
-	Errors int           // requests that failed, 404s aside
-	P50    time.Duration // median latency
-	P99    time.Duration // 99th percentile latency
+	Count        int           // requests made
+	Errors       int           // requests that failed, 404s aside
+	Unrecognized int           // error answers that were not CS's own (no evidence)
+	P50          time.Duration // median latency
+	P99          time.Duration // 99th percentile latency
 }
 
 // Attrs is the summary as the cs_* keys of a function's telemetry record
@@ -149,6 +154,7 @@ func (s CallSummary) Attrs() []slog.Attr {
 	return []slog.Attr{
 		slog.Int("cs_calls", s.Count),
 		slog.Int("cs_errors", s.Errors),
+		slog.Int("cs_unrecognized", s.Unrecognized),
 		slog.Float64("cs_p50_ms", ms(s.P50)),
 		slog.Float64("cs_p99_ms", ms(s.P99)),
 	}

@@ -112,8 +112,8 @@ func TestPercentile(t *testing.T) {
 }
 
 func TestCallSummaryAttrs(t *testing.T) {
-	got := CallSummary{Count: 3, Errors: 1, P50: 1500 * time.Microsecond, P99: 2 * time.Second}.Attrs()
-	want := "[cs_calls=3 cs_errors=1 cs_p50_ms=1.5 cs_p99_ms=2000]"
+	got := CallSummary{Count: 3, Errors: 1, Unrecognized: 1, P50: 1500 * time.Microsecond, P99: 2 * time.Second}.Attrs()
+	want := "[cs_calls=3 cs_errors=1 cs_unrecognized=1 cs_p50_ms=1.5 cs_p99_ms=2000]"
 	if s := fmt.Sprint(got); s != want {
 		t.Errorf("Attrs() = %s, want %s", s, want)
 	}

@@ -112,9 +112,7 @@ func (h clusterCreate) adoptOrPost(ctx context.Context, j *job, pending string) 
 	}
 	var matches []cs.Cluster
 	for _, c := range found { // CS search semantics vary; trust only an exact match
-		if strings.EqualFold(c.Azure.SubscriptionID, ref.SubscriptionID) &&
-			strings.EqualFold(c.Azure.ResourceGroupName, ref.ResourceGroupName) &&
-			strings.EqualFold(c.Azure.ResourceName, ref.ResourceName) {
+		if sameAzureResource(c.Azure, ref) {
 			matches = append(matches, c)
 		}
 	}
@@ -140,16 +138,53 @@ func (h clusterCreate) adoptOrPost(ctx context.Context, j *job, pending string) 
 	v := j.res.Version()
 	spec := cs.ClusterSpec{ID: id, Name: j.res.Name(), Region: j.res.Location(),
 		VersionID: v.ID, ChannelGroup: v.ChannelGroup, Azure: ref}
-	c, err := h.cs.PostCluster(ctx, spec)
-	switch {
-	case cs.Classify(err) == cs.Exists:
-		j.log.InfoContext(ctx, "cluster already exists in clusters service; adopting it", "cluster_service_id", pending)
-		return pending, nil
-	case err != nil:
-		return "", fmt.Errorf("creating cluster %s: %w", pending, refusedBy(err, "cluster", "create"))
+	return h.post(ctx, j, spec, pending)
+}
+
+// post creates the cluster spec asks for. CS's 409 is checked before it
+// is believed: the cluster at the pending ID is adopted only when it is
+// this resource's; when CS has none there (the 409 was about something
+// else, such as the name), the POST is made once more, and a second 409
+// is a conflict the customer must resolve.
+func (h clusterCreate) post(ctx context.Context, j *job, spec cs.ClusterSpec, pending string) (string, error) {
+	for attempt := 1; ; attempt++ {
+		c, err := h.cs.PostCluster(ctx, spec)
+		if err == nil {
+			j.log.InfoContext(ctx, "cluster created in clusters service", "cluster_service_id", clusterHrefOf(c))
+			return clusterHrefOf(c), nil
+		}
+		if cs.Classify(err) != cs.Exists {
+			return "", fmt.Errorf("creating cluster %s: %w", pending, refusedBy(err, "cluster", "create"))
+		}
+		found, getErr := h.cs.GetCluster(ctx, pending)
+		switch {
+		case getErr == nil && sameAzureResource(found.Azure, spec.Azure):
+			j.log.InfoContext(ctx, "cluster already exists in clusters service; it is this resource's, adopting it",
+				"cluster_service_id", pending)
+			return pending, nil
+		case getErr == nil:
+			return "", conflict("cluster", spec.Name, fmt.Sprintf("Clusters Service's cluster %s belongs to %s",
+				pending, azureResourceName(found.Azure)), err)
+		case cs.Classify(getErr) != cs.Absent:
+			return "", fmt.Errorf("checking clusters service's 409 for cluster %s: %w", pending, getErr)
+		case attempt == 2:
+			return "", conflict("cluster", spec.Name, "Clusters Service answered 409 twice and has no cluster at "+pending, err)
+		}
+		j.log.InfoContext(ctx, "clusters service answered 409 but has no cluster at the pending ID; posting again",
+			append(cs.CallAttrs(err), "cluster_service_id", pending)...)
 	}
-	j.log.InfoContext(ctx, "cluster created in clusters service", "cluster_service_id", clusterHrefOf(c))
-	return clusterHrefOf(c), nil
+}
+
+// sameAzureResource reports whether a CS cluster's Azure reference names
+// the same ARM resource; ARM compares names without regard to case.
+func sameAzureResource(a, b cs.AzureRef) bool {
+	return strings.EqualFold(a.SubscriptionID, b.SubscriptionID) &&
+		strings.EqualFold(a.ResourceGroupName, b.ResourceGroupName) &&
+		strings.EqualFold(a.ResourceName, b.ResourceName)
+}
+
+func azureResourceName(a cs.AzureRef) string {
+	return fmt.Sprintf("subscription %s, resource group %s, name %s", a.SubscriptionID, a.ResourceGroupName, a.ResourceName)
 }
 
 // tenantOf is the subscription's tenant, as ARO-HCP sends it to CS; the

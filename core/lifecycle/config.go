@@ -312,19 +312,20 @@ func New(deps Deps, cfg Config) (*Engine, error) {
 		deps.Random = rand.Reader
 	}
 	e := &Engine{
-		store:    deps.Store,
-		cs:       deps.ClusterService,
-		calls:    deps.Calls,
-		notifier: deps.Notifier,
-		clock:    deps.Clock.Now,
-		log:      deps.Logger,
-		random:   deps.Random,
-		cfg:      cfg,
-		locks:    newKeyedLock(),
-		notifyAt: newBackoff(cfg.NotifyBackoffBase, cfg.NotifyBackoffMax, cfg.NotifyScheduleSize),
-		pollAt:   newBackoff(cfg.PollBackoffBase, cfg.PollBackoffMax, cfg.NotifyScheduleSize),
-		skips:    newSkipLog(cfg.NotifyScheduleSize),
-		stuck:    newStuckWatch(),
+		store:        deps.Store,
+		cs:           deps.ClusterService,
+		calls:        deps.Calls,
+		notifier:     deps.Notifier,
+		clock:        deps.Clock.Now,
+		log:          deps.Logger,
+		random:       deps.Random,
+		cfg:          cfg,
+		locks:        newKeyedLock(),
+		notifyAt:     newBackoff(cfg.NotifyBackoffBase, cfg.NotifyBackoffMax, cfg.NotifyScheduleSize),
+		pollAt:       newBackoff(cfg.PollBackoffBase, cfg.PollBackoffMax, cfg.NotifyScheduleSize),
+		skips:        newSkipLog(cfg.NotifyScheduleSize),
+		unrecognized: newSkipLog(cfg.NotifyScheduleSize),
+		stuck:        newStuckWatch(),
 	}
 	e.handlers = e.registry()
 	view, err := activeset.New(activeset.Config{Store: deps.Store, ResourceOf: resourceRef, Clock: deps.Clock,

@@ -62,7 +62,18 @@ func (c creation) createChild(ctx context.Context, j *job, k child) (outcome, er
 	}
 	clusterHref, id := parent.ClusterServiceID(), strings.ToLower(j.res.Name())
 	href := k.href(clusterHref, id)
-	if err := k.post(ctx, j, clusterHref, id); err != nil && cs.Classify(err) != cs.Exists {
+	err = k.post(ctx, j, clusterHref, id)
+	if cs.Classify(err) == cs.Exists {
+		// CS's 409 is checked before it is believed: post GETs first, so
+		// a second call adopts what CS has at the ID (the child's name
+		// under this resource's cluster: it is this resource's), or posts
+		// once more when CS has nothing there.
+		j.log.InfoContext(ctx, "clusters service answered 409; checking what it has at the ID", append(cs.CallAttrs(err), "cluster_service_id", href)...)
+		if err = k.post(ctx, j, clusterHref, id); cs.Classify(err) == cs.Exists {
+			return outcomeSkipped, conflict(k.noun(), j.res.Name(), "Clusters Service answered 409 twice and has none at "+href, err)
+		}
+	}
+	if err != nil {
 		return outcomeSkipped, fmt.Errorf("creating %s %s: %w", j.kind, href, refusedBy(err, k.noun(), "create"))
 	}
 	if err := e.recordClusterServiceID(ctx, j, href); err != nil {

@@ -120,6 +120,9 @@ type Engine struct {
 	calls *clusterservice.Recorder
 	// skips remembers the operations logged as skipped, to log each once.
 	skips *skipLog
+	// unrecognized remembers the operations logged for an answer that was
+	// not CS's own, to log each once until it gets a real one.
+	unrecognized *skipLog
 	// stuck remembers the thresholds active operations crossed (stuck.go).
 	stuck *stuckWatch
 	// view is the tick's active set, kept from the change feed (source.go).

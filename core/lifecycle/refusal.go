@@ -59,6 +59,18 @@ func refusedBy(err error, noun, verb string) error {
 	return &refusal{body: body, cause: err}
 }
 
+// conflict is the refusal of a create whose name CS holds for another
+// object: CS's own 409 (cause), checked against what CS has at the ID
+// hcpops chose. The customer must pick another name or delete the other.
+func conflict(noun, name, why string, cause error) *refusal {
+	return &refusal{body: arm.CloudErrorBody{
+		Code:   arm.CodeConflict,
+		Target: "name",
+		Message: fmt.Sprintf("Clusters Service refused to create the %s: the name %q is in use by another object (%s).",
+			noun, name, why),
+	}, cause: cause}
+}
+
 // failRefused WRITES Failed with the refusal's error, and logs why once.
 func (e *Engine) failRefused(ctx context.Context, j *job, r *refusal, t *tally) error {
 	j.log.WarnContext(ctx, "dispatch refused; operation failed", append(cs.CallAttrs(r.cause), "reason", r.body.Message)...)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sync"
 	"time"
@@ -194,6 +195,7 @@ func (e *Engine) tickOne(ctx context.Context, op *document.OperationDocument, st
 		err = e.advance(ctx, j, st, t)
 		if err == nil && (st != sickResting || j.op.Properties.Status.IsTerminal()) {
 			e.pollAt.forget(key)
+			e.unrecognized.forget(op)
 		}
 	}
 	var ce *cs.CallError
@@ -202,8 +204,12 @@ func (e *Engine) tickOne(ctx context.Context, op *document.OperationDocument, st
 	case errors.As(err, &ce):
 		t.errors.Add(1)
 		next := e.pollAt.failed(key, e.clock())
-		e.logFor(op).WarnContext(ctx, "clusters service call failed; operation backed off",
-			append(cs.CallAttrs(err), "next_attempt", next, "error", err)...)
+		level := slog.LevelWarn
+		if cs.Classify(err) == cs.Unrecognized && !e.unrecognized.first(key, "unrecognized") {
+			level = slog.LevelDebug // said once already: no evidence, retried until CS itself answers
+		}
+		e.logFor(op).Log(ctx, level, "clusters service call failed; operation backed off",
+			append(cs.CallAttrs(err), "class", cs.Classify(err).String(), "next_attempt", next, "error", err)...)
 	case errors.Is(err, errStillDue):
 		// Keeps its schedule entry, so the next tick tries again, graceless.
 	case errors.Is(err, errRetryLater):

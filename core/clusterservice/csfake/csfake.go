@@ -15,6 +15,8 @@ package csfake
 
 import (
 	"context"
+	"net/http"
+	"sync"
 	"testing"
 	"time"
 
@@ -38,6 +40,28 @@ type CS struct {
 	// Client is a production client of it, as Config left it.
 	Client *ocm.Client
 	t      testing.TB
+
+	mu    sync.Mutex
+	front func(w http.ResponseWriter, r *http.Request) bool
+}
+
+// Front puts answer in front of the simulator, as a gateway or a fault
+// proxy would stand: a request it answers (returns true) never reaches
+// CS. nil takes it away.
+func (f *CS) Front(answer func(w http.ResponseWriter, r *http.Request) bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.front = answer
+}
+
+func (f *CS) serve(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	front := f.front
+	f.mu.Unlock()
+	if front != nil && front(w, r) {
+		return
+	}
+	f.Sim.ServeHTTP(w, r)
 }
 
 // Config shapes the client New builds; zero values are a client without
@@ -70,7 +94,7 @@ func (f *CS) NewClient(cfg Config) *ocm.Client {
 		cfg.RetryInterval = time.Millisecond
 	}
 	c, err := ocm.New(context.Background(), ocm.Config{URL: URL, RetryLimit: cfg.RetryLimit, RetryInterval: cfg.RetryInterval,
-		Timeout: cfg.Timeout, Recorder: cfg.Recorder, Transport: testsupport.InMemory(f.Hangs.Handler(f.Sim))}, nil)
+		Timeout: cfg.Timeout, Recorder: cfg.Recorder, Transport: testsupport.InMemory(f.Hangs.Handler(http.HandlerFunc(f.serve)))}, nil)
 	if err != nil {
 		f.t.Fatalf("clusters service client of the fake: %v", err)
 	}

@@ -155,7 +155,7 @@ func TestOddResponses(t *testing.T) {
 		body    string
 		wantErr func(error) bool
 	}{
-		{"404 without body", 404, "", func(err error) bool { return cs.Classify(err) == cs.Absent }},
+		{"404 without body", 404, "", func(err error) bool { return cs.Classify(err) == cs.Unrecognized }},
 		{"500 without body", 500, "", func(err error) bool { return cs.Classify(err) == cs.Failed }},
 		{"200 without body", 200, "", func(err error) bool { return errors.Is(err, errNoBody) }},
 		{"garbled JSON", 200, "{nope", func(err error) bool { return err != nil && cs.Classify(err) != cs.Absent }},

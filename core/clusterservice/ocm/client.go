@@ -63,6 +63,7 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (*Client, error) 
 		RetryInterval(cfg.RetryInterval).
 		Insecure(cfg.Insecure).
 		TransportWrapper(observe(logger, cfg.Recorder)).
+		TransportWrapper(evidence).
 		TransportWrapper(limitBodies).
 		TransportWrapper(keepIdleConns)
 	if cfg.Transport != nil {
@@ -138,15 +139,16 @@ func observe(l *slog.Logger, rec *cs.Recorder) sdk.TransportWrapper {
 	}
 }
 
-// classOf is a request's outcome as the transport sees it: the status of
-// an answer (its body unread, so a 400 is a refusal whatever its words),
-// or what kept it from one.
+// classOf is a request's outcome as the transport sees it: what kept it
+// from an answer CS's own (evidence has turned any other error answer into
+// an error), or the status of one. Its words are not read here, so a 400
+// of CS's is a refusal whatever it says.
 func classOf(resp *http.Response, err error) cs.Class {
 	switch {
 	case err != nil:
 		return cs.Classify(err)
 	case resp.StatusCode >= 400:
-		return cs.Classify(&cs.Error{Status: resp.StatusCode})
+		return cs.Classify(&cs.Error{Status: resp.StatusCode, Reason: http.StatusText(resp.StatusCode)})
 	}
 	return cs.Answered
 }

@@ -10,7 +10,8 @@ import (
 
 // csError turns an SDK result into the domain's error type. The SDK
 // returns no error at all for an error status with an empty body, so the
-// status is checked too.
+// status is checked too: such an answer is no word of CS's (the transport
+// lets only a 5xx or a status-defined one through that way).
 func csError(err error, status int) error {
 	if err != nil {
 		var oe *ocmerrors.Error
@@ -20,7 +21,7 @@ func csError(err error, status int) error {
 		return err
 	}
 	if status >= 400 {
-		return &cs.Error{Status: status, Reason: "error response without a body"}
+		return &cs.UnrecognizedAnswer{Status: status, Shape: "an empty body"}
 	}
 	return nil
 }
