@@ -51,7 +51,9 @@ type recordingReader struct {
 	reqs   []lifecycle.StatusRequest
 	admits []lifecycle.AdmitRequest
 	out    arm.OperationStatus
-	err    error
+	// retryAfter is what the read says of the next poll.
+	retryAfter time.Duration
+	err        error
 	// admitErr refuses at the gate; tenant fills an empty home tenant.
 	admitErr error
 	tenant   string
@@ -70,11 +72,11 @@ func (r *recordingReader) Admit(ctx context.Context, req lifecycle.AdmitRequest)
 	return req.HomeTenantID, nil
 }
 
-func (r *recordingReader) Status(ctx context.Context, req lifecycle.StatusRequest) (arm.OperationStatus, error) {
+func (r *recordingReader) Status(ctx context.Context, req lifecycle.StatusRequest) (lifecycle.OperationStatus, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.reqs = append(r.reqs, req)
-	return r.out, r.err
+	return lifecycle.OperationStatus{OperationStatus: r.out, RetryAfter: r.retryAfter}, r.err
 }
 
 func (r *recordingReader) calls() int {
