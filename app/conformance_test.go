@@ -206,3 +206,51 @@ func checkResultAnswer(t *testing.T, row conformanceRow, got armReply) {
 		}
 	}
 }
+
+// TestARMRequestIDs: the caller's client request id comes back when it
+// asks for it, and the request's line carries the three ids ARM and
+// support search by; a caller the check refuses still gets a request id;
+// a repeated api-version is refused on both routes, naming the parameter.
+func TestARMRequestIDs(t *testing.T) {
+	r := newARMRig(t, nil)
+	op := r.accepted(r.fe.PutCluster(context.Background(), clusterRID("c1"), frontend.ClusterSpec{Location: "eastus", VersionID: "4.20"}, r.opts()))
+	const clientID, correlationID = "3f1b7e1c-0c0e-4a8e-9a65-5a7f7f0c1d11", "b2c4d6e8-1a3b-4c5d-8e9f-0a1b2c3d4e5f"
+	ids := append(caller(), "X-Ms-Client-Request-Id", clientID, "X-Ms-Correlation-Request-Id", correlationID)
+
+	got := r.get(statusPathOf(op.Name()), append(ids, "X-Ms-Return-Client-Request-Id", "true")...)
+	reqID := got.header.Get("X-Ms-Request-Id")
+	if got.status != http.StatusOK || got.header.Get("X-Ms-Client-Request-Id") != clientID || reqID == "" {
+		t.Fatalf("%d %v: want 200, a request id and the client request id echoed", got.status, got.header)
+	}
+	var line map[string]any
+	for _, l := range strings.Split(r.logs.String(), "\n") {
+		if strings.Contains(l, reqID) {
+			if err := json.Unmarshal([]byte(l), &line); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if line["msg"] != "request" || line["request_id"] != reqID || line["client_request_id"] != clientID || line["correlation_request_id"] != correlationID {
+		t.Errorf("the request's line %v; want request_id %s, client_request_id %s, correlation_request_id %s", line, reqID, clientID, correlationID)
+	}
+	if got := r.get(resultPath(op.Name()), ids...); got.header.Get("X-Ms-Client-Request-Id") != "" || got.header.Get("X-Ms-Request-Id") == "" {
+		t.Errorf("not asked to return it: %v", got.header)
+	}
+
+	// No principal: refused before any function runs, still with an id.
+	resp, err := r.handler.Client().Get(r.handler.URL + statusPathOf(op.Name()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("X-Ms-Request-Id") == "" {
+		t.Errorf("refused caller: %d %v, want 401 with x-ms-request-id", resp.StatusCode, resp.Header)
+	}
+
+	for _, p := range []string{statusPathOf(op.Name()), resultPath(op.Name())} {
+		got := r.get(p+"&api-version=2099-01-01", caller()...)
+		if e := armErrorOf(t, got.body); got.status != http.StatusBadRequest || e.Code != arm.CodeInvalidParameter || e.Target != "api-version" {
+			t.Errorf("%s with two api-versions: %d %+v, want 400 %s naming api-version", p, got.status, e, arm.CodeInvalidParameter)
+		}
+	}
+}
