@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"os"
 	"path"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -232,6 +234,20 @@ func TestARMRequestIDs(t *testing.T) {
 	}
 	if line["msg"] != "request" || line["request_id"] != reqID || line["client_request_id"] != clientID || line["correlation_request_id"] != correlationID {
 		t.Errorf("the request's line %v; want request_id %s, client_request_id %s, correlation_request_id %s", line, reqID, clientID, correlationID)
+	}
+	// docs/operating.md's query finds the line by these keys.
+	doc, err := os.ReadFile("../docs/operating.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := regexp.MustCompile("(?s)```kusto\n(// query: request\n.*?)```").FindStringSubmatch(string(doc))
+	if q == nil {
+		t.Fatal("docs/operating.md has no `// query: request` block")
+	}
+	for _, k := range regexp.MustCompile(`\br\.([a-z_]+)`).FindAllStringSubmatch(q[1], -1) {
+		if _, ok := line[k[1]]; !ok && k[1] != "error" { // error: from the invocation's other lines
+			t.Errorf("docs/operating.md's request query reads r.%s, which the request's line lacks: %v", k[1], line)
+		}
 	}
 	if got := r.get(resultPath(op.Name()), ids...); got.header.Get("X-Ms-Client-Request-Id") != "" || got.header.Get("X-Ms-Request-Id") == "" {
 		t.Errorf("not asked to return it: %v", got.header)
