@@ -305,3 +305,21 @@ func TestGatesRunFirst(t *testing.T) {
 		t.Fatalf("gate failure: %d %s, reads %d", r.status, r.body, rec.calls())
 	}
 }
+
+// TestRetryAfterHeader: the read's wait reaches ARM as whole seconds on a
+// running operation's 200; a terminal one (no wait) gets none.
+func TestRetryAfterHeader(t *testing.T) {
+	for _, tc := range []struct {
+		wait time.Duration
+		want string
+	}{{40 * time.Second, "40"}, {0, ""}} {
+		out := sampleStatus()
+		rec := &recordingReader{out: out, retryAfter: tc.wait}
+		ts := newServer(t, rec)
+		got := get(t, ts, http.MethodGet, statusPath(sub, opID)+"?api-version=2024-06-10-preview", map[string]string{
+			operationrequest.HeaderHomeTenantID: tenant, operationrequest.HeaderClientObjectID: client})
+		if got.status != http.StatusOK || got.header.Get("Retry-After") != tc.want {
+			t.Errorf("wait %s: %d Retry-After %q, want 200 and %q", tc.wait, got.status, got.header.Get("Retry-After"), tc.want)
+		}
+	}
+}
