@@ -141,7 +141,7 @@ func New(ctx context.Context, getenv func(string) string, logger *slog.Logger, p
 		return nil, fmt.Errorf("building the lifecycle engine: %w", err)
 	}
 	a.Engine = eng
-	if a.Reads, err = lifecycle.NewReadService(lifecycle.ReadDeps{Store: a.Store, ClusterService: a.ClusterService, Logger: logger},
+	if a.Reads, err = lifecycle.NewReadService(lifecycle.ReadDeps{Store: a.Store, ClusterService: a.ClusterService, Logger: logger, Clock: clk},
 		set.reads); err != nil {
 		return nil, fmt.Errorf("building the lifecycle read service: %w", err)
 	}

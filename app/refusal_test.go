@@ -17,7 +17,7 @@ import (
 // TestRefusedWorkFailsAtOnce: what can never be done fails on its first
 // dispatch with an error that says why, through the real handler and the
 // CS simulator over HTTP, and ARM reads that error from the status
-// endpoint while the result poll answers its contract's 500.
+// endpoint and, with a 400, from the result poll.
 func TestRefusedWorkFailsAtOnce(t *testing.T) {
 	r := newARMRig(t, nil)
 	ctx := context.Background()
@@ -65,9 +65,11 @@ func TestRefusedWorkFailsAtOnce(t *testing.T) {
 			if st.status != http.StatusOK || !strings.Contains(string(st.body), `"status": "Failed"`) || !strings.Contains(string(st.body), tc.want) {
 				t.Errorf("status endpoint: %d %s; want Failed with %q", st.status, st.body, tc.want)
 			}
+			// The result is what the synchronous request would have got:
+			// the operation's own error, a 400 for what was refused.
 			res := r.get(resultPath(tc.op.Name()), caller()...)
-			if res.status != http.StatusInternalServerError || armErrorOf(t, res.body).Code != arm.CodeInternalServerError {
-				t.Errorf("result endpoint: %d %s; want ARM's 500 for a failed operation", res.status, res.body)
+			if e := armErrorOf(t, res.body); res.status != http.StatusBadRequest || e.Code != arm.CodeInvalidRequestContent || !strings.Contains(e.Message, tc.want) {
+				t.Errorf("result endpoint: %d %s; want 400 %s with %q", res.status, res.body, arm.CodeInvalidRequestContent, tc.want)
 			}
 		})
 	}

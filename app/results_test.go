@@ -35,8 +35,8 @@ func TestOperationResults(t *testing.T) {
 		loc.Path != document.OperationResultID(sub, "eastus", create.Name()) || loc.Query().Get("api-version") != armAPIVersion {
 		t.Fatalf("Location = %q", got.header.Get("Location"))
 	}
-	if got.header.Get("Retry-After") != "" || got.header.Get("Azure-AsyncOperation") != "" {
-		t.Errorf("a running result carries more than Location: %v", got.header)
+	if got.header.Get("Retry-After") != "10" || got.header.Get("Azure-AsyncOperation") != "" {
+		t.Errorf("a running result carries more than Location and Retry-After (the poll interval, 10): %v", got.header)
 	}
 	// No Referer: the request's own host.
 	if got := r.get(resultPath(create.Name()), caller()...); !strings.HasPrefix(got.header.Get("Location"), "https://"+strings.TrimPrefix(r.handler.URL, "http://")+"/subscriptions/") {
@@ -143,7 +143,7 @@ func TestOperationResultsRefusals(t *testing.T) {
 		{"two tenants", resultPath(failed.Name()), append(caller(), "X-Ms-Home-Tenant-Id", "11111111-1111-1111-1111-111111111111"), 404, arm.CodeResourceNotFound},
 		{"another subscription", strings.Replace(resultPath(failed.Name()), sub, "00000000-0000-0000-0000-000000000001", 1), caller(), 404, arm.CodeResourceNotFound},
 		{"failed", resultPath(failed.Name()), caller(), 500, arm.CodeInternalServerError},
-		{"canceled", resultPath(canceled.Name()), caller(), 500, arm.CodeInternalServerError},
+		{"canceled", resultPath(canceled.Name()), caller(), 409, arm.CodeCanceled},
 		{"bad operation id", document.OperationResultID(sub, "eastus", "nope") + "?api-version=" + armAPIVersion, caller(), 400, "InvalidResourceName"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

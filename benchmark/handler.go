@@ -13,7 +13,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/lifecycle"
 	"github.com/hcpops/hcpops/functions"
 	dispatchoperations "github.com/hcpops/hcpops/functions/dispatchOperations"
@@ -36,8 +35,8 @@ func (n *nopEngine) Tick(context.Context) (lifecycle.TickResult, error) {
 	return lifecycle.TickResult{}, nil
 }
 
-func (n *nopEngine) Status(context.Context, lifecycle.StatusRequest) (arm.OperationStatus, error) {
-	return arm.OperationStatus{}, lifecycle.ErrOperationNotFound
+func (n *nopEngine) Status(context.Context, lifecycle.StatusRequest) (lifecycle.OperationStatus, error) {
+	return lifecycle.OperationStatus{}, lifecycle.ErrOperationNotFound
 }
 
 func (n *nopEngine) Result(context.Context, lifecycle.StatusRequest) (lifecycle.Result, error) {

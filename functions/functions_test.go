@@ -50,12 +50,12 @@ func (e *recordingEngine) Tick(ctx context.Context) (lifecycle.TickResult, error
 	return lifecycle.TickResult{Polled: 1}, nil
 }
 
-func (e *recordingEngine) Status(ctx context.Context, req lifecycle.StatusRequest) (arm.OperationStatus, error) {
+func (e *recordingEngine) Status(ctx context.Context, req lifecycle.StatusRequest) (lifecycle.OperationStatus, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.statuses = append(e.statuses, req)
 	e.ids = append(e.ids, logging.InvocationID(ctx))
-	return arm.OperationStatus{ID: "x", Name: req.OperationName, Status: arm.ProvisioningStateSucceeded}, nil
+	return lifecycle.OperationStatus{OperationStatus: arm.OperationStatus{ID: "x", Name: req.OperationName, Status: arm.ProvisioningStateSucceeded}}, nil
 }
 
 func (e *recordingEngine) Result(ctx context.Context, req lifecycle.StatusRequest) (lifecycle.Result, error) {

@@ -45,6 +45,10 @@ type entry struct {
 	invocation bool // POST /{function} of a registered function, not a forwarded route
 	summary    Summary
 	err        string // a failed invocation's error, or why a caller was refused
+	ids        armIDs // a forwarded request's ARM ids
+	// expected: the route meant its answer, whatever the status
+	// (AnswerIsExpected); the line stays at Info.
+	expected bool
 }
 
 // endpoint serves a request with serve and writes its one line. An
@@ -99,6 +103,7 @@ func (e entry) line(r *http.Request, status int) (slog.Level, string, []slog.Att
 	if !e.invocation {
 		level := slog.LevelInfo
 		switch {
+		case e.expected:
 		case status >= 500:
 			level = slog.LevelError
 		case e.err != "": // a refused caller
@@ -110,7 +115,7 @@ func (e entry) line(r *http.Request, status int) (slog.Level, string, []slog.Att
 		if e.function != "" {
 			attrs = append(attrs, slog.String(logging.AttrFunction, e.function))
 		}
-		return level, MsgRequest, attrs
+		return level, MsgRequest, append(attrs, e.ids.attrs()...)
 	}
 	level, msg := e.summary.Level, e.summary.Msg
 	if msg == "" {

@@ -142,12 +142,14 @@ func (s *Server) Route(function, method, pattern string, h http.Handler) (err er
 	// the request's line, never to the caller.
 	wrapped := s.endpoint(func(w http.ResponseWriter, r *http.Request, e *entry) {
 		e.function = function
+		e.ids = stampARMIDs(w, r)
 		if ref := s.cfg.Auth.Check(r.Header); ref != nil {
 			e.err = ref.Reason
 			writeJSON(w, ref.Status, ref.Body())
 			return
 		}
-		h.ServeHTTP(w, r.WithContext(logging.WithFunction(r.Context(), function)))
+		ctx := context.WithValue(logging.WithFunction(r.Context(), function), entryKey{}, e)
+		h.ServeHTTP(w, r.WithContext(ctx))
 	})
 	s.router.Method(method, pattern, wrapped)
 	s.router.Method(method, APIRoutePrefix+pattern, wrapped)

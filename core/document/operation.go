@@ -222,5 +222,22 @@ func (d *OperationDocument) ToStatus() arm.OperationStatus {
 		end := o.LastTransitionTime
 		s.EndTime = &end
 	}
+	if s.Error == nil {
+		s.Error = missingError(o.Status)
+	}
 	return s
+}
+
+// missingError stands in for the error of a Failed or Canceled operation
+// whose writer recorded none: ARM requires error.code on both. Every
+// hcpops writer records one, and ARO-HCP's CancelOperation does; a
+// document from an older or foreign writer may not.
+func missingError(s arm.ProvisioningState) *arm.CloudErrorBody {
+	switch s {
+	case arm.ProvisioningStateFailed:
+		return &arm.CloudErrorBody{Code: arm.CodeInternalServerError, Message: "The operation failed; no error was recorded."}
+	case arm.ProvisioningStateCanceled:
+		return &arm.CloudErrorBody{Code: arm.CodeCanceled, Message: "The operation was canceled."}
+	}
+	return nil
 }

@@ -392,3 +392,36 @@ func TestEnvelopePropertiesIndex(t *testing.T) {
 		t.Fatalf("envelopeNames[%d] = %q, want properties", envelopeProperties, envelopeNames[envelopeProperties])
 	}
 }
+
+// TestToStatusErrorOnFailedAndCanceled: ARM requires error.code on a
+// Failed or Canceled status; a document whose writer recorded none still
+// gets one, and a recorded one is kept as it is.
+func TestToStatusErrorOnFailedAndCanceled(t *testing.T) {
+	d, err := ParseOperation(readTestdata(t, "operation.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		status arm.ProvisioningState
+		stored *arm.CloudErrorBody
+		code   string
+	}{
+		{arm.ProvisioningStateCanceled, nil, arm.CodeCanceled},
+		{arm.ProvisioningStateFailed, nil, arm.CodeInternalServerError},
+		{arm.ProvisioningStateCanceled, &arm.CloudErrorBody{Code: arm.CodeCanceled, Message: "This operation was superseded by another"}, arm.CodeCanceled},
+		{arm.ProvisioningStateFailed, &arm.CloudErrorBody{Code: "OCM3055", Message: "install failed"}, "OCM3055"},
+		{arm.ProvisioningStateSucceeded, nil, ""},
+		{arm.ProvisioningStateProvisioning, nil, ""},
+	} {
+		d.Properties.Status, d.Properties.Error = tc.status, tc.stored
+		s := d.ToStatus()
+		if got := ""; s.Error != nil {
+			got = s.Error.Code
+			if got != tc.code || s.Error.Message == "" {
+				t.Errorf("%s with %+v: error %+v, want code %q and a message", tc.status, tc.stored, s.Error, tc.code)
+			}
+		} else if tc.code != "" {
+			t.Errorf("%s with %+v: no error, want code %q", tc.status, tc.stored, tc.code)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hcpops/hcpops/core/admission"
+	"github.com/hcpops/hcpops/core/clock"
 	"github.com/hcpops/hcpops/core/clusterservice"
 	"github.com/hcpops/hcpops/core/store"
 )
@@ -21,16 +22,19 @@ import (
 type ReadService struct {
 	store store.Store
 	// cs reads break-glass credentials for their results, on demand.
-	cs  clusterservice.Client
-	log *slog.Logger
-	cfg ReadConfig
+	cs    clusterservice.Client
+	log   *slog.Logger
+	clock clock.Clock
+	cfg   ReadConfig
 }
 
-// ReadDeps are the read service's collaborators; Logger is optional.
+// ReadDeps are the read service's collaborators; Logger and Clock are
+// optional (Clock dates how long an operation has run, for Retry-After).
 type ReadDeps struct {
 	Store          store.Store
 	ClusterService clusterservice.Client
 	Logger         *slog.Logger
+	Clock          clock.Clock
 }
 
 // ReadConfig tunes the read service. Zero values mean the defaults.
@@ -42,6 +46,11 @@ type ReadConfig struct {
 	// does not answer costs one poll (ARM polls again), not a request
 	// held until the host gives up.
 	Timeout time.Duration
+	// RetryAfter is what ARM's polls of a running operation are told to
+	// wait (HCPOPS_RETRY_AFTER); RetryAfterSlow caps the wait in a slow
+	// phase (HCPOPS_RETRY_AFTER_SLOW). Whole seconds within ARM's 10 s to
+	// 600 s; zero means the default.
+	RetryAfter, RetryAfterSlow time.Duration
 }
 
 // DefaultReadTimeout is ReadConfig.Timeout's default, the same bound a
@@ -49,13 +58,26 @@ type ReadConfig struct {
 const DefaultReadTimeout = DefaultWriteTimeout
 
 // ReadConfigFromEnv reads the admission settings (HCPOPS_API_VERSIONS,
-// HCPOPS_SUBSCRIPTION_DOCUMENT); each error names the setting and value.
+// HCPOPS_SUBSCRIPTION_DOCUMENT) and the Retry-After ones
+// (HCPOPS_RETRY_AFTER, HCPOPS_RETRY_AFTER_SLOW); each error names the
+// setting and value.
 func ReadConfigFromEnv(getenv func(string) string) (ReadConfig, error) {
 	a, err := admission.ConfigFromEnv(getenv)
 	if err != nil {
 		return ReadConfig{}, err
 	}
-	return ReadConfig{Admission: a, Timeout: DefaultReadTimeout}, nil
+	cfg := ReadConfig{Admission: a, Timeout: DefaultReadTimeout}
+	if cfg.RetryAfter, err = retryAfterFromEnv(getenv, EnvRetryAfter, DefaultRetryAfter); err != nil {
+		return ReadConfig{}, err
+	}
+	if cfg.RetryAfterSlow, err = retryAfterFromEnv(getenv, EnvRetryAfterSlow, max(DefaultRetryAfterSlow, cfg.RetryAfter)); err != nil {
+		return ReadConfig{}, err
+	}
+	if cfg.RetryAfterSlow < cfg.RetryAfter {
+		return ReadConfig{}, fmt.Errorf("%s=%s is below %s=%s: the slow phases' cap cannot be shorter than the usual wait",
+			EnvRetryAfterSlow, cfg.RetryAfterSlow, EnvRetryAfter, cfg.RetryAfter)
+	}
+	return cfg, nil
 }
 
 // NewReadService builds the read service.
@@ -76,10 +98,13 @@ func NewReadService(deps ReadDeps, cfg ReadConfig) (*ReadService, error) {
 	case cfg.Timeout == 0:
 		cfg.Timeout = DefaultReadTimeout
 	}
+	if err := checkRetryAfter(&cfg); err != nil {
+		return nil, err
+	}
 	if deps.Logger == nil {
 		deps.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &ReadService{store: deps.Store, cs: deps.ClusterService, log: deps.Logger, cfg: cfg}, nil
+	return &ReadService{store: deps.Store, cs: deps.ClusterService, log: deps.Logger, clock: clock.OrReal(deps.Clock), cfg: cfg}, nil
 }
 
 // StatusRequest identifies an operation-status read and its caller.

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"strings"
+	"time"
 
 	"github.com/hcpops/hcpops/core/arm"
 	cs "github.com/hcpops/hcpops/core/clusterservice"
@@ -36,6 +37,12 @@ type Result struct {
 	// credential for RequestCredential; nil otherwise. A credential body
 	// holds a secret: hand it to ARM and nowhere else.
 	Body []byte
+	// Error is the operation's own error once it failed or was canceled
+	// (never nil then: see document.ToStatus).
+	Error *arm.CloudErrorBody
+	// RetryAfter is how long ARM should wait before it asks again while
+	// the operation runs; zero once it is terminal.
+	RetryAfter time.Duration
 }
 
 // String leaves the body out: it may hold a kubeconfig.
@@ -64,8 +71,9 @@ func (r *ReadService) Result(ctx context.Context, req StatusRequest) (Result, er
 		return Result{}, err
 	}
 	p := &op.Properties
-	res := Result{Status: p.Status, Request: p.Request, OperationID: p.OperationID}
+	res := Result{Status: p.Status, Request: p.Request, OperationID: p.OperationID, RetryAfter: r.retryAfter(op)}
 	if p.Status != arm.ProvisioningStateSucceeded {
+		res.Error = op.ToStatus().Error
 		return res, nil
 	}
 	switch p.Request {

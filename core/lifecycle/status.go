@@ -3,21 +3,30 @@ package lifecycle
 import (
 	"context"
 	"strings"
+	"time"
 
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/document"
 )
 
+// OperationStatus is a status read: ARM's body and, while the operation
+// runs, how long ARM should wait before it asks again (its Retry-After).
+type OperationStatus struct {
+	arm.OperationStatus
+	// RetryAfter is zero once the operation is terminal.
+	RetryAfter time.Duration `json:"-"`
+}
+
 // Status reads the operation named in req and renders it for ARM,
 // applying the visibility rules of ARO-HCP's frontend. The location in
 // the path is ignored, as ARO-HCP ignores it. A request that cannot name
 // an operation (bad subscription or UUID) is simply not found.
-func (r *ReadService) Status(ctx context.Context, req StatusRequest) (arm.OperationStatus, error) {
+func (r *ReadService) Status(ctx context.Context, req StatusRequest) (OperationStatus, error) {
 	op, err := r.visibleOperation(ctx, req)
 	if err != nil {
-		return arm.OperationStatus{}, err
+		return OperationStatus{}, err
 	}
-	return op.ToStatus(), nil
+	return OperationStatus{OperationStatus: op.ToStatus(), RetryAfter: r.retryAfter(op)}, nil
 }
 
 // invisible says why ARM must not show op to this caller ("" when it may):

@@ -68,11 +68,11 @@ func (fixedStatus) Admit(_ context.Context, r lifecycle.AdmitRequest) (string, e
 	return r.HomeTenantID, nil
 }
 
-func (fixedStatus) Status(_ context.Context, r lifecycle.StatusRequest) (arm.OperationStatus, error) {
+func (fixedStatus) Status(_ context.Context, r lifecycle.StatusRequest) (lifecycle.OperationStatus, error) {
 	if r.HomeTenantID != "tenant-1" {
-		return arm.OperationStatus{}, lifecycle.ErrOperationNotVisible
+		return lifecycle.OperationStatus{}, lifecycle.ErrOperationNotVisible
 	}
-	return arm.OperationStatus{ID: r.Location + "/" + r.OperationName, Name: r.OperationName, Status: arm.ProvisioningStateSucceeded}, nil
+	return lifecycle.OperationStatus{OperationStatus: arm.OperationStatus{ID: r.Location + "/" + r.OperationName, Name: r.OperationName, Status: arm.ProvisioningStateSucceeded}}, nil
 }
 
 // The project's own operationStatus function answers through this host

@@ -1,13 +1,16 @@
 // Package operationresults is the operationResults function: ARM's GET on
 // the Location URL of a PATCH, DELETE or POST,
 // .../locations/{location}/hcpOperationResults/{operationId}. It answers as
-// ARO-HCP's frontend does: 202 while the operation runs, 500 once it failed
-// or was canceled, and on success what a synchronous request would have
-// returned (the resource, a credential, or no content).
+// ARM's async contract asks: 202 with Retry-After while the operation
+// runs, and once it is done what a synchronous request would have
+// returned — the resource, a credential or no content; for a failed or
+// canceled operation its own error with a 4xx or 5xx (ARO-HCP's frontend
+// answers a generic 500; docs/arm.md says why hcpops does not).
 package operationresults
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -81,17 +84,15 @@ func (f *Function) render(ctx context.Context, req operationrequest.Request, res
 	switch res.Status {
 	case arm.ProvisioningStateSucceeded:
 	case arm.ProvisioningStateFailed, arm.ProvisioningStateCanceled:
-		// ARM reads the error from the status endpoint; this one only says
-		// there is no result.
-		return operationrequest.ARMError(http.StatusInternalServerError, arm.CodeInternalServerError, "",
-			fmt.Sprintf("The operation ended in state '%s'; its status holds the error.", res.Status))
+		return f.failure(ctx, req, res)
 	default:
 		loc, err := location(req, res.OperationID)
 		if err != nil {
 			f.logger.ErrorContext(ctx, "building the Location header", "operation_id", req.OperationID, "error", err)
 			return operationrequest.InternalError()
 		}
-		return operationrequest.Answer{Status: http.StatusAccepted, Header: http.Header{"Location": {loc}}}
+		ans := operationrequest.Answer{Status: http.StatusAccepted, Header: http.Header{"Location": {loc}}}
+		return operationrequest.WithRetryAfter(ans, res.RetryAfter)
 	}
 	switch res.Request {
 	case document.RequestCreate:
@@ -103,6 +104,33 @@ func (f *Function) render(ctx context.Context, req operationrequest.Request, res
 	}
 	f.logger.ErrorContext(ctx, "operation has an unknown request", "operation_id", req.OperationID, "request", res.Request)
 	return operationrequest.InternalError()
+}
+
+// failure answers what the synchronous request would have: the
+// operation's own error, with the status arm.FailureStatus gives it. It is
+// an expected answer, logged at Info.
+func (f *Function) failure(ctx context.Context, req operationrequest.Request, res lifecycle.Result) operationrequest.Answer {
+	e := res.Error
+	if e == nil { // the lifecycle fills one in; never answer an empty error
+		code := arm.CodeInternalServerError
+		if res.Status == arm.ProvisioningStateCanceled {
+			code = arm.CodeCanceled
+		}
+		e = &arm.CloudErrorBody{Code: code, Message: fmt.Sprintf("The operation ended in state '%s'.", res.Status)}
+	}
+	status := arm.FailureStatus(res.Status, e.Code)
+	f.logger.InfoContext(ctx, "operation ended without a result", "operation_id", req.OperationID,
+		"operation_status", string(res.Status), "error_code", e.Code, "http_status", status)
+	body, err := json.MarshalIndent(struct {
+		Error *arm.CloudErrorBody `json:"error"`
+	}{e}, "", "    ")
+	if err != nil {
+		f.logger.ErrorContext(ctx, "encoding the operation's error", "operation_id", req.OperationID, "error", err)
+		return operationrequest.InternalError()
+	}
+	ans := operationrequest.JSON(status, body)
+	ans.Expected = true
+	return ans
 }
 
 // location is the Location header of a running operation: this endpoint

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/hcpops/hcpops/core/admission"
 	"github.com/hcpops/hcpops/core/arm"
@@ -67,9 +68,14 @@ func TestRender(t *testing.T) {
 		status int
 		body   string // substring; "" means no body
 	}{
-		{"running", lifecycle.Result{Status: arm.ProvisioningStateProvisioning, OperationID: opIDPath}, nil, 202, ""},
+		{"running", lifecycle.Result{Status: arm.ProvisioningStateProvisioning, OperationID: opIDPath, RetryAfter: 20 * time.Second}, nil, 202, ""},
 		{"failed", lifecycle.Result{Status: arm.ProvisioningStateFailed, Request: document.RequestCreate}, nil, 500, "InternalServerError"},
-		{"canceled", lifecycle.Result{Status: arm.ProvisioningStateCanceled, Request: document.RequestUpdate}, nil, 500, "Canceled"},
+		{"failed, refused", lifecycle.Result{Status: arm.ProvisioningStateFailed, Request: document.RequestCreate, Error: &arm.CloudErrorBody{
+			Code: arm.CodeInvalidRequestContent, Message: "Clusters Service refused", Target: "properties.version",
+			Details: []arm.CloudErrorBody{{Code: "OCM4010", Message: "bad version"}}}}, nil, 400, `"target": "properties.version"`},
+		{"failed, CS's install", lifecycle.Result{Status: arm.ProvisioningStateFailed, Request: document.RequestCreate, Error: &arm.CloudErrorBody{
+			Code: "OCM3055", Message: "install failed"}}, nil, 500, `"code": "OCM3055"`},
+		{"canceled", lifecycle.Result{Status: arm.ProvisioningStateCanceled, Request: document.RequestUpdate}, nil, 409, `"code": "Canceled"`},
 		{"create", lifecycle.Result{Status: arm.ProvisioningStateSucceeded, Request: document.RequestCreate, Body: []byte(`{"id":"x"}`)}, nil, 201, `{"id":"x"}`},
 		{"update", lifecycle.Result{Status: arm.ProvisioningStateSucceeded, Request: document.RequestUpdate, Body: []byte(`{"id":"x"}`)}, nil, 200, `{"id":"x"}`},
 		{"credential", lifecycle.Result{Status: arm.ProvisioningStateSucceeded, Request: document.RequestRequestCredential, Body: []byte(`{"kubeconfig":"k"}`)}, nil, 200, "kubeconfig"},
@@ -98,6 +104,9 @@ func TestRender(t *testing.T) {
 				want := "https://management.azure.com" + document.OperationResultID(sub, "westus", opID) + "?api-version=2024-06-10-preview"
 				if got := resp.Header.Get("Location"); got != want {
 					t.Errorf("Location = %q, want %q (the operation's location)", got, want)
+				}
+				if got := resp.Header.Get("Retry-After"); got != "20" {
+					t.Errorf("Retry-After = %q, want the read's 20 (seconds)", got)
 				}
 			}
 		})

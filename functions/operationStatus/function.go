@@ -25,7 +25,7 @@ const Name = "operationStatus"
 // (*lifecycle.Engine satisfies it): the request gates, then the read.
 type StatusReader interface {
 	operationrequest.Admitter
-	Status(ctx context.Context, req lifecycle.StatusRequest) (arm.OperationStatus, error)
+	Status(ctx context.Context, req lifecycle.StatusRequest) (lifecycle.OperationStatus, error)
 }
 
 // Function answers operation-status reads; the embedded Endpoint serves
@@ -62,7 +62,7 @@ func (f *Function) answer(ctx context.Context, req operationrequest.Request) ope
 			f.logger.ErrorContext(ctx, "encoding operation status", "operation_id", op, "error", err)
 			return operationrequest.InternalError()
 		}
-		return operationrequest.JSON(http.StatusOK, body)
+		return operationrequest.WithRetryAfter(operationrequest.JSON(http.StatusOK, body), status.RetryAfter)
 	case errors.Is(err, lifecycle.ErrOperationNotVisible):
 		// ARM's rule: do not even confirm the operation exists.
 		return operationrequest.Answer{Status: http.StatusNotFound}

@@ -51,7 +51,9 @@ type recordingReader struct {
 	reqs   []lifecycle.StatusRequest
 	admits []lifecycle.AdmitRequest
 	out    arm.OperationStatus
-	err    error
+	// retryAfter is what the read says of the next poll.
+	retryAfter time.Duration
+	err        error
 	// admitErr refuses at the gate; tenant fills an empty home tenant.
 	admitErr error
 	tenant   string
@@ -70,11 +72,11 @@ func (r *recordingReader) Admit(ctx context.Context, req lifecycle.AdmitRequest)
 	return req.HomeTenantID, nil
 }
 
-func (r *recordingReader) Status(ctx context.Context, req lifecycle.StatusRequest) (arm.OperationStatus, error) {
+func (r *recordingReader) Status(ctx context.Context, req lifecycle.StatusRequest) (lifecycle.OperationStatus, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.reqs = append(r.reqs, req)
-	return r.out, r.err
+	return lifecycle.OperationStatus{OperationStatus: r.out, RetryAfter: r.retryAfter}, r.err
 }
 
 func (r *recordingReader) calls() int {
@@ -301,5 +303,23 @@ func TestGatesRunFirst(t *testing.T) {
 	ts = newServer(t, rec)
 	if r := get(t, ts, http.MethodGet, statusPath(sub, opID)+"?api-version=x", nil); r.status != 500 || rec.calls() != 0 {
 		t.Fatalf("gate failure: %d %s, reads %d", r.status, r.body, rec.calls())
+	}
+}
+
+// TestRetryAfterHeader: the read's wait reaches ARM as whole seconds on a
+// running operation's 200; a terminal one (no wait) gets none.
+func TestRetryAfterHeader(t *testing.T) {
+	for _, tc := range []struct {
+		wait time.Duration
+		want string
+	}{{40 * time.Second, "40"}, {0, ""}} {
+		out := sampleStatus()
+		rec := &recordingReader{out: out, retryAfter: tc.wait}
+		ts := newServer(t, rec)
+		got := get(t, ts, http.MethodGet, statusPath(sub, opID)+"?api-version=2024-06-10-preview", map[string]string{
+			operationrequest.HeaderHomeTenantID: tenant, operationrequest.HeaderClientObjectID: client})
+		if got.status != http.StatusOK || got.header.Get("Retry-After") != tc.want {
+			t.Errorf("wait %s: %d Retry-After %q, want 200 and %q", tc.wait, got.status, got.header.Get("Retry-After"), tc.want)
+		}
 	}
 }

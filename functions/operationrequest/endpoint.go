@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/handlers"
@@ -31,6 +33,9 @@ func (e Endpoint) Register(s *handlers.Server) error {
 // ServeHTTP answers a forwarded request.
 func (e Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ans := e.Answer(r.Context(), fromHTTP(r))
+	if ans.Expected {
+		handlers.AnswerIsExpected(r.Context())
+	}
 	for k, vs := range ans.Header {
 		w.Header()[k] = vs
 	}
@@ -61,6 +66,9 @@ type Answer struct {
 	Status int
 	Header http.Header
 	Body   []byte
+	// Expected: a 5xx that is the answer meant (an operation's own
+	// failure), not a fault; the request's line stays at Info.
+	Expected bool
 }
 
 // JSON is an answer with a JSON body.
@@ -79,4 +87,17 @@ func ARMError(status int, code, target, msg string) Answer {
 // InternalError is the answer when a dependency failed; the cause is logged.
 func InternalError() Answer {
 	return ARMError(http.StatusInternalServerError, arm.CodeInternalServerError, "", "An internal error occurred; retry the request.")
+}
+
+// WithRetryAfter adds ARM's Retry-After (whole seconds) to ans when d is
+// positive: how long ARM should wait before it polls again.
+func WithRetryAfter(ans Answer, d time.Duration) Answer {
+	if d <= 0 {
+		return ans
+	}
+	if ans.Header == nil {
+		ans.Header = http.Header{}
+	}
+	ans.Header.Set("Retry-After", strconv.Itoa(int(d/time.Second)))
+	return ans
 }

@@ -35,6 +35,9 @@ func TestGateAsUpstream(t *testing.T) {
 			http.StatusBadRequest, arm.CodeInvalidParameter, "The request is missing required parameter 'subscriptionid'.", ""},
 		{"no subscription, no api-version", Request{Location: "eastus", OperationID: op},
 			http.StatusBadRequest, arm.CodeInvalidParameter, "The request is missing required parameter 'api-version'.", "api-version"},
+		{"api-version twice", Request{Location: "eastus", OperationID: op, SubscriptionID: "1d3378d3-5a3f-4712-85a1-2485495dfc4b",
+			APIVersion: "2024-06-10-preview", APIVersions: 2},
+			http.StatusBadRequest, arm.CodeInvalidParameter, "The query parameter 'api-version' was given 2 times; give it once.", "api-version"},
 		{"not an operation path", Request{}, http.StatusBadRequest, CodeInvalidSubscriptionID,
 			"The subscription id '' in the path is not a valid UUID.", "subscriptionId"},
 	} {

@@ -41,7 +41,10 @@ const (
 type Request struct {
 	SubscriptionID, Location, OperationID string
 	APIVersion                            string
-	HomeTenantID, ClientObjectID          string
+	// APIVersions is how many times api-version was given; ARM sends it
+	// once, and more than once is refused rather than answered by a pick.
+	APIVersions                  int
+	HomeTenantID, ClientObjectID string
 	// IdentityConflict: an identity header came with disagreeing (or
 	// unreadable) values, so the caller cannot be told apart and sees
 	// nothing.
@@ -66,6 +69,7 @@ func fromHTTP(r *http.Request) Request {
 		Location:       chi.URLParam(r, "location"),
 		OperationID:    chi.URLParam(r, "operationId"),
 		APIVersion:     r.URL.Query().Get(APIVersionParameter),
+		APIVersions:    len(r.URL.Query()[APIVersionParameter]),
 		HomeTenantID:   tenant, ClientObjectID: client,
 		IdentityConflict: c1 || c2,
 		Referer:          r.Referer(),
@@ -95,6 +99,10 @@ func oneValue(vals []string) (value string, conflict bool) {
 // request with an identity conflict passes the gate: the caller decides
 // how "not visible" reads for its endpoint.
 func Gate(ctx context.Context, a Admitter, logger *slog.Logger, req Request) (Request, Answer, bool) {
+	if req.APIVersions > 1 {
+		return req, ARMError(http.StatusBadRequest, arm.CodeInvalidParameter, APIVersionParameter,
+			fmt.Sprintf("The query parameter '%s' was given %d times; give it once.", APIVersionParameter, req.APIVersions)), false
+	}
 	badSubscription := ARMError(http.StatusBadRequest, CodeInvalidSubscriptionID, "subscriptionId",
 		fmt.Sprintf("The subscription id '%s' in the path is not a valid UUID.", req.SubscriptionID))
 	if req.SubscriptionID == "" && req.OperationID != "" {
