@@ -182,7 +182,10 @@ type Cluster struct {
 	Azure                       AzureRef
 	NodeDrainGracePeriodMinutes int
 	AuthorizedCIDRs             []string
-	Status                      ClusterStatus
+	// Version is the OpenShift version CS reports the cluster at, as a
+	// raw id ("4.21.20"; "" when CS names none).
+	Version string
+	Status  ClusterStatus
 }
 
 type InflightCheck struct {
@@ -218,7 +221,10 @@ type NodePool struct {
 	Href     string
 	Replicas int
 	Labels   map[string]string
-	Status   NodePoolStatus
+	// Version is the node pool's OpenShift version as CS reports it, a
+	// raw id ("4.20.10"; "" when CS names none).
+	Version string
+	Status  NodePoolStatus
 }
 
 type ExternalAuthSpec struct {

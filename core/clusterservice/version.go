@@ -1,6 +1,9 @@
 package clusterservice
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Version is an OpenShift version as Clusters Service offers it: what an
 // ARO-HCP frontend lists as hcpOpenShiftVersions and reads to check a
@@ -16,4 +19,18 @@ type Version struct {
 	Default           bool
 	EndOfLife         time.Time
 	AvailableUpgrades []string
+}
+
+// RawVersion is the raw id ("4.21.20") of a version CS names by rawID or,
+// without one, by its id ("openshift-v4.21.20-candidate" or a bare
+// "4.21.20" as a client posted it); "" when it names neither.
+func RawVersion(id, rawID, channelGroup string) string {
+	if rawID != "" {
+		return rawID
+	}
+	id = strings.TrimPrefix(id, "openshift-v")
+	if channelGroup != "" {
+		id = strings.TrimSuffix(id, "-"+channelGroup)
+	}
+	return id
 }

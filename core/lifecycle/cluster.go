@@ -33,14 +33,24 @@ func (c cluster) spec(ctx context.Context, j *job, href string) ([]*state.Operat
 	if err != nil {
 		return nil, err
 	}
-	return []*state.OperationState{s, specState("clusterServiceClusterSpec", clusterSpecDiffers(j.res, got))}, nil
+	return []*state.OperationState{s, specState("clusterServiceClusterSpec", clusterSpecDiffers(j.res, got)),
+		versionState("clusterServiceClusterVersion", "cluster", j.res.Version().ID, got.Version)}, nil
 }
 
+// patch reads CS's cluster first: a change the patch cannot carry (its
+// version) is refused before anything is sent.
 func (c cluster) patch(ctx context.Context, j *job, href string) error {
 	if err := checkClusterPatch(j.res); err != nil {
 		return err
 	}
-	_, err := c.cs.PatchCluster(ctx, href, clusterPatch(j.res))
+	live, err := c.cs.GetCluster(ctx, href)
+	if err != nil {
+		return fmt.Errorf("reading cluster %s before its update: %w", href, err)
+	}
+	if r := versionUncarried("cluster", j.res.Version().ID, live.Version); r != nil {
+		return r
+	}
+	_, err = c.cs.PatchCluster(ctx, href, clusterPatch(j.res))
 	return err
 }
 

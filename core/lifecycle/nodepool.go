@@ -39,13 +39,23 @@ func (nodePool) spec(ctx context.Context, j *job, href string) ([]*state.Operati
 	if err != nil {
 		return nil, err
 	}
-	return []*state.OperationState{s, specState("clusterServiceNodePoolSpec", differs)}, nil
+	return []*state.OperationState{s, specState("clusterServiceNodePoolSpec", differs),
+		versionState("clusterServiceNodePoolVersion", "node pool", j.res.Version().ID, np.Version)}, nil
 }
 
+// patch reads CS's node pool first: a change the patch cannot carry (its
+// version) is refused before anything is sent.
 func (n nodePool) patch(ctx context.Context, j *job, href string) error {
 	spec, err := nodePoolSpec(j.res)
 	if err != nil {
 		return err
+	}
+	live, err := n.cs.GetNodePool(ctx, href)
+	if err != nil {
+		return fmt.Errorf("reading node pool %s before its update: %w", href, err)
+	}
+	if r := versionUncarried("node pool", spec.Version.ID, live.Version); r != nil {
+		return r
 	}
 	replicas := int(spec.Replicas)
 	_, err = n.cs.PatchNodePool(ctx, href, cs.NodePoolPatch{Replicas: &replicas, Labels: spec.Labels})
