@@ -1,6 +1,7 @@
 package clusterservice
 
 import (
+	"strconv"
 	"strings"
 	"time"
 )
@@ -33,4 +34,23 @@ func RawVersion(id, rawID, channelGroup string) string {
 		id = strings.TrimSuffix(id, "-"+channelGroup)
 	}
 	return id
+}
+
+// CompareVersions orders raw ids numerically ("4.20.10" after "4.20.8");
+// a part that is not a number counts as 0.
+func CompareVersions(a, b string) int {
+	as, bs := strings.Split(a, "."), strings.Split(b, ".")
+	for i := 0; i < len(as) || i < len(bs); i++ {
+		var x, y int
+		if i < len(as) {
+			x, _ = strconv.Atoi(as[i])
+		}
+		if i < len(bs) {
+			y, _ = strconv.Atoi(bs[i])
+		}
+		if x != y {
+			return x - y
+		}
+	}
+	return 0
 }

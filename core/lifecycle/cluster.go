@@ -12,7 +12,10 @@ import (
 
 // cluster is the cluster kind: a CS cluster at /api/aro_hcp/v1alpha1/
 // clusters/{id}, whose ID the create chooses before it POSTs.
-type cluster struct{ cs cs.Client }
+type cluster struct {
+	cs cs.Client
+	up upgrades
+}
 
 func (cluster) noun() string { return "cluster" }
 
@@ -33,12 +36,17 @@ func (c cluster) spec(ctx context.Context, j *job, href string) ([]*state.Operat
 	if err != nil {
 		return nil, err
 	}
-	return []*state.OperationState{s, specState("clusterServiceClusterSpec", clusterSpecDiffers(j.res, got)),
-		versionState("clusterServiceClusterVersion", "cluster", j.res.Version().ID, got.Version)}, nil
+	v, err := c.up.state(ctx, c.up.controlPlane(href), "clusterServiceClusterVersion", j.res.Version().ID, got.Version,
+		j.op.Properties.StartTime)
+	if err != nil {
+		return nil, err
+	}
+	return []*state.OperationState{s, specState("clusterServiceClusterSpec", clusterSpecDiffers(j.res, got)), v}, nil
 }
 
-// patch reads CS's cluster first: a change the patch cannot carry (its
-// version) is refused before anything is sent.
+// patch reads CS's cluster first and asks CS for the control plane
+// upgrade a version change needs (refused, naming the versions possible,
+// when CS offers none), then PATCHes the other fields.
 func (c cluster) patch(ctx context.Context, j *job, href string) error {
 	if err := checkClusterPatch(j.res); err != nil {
 		return err
@@ -47,8 +55,10 @@ func (c cluster) patch(ctx context.Context, j *job, href string) error {
 	if err != nil {
 		return fmt.Errorf("reading cluster %s before its update: %w", href, err)
 	}
-	if r := versionUncarried("cluster", j.res.Version().ID, live.Version); r != nil {
-		return r
+	v := j.res.Version()
+	asked := versionAsked{want: v.ID, group: channelGroup(v.ChannelGroup), running: live.Version}
+	if err := c.up.start(ctx, c.up.controlPlane(href), asked); err != nil {
+		return err
 	}
 	_, err = c.cs.PatchCluster(ctx, href, clusterPatch(j.res))
 	return err

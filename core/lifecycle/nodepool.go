@@ -12,7 +12,10 @@ import (
 
 // nodePool is the node pool kind: a child of its cluster in CS, at
 // {cluster href}/node_pools/{lower-cased ARM name}.
-type nodePool struct{ cs cs.Client }
+type nodePool struct {
+	cs cs.Client
+	up upgrades
+}
 
 func (nodePool) noun() string { return "node pool" }
 
@@ -26,7 +29,7 @@ func (nodePool) status(ctx context.Context, j *job, href string) (*state.Operati
 	return convertNodePool(j, href, st)
 }
 
-func (nodePool) spec(ctx context.Context, j *job, href string) ([]*state.OperationState, error) {
+func (n nodePool) spec(ctx context.Context, j *job, href string) ([]*state.OperationState, error) {
 	np, err := j.reads.nodePool(ctx, href)
 	if err != nil {
 		return nil, fmt.Errorf("reading node pool %s: %w", href, err)
@@ -39,12 +42,18 @@ func (nodePool) spec(ctx context.Context, j *job, href string) ([]*state.Operati
 	if err != nil {
 		return nil, err
 	}
-	return []*state.OperationState{s, specState("clusterServiceNodePoolSpec", differs),
-		versionState("clusterServiceNodePoolVersion", "node pool", j.res.Version().ID, np.Version)}, nil
+	v, err := n.up.state(ctx, n.up.nodePool(href), "clusterServiceNodePoolVersion", j.res.Version().ID, np.Version,
+		j.op.Properties.StartTime)
+	if err != nil {
+		return nil, err
+	}
+	return []*state.OperationState{s, specState("clusterServiceNodePoolSpec", differs), v}, nil
 }
 
-// patch reads CS's node pool first: a change the patch cannot carry (its
-// version) is refused before anything is sent.
+// patch reads CS's node pool first and asks CS for the upgrade a version
+// change needs, bounded by its control plane's version (refused, naming
+// the versions possible, when CS offers none), then PATCHes the replicas
+// and labels.
 func (n nodePool) patch(ctx context.Context, j *job, href string) error {
 	spec, err := nodePoolSpec(j.res)
 	if err != nil {
@@ -54,8 +63,17 @@ func (n nodePool) patch(ctx context.Context, j *job, href string) error {
 	if err != nil {
 		return fmt.Errorf("reading node pool %s before its update: %w", href, err)
 	}
-	if r := versionUncarried("node pool", spec.Version.ID, live.Version); r != nil {
-		return r
+	asked := versionAsked{want: spec.Version.ID, group: channelGroup(spec.Version.ChannelGroup), running: live.Version}
+	if !versionRuns(asked.want, asked.running) {
+		_, clusterHref := cs.ParseHref(href)
+		cp, err := n.cs.GetCluster(ctx, clusterHref)
+		if err != nil {
+			return fmt.Errorf("reading cluster %s before the upgrade of node pool %s: %w", clusterHref, href, err)
+		}
+		asked.ceiling = cp.Version
+	}
+	if err := n.up.start(ctx, n.up.nodePool(href), asked); err != nil {
+		return err
 	}
 	replicas := int(spec.Replicas)
 	_, err = n.cs.PatchNodePool(ctx, href, cs.NodePoolPatch{Replicas: &replicas, Labels: spec.Labels})

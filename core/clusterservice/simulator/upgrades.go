@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -128,7 +127,7 @@ func (s *Simulator) resolveVersion(v *arohcp.Version) *arohcp.VersionBuilder {
 			break
 		}
 		if strings.HasPrefix(o.RawID, raw+".") && strings.Count(raw, ".") == 1 &&
-			(best == nil || CompareVersions(o.RawID, best.RawID) > 0) {
+			(best == nil || cs.CompareVersions(o.RawID, best.RawID) > 0) {
 			best = o
 		}
 	}
@@ -160,24 +159,6 @@ func (s *Simulator) checkUpgrade(kind, from, to, group string) (*cs.Version, err
 		return nil, errf(http.StatusBadRequest, "Can't upgrade %s from version '%s' to '%s': no upgrade path", kind, from, to)
 	}
 	return target, nil
-}
-
-// CompareVersions orders raw ids ("4.20.10" after "4.20.8") numerically.
-func CompareVersions(a, b string) int {
-	as, bs := strings.Split(a, "."), strings.Split(b, ".")
-	for i := 0; i < len(as) || i < len(bs); i++ {
-		var x, y int
-		if i < len(as) {
-			x, _ = strconv.Atoi(as[i])
-		}
-		if i < len(bs) {
-			y, _ = strconv.Atoi(bs[i])
-		}
-		if x != y {
-			return x - y
-		}
-	}
-	return 0
 }
 
 // newPolicy starts a policy to version now, taking the armed failure.
@@ -294,7 +275,7 @@ func (s *Simulator) postNodePoolUpgradePolicy(w http.ResponseWriter, r *http.Req
 			}
 			from, group := np.version(now)
 			to := cs.RawVersion(in.Version(), "", group)
-			if cp, _ := c.version(now); CompareVersions(to, cp) > 0 {
+			if cp, _ := c.version(now); cs.CompareVersions(to, cp) > 0 {
 				return nil, errf(http.StatusBadRequest,
 					"Can't upgrade node pool '%s' to '%s': newer than its control plane version '%s'", np.id, to, cp)
 			}
