@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/hcpops/hcpops/core/arm"
 	cs "github.com/hcpops/hcpops/core/clusterservice"
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/state"
@@ -24,7 +25,15 @@ func (c cluster) status(ctx context.Context, j *job, href string) (*state.Operat
 	if err != nil {
 		return nil, fmt.Errorf("reading status of cluster %s: %w", href, err)
 	}
-	return c.convert(ctx, j, href, st)
+	s, err := c.convert(ctx, j, href, st)
+	if err != nil || j.op.Properties.Request != document.RequestCreate || s.ProvisioningState != arm.ProvisioningStateSucceeded {
+		return s, err
+	}
+	got, err := j.reads.cluster(ctx, href)
+	if err != nil {
+		return nil, fmt.Errorf("reading cluster %s: %w", href, err)
+	}
+	return s, c.up.settled(ctx, j.res, got.Version, s)
 }
 
 func (c cluster) spec(ctx context.Context, j *job, href string) ([]*state.OperationState, error) {
@@ -41,7 +50,8 @@ func (c cluster) spec(ctx context.Context, j *job, href string) ([]*state.Operat
 	if err != nil {
 		return nil, err
 	}
-	return []*state.OperationState{s, specState("clusterServiceClusterSpec", clusterSpecDiffers(j.res, got)), v}, nil
+	states := []*state.OperationState{s, specState("clusterServiceClusterSpec", clusterSpecDiffers(j.res, got)), v}
+	return states, c.up.settled(ctx, j.res, got.Version, states...)
 }
 
 // patch reads CS's cluster first and asks CS for the control plane

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 
+	"github.com/hcpops/hcpops/core/arm"
 	cs "github.com/hcpops/hcpops/core/clusterservice"
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/state"
@@ -21,12 +22,20 @@ func (nodePool) noun() string { return "node pool" }
 
 func (nodePool) href(clusterHref, id string) string { return cs.NodePoolHref(clusterHref, id) }
 
-func (nodePool) status(ctx context.Context, j *job, href string) (*state.OperationState, error) {
+func (n nodePool) status(ctx context.Context, j *job, href string) (*state.OperationState, error) {
 	st, err := j.reads.nodePoolStatus(ctx, href)
 	if err != nil {
 		return nil, fmt.Errorf("reading status of node pool %s: %w", href, err)
 	}
-	return convertNodePool(j, href, st)
+	s, err := convertNodePool(j, href, st)
+	if err != nil || j.op.Properties.Request != document.RequestCreate || s.ProvisioningState != arm.ProvisioningStateSucceeded {
+		return s, err
+	}
+	np, err := j.reads.nodePool(ctx, href)
+	if err != nil {
+		return nil, fmt.Errorf("reading node pool %s: %w", href, err)
+	}
+	return s, n.up.settled(ctx, j.res, np.Version, s)
 }
 
 func (n nodePool) spec(ctx context.Context, j *job, href string) ([]*state.OperationState, error) {
@@ -47,7 +56,8 @@ func (n nodePool) spec(ctx context.Context, j *job, href string) ([]*state.Opera
 	if err != nil {
 		return nil, err
 	}
-	return []*state.OperationState{s, specState("clusterServiceNodePoolSpec", differs), v}, nil
+	states := []*state.OperationState{s, specState("clusterServiceNodePoolSpec", differs), v}
+	return states, n.up.settled(ctx, j.res, np.Version, states...)
 }
 
 // patch reads CS's node pool first and asks CS for the upgrade a version

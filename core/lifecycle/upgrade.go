@@ -9,7 +9,9 @@ import (
 
 	"github.com/hcpops/hcpops/core/arm"
 	cs "github.com/hcpops/hcpops/core/clusterservice"
+	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/state"
+	"github.com/hcpops/hcpops/core/store"
 )
 
 // Upgrades: a cluster's or node pool's version change, carried out the
@@ -23,7 +25,9 @@ import (
 
 // upgrades is what both kinds' upgrades share.
 type upgrades struct {
-	cs    cs.Client
+	cs cs.Client
+	// store holds the service-provider documents (serviceprovider.go).
+	store store.Store
 	clock func() time.Time
 	// deadline bounds an upgrade from its operation's start.
 	deadline time.Duration
@@ -183,4 +187,19 @@ func channelGroup(g string) string {
 		return "stable"
 	}
 	return g
+}
+
+// settled records version as res's active version once every source of
+// a create or update poll is Succeeded, so the document is current when
+// the operation completes; a failed write keeps the poll from deciding.
+func (u upgrades) settled(ctx context.Context, res *document.Resource, version string, states ...*state.OperationState) error {
+	for _, s := range states {
+		if s.ProvisioningState != arm.ProvisioningStateSucceeded {
+			return nil
+		}
+	}
+	if err := recordActiveVersion(ctx, u.store, res, version); err != nil {
+		return fmt.Errorf("recording the active version of %s: %w", res.ResourceID(), err)
+	}
+	return nil
 }
