@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/hcpops/hcpops/core/arm"
@@ -96,7 +97,7 @@ func (r *armRig) wantVersions(clusterRID, nodePoolRID, cluster, nodePool string)
 		if err := json.Unmarshal(item.Body, &doc); err != nil {
 			r.t.Fatal(err)
 		}
-		got := append(doc.Properties.Status.ControlPlane.Active, doc.Properties.Status.NodePool.Active...)
+		got := slices.Concat(doc.Properties.Status.ControlPlane.Active, doc.Properties.Status.NodePool.Active)
 		if want := []map[string]string{{"version": sp.version}}; !reflect.DeepEqual(got, want) {
 			r.t.Errorf("%s active versions = %v, want %v", sp.rid, got, want)
 		}

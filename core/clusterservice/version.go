@@ -31,7 +31,12 @@ func RawVersion(id, rawID, channelGroup string) string {
 	}
 	id = strings.TrimPrefix(id, "openshift-v")
 	if channelGroup != "" {
-		id = strings.TrimSuffix(id, "-"+channelGroup)
+		return strings.TrimSuffix(id, "-"+channelGroup)
+	}
+	// A version link names no group: a suffix of letters is one
+	// ("-candidate"), a pre-release ("-rc.1") is not.
+	if i := strings.LastIndexByte(id, '-'); i >= 0 && strings.Trim(id[i+1:], "abcdefghijklmnopqrstuvwxyz") == "" {
+		return id[:i]
 	}
 	return id
 }

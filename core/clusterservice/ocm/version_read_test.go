@@ -35,6 +35,8 @@ func TestRawVersion(t *testing.T) {
 		{"openshift-v4.21.20", "", "stable", "4.21.20"},
 		{"openshift-v4.22.1-candidate", "", "candidate", "4.22.1"},
 		{"4.20", "", "", "4.20"},
+		{"openshift-v4.22.1-candidate", "", "", "4.22.1"},
+		{"openshift-v4.21.0-rc.1", "", "", "4.21.0-rc.1"},
 		{"", "", "", ""},
 	} {
 		if got := cs.RawVersion(tc.id, tc.raw, tc.group); got != tc.want {
