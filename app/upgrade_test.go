@@ -3,12 +3,14 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"slices"
 	"testing"
 
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/document"
+	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/internal/dev/frontend"
 )
 
@@ -47,6 +49,14 @@ func TestUpgradesThroughHandler(t *testing.T) {
 	}
 	if n := r.sim.Ledger().Count("POST", "/api/aro_hcp/v1alpha1/clusters/{id}/node_pools/{np}/upgrade_policies"); n != 1 {
 		t.Errorf("%d node pool upgrade policies posted, want 1", n)
+	}
+
+	// The documents go with their resources.
+	r.drive(r.accepted(r.fe.Delete(ctx, c1, r.opts())))
+	for _, rid := range []string{c1 + "/serviceProviderClusters/default", np1 + "/serviceProviderNodePools/default"} {
+		if _, err := r.app.Store.Get(ctx, sub, document.CosmosID(rid)); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("%s after the cluster's delete: %v, want it gone", rid, err)
+		}
 	}
 }
 

@@ -173,7 +173,7 @@ func (u upgrades) state(ctx context.Context, o upgradeOf, source, want, running 
 	switch {
 	case p.State == cs.UpgradePolicyStateFailed || p.State == cs.UpgradePolicyStateCancelled:
 		return failed(fmt.Sprintf("Clusters Service's upgrade of the %s to %s is %s", o.part, p.Version, words))
-	case u.deadline > 0 && u.clock().Sub(started) > u.deadline:
+	case u.deadline > 0 && !started.IsZero() && u.clock().Sub(started) > u.deadline:
 		return failed(fmt.Sprintf("the upgrade of the %s to %s did not complete within %s; Clusters Service reports it %s",
 			o.part, p.Version, u.deadline, words))
 	}
