@@ -65,7 +65,7 @@ func TestDevRunsEverySampleToItsExpectedEnd(t *testing.T) {
 		"create-cluster": "Succeeded", "create-nodepool": "Succeeded", "create-externalauth": "Succeeded",
 		"request-credential": "Succeeded", "update-cluster": "Succeeded", "create-failing-nodepool": "Failed",
 		"create-failing-cluster": "Failed", "create-doomed-cluster": "Succeeded", "create-doomed-nodepool": "Succeeded",
-		"delete-doomed-cluster": "Succeeded",
+		"delete-doomed-cluster": "Succeeded", "upgrade-cluster": "Succeeded", "upgrade-nodepool": "Succeeded",
 	}
 	_, table, ok := strings.Cut(text, "OPERATION")
 	if !ok {

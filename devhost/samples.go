@@ -54,7 +54,7 @@ func clusterSpec(tags map[string]string) frontend.ClusterSpec {
 }
 
 func nodePoolSpec() frontend.NodePoolSpec {
-	return frontend.NodePoolSpec{VersionID: "4.20.3", ChannelGroup: "stable", VMSize: "Standard_D8s_v3", Replicas: 2, AutoRepair: true}
+	return frontend.NodePoolSpec{VersionID: "4.20.8", ChannelGroup: "stable", VMSize: "Standard_D8s_v3", Replicas: 2, AutoRepair: true}
 }
 
 // samplePlan covers every request kind, one failure of each resource
@@ -82,6 +82,20 @@ func samplePlan() []sample {
 		{label: "update-cluster", after: "request-credential", want: arm.ProvisioningStateSucceeded,
 			submit: func(ctx context.Context, fe *frontend.Frontend, ids resourceIDs, o frontend.Options) (frontend.Accepted, error) {
 				return fe.PutCluster(ctx, ids.cluster(readyCluster), clusterSpec(map[string]string{"env": "dev", "updated": "yes"}), o)
+			}},
+		// Upgrades: the control plane to 4.21 (CS runs 4.20.25 and offers
+		// 4.21.20), the node pool 4.20.8 -> 4.20.10 under it.
+		{label: "upgrade-cluster", after: "update-cluster", want: arm.ProvisioningStateSucceeded,
+			submit: func(ctx context.Context, fe *frontend.Frontend, ids resourceIDs, o frontend.Options) (frontend.Accepted, error) {
+				spec := clusterSpec(map[string]string{"env": "dev", "updated": "yes"})
+				spec.VersionID = "4.21"
+				return fe.PutCluster(ctx, ids.cluster(readyCluster), spec, o)
+			}},
+		{label: "upgrade-nodepool", after: "create-nodepool", want: arm.ProvisioningStateSucceeded,
+			submit: func(ctx context.Context, fe *frontend.Frontend, ids resourceIDs, o frontend.Options) (frontend.Accepted, error) {
+				spec := nodePoolSpec()
+				spec.VersionID = "4.20.10"
+				return fe.PutNodePool(ctx, ids.nodePool(readyCluster, "np1"), spec, o)
 			}},
 		{label: "create-failing-nodepool", after: "create-cluster", want: arm.ProvisioningStateFailed,
 			prepare: func(sim *simulator.Simulator) error {

@@ -60,6 +60,16 @@ type Client interface {
 	// ListExternalAuthsByHref pages through one cluster's external auths:
 	// CS's external auth list takes no search.
 	ListExternalAuthsByHref(ctx context.Context, clusterHref string, hrefs []string) (map[string]ExternalAuth, error)
+
+	// Upgrades (upgrade.go). ListVersions pages through the versions CS
+	// offers that match search ("" for all).
+	ListVersions(ctx context.Context, search string) ([]Version, error)
+	ListControlPlaneUpgradePolicies(ctx context.Context, clusterHref string) ([]UpgradePolicy, error)
+	// PostControlPlaneUpgradePolicy asks CS to upgrade the cluster's
+	// control plane to version (a raw id).
+	PostControlPlaneUpgradePolicy(ctx context.Context, clusterHref, version string) (UpgradePolicy, error)
+	ListNodePoolUpgradePolicies(ctx context.Context, nodePoolHref string) ([]UpgradePolicy, error)
+	PostNodePoolUpgradePolicy(ctx context.Context, nodePoolHref, version string) (UpgradePolicy, error)
 }
 
 // Href prefixes.
@@ -182,7 +192,10 @@ type Cluster struct {
 	Azure                       AzureRef
 	NodeDrainGracePeriodMinutes int
 	AuthorizedCIDRs             []string
-	Status                      ClusterStatus
+	// Version is the OpenShift version CS reports the cluster at, as a
+	// raw id ("4.21.20"; "" when CS names none).
+	Version string
+	Status  ClusterStatus
 }
 
 type InflightCheck struct {
@@ -218,7 +231,10 @@ type NodePool struct {
 	Href     string
 	Replicas int
 	Labels   map[string]string
-	Status   NodePoolStatus
+	// Version is the node pool's OpenShift version as CS reports it, a
+	// raw id ("4.20.10"; "" when CS names none).
+	Version string
+	Status  NodePoolStatus
 }
 
 type ExternalAuthSpec struct {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/hcpops/hcpops/core/arm"
 	cs "github.com/hcpops/hcpops/core/clusterservice"
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/state"
@@ -12,7 +13,10 @@ import (
 
 // cluster is the cluster kind: a CS cluster at /api/aro_hcp/v1alpha1/
 // clusters/{id}, whose ID the create chooses before it POSTs.
-type cluster struct{ cs cs.Client }
+type cluster struct {
+	cs cs.Client
+	up upgrades
+}
 
 func (cluster) noun() string { return "cluster" }
 
@@ -21,7 +25,15 @@ func (c cluster) status(ctx context.Context, j *job, href string) (*state.Operat
 	if err != nil {
 		return nil, fmt.Errorf("reading status of cluster %s: %w", href, err)
 	}
-	return c.convert(ctx, j, href, st)
+	s, err := c.convert(ctx, j, href, st)
+	if err != nil || j.op.Properties.Request != document.RequestCreate || s.ProvisioningState != arm.ProvisioningStateSucceeded {
+		return s, err
+	}
+	got, err := j.reads.cluster(ctx, href)
+	if err != nil {
+		return nil, fmt.Errorf("reading cluster %s: %w", href, err)
+	}
+	return s, c.up.settled(ctx, j.res, got.Version, s)
 }
 
 func (c cluster) spec(ctx context.Context, j *job, href string) ([]*state.OperationState, error) {
@@ -33,14 +45,32 @@ func (c cluster) spec(ctx context.Context, j *job, href string) ([]*state.Operat
 	if err != nil {
 		return nil, err
 	}
-	return []*state.OperationState{s, specState("clusterServiceClusterSpec", clusterSpecDiffers(j.res, got))}, nil
+	v, err := c.up.state(ctx, c.up.controlPlane(href), "clusterServiceClusterVersion", j.res.Version().ID, got.Version,
+		j.op.Properties.StartTime)
+	if err != nil {
+		return nil, err
+	}
+	states := []*state.OperationState{s, specState("clusterServiceClusterSpec", clusterSpecDiffers(j.res, got)), v}
+	return states, c.up.settled(ctx, j.res, got.Version, states...)
 }
 
+// patch reads CS's cluster first and asks CS for the control plane
+// upgrade a version change needs (refused, naming the versions possible,
+// when CS offers none), then PATCHes the other fields.
 func (c cluster) patch(ctx context.Context, j *job, href string) error {
 	if err := checkClusterPatch(j.res); err != nil {
 		return err
 	}
-	_, err := c.cs.PatchCluster(ctx, href, clusterPatch(j.res))
+	live, err := c.cs.GetCluster(ctx, href)
+	if err != nil {
+		return fmt.Errorf("reading cluster %s before its update: %w", href, err)
+	}
+	v := j.res.Version()
+	asked := versionAsked{want: v.ID, group: channelGroup(v.ChannelGroup), running: live.Version}
+	if err := c.up.start(ctx, c.up.controlPlane(href), asked); err != nil {
+		return err
+	}
+	_, err = c.cs.PatchCluster(ctx, href, clusterPatch(j.res))
 	return err
 }
 

@@ -59,6 +59,9 @@ type Config struct {
 	// DeleteDeadline applies when a resource has no
 	// deleteOperationCompletionDeadline.
 	DeleteDeadline time.Duration
+	// UpgradeDeadline bounds an update's version change from its start:
+	// past it, an upgrade CS has not completed fails with CS's word on it.
+	UpgradeDeadline time.Duration
 	// NotifyBackoffBase and NotifyBackoffMax space the retries of a failed
 	// ARM notification: base, 2*base, 4*base ... capped at max.
 	NotifyBackoffBase time.Duration
@@ -98,6 +101,7 @@ const (
 	DefaultPendingIDGrace     = 60 * time.Second
 	DefaultCreateDeadline     = 60 * time.Minute
 	DefaultDeleteDeadline     = 12 * time.Hour
+	DefaultUpgradeDeadline    = 4 * time.Hour
 	DefaultNotifyBackoffBase  = 15 * time.Second
 	DefaultNotifyBackoffMax   = 15 * time.Minute
 	DefaultNotifyScheduleSize = 10000
@@ -121,6 +125,7 @@ const (
 	EnvPendingIDGrace    = "HCPOPS_PENDING_ID_GRACE"
 	EnvCreateDeadline    = "HCPOPS_CREATE_DEADLINE"
 	EnvDeleteDeadline    = "HCPOPS_DELETE_DEADLINE"
+	EnvUpgradeDeadline   = "HCPOPS_UPGRADE_DEADLINE"
 	EnvNotifyBackoffBase = "HCPOPS_NOTIFY_BACKOFF_BASE"
 	EnvNotifyBackoffMax  = "HCPOPS_NOTIFY_BACKOFF_MAX"
 	EnvPollBackoffMax    = "HCPOPS_POLL_BACKOFF_MAX"
@@ -150,6 +155,7 @@ func (c *Config) fields() []configField {
 		d{"PendingIDGrace", EnvPendingIDGrace, &c.PendingIDGrace, DefaultPendingIDGrace, 0},
 		d{"CreateDeadline", EnvCreateDeadline, &c.CreateDeadline, DefaultCreateDeadline, 0},
 		d{"DeleteDeadline", EnvDeleteDeadline, &c.DeleteDeadline, DefaultDeleteDeadline, 0},
+		d{"UpgradeDeadline", EnvUpgradeDeadline, &c.UpgradeDeadline, DefaultUpgradeDeadline, 0},
 		d{"NotifyBackoffBase", EnvNotifyBackoffBase, &c.NotifyBackoffBase, DefaultNotifyBackoffBase, 0},
 		d{"NotifyBackoffMax", EnvNotifyBackoffMax, &c.NotifyBackoffMax, DefaultNotifyBackoffMax, 0},
 		n{"NotifyScheduleSize", "", &c.NotifyScheduleSize, DefaultNotifyScheduleSize, 0},

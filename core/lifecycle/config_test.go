@@ -82,7 +82,7 @@ func TestConfigFromEnv(t *testing.T) {
 func TestConfigDefaults(t *testing.T) {
 	want := Config{
 		PollConcurrency: 32, DispatchGrace: time.Minute, PendingIDGrace: time.Minute, CreateDeadline: time.Hour,
-		DeleteDeadline: 12 * time.Hour, NotifyBackoffBase: 15 * time.Second, NotifyBackoffMax: 15 * time.Minute,
+		DeleteDeadline: 12 * time.Hour, UpgradeDeadline: 4 * time.Hour, NotifyBackoffBase: 15 * time.Second, NotifyBackoffMax: 15 * time.Minute,
 		NotifyScheduleSize: 10000, PageSize: 100, PollBackoffBase: 10 * time.Second, PollBackoffMax: 5 * time.Minute,
 		WriteTimeout: 10 * time.Second, CSBatchSize: 100, StuckAfter: DefaultStuckAfter(),
 		RelistInterval: 30 * time.Minute,
@@ -306,7 +306,7 @@ func TestConfigFromEnvReadsOnlyItsSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]bool{EnvPollConcurrency: true, EnvDispatchGrace: true, EnvPendingIDGrace: true,
-		EnvCreateDeadline: true, EnvDeleteDeadline: true, EnvNotifyBackoffBase: true,
+		EnvCreateDeadline: true, EnvDeleteDeadline: true, EnvUpgradeDeadline: true, EnvNotifyBackoffBase: true,
 		EnvNotifyBackoffMax: true, EnvPollBackoffMax: true, EnvCSBatchSize: true, EnvStuckAfter: true, EnvRelistInterval: true}
 	if !maps.Equal(asked, want) {
 		t.Errorf("ConfigFromEnv asked for %v, want %v", asked, want)

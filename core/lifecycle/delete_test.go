@@ -21,7 +21,9 @@ func (e *env) putRaw(t testing.TB, rid, resourceType string) {
 	t.Helper()
 	doc := obj{"id": document.CosmosID(rid), "partitionKey": testPK, "resourceID": rid, "resourceType": resourceType,
 		"properties": obj{"cosmosMetadata": obj{"resourceID": rid, "instanceVersion": 3, "partitionKey": testPK}, "spec": obj{"x": 1}}}
-	if _, err := e.store.Store.Create(context.Background(), testPK, mustJSON(t, doc)); err != nil {
+	// A cluster's serviceProviderClusters document is there already:
+	// hcpops writes its active versions.
+	if _, err := e.store.Store.Create(context.Background(), testPK, mustJSON(t, doc)); err != nil && !errors.Is(err, store.ErrConflict) {
 		t.Fatal(err)
 	}
 }

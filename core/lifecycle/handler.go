@@ -48,7 +48,8 @@ type handlerKey struct {
 // create, update and delete of each kind of resource, and the credential
 // requests on a cluster.
 func (e *Engine) registry() map[handlerKey]handler {
-	c, np, ea := cluster{e.cs}, nodePool{e.cs}, externalAuth{e.cs}
+	up := upgrades{cs: e.cs, store: e.store, clock: e.clock, deadline: e.cfg.UpgradeDeadline}
+	c, np, ea := cluster{e.cs, up}, nodePool{e.cs, up}, externalAuth{e.cs}
 	cr := creation{e}
 	return map[handlerKey]handler{
 		{document.RequestCreate, document.KindCluster}:            clusterCreate{cr, c},

@@ -65,6 +65,7 @@ func testDurations() simulator.Durations {
 		ClusterValidating: m, ClusterPending: m, ClusterInstalling: m, ClusterUpdating: m, ClusterUninstalling: m,
 		NodePoolValidating: m, NodePoolPending: m, NodePoolInstalling: m, NodePoolUpdating: m, NodePoolUninstalling: m,
 		ExternalAuthUninstalling: m, CredentialIssuing: m, CredentialRevoking: m, CredentialExpiry: 24 * time.Hour,
+		ControlPlaneUpgradeScheduled: m, ControlPlaneUpgrading: m, NodePoolUpgradeScheduled: m, NodePoolUpgrading: m,
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 
+	"github.com/hcpops/hcpops/core/arm"
 	cs "github.com/hcpops/hcpops/core/clusterservice"
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/state"
@@ -12,21 +13,32 @@ import (
 
 // nodePool is the node pool kind: a child of its cluster in CS, at
 // {cluster href}/node_pools/{lower-cased ARM name}.
-type nodePool struct{ cs cs.Client }
+type nodePool struct {
+	cs cs.Client
+	up upgrades
+}
 
 func (nodePool) noun() string { return "node pool" }
 
 func (nodePool) href(clusterHref, id string) string { return cs.NodePoolHref(clusterHref, id) }
 
-func (nodePool) status(ctx context.Context, j *job, href string) (*state.OperationState, error) {
+func (n nodePool) status(ctx context.Context, j *job, href string) (*state.OperationState, error) {
 	st, err := j.reads.nodePoolStatus(ctx, href)
 	if err != nil {
 		return nil, fmt.Errorf("reading status of node pool %s: %w", href, err)
 	}
-	return convertNodePool(j, href, st)
+	s, err := convertNodePool(j, href, st)
+	if err != nil || j.op.Properties.Request != document.RequestCreate || s.ProvisioningState != arm.ProvisioningStateSucceeded {
+		return s, err
+	}
+	np, err := j.reads.nodePool(ctx, href)
+	if err != nil {
+		return nil, fmt.Errorf("reading node pool %s: %w", href, err)
+	}
+	return s, n.up.settled(ctx, j.res, np.Version, s)
 }
 
-func (nodePool) spec(ctx context.Context, j *job, href string) ([]*state.OperationState, error) {
+func (n nodePool) spec(ctx context.Context, j *job, href string) ([]*state.OperationState, error) {
 	np, err := j.reads.nodePool(ctx, href)
 	if err != nil {
 		return nil, fmt.Errorf("reading node pool %s: %w", href, err)
@@ -39,12 +51,38 @@ func (nodePool) spec(ctx context.Context, j *job, href string) ([]*state.Operati
 	if err != nil {
 		return nil, err
 	}
-	return []*state.OperationState{s, specState("clusterServiceNodePoolSpec", differs)}, nil
+	v, err := n.up.state(ctx, n.up.nodePool(href), "clusterServiceNodePoolVersion", j.res.Version().ID, np.Version,
+		j.op.Properties.StartTime)
+	if err != nil {
+		return nil, err
+	}
+	states := []*state.OperationState{s, specState("clusterServiceNodePoolSpec", differs), v}
+	return states, n.up.settled(ctx, j.res, np.Version, states...)
 }
 
+// patch reads CS's node pool first and asks CS for the upgrade a version
+// change needs, bounded by its control plane's version (refused, naming
+// the versions possible, when CS offers none), then PATCHes the replicas
+// and labels.
 func (n nodePool) patch(ctx context.Context, j *job, href string) error {
 	spec, err := nodePoolSpec(j.res)
 	if err != nil {
+		return err
+	}
+	live, err := n.cs.GetNodePool(ctx, href)
+	if err != nil {
+		return fmt.Errorf("reading node pool %s before its update: %w", href, err)
+	}
+	asked := versionAsked{want: spec.Version.ID, group: channelGroup(spec.Version.ChannelGroup), running: live.Version}
+	if !versionRuns(asked.want, asked.running) {
+		_, clusterHref := cs.ParseHref(href)
+		cp, err := n.cs.GetCluster(ctx, clusterHref)
+		if err != nil {
+			return fmt.Errorf("reading cluster %s before the upgrade of node pool %s: %w", clusterHref, href, err)
+		}
+		asked.ceiling = cp.Version
+	}
+	if err := n.up.start(ctx, n.up.nodePool(href), asked); err != nil {
 		return err
 	}
 	replicas := int(spec.Replicas)

@@ -55,6 +55,17 @@ func TestEveryCallFailsAsACallError(t *testing.T) {
 			_, err := e.client.ListExternalAuthsByHref(bg, cluster, []string{ea})
 			return err
 		}},
+		{"ListVersions", "/api/aro_hcp/v1alpha1/versions", func() error { _, err := e.client.ListVersions(bg, ""); return err }},
+		{"ListControlPlaneUpgradePolicies", cluster, func() error {
+			_, err := e.client.ListControlPlaneUpgradePolicies(bg, cluster)
+			return err
+		}},
+		{"PostControlPlaneUpgradePolicy", cluster, func() error {
+			_, err := e.client.PostControlPlaneUpgradePolicy(bg, cluster, "4.21.20")
+			return err
+		}},
+		{"ListNodePoolUpgradePolicies", np, func() error { _, err := e.client.ListNodePoolUpgradePolicies(bg, np); return err }},
+		{"PostNodePoolUpgradePolicy", np, func() error { _, err := e.client.PostNodePoolUpgradePolicy(bg, np, "4.20.10"); return err }},
 	}
 	if n := reflect.TypeFor[cs.Client]().NumMethod(); n != len(calls) {
 		t.Fatalf("%d rows for the %d methods of cs.Client", len(calls), n)

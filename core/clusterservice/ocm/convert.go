@@ -105,6 +105,9 @@ func clusterFrom(o *arohcp.Cluster) cs.Cluster {
 	if out.Status.State == "" {
 		out.Status.State = string(o.State())
 	}
+	if v, ok := o.GetVersion(); ok {
+		out.Version = cs.RawVersion(v.ID(), v.RawID(), v.ChannelGroup())
+	}
 	return out
 }
 
@@ -180,6 +183,9 @@ func nodePoolFrom(o *arohcp.NodePool, href string) cs.NodePool {
 	}
 	if out.Href == "" {
 		out.Href = href
+	}
+	if v, ok := o.GetVersion(); ok {
+		out.Version = cs.RawVersion(v.ID(), v.RawID(), v.ChannelGroup())
 	}
 	return out
 }

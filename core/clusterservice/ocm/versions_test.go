@@ -23,11 +23,11 @@ func TestVersionsThroughTheClient(t *testing.T) {
 	for _, v := range all {
 		ids = append(ids, v.ID)
 	}
-	want := []string{"openshift-v4.20.25", "openshift-v4.21.20", "openshift-v4.22.1", "openshift-v4.22.1-candidate"}
+	want := []string{"openshift-v4.20.10", "openshift-v4.20.25", "openshift-v4.20.8", "openshift-v4.21.20", "openshift-v4.22.1", "openshift-v4.22.1-candidate"}
 	if !slices.Equal(ids, want) {
-		t.Fatalf("versions = %v, want %v (two pages of two)", ids, want)
+		t.Fatalf("versions = %v, want %v (pages of two)", ids, want)
 	}
-	def := all[1]
+	def := all[3]
 	if !def.Default || !def.Enabled || def.RawID != "4.21.20" || def.ChannelGroup != "stable" ||
 		!def.EndOfLife.Equal(time.Date(2027, time.August, 1, 0, 0, 0, 0, time.UTC)) || !slices.Equal(def.AvailableUpgrades, []string{"4.22.1"}) {
 		t.Errorf("default version = %+v", def)

@@ -57,7 +57,11 @@ func (s *Simulator) postCluster(w http.ResponseWriter, r *http.Request) {
 			if s.liveCluster(id, now) != nil {
 				return nil, errf(http.StatusConflict, "Cluster with identifier '%s' already exists", id)
 			}
-			spec, err := arohcp.NewCluster().Copy(in).ID(id).HREF(cs.ClusterHref(id)).Status(nil).Build()
+			b := arohcp.NewCluster().Copy(in).ID(id).HREF(cs.ClusterHref(id)).Status(nil)
+			if v, ok := in.GetVersion(); ok {
+				b.Version(s.resolveVersion(v))
+			}
+			spec, err := b.Build()
 			if err != nil {
 				return nil, errf(http.StatusBadRequest, "Invalid cluster: %v", err)
 			}
@@ -266,12 +270,15 @@ func (s *Simulator) deleteCluster(w http.ResponseWriter, r *http.Request) {
 // object renders the cluster with its current state.
 func (c *cluster) object(now time.Time) (*arohcp.Cluster, error) {
 	st := c.state(now)
-	return arohcp.NewCluster().Copy(c.spec).
+	b := arohcp.NewCluster().Copy(c.spec).
 		ID(c.id).
 		HREF(c.href()).
 		State(arohcp.ClusterState(st)).
-		Status(c.statusBuilder(now)).
-		Build()
+		Status(c.statusBuilder(now))
+	if v := runningVersionBuilder(c.spec.Version(), c.upgrades, now); v != nil {
+		b.Version(v)
+	}
+	return b.Build()
 }
 
 func (c *cluster) statusBuilder(now time.Time) *arohcp.ClusterStatusBuilder {

@@ -85,7 +85,11 @@ func (s *Simulator) postNodePool(w http.ResponseWriter, r *http.Request) {
 				return nil, errf(http.StatusConflict,
 					"Node pool with identifier '%s' already exists in cluster '%s'", in.ID(), c.id)
 			}
-			spec, err := arohcp.NewNodePool().Copy(in).Status(nil).Build()
+			b := arohcp.NewNodePool().Copy(in).Status(nil)
+			if v, ok := in.GetVersion(); ok {
+				b.Version(s.resolveVersion(v))
+			}
+			spec, err := b.Build()
 			if err != nil {
 				return nil, errf(http.StatusBadRequest, "Invalid node pool: %v", err)
 			}
@@ -215,11 +219,14 @@ func (s *Simulator) deleteNodePool(w http.ResponseWriter, r *http.Request) {
 func (np *nodePool) href(c *cluster) string { return cs.NodePoolHref(c.href(), np.id) }
 
 func (np *nodePool) object(c *cluster, now time.Time) (*arohcp.NodePool, error) {
-	return arohcp.NewNodePool().Copy(np.spec).
+	b := arohcp.NewNodePool().Copy(np.spec).
 		ID(np.id).
 		HREF(np.href(c)).
-		Status(np.statusBuilder(c, now)).
-		Build()
+		Status(np.statusBuilder(c, now))
+	if v := runningVersionBuilder(np.spec.Version(), np.upgrades, now); v != nil {
+		b.Version(v)
+	}
+	return b.Build()
 }
 
 func (np *nodePool) statusBuilder(c *cluster, now time.Time) *arohcp.NodePoolStatusBuilder {

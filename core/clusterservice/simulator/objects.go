@@ -26,6 +26,11 @@ type cluster struct {
 	nodePools     map[string]*nodePool
 	externalAuths map[string]*externalAuth
 	creds         map[string]*credential
+
+	// upgrades are its control plane upgrade policies, oldest first;
+	// upgradeFailure fails the next one (upgrades.go).
+	upgrades       []*upgradePolicy
+	upgradeFailure *UpgradeFailure
 }
 
 type inflightCheck struct {
@@ -38,6 +43,11 @@ type nodePool struct {
 	spec    *arohcp.NodePool
 	tl      timeline
 	message string
+
+	// upgrades are its upgrade policies, oldest first; upgradeFailure
+	// fails the next one (upgrades.go).
+	upgrades       []*upgradePolicy
+	upgradeFailure *UpgradeFailure
 }
 
 type externalAuth struct {

@@ -26,6 +26,8 @@ func (s *Simulator) apiRoutes() *http.ServeMux {
 	m.HandleFunc("DELETE "+cluster, s.deleteCluster)
 	m.HandleFunc("GET "+cluster+"/status", s.getClusterStatus)
 	m.HandleFunc("GET "+cluster+"/inflight_checks", s.getInflightChecks)
+	m.HandleFunc("GET "+cluster+"/control_plane_upgrade_policies", s.listControlPlaneUpgradePolicies)
+	m.HandleFunc("POST "+cluster+"/control_plane_upgrade_policies", s.postControlPlaneUpgradePolicy)
 
 	m.HandleFunc("GET "+nodePools, s.listNodePools)
 	m.HandleFunc("POST "+nodePools, s.postNodePool)
@@ -33,6 +35,8 @@ func (s *Simulator) apiRoutes() *http.ServeMux {
 	m.HandleFunc("PATCH "+nodePool, s.patchNodePool)
 	m.HandleFunc("DELETE "+nodePool, s.deleteNodePool)
 	m.HandleFunc("GET "+nodePool+"/status", s.getNodePoolStatus)
+	m.HandleFunc("GET "+nodePool+"/upgrade_policies", s.listNodePoolUpgradePolicies)
+	m.HandleFunc("POST "+nodePool+"/upgrade_policies", s.postNodePoolUpgradePolicy)
 
 	m.HandleFunc("GET "+auths, s.listExternalAuths)
 	m.HandleFunc("POST "+auths, s.postExternalAuth)

@@ -95,6 +95,11 @@ type Durations struct {
 
 	ExternalAuthUninstalling time.Duration
 
+	ControlPlaneUpgradeScheduled time.Duration
+	ControlPlaneUpgrading        time.Duration
+	NodePoolUpgradeScheduled     time.Duration
+	NodePoolUpgrading            time.Duration
+
 	CredentialIssuing  time.Duration
 	CredentialRevoking time.Duration
 	CredentialExpiry   time.Duration // from creation
@@ -114,29 +119,38 @@ func DefaultDurations() Durations {
 		NodePoolUpdating:         5 * time.Second,
 		NodePoolUninstalling:     5 * time.Second,
 		ExternalAuthUninstalling: 2 * time.Second,
-		CredentialIssuing:        2 * time.Second,
-		CredentialRevoking:       2 * time.Second,
-		CredentialExpiry:         24 * time.Hour,
+
+		ControlPlaneUpgradeScheduled: time.Second,
+		ControlPlaneUpgrading:        20 * time.Second,
+		NodePoolUpgradeScheduled:     time.Second,
+		NodePoolUpgrading:            10 * time.Second,
+		CredentialIssuing:            2 * time.Second,
+		CredentialRevoking:           2 * time.Second,
+		CredentialExpiry:             24 * time.Hour,
 	}
 }
 
 // fields names every duration for the admin API and the command line.
 func (d *Durations) fields() map[string]*time.Duration {
 	return map[string]*time.Duration{
-		"cluster_validating":         &d.ClusterValidating,
-		"cluster_pending":            &d.ClusterPending,
-		"cluster_installing":         &d.ClusterInstalling,
-		"cluster_updating":           &d.ClusterUpdating,
-		"cluster_uninstalling":       &d.ClusterUninstalling,
-		"node_pool_validating":       &d.NodePoolValidating,
-		"node_pool_pending":          &d.NodePoolPending,
-		"node_pool_installing":       &d.NodePoolInstalling,
-		"node_pool_updating":         &d.NodePoolUpdating,
-		"node_pool_uninstalling":     &d.NodePoolUninstalling,
-		"external_auth_uninstalling": &d.ExternalAuthUninstalling,
-		"credential_issuing":         &d.CredentialIssuing,
-		"credential_revoking":        &d.CredentialRevoking,
-		"credential_expiry":          &d.CredentialExpiry,
+		"cluster_validating":              &d.ClusterValidating,
+		"cluster_pending":                 &d.ClusterPending,
+		"cluster_installing":              &d.ClusterInstalling,
+		"cluster_updating":                &d.ClusterUpdating,
+		"cluster_uninstalling":            &d.ClusterUninstalling,
+		"node_pool_validating":            &d.NodePoolValidating,
+		"node_pool_pending":               &d.NodePoolPending,
+		"node_pool_installing":            &d.NodePoolInstalling,
+		"node_pool_updating":              &d.NodePoolUpdating,
+		"node_pool_uninstalling":          &d.NodePoolUninstalling,
+		"external_auth_uninstalling":      &d.ExternalAuthUninstalling,
+		"control_plane_upgrade_scheduled": &d.ControlPlaneUpgradeScheduled,
+		"control_plane_upgrading":         &d.ControlPlaneUpgrading,
+		"node_pool_upgrade_scheduled":     &d.NodePoolUpgradeScheduled,
+		"node_pool_upgrading":             &d.NodePoolUpgrading,
+		"credential_issuing":              &d.CredentialIssuing,
+		"credential_revoking":             &d.CredentialRevoking,
+		"credential_expiry":               &d.CredentialExpiry,
 	}
 }
 

@@ -68,7 +68,7 @@ func TestDurationsParseList(t *testing.T) {
 			t.Errorf("ParseList(%q) = %+v, %v", tc.list, d, err)
 		}
 	}
-	if n := len(DefaultDurations().Map()); n != 14 {
-		t.Errorf("Map has %d durations, want 14", n)
+	if n := len(DefaultDurations().Map()); n != 18 {
+		t.Errorf("Map has %d durations, want 18", n)
 	}
 }

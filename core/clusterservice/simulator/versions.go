@@ -19,10 +19,16 @@ const VersionsPath = cs.AroHCPPrefix + "/versions"
 
 // DefaultVersions are what a frontend accepts out of the box: ARO-HCP's
 // frontend turns "4.20", "4.21" and "4.22" on the stable channel into
-// these patch releases, and its version listing shows them all.
+// the newest of these patch releases, and its version listing shows them
+// all. Older 4.20 z-streams give node pools something to upgrade from;
+// AvailableUpgrades are the upgrade paths (upgrades.go).
 func DefaultVersions() []cs.Version {
 	eol := func(y int, m time.Month) time.Time { return time.Date(y, m, 1, 0, 0, 0, 0, time.UTC) }
 	return []cs.Version{
+		{ID: "openshift-v4.20.8", RawID: "4.20.8", ChannelGroup: "stable", Enabled: true,
+			EndOfLife: eol(2027, time.April), AvailableUpgrades: []string{"4.20.10", "4.20.25"}},
+		{ID: "openshift-v4.20.10", RawID: "4.20.10", ChannelGroup: "stable", Enabled: true,
+			EndOfLife: eol(2027, time.April), AvailableUpgrades: []string{"4.20.25"}},
 		{ID: "openshift-v4.20.25", RawID: "4.20.25", ChannelGroup: "stable", Enabled: true,
 			EndOfLife: eol(2027, time.April), AvailableUpgrades: []string{"4.21.20"}},
 		{ID: "openshift-v4.21.20", RawID: "4.21.20", ChannelGroup: "stable", Enabled: true, Default: true,
