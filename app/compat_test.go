@@ -141,7 +141,7 @@ func TestCompatibilityCorpus(t *testing.T) {
 			"properties.serviceProviderProperties.activeOperationId", "properties.serviceProviderProperties.clusterServiceID"},
 		// The active versions hcpops keeps from CS (docs/arm.md).
 		"serviceprovidercluster": {"properties.cosmosMetadata.etag", "properties.cosmosMetadata.instanceVersion",
-			"properties.status.control_plane_version"},
+			"properties.status.control_plane_version.active_versions"},
 		// internalId is not among them: upstream writes none for these requests.
 		"op": {"properties.cosmosMetadata.etag", "properties.cosmosMetadata.instanceVersion", "properties.status", "properties.lastTransitionTime"},
 	}
@@ -187,7 +187,7 @@ func TestCompatibilityCorpus(t *testing.T) {
 				for _, p := range changedPaths("", d.body, last) {
 					switch p {
 					case "deletionTimestamp", "ttl", "properties.cosmosMetadata.instanceVersion", "properties.cosmosMetadata.etag",
-						"properties.status.control_plane_version":
+						"properties.status.control_plane_version.active_versions":
 					default:
 						t.Errorf("%s: the soft delete changed %s", name, p)
 					}
