@@ -47,6 +47,9 @@ type problemLine struct {
 
 // ops lists operations as a table: what is in flight, what failed and why.
 func ops(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	if len(args) > 0 && (args[0] == "fail" || args[0] == "cancel") {
+		return opsAbandon(ctx, args[0], args[1:], getenv, stdout)
+	}
 	const synopsis = "[-subscription SUB] [-active] [-o table|json]"
 	fs := cli.Command("ops", synopsis, "Lists operations, newest first: id, request, resource, status, age and last error. Without\n"+
 		"-subscription: the active operations of every subscription (and finished ones still to\n"+
