@@ -26,9 +26,9 @@ func TestDevRestartFinishesWhatWasInFlight(t *testing.T) {
 		t.Fatalf("the simulator's state after the kill: %v", err)
 	}
 	again := w.startDev(t, slow...)
-	if !strings.Contains(again.out.String(), "cs state       .data/"+simulator.SnapshotFile+" (restored from the last run") {
-		t.Errorf("dev's banner does not say it restored the simulator:\n%s", again.out.String())
-	}
+	waitFor(t, "dev's banner to say it restored the simulator", func() bool {
+		return strings.Contains(again.out.String(), "cs state       .data/"+simulator.SnapshotFile+" (restored from the last run")
+	})
 	waitFor(t, "the install to finish after the restart", func() bool { return opStatus(t, w, op) == "Succeeded" })
 	if strings.Contains(readLog(t, w), "not found") {
 		t.Errorf("dev.log has a not found after the restart:\n%s", tail(readLog(t, w), 3000))
@@ -55,9 +55,7 @@ func TestDevRefusesDamagedSimulatorState(t *testing.T) {
 		t.Fatalf("dev on a damaged state file: %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	d := w.startDev(t, "-reset")
-	if !strings.Contains(d.out.String(), "(kept across restarts") {
-		t.Errorf("dev -reset did not start afresh:\n%s", d.out.String())
-	}
+	waitFor(t, "dev -reset to start afresh", func() bool { return strings.Contains(d.out.String(), "(kept across restarts") })
 }
 
 func readLog(t *testing.T, w *workspace) string {
