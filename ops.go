@@ -55,7 +55,8 @@ func ops(ctx context.Context, args []string, getenv func(string) string, stdout 
 		"-subscription: the active operations of every subscription (and finished ones still to\n"+
 		"notify ARM). With -subscription: every operation of it kept in the store (7 days), or with\n"+
 		"-active only the active ones. For the local store, an active operation's last error is the\n"+
-		"last warning the running process logged about it (why it is retrying).")
+		"last warning the running process logged about it (why it is retrying).\n"+
+		"'hcpops ops fail|cancel OPERATION -reason TEXT' ends an operation by hand ('hcpops ops fail -h').")
 	sub := fs.String("subscription", "", "list this subscription's operations")
 	active := fs.Bool("active", false, "only operations not yet terminal (or still notifying ARM)")
 	output := fs.String("o", "table", "output: table or json")
