@@ -7,15 +7,18 @@ import (
 	"testing"
 
 	"github.com/hcpops/hcpops/core/clusterservice/simulator"
+	"github.com/hcpops/hcpops/core/lifecycle"
+	"github.com/hcpops/hcpops/devhost/devlog"
 )
 
 // Killing dev mid-install and starting it again finishes the install:
-// the simulator's objects, timelines and ledger outlive the process.
+// the simulator's objects, timelines and ledger outlive the process, and
+// the notification sink listens where it did, so ARM's stand-in is told.
 func TestDevRestartFinishesWhatWasInFlight(t *testing.T) {
 	w := newWorkspace(t)
 	slow := []string{"-sim-durations", "cluster_installing=4s"}
 	d := w.startDev(t, slow...)
-	op := submitStuck(t, w, "restarted", "")
+	op := submitStuck(t, w, "restarted", d.sink+"/restarted")
 	waitFor(t, "the install to start", func() bool { return opStatus(t, w, op) == "Provisioning" })
 	d.kill(t)
 	if got := opStatus(t, w, op); got != "Provisioning" {
@@ -29,7 +32,13 @@ func TestDevRestartFinishesWhatWasInFlight(t *testing.T) {
 	waitFor(t, "dev's banner to say it restored the simulator", func() bool {
 		return strings.Contains(again.out.String(), "cs state       .data/"+simulator.SnapshotFile+" (restored from the last run")
 	})
+	if again.sink != d.sink {
+		t.Errorf("the notification sink moved from %s to %s: the earlier operations' URIs point to nothing", d.sink, again.sink)
+	}
 	waitFor(t, "the install to finish after the restart", func() bool { return opStatus(t, w, op) == "Succeeded" })
+	waitFor(t, "its notification to be delivered", func() bool {
+		return logged(t, w, op, lifecycle.MsgNotification, func(r devlog.Record) bool { return r.Str("outcome") == "delivered" })
+	})
 	if strings.Contains(readLog(t, w), "not found") {
 		t.Errorf("dev.log has a not found after the restart:\n%s", tail(readLog(t, w), 3000))
 	}

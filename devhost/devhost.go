@@ -182,7 +182,7 @@ func run(ctx context.Context, o options, stdout, logw io.Writer, env map[string]
 		return fmt.Errorf("connecting to the simulator: %w", err)
 	}
 	defer cs.Close()
-	sk, err := armsink.Start(simCtx, armsink.Config{Logger: logger})
+	sk, err := startSink(simCtx, o.dataDir, logger)
 	if err != nil {
 		return err
 	}
