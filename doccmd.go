@@ -46,8 +46,11 @@ func doc(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return withStore(ctx, getenv, app.ReadOnly, func(s store.Store) error { return docGet(ctx, s, pos[0], refs, stdout) })
 	case "put":
 		fs := cli.Command("doc put", "[FILE|-]", "Creates each document, or replaces it under its current etag. Input: one JSON document,\n"+
-			"a JSON array, or one document per line; - or nothing reads stdin. Every document is read\n"+
-			"and checked before the first is written.")
+			"a JSON array, or one document per line; - or nothing reads stdin. All or nothing: every\n"+
+			"document is read and checked before the first is written, then each partition's documents\n"+
+			"are written in one transactional batch (more past Cosmos DB's 100-document, 2 MB batch\n"+
+			"limits). Batches on other partitions cannot roll back with a failed one: the error then\n"+
+			"names exactly what was written.")
 		create := fs.Bool("create", false, "create the embedded store when none exists and no hcpops process runs on the data dir")
 		pos, err := cli.Parse(fs, rest, stdout)
 		if err != nil {
@@ -56,7 +59,11 @@ func doc(ctx context.Context, args []string, getenv func(string) string, stdin i
 		if len(pos) > 1 {
 			return cli.UsageError(fs, "[FILE|-]")
 		}
-		docs, err := readDocuments(pos, stdin)
+		raw, err := readDocuments(pos, stdin)
+		if err != nil {
+			return err
+		}
+		docs, err := checkPut(raw)
 		if err != nil {
 			return err
 		}
@@ -192,40 +199,6 @@ func checkEnvelope(raw json.RawMessage) error {
 	}
 	if err := json.Unmarshal(raw, &env); err != nil || env.ID == "" || env.PartitionKey == "" {
 		return fmt.Errorf("a document needs string id and partitionKey (got %.80s)", raw)
-	}
-	return nil
-}
-
-// docPut creates each document, or replaces it under its current etag.
-func docPut(ctx context.Context, s store.Store, docs []json.RawMessage, stdout io.Writer) error {
-	for _, d := range docs {
-		if err := putOne(ctx, s, d, stdout); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func putOne(ctx context.Context, s store.Store, raw json.RawMessage, stdout io.Writer) error {
-	var env struct {
-		ID           string `json:"id"`
-		PartitionKey string `json:"partitionKey"`
-	}
-	_ = json.Unmarshal(raw, &env) // checked by checkEnvelope
-	cur, err := s.Get(ctx, env.PartitionKey, env.ID)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		if _, err := s.Create(ctx, env.PartitionKey, raw); err != nil {
-			return fmt.Errorf("creating %s: %w", env.ID, err)
-		}
-		fmt.Fprintf(stdout, "created  %s\n", env.ID)
-	case err != nil:
-		return fmt.Errorf("reading %s: %w", env.ID, err)
-	default:
-		if _, err := s.Replace(ctx, env.PartitionKey, env.ID, raw, cur.ETag); err != nil {
-			return fmt.Errorf("replacing %s: %w", env.ID, err)
-		}
-		fmt.Fprintf(stdout, "replaced %s\n", env.ID)
 	}
 	return nil
 }

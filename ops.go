@@ -47,12 +47,16 @@ type problemLine struct {
 
 // ops lists operations as a table: what is in flight, what failed and why.
 func ops(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	if len(args) > 0 && (args[0] == "fail" || args[0] == "cancel") {
+		return opsAbandon(ctx, args[0], args[1:], getenv, stdout)
+	}
 	const synopsis = "[-subscription SUB] [-active] [-o table|json]"
 	fs := cli.Command("ops", synopsis, "Lists operations, newest first: id, request, resource, status, age and last error. Without\n"+
 		"-subscription: the active operations of every subscription (and finished ones still to\n"+
 		"notify ARM). With -subscription: every operation of it kept in the store (7 days), or with\n"+
 		"-active only the active ones. For the local store, an active operation's last error is the\n"+
-		"last warning the running process logged about it (why it is retrying).")
+		"last warning the running process logged about it (why it is retrying).\n"+
+		"'hcpops ops fail|cancel OPERATION -reason TEXT' ends an operation by hand ('hcpops ops fail -h').")
 	sub := fs.String("subscription", "", "list this subscription's operations")
 	active := fs.Bool("active", false, "only operations not yet terminal (or still notifying ARM)")
 	output := fs.String("o", "table", "output: table or json")

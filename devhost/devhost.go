@@ -157,6 +157,17 @@ func run(ctx context.Context, o options, stdout, logw io.Writer, env map[string]
 	defer sim.Close()
 	simCtx, stopSim := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopSim()
+	// The simulator's objects outlive the run, as CS's do: a restart
+	// finishes what was in flight.
+	simState := filepath.Join(o.dataDir, simulator.SnapshotFile)
+	restored, err := sim.LoadSnapshot(simState)
+	if err != nil {
+		return err
+	}
+	persisted := sim.Persist(simCtx, simState, time.Second, func(err error) {
+		logger.WarnContext(ctx, "saving the CS simulator's state failed", "path", simState, "error", err)
+	})
+	defer func() { stopSim(); <-persisted }() // after the host: its last CS calls are kept
 	simURL, err := sim.Start(simCtx, o.csAddr)
 	if errors.Is(err, syscall.EADDRINUSE) {
 		return fmt.Errorf("starting the Clusters Service simulator: %w; another hcpops dev may hold it: stop it, or pass -cs-addr 127.0.0.1:PORT", err)
@@ -171,7 +182,7 @@ func run(ctx context.Context, o options, stdout, logw io.Writer, env map[string]
 		return fmt.Errorf("connecting to the simulator: %w", err)
 	}
 	defer cs.Close()
-	sk, err := armsink.Start(simCtx, armsink.Config{Logger: logger})
+	sk, err := startSink(simCtx, o.dataDir, logger)
 	if err != nil {
 		return err
 	}
@@ -240,6 +251,7 @@ func run(ctx context.Context, o options, stdout, logw io.Writer, env map[string]
 		return err
 	}
 	banner(stdout, o, fa, st, shared.Advert(), simURL, sk.URL(), host)
+	simStateLine(stdout, simState, restored)
 	tr.showEarlier()
 	if o.hooks.simulator != nil {
 		o.hooks.simulator(sim)
@@ -356,17 +368,19 @@ func stopReason(ctx context.Context) error {
 }
 
 // prepareDataDir creates the data dir (and with reset, empties what this
-// command keeps there) and returns the host state dir. With the embedded
+// command keeps there: the store, host state, the simulator's objects) and
+// returns the host state dir. With the embedded
 // store, host state without a store is dropped: its leases point into a
 // feed that no longer exists and would skip the new store's first changes.
 // On Cosmos DB the leases live in the database, and nothing is dropped.
 func prepareDataDir(dir string, reset, embeddedStore bool) (stateDir string, err error) {
 	storePath, stateDir := filepath.Join(dir, app.StoreFileName), filepath.Join(dir, "host")
+	simState := filepath.Join(dir, simulator.SnapshotFile)
 	if _, err := os.Stat(storePath); embeddedStore && errors.Is(err, fs.ErrNotExist) {
 		reset = true
 	}
 	if reset {
-		for _, p := range []string{storePath, stateDir} {
+		for _, p := range []string{storePath, stateDir, simState} {
 			if err := os.RemoveAll(p); err != nil {
 				return "", fmt.Errorf("resetting %s: %w", p, err)
 			}
@@ -436,4 +450,14 @@ func banner(w io.Writer, o options, fa *functionapp.App, st *devStore, shared st
 		}
 		fmt.Fprintf(w, "  function       %-20s %s\n", fn.Name, detail)
 	}
+}
+
+// simStateLine says where the simulator's objects are kept, and whether
+// this run took them over from the last.
+func simStateLine(w io.Writer, path string, restored bool) {
+	how := "kept across restarts; -reset empties it"
+	if restored {
+		how = "restored from the last run; -reset empties it"
+	}
+	fmt.Fprintf(w, "  cs state       %s (%s)\n", path, how)
 }

@@ -110,7 +110,9 @@ func (s *Simulator) FailCluster(key string, f ClusterFailure) (bool, error) {
 	applied := false
 	err = s.locked(func(now time.Time) error {
 		for _, c := range s.liveClusters(now) {
-			if c.matchesKey(key) {
+			// One that failed already (an earlier run's, kept by
+			// persist.go) is left alone: the failure waits for the next.
+			if c.matchesKey(key) && c.state(now) != cs.ClusterStateError {
 				if err := s.applyClusterFailure(c, f, now); err != nil {
 					return err
 				}
@@ -175,7 +177,7 @@ func (s *Simulator) FailNodePool(clusterKey, id string, f NodePoolFailure) (bool
 	applied := false
 	err := s.locked(func(now time.Time) error {
 		for _, c := range s.liveClusters(now) {
-			if np := c.liveNodePool(id, now); np != nil && c.matchesKey(clusterKey) {
+			if np := c.liveNodePool(id, now); np != nil && c.matchesKey(clusterKey) && !nodePoolFailed(np, now) {
 				if err := applyNodePoolFailure(np, f, now); err != nil {
 					return err
 				}
@@ -188,6 +190,11 @@ func (s *Simulator) FailNodePool(clusterKey, id string, f NodePoolFailure) (bool
 		return nil
 	})
 	return applied, err
+}
+
+func nodePoolFailed(np *nodePool, now time.Time) bool {
+	st, _ := np.tl.at(now)
+	return st == cs.NodePoolStateError || st == cs.NodePoolStateRecoverableError
 }
 
 func applyNodePoolFailure(np *nodePool, f NodePoolFailure, now time.Time) error {
@@ -213,7 +220,7 @@ func (s *Simulator) FailExternalAuth(clusterKey, id string, f ExternalAuthFailur
 	applied := false
 	err := s.locked(func(now time.Time) error {
 		for _, c := range s.liveClusters(now) {
-			if ea := c.liveExternalAuth(id, now); ea != nil && c.matchesKey(clusterKey) {
+			if ea := c.liveExternalAuth(id, now); ea != nil && c.matchesKey(clusterKey) && !externalAuthFailed(ea, now) {
 				if st, _ := ea.tl.at(now); st == cs.ExternalAuthStateUninstalling {
 					return fmt.Errorf("external auth %s is uninstalling", id)
 				}
@@ -228,4 +235,9 @@ func (s *Simulator) FailExternalAuth(clusterKey, id string, f ExternalAuthFailur
 		return nil
 	})
 	return applied, err
+}
+
+func externalAuthFailed(ea *externalAuth, now time.Time) bool {
+	st, _ := ea.tl.at(now)
+	return st == cs.ExternalAuthStateError
 }

@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hcpops/hcpops/core/clock"
@@ -75,6 +76,8 @@ type Simulator struct {
 	admin     *http.ServeMux
 	done      chan struct{}
 	closeOnce sync.Once
+
+	persist atomic.Pointer[persister] // set by Persist (persist.go)
 }
 
 // New builds a simulator; by default it uses the wall clock, a fixed seed
@@ -108,6 +111,7 @@ func (s *Simulator) Handler() http.Handler { return s }
 func (s *Simulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if strings.HasPrefix(r.URL.Path, "/_sim/") {
 		s.admin.ServeHTTP(w, r)
+		s.changed(r.Method)
 		return
 	}
 	_, pattern := s.api.Handler(r)
@@ -134,6 +138,7 @@ func (s *Simulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.api.ServeHTTP(w, r)
+	s.changed(r.Method)
 }
 
 // Close releases hung requests (with a 503) and cuts added latency short;

@@ -35,6 +35,8 @@ type Config struct {
 	Seed uint64
 	// Logger hears of each delivered notification; nil discards.
 	Logger *slog.Logger
+	// Addr is where Start listens; "" is a free 127.0.0.1 port.
+	Addr string
 }
 
 // Sink stands in for ARM's async-notification endpoint on a loopback port,
@@ -67,14 +69,18 @@ type Call struct {
 	Body   arm.OperationStatus
 }
 
-// Start serves a sink on a free 127.0.0.1 port until ctx is done or
-// Close is called.
+// Start serves a sink on cfg.Addr (by default a free 127.0.0.1 port) until
+// ctx is done or Close is called.
 func Start(ctx context.Context, cfg Config) (*Sink, error) {
 	s, err := newSink(cfg, "")
 	if err != nil {
 		return nil, err
 	}
-	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", "127.0.0.1:0")
+	addr := cfg.Addr
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("notification sink: %w", err)
 	}
