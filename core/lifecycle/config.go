@@ -89,6 +89,10 @@ type Config struct {
 	// set serves before it is rebuilt from a full read (plus up to 30%,
 	// drawn each time, as ARO-HCP's informers).
 	RelistInterval time.Duration
+	// AbsentSharePercent is the share of a tick's CS answers (404s among
+	// the objects it polled, in percent) above which its 404s complete
+	// nothing until a later tick confirms them (wave.go).
+	AbsentSharePercent int
 }
 
 // Defaults.
@@ -109,6 +113,9 @@ const (
 	DefaultWriteTimeout    = 10 * time.Second
 	DefaultCSBatchSize     = 100
 	DefaultRelistInterval  = activeset.DefaultRelist
+	// DefaultAbsentSharePercent: more than half of what a tick asked CS
+	// about vanished at once (docs/settings.md argues it).
+	DefaultAbsentSharePercent = 50
 	// MaxCSBatchSize keeps a list call's id search (about 50 bytes an id,
 	// URL-encoded) well inside the 16 KB request line proxies accept.
 	MaxCSBatchSize = 200
@@ -126,6 +133,7 @@ const (
 	EnvPollBackoffMax    = "HCPOPS_POLL_BACKOFF_MAX"
 	EnvCSBatchSize       = "HCPOPS_CS_BATCH_SIZE"
 	EnvRelistInterval    = "HCPOPS_RELIST_INTERVAL"
+	EnvAbsentShare       = "HCPOPS_CS_404_SHARE_PERCENT"
 )
 
 // field is one Config field in the table below: its name for errors, the
@@ -159,6 +167,7 @@ func (c *Config) fields() []configField {
 		d{"WriteTimeout", "", &c.WriteTimeout, DefaultWriteTimeout, 0},
 		n{"CSBatchSize", EnvCSBatchSize, &c.CSBatchSize, DefaultCSBatchSize, MaxCSBatchSize},
 		d{"RelistInterval", EnvRelistInterval, &c.RelistInterval, DefaultRelistInterval, 0},
+		n{"AbsentSharePercent", EnvAbsentShare, &c.AbsentSharePercent, DefaultAbsentSharePercent, 100},
 	}
 }
 
@@ -312,19 +321,20 @@ func New(deps Deps, cfg Config) (*Engine, error) {
 		deps.Random = rand.Reader
 	}
 	e := &Engine{
-		store:    deps.Store,
-		cs:       deps.ClusterService,
-		calls:    deps.Calls,
-		notifier: deps.Notifier,
-		clock:    deps.Clock.Now,
-		log:      deps.Logger,
-		random:   deps.Random,
-		cfg:      cfg,
-		locks:    newKeyedLock(),
-		notifyAt: newBackoff(cfg.NotifyBackoffBase, cfg.NotifyBackoffMax, cfg.NotifyScheduleSize),
-		pollAt:   newBackoff(cfg.PollBackoffBase, cfg.PollBackoffMax, cfg.NotifyScheduleSize),
-		skips:    newSkipLog(cfg.NotifyScheduleSize),
-		stuck:    newStuckWatch(),
+		store:       deps.Store,
+		cs:          deps.ClusterService,
+		calls:       deps.Calls,
+		notifier:    deps.Notifier,
+		clock:       deps.Clock.Now,
+		log:         deps.Logger,
+		random:      deps.Random,
+		cfg:         cfg,
+		locks:       newKeyedLock(),
+		notifyAt:    newBackoff(cfg.NotifyBackoffBase, cfg.NotifyBackoffMax, cfg.NotifyScheduleSize),
+		pollAt:      newBackoff(cfg.PollBackoffBase, cfg.PollBackoffMax, cfg.NotifyScheduleSize),
+		skips:       newSkipLog(cfg.NotifyScheduleSize),
+		stuck:       newStuckWatch(),
+		unconfirmed: newUnconfirmed(),
 	}
 	e.handlers = e.registry()
 	view, err := activeset.New(activeset.Config{Store: deps.Store, ResourceOf: resourceRef, Clock: deps.Clock,
