@@ -11,6 +11,7 @@ import (
 
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/clusterservice/simulator"
+	"github.com/hcpops/hcpops/internal/dev/csfaults"
 	"github.com/hcpops/hcpops/internal/testsupport"
 )
 
@@ -123,7 +124,7 @@ func makeRuns(t *testing.T) *runs {
 	}
 	out.budget = tickOnly(t, r, time.Now(), 3)
 
-	var faults *testsupport.CSFaults
+	var faults *csfaults.Proxy
 	r = newRigEnv(t, func(simURL string) map[string]string {
 		m := with(nil)(simURL)
 		f, u := testsupport.NewCSFaultsProxy(t, simURL)
@@ -134,10 +135,10 @@ func makeRuns(t *testing.T) *runs {
 	out.misrouted = driveCreate(t, r, time.Now(), func(r *rig, run *alertRun) {
 		switch ticks++; ticks {
 		case 1:
-			faults.Set(testsupport.CSMisrouted)
+			faults.Set(csfaults.Misrouted)
 		case 2:
 			run.mid = r.logs.records(t)
-			faults.Set(testsupport.CSHealthy)
+			faults.Set(csfaults.Healthy)
 		}
 	})
 	return out

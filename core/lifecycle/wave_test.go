@@ -12,7 +12,7 @@ import (
 	cs "github.com/hcpops/hcpops/core/clusterservice"
 	"github.com/hcpops/hcpops/core/clusterservice/csfake"
 	"github.com/hcpops/hcpops/core/document"
-	"github.com/hcpops/hcpops/internal/testsupport"
+	"github.com/hcpops/hcpops/internal/dev/csfaults"
 )
 
 // A 404 wave is not evidence (wave.go): each case reproduces on the
@@ -21,12 +21,12 @@ import (
 
 // behindFaults points the engine at CS through a fault proxy; only
 // requests for which only (if set) says so meet its faults.
-func (e *env) behindFaults(t testing.TB, only func(*http.Request) bool) *testsupport.CSFaults {
+func (e *env) behindFaults(t testing.TB, only func(*http.Request) bool) *csfaults.Proxy {
 	t.Helper()
-	var faults *testsupport.CSFaults
+	var faults *csfaults.Proxy
 	e.cs = e.fake.NewClient(csfake.Config{RetryLimit: 0, Timeout: 10 * time.Second, Recorder: e.calls,
 		Front: func(next http.Handler) http.Handler {
-			faults = testsupport.NewCSFaults(next)
+			faults = csfaults.New(next)
 			if only == nil {
 				return faults
 			}
@@ -127,7 +127,7 @@ func TestMisroutedCSWithCreatesInFlight(t *testing.T) {
 	deletes := e.deletesInFlight(t, "d", 6)
 	creates := e.acceptedCreates(t, "c", 3)
 
-	faults.Set(testsupport.CSMisrouted)
+	faults.Set(csfaults.Misrouted)
 	e.tick(t)
 	if got := e.terminal(t, append(deletes, creates...)); len(got) != 0 {
 		t.Fatalf("a misrouted CS's 404s made operations terminal: %v", got)
@@ -152,7 +152,7 @@ func TestMisroutedCSWithCreatesInFlight(t *testing.T) {
 	// The next tick judges afresh: CS answers again, and its 404s for
 	// the deleted clusters complete them (at most a tick later, since
 	// they are most of what it polls).
-	faults.Set(testsupport.CSHealthy)
+	faults.Set(csfaults.Healthy)
 	e.clk.Advance(2 * time.Minute) // past the simulator's uninstall
 	for range 2 {
 		e.tick(t)
@@ -177,7 +177,7 @@ func TestLargeShareOf404sWaitsForConfirmation(t *testing.T) {
 	faults := e.behindFaults(t, nil)
 	deletes := e.deletesInFlight(t, "d", 4)
 
-	faults.Set(testsupport.CSMisrouted)
+	faults.Set(csfaults.Misrouted)
 	e.tick(t)
 	if got := e.terminal(t, deletes); len(got) != 0 {
 		t.Fatalf("a one-tick misrouted window completed deletes: %v", got)
@@ -190,9 +190,9 @@ func TestLargeShareOf404sWaitsForConfirmation(t *testing.T) {
 
 	// CS answers again: the objects are there (uninstalling), so the
 	// earlier 404s are forgotten, and a new one is not a confirmation.
-	faults.Set(testsupport.CSHealthy)
+	faults.Set(csfaults.Healthy)
 	e.tick(t)
-	faults.Set(testsupport.CSMisrouted)
+	faults.Set(csfaults.Misrouted)
 	e.tick(t)
 	if got := e.terminal(t, deletes); len(got) != 0 {
 		t.Fatalf("404s with a normal answer between them completed deletes: %v", got)
@@ -201,7 +201,7 @@ func TestLargeShareOf404sWaitsForConfirmation(t *testing.T) {
 	// The genuine delete: CS removes them; the first tick holds them,
 	// the next confirms. (A tick of normal answers first: the misrouted
 	// tick just before would otherwise count as the first.)
-	faults.Set(testsupport.CSHealthy)
+	faults.Set(csfaults.Healthy)
 	e.tick(t)
 	e.clk.Advance(2 * time.Minute)
 	e.tick(t)
@@ -285,7 +285,7 @@ func TestClusterAbsentWithLiveChildren(t *testing.T) {
 	if _, err := e.deliver(t); err != nil {
 		t.Fatal(err)
 	}
-	faults.Set(testsupport.CSMisrouted)
+	faults.Set(csfaults.Misrouted)
 	e.tick(t)
 	if got := e.terminal(t, names); len(got) != 0 {
 		t.Fatalf("a cluster 404 beside its live node pool completed %v", got)
@@ -294,7 +294,7 @@ func TestClusterAbsentWithLiveChildren(t *testing.T) {
 	if len(recs) != 1 || recs[0]["verdict"] != VerdictWave || recs[0]["parents_absent"] != "1" {
 		t.Fatalf("cs.anomaly records = %v, want one wave naming the cluster", recs)
 	}
-	faults.Set(testsupport.CSHealthy)
+	faults.Set(csfaults.Healthy)
 	e.drive(t, names...)
 	for _, n := range names {
 		e.wantOp(t, n, arm.ProvisioningStateSucceeded, "")

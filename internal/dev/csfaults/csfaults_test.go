@@ -1,4 +1,4 @@
-package testsupport
+package csfaults
 
 import (
 	"encoding/json"
@@ -8,12 +8,12 @@ import (
 	"testing"
 )
 
-func TestCSFaults(t *testing.T) {
+func TestFaults(t *testing.T) {
 	cs := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"kind":"Cluster","id":"abc"}`))
 	})
-	f := NewCSFaults(cs)
+	f := New(cs)
 	serve := func(method, target string) *httptest.ResponseRecorder {
 		rec := httptest.NewRecorder()
 		f.ServeHTTP(rec, httptest.NewRequest(method, target, nil))
@@ -24,7 +24,7 @@ func TestCSFaults(t *testing.T) {
 		t.Fatalf("healthy: %d, answered %d; want CS's answer", rec.Code, f.Answered())
 	}
 
-	f.Set(CSMisrouted)
+	f.Set(Misrouted)
 	rec := serve(http.MethodGet, obj+"/status")
 	var e map[string]any
 	if rec.Code != http.StatusNotFound || json.Unmarshal(rec.Body.Bytes(), &e) != nil || e["kind"] != "Error" || e["id"] != "404" ||
@@ -48,7 +48,7 @@ func TestCSFaults(t *testing.T) {
 		t.Errorf("simulator admin route = %d, want it passed", rec.Code)
 	}
 
-	f.Set(CSGateway)
+	f.Set(Gateway)
 	seen := map[string]bool{}
 	for range len(gatewayReads) {
 		rec := serve(http.MethodGet, obj)
@@ -63,7 +63,7 @@ func TestCSFaults(t *testing.T) {
 	if rec := serve(http.MethodPost, "/api/aro_hcp/v1alpha1/clusters"); rec.Header().Get("Content-Type") != "text/html" {
 		t.Errorf("gateway write = %d %q, want an HTML page", rec.Code, rec.Header().Get("Content-Type"))
 	}
-	f.Set(CSHealthy)
+	f.Set(Healthy)
 	if rec := serve(http.MethodGet, obj); rec.Code != http.StatusOK {
 		t.Errorf("healed: %d, want CS's answer", rec.Code)
 	}
