@@ -92,6 +92,7 @@ func (o *observer) read(ctx context.Context) (int, error) {
 		if err != nil {
 			return 0, err
 		}
+		v.seen = o.clock.Now()
 		seen := o.versions[v.key]
 		if len(seen) > 0 && seen[len(seen)-1].etag == v.etag {
 			continue

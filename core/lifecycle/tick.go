@@ -310,7 +310,7 @@ func (e *Engine) advance(ctx context.Context, j *job, st standing, t *tally) err
 		}
 	}
 	if pollErr != nil {
-		return pollErr
+		return t.wave.unlessContradiction(j, pollErr)
 	}
 	changed, err := e.updateOperationStatus(wctx, j, status, cerr, t)
 	if changed {

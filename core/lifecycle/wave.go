@@ -114,6 +114,19 @@ func (w *wave) hold(j *job, r pollResult) bool {
 	return true
 }
 
+// unlessContradiction is a poll's error as the tick handles it. CS's 404
+// for an object that must exist is a contradiction the next tick must see
+// again to judge afresh, so it does not back the operation off as a failed
+// call would (a backed-off create would leave the next tick of a
+// misrouted CS with only deletes to judge by): it is left for the next
+// tick as is.
+func (w *wave) unlessContradiction(j *job, err error) error {
+	if w == nil || j.op.Properties.Request == document.RequestDelete || cs.Classify(err) != cs.Absent {
+		return err
+	}
+	return retryLater("clusters service answered 404 for %s, which it had accepted: %v", polledHref(j), err)
+}
+
 // polledHref is the CS object j's poll reads: a delete's target, else the
 // resource's CS object (a credential request's cluster).
 func polledHref(j *job) string {
