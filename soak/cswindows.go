@@ -21,9 +21,10 @@ type csWindow struct {
 	at, length time.Duration
 }
 
-// csWindowsOf places the windows of a run: the misrouted one at 40% of the
-// window the scenarios start in, the gateway one at 65%, when creates,
-// updates and deletes are all in flight. A zero length leaves one out.
+// csWindowsOf places the windows of a run: the misrouted one from 40% of
+// the window the scenarios start in, the gateway one from 65%, each
+// opening once a cluster delete and a create or update CS accepted are in
+// flight (runWindows). A zero length leaves one out.
 func csWindowsOf(duration, misrouted, gateway time.Duration) []csWindow {
 	var out []csWindow
 	if misrouted > 0 {
@@ -35,15 +36,24 @@ func csWindowsOf(duration, misrouted, gateway time.Duration) []csWindow {
 	return out
 }
 
-// runWindows opens and closes proxy's windows until ctx is done.
-func runWindows(ctx context.Context, proxy *csfaults.Proxy, windows []csWindow, start time.Time, logger *slog.Logger) {
+// runWindows opens and closes proxy's windows until ctx is done. A window
+// opens at its offset once ready says what it is about is in flight:
+// cluster deletes whose 404s a window could fake, beside objects that must
+// exist. (A window with only deletes in flight, for longer than a tick,
+// is what the lifecycle cannot tell from a bulk delete:
+// docs/arm.md#a-404-wave-is-not-evidence.)
+func runWindows(ctx context.Context, proxy *csfaults.Proxy, windows []csWindow, start time.Time, ready func() bool, logger *slog.Logger) {
 	defer proxy.Set(csfaults.Healthy)
 	for _, w := range windows {
 		sleep(ctx, time.Until(start.Add(w.at)))
+		for ctx.Err() == nil && !ready() {
+			sleep(ctx, observeEvery)
+		}
 		if ctx.Err() != nil {
 			return
 		}
-		logger.InfoContext(ctx, "soak: clusters service fault window opens", "fault", w.fault.String(), "for", w.length)
+		logger.InfoContext(ctx, "soak: clusters service fault window opens", "fault", w.fault.String(), "for", w.length,
+			"after", time.Since(start).Round(time.Millisecond))
 		proxy.Set(w.fault)
 		sleep(ctx, w.length)
 		proxy.Set(csfaults.Healthy)

@@ -234,7 +234,7 @@ func execute(ctx context.Context, o options, logger *slog.Logger) (evidence, rep
 	start := time.Now()
 	bg.Go(func() { ch.run(bgCtx, start) })
 	csw := csWindowsOf(o.duration, o.misroutedWindow, o.gatewayWindow)
-	bg.Go(func() { runWindows(bgCtx, windows, csw, start, logger) })
+	bg.Go(func() { runWindows(bgCtx, windows, csw, start, obs.deletesBesideAccepted, logger) })
 
 	drv := &driver{fe: frontend.New(st, clock.Real{}, uuid.NewString), sim: sim, sink: sk, obs: obs, logger: logger,
 		every: observeEvery, conflictPause: 200 * time.Millisecond, conflictBudget: time.Minute}

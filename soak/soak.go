@@ -91,8 +91,8 @@ func parseOptions(args []string, usage io.Writer) (options, error) {
 	fs.DurationVar(&o.sickDeadline, "sick-deadline", o.sickDeadline, "create deadline of the sick clusters; they must end Failed at it")
 	fs.Float64Var(&o.csHangRate, "cs-hang-rate", o.csHangRate, "share of Clusters Service requests that never answer")
 	fs.IntVar(&o.lyingEvery, "lying-list-every", o.lyingEvery, "one Clusters Service id search (the tick's batched reads) in this many lists every object twice, the copy failed (0: none)")
-	fs.DurationVar(&o.misroutedWindow, "misrouted-window", o.misroutedWindow, "how long, once at 40% of -duration, Clusters Service answers its own 404 for every object read and an empty list for every search (0: never)")
-	fs.DurationVar(&o.gatewayWindow, "gateway-window", o.gatewayWindow, "how long, once at 65% of -duration, a gateway answers Clusters Service's reads with 404s that are not CS's (a gateway's JSON, {}, an empty body, HTML) and its writes with HTML 404/502 (0: never)")
+	fs.DurationVar(&o.misroutedWindow, "misrouted-window", o.misroutedWindow, "how long, once from 40% of -duration on (when a cluster delete and an accepted create or update are in flight), Clusters Service answers its own 404 for every object read and an empty list for every search (0: never)")
+	fs.DurationVar(&o.gatewayWindow, "gateway-window", o.gatewayWindow, "how long, once from 65% of -duration on (as -misrouted-window), a gateway answers Clusters Service's reads with 404s that are not CS's (a gateway's JSON, {}, an empty body, HTML) and its writes with HTML 404/502 (0: never)")
 	fs.BoolVar(&o.cosmosFaults, "cosmos-faults", o.cosmosFaults, "inject 429 (with x-ms-retry-after-ms), 503, 408 and slow answers into the handlers' Cosmos reads, queries, replaces and batches")
 	fs.BoolVar(&o.stripIfMatch, "break-etag-guard", false, "check the soak itself: strip If-Match from every store write, so stale writes go through; the run must then fail")
 	if err := fs.Parse(args); err != nil {
