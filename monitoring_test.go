@@ -86,8 +86,8 @@ func TestTemplateAlerting(t *testing.T) {
 			t.Errorf("rule %s: resource_id dimension %v, want %v (one alert per resource where the alert is about one)", name, hasID, perResource)
 		}
 	}
-	if rules != 7 {
-		t.Errorf("%d scheduledQueryRules resources, want 7 (stuck per kind and request, tick, change feed, notifications, CS errors, CS latency, restarts)", rules)
+	if rules != 8 {
+		t.Errorf("%d scheduledQueryRules resources, want 8 (stuck per kind and request, tick, change feed, notifications, CS errors, CS latency, restarts, CS 404 wave)", rules)
 	}
 	for a := range anchors {
 		if !linked[a] {

@@ -101,6 +101,18 @@ func givenUpAlert(recs []map[string]any, now time.Time) int {
 	return n
 }
 
+// csAnomalyAlert is alerts/cs_anomaly.kql: the waves of the last 15
+// minutes (cs.anomaly records with verdict wave).
+func csAnomalyAlert(recs []map[string]any, now time.Time) int {
+	n := 0
+	for _, r := range since(recs, now, 15*time.Minute) {
+		if msgIn(r, "cs.anomaly") && str(r, "verdict") == "wave" {
+			n++
+		}
+	}
+	return n
+}
+
 // notificationsAlert is alerts/notifications.kql: per operation of the
 // last hour, a failed attempt past maxAttempts or a refusal, unless a
 // later attempt delivered.
@@ -258,6 +270,24 @@ func TestAlertsFire(t *testing.T) {
 			t.Errorf("given-up alert on the clean run = %d, want 0", got)
 		}
 	})
+	t.Run("cs_anomaly", func(t *testing.T) {
+		th := findAlert(t, alerts, "cs_anomaly")
+		if th.query == "" {
+			t.Fatal("no cs_anomaly rule in the template")
+		}
+		if rs.misrouted.mid == nil {
+			t.Fatal("the misrouted run never got past its misrouted tick")
+		}
+		if got := csAnomalyAlert(rs.misrouted.mid, mid(rs.misrouted)); got != 1 {
+			t.Errorf("cs_anomaly alert after the misrouted tick = %d waves, want 1", got)
+		}
+		if got := csAnomalyAlert(rs.misrouted.all, end(rs.misrouted).Add(16*time.Minute)); got != 0 {
+			t.Errorf("cs_anomaly alert 16 minutes after the run = %d, want 0", got)
+		}
+		if got := csAnomalyAlert(rs.clean.all, end(rs.clean)); got != 0 {
+			t.Errorf("cs_anomaly alert on the clean run = %d, want 0", got)
+		}
+	})
 	t.Run("notifications", func(t *testing.T) {
 		max := findAlert(t, alerts, "notifications").float(t, "max_attempts")
 		if rs.notify.mid == nil {
@@ -334,7 +364,7 @@ func TestAlertQueriesMatchDocs(t *testing.T) {
 	for name := range docs {
 		t.Errorf("docs/functions.md shows alert %s, which deploy/alerts/ does not have", name)
 	}
-	if len(files) != 7 {
-		t.Errorf("%d alert files, want the 7 rules of the issue", len(files))
+	if len(files) != 8 {
+		t.Errorf("%d alert files, want the 7 rules of the issue and cs_anomaly (issue 31)", len(files))
 	}
 }

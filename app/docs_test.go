@@ -64,7 +64,7 @@ func docsQueriesMatch(t *testing.T, recs []map[string]any) {
 			}
 		}
 	}
-	want := []string{"cs_errors", "given_up", "notification_failures", "problems", "stuck", "ticks", "transitions", "view_rebuilds"}
+	want := []string{"cs_anomalies", "cs_errors", "given_up", "notification_failures", "problems", "stuck", "ticks", "transitions", "view_rebuilds"}
 	slices.Sort(named)
 	if !slices.Equal(named, want) {
 		t.Errorf("docs/functions.md has queries %v; the Go evaluations here are %v", named, want)

@@ -11,6 +11,8 @@ import (
 
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/clusterservice/simulator"
+	"github.com/hcpops/hcpops/internal/dev/csfaults"
+	"github.com/hcpops/hcpops/internal/testsupport"
 )
 
 // alertRun is the records of one drive of a cluster create through the
@@ -35,6 +37,10 @@ type runs struct {
 	csErrors alertRun // every CS call fails for 40 ticks (about 16 calls: the operation backs off), then CS recovers
 	csSlow   alertRun // every CS call takes 40 ms
 	budget   alertRun // CS takes 30 ms and a tick has 1 ms
+	// misrouted: CS answers its own 404 for every object (and empty
+	// lists) for the second tick, while CS has the accepted create; mid:
+	// after that tick.
+	misrouted alertRun
 }
 
 var (
@@ -117,6 +123,24 @@ func makeRuns(t *testing.T) *runs {
 		t.Fatal(err)
 	}
 	out.budget = tickOnly(t, r, time.Now(), 3)
+
+	var faults *csfaults.Proxy
+	r = newRigEnv(t, func(simURL string) map[string]string {
+		m := with(nil)(simURL)
+		f, u := testsupport.NewCSFaultsProxy(t, simURL)
+		faults, m["CLUSTERS_SERVICE_URL"] = f, u
+		return m
+	}, Parts{})
+	ticks := 0
+	out.misrouted = driveCreate(t, r, time.Now(), func(r *rig, run *alertRun) {
+		switch ticks++; ticks {
+		case 1:
+			faults.Set(csfaults.Misrouted)
+		case 2:
+			run.mid = r.logs.records(t)
+			faults.Set(csfaults.Healthy)
+		}
+	})
 	return out
 }
 

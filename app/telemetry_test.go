@@ -18,7 +18,7 @@ import (
 // telemetryNames are the records docs/functions.md documents.
 var telemetryNames = []string{"poll.tick", "dispatch.batch", "operation.dispatched", "operation.transition",
 	"notification.attempt", "changefeed.batch_given_up", "poll.active", "operation.stuck",
-	"poll.view_rebuilt"}
+	"poll.view_rebuilt", "cs.anomaly"}
 
 // writtenElsewhere are documented records no app run writes, with the
 // test that holds them.
@@ -103,7 +103,8 @@ func TestTelemetry(t *testing.T) {
 	all, mid := rs.troubled.all, rs.troubled.mid
 	// The shapes and names hold over every run: some records (a stuck
 	// operation's) are written only by some.
-	every := slices.Concat(all, rs.clean.all, rs.stuck.all, rs.notify.all, rs.csErrors.all, rs.csSlow.all, rs.budget.all)
+	every := slices.Concat(all, rs.clean.all, rs.stuck.all, rs.notify.all, rs.csErrors.all, rs.csSlow.all, rs.budget.all,
+		rs.misrouted.all)
 	var shapes map[string]map[string]string
 	t.Run("golden shapes", func(t *testing.T) { shapes = goldenShapes(t, every) })
 	t.Run("records documented", func(t *testing.T) { docsRecordsTable(t, shapes) })
@@ -163,6 +164,15 @@ func TestTelemetry(t *testing.T) {
 		got := viewRebuilds(all)
 		if len(got) != 1 || got["start"].rebuilds != 1 || got["start"].operations != 1 {
 			t.Errorf("view rebuilds by reason = %+v, want the first tick's, holding the one operation", got)
+		}
+	})
+	t.Run("cs_anomalies", func(t *testing.T) {
+		got := csAnomalies(rs.misrouted.all)
+		if len(got) != 1 || got["wave"].ticks != 1 || got["wave"].mustExistAbsent != 1 || got["wave"].sample == "" {
+			t.Errorf("cs anomalies of the misrouted run = %+v, want one wave naming the accepted cluster", got)
+		}
+		if got := csAnomalies(rs.clean.all); len(got) != 0 {
+			t.Errorf("cs anomalies of the clean run = %+v, want none", got)
 		}
 	})
 	t.Run("cs_errors", func(t *testing.T) {
@@ -331,6 +341,31 @@ func tickStats(recs []map[string]any) (n int, p95, maxUsed float64) {
 	}
 	sort.Float64s(walls)
 	return len(walls), walls[(95*len(walls)+99)/100-1], maxUsed
+}
+
+type anomalies struct {
+	ticks, deletesHeld, mustExistAbsent int
+	sample                              string
+}
+
+// csAnomalies is query "cs_anomalies" (without the hourly bins): the
+// cs.anomaly records by verdict.
+func csAnomalies(recs []map[string]any) map[string]anomalies {
+	out := map[string]anomalies{}
+	for _, r := range recs {
+		if !msgIn(r, "cs.anomaly") {
+			continue
+		}
+		a := out[str(r, "verdict")]
+		a.ticks++
+		a.deletesHeld += int(num(r, "deletes_held"))
+		a.mustExistAbsent = max(a.mustExistAbsent, int(num(r, "must_exist_absent")))
+		if ids, _ := r["sample_ids"].([]any); len(ids) > 0 && a.sample == "" {
+			a.sample = fmt.Sprint(ids...)
+		}
+		out[str(r, "verdict")] = a
+	}
+	return out
 }
 
 func csCalls(recs []map[string]any) (calls, errs int) {

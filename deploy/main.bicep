@@ -131,6 +131,10 @@ param tickBudgetUsedThreshold string = '0.8'
 @minValue(0)
 param givenUpBatchesThreshold int = 0
 
+@description('Ticks with a Clusters Service 404 wave (cs.anomaly, verdict wave) in 15 minutes above which the alert fires.')
+@minValue(0)
+param csAnomalyThreshold int = 0
+
 @description('Failed ARM notification attempts for one operation beyond which the alert fires (a refused notification fires at once).')
 @minValue(1)
 param notificationAttemptsThreshold int = 5
@@ -468,6 +472,7 @@ module monitoring 'monitoring.bicep' = {
     stuckAfterMinutes: stuckAfterMinutes
     tickBudgetUsedThreshold: tickBudgetUsedThreshold
     givenUpBatchesThreshold: givenUpBatchesThreshold
+    csAnomalyThreshold: csAnomalyThreshold
     notificationAttemptsThreshold: notificationAttemptsThreshold
     csErrorRateThreshold: csErrorRateThreshold
     csErrorRateMinCalls: csErrorRateMinCalls

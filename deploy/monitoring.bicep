@@ -16,6 +16,7 @@ param runbookUrl string
 param stuckAfterMinutes object
 param tickBudgetUsedThreshold string
 param givenUpBatchesThreshold int
+param csAnomalyThreshold int
 param notificationAttemptsThreshold int
 param csErrorRateThreshold string
 param csErrorRateMinCalls int
@@ -186,6 +187,37 @@ resource givenUpAlert 'Microsoft.Insights/scheduledQueryRules@2023-12-01' = {
           timeAggregation: 'Count'
           operator: 'GreaterThan'
           threshold: givenUpBatchesThreshold
+          failingPeriods: {
+            numberOfEvaluationPeriods: 1
+            minFailingPeriodsToAlert: 1
+          }
+        }
+      ]
+    }
+    actions: alertActions
+  }
+}
+
+resource csAnomalyAlert 'Microsoft.Insights/scheduledQueryRules@2023-12-01' = {
+  name: '${prefix}-cs-404-wave'
+  location: location
+  kind: 'LogAlert'
+  properties: {
+    displayName: 'hcpops: Clusters Service answered 404 for objects that must exist'
+    description: 'A poll tick met Clusters Service answering 404 for objects it had accepted (a 404 wave: a misrouted or emptied CS); no delete completed on those 404s. Runbook: ${runbookUrl}#clusters-service-404-wave'
+    severity: 2
+    enabled: true
+    evaluationFrequency: 'PT5M'
+    windowSize: 'PT15M'
+    scopes: alertScopes
+    autoMitigate: true
+    criteria: {
+      allOf: [
+        {
+          query: loadTextContent('alerts/cs_anomaly.kql')
+          timeAggregation: 'Count'
+          operator: 'GreaterThan'
+          threshold: csAnomalyThreshold
           failingPeriods: {
             numberOfEvaluationPeriods: 1
             minFailingPeriodsToAlert: 1

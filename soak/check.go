@@ -10,6 +10,7 @@ import (
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/devhost/triggerhost"
+	"github.com/hcpops/hcpops/internal/dev/csfaults"
 )
 
 // evidence is everything a run gathered, for the checks and the summary.
@@ -49,6 +50,11 @@ type evidence struct {
 	// The id searches CS answered, and those answered with a lying list.
 	idSearches, lyingLists int
 	wantLies               bool
+	// The CS fault windows, the requests each answered in CS's place, and
+	// when CS itself first answered 404 for each object.
+	windows        []csWindow
+	windowAnswered map[csfaults.Fault]int64
+	absent         map[string]time.Time
 }
 
 // problems lists every invariant the run broke, each prefixed by its area.
@@ -120,8 +126,13 @@ func (e evidence) problems() []string {
 	for _, p := range tickProblems(e.ticks, tickBound) {
 		add("ticks", "%s", p)
 	}
+	_, falseTerminals := e.falseTerminals()
+	for _, p := range falseTerminals {
+		add("false terminal", "%s", p)
+	}
 	out = append(out, e.chaosProblems()...)
 	out = append(out, e.faultProblems()...)
+	out = append(out, e.windowProblems()...)
 	return out
 }
 

@@ -10,9 +10,13 @@ import (
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/devhost/triggerhost"
+	"github.com/hcpops/hcpops/internal/dev/csfaults"
 )
 
 const checkURI = "http://127.0.0.1:1/notify/c0/create"
+
+// e0 is the cluster every operation of these checks is about.
+const e0 = "/subscriptions/00000000-0000-4000-8000-000000000001/resourceGroups/rg/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/c0"
 
 func checkOp(t *testing.T, req document.Request, status arm.ProvisioningState, uri string) *document.OperationDocument {
 	t.Helper()
@@ -74,8 +78,31 @@ func cleanEvidence(t *testing.T) evidence {
 		sick: sickSet{clusters: map[string]sickness{"soak-c1": sickHang, "soak-c2": sickGarbage, "soak-c3": sickHangCreated},
 			pools: map[string]sickness{"np-sick-c4": sickHangCreated}},
 		sickHung: 3, sickGarbled: 2, wantCSHangs: true,
+		// The implicit delete was seen Succeeded a second after CS's own
+		// 404 for its cluster; both fault windows answered.
+		versions: map[docKey][]docVersion{
+			implicit:   {opV1, {key: implicit, etag: "b", version: 2, status: "Succeeded", seen: checkSeen}},
+			clusterDoc: {clusterV1, {key: clusterDoc, etag: "d", version: 2, deleted: true}},
+		},
+		writes: map[docKey][]write{
+			implicit:   {{kind: writeCreate, doc: opV1}, {kind: writeReplace, doc: docVersion{key: implicit, etag: "b", version: 2}}},
+			clusterDoc: {{kind: writeCreate, doc: clusterV1}, {kind: writeReplace, doc: docVersion{key: clusterDoc, etag: "d", version: 2}}},
+		},
+		absent:         map[string]time.Time{checkHref: checkSeen.Add(-time.Second)},
+		windows:        csWindowsOf(15*time.Second, 3*time.Second, 3*time.Second),
+		windowAnswered: map[csfaults.Fault]int64{csfaults.Misrouted: 40, csfaults.Gateway: 30},
 	}
 }
+
+// The cluster of cleanEvidence's implicit delete, and when that delete was
+// seen Succeeded.
+var (
+	clusterDoc = docKey{"p", document.CosmosID(e0)}
+	checkHref  = "/api/aro_hcp/v1alpha1/clusters/x"
+	checkSeen  = time.Unix(1_800_000_200, 0)
+	opV1       = docVersion{key: docKey{"p", "op2"}, etag: "a", version: 1, status: "Deleting", seen: checkSeen.Add(-time.Minute)}
+	clusterV1  = docVersion{key: clusterDoc, etag: "c", version: 1, csID: checkHref}
+)
 
 func allCosmosFaults() map[string]map[string]int {
 	out := map[string]map[string]int{}
@@ -166,6 +193,16 @@ func TestEvidenceProblems(t *testing.T) {
 		{"feed in order", func(e *evidence) { e.feed.Reordered = 0 }, "chaos: no change-feed batch was delivered out of order"},
 		{"no 503", func(e *evidence) { delete(e.cs.statuses, http.StatusServiceUnavailable) }, "chaos: clusters service never answered 503"},
 		{"sink never failed", func(e *evidence) { e.notifyFailures = 0 }, "chaos: no ARM notification failed"},
+		{"delete completed on a 404 not CS's", func(e *evidence) { delete(e.absent, checkHref) },
+			"false terminal: delete 8a0c7e7e-0000-4000-8000-000000000001 of " + e0 + " Succeeded, but CS never answered 404 for " + checkHref},
+		{"delete completed before CS's 404", func(e *evidence) { e.absent[checkHref] = checkSeen.Add(time.Second) },
+			"was seen Succeeded at 08:03:20.000, before CS first answered 404 for " + checkHref + " at 08:03:21.000"},
+		{"delete of a cluster CS never had", func(e *evidence) {
+			delete(e.absent, checkHref)
+			e.versions[clusterDoc] = e.versions[clusterDoc][1:]
+		}, ""},
+		{"misrouted window answered nothing", func(e *evidence) { e.windowAnswered[csfaults.Misrouted] = 0 },
+			"chaos: the misrouted window (3s at 6s) answered no request in CS's place"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

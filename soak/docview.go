@@ -3,6 +3,7 @@ package soak
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 )
 
 // docKey names one document of the Resources container.
@@ -18,6 +19,10 @@ type docVersion struct {
 	etag     string
 	version  int64 // properties.cosmosMetadata.instanceVersion
 	deleted  bool  // deletionTimestamp is set: a soft delete
+	// status is an operation's status, csID a resource's CS href; ""
+	// for the other kinds.
+	status, csID string
+	seen         time.Time // when the soak's observer first read it
 }
 
 func readVersion(body []byte) (docVersion, error) {
@@ -31,6 +36,9 @@ func readVersion(body []byte) (docVersion, error) {
 			CosmosMetadata struct {
 				InstanceVersion *int64 `json:"instanceVersion"`
 			} `json:"cosmosMetadata"`
+			// Other documents have fields of these names of other shapes.
+			Status json.RawMessage `json:"status"`
+			SPP    json.RawMessage `json:"serviceProviderProperties"`
 		} `json:"properties"`
 	}
 	if err := json.Unmarshal(body, &d); err != nil {
@@ -41,6 +49,13 @@ func readVersion(body []byte) (docVersion, error) {
 	}
 	v := docVersion{key: docKey{pk: d.PartitionKey, id: d.ID}, resource: d.ResourceID, etag: d.ETag, version: 1,
 		deleted: len(d.Deleted) > 0 && string(d.Deleted) != "null"}
+	_ = json.Unmarshal(d.Properties.Status, &v.status) // an operation's; "" for the rest
+	var spp struct {
+		ClusterServiceID string `json:"clusterServiceID"`
+	}
+	if json.Unmarshal(d.Properties.SPP, &spp) == nil {
+		v.csID = spp.ClusterServiceID
+	}
 	if iv := d.Properties.CosmosMetadata.InstanceVersion; iv != nil {
 		v.version = *iv // documents without one are version 1, as ARO-HCP reads them
 	}

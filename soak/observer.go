@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/clock"
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
@@ -92,6 +93,7 @@ func (o *observer) read(ctx context.Context) (int, error) {
 		if err != nil {
 			return 0, err
 		}
+		v.seen = o.clock.Now()
 		seen := o.versions[v.key]
 		if len(seen) > 0 && seen[len(seen)-1].etag == v.etag {
 			continue
@@ -119,6 +121,28 @@ func (o *observer) op(k docKey) (*document.OperationDocument, bool) {
 	defer o.mu.Unlock()
 	op, ok := o.ops[k]
 	return op, ok
+}
+
+// deletesBesideAccepted reports whether a cluster delete is in flight
+// (Deleting) beside a create or update CS has accepted and is working on
+// (Provisioning, Updating): the moment a fake 404 could complete the one
+// while the other must exist.
+func (o *observer) deletesBesideAccepted() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	deleting, accepted := false, false
+	for _, op := range o.ops {
+		p := op.Properties
+		kind, _, err := document.ResourceKindOfID("externalId", p.ExternalID)
+		switch {
+		case err != nil:
+		case p.Request == document.RequestDelete && kind == document.KindCluster && p.Status == arm.ProvisioningStateDeleting:
+			deleting = true
+		case p.Status == arm.ProvisioningStateProvisioning || p.Status == arm.ProvisioningStateUpdating:
+			accepted = true
+		}
+	}
+	return deleting && accepted
 }
 
 // settled reports whether every operation seen is terminal and has

@@ -26,6 +26,8 @@ func TestParseOptions(t *testing.T) {
 		{[]string{"-sick-every", "1"}, "-sick-every 1"},
 		{[]string{"-sick-deadline", "0s"}, "-sick-deadline 0s"},
 		{[]string{"-cs-hang-rate", "0.9"}, "-cs-hang-rate 0.9"},
+		{[]string{"-misrouted-window", "-1s"}, "-misrouted-window -1s"},
+		{[]string{"-duration", "8s", "-misrouted-window", "2s", "-gateway-window", "3s"}, "-gateway-window 3s: want 0 (none) up to a quarter of -duration"},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
@@ -39,8 +41,11 @@ func TestParseOptions(t *testing.T) {
 	if err != nil || o.ops != 40 || o.duration != 50*time.Second || o.seed != 9 || !o.stripIfMatch {
 		t.Errorf("parsed %+v, %v", o, err)
 	}
-	if o.instances != 2 || o.sickEvery != 7 || !o.cosmosFaults || o.csHangRate == 0 {
-		t.Errorf("defaults %+v: want two instances, a sick subset, Cosmos faults and CS hangs", o)
+	if o.instances != 2 || o.sickEvery != 7 || !o.cosmosFaults || o.csHangRate == 0 || o.misroutedWindow != 3*time.Second || o.gatewayWindow != 3*time.Second {
+		t.Errorf("defaults %+v: want two instances, a sick subset, Cosmos faults, CS hangs and both CS fault windows", o)
+	}
+	if w := csWindowsOf(10*time.Second, time.Second, 0); len(w) != 1 || w[0].at != 4*time.Second || w[0].length != time.Second {
+		t.Errorf("windows of a run without a gateway window = %+v, want the misrouted one from 4s", w)
 	}
 	o, err = parseOptions([]string{"-instances", "1", "-sick-every", "0", "-cosmos-faults=false", "-cs-hang-rate", "0"}, &bytes.Buffer{})
 	if err != nil || o.instances != 1 || o.sickEvery != 0 || o.cosmosFaults || o.csHangRate != 0 {

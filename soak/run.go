@@ -22,6 +22,7 @@ import (
 	"github.com/hcpops/hcpops/core/store/cosmos/cosmostest"
 	"github.com/hcpops/hcpops/devhost/triggerhost"
 	"github.com/hcpops/hcpops/internal/dev/armsink"
+	"github.com/hcpops/hcpops/internal/dev/csfaults"
 	"github.com/hcpops/hcpops/internal/dev/frontend"
 )
 
@@ -157,10 +158,12 @@ func execute(ctx context.Context, o options, logger *slog.Logger) (evidence, rep
 		return ev, rep, err
 	}
 	csl := newCSLedger(sim)
+	witness := newCSWitness(csl)
 	sickDone := make(chan struct{})
-	sick := newSickCS(csl, sickObjects(plan), sickDone)
+	sick := newSickCS(witness, sickObjects(plan), sickDone)
 	liar := newListLiar(sick, o.lyingEvery)
-	csURL, stopCS, err := serveLoopback(liar)
+	windows := csfaults.New(liar)
+	csURL, stopCS, err := serveLoopback(windows)
 	if err != nil {
 		return ev, rep, err
 	}
@@ -230,6 +233,8 @@ func execute(ctx context.Context, o options, logger *slog.Logger) (evidence, rep
 	bg.Go(func() { obs.run(bgCtx) })
 	start := time.Now()
 	bg.Go(func() { ch.run(bgCtx, start) })
+	csw := csWindowsOf(o.duration, o.misroutedWindow, o.gatewayWindow)
+	bg.Go(func() { runWindows(bgCtx, windows, csw, start, obs.deletesBesideAccepted, logger) })
 
 	drv := &driver{fe: frontend.New(st, clock.Real{}, uuid.NewString), sim: sim, sink: sk, obs: obs, logger: logger,
 		every: observeEvery, conflictPause: 200 * time.Millisecond, conflictBudget: time.Minute}
@@ -270,6 +275,7 @@ func execute(ctx context.Context, o options, logger *slog.Logger) (evidence, rep
 	ev.sickHung, ev.sickGarbled = sick.sickCounts()
 	ev.idSearches, ev.lyingLists = liar.counts()
 	ev.wantLies = o.lyingEvery > 0
+	ev.windows, ev.windowAnswered, ev.absent = csw, windowAnswers(windows), witness.snapshot()
 	ev.sick = sickObjects(plan)
 	ev.wantCSHangs = o.csHangRate > 0
 	l := sim.Ledger()

@@ -7,11 +7,14 @@
 // the local Cosmos-compatible store behind a proxy that throttles (429),
 // refuses (503, 408) and slows the handlers' requests, against a Clusters
 // Service simulator injecting 5xx, 429, hung calls and latency spikes, with
-// a sick subset of clusters CS never answers properly, and an ARM
-// notification endpoint that fails 30% of POSTs. Then every invariant is
-// checked: expected outcomes, sick ones Failed at their deadline, ticks
-// within budget, one CS create per object, notifications delivered and
-// cleared, no lost or stomped update, no leaked goroutine.
+// a sick subset of clusters CS never answers properly, a window in which
+// CS is misrouted (its own 404 for everything) and one in which a gateway
+// answers for it, and an ARM notification endpoint that fails 30% of
+// POSTs. Then every invariant is checked: expected outcomes, sick ones
+// Failed at their deadline, no cluster delete Succeeded before CS itself
+// answered 404 for the cluster, ticks within budget, one CS create per
+// object, notifications delivered and cleared, no lost or stomped update,
+// no leaked goroutine.
 package soak
 
 import (
@@ -47,6 +50,10 @@ type options struct {
 	csHangRate   float64       // CS requests that never answer
 	lyingEvery   int           // one CS id search in this many lists every object twice, the copy failed; 0: none
 	cosmosFaults bool          // throttle, refuse and slow the handlers' store requests
+	// misroutedWindow and gatewayWindow are how long CS is misrouted (its
+	// own 404s, empty lists) and answered for by a gateway, once each in
+	// the middle of the run; 0: never.
+	misroutedWindow, gatewayWindow time.Duration
 	// stripIfMatch switches the store's ETag guard off, for checking the
 	// soak itself: lost updates then go through and the run must fail.
 	stripIfMatch bool
@@ -59,6 +66,7 @@ func defaultOptions() options {
 		ops: 1500, duration: 3 * time.Minute, settle: 5 * time.Minute, seed: uint64(time.Now().UnixNano()),
 		phase: 300 * time.Millisecond, feedReorder: 0.3, notifyFailRate: 0.3,
 		instances: 2, sickEvery: 7, sickDeadline: 20 * time.Second, csHangRate: 0.01, lyingEvery: 10, cosmosFaults: true,
+		misroutedWindow: 3 * time.Second, gatewayWindow: 3 * time.Second,
 	}
 }
 
@@ -83,6 +91,8 @@ func parseOptions(args []string, usage io.Writer) (options, error) {
 	fs.DurationVar(&o.sickDeadline, "sick-deadline", o.sickDeadline, "create deadline of the sick clusters; they must end Failed at it")
 	fs.Float64Var(&o.csHangRate, "cs-hang-rate", o.csHangRate, "share of Clusters Service requests that never answer")
 	fs.IntVar(&o.lyingEvery, "lying-list-every", o.lyingEvery, "one Clusters Service id search (the tick's batched reads) in this many lists every object twice, the copy failed (0: none)")
+	fs.DurationVar(&o.misroutedWindow, "misrouted-window", o.misroutedWindow, "how long, once from 40% of -duration on (when a cluster delete and an accepted create or update are in flight), Clusters Service answers its own 404 for every object read and an empty list for every search (0: never)")
+	fs.DurationVar(&o.gatewayWindow, "gateway-window", o.gatewayWindow, "how long, once from 65% of -duration on (as -misrouted-window), a gateway answers Clusters Service's reads with 404s that are not CS's (a gateway's JSON, {}, an empty body, HTML) and its writes with HTML 404/502 (0: never)")
 	fs.BoolVar(&o.cosmosFaults, "cosmos-faults", o.cosmosFaults, "inject 429 (with x-ms-retry-after-ms), 503, 408 and slow answers into the handlers' Cosmos reads, queries, replaces and batches")
 	fs.BoolVar(&o.stripIfMatch, "break-etag-guard", false, "check the soak itself: strip If-Match from every store write, so stale writes go through; the run must then fail")
 	if err := fs.Parse(args); err != nil {
@@ -123,6 +133,10 @@ func (o options) validate() error {
 		return fmt.Errorf("hcpops soak: -sick-every %d: want 0 (no sick subset) or 2 and more", o.sickEvery)
 	case o.lyingEvery < 0:
 		return fmt.Errorf("hcpops soak: -lying-list-every %d: want 0 (none) or more", o.lyingEvery)
+	case o.misroutedWindow < 0 || o.misroutedWindow > o.duration/4:
+		return fmt.Errorf("hcpops soak: -misrouted-window %s: want 0 (none) up to a quarter of -duration", o.misroutedWindow)
+	case o.gatewayWindow < 0 || o.gatewayWindow > o.duration/4:
+		return fmt.Errorf("hcpops soak: -gateway-window %s: want 0 (none) up to a quarter of -duration", o.gatewayWindow)
 	case o.sickDeadline <= 0:
 		return fmt.Errorf("hcpops soak: -sick-deadline %s: want a positive duration", o.sickDeadline)
 	case o.csHangRate < 0 || o.csHangRate > 1-csErrorRate-csThrottleRate:

@@ -67,6 +67,11 @@ func summarize(w io.Writer, e evidence, r report, problems []string) {
 	if e.wantLies {
 		fmt.Fprintf(w, "  lying lists       %d of %d id searches listed every object twice, the copy failed\n", e.lyingLists, e.idSearches)
 	}
+	for _, cw := range e.windows {
+		fmt.Fprintf(w, "  CS %-14s %s window from %s on: %d requests answered in CS's place\n", cw.fault, cw.length, cw.at.Round(time.Millisecond), e.windowAnswered[cw.fault])
+	}
+	checked, early := e.falseTerminals()
+	fmt.Fprintf(w, "  cluster deletes   %d Succeeded on a CS id: %d after CS's own 404 for the cluster, %d without it\n", checked, checked-len(early), len(early))
 	if e.wantCosmosFaults {
 		fmt.Fprintf(w, "  store faults      429/503/408/slow by kind: %s\n", cosmosFaultLine(e.cosmosFaults))
 	}

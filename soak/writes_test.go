@@ -75,6 +75,10 @@ func TestReadVersion(t *testing.T) {
 			docVersion{key: docKey{"p", "d"}, version: 2, deleted: true}, ""},
 		{"null deletionTimestamp", `{"id":"d","partitionKey":"p","deletionTimestamp":null}`,
 			docVersion{key: docKey{"p", "d"}, version: 1}, ""},
+		{"operation", `{"id":"d","partitionKey":"p","properties":{"status":"Deleting"}}`,
+			docVersion{key: docKey{"p", "d"}, version: 1, status: "Deleting"}, ""},
+		{"resource", `{"id":"d","partitionKey":"p","properties":{"status":{"x":1},"serviceProviderProperties":{"clusterServiceID":"/api/c/1"}}}`,
+			docVersion{key: docKey{"p", "d"}, version: 1, csID: "/api/c/1"}, ""},
 		{"no partition key", `{"id":"d"}`, docVersion{}, `partitionKey ""`},
 		{"not JSON", `{`, docVersion{}, "decoding a stored document"},
 	}

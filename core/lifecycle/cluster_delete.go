@@ -28,8 +28,10 @@ func (h clusterDelete) poll(ctx context.Context, j *job) (pollResult, error) {
 	}
 	if n > 0 {
 		j.log.DebugContext(ctx, "legacy deletion approach: waiting for child resources", "count", n)
-		return polledStates(state.NewOperationState(arm.ProvisioningStateDeleting,
-			fmt.Sprintf("%d node pools and external auths remain", n)).WithSource("descendantResources")), nil
+		waiting := polledStates(state.NewOperationState(arm.ProvisioningStateDeleting,
+			fmt.Sprintf("%d node pools and external auths remain", n)).WithSource("descendantResources"))
+		waiting.absent = r.absent // CS's 404 is still what the tick heard
+		return waiting, nil
 	}
 	return r, nil
 }

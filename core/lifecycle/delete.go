@@ -147,7 +147,8 @@ func (d deletion) dispatch(ctx context.Context, j *job, _ *tally) (outcome, erro
 }
 
 // poll reads the object being deleted; CS answering 404 is the
-// evidence that completes the delete. A new-approach delete CS never had
+// evidence that completes the delete, once the tick has judged it with
+// the rest of its answers (wave.go). A new-approach delete CS never had
 // (no href) completes at once: nothing in CS can outlive it.
 func (d deletion) poll(ctx context.Context, j *job) (pollResult, error) {
 	href, err := d.liveDeleteTarget(ctx, j)
@@ -159,7 +160,7 @@ func (d deletion) poll(ctx context.Context, j *job) (pollResult, error) {
 	}
 	s, err := d.k.status(ctx, j, href)
 	if cs.Classify(err) == cs.Absent {
-		return pollResult{gone: true}, nil
+		return pollResult{gone: true, absent: href}, nil
 	}
 	if err != nil {
 		return pollResult{}, fmt.Errorf("polling deletion of %s %s: %w", j.kind, href, err)

@@ -127,6 +127,9 @@ type Engine struct {
 	stuck *stuckWatch
 	// view is the tick's active set, kept from the change feed (source.go).
 	view *activeset.View
+	// unconfirmed holds the 404s of deletes a tick did not trust alone,
+	// for a later tick to confirm (wave.go).
+	unconfirmed *unconfirmed
 }
 
 // DispatchDocuments handles one change-feed batch; non-operation documents

@@ -83,6 +83,10 @@ type pollResult struct {
 	states []*state.OperationState
 	// gone: CS no longer has the object, so a delete is complete.
 	gone bool
+	// absent is the href CS answered its own 404 for, when that is why
+	// the object is gone: the tick decides such a completion with the
+	// rest of its answers (wave.go).
+	absent string
 }
 
 // polledStates is the pollResult of these sources.

@@ -11,6 +11,11 @@ type tally struct {
 
 	mu    sync.Mutex
 	skips map[string]int // by reason
+
+	// wave gathers a tick's CS answers about its objects and the deletes
+	// its 404s would complete, decided once the tick's reads are in
+	// (wave.go); nil for a dispatch batch, which polls nothing.
+	wave *wave
 }
 
 // skip counts an operation left alone for reason.

@@ -31,7 +31,7 @@ import (
 // noted during the stream and retried after it, most overdue first, so a
 // healthy operation never waits behind a sick one.
 func (e *Engine) tick(ctx context.Context) (TickResult, error) {
-	t := &tally{}
+	t := &tally{wave: newWave()}
 	now := e.clock()
 	var (
 		mu      sync.Mutex
@@ -68,6 +68,8 @@ func (e *Engine) tick(ctx context.Context) (TickResult, error) {
 		}
 		workers.Wait()
 	}
+	// Deletes complete on a 404 only now that every answer is in.
+	e.settleWave(ctx, t, workers, err == nil)
 	res := t.tickResult()
 	if err == nil {
 		err = ctx.Err() // workers may have been cut short after the last page
@@ -289,11 +291,15 @@ func (e *Engine) advance(ctx context.Context, j *job, st standing, t *tally) err
 	}
 
 	r, pollErr := j.h.poll(ctx, j)
+	t.wave.observe(j, r, pollErr)
 	// What the poll learned is written even when the tick's budget ran
 	// out meanwhile: the write has a context of its own.
 	wctx, cancel := e.writeCtx(ctx)
 	defer cancel()
 	if pollErr == nil && r.gone {
+		if t.wave.hold(j, r) {
+			return nil // decided with the tick's other answers (wave.go)
+		}
 		return e.completeDelete(wctx, j, t)
 	}
 	var (
@@ -310,7 +316,7 @@ func (e *Engine) advance(ctx context.Context, j *job, st standing, t *tally) err
 		}
 	}
 	if pollErr != nil {
-		return pollErr
+		return t.wave.unlessContradiction(j, pollErr)
 	}
 	changed, err := e.updateOperationStatus(wctx, j, status, cerr, t)
 	if changed {

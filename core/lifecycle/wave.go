@@ -1,0 +1,278 @@
+package lifecycle
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+
+	cs "github.com/hcpops/hcpops/core/clusterservice"
+	"github.com/hcpops/hcpops/core/document"
+	"github.com/hcpops/hcpops/core/store"
+)
+
+// A 404 wave is not evidence. CS's own 404 for the object of a delete is
+// what completes it; but a CS that answers 404 for everything (a wrong
+// shard, a path changed by an upgrade) would complete every delete in
+// flight in one tick. So a tick gathers its 404-based completions and
+// decides them once its reads are in, against what else CS said in that
+// tick:
+//
+//   - a wave: CS answered 404 for an object that must exist (the object
+//     of a create or update it accepted, a credential it issued) or for a
+//     cluster whose children it answered: no delete completes on a 404
+//     this tick, a cs.anomaly record says so, and the next tick judges
+//     afresh;
+//   - an unusually large share of 404s (AbsentSharePercent of the
+//     objects CS answered about, at least absentMin of them), with no
+//     object that must exist to judge by: a delete completes only when a
+//     later tick's 404 confirms its own, so a bulk delete ends a tick
+//     later;
+//   - otherwise the deletes complete in the tick, as before.
+
+// MsgAnomaly names the record of a tick whose 404s were not trusted
+// alone.
+const MsgAnomaly = "cs.anomaly"
+
+// Verdicts of a cs.anomaly record.
+const (
+	// VerdictWave: 404s for objects that must exist; nothing completed on
+	// a 404.
+	VerdictWave = "wave"
+	// VerdictUnconfirmed: a large share of 404s; only deletes whose 404 an
+	// earlier tick saw too completed.
+	VerdictUnconfirmed = "unconfirmed"
+)
+
+// absentMin is the fewest 404s in a tick that can be a large share: a tick
+// with one or two deletes ending and nothing else to poll is the everyday
+// case, and must not cost a tick.
+const absentMin = 3
+
+// sampleSize bounds the ids a cs.anomaly record names.
+const sampleSize = 5
+
+// wave is what one tick's polls heard from CS about their objects. Its
+// workers share it.
+type wave struct {
+	mu       sync.Mutex
+	answered int            // objects CS answered with the object itself
+	children map[string]int // by cluster href: its children CS answered
+	absent   []string       // hrefs CS answered its own 404 for
+	// mustExist are the 404s for objects that must exist.
+	mustExist []string
+	held      []heldDelete
+}
+
+// heldDelete is a delete whose object CS answered 404 for, waiting for
+// the tick's verdict.
+type heldDelete struct {
+	j    *job
+	href string
+}
+
+func (h heldDelete) key() heldKey { return heldKey{docRef(h.j.op), h.href} }
+
+type heldKey struct {
+	ref  store.DocRef
+	href string
+}
+
+func newWave() *wave { return &wave{children: map[string]int{}} }
+
+// observe notes what j's poll heard: r and err as the handler's poll
+// returned them. A nil wave (a dispatch batch) notes nothing.
+func (w *wave) observe(j *job, r pollResult, err error) {
+	if w == nil {
+		return
+	}
+	href := polledHref(j)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch {
+	case r.absent != "":
+		w.absent = append(w.absent, r.absent)
+	case err == nil && href != "":
+		w.answered++
+		if kind, cluster := cs.ParseHref(href); kind == cs.HrefNodePool || kind == cs.HrefExternalAuth {
+			w.children[cluster]++
+		}
+	case err != nil && cs.Classify(err) == cs.Absent && j.op.Properties.Request != document.RequestDelete:
+		w.absent = append(w.absent, href)
+		w.mustExist = append(w.mustExist, href)
+	}
+}
+
+// hold keeps a delete CS answered 404 for until the tick's verdict;
+// false when there is no wave to hold it (complete it now).
+func (w *wave) hold(j *job, r pollResult) bool {
+	if w == nil || r.absent == "" {
+		return false
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.held = append(w.held, heldDelete{j: j, href: r.absent})
+	return true
+}
+
+// unlessContradiction is a poll's error as the tick handles it. CS's 404
+// for an object that must exist is a contradiction the next tick must see
+// again to judge afresh, so it does not back the operation off as a failed
+// call would (a backed-off create would leave the next tick of a
+// misrouted CS with only deletes to judge by): it is left for the next
+// tick as is.
+func (w *wave) unlessContradiction(j *job, err error) error {
+	if w == nil || j.op.Properties.Request == document.RequestDelete || cs.Classify(err) != cs.Absent {
+		return err
+	}
+	return retryLater("clusters service answered 404 for %s, which it had accepted: %v", polledHref(j), err)
+}
+
+// polledHref is the CS object j's poll reads: a delete's target, else the
+// resource's CS object (a credential request's cluster).
+func polledHref(j *job) string {
+	if j.op.Properties.Request == document.RequestDelete {
+		return deleteTarget(j)
+	}
+	if j.res != nil && j.res.ClusterServiceID() != "" {
+		return j.res.ClusterServiceID()
+	}
+	return j.op.Properties.InternalID
+}
+
+// contradicted is the 404s no deletion explains: objects that must exist,
+// and clusters whose children CS answered in the same tick.
+func (w *wave) contradicted() (mustExist, parents []string) {
+	for _, h := range w.absent {
+		if kind, _ := cs.ParseHref(h); kind == cs.HrefCluster && w.children[h] > 0 {
+			parents = append(parents, h)
+		}
+	}
+	return w.mustExist, parents
+}
+
+// unconfirmed remembers the deletes a tick with a large share of 404s
+// did not complete, for a later tick's 404 to confirm. Only the last
+// such tick counts: a tick that judged otherwise forgets them.
+type unconfirmed struct {
+	mu   sync.Mutex
+	seen map[heldKey]bool
+}
+
+func newUnconfirmed() *unconfirmed { return &unconfirmed{seen: map[heldKey]bool{}} }
+
+// sort splits held into those an earlier tick saw answered 404 too, and
+// the rest, which it remembers instead.
+func (u *unconfirmed) sort(held []heldDelete) (confirmed, first []heldDelete) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	next := map[heldKey]bool{}
+	for _, h := range held {
+		if u.seen[h.key()] {
+			confirmed = append(confirmed, h)
+			continue
+		}
+		first = append(first, h)
+		next[h.key()] = true
+	}
+	u.seen = next
+	return confirmed, first
+}
+
+func (u *unconfirmed) forget() {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	clear(u.seen)
+}
+
+// settleWave decides the deletes the tick's 404s would complete, once
+// every poll of the tick is in, and completes those it trusts on the
+// tick's workers. complete is false when the tick could not read its
+// operations through: it then completes nothing, and the next tick
+// polls them again.
+func (e *Engine) settleWave(ctx context.Context, t *tally, workers *pool, complete bool) {
+	w := t.wave
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	mustExist, parents := w.contradicted()
+	polled := w.answered + len(w.absent)
+	large := len(w.absent) >= absentMin && len(w.absent)*100 > e.cfg.AbsentSharePercent*polled
+	var now, waiting []heldDelete
+	verdict := ""
+	switch {
+	case len(mustExist) > 0 || len(parents) > 0:
+		verdict, waiting = VerdictWave, w.held
+		e.unconfirmed.forget()
+	case large:
+		verdict = VerdictUnconfirmed
+		now, waiting = e.unconfirmed.sort(w.held)
+	default:
+		now = w.held
+		e.unconfirmed.forget()
+	}
+	if verdict != "" {
+		e.logAnomaly(ctx, w, verdict, polled, len(now), waiting, mustExist, parents)
+	}
+	for _, h := range waiting {
+		h.j.log.InfoContext(ctx, "delete not completed on clusters service's 404 this tick", "verdict", verdict,
+			"cluster_service_id", h.href)
+	}
+	if len(now) == 0 {
+		return
+	}
+	if !complete || ctx.Err() != nil {
+		e.log.InfoContext(ctx, "the tick ended before its deletes could complete; the next tick polls them again",
+			"deletes", len(now))
+		return
+	}
+	for _, h := range now {
+		workers.Go(func() { e.completeHeld(ctx, h, t) })
+	}
+	workers.Wait()
+}
+
+// completeHeld completes a delete the tick's verdict trusts; a failure
+// leaves it for the next tick, as any failed step of a poll.
+func (e *Engine) completeHeld(ctx context.Context, h heldDelete, t *tally) {
+	wctx, cancel := e.writeCtx(ctx)
+	defer cancel()
+	if err := e.completeDelete(wctx, h.j, t); err != nil {
+		t.errors.Add(1)
+		h.j.log.WarnContext(ctx, "completing a delete failed; the next tick retries", "error", err)
+	}
+}
+
+// logAnomaly writes MsgAnomaly: a Warn for a wave (CS contradicted
+// itself), Info for a large share (a bulk delete looks the same).
+func (e *Engine) logAnomaly(ctx context.Context, w *wave, verdict string, polled, confirmed int, waiting []heldDelete, mustExist, parents []string) {
+	level := slog.LevelInfo
+	if verdict == VerdictWave {
+		level = slog.LevelWarn
+	}
+	sample := make([]string, 0, sampleSize)
+	for _, list := range [][]string{mustExist, parents, hrefsOf(waiting)} {
+		for _, h := range list {
+			if len(sample) < sampleSize {
+				sample = append(sample, h)
+			}
+		}
+	}
+	e.log.LogAttrs(ctx, level, MsgAnomaly,
+		slog.String("verdict", verdict),
+		slog.Int("polled", polled),
+		slog.Int("absent", len(w.absent)),
+		slog.Int("must_exist_absent", len(mustExist)),
+		slog.Int("parents_absent", len(parents)),
+		slog.Int("deletes_held", len(waiting)),
+		slog.Int("deletes_confirmed", confirmed),
+		slog.Int("absent_share_percent", e.cfg.AbsentSharePercent),
+		slog.Any("sample_ids", sample),
+	)
+}
+
+func hrefsOf(hs []heldDelete) []string {
+	out := make([]string, len(hs))
+	for i, h := range hs {
+		out[i] = h.href
+	}
+	return out
+}
