@@ -112,9 +112,19 @@ var (
 		{http.StatusNotFound, "application/json", ``},
 		{http.StatusNotFound, "text/html", `<html><body><h1>404 Not Found</h1></body></html>`},
 	}
+	// A write answered so must neither count as done nor fail its
+	// operation: none of these is CS's word (docs/failures.md).
 	gatewayWrites = []gatewayAnswer{
 		{http.StatusNotFound, "text/html", `<html><body><h1>404 Not Found</h1></body></html>`},
 		{http.StatusBadGateway, "text/html", `<html><body><h1>502 Bad Gateway</h1></body></html>`},
+		{http.StatusNotFound, "application/json", `{"statusCode":404,"message":"Resource not found"}`},
+		{http.StatusBadRequest, "application/json", ``},
+		{http.StatusBadRequest, "application/json", `{}`},
+		{http.StatusBadRequest, "application/json", `{"statusCode":400,"message":"Bad Request"}`},
+		{http.StatusConflict, "application/json", `{"error":"conflict"}`},
+		{http.StatusMisdirectedRequest, "text/plain", `misdirected`},
+		{http.StatusLocked, "application/json", ``},
+		{http.StatusTooEarly, "application/json", ``},
 	}
 )
 

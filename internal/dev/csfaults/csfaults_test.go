@@ -60,8 +60,18 @@ func TestFaults(t *testing.T) {
 	if len(seen) != len(gatewayReads) {
 		t.Errorf("gateway reads answered %d distinct bodies, want %d", len(seen), len(gatewayReads))
 	}
-	if rec := serve(http.MethodPost, "/api/aro_hcp/v1alpha1/clusters"); rec.Header().Get("Content-Type") != "text/html" {
-		t.Errorf("gateway write = %d %q, want an HTML page", rec.Code, rec.Header().Get("Content-Type"))
+	writes := map[int]bool{}
+	for range len(gatewayWrites) {
+		rec := serve(http.MethodPost, "/api/aro_hcp/v1alpha1/clusters")
+		if rec.Code < 400 || strings.Contains(rec.Body.String(), `"kind"`) {
+			t.Errorf("gateway write = %d %s, want an error answer that is not CS's", rec.Code, rec.Body)
+		}
+		writes[rec.Code] = true
+	}
+	for _, status := range []int{400, 404, 409, 421, 423, 425, 502} {
+		if !writes[status] {
+			t.Errorf("gateway writes never answered %d", status)
+		}
 	}
 	f.Set(Healthy)
 	if rec := serve(http.MethodGet, obj); rec.Code != http.StatusOK {
