@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"context"
 	"encoding/base32"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -143,9 +144,11 @@ func (h clusterCreate) adoptOrPost(ctx context.Context, j *job, pending string) 
 
 // post creates the cluster spec asks for. CS's 409 is checked before it
 // is believed: the cluster at the pending ID is adopted only when it is
-// this resource's; when CS has none there (the 409 was about something
-// else, such as the name), the POST is made once more, and a second 409
-// is a conflict the customer must resolve.
+// this resource's. When CS has none there, the POST is made once more; a
+// second 409 fails the create only when CS's words name the resource's
+// name (a name conflict the customer must resolve). A 409 for the ID
+// beside a 404 for it is CS contradicting itself (a misrouted read, say):
+// no evidence either way, so the dispatch is retried.
 func (h clusterCreate) post(ctx context.Context, j *job, spec cs.ClusterSpec, pending string) (string, error) {
 	for attempt := 1; ; attempt++ {
 		c, err := h.cs.PostCluster(ctx, spec)
@@ -167,12 +170,27 @@ func (h clusterCreate) post(ctx context.Context, j *job, spec cs.ClusterSpec, pe
 				pending, azureResourceName(found.Azure)), err)
 		case cs.Classify(getErr) != cs.Absent:
 			return "", fmt.Errorf("checking clusters service's 409 for cluster %s: %w", pending, getErr)
-		case attempt == 2:
-			return "", conflict("cluster", spec.Name, "Clusters Service answered 409 twice and has no cluster at "+pending, err)
+		case attempt == 1:
+			j.log.InfoContext(ctx, "clusters service answered 409 but has no cluster at the pending ID; posting again",
+				append(cs.CallAttrs(err), "cluster_service_id", pending)...)
+		case namesTheName(err, spec.Name, spec.ID):
+			return "", conflict("cluster", spec.Name, "Clusters Service answered 409 naming it twice and has no cluster at "+pending, err)
+		default:
+			return "", fmt.Errorf("clusters service answered 409 for cluster %s twice but has none there; no evidence either way: %w",
+				pending, err)
 		}
-		j.log.InfoContext(ctx, "clusters service answered 409 but has no cluster at the pending ID; posting again",
-			append(cs.CallAttrs(err), "cluster_service_id", pending)...)
 	}
+}
+
+// namesTheName reports whether CS's 409 speaks of the resource's name
+// rather than the ID hcpops chose: only then is it a name conflict.
+func namesTheName(err error, name, id string) bool {
+	var ce *cs.Error
+	if !errors.As(err, &ce) {
+		return false
+	}
+	reason := strings.ToLower(ce.Reason)
+	return strings.Contains(reason, "'"+strings.ToLower(name)+"'") && !strings.Contains(reason, strings.ToLower(id))
 }
 
 // sameAzureResource reports whether a CS cluster's Azure reference names

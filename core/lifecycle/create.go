@@ -69,8 +69,11 @@ func (c creation) createChild(ctx context.Context, j *job, k child) (outcome, er
 		// under this resource's cluster: it is this resource's), or posts
 		// once more when CS has nothing there.
 		j.log.InfoContext(ctx, "clusters service answered 409; checking what it has at the ID", append(cs.CallAttrs(err), "cluster_service_id", href)...)
+		// A child's ID is its name, so a 409 beside a 404 for it is CS
+		// contradicting itself: no evidence either way, retried.
 		if err = k.post(ctx, j, clusterHref, id); cs.Classify(err) == cs.Exists {
-			return outcomeSkipped, conflict(k.noun(), j.res.Name(), "Clusters Service answered 409 twice and has none at "+href, err)
+			return outcomeSkipped, fmt.Errorf("clusters service answered 409 for %s %s but has none there; no evidence either way: %w",
+				j.kind, href, err)
 		}
 	}
 	if err != nil {

@@ -281,3 +281,52 @@ func TestCreate409IsVerified(t *testing.T) {
 		})
 	}
 }
+
+// TestContradicting409IsNoEvidence: CS's 409 for the ID beside CS's 404
+// for the same ID (a misrouted read, as the soak's misrouted window
+// answers) fails nothing, for a cluster or a child; once CS answers
+// consistently, the create goes on. Found by the soak: such a pair once
+// failed creates with Conflict.
+func TestContradicting409IsNoEvidence(t *testing.T) {
+	for _, kind := range []document.Kind{document.KindCluster, document.KindNodePool} {
+		t.Run(kind.String(), func(t *testing.T) {
+			e := newEnv(t)
+			rid := clusterRID("c1")
+			if kind == document.KindNodePool {
+				e.readyCluster(t, "c1")
+				rid = nodePoolRID("c1", "np1")
+			}
+			var answered atomic.Int32
+			e.fake.Front(func(w http.ResponseWriter, r *http.Request) bool {
+				creates := r.Method == http.MethodPost && (r.URL.Path == cs.ClustersPath || strings.HasSuffix(r.URL.Path, "/node_pools"))
+				reads := r.Method == http.MethodGet && (kind == document.KindCluster && strings.HasPrefix(r.URL.Path, cs.ClustersPath+"/") ||
+					strings.Contains(r.URL.Path, "/node_pools/"))
+				switch {
+				case creates:
+					csOwn(409, "Cluster with identifier 'x' already exists").write(w)
+				case reads:
+					csOwn(404, "Object not found").write(w)
+				default:
+					return false
+				}
+				answered.Add(1)
+				return true
+			})
+			op := e.create(t, kind, rid, request{})
+			for range 4 {
+				_, _ = e.deliver(t)
+				e.tick(t)
+				e.clk.Advance(2 * time.Minute)
+			}
+			if answered.Load() == 0 {
+				t.Fatal("the front answered nothing")
+			}
+			if got := e.op(t, op); got.Properties.Status.IsTerminal() {
+				t.Fatalf("create is %s on a 409 CS's own 404 contradicts (error %+v)", got.Properties.Status, got.Properties.Error)
+			}
+			e.fake.Front(nil)
+			e.drive(t, op)
+			e.wantOp(t, op, arm.ProvisioningStateSucceeded, "")
+		})
+	}
+}
