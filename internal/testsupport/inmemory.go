@@ -13,15 +13,25 @@ import (
 // goroutine of its own, the answer's status and headers reaching the
 // client once the handler writes them (or returns), its body as the
 // handler writes it (a flush is a no-op: nothing is buffered). A request
-// whose context ends before the headers fails with that context's error,
-// and one that ends later cuts the body off with it, as net/http's do;
-// the handler sees the same context end.
+// whose context has ended is never served; one whose context ends before
+// the headers fails with that context's error, and one that ends later
+// cuts the body off with it, as net/http's do; the handler sees the same
+// context end.
 func InMemory(h http.Handler) http.RoundTripper { return inMemory{h} }
 
 type inMemory struct{ h http.Handler }
 
 func (m inMemory) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
+	// net/http's Transport never sends a request whose context has ended;
+	// served anyway, h would act on it (a fake CS would create the
+	// cluster) while the caller saw only the context's error.
+	if err := ctx.Err(); err != nil {
+		if req.Body != nil {
+			_ = req.Body.Close()
+		}
+		return nil, err
+	}
 	// The server's view of it: a body always (http.NoBody for none), and a
 	// context that also ends once the client is done with the answer, as
 	// a server's ends when its connection closes.

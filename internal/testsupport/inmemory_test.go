@@ -82,3 +82,23 @@ func TestInMemoryStreams(t *testing.T) {
 		t.Fatal("the handler's context did not end when the client closed the body")
 	}
 }
+
+// A request whose context has already ended is never sent, as with
+// net/http's Transport: the handler must not see it, or a fake service
+// would act on a call the caller gave up before making.
+func TestInMemoryEndedContextNeverServed(t *testing.T) {
+	served := 0
+	c := &http.Client{Transport: InMemory(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		served++
+		w.WriteHeader(http.StatusCreated)
+	}))}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://nowhere.invalid/create", strings.NewReader("{}"))
+	if resp, err := c.Do(req); !errors.Is(err, context.Canceled) {
+		t.Errorf("a request with an ended context: %v, %v; want context.Canceled", resp, err)
+	}
+	if served != 0 {
+		t.Errorf("the handler served %d requests whose context had ended, want 0", served)
+	}
+}
