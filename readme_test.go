@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hcpops/hcpops/devhost"
 	"github.com/hcpops/hcpops/internal/testsupport"
 )
 
@@ -210,7 +211,7 @@ func checkBlock(t *testing.T, b shellBlock, out string, d *devProcess) {
 	case strings.Contains(b.script, "/_sim/faults/next"):
 		want = []string{`"routes":[`, `"applied":false`, `"count":3,"status":503`, `"by_pattern":{`}
 		waitFor(t, "the failed and the retried cluster to end in dev's terminal", func() bool {
-			o := d.out.String()
+			o := devhost.Unwrap(d.out.String())
 			return regexp.MustCompile(`cluster doomed .*-> Failed  OCM3055: .*quota exceeded in eastus`).MatchString(o) &&
 				regexp.MustCompile(`cluster retried .*-> Succeeded`).MatchString(o)
 		})
@@ -269,7 +270,7 @@ func TestREADMEWalkthrough(t *testing.T) {
 	// The running dev's live output followed both to Succeeded.
 	for _, op := range ops {
 		re := regexp.MustCompile(regexp.QuoteMeta(op[1]) + `.*-> Succeeded`)
-		waitFor(t, "dev's terminal to show "+op[1]+" reach Succeeded", func() bool { return re.MatchString(d.out.String()) })
+		waitFor(t, "dev's terminal to show "+op[1]+" reach Succeeded", func() bool { return re.MatchString(devhost.Unwrap(d.out.String())) })
 	}
 }
 
