@@ -46,7 +46,7 @@ func runCommand(ctx context.Context, cmd string, rest []string, getenv func(stri
 	case "doc":
 		return doc(ctx, rest, getenv, stdin, stdout)
 	case "bench":
-		// Hidden: make bench. Its scenarios re-run this binary as children.
+		// make bench. Its scenarios re-run this binary as children.
 		return benchmark.Main(ctx, rest, stdout)
 	case "ops":
 		return ops(ctx, rest, getenv, stdout)
@@ -71,6 +71,7 @@ commands:
   ops            list operations as a table: what is active, what failed and why
   history        print an operation's transitions with times and durations, from the process's log
   doc            get, put or list raw documents in the configured store
+  bench          measure poll ticks and dispatch at scale (make bench; docs/testing.md)
 
 Settings come from the environment (docs/settings.md); 'hcpops <command> -h' prints a command's usage.
 `)
