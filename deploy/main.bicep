@@ -150,6 +150,9 @@ param csLatencyP99MsThreshold int = 1000
 @minValue(1)
 param restartsThreshold int = 2
 
+@description('Provisioning SLO: the share of cluster creates that must succeed over 7 days (0 to 1). Two burn-rate rules watch it (slo.bicep: 14.4x over 1h and 5m, 6x over 6h and 30m).')
+param provisioningSloTarget string = '0.95'
+
 var storageAccountName = take('${compactPrefix}${uniqueString(resourceGroup().id)}', 24)
 
 // Built-in role ids (the same in every tenant).
@@ -473,6 +476,20 @@ module monitoring 'monitoring.bicep' = {
     csErrorRateMinCalls: csErrorRateMinCalls
     csLatencyP99MsThreshold: csLatencyP99MsThreshold
     restartsThreshold: restartsThreshold
+  }
+}
+
+// ---- the provisioning SLO's burn-rate rules (slo.bicep)
+
+module slo 'slo.bicep' = {
+  name: 'slo'
+  params: {
+    prefix: prefix
+    location: location
+    insightsId: insights.id
+    actionGroupId: monitoring.outputs.actionGroupId
+    runbookUrl: runbookUrl
+    sloTarget: provisioningSloTarget
   }
 }
 
