@@ -7,8 +7,8 @@
 // App Service Authentication (Entra ID) lets only ARM's applications call
 // the HTTP functions. monitoring.bicep adds the alert rules (stuck
 // operations, ticks, the change feed, notifications, Clusters Service, handler
-// restarts), their action group and a workbook; docs/runbooks.md says what to
-// do when one fires.
+// restarts), their action group and a workbook; slo.bicep the provisioning
+// SLO's burn-rate rules; docs/runbooks.md says what to do when one fires.
 //
 //   az deployment group create -g <rg> -f deploy/main.bicep \
 //     -p clustersServiceUrl=https://clusters-service.example.com \
