@@ -89,7 +89,8 @@ func TestCLIWritesReachARunningDev(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, id := range []string{cl.Operation.Name(), np.Operation.Name()} {
-		out.Await(t, id+" to succeed in the live output", regexp.MustCompile(regexp.QuoteMeta(id)+`.*-> Succeeded`).MatchString)
+		re := regexp.MustCompile(regexp.QuoteMeta(id) + `.*-> Succeeded`)
+		out.Await(t, id+" to succeed in the live output", func(s string) bool { return re.MatchString(Unwrap(s)) })
 	}
 	curl := regexp.MustCompile(`(?m)^\s+(curl -s .*` + regexp.QuoteMeta(cl.Operation.Name()) + `\?api-version=[^']+')$`).FindStringSubmatch(out.String())
 	if curl == nil {
