@@ -120,6 +120,9 @@ func historyOf(dir, name string) ([]historyRow, error) {
 			row.inState = row.sinceStart - lastTransition
 			lastTransition = row.sinceStart
 			row.detail = r.Str("error_code")
+			if m := r.Str("error_message"); m != "" {
+				row.detail += ": " + m
+			}
 		case r.Msg == lifecycle.MsgDispatched:
 			row.event = "dispatched by " + orDash(r.Str("function"))
 			row.detail = r.Str("cluster_service_id")

@@ -46,12 +46,14 @@ func runCommand(ctx context.Context, cmd string, rest []string, getenv func(stri
 	case "doc":
 		return doc(ctx, rest, getenv, stdin, stdout)
 	case "bench":
-		// Hidden: make bench. Its scenarios re-run this binary as children.
+		// make bench. Its scenarios re-run this binary as children.
 		return benchmark.Main(ctx, rest, stdout)
 	case "ops":
 		return ops(ctx, rest, getenv, stdout)
 	case "history":
 		return history(ctx, rest, getenv, stdout)
+	case "top":
+		return top(ctx, rest, getenv, stdout)
 	default:
 		usage(stdout)
 		return &cli.Error{Err: fmt.Errorf("unknown command %q ('hcpops -h' lists them)", cmd)}
@@ -70,7 +72,9 @@ commands:
   status         print an operation's ARM status body
   ops            list operations as a table: what is active, what failed and why
   history        print an operation's transitions with times and durations, from the process's log
+  top            the poll timer's last ticks and what they saw active, refreshed live
   doc            get, put or list raw documents in the configured store
+  bench          measure poll ticks and dispatch at scale (make bench; docs/testing.md)
 
 Settings come from the environment (docs/settings.md); 'hcpops <command> -h' prints a command's usage.
 `)

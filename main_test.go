@@ -175,6 +175,25 @@ func TestHelpForEveryCommand(t *testing.T) {
 	}
 }
 
+// hcpops -h lists every command run dispatches (main.go's cases).
+func TestUsageListsEveryCommand(t *testing.T) {
+	src, err := os.ReadFile("main.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	usage(&out)
+	cases := regexp.MustCompile(`(?m)^\tcase "([a-z][a-z-]*)"`).FindAllStringSubmatch(string(src), -1)
+	if len(cases) < 10 {
+		t.Fatalf("found %d commands in main.go; the pattern no longer reads its switch", len(cases))
+	}
+	for _, c := range cases {
+		if c[1] != "help" && !regexp.MustCompile(`(?m)^  `+c[1]+` +\S`).MatchString(out.String()) {
+			t.Errorf("hcpops -h does not list %q:\n%s", c[1], out.String())
+		}
+	}
+}
+
 // Flags may follow the arguments.
 func TestFlagsAfterArguments(t *testing.T) {
 	env := envFor(t.TempDir())

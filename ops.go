@@ -15,7 +15,6 @@ import (
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/lifecycle"
 	"github.com/hcpops/hcpops/core/store"
-	"github.com/hcpops/hcpops/devhost/devlog"
 	"github.com/hcpops/hcpops/internal/cli"
 	"github.com/hcpops/hcpops/internal/dev/frontend"
 )
@@ -35,8 +34,18 @@ type opRow struct {
 	// about a non-terminal operation: why it is retrying.
 	LastProblem *problemLine `json:"lastProblem,omitempty"`
 	// Notifying: terminal, and ARM is still to be told.
-	Notifying  bool   `json:"notifying,omitempty"`
-	StatusPath string `json:"statusPath"`
+	Notifying bool `json:"notifying,omitempty"`
+	// StuckPastSeconds is the stuck threshold its age passed (as
+	// operation.stuck records it, HCPOPS_STUCK_AFTER); 0: not stuck.
+	StuckPastSeconds float64 `json:"stuckPastSeconds,omitempty"`
+	// Deadline is when the tick fails it, if it has one.
+	Deadline *time.Time `json:"deadline,omitempty"`
+	// Notification is its last ARM notification when that failed or was
+	// refused, from the local log.
+	Notification *notificationLine `json:"notification,omitempty"`
+	StatusPath   string            `json:"statusPath"`
+
+	op *document.OperationDocument
 }
 
 type problemLine struct {
@@ -54,8 +63,11 @@ func ops(ctx context.Context, args []string, getenv func(string) string, stdout 
 	fs := cli.Command("ops", synopsis, "Lists operations, newest first: id, request, resource, status, age and last error. Without\n"+
 		"-subscription: the active operations of every subscription (and finished ones still to\n"+
 		"notify ARM). With -subscription: every operation of it kept in the store (7 days), or with\n"+
-		"-active only the active ones. For the local store, an active operation's last error is the\n"+
-		"last warning the running process logged about it (why it is retrying).\n"+
+		"-active only the active ones. STATUS marks an operation past a stuck threshold\n"+
+		"(STUCK>20m: "+lifecycle.EnvStuckAfter+"); DEADLINE is when the tick fails it. For the local\n"+
+		"store, an active operation's last error is the last warning the process logged about it\n"+
+		"(why it is retrying), and a failed or refused ARM notification is shown (a refused one for\n"+
+		"a day, as ARM never hears of it); with no dev or serve running, a first line says so.\n"+
 		"'hcpops ops fail|cancel OPERATION -reason TEXT' ends an operation by hand ('hcpops ops fail -h').")
 	sub := fs.String("subscription", "", "list this subscription's operations")
 	active := fs.Bool("active", false, "only operations not yet terminal (or still notifying ARM)")
@@ -75,6 +87,10 @@ func ops(ctx context.Context, args []string, getenv func(string) string, stdout 
 			return err
 		}
 	}
+	cfg, err := lifecycle.ConfigFromEnv(getenv) // the thresholds and deadlines the process applies
+	if err != nil {
+		return err
+	}
 	s, conn, err := connect(ctx, getenv, app.ReadOnly)
 	if err != nil {
 		return err
@@ -91,16 +107,11 @@ func ops(ctx context.Context, args []string, getenv func(string) string, stdout 
 			if err != nil {
 				continue // the dispatcher logs it; doc get shows it
 			}
-			p := op.Properties
-			notifying := p.Status.IsTerminal() && p.NotificationURI != ""
-			if (*active || *sub == "") && p.Status.IsTerminal() && !notifying {
+			row := newOpRow(op, now)
+			if (*active || *sub == "") && op.Properties.Status.IsTerminal() && !row.Notifying {
 				continue
 			}
-			rows = append(rows, opRow{
-				OperationID: op.Name(), Subscription: op.PartitionKey, Request: string(p.Request), ResourceID: p.ExternalID,
-				Status: string(p.Status), StartTime: p.StartTime, LastTransitionTime: p.LastTransitionTime,
-				AgeSeconds: now.Sub(p.StartTime).Seconds(), Error: p.Error, Notifying: notifying, StatusPath: p.OperationID,
-			})
+			rows = append(rows, row)
 		}
 		return nil
 	}
@@ -112,10 +123,13 @@ func ops(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err != nil {
 		return fmt.Errorf("listing operations: %w", err)
 	}
-	sort.Slice(rows, func(i, j int) bool { return rows[i].StartTime.After(rows[j].StartTime) })
+	outlooks(ctx, s, cfg, rows, now)
 	if conn.Process != nil || conn.File != "" {
-		lastProblems(app.DataDir(getenv), rows)
+		rows = fromLog(ctx, s, app.DataDir(getenv), rows, *sub == "" && !*active, now)
 	}
+	sort.Slice(rows, func(i, j int) bool { return rows[i].StartTime.After(rows[j].StartTime) })
+	// Opened as a file: nothing works on what it lists.
+	idle := conn.File != ""
 	if *output == "json" {
 		if rows == nil {
 			rows = []opRow{}
@@ -127,6 +141,9 @@ func ops(ctx context.Context, args []string, getenv func(string) string, stdout 
 		_, err = fmt.Fprintln(stdout, string(b))
 		return err
 	}
+	if idle {
+		fmt.Fprintf(stdout, "no hcpops dev or serve runs on %s: nothing works on these operations until one starts there\n", app.DataDir(getenv))
+	}
 	if len(rows) == 0 {
 		what := "no active operations"
 		if *sub != "" && !*active {
@@ -137,39 +154,14 @@ func ops(ctx context.Context, args []string, getenv func(string) string, stdout 
 		_, err := fmt.Fprintln(stdout, what)
 		return err
 	}
-	return opsTable(stdout, rows, *sub == "")
+	return opsTable(stdout, rows, *sub == "", idle, now)
 }
 
-// lastProblems fills each active row's LastProblem from the local log.
-func lastProblems(dir string, rows []opRow) {
-	byID := map[string]*opRow{}
-	for i := range rows {
-		if !arm.ProvisioningState(rows[i].Status).IsTerminal() || rows[i].Notifying {
-			byID[rows[i].OperationID] = &rows[i]
-		}
-	}
-	if len(byID) == 0 {
-		return
-	}
-	// No log (Cosmos, or a serve that logs elsewhere) leaves it empty. A
-	// dispatch or transition after a problem means it was overcome.
-	_ = devlog.Scan(dir, func(r devlog.Record) {
-		row := byID[r.OperationID]
-		switch {
-		case row == nil:
-		case r.Msg == lifecycle.MsgDispatched || r.Msg == lifecycle.MsgTransition:
-			row.LastProblem = nil
-		case r.Problem():
-			row.LastProblem = &problemLine{Time: r.Time, Message: r.Msg, Error: r.Str("error")}
-		}
-	}, `"operation_id"`)
-}
-
-func opsTable(w io.Writer, rows []opRow, withSubscription bool) error {
+func opsTable(w io.Writer, rows []opRow, withSubscription, idle bool, now time.Time) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	head := "OPERATION\tREQUEST\tRESOURCE\tSTATUS\tAGE\tLAST ERROR"
+	head := "OPERATION\tREQUEST\tRESOURCE\tSTATUS\tAGE\tDEADLINE\tLAST ERROR"
 	if withSubscription {
-		head = "OPERATION\tSUBSCRIPTION\tREQUEST\tRESOURCE\tSTATUS\tAGE\tLAST ERROR"
+		head = "OPERATION\tSUBSCRIPTION\tREQUEST\tRESOURCE\tSTATUS\tAGE\tDEADLINE\tLAST ERROR"
 	}
 	fmt.Fprintln(tw, head)
 	for _, r := range rows {
@@ -177,29 +169,38 @@ func opsTable(w io.Writer, rows []opRow, withSubscription bool) error {
 		if withSubscription {
 			cols = append(cols, r.Subscription)
 		}
-		status := r.Status
-		if r.Notifying {
-			status += " (notifying)"
-		}
-		cols = append(cols, r.Request, resourceName(r.ResourceID), status, age(time.Duration(r.AgeSeconds*float64(time.Second))), lastError(r))
+		cols = append(cols, r.Request, resourceName(r.ResourceID), statusCell(r), age(time.Duration(r.AgeSeconds*float64(time.Second))),
+			deadlineCell(r, now), lastError(r, idle))
 		fmt.Fprintln(tw, strings.Join(cols, "\t"))
 	}
 	return tw.Flush()
 }
 
-// lastError is the operation's own error, else why it is retrying.
-func lastError(r opRow) string {
-	switch {
-	case r.Error != nil:
-		return clip(r.Error.Code+": "+r.Error.Message, 200)
-	case r.LastProblem != nil:
+// lastError is the operation's own error and an undelivered notification,
+// else why it is retrying (or was, when the process last ran).
+func lastError(r opRow, idle bool) string {
+	var parts []string
+	if r.Error != nil {
+		parts = append(parts, r.Error.Code+": "+r.Error.Message)
+	}
+	if r.Notification != nil {
+		parts = append(parts, notificationText(r.Notification))
+	}
+	if len(parts) == 0 && r.LastProblem != nil {
 		s := r.LastProblem.Message
 		if r.LastProblem.Error != "" {
 			s += ": " + r.LastProblem.Error
 		}
-		return clip("(retrying) "+s, 200)
+		prefix := "(retrying) "
+		if idle {
+			prefix = "(when it last ran) "
+		}
+		parts = append(parts, prefix+s)
 	}
-	return "-"
+	if len(parts) == 0 {
+		return "-"
+	}
+	return clip(strings.Join(parts, "; "), 200)
 }
 
 // resourceName names a resource below its subscription: "cluster

@@ -13,9 +13,12 @@ import (
 )
 
 // hcpops ops and hcpops history beside a running dev: a succeeded, a
-// failed and a retrying operation, as a person lists and follows them.
+// failed and a retrying operation, as a person lists and follows them;
+// the retrying one stuck past its threshold, with its deadline; ARM
+// notifications refused and failing; and ops once no dev runs.
 func TestOpsAndHistory(t *testing.T) {
 	w := newWorkspace(t)
+	w.env = append(w.env, "HCPOPS_STUCK_AFTER=cluster.create=3s")
 	d := w.startDev(t)
 	put := func(path, body string) {
 		t.Helper()
@@ -29,15 +32,16 @@ func TestOpsAndHistory(t *testing.T) {
 		}
 		resp.Body.Close()
 	}
-	submit := func(name string) string {
+	submitTo := func(name, uri string) string {
 		t.Helper()
-		r := w.hcpops(t, "", "submit", "-resource", cliCluster(name), "-notification-uri", d.sink+"/"+name)
+		r := w.hcpops(t, "", "submit", "-resource", cliCluster(name), "-notification-uri", uri)
 		m := regexp.MustCompile(`(?m)^operation (\S+)$`).FindStringSubmatch(r.stdout)
 		if m == nil {
 			t.Fatalf("submit %s: %s%s", name, r.stdout, r.stderr)
 		}
 		return m[1]
 	}
+	submit := func(name string) string { t.Helper(); return submitTo(name, d.sink+"/"+name) }
 	status := func(op string) string {
 		r := w.hcpops(t, "", "status", op, "-subscription", cliSub)
 		m := regexp.MustCompile(`"status": "(\w+)"`).FindStringSubmatch(r.stdout)
@@ -48,7 +52,12 @@ func TestOpsAndHistory(t *testing.T) {
 	}
 	put("/_sim/clusters/broken/fail", `{"code":"OCM3055","message":"quota exceeded in eastus"}`)
 	ok, failed := submit("fine"), submit("broken")
-	waitFor(t, "both to end", func() bool { return status(ok) == "Succeeded" && status(failed) == "Failed" })
+	// ARM's URI not on the allow-list: refused, never sent. One where
+	// nothing listens: failing, retried.
+	refused, unreachable := submitTo("unheard", "https://not-arm.example/notify"), submitTo("unreached", "http://127.0.0.1:1/notify")
+	waitFor(t, "all four to end", func() bool {
+		return status(ok) == "Succeeded" && status(failed) == "Failed" && status(refused) == "Succeeded" && status(unreachable) == "Succeeded"
+	})
 	put("/_sim/faults", `{"error_rate":1,"error_status":503}`)
 	stuck := submit("stuck")
 	waitFor(t, "the stuck cluster's failed dispatch in the log", func() bool {
@@ -59,31 +68,49 @@ func TestOpsAndHistory(t *testing.T) {
 		return found
 	})
 
-	// The active ones, everywhere: only the stuck one, with why.
-	r := w.hcpops(t, "", "ops")
+	// The active ones, everywhere: the stuck one, past its threshold, with
+	// its deadline and why; the one still notifying ARM, with why; the
+	// one whose notification was refused.
+	var r result
+	waitFor(t, "ops to mark the stuck cluster", func() bool {
+		r = w.hcpops(t, "", "ops")
+		return strings.Contains(r.stdout, "STUCK>3s") && strings.Contains(r.stdout, unreachable)
+	})
 	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
-	if r.code != 0 || len(lines) != 2 || !regexp.MustCompile(`^OPERATION +SUBSCRIPTION +REQUEST +RESOURCE +STATUS +AGE +LAST ERROR$`).MatchString(lines[0]) {
+	if r.code != 0 || len(lines) != 4 || !regexp.MustCompile(`^OPERATION +SUBSCRIPTION +REQUEST +RESOURCE +STATUS +AGE +DEADLINE +LAST ERROR$`).MatchString(lines[0]) {
 		t.Fatalf("ops:\n%s%s", r.stdout, r.stderr)
 	}
-	if !regexp.MustCompile(stuck + ` +` + cliSub + ` +Create +cluster demo/stuck +Accepted +\d+s +\(retrying\) dispatch failed; the batch is retried: dispatching operation`).MatchString(lines[1]) {
-		t.Errorf("ops row of the stuck cluster:\n%s", r.stdout)
+	for _, re := range []string{
+		`(?m)^` + stuck + ` +` + cliSub + ` +Create +cluster demo/stuck +Accepted STUCK>3s +\d+s +fails in (59|60)m +\(retrying\) dispatch failed; the batch is retried: dispatching operation`,
+		`(?m)^` + refused + ` +` + cliSub + ` +Create +cluster demo/unheard +Succeeded \(ARM not told\) +\d+s +- +notification refused: attempt 1 to not-arm\.example: .*not on the allow-list`,
+		`(?m)^` + unreachable + ` +` + cliSub + ` +Create +cluster demo/unreached +Succeeded \(notifying\) +\d+s +- +notification failed: attempt \d+ to 127\.0\.0\.1:1 \(next attempt \d\d:\d\d:\d\d\): posting notification`,
+	} {
+		if !regexp.MustCompile(re).MatchString(r.stdout) {
+			t.Errorf("ops lacks %s:\n%s", re, r.stdout)
+		}
 	}
 	// A subscription's every operation, newest first, with the failure's
 	// own error.
 	r = w.hcpops(t, "", "ops", "-subscription", cliSub)
 	rows := strings.Split(strings.TrimSpace(r.stdout), "\n")
-	if len(rows) != 4 || !strings.HasPrefix(rows[1], stuck) || !strings.HasPrefix(rows[3], ok) ||
-		!regexp.MustCompile(failed+` +Create +cluster demo/broken +Failed +\d+s +OCM3055: .*quota exceeded in eastus`).MatchString(rows[2]) ||
+	if len(rows) != 6 || !strings.HasPrefix(rows[1], stuck) || !strings.HasPrefix(rows[5], ok) ||
+		!regexp.MustCompile(failed+` +Create +cluster demo/broken +Failed +\d+s +- +OCM3055: .*quota exceeded in eastus`).MatchString(rows[4]) ||
 		strings.Contains(rows[0], "SUBSCRIPTION") {
 		t.Errorf("ops -subscription:\n%s", r.stdout)
 	}
 	r = w.hcpops(t, "", "ops", "-subscription", cliSub, "-active", "-o", "json")
 	var js []opRow
-	if err := json.Unmarshal([]byte(r.stdout), &js); err != nil || len(js) != 1 || js[0].OperationID != stuck || js[0].LastProblem == nil || js[0].StatusPath == "" {
+	if err := json.Unmarshal([]byte(r.stdout), &js); err != nil || len(js) != 2 || js[0].OperationID != stuck || js[0].LastProblem == nil || js[0].StatusPath == "" ||
+		js[0].StuckPastSeconds != 3 || js[0].Deadline == nil || js[1].OperationID != unreachable || js[1].Notification == nil || js[1].Notification.Outcome != "failed" {
 		t.Errorf("ops -active -o json: %v\n%s", err, r.stdout)
 	}
 	if msg := oneLine(t, w.hcpops(t, "", "ops", "-o", "yaml"), "ops"); !strings.Contains(msg, `-o "yaml": want table or json`) {
 		t.Errorf("ops -o yaml: %q", msg)
+	}
+	// The SDK's own retries of the 503s are in the stuck operation's
+	// history: they carry its id.
+	if h := w.hcpops(t, "", "history", stuck); !regexp.MustCompile(`(?m)warn: Request for method \w+ and URL '\S+' failed with code 503, will try again`).MatchString(h.stdout) {
+		t.Errorf("history of the stuck operation lacks the CS client's retries:\n%s%s", h.stdout, h.stderr)
 	}
 	put("/_sim/faults", `{}`)
 
@@ -108,7 +135,7 @@ func TestOpsAndHistory(t *testing.T) {
 	}
 	path := "/subscriptions/" + cliSub + "/providers/Microsoft.RedHatOpenShift/locations/eastus/hcpOperationStatuses/" + failed
 	r = w.hcpops(t, "", "history", path)
-	if !regexp.MustCompile(`-> Failed +\d[\d.]*m?s +\d[\d.]*m?s +OCM3055`).MatchString(r.stdout) || !strings.Contains(r.stdout, "now       Failed") {
+	if !regexp.MustCompile(`-> Failed +\d[\d.]*m?s +\d[\d.]*m?s +OCM3055: .*quota exceeded in eastus`).MatchString(r.stdout) || !strings.Contains(r.stdout, "now       Failed") {
 		t.Errorf("history of the failed operation:\n%s%s", r.stdout, r.stderr)
 	}
 	if msg := oneLine(t, w.hcpops(t, "", "history", "6e34c52d-4115-4834-abff-933590456a6e"), "history"); !strings.Contains(msg, "nothing recorded about operation 6e34c52d") {
@@ -118,6 +145,23 @@ func TestOpsAndHistory(t *testing.T) {
 	// The history query for Application Insights reads only what the
 	// records carry.
 	checkHistoryQuery(t, w.dir+"/.data")
+
+	// With no dev running, ops says so, and a warning from the last run
+	// is not shown as work under way.
+	put("/_sim/faults", `{"error_rate":1,"error_status":503}`)
+	late := submit("late")
+	waitFor(t, "the late cluster's failed dispatch in the log", func() bool {
+		found := false
+		_ = devlog.Scan(w.dir+"/.data", func(r devlog.Record) { found = found || r.OperationID == late && r.Problem() }, late)
+		return found
+	})
+	d.stop(t, w)
+	r = w.hcpops(t, "", "ops")
+	lines = strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if r.code != 0 || len(lines) < 3 || lines[0] != "no hcpops dev or serve runs on .data: nothing works on these operations until one starts there" ||
+		strings.Contains(r.stdout, "(retrying)") || !regexp.MustCompile(late+`.*\(when it last ran\) `).MatchString(r.stdout) {
+		t.Errorf("ops with no dev running:\n%s%s", r.stdout, r.stderr)
+	}
 }
 
 // checkHistoryQuery holds docs/operating.md's history query to the records

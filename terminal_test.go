@@ -12,7 +12,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
+	"github.com/hcpops/hcpops/devhost"
 	"github.com/hcpops/hcpops/internal/testsupport"
 )
 
@@ -30,7 +32,8 @@ func startPane(t *testing.T, w *workspace, command string) *pane {
 		t.Fatalf("the terminal checks need tmux (apt-get install tmux; .ci/run installs it): %v", err)
 	}
 	p := &pane{t: t, socket: filepath.Join(t.TempDir(), "tmux.sock")}
-	args := []string{"-S", p.socket, "-f", "/dev/null", "new-session", "-d", "-s", "run", "-x", "250", "-y", "60", "-c", w.dir}
+	// A 100-column pane: what the terminal's lines must fit (ScreenWidth).
+	args := []string{"-S", p.socket, "-f", "/dev/null", "new-session", "-d", "-s", "run", "-x", "100", "-y", "60", "-c", w.dir}
 	for _, kv := range w.env {
 		if k, _, _ := strings.Cut(kv, "="); k == envAsMain || k == "PATH" || strings.HasPrefix(k, "HCPOPS_") || strings.HasPrefix(k, "CosmosDB") || k == "GOTOOLCHAIN" {
 			args = append(args, "-e", kv)
@@ -74,16 +77,28 @@ func (p *pane) screen() string {
 	return string(out)
 }
 
-// waitLine waits for a line of the terminal matching re and returns it.
+// waitLine waits for a line of the terminal matching re and returns it;
+// a line wrapped under its operation counts as one.
 func (p *pane) waitLine(what, re string) string {
 	p.t.Helper()
 	rx := regexp.MustCompile(re)
 	var line string
 	waitFor(p.t, what+" in the terminal", func() bool {
-		line = rx.FindString(p.screen())
+		line = rx.FindString(devhost.Unwrap(p.screen()))
 		return line != ""
 	})
 	return line
+}
+
+// checkWidth fails for a line of dev's wider than the screen it is made
+// for: only a ready-to-paste curl and the command typed may be wider.
+func checkWidth(t *testing.T, screen, typed string) {
+	t.Helper()
+	for _, l := range strings.Split(screen, "\n") {
+		if n := utf8.RuneCountInString(l); n > devhost.ScreenWidth && !strings.HasPrefix(strings.TrimSpace(l), "curl ") && !strings.Contains(l, typed) {
+			t.Errorf("a line of %d columns, wider than %d:\n%s", n, devhost.ScreenWidth, l)
+		}
+	}
 }
 
 // What `make run`'s terminal shows (make run is `bin/hcpops dev`, here
@@ -95,8 +110,9 @@ func (p *pane) waitLine(what, re string) string {
 func TestTerminalShowsFailedRetryingRefused(t *testing.T) {
 	w := newWorkspace(t)
 	// A retried create adopts the cluster ID its failed attempt chose
-	// after this grace (60s by default).
-	w.env = append(w.env, "HCPOPS_PENDING_ID_GRACE=2s")
+	// after this grace (60s by default). A cluster create is stuck after
+	// 8s (more than any but the slow one below takes).
+	w.env = append(w.env, "HCPOPS_PENDING_ID_GRACE=2s", "HCPOPS_STUCK_AFTER=cluster.create=8s")
 	run := "bin/hcpops " + strings.Join(quoteAll(devArgs(w)), " ")
 	p := startPane(t, w, "bash --norc --noprofile")
 	p.tmux("send-keys", "-t", "run", run, "Enter")
@@ -154,10 +170,11 @@ func TestTerminalShowsFailedRetryingRefused(t *testing.T) {
 	p.waitLine("the skipped document", `\(document\)\s+bad-op .*skipped: skipping a malformed operation document`)
 
 	// After a restart: an operation written while no dev ran is shown and
-	// followed to its end.
+	// followed to its end. Ctrl-C says it stopped.
 	p.tmux("send-keys", "-t", "run", "C-c", "")
 	advert := filepath.Join(w.dir, ".data", "store-api.json")
 	waitFor(t, "dev to stop and withdraw its advert", func() bool { _, err := os.Stat(advert); return os.IsNotExist(err) })
+	p.waitLine("the stop line", `(?m)^hcpops dev stopped: interrupted\. State stays in \.data: a new run follows what is still active\.$`)
 	waiting := w.hcpops(t, "", "submit", "-resource", cluster("meanwhile"))
 	if !strings.Contains(waiting.stdout, "waiting   no hcpops dev or serve runs on .data") || strings.Contains(waiting.stdout, "curl ") {
 		t.Errorf("submit with no dev running:\n%s", waiting.stdout)
@@ -173,6 +190,20 @@ func TestTerminalShowsFailedRetryingRefused(t *testing.T) {
 	p.waitLine("the earlier operation", `\(earlier\)\s+`+meanwhile+`.*- -> Accepted`)
 	p.waitLine("the earlier operation's end", meanwhile+`.*-> Succeeded`)
 
+	// Stuck: a cluster that installs for 10 minutes passes its 8s
+	// threshold; the line says for how long, which threshold, and when
+	// the tick fails it (the create deadline, 60m after its start).
+	sims := regexp.MustCompile(`clusters svc   (\S+)`).FindAllStringSubmatch(p.screen(), -1)
+	sim = sims[len(sims)-1][1]
+	req, _ := http.NewRequest(http.MethodPut, sim+"/_sim/durations", strings.NewReader(`{"cluster_installing":"10m"}`))
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("PUT /_sim/durations: %v %v", err, resp)
+	} else {
+		resp.Body.Close()
+	}
+	slow := opOf(w.hcpops(t, "", "submit", "-resource", cluster("slow")))
+	p.waitLine("the stuck cluster", slow+` Create cluster slow +STUCK: Provisioning for \d+s, past its 8s threshold \(HCPOPS_STUCK_AFTER\); fails in (59|60)m \(\d\d:\d\d:\d\d\)`)
+
 	// dev.log was appended to, not emptied: the first run's history is
 	// still there.
 	if h := w.hcpops(t, "", "history", failed); h.code != 0 || !regexp.MustCompile(`-> Failed .*OCM3055`).MatchString(h.stdout) {
@@ -180,6 +211,7 @@ func TestTerminalShowsFailedRetryingRefused(t *testing.T) {
 	}
 
 	screen := p.screen()
+	checkWidth(t, screen, run)
 	if strings.Contains(screen, "nodePools/np1") || regexp.MustCompile(`np1\s`).MatchString(screen) {
 		t.Errorf("the refused submit shows in the terminal")
 	}

@@ -29,39 +29,35 @@ func terminal(state string) bool {
 	return slices.Contains([]string{"Succeeded", "Failed", "Canceled"}, state)
 }
 
-// ended is the operations with a terminal transition among recs.
-func ended(recs []map[string]any) map[string]bool {
-	out := map[string]bool{}
-	for _, r := range recs {
-		if msgIn(r, "operation.transition") && terminal(str(r, "to")) {
-			out[str(r, "operation_id")] = true
-		}
-	}
-	return out
-}
-
 // alerted is one row of a per-resource alert: its dimensions.
 type alerted struct{ resourceID, operationID, detail string }
 
-// stuckAlert is alerts/stuck.kql: the latest operation.stuck of each
-// operation of kind and request ("" for any) whose age reached after, in
-// the last two days, unless the operation ended.
+// stuckAlert is alerts/stuck.kql: per resource, its operation.stuck
+// records of kind and request ("" for any) whose age reached after, in the
+// last two days, since the resource last reached Succeeded or Failed; the
+// latest of them names the operation and its status. Held per resource: an
+// operation superseded (Canceled) by a new one does not clear it.
 func stuckAlert(recs []map[string]any, now time.Time, kind, request string, after time.Duration) []alerted {
 	recs = since(recs, now, 48*time.Hour)
-	done := ended(recs)
-	latest := map[string]alerted{}
+	endedAt := map[string]time.Time{}
 	for _, r := range recs {
+		if msgIn(r, "operation.transition") && (str(r, "to") == "Succeeded" || str(r, "to") == "Failed") && at(r).After(endedAt[str(r, "resource_id")]) {
+			endedAt[str(r, "resource_id")] = at(r)
+		}
+	}
+	latest := map[string]alerted{}
+	latestAt := map[string]time.Time{}
+	for _, r := range recs {
+		rid := str(r, "resource_id")
 		if !msgIn(r, "operation.stuck") || (kind != "" && str(r, "kind") != kind) || (request != "" && str(r, "request") != request) ||
-			num(r, "seconds_since_start") < after.Seconds() {
+			num(r, "seconds_since_start") < after.Seconds() || !at(r).After(endedAt[rid]) || at(r).Before(latestAt[rid]) {
 			continue
 		}
-		latest[str(r, "operation_id")] = alerted{str(r, "resource_id"), str(r, "operation_id"), str(r, "status")}
+		latest[rid], latestAt[rid] = alerted{rid, str(r, "operation_id"), str(r, "status")}, at(r)
 	}
 	var out []alerted
-	for id, a := range latest {
-		if !done[id] {
-			out = append(out, a)
-		}
+	for _, a := range latest {
+		out = append(out, a)
 	}
 	return out
 }

@@ -99,7 +99,7 @@ func kustoBlocks(t *testing.T, path string) []string {
 
 // everyQuery is every KQL text the project ships: the queries and alert
 // blocks of docs/functions.md, the runbooks' and operating.md's queries, the template's alert
-// rules as deployed and the workbook's panels. A text that reads the
+// rules (monitoring.bicep's and slo.bicep's) as deployed and the workbook's panels. A text that reads the
 // hcpops records without defining them gets the prelude in front, as the
 // docs tell the reader to paste it.
 func everyQuery(t *testing.T) []kqlQuery {
@@ -126,6 +126,9 @@ func everyQuery(t *testing.T) []kqlQuery {
 		add(fmt.Sprintf("operating.md block %d", i+1), b)
 	}
 	for _, a := range templateAlerts(t) {
+		add("template "+a.name, a.query)
+	}
+	for _, a := range sloAlerts(t) {
 		add("template "+a.name, a.query)
 	}
 	for _, p := range workbookPanels(t) {

@@ -7,8 +7,8 @@
 // App Service Authentication (Entra ID) lets only ARM's applications call
 // the HTTP functions. monitoring.bicep adds the alert rules (stuck
 // operations, ticks, the change feed, notifications, Clusters Service, handler
-// restarts), their action group and a workbook; docs/runbooks.md says what to
-// do when one fires.
+// restarts), their action group and a workbook; slo.bicep the provisioning
+// SLO's burn-rate rules; docs/runbooks.md says what to do when one fires.
 //
 //   az deployment group create -g <rg> -f deploy/main.bicep \
 //     -p clustersServiceUrl=https://clusters-service.example.com \
@@ -153,6 +153,9 @@ param csLatencyP99MsThreshold int = 1000
 @description('Handler starts on one instance in an hour above which the restart alert fires.')
 @minValue(1)
 param restartsThreshold int = 2
+
+@description('Provisioning SLO: the share of cluster creates that must succeed over 7 days (0 to 1). Two burn-rate rules watch it (slo.bicep: 14.4x over 1h and 5m, 6x over 6h and 30m).')
+param provisioningSloTarget string = '0.95'
 
 var storageAccountName = take('${compactPrefix}${uniqueString(resourceGroup().id)}', 24)
 
@@ -478,6 +481,20 @@ module monitoring 'monitoring.bicep' = {
     csErrorRateMinCalls: csErrorRateMinCalls
     csLatencyP99MsThreshold: csLatencyP99MsThreshold
     restartsThreshold: restartsThreshold
+  }
+}
+
+// ---- the provisioning SLO's burn-rate rules (slo.bicep)
+
+module slo 'slo.bicep' = {
+  name: 'slo'
+  params: {
+    prefix: prefix
+    location: location
+    insightsId: insights.id
+    actionGroupId: monitoring.outputs.actionGroupId
+    runbookUrl: runbookUrl
+    sloTarget: provisioningSloTarget
   }
 }
 

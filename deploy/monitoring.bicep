@@ -83,7 +83,7 @@ resource stuckAlerts 'Microsoft.Insights/scheduledQueryRules@2023-12-01' = [for 
   kind: 'LogAlert'
   properties: {
     displayName: r.key == 'any' ? 'hcpops: operation stuck (any, backstop)' : 'hcpops: ${r.kind} ${r.request} stuck'
-    description: 'An active ${r.key == 'any' ? '' : '${r.kind} ${r.request} '}operation has run for more than ${r.minutes} minutes and has not ended; one alert per resource. Runbook: ${runbookUrl}#operation-stuck'
+    description: 'An active ${r.key == 'any' ? '' : '${r.kind} ${r.request} '}operation has run for more than ${r.minutes} minutes and its resource has not reached Succeeded or Failed since; one alert per resource. Runbook: ${runbookUrl}#operation-stuck'
     severity: 3
     enabled: true
     evaluationFrequency: 'PT5M'
@@ -100,16 +100,12 @@ resource stuckAlerts 'Microsoft.Insights/scheduledQueryRules@2023-12-01' = [for 
           timeAggregation: 'Count'
           operator: 'GreaterThan'
           threshold: 0
+          // Per resource, not per operation: a new operation on it (a
+          // delete superseding a stuck create) starts a new clock, and must
+          // not resolve the alert and open another.
           dimensions: [
             {
               name: 'resource_id'
-              operator: 'Include'
-              values: [
-                '*'
-              ]
-            }
-            {
-              name: 'operation_id'
               operator: 'Include'
               values: [
                 '*'

@@ -89,7 +89,8 @@ func TestCLIWritesReachARunningDev(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, id := range []string{cl.Operation.Name(), np.Operation.Name()} {
-		out.Await(t, id+" to succeed in the live output", regexp.MustCompile(regexp.QuoteMeta(id)+`.*-> Succeeded`).MatchString)
+		re := regexp.MustCompile(regexp.QuoteMeta(id) + `.*-> Succeeded`)
+		out.Await(t, id+" to succeed in the live output", func(s string) bool { return re.MatchString(Unwrap(s)) })
 	}
 	curl := regexp.MustCompile(`(?m)^\s+(curl -s .*` + regexp.QuoteMeta(cl.Operation.Name()) + `\?api-version=[^']+')$`).FindStringSubmatch(out.String())
 	if curl == nil {
@@ -127,6 +128,11 @@ func TestDevLifecycleLinesCarryInvocationIDs(t *testing.T) {
 		if id, _ := rec["invocation_id"].(string); id == "" || rec["operation_id"] == nil {
 			t.Errorf("lifecycle line without invocation or operation id: %s", line)
 		}
+		// dev taps its log with a handler around the one that adds the
+		// id, and the functions wrap that again: still once a line.
+		if n := strings.Count(line, `"invocation_id"`); n != 1 {
+			t.Errorf("invocation_id %d times in one line: %s", n, line)
+		}
 	}
 	if dispatched == 0 {
 		t.Fatalf("no operation.dispatched lines in the logs:\n%s", logs.String())
@@ -156,6 +162,21 @@ func TestSecondDevNamesTheCause(t *testing.T) {
 	var opErr *net.OpError
 	if !errors.As(err, &opErr) {
 		t.Errorf("the cause is lost: %v", err)
+	}
+}
+
+// A run that -timeout ends says so, and where its state stays, rather
+// than stop silently.
+func TestDevSaysWhyItStopped(t *testing.T) {
+	var out, logs syncBuffer
+	o := fastOptions(t)
+	o.samples, o.exitWhenDone, o.timeout = false, false, 2*time.Second
+	if err := run(context.Background(), o, &out, &logs, map[string]string{}); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	want := "\nhcpops dev stopped: -timeout 2s passed. State stays in " + o.dataDir + ": a new run follows what is still active.\n"
+	if !strings.HasSuffix(out.String(), want) {
+		t.Errorf("a run -timeout ended printed\n%s\nwant it to end with %q", out.String(), want)
 	}
 }
 

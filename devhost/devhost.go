@@ -18,7 +18,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"syscall"
 	"time"
 
@@ -29,7 +28,6 @@ import (
 	"github.com/hcpops/hcpops/core/lifecycle"
 	"github.com/hcpops/hcpops/core/notification"
 	"github.com/hcpops/hcpops/core/store"
-	"github.com/hcpops/hcpops/core/store/cosmos"
 	"github.com/hcpops/hcpops/devhost/devlog"
 	"github.com/hcpops/hcpops/devhost/functionapp"
 	"github.com/hcpops/hcpops/devhost/triggerhost"
@@ -87,6 +85,7 @@ func run(ctx context.Context, o options, stdout, logw io.Writer, env map[string]
 		ctx, cancel = context.WithTimeoutCause(ctx, o.timeout, errTimeout)
 		defer cancel()
 	}
+	defer stopped(ctx, o, stdout)
 	local, err := functionapp.LocalSettings(o.scriptRoot)
 	if err != nil {
 		return err
@@ -360,6 +359,7 @@ func hostFailure(ctx, hostCtx context.Context) error {
 }
 
 // stopReason says why ctx ended: the -timeout, or an interrupt.
+
 func stopReason(ctx context.Context) error {
 	if errors.Is(context.Cause(ctx), errTimeout) {
 		return errTimeout
@@ -414,42 +414,6 @@ func overrideSchedules(app *functionapp.App, schedules map[string]string) error 
 		}
 	}
 	return nil
-}
-
-func banner(w io.Writer, o options, fa *functionapp.App, st *devStore, shared storeapi.Advert, simURL, sinkURL string, host *triggerhost.Host) {
-	fmt.Fprintf(w, "hcpops dev (pid %d)\n", os.Getpid())
-	if st.cosmos == nil {
-		fmt.Fprintf(w, "  store          %s (hcpops submit, status and doc use it through %s)\n", filepath.Join(o.dataDir, app.StoreFileName), shared.URL)
-	} else {
-		containers := "checked"
-		if st.created {
-			containers = "created if missing"
-		}
-		fmt.Fprintf(w, "  store          Cosmos DB %s database %s (containers %s and %s %s)\n", st.cosmos.Endpoint, st.cosmos.Database,
-			cosmos.ResourcesContainer, cosmos.LeasesContainer, containers)
-		fmt.Fprintf(w, "                 hcpops submit, status and doc use it through %s, or directly with the same settings\n", shared.URL)
-		fmt.Fprintf(w, "  leases         %s container, %s<function> documents\n", cosmos.LeasesContainer, leasePrefix)
-	}
-	if o.logPath != "" {
-		fmt.Fprintf(w, "  logs           %s (appended, rotated at %d MB; -v copies them to stderr)\n", o.logPath, devlog.MaxMB)
-	}
-	fmt.Fprintf(w, "  clusters svc   %s (simulator, phases of %s and %s; admin API %s/_sim/)\n", simURL, o.phase, 2*o.phase, simURL)
-	fmt.Fprintf(w, "  notifications  %s (sink)\n", sinkURL)
-	fmt.Fprintf(w, "  handler        %s (in process)\n", host.Supervisor().BaseURL())
-	if u := host.FrontURL(); u != "" {
-		fmt.Fprintf(w, "  http functions %s\n", u)
-	}
-	for _, fn := range fa.Functions {
-		b := fn.Trigger()
-		detail := b.Type
-		switch b.Type {
-		case functionapp.TypeTimerTrigger:
-			detail += " " + b.Schedule
-		case functionapp.TypeHTTPTrigger:
-			detail += " /" + strings.Trim(fa.Host.RoutePrefix+"/"+b.Route, "/")
-		}
-		fmt.Fprintf(w, "  function       %-20s %s\n", fn.Name, detail)
-	}
 }
 
 // simStateLine says where the simulator's objects are kept, and whether

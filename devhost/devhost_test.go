@@ -61,6 +61,11 @@ func TestDevRunsEverySampleToItsExpectedEnd(t *testing.T) {
 	}
 	text := out.String()
 	t.Logf("stdout:\n%s", text)
+	for _, l := range strings.Split(text, "\n") {
+		if len(l) > ScreenWidth && !strings.HasPrefix(strings.TrimSpace(l), "curl ") {
+			t.Errorf("a line of %d columns, wider than %d:\n%s", len(l), ScreenWidth, l)
+		}
+	}
 	want := map[string]string{
 		"create-cluster": "Succeeded", "create-nodepool": "Succeeded", "create-externalauth": "Succeeded",
 		"request-credential": "Succeeded", "update-cluster": "Succeeded", "create-failing-nodepool": "Failed",

@@ -2,11 +2,15 @@ package devhost
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/hcpops/hcpops/core/lifecycle"
 )
 
 // event is a warning or error the process logged, as the terminal shows
@@ -123,6 +127,10 @@ func verdict(ev event) string {
 		return "notification " + orDash(ev.get("outcome"))
 	case strings.HasPrefix(m, "skipping"):
 		return "skipped"
+	case m == "operation.stuck":
+		return "STUCK"
+	case strings.Contains(m, "will try again"): // the ocm SDK's own retries
+		return "retrying"
 	case strings.Contains(m, "retried") || strings.Contains(m, "retries") || strings.Contains(m, "retrying") || strings.Contains(m, "left to the tick") ||
 		strings.Contains(m, "backed off") || strings.Contains(m, "the tick dispatches"):
 		return "retrying"
@@ -132,4 +140,70 @@ func verdict(ev event) string {
 		return "error"
 	}
 	return "warning"
+}
+
+// describe is an event's why (the message and its error or reason) and
+// when it is tried next, when the line names that.
+func describe(ev event) (why, next string) {
+	why = ev.msg
+	switch ev.msg {
+	case "notification.attempt":
+		why = fmt.Sprintf("attempt %s to %s", orDash(ev.get("attempt")), orDash(ev.get("host")))
+	case lifecycle.MsgStuck:
+		why = stuckText(ev)
+	case "invocation failed; retrying":
+		why = fmt.Sprintf("invocation failed; retry %s of %s", ev.get("retry"), ev.get("max_retries"))
+		if d, err := time.ParseDuration(ev.get("delay")); err == nil {
+			next = " (next attempt " + ev.at.Add(d).Local().Format("15:04:05") + ")"
+		}
+	}
+	for _, k := range []string{"error", "reason"} {
+		if e := ev.get(k); e != "" {
+			why += ": " + e
+			break
+		}
+	}
+	for _, k := range []string{"next_attempt", "next_retry"} {
+		if n := ev.get(k); n != "" {
+			return why, " (next attempt " + clockTime(n) + ")"
+		}
+	}
+	return why, next
+}
+
+// stuckText is an operation.stuck record in words: how long, past which
+// threshold, and when the tick fails it.
+func stuckText(ev event) string {
+	secs := func(k string) string {
+		f, _ := strconv.ParseFloat(ev.get(k), 64)
+		d := time.Duration(f * float64(time.Second)).Round(time.Second).String()
+		return strings.Replace(strings.Replace(d, "m0s", "m", 1), "h0m", "h", 1) // 21m, 1h, 1h30m
+	}
+	s := fmt.Sprintf("%s for %s, past its %s threshold (%s)", orDash(ev.get("status")), secs("seconds_since_start"),
+		secs("threshold_seconds"), lifecycle.EnvStuckAfter)
+	if at, err := time.Parse(time.RFC3339, ev.get("deadline")); err == nil {
+		s += fmt.Sprintf("; fails in %s (%s)", inWords(at.Sub(ev.at)), at.Local().Format("15:04:05"))
+	}
+	return s
+}
+
+// inWords is a duration as a person reads it at a glance: 45s, 37m, 5h.
+func inWords(d time.Duration) string {
+	switch {
+	case d < 2*time.Minute:
+		return fmt.Sprintf("%ds", int(max(d, 0).Seconds()))
+	case d < 2*time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	}
+	return fmt.Sprintf("%dh", int(d.Hours()))
+}
+
+// clockTime shows a logged time as the terminal's clock does.
+func clockTime(s string) string {
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02 15:04:05.999999999 -0700 MST"} {
+		if at, err := time.Parse(layout, s); err == nil {
+			return at.Local().Format("15:04:05")
+		}
+	}
+	return s
 }

@@ -33,12 +33,24 @@ func TestEventsReachTheTerminal(t *testing.T) {
 	logger.Warn("caller check is off") // about no operation: dev.log only
 	logger.Error("skipping a malformed operation document", "document_id", "doc-9", "error", "bad status")
 	logger.WithGroup("g").Warn("notification.attempt", "operation_id", "op-2")
-	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	op.Warn("operation.stuck", "status", "Provisioning", "seconds_since_start", 1260.4, "threshold_seconds", 1200.0,
+		"deadline", time.Now().Add(37*time.Minute+20*time.Second).UTC().Format(time.RFC3339))
+	op.Warn("Request for method POST and URL 'http://127.0.0.1:1/api/clusters_mgmt/v1/clusters' failed with code 503, will try again", "source", "ocm-sdk")
+	logger.Warn("Request for method GET and URL 'http://127.0.0.1:1/api/clusters_mgmt/v1/clusters?search=x' failed with code 503, will try again", "source", "ocm-sdk")
+	for _, l := range strings.Split(out.String(), "\n") {
+		if len(l) > ScreenWidth {
+			t.Errorf("a line of %d columns, wider than %d:\n%s", len(l), ScreenWidth, l)
+		}
+	}
+	lines := strings.Split(strings.TrimSpace(Unwrap(out.String())), "\n")
 	want := []string{
-		"op-1 .* Create .*cluster c1 .*retrying: dispatch failed; the operation is left to the tick: CS said 400 \\(next attempt \\d\\d:00:10\\)$",
+		"op-1 Create cluster c1 retrying: dispatch failed; the operation is left to the tick: CS said 400 \\(next attempt \\d\\d:00:10\\)$",
 		"op-1 .*retrying: dispatch failed; the operation is left to the tick: CS said 400 \\(5 more since 10:00:00\\)$",
 		"op-1 .*waiting: dispatch deferred: parent cluster c1 is not in clusters service yet$",
 		"\\(document\\) +doc-9 .*skipped: skipping a malformed operation document: bad status$",
+		"op-1 .*STUCK: Provisioning for 21m, past its 20m threshold \\(HCPOPS_STUCK_AFTER\\); fails in 37m \\(\\d\\d:\\d\\d:\\d\\d\\)$",
+		"op-1 .*retrying: Request for method POST .* failed with code 503, will try again$",
+		"\\(cs client\\) - +retrying: Request for method GET .* failed with code 503, will try again$",
 	}
 	if len(lines) != len(want) {
 		t.Fatalf("terminal:\n%s\nwant %d lines", out.String(), len(want))

@@ -61,7 +61,7 @@ func parseOptions(args []string, lookupEnv func(string) (string, bool), usage io
 	fs := flag.NewFlagSet("hcpops dev", flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // an error is returned once, not printed here too
 	fs.StringVar(&o.scriptRoot, "script-root", ".", "Functions app root: host.json and functions/*/function.json (or */function.json)")
-	fs.StringVar(&o.dataDir, "data-dir", dataDir, "embedded store, host state and "+LogFile+"; the CLI's default too (default from $"+app.EnvDataDir+", else "+app.DefaultDataDir+")")
+	fs.StringVar(&o.dataDir, "data-dir", dataDir, "embedded store, host state and "+LogFile+"; the CLI's default too ($"+app.EnvDataDir+" when set)")
 	fs.BoolVar(&o.reset, "reset", false, "delete the data dir's store and host state before starting")
 	fs.Var(optionalBool{&o.createContainers}, "create-containers", "on Cosmos DB, create the database, Resources and leases if missing, as upstream deploys them (default: on for a loopback endpoint, off otherwise)")
 	fs.StringVar(&o.httpAddr, "http-addr", "127.0.0.1:7071", "front door for HTTP functions (loopback only)")

@@ -225,14 +225,15 @@ func (t *tracker) observe(raw []byte, label string) {
 	}
 	t.line(v, line)
 	if old == "-" && p.OperationID != "" && t.frontURL != "" {
-		fmt.Fprintf(t.out, "%14s%s\n", "", Curl(t.frontURL, p.OperationID, p.TenantID, p.ClientID))
+		fmt.Fprintf(t.out, "%*s%s\n", WrapIndent, "", Curl(t.frontURL, p.OperationID, p.TenantID, p.ClientID))
 	}
 }
 
-// line prints one line about v in the terminal's columns.
+// line prints one line about v: time, label, operation, request and
+// resource, then text, wrapped to the screen's width (screen.go).
 func (t *tracker) line(v *opView, text string) {
-	fmt.Fprintf(t.out, "%s  %-24s %-36s  %-17s %-28s %s\n", t.clock.Now().Format("15:04:05.000"), v.label,
-		v.name, orDash(string(v.request)), orDash(v.resource), text)
+	head := t.clock.Now().Format("15:04:05.000") + " " + fmt.Sprintf("%-11s", v.label) + " " + v.name
+	fmt.Fprint(t.out, layout(head, join(string(v.request), " ", v.resource), text))
 }
 
 // onEvent prints a warning or error the process logged, under the
@@ -255,6 +256,8 @@ func (t *tracker) onEvent(ev event) {
 		}
 	} else if id := ev.get("document_id"); id != "" {
 		v = &opView{name: id, label: documentLabel}
+	} else if ev.get("source") == "ocm-sdk" {
+		v = &opView{name: "-", label: "(cs client)"} // a list call's retry: many operations' at once
 	} else if ev.msg == "dispatch.batch" {
 		return // its operations' own lines say why
 	} else if fn := ev.get("function"); fn != "" && strings.HasPrefix(ev.msg, "invocation failed") {
@@ -281,43 +284,6 @@ func (t *tracker) onEvent(ev event) {
 		t.repeated[key] = &repeat{text: why, printed: now}
 	}
 	t.line(v, text)
-}
-
-// describe is an event's why (the message and its error or reason) and
-// when it is tried next, when the line names that.
-func describe(ev event) (why, next string) {
-	why = ev.msg
-	switch ev.msg {
-	case "notification.attempt":
-		why = fmt.Sprintf("attempt %s to %s", orDash(ev.get("attempt")), orDash(ev.get("host")))
-	case "invocation failed; retrying":
-		why = fmt.Sprintf("invocation failed; retry %s of %s", ev.get("retry"), ev.get("max_retries"))
-		if d, err := time.ParseDuration(ev.get("delay")); err == nil {
-			next = " (next attempt " + ev.at.Add(d).Local().Format("15:04:05") + ")"
-		}
-	}
-	for _, k := range []string{"error", "reason"} {
-		if e := ev.get(k); e != "" {
-			why += ": " + e
-			break
-		}
-	}
-	for _, k := range []string{"next_attempt", "next_retry"} {
-		if n := ev.get(k); n != "" {
-			return why, " (next attempt " + clockTime(n) + ")"
-		}
-	}
-	return why, next
-}
-
-// clockTime shows a logged time as the terminal's clock does.
-func clockTime(s string) string {
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02 15:04:05.999999999 -0700 MST"} {
-		if at, err := time.Parse(layout, s); err == nil {
-			return at.Local().Format("15:04:05")
-		}
-	}
-	return s
 }
 
 // Curl is a ready-to-paste ARM status poll of an operation through the
@@ -374,12 +340,14 @@ func (t *tracker) problems(notified func(uri string) bool) []string {
 	return out
 }
 
-// table prints the final summary.
+// table prints the final summary within the screen's width: operation
+// IDs shortened (the lines above name them whole), errors below it.
 func (t *tracker) table(w io.Writer, notified func(uri string) bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "OPERATION\tID\tREQUEST\tRESOURCE\tSTATUS\tERROR\tDURATION\tNOTIFIED")
+	fmt.Fprintln(tw, "OPERATION\tID\tREQUEST\tSTATUS\tTOOK\tNOTIFIED")
+	var errs []string
 	for _, name := range t.order {
 		v := t.ops[name]
 		dur := "-"
@@ -393,10 +361,17 @@ func (t *tracker) table(w io.Writer, notified func(uri string) bool) {
 				note = "y"
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", v.label, name, orDash(string(v.request)),
-			orDash(v.resource), orDash(string(v.status)), orDash(truncate(v.errText, 60)), dur, note)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", v.label, shortID(name), orDash(join(string(v.request), " ", v.resource)),
+			orDash(string(v.status)), dur, note)
+		if v.errText != "" {
+			errs = append(errs, layout(v.label+" "+shortID(name), "", v.errText))
+		}
 	}
 	tw.Flush()
+	if len(errs) > 0 {
+		fmt.Fprintln(w, "\nerrors:")
+		fmt.Fprint(w, strings.Join(errs, ""))
+	}
 }
 
 // shortResource names a resource by kind and path below its cluster's
@@ -425,9 +400,10 @@ func orDash(s string) string {
 	return s
 }
 
-func truncate(s string, n int) string {
-	if len(s) > n {
-		return s[:n-3] + "..."
+// shortID is an operation ID's first 8 characters, as git shortens a hash.
+func shortID(s string) string {
+	if len(s) > 8 {
+		return s[:8]
 	}
 	return s
 }

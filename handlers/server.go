@@ -9,7 +9,6 @@ package handlers
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -47,6 +46,7 @@ type Server struct {
 	forwarded map[string]bool // function names served by forwarded routes
 	// serving is set, under mu, before the first request is routed.
 	serving atomic.Bool
+	health  healthChecks
 }
 
 // New builds a server. The logger's handler is wrapped with
@@ -64,8 +64,8 @@ func New(cfg Config, logger *slog.Logger) *Server {
 	s.router.Use(s.withInvocationID)
 	s.router.NotFound(s.endpoint(s.notFound))
 	s.router.MethodNotAllowed(s.endpoint(s.methodNotAllowed))
-	s.router.Method(http.MethodGet, "/", s.endpoint(s.health))
-	s.router.Method(http.MethodHead, "/", s.endpoint(s.health))
+	s.router.Method(http.MethodGet, "/", s.endpoint(s.serveHealth))
+	s.router.Method(http.MethodHead, "/", s.endpoint(s.serveHealth))
 	s.router.Handle("/{function}", s.endpoint(s.invoke))
 	s.cfg.Auth.Announce(context.Background(), s.logger)
 	return s
@@ -261,13 +261,6 @@ func (s *Server) lookup(name string) (InvocationFunc, bool) {
 	defer s.mu.RUnlock()
 	fn, ok := s.functions[name]
 	return fn, ok
-}
-
-// health answers the host's readiness ping; any response counts, but a
-// body listing the functions helps a person checking the deployment.
-func (s *Server) health(w http.ResponseWriter, r *http.Request, _ *entry) {
-	body, _ := json.Marshal(map[string]any{"status": "ok", "functions": s.names()})
-	writeJSON(w, http.StatusOK, body)
 }
 
 func (s *Server) invoke(w http.ResponseWriter, r *http.Request, e *entry) {

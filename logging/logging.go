@@ -66,7 +66,8 @@ func InvocationID(ctx context.Context) string {
 
 // Handler wraps h so that records logged with a context (InfoContext,
 // LogAttrs...) carry the invocation id and function from that context.
-// Wrapping twice is a no-op, so a line never carries the id twice.
+// Wrapping twice is a no-op, and so is a second wrap with another
+// handler between the two: a line never carries the id twice.
 func Handler(h slog.Handler) slog.Handler {
 	if _, ok := h.(*handler); ok {
 		return h
@@ -85,7 +86,20 @@ func (h *handler) Enabled(ctx context.Context, level slog.Level) bool {
 func (h *handler) Handle(ctx context.Context, r slog.Record) error {
 	if ctx != nil {
 		if inv := invocationFrom(ctx); inv.id != "" || inv.function != "" {
-			r = r.Clone()
+			// A handler of this kind further out (one wrapped around
+			// another handler that wraps this one) has added them already.
+			r.Attrs(func(a slog.Attr) bool {
+				if a.Key == AttrInvocationID {
+					inv.id = ""
+				}
+				if a.Key == AttrFunction {
+					inv.function = ""
+				}
+				return true
+			})
+			if inv.id != "" || inv.function != "" {
+				r = r.Clone()
+			}
 			if inv.id != "" {
 				r.AddAttrs(slog.String(AttrInvocationID, inv.id))
 			}

@@ -120,6 +120,22 @@ func TestInvocationOnEveryLine(t *testing.T) {
 		t.Error("InvocationID does not read what WithInvocationID stored")
 	}
 	Logger(nil).Info("discarded") // a nil logger is one that discards
+
+	// hcpops dev taps its log with a handler of its own around this one,
+	// and the functions wrap what they are given again: the id once.
+	buf.Reset()
+	tapped := Logger(slog.New(passThrough{Handler(slog.NewJSONHandler(&buf, nil))}))
+	tapped.InfoContext(ctx, "tapped")
+	if n := strings.Count(buf.String(), AttrInvocationID); n != 1 || strings.Count(buf.String(), `"function"`) != 1 {
+		t.Errorf("a wrap around another handler around this one: %s", buf.String())
+	}
+}
+
+// passThrough is a handler that wraps another, as hcpops dev's tap does.
+type passThrough struct{ slog.Handler }
+
+func (p passThrough) WithAttrs(a []slog.Attr) slog.Handler {
+	return passThrough{p.Handler.WithAttrs(a)}
 }
 
 func TestMillis(t *testing.T) {

@@ -82,15 +82,16 @@ const (
 // transition logs MsgTransition for j.op, which now has status to.
 func (e *Engine) transition(ctx context.Context, j *job, from arm.ProvisioningState, resourceUpdated bool) {
 	p := &j.op.Properties
-	code := ""
+	code, message := "", ""
 	if p.Error != nil {
-		code = p.Error.Code
+		code, message = p.Error.Code, p.Error.Message
 	}
 	j.log.LogAttrs(ctx, slog.LevelInfo, MsgTransition,
 		slog.String("kind", j.kind.String()),
 		slog.String("from", string(from)),
 		slog.String("to", string(p.Status)),
 		slog.String("error_code", code),
+		slog.String("error_message", message),
 		slog.Float64("seconds_since_start", e.sinceStart(j.op)),
 		slog.String("cluster_service_id", csID(j)),
 		slog.Bool("resource_updated", resourceUpdated))

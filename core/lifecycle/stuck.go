@@ -288,13 +288,20 @@ func (a *activeTally) ageSeconds(op *document.OperationDocument) float64 {
 
 // logStuck writes MsgStuck: a warning, since an operation past its
 // threshold is what an SRE is paged for, with what identifies its CS
-// object when the page read its resource.
+// object when the page read its resource, and when the tick will fail it
+// ("" for none).
 func (e *Engine) logStuck(ctx context.Context, p *polled, kind document.Kind, age, own, threshold time.Duration) {
 	csID := p.op.Properties.InternalID
-	if csID == "" && p.resource != nil {
-		if res, err := p.resource(); err == nil && res != nil {
-			csID = res.ClusterServiceID()
-		}
+	var res *document.Resource
+	if p.resource != nil {
+		res, _ = p.resource()
+	}
+	if csID == "" && res != nil {
+		csID = res.ClusterServiceID()
+	}
+	deadline := ""
+	if d := e.deadlineOf(p.op, res); !d.IsZero() {
+		deadline = d.UTC().Format(time.RFC3339)
 	}
 	e.logFor(p.op).LogAttrs(ctx, slog.LevelWarn, MsgStuck,
 		slog.String("kind", kind.String()),
@@ -302,5 +309,6 @@ func (e *Engine) logStuck(ctx context.Context, p *polled, kind document.Kind, ag
 		slog.Float64("seconds_since_start", age.Seconds()),
 		slog.Float64("threshold_seconds", threshold.Seconds()),
 		slog.Float64("stuck_after_seconds", own.Seconds()),
-		slog.String("cluster_service_id", csID))
+		slog.String("cluster_service_id", csID),
+		slog.String("deadline", deadline))
 }

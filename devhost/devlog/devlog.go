@@ -127,15 +127,23 @@ lines:
 				continue lines
 			}
 		}
-		var attrs map[string]any
-		if json.Unmarshal(line, &attrs) != nil {
-			continue
+		if r, ok := Parse(line); ok {
+			fn(r)
 		}
-		r := Record{Attrs: attrs}
-		r.Level, r.Msg, r.OperationID = r.Str("level"), r.Str("msg"), r.Str("operation_id")
-		r.Time, _ = time.Parse(time.RFC3339Nano, r.Str("time"))
-		fn(r)
 	}
+}
+
+// Parse reads one slog JSON line; ok is false for a line that is no JSON
+// object (a panic's stack, say).
+func Parse(line []byte) (r Record, ok bool) {
+	var attrs map[string]any
+	if json.Unmarshal(line, &attrs) != nil || attrs == nil {
+		return Record{}, false
+	}
+	r = Record{Attrs: attrs}
+	r.Level, r.Msg, r.OperationID = r.Str("level"), r.Str("msg"), r.Str("operation_id")
+	r.Time, _ = time.Parse(time.RFC3339Nano, r.Str("time"))
+	return r, true
 }
 
 // maxLine bounds one line; a longer one (not a record slog writes) is

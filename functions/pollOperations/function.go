@@ -44,6 +44,7 @@ type Function struct {
 	ticker Ticker
 	budget time.Duration
 	logger *slog.Logger
+	health tickHealth
 }
 
 // New builds the function; logger may be nil.
@@ -54,10 +55,17 @@ func New(t Ticker, cfg Config, logger *slog.Logger) *Function {
 	return &Function{ticker: t, budget: cfg.Budget, logger: logging.Logger(logger)}
 }
 
-// Register adds the function to the server under Name.
+// Register adds the function to the server under Name, and its report
+// to the health route under HealthName.
 func (f *Function) Register(s *handlers.Server) error {
-	return s.Handle(Name, f.Invoke)
+	if err := s.Handle(Name, f.Invoke); err != nil {
+		return err
+	}
+	return s.HealthCheck(HealthName, func() any { return f.Health() })
 }
+
+// Health is the timer's report for the health route.
+func (f *Function) Health() Report { return f.health.report(time.Now()) }
 
 // MsgTick names the telemetry record of a tick: the invocation's one line.
 const MsgTick = "poll.tick"
@@ -89,6 +97,13 @@ func (f *Function) Invoke(ctx context.Context, inv handlers.Invocation) (handler
 	}
 
 	start := time.Now() // before the budget's clock starts, so budget_used reaches 1
+	f.health.begin(start)
+	defer func() {
+		if p := recover(); p != nil { // the server's recover answers it; the report must not say running
+			f.health.end(time.Now(), OutcomeFailed, time.Since(start), f.budget)
+			panic(p)
+		}
+	}()
 	tickCtx, cancel := context.WithTimeout(ctx, f.budget)
 	defer cancel()
 	res, err := f.ticker.Tick(tickCtx)
@@ -101,6 +116,7 @@ func (f *Function) Invoke(ctx context.Context, inv handlers.Invocation) (handler
 	default:
 		outcome = OutcomeFailed
 	}
+	f.health.end(start.Add(wall), outcome, wall, f.budget)
 	out := handlers.Result{Summary: handlers.Summary{Msg: MsgTick, Level: level, Attrs: f.record(res, outcome, wall, info.IsPastDue)}}
 	if err != nil {
 		return out, fmt.Errorf("running poll tick: %w", err)

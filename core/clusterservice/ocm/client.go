@@ -213,12 +213,21 @@ func (s sdkLogger) Info(ctx context.Context, format string, args ...any) {
 	s.l.DebugContext(ctx, fmt.Sprintf(format, args...), "source", "ocm-sdk")
 }
 
+// Warn carries the operation the call was made for (cs.WithOperation), so
+// the SDK's "will try again" lines are in that operation's history.
 func (s sdkLogger) Warn(ctx context.Context, format string, args ...any) {
-	s.l.WarnContext(ctx, fmt.Sprintf(format, args...), "source", "ocm-sdk")
+	s.l.WarnContext(ctx, fmt.Sprintf(format, args...), s.attrs(ctx)...)
 }
 
 func (s sdkLogger) Error(ctx context.Context, format string, args ...any) {
-	s.l.ErrorContext(ctx, fmt.Sprintf(format, args...), "source", "ocm-sdk")
+	s.l.ErrorContext(ctx, fmt.Sprintf(format, args...), s.attrs(ctx)...)
+}
+
+func (sdkLogger) attrs(ctx context.Context) []any {
+	if id := cs.OperationOf(ctx); id != "" {
+		return []any{"source", "ocm-sdk", "operation_id", id}
+	}
+	return []any{"source", "ocm-sdk"}
 }
 
 // Fatal only logs: a library must not exit the Functions host.

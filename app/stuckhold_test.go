@@ -1,0 +1,85 @@
+package app
+
+import (
+	"context"
+	"net/http"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/hcpops/hcpops/core/arm"
+	"github.com/hcpops/hcpops/core/document"
+	"github.com/hcpops/hcpops/internal/dev/frontend"
+	"github.com/hcpops/hcpops/internal/testsupport"
+)
+
+// The stuck rules are held per resource over their window: a create stuck
+// past 20 minutes, then superseded by a delete of the cluster (the create
+// Canceled, the delete's clock at zero), still fires the cluster create
+// rule, naming the delete now; the delete's Succeeded ends it. Real
+// records, through the production assembly.
+func TestStuckHeldAcrossANewOperation(t *testing.T) {
+	r := newRigEnv(t, func(string) map[string]string {
+		return map[string]string{"HCPOPS_POLL_BACKOFF_MAX": "1ms", "HCPOPS_PENDING_ID_GRACE": "1ms", "HCPOPS_DISPATCH_GRACE": "1ms",
+			"HCPOPS_NOTIFY_BACKOFF_BASE": "1ms", "HCPOPS_NOTIFY_BACKOFF_MAX": "1ms"}
+	}, Parts{})
+	r.submitAt(time.Now().Add(-25 * time.Minute))
+	if resp, body := r.post("/dispatchOperations", readFile(t, filepath.Join("testdata", "dispatch-cluster-create.json"))); resp.StatusCode != http.StatusOK {
+		t.Fatalf("dispatch: %d %s", resp.StatusCode, body)
+	}
+	tick := readFile(t, "../events/testdata/tick.json")
+	ticks := 0
+	tickOnce := func() {
+		t.Helper()
+		ticks++
+		if resp, body := r.post("/pollOperations", tick); resp.StatusCode != http.StatusOK {
+			t.Fatalf("tick: %d %s", resp.StatusCode, body)
+		}
+		r.logs.named(t, "poll.tick", ticks)
+	}
+	tickOnce() // writes the create's operation.stuck: 25 minutes is past its 20
+
+	const deleteName = "5d0c6a3e-7f1b-4e2a-9c8d-2b4f6a8e0c1d"
+	fe := frontend.New(r.app.Store, testsupport.NewClock(time.Now()), func() string { return deleteName })
+	if _, err := fe.Delete(context.Background(), clusterID, frontend.Options{TenantID: tenant}); err != nil {
+		t.Fatal(err)
+	}
+	deleteOp := func() arm.ProvisioningState {
+		item, err := r.app.Store.Get(context.Background(), sub, document.CosmosID(document.OperationResourceID(sub, deleteName)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		op, err := document.ParseOperation(item.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return op.Properties.Status
+	}
+	var superseded []map[string]any
+	for deleteOp() != arm.ProvisioningStateSucceeded {
+		if ticks > 200 {
+			t.Fatalf("the delete is %s after 200 ticks:\n%s", deleteOp(), r.logs.String())
+		}
+		r.sim.Advance(10 * time.Second)
+		tickOnce()
+		if superseded == nil && r.operation().Properties.Status == arm.ProvisioningStateCanceled {
+			superseded = r.logs.records(t)
+		}
+	}
+	all := r.logs.records(t)
+	if superseded == nil {
+		t.Fatalf("the create was never Canceled by the delete:\n%s", r.logs.String())
+	}
+	rule := findAlert(t, templateAlerts(t), "stuck:cluster.create")
+	after, err := time.ParseDuration(rule.param(t, "stuck_after"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := stuckAlert(superseded, latest(superseded).Add(time.Second), "cluster", "Create", after)
+	if len(got) != 1 || got[0].resourceID != clusterID {
+		t.Errorf("cluster create rule once a delete superseded the stuck create = %+v, want it held for %s", got, clusterID)
+	}
+	if got := stuckAlert(all, latest(all).Add(time.Second), "cluster", "Create", after); len(got) != 0 {
+		t.Errorf("cluster create rule once the delete succeeded = %+v, want nothing", got)
+	}
+}
