@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hcpops/hcpops/core/changefeed"
+	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
 )
 
@@ -43,8 +44,9 @@ func (v *View) Begin(ctx context.Context) (*Rebuild, error) {
 
 // Operations records a page of the active-operations query. The query
 // selected them, so each is held even where the view's own reading of
-// the query would differ; it then counts as active.
-func (r *Rebuild) Operations(items []store.Item) {
+// the query would differ; it then counts as active. parsed, when not nil,
+// is items parsed, in order: nothing is parsed twice.
+func (r *Rebuild) Operations(items []store.Item, parsed []Op) {
 	type op struct {
 		h     head
 		rec   []byte
@@ -52,7 +54,7 @@ func (r *Rebuild) Operations(items []store.Item) {
 		needs bool
 	}
 	ops := make([]op, 0, len(items))
-	for _, it := range items {
+	for i, it := range items {
 		h, err := r.set.heads.read(it.Body)
 		if err != nil {
 			continue // the tick reports what is wrong with it, every time
@@ -62,7 +64,11 @@ func (r *Rebuild) Operations(items []store.Item) {
 			c = classActive
 		}
 		ref, needs := resourceFor(r.v.cfg.ResourceOf, h, c)
-		ops = append(ops, op{h: h, rec: r.set.ops.encode(it.Body, h, opFlags(c)), ref: ref, needs: needs})
+		var doc *document.OperationDocument
+		if i < len(parsed) {
+			doc = parsed[i].Doc
+		}
+		ops = append(ops, op{h: h, rec: operationRecord(r.set, h, it.Body, doc, opFlags(c)), ref: ref, needs: needs})
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -72,11 +78,12 @@ func (r *Rebuild) Operations(items []store.Item) {
 }
 
 // Resources records a read of refs: got holds the documents found, and a
-// ref not in it is gone.
-func (r *Rebuild) Resources(refs []store.DocRef, got map[store.DocRef]store.Item) {
+// ref not in it is gone; parsed (which may be nil) what of got the caller
+// parsed.
+func (r *Rebuild) Resources(refs []store.DocRef, got map[store.DocRef]store.Item, parsed map[store.DocRef]Res) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.v.record(r.set, refs, got)
+	r.v.record(r.set, refs, got, parsed)
 }
 
 // Commit makes what was recorded the view, to be refreshed from the

@@ -10,7 +10,6 @@ import (
 // handed out together (a page then lists a cluster's children at once).
 type set struct {
 	building bool // a full read's: tables are sealed on commit
-	keys     keyer
 	heads    headReaders
 	ops, res codec
 	slab     slab
@@ -57,7 +56,7 @@ type resEntry struct {
 func (e resEntry) entryKey() key { return e.k }
 
 func newSet() *set {
-	return &set{keys: newKeyer(), parts: map[string]*partition{}, pending: map[store.DocRef]struct{}{}}
+	return &set{parts: map[string]*partition{}, pending: map[store.DocRef]struct{}{}}
 }
 
 func (s *set) partition(pk string, create bool) *partition {
@@ -96,11 +95,11 @@ func resourceFor(resourceOf func(pk, externalID string) (store.DocRef, bool), h 
 // held, and moves its resource reference with it.
 func (s *set) putOperation(h head, rec []byte, ref store.DocRef, needs bool) {
 	p := s.partition(h.partitionKey, true)
-	k := s.keys.of(h.id)
+	k := keyOf(h.id)
 	old, had := p.ops.get(k)
 	e := opEntry{k: k, at: s.slab.put(rec), needs: needs}
 	if needs {
-		e.res = s.keys.of(ref.ID)
+		e.res = keyOf(ref.ID)
 		s.acquire(p, ref, e.res)
 	}
 	if had {
@@ -163,7 +162,7 @@ func (s *set) setResource(ref store.DocRef, state resState, rec []byte) {
 	if p == nil {
 		return
 	}
-	e, ok := p.res.get(s.keys.of(ref.ID))
+	e, ok := p.res.get(keyOf(ref.ID))
 	if !ok {
 		return // no operation needs it (any more)
 	}
@@ -179,7 +178,7 @@ func (s *set) resource(ref store.DocRef) (resEntry, bool) {
 	if p == nil {
 		return resEntry{}, false
 	}
-	return p.res.get(s.keys.of(ref.ID))
+	return p.res.get(keyOf(ref.ID))
 }
 
 // compact moves the records still in use to new chunks when freed ones

@@ -30,6 +30,7 @@ import (
 
 	"github.com/hcpops/hcpops/core/changefeed"
 	"github.com/hcpops/hcpops/core/clock"
+	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
 )
 
@@ -215,14 +216,14 @@ func (v *View) apply(ctx context.Context, items []store.Item, stash map[store.Do
 		if rec := s.rec(e.at); rec != nil && olderOrSame(rec, h) {
 			continue
 		}
-		rec := resourceRecord(s, h, it.Body, now)
+		rec := resourceRecord(s, h, it.Body, nil, now)
 		s.setResource(ref, stateOf(rec), rec)
 	}
 }
 
 func (v *View) applyOperation(s *set, h head, body []byte, now int64) {
 	p := s.partition(h.partitionKey, false)
-	k := s.keys.of(h.id)
+	k := keyOf(h.id)
 	if p != nil {
 		if old, held := p.ops.get(k); held && olderOrSame(s.rec(old.at), h) {
 			return
@@ -236,7 +237,20 @@ func (v *View) applyOperation(s *set, h head, body []byte, now int64) {
 		return
 	}
 	ref, needs := resourceFor(v.cfg.ResourceOf, h, c)
-	s.putOperation(h, s.ops.encode(body, h, opFlags(c)), ref, needs)
+	s.putOperation(h, operationRecord(s, h, body, nil, opFlags(c)), ref, needs)
+}
+
+// operationRecord is the record of an operation: its projection, or the
+// document as read when it does not parse (each tick then reports why).
+// op, when set, is body parsed.
+func operationRecord(s *set, h head, body []byte, op *document.OperationDocument, flags byte) []byte {
+	if op == nil {
+		var err error
+		if op, err = document.ParseOperation(body); err != nil {
+			return s.ops.encode(body, h, flags|flagRaw)
+		}
+	}
+	return s.ops.encode(op.AppendProjection(nil), h, flags)
 }
 
 func opFlags(c class) byte {
@@ -252,13 +266,21 @@ func olderOrSame(rec []byte, h head) bool {
 	return err == nil && !m.newer(h)
 }
 
-// resourceRecord is the record of a resource document: the document when
-// it is live, a header-only record when it is soft-deleted or expired.
-func resourceRecord(s *set, h head, body []byte, now int64) []byte {
+// resourceRecord is the record of a resource document: its projection
+// when it is live (the document as read when it does not parse), a
+// header-only record when it is soft-deleted or expired. res, when set,
+// is body parsed.
+func resourceRecord(s *set, h head, body []byte, res *document.Resource, now int64) []byte {
 	if h.deleted || (h.expiry() != 0 && h.expiry() <= now) {
 		return s.res.encode(nil, h, flagGone)
 	}
-	return s.res.encode(body, h, 0)
+	if res == nil {
+		var err error
+		if res, err = document.ParseResource(body); err != nil {
+			return s.res.encode(body, h, flagRaw)
+		}
+	}
+	return s.res.encode(res.AppendProjection(nil), h, 0)
 }
 
 func stateOf(rec []byte) resState {
@@ -281,7 +303,7 @@ func (v *View) load(ctx context.Context, stash map[store.DocRef]stashed) int {
 		case !ok || e.state != resUnknown:
 			delete(s.pending, ref) // no longer needed, or answered
 		case brought:
-			rec := resourceRecord(s, st.h, st.body, now)
+			rec := resourceRecord(s, st.h, st.body, nil, now)
 			s.setResource(ref, stateOf(rec), rec)
 		default:
 			refs = append(refs, ref)
@@ -297,13 +319,14 @@ func (v *View) load(ctx context.Context, stash map[store.DocRef]stashed) int {
 				"documents", len(refs)-start, "error", err)
 			break
 		}
-		v.record(s, chunk, got)
+		v.record(s, chunk, got, nil)
 	}
 	return asked
 }
 
 // record sets what a read said of refs: held when found, gone when not.
-func (v *View) record(s *set, refs []store.DocRef, got map[store.DocRef]store.Item) {
+// parsed, when it has a ref, is its document parsed.
+func (v *View) record(s *set, refs []store.DocRef, got map[store.DocRef]store.Item, parsed map[store.DocRef]Res) {
 	now := v.cfg.Clock.Now().Unix()
 	for _, ref := range refs {
 		it, ok := got[ref]
@@ -319,25 +342,41 @@ func (v *View) record(s *set, refs []store.DocRef, got map[store.DocRef]store.It
 			delete(s.pending, ref)
 			continue
 		}
-		rec := resourceRecord(s, h, it.Body, now)
+		rec := resourceRecord(s, h, it.Body, parsed[ref].Doc, now)
 		s.setResource(ref, stateOf(rec), rec)
 	}
 }
 
-// Learn records what the caller read of resources Resources did not know.
-func (v *View) Learn(refs []store.DocRef, got map[store.DocRef]store.Item) {
+// Learn records what the caller read of resources Resources did not know;
+// parsed (which may be nil) holds what of it the caller parsed.
+func (v *View) Learn(refs []store.DocRef, got map[store.DocRef]store.Item, parsed map[store.DocRef]Res) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if v.set != nil {
-		v.record(v.set, refs, got)
+		v.record(v.set, refs, got, parsed)
 	}
 }
 
+// Op is an operation as the view hands it out: parsed, or why it does
+// not parse.
+type Op struct {
+	Doc *document.OperationDocument
+	Err error
+	Raw []byte // the document as read, when it does not parse
+}
+
+// Res is a resource as the view hands it out: its projection (Partial:
+// read it whole before writing it), or why it does not parse.
+type Res struct {
+	Doc *document.Resource
+	Err error
+}
+
 // Operations hands the held operations to page, size at a time (a
-// partition's together), as the store's documents. An operation past its
-// expiry is forgotten instead. The view may change meanwhile: the pages
-// are what it held when Operations began.
-func (v *View) Operations(ctx context.Context, size int, page func([]store.Item) error) error {
+// partition's together), decoded from their projections without parsing.
+// An operation past its expiry is forgotten instead. The view may change
+// meanwhile: the pages are what it held when Operations began.
+func (v *View) Operations(ctx context.Context, size int, page func([]Op) error) error {
 	recs, codec, err := v.snapshot()
 	if err != nil {
 		return err
@@ -350,15 +389,22 @@ func (v *View) Operations(ctx context.Context, size int, page func([]store.Item)
 			return err
 		}
 		chunk := recs[start:min(start+size, len(recs))]
-		items := make([]store.Item, 0, len(chunk))
+		ops := make([]Op, 0, len(chunk))
 		for _, rec := range chunk {
-			body, etag, err := codec.decode(rec)
+			payload, flags, err := codec.decode(rec)
 			if err != nil {
 				return err
 			}
-			items = append(items, store.Item{Body: body, ETag: etag})
+			var o Op
+			if flags&flagRaw != 0 {
+				o.Doc, o.Err = document.ParseOperation(payload)
+				o.Raw = payload
+			} else if o.Doc, o.Err = document.OperationFromProjection(payload); o.Err != nil {
+				return o.Err
+			}
+			ops = append(ops, o)
 		}
-		if err := page(items); err != nil {
+		if err := page(ops); err != nil {
 			return err
 		}
 	}
@@ -392,10 +438,11 @@ func (v *View) snapshot() ([][]byte, *codec, error) {
 	return recs, &s.ops, nil
 }
 
-// Resources answers refs from the view: got holds the live documents it
-// has, and unknown the refs it cannot answer (not needed by any operation
-// it holds, or not read yet); a ref in neither is known to be gone.
-func (v *View) Resources(refs []store.DocRef) (got map[store.DocRef]store.Item, unknown []store.DocRef, err error) {
+// Resources answers refs from the view: got holds the live resources it
+// has (projections, or why they do not parse), and unknown the refs it
+// cannot answer (not needed by any operation it holds, or not read yet);
+// a ref in neither is known to be gone.
+func (v *View) Resources(refs []store.DocRef) (got map[store.DocRef]Res, unknown []store.DocRef, err error) {
 	type held struct {
 		ref store.DocRef
 		rec []byte
@@ -426,13 +473,19 @@ func (v *View) Resources(refs []store.DocRef) (got map[store.DocRef]store.Item, 
 			}
 		}
 	}()
-	got = make(map[store.DocRef]store.Item, len(found))
+	got = make(map[store.DocRef]Res, len(found))
 	for _, f := range found {
-		body, etag, err := c.decode(f.rec)
+		payload, flags, err := c.decode(f.rec)
 		if err != nil {
 			return nil, nil, err
 		}
-		got[f.ref] = store.Item{Body: body, ETag: etag}
+		var r Res
+		if flags&flagRaw != 0 {
+			r.Doc, r.Err = document.ParseResource(payload)
+		} else if r.Doc, r.Err = document.ResourceFromProjection(payload); r.Err != nil {
+			return nil, nil, r.Err
+		}
+		got[f.ref] = r
 	}
 	return got, unknown, nil
 }

@@ -24,6 +24,8 @@ type Resource struct {
 	raw  string // the document as read; clones share it
 	head tree   // the schema's members of raw; never modified either
 	doc  tree   // the whole document without Cosmos system fields, once edited
+	// partial: a projection (projection.go), head only; never written.
+	partial bool
 }
 
 // Paths into a resource document.
@@ -196,6 +198,9 @@ func (r *Resource) view() tree {
 // edit returns the whole document for a setter to change, decoding it
 // from raw the first time.
 func (r *Resource) edit() tree {
+	if r.doc == nil && r.partial { // reads stay true; MarshalReplace still refuses
+		r.doc = deepCopy(r.head).(tree)
+	}
 	if r.doc == nil {
 		r.doc = r.whole()
 		r.raw, r.head = "", nil
@@ -222,6 +227,9 @@ func (r *Resource) whole() tree {
 
 // Marshal renders the document as it stands (no version bump).
 func (r *Resource) Marshal() ([]byte, error) {
+	if r.partial {
+		return nil, r.errPartial()
+	}
 	return json.Marshal(r.whole()) // members sorted by name, as ARO-HCP's maps marshal
 }
 
@@ -233,6 +241,9 @@ func (r *Resource) Marshal() ([]byte, error) {
 func (r *Resource) MarshalReplace() ([]byte, error) {
 	if r.ETag == "" {
 		return nil, fmt.Errorf("resource %s: replace needs the etag it was read with", r.ID())
+	}
+	if r.partial {
+		return nil, r.errPartial()
 	}
 	// Copy only the objects on the way to cosmosMetadata.
 	whole := r.whole()

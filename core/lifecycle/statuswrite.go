@@ -31,6 +31,13 @@ func (e *Engine) updateOperationStatus(ctx context.Context, j *job, status arm.P
 			return d, false, nil
 		}
 		from = p.Status
+		if d.res != nil && d.res.Partial() { // the view's projection: the batch keeps every member
+			whole, err := e.readResource(ctx, d.op.PartitionKey, d.op.Properties.ExternalID)
+			if err != nil {
+				return d, false, err
+			}
+			d.res = whole
+		}
 		rendered, ops, err := e.statusBatch(d.op, d.res, status, cerr)
 		if err != nil {
 			return d, false, err

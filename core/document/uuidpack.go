@@ -1,17 +1,18 @@
-package activeset
+package document
 
 import (
 	"bytes"
 	"fmt"
 )
 
-// UUID packing: the one transform of its own the view's compression makes
-// (record.go says why). Each lower-case canonical UUID
+// UUID packing, for the strings of a projection (projection.go): ids,
+// subscriptions and etags are most of what tells one document from
+// another, and the view compresses what is left against what documents
+// share. Each lower-case canonical UUID
 // (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx) becomes uuidMark and its 16
-// bytes. JSON text never holds the byte uuidMark raw (a control character
-// in a string must be escaped, and outside strings only whitespace may
-// stand), and a document that holds one anyway is not packed (canPack), so
-// unpacking gives back exactly the bytes packed.
+// bytes: 36 bytes that no compressor shrinks below 18 become 17. A string
+// holding the byte uuidMark is not packed (canPack), so unpacking gives
+// back exactly the bytes packed.
 
 const (
 	uuidMark = 0x01
@@ -96,4 +97,19 @@ func unpackUUIDs(src []byte) ([]byte, error) {
 		out = append(out, u[:]...)
 		src = src[m+17:]
 	}
+}
+
+// UUIDBytes sets *raw to the 16 bytes of s when s is exactly one
+// lower-case canonical UUID, and says whether it was.
+func UUIDBytes(s string, raw *[16]byte) bool {
+	return len(s) == uuidLen && uuidAt([]byte(s), raw)
+}
+
+// UUIDString is the lower-case canonical form of raw.
+func UUIDString(raw [16]byte) string {
+	u := [uuidLen]byte{8: '-', 13: '-', 18: '-', 23: '-'}
+	for n, i := range pairs {
+		u[i], u[i+1] = hexDigits[raw[n]>>4], hexDigits[raw[n]&0xf]
+	}
+	return string(u[:])
 }

@@ -1,0 +1,403 @@
+package document
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"encoding/json/jsontext"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hcpops/hcpops/core/arm"
+)
+
+// Projections: what a poll reads of a document, encoded compactly so that
+// the poll's view of the active set (package activeset) can hold it for
+// many ticks and hand it out again without parsing JSON.
+//
+// An operation's projection is the whole OperationDocument (its modelled
+// fields and the raw members it does not model), so the operation it
+// gives back renders, and writes, exactly as ParseOperation's would.
+//
+// A resource's projection is its head: the members the accessors read
+// (the schema). The Resource it gives back answers every accessor as the
+// parsed document would, but holds no more of the document: Partial says
+// so, and a write must read the document whole first (ParseResource), as
+// MarshalReplace insists. That keeps what the view holds at the size of
+// what the tick decides on, not of the documents.
+
+var errProjection = errors.New("damaged projection")
+
+// Value tags of the projection's encoding.
+const (
+	tagNull byte = iota
+	tagFalse
+	tagTrue
+	tagString
+	tagNumber
+	tagArray
+	tagObject
+)
+
+type projWriter struct{ b []byte }
+
+func (w *projWriter) uvarint(v uint64) { w.b = binary.AppendUvarint(w.b, v) }
+func (w *projWriter) varint(v int64)   { w.b = binary.AppendVarint(w.b, v) }
+
+// str writes s, its UUIDs packed when that makes it shorter: the low bit
+// of its length says which.
+func (w *projWriter) str(s string) {
+	if len(s) >= uuidLen && strings.IndexByte(s, '-') >= 8 && canPack([]byte(s)) {
+		if p := packUUIDs(nil, []byte(s)); len(p) < len(s) {
+			w.uvarint(uint64(len(p))<<1 | 1)
+			w.b = append(w.b, p...)
+			return
+		}
+	}
+	w.uvarint(uint64(len(s)) << 1)
+	w.b = append(w.b, s...)
+}
+
+// raw writes b as it is.
+func (w *projWriter) raw(b string) {
+	w.uvarint(uint64(len(b)))
+	w.b = append(w.b, b...)
+}
+
+func (w *projWriter) time(t time.Time) {
+	b, err := t.MarshalBinary()
+	if err != nil { // a zone offset that is not a whole minute: keep it as text
+		b = []byte(t.Format(time.RFC3339Nano))
+		w.b = append(w.b, 1)
+	} else {
+		w.b = append(w.b, 0)
+	}
+	w.raw(string(b))
+}
+
+// value writes a tree value (what readAny decodes).
+func (w *projWriter) value(v any) {
+	switch v := v.(type) {
+	case nil:
+		w.b = append(w.b, tagNull)
+	case bool:
+		w.b = append(w.b, map[bool]byte{false: tagFalse, true: tagTrue}[v])
+	case string:
+		w.b = append(w.b, tagString)
+		w.str(v)
+	case json.Number:
+		w.b = append(w.b, tagNumber)
+		w.str(string(v))
+	case []any:
+		w.b = append(w.b, tagArray)
+		w.uvarint(uint64(len(v)))
+		for _, e := range v {
+			w.value(e)
+		}
+	case tree:
+		w.b = append(w.b, tagObject)
+		w.uvarint(uint64(len(v)))
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			w.str(k)
+			w.value(v[k])
+		}
+	default: // a float64 or other Go value a setter may have put: as JSON text
+		raw, _ := json.Marshal(v)
+		w.b = append(w.b, tagNumber)
+		w.str(string(raw))
+	}
+}
+
+type projReader struct {
+	text string // the whole projection; strings read are substrings of it
+	i    int
+	err  error
+}
+
+func (r *projReader) fail() {
+	if r.err == nil {
+		r.err = errProjection
+	}
+}
+
+func (r *projReader) uvarint() uint64 {
+	v, n := binary.Uvarint([]byte(r.text[r.i:min(len(r.text), r.i+binary.MaxVarintLen64)]))
+	if n <= 0 {
+		r.fail()
+		return 0
+	}
+	r.i += n
+	return v
+}
+
+func (r *projReader) varint() int64 {
+	v, n := binary.Varint([]byte(r.text[r.i:min(len(r.text), r.i+binary.MaxVarintLen64)]))
+	if n <= 0 {
+		r.fail()
+		return 0
+	}
+	r.i += n
+	return v
+}
+
+func (r *projReader) byte() byte {
+	if r.i >= len(r.text) {
+		r.fail()
+		return 0
+	}
+	r.i++
+	return r.text[r.i-1]
+}
+
+func (r *projReader) str() string {
+	n := r.uvarint()
+	packed := n&1 != 0
+	s := r.raw(n >> 1)
+	if !packed || r.err != nil {
+		return s
+	}
+	u, err := unpackUUIDs([]byte(s))
+	if err != nil {
+		r.fail()
+	}
+	return string(u)
+}
+
+// raw reads n bytes as they are.
+func (r *projReader) raw(n uint64) string {
+	if r.err != nil || n > uint64(len(r.text)-r.i) {
+		r.fail()
+		return ""
+	}
+	s := r.text[r.i : r.i+int(n)]
+	r.i += int(n)
+	return s
+}
+
+func (r *projReader) time() time.Time {
+	text := r.byte() == 1
+	s := r.raw(r.uvarint())
+	var t time.Time
+	var err error
+	if text {
+		t, err = time.Parse(time.RFC3339Nano, s)
+	} else {
+		err = t.UnmarshalBinary([]byte(s))
+	}
+	if err != nil {
+		r.fail()
+	}
+	return t
+}
+
+func (r *projReader) value(depth int) any {
+	if depth > 64 {
+		r.fail()
+		return nil
+	}
+	switch r.byte() {
+	case tagNull:
+		return nil
+	case tagFalse:
+		return false
+	case tagTrue:
+		return true
+	case tagString:
+		return r.str()
+	case tagNumber:
+		return json.Number(r.str())
+	case tagArray:
+		n := r.uvarint()
+		if n > uint64(len(r.text)) {
+			r.fail()
+			return nil
+		}
+		a := make([]any, 0, n)
+		for range n {
+			a = append(a, r.value(depth+1))
+		}
+		return a
+	case tagObject:
+		n := r.uvarint()
+		if n > uint64(len(r.text)) {
+			r.fail()
+			return nil
+		}
+		t := make(tree, n)
+		for range n {
+			k := r.str()
+			t[k] = r.value(depth + 1)
+		}
+		return t
+	}
+	r.fail()
+	return nil
+}
+
+// AppendProjection appends r's projection to dst.
+func (r *Resource) AppendProjection(dst []byte) []byte {
+	w := projWriter{b: dst}
+	w.b = append(w.b, byte(r.Kind))
+	w.str(r.ETag)
+	w.varint(r.Timestamp)
+	w.value(r.view())
+	return w.b
+}
+
+// ResourceFromProjection is the Resource a projection holds: Partial, so
+// it answers reads and refuses to be written.
+func ResourceFromProjection(p []byte) (*Resource, error) {
+	rd := projReader{text: string(p)}
+	r := &Resource{Kind: Kind(rd.byte()), partial: true}
+	r.ETag = rd.str()
+	r.Timestamp = rd.varint()
+	head, ok := rd.value(0).(tree)
+	if rd.err != nil || !ok || rd.i != len(rd.text) {
+		return nil, fmt.Errorf("resource projection: %w", errProjection)
+	}
+	r.head = head
+	return r, nil
+}
+
+// Partial says the Resource holds only what its accessors read (a
+// projection): read it whole before writing it.
+func (r *Resource) Partial() bool { return r.partial }
+
+// errPartial is a write of a Resource that holds only its projection.
+func (r *Resource) errPartial() error {
+	return fmt.Errorf("resource %s: holds only the members a poll reads; read it whole before writing it", r.ID())
+}
+
+// Operation flags in a projection.
+const (
+	opHasDeletion = 1 << iota
+	opHasError
+	opHasCredRequest
+	opHasCredRevocation
+	opNewNodePool
+	opNewExternalAuth
+	opNewCluster
+)
+
+// AppendProjection appends d's projection to dst. It is lossless: the
+// document it gives back renders as d does.
+func (d *OperationDocument) AppendProjection(dst []byte) []byte {
+	w := projWriter{b: dst}
+	p := &d.Properties
+	var flags uint64
+	for _, f := range []struct {
+		on  bool
+		bit uint64
+	}{
+		{d.DeletionTimestamp != nil, opHasDeletion}, {p.Error != nil, opHasError},
+		{p.SystemAdminCredentialRequest != nil, opHasCredRequest},
+		{p.SystemAdminCredentialRevocation != nil, opHasCredRevocation},
+		{p.UsesNewNodePoolDeletionApproach, opNewNodePool},
+		{p.UsesNewExternalAuthDeletionApproach, opNewExternalAuth},
+		{p.UsesNewClusterDeletionApproach, opNewCluster},
+	} {
+		if f.on {
+			flags |= f.bit
+		}
+	}
+	w.uvarint(flags)
+	for _, s := range []string{d.ID, d.PartitionKey, d.ResourceID, d.ResourceType, d.ETag,
+		p.CosmosMetadata.ResourceID, p.CosmosMetadata.ETag, p.CosmosMetadata.PartitionKey,
+		p.TenantID, p.ClientID, string(p.Request), p.ExternalID, p.InternalID, p.OperationID,
+		p.ClientRequestID, p.CorrelationRequestID, p.NotificationURI, string(p.Status)} {
+		w.str(s)
+	}
+	w.varint(int64(d.TTL))
+	w.varint(d.Timestamp)
+	w.varint(p.CosmosMetadata.InstanceVersion)
+	w.time(p.StartTime)
+	w.time(p.LastTransitionTime)
+	if d.DeletionTimestamp != nil {
+		w.time(*d.DeletionTimestamp)
+	}
+	if p.Error != nil {
+		raw, _ := json.Marshal(p.Error) // a struct of strings and its own kind: cannot fail
+		w.str(string(raw))
+	}
+	if c := p.SystemAdminCredentialRequest; c != nil {
+		w.str(c.CertificateSigningRequest)
+		w.str(c.SystemAdminCredentialRequestResourceID)
+	}
+	if c := p.SystemAdminCredentialRevocation; c != nil {
+		w.str(c.SystemAdminCredentialRevocationResourceID)
+	}
+	w.unknown(d.unknown)
+	w.unknown(p.unknown)
+	return w.b
+}
+
+func (w *projWriter) unknown(m members) {
+	w.uvarint(uint64(len(m)))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		w.str(k)
+		w.str(string(m[k]))
+	}
+}
+
+func (r *projReader) unknown() members {
+	n := r.uvarint()
+	if n == 0 || n > uint64(len(r.text)) {
+		return nil
+	}
+	m := make(members, n)
+	for range n {
+		k := r.str()
+		m[k] = jsontext.Value(r.str())
+	}
+	return m
+}
+
+// OperationFromProjection is the operation a projection holds.
+func OperationFromProjection(b []byte) (*OperationDocument, error) {
+	rd := projReader{text: string(b)}
+	d := &OperationDocument{}
+	p := &d.Properties
+	flags := rd.uvarint()
+	var request, status string
+	for _, s := range []*string{&d.ID, &d.PartitionKey, &d.ResourceID, &d.ResourceType, &d.ETag,
+		&p.CosmosMetadata.ResourceID, &p.CosmosMetadata.ETag, &p.CosmosMetadata.PartitionKey,
+		&p.TenantID, &p.ClientID, &request, &p.ExternalID, &p.InternalID, &p.OperationID,
+		&p.ClientRequestID, &p.CorrelationRequestID, &p.NotificationURI, &status} {
+		*s = rd.str()
+	}
+	p.Request, p.Status = Request(request), arm.ProvisioningState(status)
+	d.TTL = int(rd.varint())
+	d.Timestamp = rd.varint()
+	p.CosmosMetadata.InstanceVersion = rd.varint()
+	p.StartTime = rd.time()
+	p.LastTransitionTime = rd.time()
+	if flags&opHasDeletion != 0 {
+		t := rd.time()
+		d.DeletionTimestamp = &t
+	}
+	if flags&opHasError != 0 {
+		p.Error = &arm.CloudErrorBody{}
+		if err := json.Unmarshal([]byte(rd.str()), p.Error); err != nil {
+			rd.fail()
+		}
+	}
+	if flags&opHasCredRequest != 0 {
+		p.SystemAdminCredentialRequest = &SystemAdminCredentialRequest{
+			CertificateSigningRequest: rd.str(), SystemAdminCredentialRequestResourceID: rd.str()}
+	}
+	if flags&opHasCredRevocation != 0 {
+		p.SystemAdminCredentialRevocation = &SystemAdminCredentialRevocation{SystemAdminCredentialRevocationResourceID: rd.str()}
+	}
+	p.UsesNewNodePoolDeletionApproach = flags&opNewNodePool != 0
+	p.UsesNewExternalAuthDeletionApproach = flags&opNewExternalAuth != 0
+	p.UsesNewClusterDeletionApproach = flags&opNewCluster != 0
+	d.unknown = rd.unknown()
+	p.unknown = rd.unknown()
+	if rd.err != nil || rd.i != len(rd.text) {
+		return nil, fmt.Errorf("operation projection: %w", errProjection)
+	}
+	return d, nil
+}
