@@ -9,7 +9,8 @@ import (
 // against, partition by partition, so that a partition's operations are
 // handed out together (a page then lists a cluster's children at once).
 type set struct {
-	building bool // a full read's: tables are sealed on commit
+	building bool   // a full read's: tables are sealed on commit
+	others   others // keys of ids that are no UUID
 	heads    headReaders
 	ops, res codec
 	slab     slab
@@ -56,7 +57,7 @@ type resEntry struct {
 func (e resEntry) entryKey() key { return e.k }
 
 func newSet() *set {
-	return &set{parts: map[string]*partition{}, pending: map[store.DocRef]struct{}{}}
+	return &set{others: others{}, parts: map[string]*partition{}, pending: map[store.DocRef]struct{}{}}
 }
 
 func (s *set) partition(pk string, create bool) *partition {
@@ -95,11 +96,11 @@ func resourceFor(resourceOf func(pk, externalID string) (store.DocRef, bool), h 
 // held, and moves its resource reference with it.
 func (s *set) putOperation(h head, rec []byte, ref store.DocRef, needs bool) {
 	p := s.partition(h.partitionKey, true)
-	k := keyOf(h.id)
+	k := s.others.of(h.id)
 	old, had := p.ops.get(k)
 	e := opEntry{k: k, at: s.slab.put(rec), needs: needs}
 	if needs {
-		e.res = keyOf(ref.ID)
+		e.res = s.others.of(ref.ID)
 		s.acquire(p, ref, e.res)
 	}
 	if had {
@@ -162,7 +163,11 @@ func (s *set) setResource(ref store.DocRef, state resState, rec []byte) {
 	if p == nil {
 		return
 	}
-	e, ok := p.res.get(keyOf(ref.ID))
+	k, ok := s.others.lookup(ref.ID)
+	if !ok {
+		return
+	}
+	e, ok := p.res.get(k)
 	if !ok {
 		return // no operation needs it (any more)
 	}
@@ -178,7 +183,11 @@ func (s *set) resource(ref store.DocRef) (resEntry, bool) {
 	if p == nil {
 		return resEntry{}, false
 	}
-	return p.res.get(keyOf(ref.ID))
+	k, ok := s.others.lookup(ref.ID)
+	if !ok {
+		return resEntry{}, false
+	}
+	return p.res.get(k)
 }
 
 // compact moves the records still in use to new chunks when freed ones

@@ -223,15 +223,15 @@ func (v *View) apply(ctx context.Context, items []store.Item, stash map[store.Do
 
 func (v *View) applyOperation(s *set, h head, body []byte, now int64) {
 	p := s.partition(h.partitionKey, false)
-	k := keyOf(h.id)
-	if p != nil {
+	k, known := s.others.lookup(h.id)
+	if p != nil && known {
 		if old, held := p.ops.get(k); held && olderOrSame(s.rec(old.at), h) {
 			return
 		}
 	}
 	c := h.class()
 	if c == classNone || (h.expiry() != 0 && h.expiry() <= now) {
-		if p != nil {
+		if p != nil && known {
 			s.removeOperation(h.partitionKey, p, k)
 		}
 		return

@@ -115,6 +115,16 @@ type projReader struct {
 	text string // the whole projection; strings read are substrings of it
 	i    int
 	err  error
+	// out holds the strings whose UUIDs were packed, written out again:
+	// grown once to what they can take, so each stays where it was
+	// written and the projection costs one allocation for all of them.
+	out strings.Builder
+}
+
+func newProjReader(b []byte) *projReader {
+	r := &projReader{text: string(b)}
+	r.out.Grow(len(b) * uuidLen / (uuidLen/2 - 1)) // 17 packed bytes are at most 36
+	return r
 }
 
 func (r *projReader) fail() {
@@ -159,11 +169,12 @@ func (r *projReader) str() string {
 	if !packed || r.err != nil {
 		return s
 	}
-	u, err := unpackUUIDs([]byte(s))
-	if err != nil {
+	start := r.out.Len()
+	if err := unpackTo(&r.out, s); err != nil {
 		r.fail()
+		return ""
 	}
-	return string(u)
+	return r.out.String()[start:]
 }
 
 // raw reads n bytes as they are.
@@ -250,7 +261,7 @@ func (r *Resource) AppendProjection(dst []byte) []byte {
 // ResourceFromProjection is the Resource a projection holds: Partial, so
 // it answers reads and refuses to be written.
 func ResourceFromProjection(p []byte) (*Resource, error) {
-	rd := projReader{text: string(p)}
+	rd := newProjReader(p)
 	r := &Resource{Kind: Kind(rd.byte()), partial: true}
 	r.ETag = rd.str()
 	r.Timestamp = rd.varint()
@@ -357,7 +368,7 @@ func (r *projReader) unknown() members {
 
 // OperationFromProjection is the operation a projection holds.
 func OperationFromProjection(b []byte) (*OperationDocument, error) {
-	rd := projReader{text: string(b)}
+	rd := newProjReader(b)
 	d := &OperationDocument{}
 	p := &d.Properties
 	flags := rd.uvarint()

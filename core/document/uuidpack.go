@@ -3,6 +3,7 @@ package document
 import (
 	"bytes"
 	"fmt"
+	"strings"
 )
 
 // UUID packing, for the strings of a projection (projection.go): ids,
@@ -79,24 +80,9 @@ func packUUIDs(dst, src []byte) []byte {
 
 // unpackUUIDs writes packed UUIDs out again.
 func unpackUUIDs(src []byte) ([]byte, error) {
-	out := make([]byte, 0, len(src)+len(src)/2)
-	for {
-		m := bytes.IndexByte(src, uuidMark)
-		if m < 0 {
-			return append(out, src...), nil
-		}
-		if m+17 > len(src) {
-			return nil, fmt.Errorf("a held document's packed UUID is cut short")
-		}
-		out = append(out, src[:m]...)
-		u := [uuidLen]byte{8: '-', 13: '-', 18: '-', 23: '-'}
-		for n, i := range pairs {
-			b := src[m+1+n]
-			u[i], u[i+1] = hexDigits[b>>4], hexDigits[b&0xf]
-		}
-		out = append(out, u[:]...)
-		src = src[m+17:]
-	}
+	var b strings.Builder
+	err := unpackTo(&b, string(src))
+	return []byte(b.String()), err
 }
 
 // UUIDBytes sets *raw to the 16 bytes of s when s is exactly one
@@ -105,11 +91,24 @@ func UUIDBytes(s string, raw *[16]byte) bool {
 	return len(s) == uuidLen && uuidAt([]byte(s), raw)
 }
 
-// UUIDString is the lower-case canonical form of raw.
-func UUIDString(raw [16]byte) string {
-	u := [uuidLen]byte{8: '-', 13: '-', 18: '-', 23: '-'}
-	for n, i := range pairs {
-		u[i], u[i+1] = hexDigits[raw[n]>>4], hexDigits[raw[n]&0xf]
+// unpackTo writes src (a packed string) out to b, as unpackUUIDs does.
+func unpackTo(b *strings.Builder, src string) error {
+	for {
+		m := strings.IndexByte(src, uuidMark)
+		if m < 0 {
+			b.WriteString(src)
+			return nil
+		}
+		if m+17 > len(src) {
+			return fmt.Errorf("a packed UUID is cut short")
+		}
+		b.WriteString(src[:m])
+		u := [uuidLen]byte{8: '-', 13: '-', 18: '-', 23: '-'}
+		for n, i := range pairs {
+			c := src[m+1+n]
+			u[i], u[i+1] = hexDigits[c>>4], hexDigits[c&0xf]
+		}
+		b.Write(u[:])
+		src = src[m+17:]
 	}
-	return string(u[:])
 }

@@ -286,3 +286,40 @@ func TestRestartAndTwoInstances(t *testing.T) {
 		}
 	}
 }
+
+// The view hands the tick a resource's projection: the members a poll
+// reads. A status write from it reads the resource whole first, once, so
+// members hcpops does not model (here one another writer added after the
+// view was built) are written back as they are.
+func TestAWriteFromTheViewReadsTheResourceWhole(t *testing.T) {
+	e := newEnv(t)
+	a := e.create(t, document.KindCluster, clusterRID("a"), request{})
+	if _, err := e.deliver(t); err != nil {
+		t.Fatal(err)
+	}
+	e.tick(t)
+	e.tick(t)
+	cid := document.CosmosID(clusterRID("a"))
+	e.editRaw(t, cid, func(m map[string]any) {
+		m["properties"].(map[string]any)["futureMember"] = map[string]any{"kept": true}
+	})
+	if res, r := e.tickOn(t, e.engine); res.Changed != 0 || r.gets != 0 || r.feed != 1 {
+		t.Fatalf("tick after another writer = %+v reading %+v; want the change from the feed, nothing else", res, r)
+	}
+	e.clk.Advance(10 * time.Minute) // CS has finished installing
+	res, r := e.tickOn(t, e.engine)
+	if res.Changed != 1 || r.gets != 1 || r.readMany != 0 || r.query != 0 {
+		t.Fatalf("tick that finishes the create = %+v reading %+v; want one change and one point read (the cluster, whole)", res, r)
+	}
+	e.wantOp(t, a, arm.ProvisioningStateSucceeded, "")
+	it, err := e.store.Store.Get(context.Background(), testPK, cid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(it.Body), `"futureMember":{"kept":true}`) {
+		t.Errorf("the cluster as written lost a member it does not model:\n%s", it.Body)
+	}
+	if got := e.resource(t, clusterRID("a")).ProvisioningState(); got != arm.ProvisioningStateSucceeded {
+		t.Errorf("cluster provisioningState = %s, want Succeeded", got)
+	}
+}
