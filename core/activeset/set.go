@@ -1,6 +1,8 @@
 package activeset
 
 import (
+	"maps"
+
 	"github.com/hcpops/hcpops/core/store"
 )
 
@@ -226,4 +228,15 @@ func (s *set) seal() {
 		p.res.seal()
 	}
 	s.building = false
+	s.shrinkPending()
+}
+
+// shrinkPending gives back what pending grew to: a map never shrinks, and
+// a full read puts every resource in it before the reads answer them
+// (about 60 bytes an operation at N = 100,000, held for the view's life).
+func (s *set) shrinkPending() {
+	s.pending = maps.Clone(s.pending)
+	if s.pending == nil {
+		s.pending = map[store.DocRef]struct{}{}
+	}
 }

@@ -79,6 +79,6 @@ func (t *table[E]) seal() {
 		return
 	}
 	slices.SortFunc(t.entries, func(a, b E) int { return compareKeys(a.entryKey(), b.entryKey()) })
-	t.entries = slices.Clip(t.entries)
+	t.entries = slices.Clone(t.entries) // appending left up to twice the room; Clip would keep it
 	t.index = nil
 }
