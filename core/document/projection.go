@@ -9,6 +9,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hcpops/hcpops/core/arm"
@@ -248,13 +249,125 @@ func (r *projReader) value(depth int) any {
 	return nil
 }
 
+// The members of a resource projection a tick reads: the envelope's ids
+// and every string member of serviceProviderProperties (status, ids,
+// deadlines), with the provisioning state wherever its kind keeps it. They
+// are held as plain strings, so reading them builds no tree; the rest of
+// the head is decoded only when an accessor reads it.
+var envelopeHot = [...]string{"id", "partitionKey", "resourceID", "resourceType"}
+
+type hotFields struct {
+	envelope [len(envelopeHot)]string
+	spp      []hotMember
+	state    hotMember // provisioningState of a node pool or external auth
+}
+
+type hotMember struct {
+	key, value string
+	present    bool
+}
+
+func (h *hotFields) sppMember(key string) (string, bool) {
+	for _, m := range h.spp {
+		if m.key == key {
+			return m.value, true
+		}
+	}
+	return "", false
+}
+
+// lazyHead is the rest of a projection's head, decoded on first read;
+// clones share it, and nothing changes it once decoded.
+type lazyHead struct {
+	once sync.Once
+	rest string
+	hot  *hotFields
+	kind Kind
+	head tree
+}
+
+func (l *lazyHead) get() tree {
+	l.once.Do(func() {
+		rd := newProjReader([]byte(l.rest))
+		t, _ := rd.value(0).(tree) // checked when the projection was read
+		if t == nil {
+			t = tree{}
+		}
+		for i, k := range envelopeHot {
+			if l.hot.envelope[i] != "" {
+				t[k] = l.hot.envelope[i]
+			}
+		}
+		for _, m := range l.hot.spp {
+			set(t, spp(m.key), m.value)
+		}
+		if l.hot.state.present {
+			set(t, inner(keyProvisioningState), l.hot.state.value)
+		}
+		l.head = t
+	})
+	return l.head
+}
+
+// skip reads past a value as value does, building nothing.
+func (r *projReader) skip(depth int) {
+	if depth > 64 {
+		r.fail()
+		return
+	}
+	switch r.byte() {
+	case tagNull, tagFalse, tagTrue:
+	case tagString, tagNumber:
+		r.raw(r.uvarint() >> 1) // as str wrote it: the low bit says packed
+	case tagArray:
+		for n := r.uvarint(); n > 0 && r.err == nil; n-- {
+			r.skip(depth + 1)
+		}
+	case tagObject:
+		for n := r.uvarint(); n > 0 && r.err == nil; n-- {
+			r.raw(r.uvarint() >> 1)
+			r.skip(depth + 1)
+		}
+	default:
+		r.fail()
+	}
+}
+
 // AppendProjection appends r's projection to dst.
 func (r *Resource) AppendProjection(dst []byte) []byte {
 	w := projWriter{b: dst}
 	w.b = append(w.b, byte(r.Kind))
 	w.str(r.ETag)
 	w.varint(r.Timestamp)
-	w.value(r.view())
+	rest := deepCopy(r.view()).(tree)
+	for _, k := range envelopeHot {
+		v, _ := rest[k].(string)
+		delete(rest, k)
+		w.str(v)
+	}
+	var hot []hotMember
+	if sp, ok := lookupAs[tree](rest, pSPP); ok {
+		for _, k := range slices.Sorted(maps.Keys(sp)) {
+			if v, ok := sp[k].(string); ok {
+				hot = append(hot, hotMember{key: k, value: v})
+				delete(sp, k)
+			}
+		}
+	}
+	w.uvarint(uint64(len(hot)))
+	for _, m := range hot {
+		w.str(m.key)
+		w.str(m.value)
+	}
+	state, hasState := "", false
+	if r.Kind != KindCluster {
+		if state, hasState = lookupAs[string](rest, inner(keyProvisioningState)); hasState {
+			unset(rest, inner(keyProvisioningState))
+		}
+	}
+	w.b = append(w.b, map[bool]byte{false: 0, true: 1}[hasState])
+	w.str(state)
+	w.value(rest)
 	return w.b
 }
 
@@ -265,11 +378,30 @@ func ResourceFromProjection(p []byte) (*Resource, error) {
 	r := &Resource{Kind: Kind(rd.byte()), partial: true}
 	r.ETag = rd.str()
 	r.Timestamp = rd.varint()
-	head, ok := rd.value(0).(tree)
-	if rd.err != nil || !ok || rd.i != len(rd.text) {
+	h := &hotFields{}
+	for i := range h.envelope {
+		h.envelope[i] = rd.str()
+	}
+	n := rd.uvarint()
+	if n > uint64(len(rd.text)) {
+		rd.fail()
+		n = 0
+	}
+	h.spp = make([]hotMember, n)
+	for i := range h.spp {
+		h.spp[i] = hotMember{key: rd.str(), value: rd.str(), present: true}
+	}
+	h.state.present = rd.byte() == 1
+	h.state.value = rd.str()
+	start := rd.i
+	if rd.i < len(rd.text) && rd.text[rd.i] != tagObject {
+		rd.fail()
+	}
+	if rd.skip(0); rd.err != nil || rd.i != len(rd.text) {
 		return nil, fmt.Errorf("resource projection: %w", errProjection)
 	}
-	r.head = head
+	r.hot = h
+	r.lazy = &lazyHead{rest: rd.text[start:], hot: h, kind: r.Kind}
 	return r, nil
 }
 

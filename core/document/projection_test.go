@@ -2,6 +2,7 @@ package document
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"reflect"
 	"testing"
@@ -69,11 +70,25 @@ func TestResourceProjectionAnswersReadsAndRefusesWrites(t *testing.T) {
 			if !p.Partial() || whole.Partial() {
 				t.Fatalf("Partial: projection %v, parsed %v", p.Partial(), whole.Partial())
 			}
-			if p.Kind != whole.Kind || p.ETag != whole.ETag || p.Timestamp != whole.Timestamp || !reflect.DeepEqual(p.head, whole.head) {
-				t.Fatalf("projection %+v differs from the parsed head %+v", p.head, whole.head)
+			if p.Kind != whole.Kind || p.ETag != whole.ETag || p.Timestamp != whole.Timestamp || !reflect.DeepEqual(p.view(), whole.head) {
+				t.Fatalf("projection %+v differs from the parsed head %+v", p.view(), whole.head)
+			}
+			fresh, err := ResourceFromProjection(whole.AppendProjection(nil)) // read without its tree
+			if err != nil {
+				t.Fatal(err)
 			}
 			for name, read := range map[string]func(*Resource) any{
-				"ID": func(r *Resource) any { return r.ID() }, "ResourceID": func(r *Resource) any { return r.ResourceID() },
+				"PartitionKey":                      func(r *Resource) any { return r.PartitionKey() },
+				"ResourceType":                      func(r *Resource) any { return r.ResourceType() },
+				"PendingClusterServiceID":           func(r *Resource) any { return r.PendingClusterServiceID() },
+				"RevokeCredentialsOperationID":      func(r *Resource) any { return r.RevokeCredentialsOperationID() },
+				"DeletionTimestamp":                 func(r *Resource) any { t, ok := r.DeletionTimestamp(); return fmt.Sprint(t, ok) },
+				"ClusterServiceDeletionTimestamp":   func(r *Resource) any { t, ok := r.ClusterServiceDeletionTimestamp(); return fmt.Sprint(t, ok) },
+				"CreateOperationCompletionDeadline": func(r *Resource) any { t, ok := r.CreateOperationCompletionDeadline(); return fmt.Sprint(t, ok) },
+				"DeleteOperationCompletionDeadline": func(r *Resource) any { t, ok := r.DeleteOperationCompletionDeadline(); return fmt.Sprint(t, ok) },
+				"PendingClusterServiceIDTime":       func(r *Resource) any { t, ok := r.PendingClusterServiceIDTime(); return fmt.Sprint(t, ok) },
+				"Tags":                              func(r *Resource) any { return r.Tags() },
+				"ID":                                func(r *Resource) any { return r.ID() }, "ResourceID": func(r *Resource) any { return r.ResourceID() },
 				"ProvisioningState": func(r *Resource) any { return r.ProvisioningState() },
 				"ActiveOperationID": func(r *Resource) any { return r.ActiveOperationID() },
 				"ClusterServiceID":  func(r *Resource) any { return r.ClusterServiceID() },
@@ -83,11 +98,17 @@ func TestResourceProjectionAnswersReadsAndRefusesWrites(t *testing.T) {
 				if a, b := read(p), read(whole); !reflect.DeepEqual(a, b) {
 					t.Errorf("%s: projection %v, parsed %v", name, a, b)
 				}
+				if a, b := read(fresh), read(whole); !reflect.DeepEqual(a, b) {
+					t.Errorf("%s: projection before its tree is read %v, parsed %v", name, a, b)
+				}
 			}
 			c := p.Clone()
 			c.SetProvisioningState(arm.ProvisioningStateFailed)
 			if c.ProvisioningState() != arm.ProvisioningStateFailed || c.ID() != whole.ID() {
 				t.Fatalf("a set on a projection's clone reads %q, id %q", c.ProvisioningState(), c.ID())
+			}
+			if p.ProvisioningState() != whole.ProvisioningState() || !reflect.DeepEqual(p.view(), whole.head) {
+				t.Fatalf("a set on a clone changed the projection it was cloned from: %v", p.view())
 			}
 			if _, err := c.MarshalReplace(); err == nil {
 				t.Fatal("MarshalReplace of a projection: no error")

@@ -3,6 +3,7 @@ package document
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 )
 
 // Resource is a view over a cluster, node pool or external auth document.
@@ -25,7 +26,11 @@ type Resource struct {
 	head tree   // the schema's members of raw; never modified either
 	doc  tree   // the whole document without Cosmos system fields, once edited
 	// partial: a projection (projection.go), head only; never written.
+	// Its head is hot (read without a tree) and lazy (the rest, decoded
+	// when read); both are nil once a setter has edited a copy.
 	partial bool
+	hot     *hotFields
+	lazy    *lazyHead
 }
 
 // Paths into a resource document.
@@ -192,14 +197,56 @@ func (r *Resource) view() tree {
 	if r.doc != nil {
 		return r.doc
 	}
+	if r.lazy != nil {
+		return r.lazy.get()
+	}
 	return r.head
+}
+
+// hotHead is the projection's hot members while nothing has edited it.
+func (r *Resource) hotHead() *hotFields {
+	if r.doc == nil {
+		return r.hot
+	}
+	return nil
+}
+
+// sppString reads a string member of serviceProviderProperties.
+func (r *Resource) sppString(key string) string {
+	if h := r.hotHead(); h != nil {
+		v, _ := h.sppMember(key)
+		return v
+	}
+	return getString(r.view(), spp(key))
+}
+
+// sppTime reads a time member of serviceProviderProperties.
+func (r *Resource) sppTime(key string) (time.Time, bool) {
+	if h := r.hotHead(); h != nil {
+		v, ok := h.sppMember(key)
+		if !ok {
+			return time.Time{}, false
+		}
+		t, err := time.Parse(time.RFC3339, v)
+		return t, err == nil
+	}
+	return getTime(r.view(), spp(key))
+}
+
+// envelopeString reads the envelope's member envelopeHot[i].
+func (r *Resource) envelopeString(i int) string {
+	if h := r.hotHead(); h != nil {
+		return h.envelope[i]
+	}
+	return getString(r.view(), []string{envelopeHot[i]})
 }
 
 // edit returns the whole document for a setter to change, decoding it
 // from raw the first time.
 func (r *Resource) edit() tree {
 	if r.doc == nil && r.partial { // reads stay true; MarshalReplace still refuses
-		r.doc = deepCopy(r.head).(tree)
+		r.doc = deepCopy(r.view()).(tree)
+		r.hot, r.lazy = nil, nil
 	}
 	if r.doc == nil {
 		r.doc = r.whole()
