@@ -43,7 +43,10 @@ const (
 	tagObject
 )
 
-type projWriter struct{ b []byte }
+type projWriter struct {
+	b       []byte
+	scratch []byte
+}
 
 func (w *projWriter) uvarint(v uint64) { w.b = binary.AppendUvarint(w.b, v) }
 func (w *projWriter) varint(v int64)   { w.b = binary.AppendVarint(w.b, v) }
@@ -51,10 +54,10 @@ func (w *projWriter) varint(v int64)   { w.b = binary.AppendVarint(w.b, v) }
 // str writes s, its UUIDs packed when that makes it shorter: the low bit
 // of its length says which.
 func (w *projWriter) str(s string) {
-	if len(s) >= uuidLen && strings.IndexByte(s, '-') >= 8 && canPack([]byte(s)) {
-		if p := packUUIDs(nil, []byte(s)); len(p) < len(s) {
-			w.uvarint(uint64(len(p))<<1 | 1)
-			w.b = append(w.b, p...)
+	if len(s) >= uuidLen && strings.IndexByte(s, '-') >= 8 && canPack(s) {
+		if w.scratch = packUUIDs(w.scratch[:0], s); len(w.scratch) < len(s) {
+			w.uvarint(uint64(len(w.scratch))<<1 | 1)
+			w.b = append(w.b, w.scratch...)
 			return
 		}
 	}
@@ -69,14 +72,24 @@ func (w *projWriter) raw(b string) {
 }
 
 func (w *projWriter) time(t time.Time) {
-	b, err := t.MarshalBinary()
+	b, err := t.AppendBinary(w.scratch[:0])
 	if err != nil { // a zone offset that is not a whole minute: keep it as text
-		b = []byte(t.Format(time.RFC3339Nano))
+		b = t.AppendFormat(w.scratch[:0], time.RFC3339Nano)
 		w.b = append(w.b, 1)
 	} else {
 		w.b = append(w.b, 0)
 	}
-	w.raw(string(b))
+	w.scratch = b
+	w.uvarint(uint64(len(b)))
+	w.b = append(w.b, b...)
+}
+
+func (w *projWriter) bool(v bool) {
+	if v {
+		w.b = append(w.b, tagTrue)
+	} else {
+		w.b = append(w.b, tagFalse)
+	}
 }
 
 // value writes a tree value (what readAny decodes).
@@ -85,7 +98,7 @@ func (w *projWriter) value(v any) {
 	case nil:
 		w.b = append(w.b, tagNull)
 	case bool:
-		w.b = append(w.b, map[bool]byte{false: tagFalse, true: tagTrue}[v])
+		w.bool(v)
 	case string:
 		w.b = append(w.b, tagString)
 		w.str(v)
@@ -101,7 +114,12 @@ func (w *projWriter) value(v any) {
 	case tree:
 		w.b = append(w.b, tagObject)
 		w.uvarint(uint64(len(v)))
-		for _, k := range slices.Sorted(maps.Keys(v)) {
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
 			w.str(k)
 			w.value(v[k])
 		}
@@ -339,36 +357,84 @@ func (r *Resource) AppendProjection(dst []byte) []byte {
 	w.b = append(w.b, byte(r.Kind))
 	w.str(r.ETag)
 	w.varint(r.Timestamp)
-	rest := deepCopy(r.view()).(tree)
+	head := r.view()
 	for _, k := range envelopeHot {
-		v, _ := rest[k].(string)
-		delete(rest, k)
+		v, _ := head[k].(string)
 		w.str(v)
 	}
-	var hot []hotMember
-	if sp, ok := lookupAs[tree](rest, pSPP); ok {
-		for _, k := range slices.Sorted(maps.Keys(sp)) {
-			if v, ok := sp[k].(string); ok {
-				hot = append(hot, hotMember{key: k, value: v})
-				delete(sp, k)
-			}
+	sp, _ := lookupAs[tree](head, pSPP)
+	keys := make([]string, 0, len(sp))
+	for k := range sp {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	n := 0
+	for _, k := range keys {
+		if _, ok := sp[k].(string); ok {
+			n++
 		}
 	}
-	w.uvarint(uint64(len(hot)))
-	for _, m := range hot {
-		w.str(m.key)
-		w.str(m.value)
+	w.uvarint(uint64(n))
+	for _, k := range keys {
+		if v, ok := sp[k].(string); ok {
+			w.str(k)
+			w.str(v)
+		}
 	}
 	state, hasState := "", false
 	if r.Kind != KindCluster {
-		if state, hasState = lookupAs[string](rest, inner(keyProvisioningState)); hasState {
-			unset(rest, inner(keyProvisioningState))
+		state, hasState = lookupAs[string](head, inner(keyProvisioningState))
+	}
+	w.b = append(w.b, 0)
+	if hasState {
+		w.b[len(w.b)-1] = 1
+	}
+	w.str(state)
+	w.restOf(head, r.Kind)
+	return w.b
+}
+
+// restOf writes head without the members the projection holds hot.
+func (w *projWriter) restOf(head tree, k Kind) {
+	// hot says whether the member key of the object at parent (its two
+	// names, at depth) is held hot.
+	hot := func(depth int, parent [2]string, key string, v any) bool {
+		if _, str := v.(string); !str {
+			return false
+		}
+		switch {
+		case depth == 0:
+			return slices.Contains(envelopeHot[:], key)
+		case depth != 2 || parent[0] != "properties":
+			return false
+		case parent[1] == "serviceProviderProperties":
+			return true
+		}
+		return k != KindCluster && parent[1] == "properties" && key == keyProvisioningState
+	}
+	var object func(t tree, depth int, parent [2]string)
+	object = func(t tree, depth int, parent [2]string) {
+		keys := make([]string, 0, len(t))
+		for key, v := range t {
+			if !hot(depth, parent, key, v) {
+				keys = append(keys, key)
+			}
+		}
+		slices.Sort(keys) // an order the dictionary's shares
+		w.b = append(w.b, tagObject)
+		w.uvarint(uint64(len(keys)))
+		for _, key := range keys {
+			w.str(key)
+			if sub, ok := t[key].(tree); ok && depth < 2 {
+				next := parent
+				next[depth] = key
+				object(sub, depth+1, next)
+				continue
+			}
+			w.value(t[key])
 		}
 	}
-	w.b = append(w.b, map[bool]byte{false: 0, true: 1}[hasState])
-	w.str(state)
-	w.value(rest)
-	return w.b
+	object(head, 0, [2]string{})
 }
 
 // ResourceFromProjection is the Resource a projection holds: Partial, so

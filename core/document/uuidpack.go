@@ -39,10 +39,17 @@ var hexValue = func() (t [256]byte) {
 
 const hexDigits = "0123456789abcdef"
 
-func canPack(body []byte) bool { return bytes.IndexByte(body, uuidMark) < 0 }
+func canPack[S string | []byte](body S) bool {
+	for i := range len(body) {
+		if body[i] == uuidMark {
+			return false
+		}
+	}
+	return true
+}
 
 // uuidAt decodes the UUID at the start of s into raw, if one is there.
-func uuidAt(s []byte, raw *[16]byte) bool {
+func uuidAt[S string | []byte](s S, raw *[16]byte) bool {
 	if len(s) < uuidLen || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' {
 		return false
 	}
@@ -59,10 +66,10 @@ func uuidAt(s []byte, raw *[16]byte) bool {
 // packUUIDs appends src to dst with its UUIDs packed. A UUID has no dash
 // in its first 8 bytes, so each dash found is either 8 bytes into one or
 // in none that starts before it.
-func packUUIDs(dst, src []byte) []byte {
+func packUUIDs[S string | []byte](dst []byte, src S) []byte {
 	var raw [16]byte
 	for {
-		p := bytes.IndexByte(src, '-')
+		p := indexDash(src)
 		if p < 0 {
 			return append(dst, src...)
 		}
@@ -85,10 +92,20 @@ func unpackUUIDs(src []byte) ([]byte, error) {
 	return []byte(b.String()), err
 }
 
+func indexDash[S string | []byte](s S) int {
+	switch s := any(s).(type) {
+	case string:
+		return strings.IndexByte(s, '-')
+	case []byte:
+		return bytes.IndexByte(s, '-')
+	}
+	return -1
+}
+
 // UUIDBytes sets *raw to the 16 bytes of s when s is exactly one
 // lower-case canonical UUID, and says whether it was.
 func UUIDBytes(s string, raw *[16]byte) bool {
-	return len(s) == uuidLen && uuidAt([]byte(s), raw)
+	return len(s) == uuidLen && uuidAt(s, raw)
 }
 
 // unpackTo writes src (a packed string) out to b, as unpackUUIDs does.
