@@ -17,8 +17,7 @@ type key struct {
 }
 
 func compareKeys(a, b key) int {
-	switch {
-	case a.other != b.other:
+	if a.other != b.other {
 		if a.other {
 			return 1
 		}

@@ -65,12 +65,6 @@ func (w *projWriter) str(s string) {
 	w.b = append(w.b, s...)
 }
 
-// raw writes b as it is.
-func (w *projWriter) raw(b string) {
-	w.uvarint(uint64(len(b)))
-	w.b = append(w.b, b...)
-}
-
 func (w *projWriter) time(t time.Time) {
 	b, err := t.AppendBinary(w.scratch[:0])
 	if err != nil { // a zone offset that is not a whole minute: keep it as text
