@@ -120,7 +120,7 @@ func New(cfg Config) (*View, error) {
 type Stats struct {
 	Operations int   // operation documents
 	Resources  int   // resource documents needed by them (held, gone or not yet read)
-	Bytes      int64 // of their records: compressed documents and headers
+	Bytes      int64 // of their records: compressed projections and headers
 	// Held is the memory the records take, freed ones not yet compacted
 	// away included.
 	Held int64
