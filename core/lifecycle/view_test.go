@@ -323,3 +323,32 @@ func TestAWriteFromTheViewReadsTheResourceWhole(t *testing.T) {
 		t.Errorf("cluster provisioningState = %s, want Succeeded", got)
 	}
 }
+
+// A document that no longer parses is held as it was read: each tick says
+// what is wrong with it, as a tick that read the store would, and reads
+// nothing more for it.
+func TestUnparsableDocumentsFromTheViewAreReportedEveryTick(t *testing.T) {
+	e := newEnv(t)
+	e.create(t, document.KindCluster, clusterRID("a"), request{})
+	b := e.create(t, document.KindCluster, clusterRID("b"), request{})
+	if _, err := e.deliver(t); err != nil {
+		t.Fatal(err)
+	}
+	e.tick(t)
+	e.tick(t)
+	e.editRaw(t, document.CosmosID(clusterRID("a")), func(m map[string]any) {
+		m["properties"].(map[string]any)["serviceProviderProperties"].(map[string]any)["provisioningState"] = 7
+	})
+	e.editRaw(t, opID(b), func(m map[string]any) {
+		m["properties"].(map[string]any)["request"] = "Bogus"
+	})
+	for i, wantFeed := range []int64{2, 0} {
+		res, r := e.tickOn(t, e.engine)
+		if res.SkippedReasons[SkipResourceUnreadable] != 1 || res.Errors != 1 {
+			t.Errorf("tick %d = %+v; want a's cluster skipped as unreadable and b counted an error", i, res)
+		}
+		if r != (reads{feed: wantFeed}) {
+			t.Errorf("tick %d read %+v; want only the %d changes from the feed", i, r, wantFeed)
+		}
+	}
+}
