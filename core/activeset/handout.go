@@ -1,6 +1,7 @@
 package activeset
 
 import (
+	"bytes"
 	"context"
 
 	"github.com/hcpops/hcpops/core/document"
@@ -36,6 +37,7 @@ func (v *View) Operations(ctx context.Context, size int, page func([]Op) error) 
 	if size <= 0 {
 		size = defaultPage
 	}
+	var buf []byte
 	for start := 0; start < len(recs); start += size {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -43,14 +45,15 @@ func (v *View) Operations(ctx context.Context, size int, page func([]Op) error) 
 		chunk := recs[start:min(start+size, len(recs))]
 		ops := make([]Op, 0, len(chunk))
 		for _, rec := range chunk {
-			payload, flags, err := codec.decode(rec)
+			payload, flags, err := codec.decode(buf, rec)
 			if err != nil {
 				return err
 			}
+			buf = payload // a projection is copied as it is decoded
 			var o Op
 			if flags&flagRaw != 0 {
-				o.Doc, o.Err = document.ParseOperation(payload)
-				o.Raw = payload
+				o.Raw = bytes.Clone(payload)
+				o.Doc, o.Err = document.ParseOperation(o.Raw)
 			} else if o.Doc, o.Err = document.OperationFromProjection(payload); o.Err != nil {
 				return o.Err
 			}
@@ -99,11 +102,13 @@ func (v *View) Resources(refs []store.DocRef) (got map[store.DocRef]Res, unknown
 		}
 	}()
 	got = make(map[store.DocRef]Res, len(found))
+	var buf []byte
 	for _, f := range found {
-		payload, flags, err := c.decode(f.rec)
+		payload, flags, err := c.decode(buf, f.rec)
 		if err != nil {
 			return nil, nil, err
 		}
+		buf = payload // a projection is copied as it is decoded; ParseResource copies too
 		var r Res
 		if flags&flagRaw != 0 {
 			r.Doc, r.Err = document.ParseResource(payload)

@@ -140,17 +140,18 @@ func header(rec []byte) (meta, int, error) {
 	return m, i + 4, nil
 }
 
-// decode returns what a record holds and its flags.
-func (c *codec) decode(rec []byte) ([]byte, byte, error) {
+// decode returns what a record holds, in dst's room when it is enough,
+// and its flags.
+func (c *codec) decode(dst, rec []byte) ([]byte, byte, error) {
 	m, start, err := header(rec)
 	if err != nil {
 		return nil, 0, err
 	}
 	var payload []byte
 	if m.flags&flagDict != 0 {
-		payload, err = c.dict.Decode(nil, rec[start:])
+		payload, err = c.dict.Decode(dst[:cap(dst)], rec[start:])
 	} else {
-		payload, err = s2.Decode(nil, rec[start:])
+		payload, err = s2.Decode(dst[:cap(dst)], rec[start:])
 	}
 	if err != nil {
 		return nil, 0, fmt.Errorf("decoding a held document: %w", err)
