@@ -55,8 +55,15 @@ func (r *Rebuild) Operations(items []store.Item, parsed []Op) {
 	}
 	ops := make([]op, 0, len(items))
 	for i, it := range items {
-		h, err := r.set.heads.read(it.Body)
-		if err != nil {
+		var doc *document.OperationDocument
+		if i < len(parsed) {
+			doc = parsed[i].Doc
+		}
+		h, err := headOf(doc), error(nil)
+		if doc == nil {
+			h, err = r.set.heads.read(it.Body)
+		}
+		if err != nil || h.id == "" || h.partitionKey == "" {
 			continue // the tick reports what is wrong with it, every time
 		}
 		c := h.class()
@@ -64,10 +71,6 @@ func (r *Rebuild) Operations(items []store.Item, parsed []Op) {
 			c = classActive
 		}
 		ref, needs := resourceFor(r.v.cfg.ResourceOf, h, c)
-		var doc *document.OperationDocument
-		if i < len(parsed) {
-			doc = parsed[i].Doc
-		}
 		ops = append(ops, op{h: h, rec: operationRecord(r.set, h, it.Body, doc, opFlags(c)), ref: ref, needs: needs})
 	}
 	r.mu.Lock()
@@ -75,6 +78,22 @@ func (r *Rebuild) Operations(items []store.Item, parsed []Op) {
 	for _, o := range ops {
 		r.set.putOperation(o.h, o.rec, o.ref, o.needs)
 	}
+}
+
+// headOf is what readHead reads of an operation, taken from it parsed
+// (a first tick parses every operation anyway). Where the two could
+// differ (a deletionTimestamp of null, which ParseOperation reads as
+// none) the query has already selected the operation, which Operations
+// holds whatever its head says.
+func headOf(d *document.OperationDocument) head {
+	if d == nil {
+		return head{}
+	}
+	p := &d.Properties
+	return head{id: d.ID, partitionKey: d.PartitionKey, etag: d.ETag, ts: d.Timestamp, ttl: int64(d.TTL),
+		version: p.CosmosMetadata.InstanceVersion, deleted: d.DeletionTimestamp != nil, operation: true,
+		resourceID: d.ResourceID != "", terminal: p.Status.IsTerminal(), notifyURI: p.NotificationURI != "",
+		externalID: p.ExternalID}
 }
 
 // Resources records a read of refs: got holds the documents found, and a

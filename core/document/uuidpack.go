@@ -40,12 +40,13 @@ var hexValue = func() (t [256]byte) {
 const hexDigits = "0123456789abcdef"
 
 func canPack[S string | []byte](body S) bool {
-	for i := range len(body) {
-		if body[i] == uuidMark {
-			return false
-		}
+	switch b := any(body).(type) {
+	case string:
+		return strings.IndexByte(b, uuidMark) < 0
+	case []byte:
+		return bytes.IndexByte(b, uuidMark) < 0
 	}
-	return true
+	return false
 }
 
 // uuidAt decodes the UUID at the start of s into raw, if one is there.
