@@ -64,7 +64,8 @@ type TickFigures struct {
 	// BoundMS is the CS requests made x latency / concurrency: no tick
 	// that made them can be faster (N x latency / concurrency before
 	// batching, when every operation made one).
-	BoundMS    float64 `json:"bound_ms"`
+	BoundMS float64 `json:"bound_ms"`
+	// Ratio is the wall time as a multiple of BoundMS ("× bound").
 	Ratio      float64 `json:"ratio"`
 	CPUPerOpUS float64 `json:"cpu_per_op_us"`
 	// SimCPUPerOpUS is the parent's CPU meanwhile: the CS simulator serving
@@ -230,10 +231,10 @@ func (r *Report) print(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
 	if len(r.Ticks) > 0 {
 		fmt.Fprintln(w, "\npoll tick")
-		fmt.Fprintln(tw, "scenario\tstore\tN\tB\twall ms\tbound ms\tcpu µs/op\tsim cpu µs/op\treads/op\twrites/op\tstore trips/op\tdocs/op\tamortized docs/op\tRU/s\tview B/op\tCS req/op\tids/list\theap MB\tRSS MB\tstore map MB\tchanged\terrors\t")
+		fmt.Fprintln(tw, "scenario\tstore\tN\tB\twall ms\tbound ms\t× bound\tcpu µs/op\tsim cpu µs/op\treads/op\twrites/op\tstore trips/op\tdocs/op\tamortized docs/op\tRU/s\tview B/op\tCS req/op\tids/list\theap MB\tRSS MB\tstore map MB\tchanged\terrors\t")
 		for _, t := range r.Ticks {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.0f\t%.0f\t%.0f\t%.0f\t%.3f\t%.2f\t%.3f\t%.4f\t%.4f\t%.0f\t%.0f\t%.3f\t%.0f\t%.1f\t%.1f\t%.1f\t%d\t%d\t\n",
-				t.Scenario, t.Store, t.N, t.CSBatchSize, t.WallMS, t.BoundMS, t.CPUPerOpUS, t.SimCPUPerOpUS, t.ReadsPerOp, t.WritesPerOp,
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.0f\t%.0f\t%.1f\t%.0f\t%.0f\t%.3f\t%.2f\t%.3f\t%.4f\t%.4f\t%.0f\t%.0f\t%.3f\t%.0f\t%.1f\t%.1f\t%.1f\t%d\t%d\t\n",
+				t.Scenario, t.Store, t.N, t.CSBatchSize, t.WallMS, t.BoundMS, t.Ratio, t.CPUPerOpUS, t.SimCPUPerOpUS, t.ReadsPerOp, t.WritesPerOp,
 				t.StoreRoundTripsPerOp, t.DocsPerOp, t.AmortizedDocsPerOp, t.RUPerSecond, t.ViewHeapPerOpB, t.CSRequestsPerOp, t.CSLists.IDsPerCall,
 				t.PeakHeapMB, t.PeakRSSMB, t.StoreMapRSSMB, t.Result.Changed, t.Result.Errors)
 		}

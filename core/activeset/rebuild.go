@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hcpops/hcpops/core/changefeed"
+	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
 )
 
@@ -43,8 +44,9 @@ func (v *View) Begin(ctx context.Context) (*Rebuild, error) {
 
 // Operations records a page of the active-operations query. The query
 // selected them, so each is held even where the view's own reading of
-// the query would differ; it then counts as active.
-func (r *Rebuild) Operations(items []store.Item) {
+// the query would differ; it then counts as active. parsed, when not nil,
+// is items parsed, in order: nothing is parsed twice.
+func (r *Rebuild) Operations(items []store.Item, parsed []Op) {
 	type op struct {
 		h     head
 		rec   []byte
@@ -52,9 +54,16 @@ func (r *Rebuild) Operations(items []store.Item) {
 		needs bool
 	}
 	ops := make([]op, 0, len(items))
-	for _, it := range items {
-		h, err := r.set.heads.read(it.Body)
-		if err != nil {
+	for i, it := range items {
+		var doc *document.OperationDocument
+		if i < len(parsed) {
+			doc = parsed[i].Doc
+		}
+		h, err := headOf(doc), error(nil)
+		if doc == nil {
+			h, err = r.set.heads.read(it.Body)
+		}
+		if err != nil || h.id == "" || h.partitionKey == "" {
 			continue // the tick reports what is wrong with it, every time
 		}
 		c := h.class()
@@ -62,7 +71,7 @@ func (r *Rebuild) Operations(items []store.Item) {
 			c = classActive
 		}
 		ref, needs := resourceFor(r.v.cfg.ResourceOf, h, c)
-		ops = append(ops, op{h: h, rec: r.set.ops.encode(it.Body, h, opFlags(c)), ref: ref, needs: needs})
+		ops = append(ops, op{h: h, rec: operationRecord(r.set, h, it.Body, doc, opFlags(c)), ref: ref, needs: needs})
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -71,12 +80,29 @@ func (r *Rebuild) Operations(items []store.Item) {
 	}
 }
 
+// headOf is what readHead reads of an operation, taken from it parsed
+// (a first tick parses every operation anyway). Where the two could
+// differ (a deletionTimestamp of null, which ParseOperation reads as
+// none) the query has already selected the operation, which Operations
+// holds whatever its head says.
+func headOf(d *document.OperationDocument) head {
+	if d == nil {
+		return head{}
+	}
+	p := &d.Properties
+	return head{id: d.ID, partitionKey: d.PartitionKey, etag: d.ETag, ts: d.Timestamp, ttl: int64(d.TTL),
+		version: p.CosmosMetadata.InstanceVersion, deleted: d.DeletionTimestamp != nil, operation: true,
+		resourceID: d.ResourceID != "", terminal: p.Status.IsTerminal(), notifyURI: p.NotificationURI != "",
+		externalID: p.ExternalID}
+}
+
 // Resources records a read of refs: got holds the documents found, and a
-// ref not in it is gone.
-func (r *Rebuild) Resources(refs []store.DocRef, got map[store.DocRef]store.Item) {
+// ref not in it is gone; parsed (which may be nil) what of got the caller
+// parsed.
+func (r *Rebuild) Resources(refs []store.DocRef, got map[store.DocRef]store.Item, parsed map[store.DocRef]Res) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.v.record(r.set, refs, got)
+	r.v.record(r.set, refs, got, parsed)
 }
 
 // Commit makes what was recorded the view, to be refreshed from the

@@ -1,12 +1,9 @@
 package activeset
 
 import (
-	"bytes"
 	"encoding/binary"
-	"encoding/json/jsontext"
 	"fmt"
 	"hash/crc32"
-	"hash/maphash"
 	"sync"
 
 	"github.com/klauspost/compress/s2"
@@ -14,52 +11,36 @@ import (
 
 // How the view holds a document, and why.
 //
-// A tick needs every active operation's document and its resource's, whole:
-// its writes are read-modify-writes that keep every member hcpops does not
-// model, so a summary would not do. Held as they come (about 1.5 KB each
-// as the frontend writes them, 5 KB for a full cluster), 100,000 operations
-// would take over 300 MB, and the Go heap's peak is more than twice what
-// is live. So each document is kept compressed, in two steps:
+// The tick decides from a projection of each document, parsed once when
+// the document changes (document.AppendProjection): an operation whole,
+// in its typed fields, and of a resource the members a poll reads. A write
+// reads the resource whole first (its projection refuses to be written),
+// so the view holds what the tick decides on, not every member a write
+// must keep. UUIDs in the projection's strings are packed to 16 bytes.
 //
-//   - every lower-case UUID in it (ids, subscriptions, etags: most of what
-//     tells one document from another) is written as a marker byte and its
-//     16 bytes (uuid.go), which JSON text never holds raw;
-//   - S2 (klauspost/compress) compresses the rest against a dictionary: the
-//     first operation, or the first resource, the view recorded since it
-//     was built, so what documents of a kind share costs almost nothing.
-//
-// Measured on the bench's documents (1,550 bytes each): 194 bytes a
-// document, 4 µs to encode (when it changes) and 2.4 µs to hand out again
-// (every tick: S2, the UUIDs written out, the etag read). S2 alone makes
-// 245 bytes (0.3 µs to decode), zstd with the same dictionary 185 (2.7 µs
-// to decode alone, 10 µs to encode, and 16 MB of coder state), flate 206
-// (5-7 µs). At 100,000 operations S2 alone put the peak heap of a tick at
-// 229 MB.
+// Each projection is kept S2-compressed (klauspost/compress) against a
+// dictionary: the first operation's, or the first resource's, projection
+// since the view was built, so what documents of a kind share (resource
+// ID prefixes, member names, the CS href prefix) costs almost nothing.
+// Measured on the bench's documents (a cluster create each): an
+// operation's projection is 714 bytes and 152 compressed, a cluster's 761
+// and 148 (the documents are 1,500 bytes each). Uncompressed, the view of
+// 100,000 operations would hold 148 MB of projections, more than the
+// tick's whole peak heap is allowed (100 MB); compressed, 30 MB. What
+// the compression costs a tick is one S2 block decoded per document
+// (codec.decode: 3% of the unchanged tick's CPU at N = 100,000).
 //
 // A record is one byte slice: a flags byte, _ts, the expiry and the
 // instanceVersion as uvarints, a CRC-32 of the etag (to tell a copy seen
-// twice), then the S2 block. The etag itself is in the document. Records
-// live in a slab (slab.go). Documents are keyed inside their partition by
-// a 64-bit seeded hash of their id rather than by the id itself (48 bytes
-// a document more): two of a partition's n ids collide with a chance of
-// about n²/2⁶⁵, one in 10¹³ for a subscription with 10,000 documents.
-
-// key names a document inside its partition.
-type key uint64
-
-// keyer hashes ids with a seed of its own.
-type keyer struct{ seed maphash.Seed }
-
-func newKeyer() keyer { return keyer{seed: maphash.MakeSeed()} }
-
-func (k keyer) of(id string) key { return key(maphash.String(k.seed, id)) }
+// twice), then the S2 block. Records live in a slab (slab.go). Documents
+// are keyed inside their partition by their id, exactly (key.go).
 
 // Record flags.
 const (
 	flagDict    byte = 1 << iota // the frame uses the dictionary
 	flagPending                  // an operation that owes only a notification
 	flagGone                     // a resource soft-deleted or expired: a header, no document
-	flagUUIDs                    // UUIDs are packed (uuid.go)
+	flagRaw                      // the document as read, not a projection: it did not parse
 )
 
 // meta is a record's header.
@@ -100,32 +81,30 @@ func (m meta) newer(h head) bool {
 
 func etagSum(etag string) uint32 { return crc32.ChecksumIEEE([]byte(etag)) }
 
-// codec compresses one kind of document (operations, or resources)
-// against a dictionary taken from the first document it sees.
+// codec compresses one kind of projection (operations', or resources')
+// against a dictionary taken from the first it sees.
 type codec struct {
 	once sync.Once
-	dict *s2.Dict // nil when the first document was too short for one
+	dict *s2.Dict // nil when the first was too short for one
 }
 
 func (c *codec) dictFor(first []byte) *s2.Dict {
-	c.once.Do(func() { c.dict = s2.MakeDict(packUUIDs(nil, first), nil) })
+	c.once.Do(func() { c.dict = s2.MakeDict(first, nil) })
 	return c.dict
 }
 
-// encode returns the record of body with its header; safe for concurrent use.
-func (c *codec) encode(body []byte, h head, flags byte) []byte {
+// encode returns the record of payload (a projection, or with flagRaw a
+// document) with its header; safe for concurrent use.
+func (c *codec) encode(payload []byte, h head, flags byte) []byte {
 	var block []byte
 	if flags&flagGone == 0 {
-		packed := body
-		if canPack(body) {
-			flags |= flagUUIDs
-			packed = packUUIDs(make([]byte, 0, len(body)), body)
-		}
-		if d := c.dictFor(body); d != nil {
+		if flags&flagRaw != 0 {
+			block = s2.Encode(nil, payload)
+		} else if d := c.dictFor(payload); d != nil {
 			flags |= flagDict
-			block = d.Encode(nil, packed)
+			block = d.Encode(nil, payload)
 		} else {
-			block = s2.Encode(nil, packed)
+			block = s2.Encode(nil, payload)
 		}
 	}
 	var hdr [1 + 3*binary.MaxVarintLen64 + 4]byte
@@ -162,53 +141,21 @@ func header(rec []byte) (meta, int, error) {
 	return m, i + 4, nil
 }
 
-// decode returns the document a record holds, and its etag.
-func (c *codec) decode(rec []byte) ([]byte, string, error) {
+// decode returns what a record holds, in dst's room when it is enough,
+// and its flags.
+func (c *codec) decode(dst, rec []byte) ([]byte, byte, error) {
 	m, start, err := header(rec)
 	if err != nil {
-		return nil, "", err
+		return nil, 0, err
 	}
-	var body []byte
+	var payload []byte
 	if m.flags&flagDict != 0 {
-		body, err = c.dict.Decode(nil, rec[start:])
+		payload, err = c.dict.Decode(dst[:cap(dst)], rec[start:])
 	} else {
-		body, err = s2.Decode(nil, rec[start:])
+		payload, err = s2.Decode(dst[:cap(dst)], rec[start:])
 	}
 	if err != nil {
-		return nil, "", fmt.Errorf("decoding a held document: %w", err)
+		return nil, 0, fmt.Errorf("decoding a held document: %w", err)
 	}
-	if m.flags&flagUUIDs != 0 {
-		if body, err = unpackUUIDs(body); err != nil {
-			return nil, "", err
-		}
-	}
-	return body, etagOf(body), nil
-}
-
-// etagOf reads the top-level _etag of a document the stores wrote: they
-// put their system members last, so it is the last member of that name.
-func etagOf(body []byte) string {
-	i := bytes.LastIndex(body, []byte(`"_etag":`))
-	if i < 0 {
-		return ""
-	}
-	v := body[i+len(`"_etag":`):]
-	if len(v) == 0 || v[0] != '"' {
-		return ""
-	}
-	end := 1
-	for end < len(v) && v[end] != '"' {
-		if v[end] == '\\' {
-			end++
-		}
-		end++
-	}
-	if end >= len(v) {
-		return ""
-	}
-	u, err := jsontext.AppendUnquote(nil, v[:end+1])
-	if err != nil {
-		return ""
-	}
-	return string(u)
+	return payload, m.flags, nil
 }

@@ -1,9 +1,6 @@
 package activeset
 
-import (
-	"cmp"
-	"slices"
-)
+import "slices"
 
 // table is a partition's entries of one kind, sorted by key. A sorted
 // slice costs an entry its size and a little slack, where a map cost
@@ -28,7 +25,7 @@ func (t *table[E]) find(k key) (int, bool) {
 		i, ok := t.index[k]
 		return i, ok
 	}
-	return slices.BinarySearchFunc(t.entries, k, func(e E, k key) int { return cmp.Compare(e.entryKey(), k) })
+	return slices.BinarySearchFunc(t.entries, k, func(e E, k key) int { return compareKeys(e.entryKey(), k) })
 }
 
 func (t *table[E]) get(k key) (E, bool) {
@@ -81,7 +78,7 @@ func (t *table[E]) seal() {
 	if t.index == nil {
 		return
 	}
-	slices.SortFunc(t.entries, func(a, b E) int { return cmp.Compare(a.entryKey(), b.entryKey()) })
-	t.entries = slices.Clip(t.entries)
+	slices.SortFunc(t.entries, func(a, b E) int { return compareKeys(a.entryKey(), b.entryKey()) })
+	t.entries = slices.Clone(t.entries) // appending left up to twice the room; Clip would keep it
 	t.index = nil
 }

@@ -30,6 +30,7 @@ import (
 
 	"github.com/hcpops/hcpops/core/changefeed"
 	"github.com/hcpops/hcpops/core/clock"
+	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
 )
 
@@ -119,7 +120,7 @@ func New(cfg Config) (*View, error) {
 type Stats struct {
 	Operations int   // operation documents
 	Resources  int   // resource documents needed by them (held, gone or not yet read)
-	Bytes      int64 // of their records: compressed documents and headers
+	Bytes      int64 // of their records: compressed projections and headers
 	// Held is the memory the records take, freed ones not yet compacted
 	// away included.
 	Held int64
@@ -215,28 +216,41 @@ func (v *View) apply(ctx context.Context, items []store.Item, stash map[store.Do
 		if rec := s.rec(e.at); rec != nil && olderOrSame(rec, h) {
 			continue
 		}
-		rec := resourceRecord(s, h, it.Body, now)
+		rec := resourceRecord(s, h, it.Body, nil, now)
 		s.setResource(ref, stateOf(rec), rec)
 	}
 }
 
 func (v *View) applyOperation(s *set, h head, body []byte, now int64) {
 	p := s.partition(h.partitionKey, false)
-	k := s.keys.of(h.id)
-	if p != nil {
+	k, known := s.others.lookup(h.id)
+	if p != nil && known {
 		if old, held := p.ops.get(k); held && olderOrSame(s.rec(old.at), h) {
 			return
 		}
 	}
 	c := h.class()
 	if c == classNone || (h.expiry() != 0 && h.expiry() <= now) {
-		if p != nil {
+		if p != nil && known {
 			s.removeOperation(h.partitionKey, p, k)
 		}
 		return
 	}
 	ref, needs := resourceFor(v.cfg.ResourceOf, h, c)
-	s.putOperation(h, s.ops.encode(body, h, opFlags(c)), ref, needs)
+	s.putOperation(h, operationRecord(s, h, body, nil, opFlags(c)), ref, needs)
+}
+
+// operationRecord is the record of an operation: its projection, or the
+// document as read when it does not parse (each tick then reports why).
+// op, when set, is body parsed.
+func operationRecord(s *set, h head, body []byte, op *document.OperationDocument, flags byte) []byte {
+	if op == nil {
+		var err error
+		if op, err = document.ParseOperation(body); err != nil {
+			return s.ops.encode(body, h, flags|flagRaw)
+		}
+	}
+	return s.ops.encode(op.AppendProjection(make([]byte, 0, projectionRoom)), h, flags)
 }
 
 func opFlags(c class) byte {
@@ -252,13 +266,25 @@ func olderOrSame(rec []byte, h head) bool {
 	return err == nil && !m.newer(h)
 }
 
-// resourceRecord is the record of a resource document: the document when
-// it is live, a header-only record when it is soft-deleted or expired.
-func resourceRecord(s *set, h head, body []byte, now int64) []byte {
+// projectionRoom is what a projection is given to grow in: most are
+// under a kilobyte.
+const projectionRoom = 1024
+
+// resourceRecord is the record of a resource document: its projection
+// when it is live (the document as read when it does not parse), a
+// header-only record when it is soft-deleted or expired. res, when set,
+// is body parsed.
+func resourceRecord(s *set, h head, body []byte, res *document.Resource, now int64) []byte {
 	if h.deleted || (h.expiry() != 0 && h.expiry() <= now) {
 		return s.res.encode(nil, h, flagGone)
 	}
-	return s.res.encode(body, h, 0)
+	if res == nil {
+		var err error
+		if res, err = document.ParseResource(body); err != nil {
+			return s.res.encode(body, h, flagRaw)
+		}
+	}
+	return s.res.encode(res.AppendProjection(make([]byte, 0, projectionRoom)), h, 0)
 }
 
 func stateOf(rec []byte) resState {
@@ -281,7 +307,7 @@ func (v *View) load(ctx context.Context, stash map[store.DocRef]stashed) int {
 		case !ok || e.state != resUnknown:
 			delete(s.pending, ref) // no longer needed, or answered
 		case brought:
-			rec := resourceRecord(s, st.h, st.body, now)
+			rec := resourceRecord(s, st.h, st.body, nil, now)
 			s.setResource(ref, stateOf(rec), rec)
 		default:
 			refs = append(refs, ref)
@@ -297,13 +323,14 @@ func (v *View) load(ctx context.Context, stash map[store.DocRef]stashed) int {
 				"documents", len(refs)-start, "error", err)
 			break
 		}
-		v.record(s, chunk, got)
+		v.record(s, chunk, got, nil)
 	}
 	return asked
 }
 
 // record sets what a read said of refs: held when found, gone when not.
-func (v *View) record(s *set, refs []store.DocRef, got map[store.DocRef]store.Item) {
+// parsed, when it has a ref, is its document parsed.
+func (v *View) record(s *set, refs []store.DocRef, got map[store.DocRef]store.Item, parsed map[store.DocRef]Res) {
 	now := v.cfg.Clock.Now().Unix()
 	for _, ref := range refs {
 		it, ok := got[ref]
@@ -319,50 +346,19 @@ func (v *View) record(s *set, refs []store.DocRef, got map[store.DocRef]store.It
 			delete(s.pending, ref)
 			continue
 		}
-		rec := resourceRecord(s, h, it.Body, now)
+		rec := resourceRecord(s, h, it.Body, parsed[ref].Doc, now)
 		s.setResource(ref, stateOf(rec), rec)
 	}
 }
 
-// Learn records what the caller read of resources Resources did not know.
-func (v *View) Learn(refs []store.DocRef, got map[store.DocRef]store.Item) {
+// Learn records what the caller read of resources Resources did not know;
+// parsed (which may be nil) holds what of it the caller parsed.
+func (v *View) Learn(refs []store.DocRef, got map[store.DocRef]store.Item, parsed map[store.DocRef]Res) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if v.set != nil {
-		v.record(v.set, refs, got)
+		v.record(v.set, refs, got, parsed)
 	}
-}
-
-// Operations hands the held operations to page, size at a time (a
-// partition's together), as the store's documents. An operation past its
-// expiry is forgotten instead. The view may change meanwhile: the pages
-// are what it held when Operations began.
-func (v *View) Operations(ctx context.Context, size int, page func([]store.Item) error) error {
-	recs, codec, err := v.snapshot()
-	if err != nil {
-		return err
-	}
-	if size <= 0 {
-		size = defaultPage
-	}
-	for start := 0; start < len(recs); start += size {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		chunk := recs[start:min(start+size, len(recs))]
-		items := make([]store.Item, 0, len(chunk))
-		for _, rec := range chunk {
-			body, etag, err := codec.decode(rec)
-			if err != nil {
-				return err
-			}
-			items = append(items, store.Item{Body: body, ETag: etag})
-		}
-		if err := page(items); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 func (v *View) snapshot() ([][]byte, *codec, error) {
@@ -390,49 +386,4 @@ func (v *View) snapshot() ([][]byte, *codec, error) {
 		}
 	}
 	return recs, &s.ops, nil
-}
-
-// Resources answers refs from the view: got holds the live documents it
-// has, and unknown the refs it cannot answer (not needed by any operation
-// it holds, or not read yet); a ref in neither is known to be gone.
-func (v *View) Resources(refs []store.DocRef) (got map[store.DocRef]store.Item, unknown []store.DocRef, err error) {
-	type held struct {
-		ref store.DocRef
-		rec []byte
-	}
-	var found []held
-	var c *codec
-	func() {
-		v.mu.Lock()
-		defer v.mu.Unlock()
-		s := v.set
-		if s == nil {
-			unknown = refs
-			return
-		}
-		c = &s.res
-		now := v.cfg.Clock.Now().Unix()
-		for _, ref := range refs {
-			e, ok := s.resource(ref)
-			switch {
-			case !ok || e.state == resUnknown:
-				unknown = append(unknown, ref)
-			case e.state == resPresent:
-				rec := s.rec(e.at)
-				if m, _, err := header(rec); err == nil && m.expiredAt(now) {
-					continue // expired since: gone
-				}
-				found = append(found, held{ref, rec})
-			}
-		}
-	}()
-	got = make(map[store.DocRef]store.Item, len(found))
-	for _, f := range found {
-		body, etag, err := c.decode(f.rec)
-		if err != nil {
-			return nil, nil, err
-		}
-		got[f.ref] = store.Item{Body: body, ETag: etag}
-	}
-	return got, unknown, nil
 }

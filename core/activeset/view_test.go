@@ -142,7 +142,7 @@ func (r *rig) build() Stats {
 		r.t.Fatal(err)
 	}
 	err = r.store.ActiveOperations(r.ctx, store.ActiveOperationsQuery{WithPendingNotification: true, PageSize: 2}, func(items []store.Item) error {
-		rb.Operations(items)
+		rb.Operations(items, nil)
 		var refs []store.DocRef
 		for _, it := range items {
 			op, err := document.ParseOperation(it.Body)
@@ -157,7 +157,7 @@ func (r *rig) build() Stats {
 		if err != nil {
 			return err
 		}
-		rb.Resources(refs, got)
+		rb.Resources(refs, got, nil)
 		return nil
 	})
 	if err != nil {
@@ -179,14 +179,14 @@ func (r *rig) refresh() Refreshed {
 func (r *rig) operations() map[string]string {
 	r.t.Helper()
 	out := map[string]string{}
-	err := r.view.Operations(r.ctx, 2, func(items []store.Item) error {
-		for _, it := range items {
-			op, err := document.ParseOperation(it.Body)
-			if err != nil {
-				return err
+	err := r.view.Operations(r.ctx, 2, func(ops []Op) error {
+		for _, o := range ops {
+			if o.Err != nil {
+				return o.Err
 			}
-			if op.ETag != it.ETag || it.ETag == "" {
-				return fmt.Errorf("item etag %q, document's %q", it.ETag, op.ETag)
+			op := o.Doc
+			if op.ETag == "" {
+				return fmt.Errorf("operation %s held without its etag", op.ID)
 			}
 			out[op.Name()] = string(op.Properties.Status)
 		}
@@ -212,11 +212,14 @@ func (r *rig) resource(name string) string {
 	case len(got) == 0:
 		return "gone"
 	}
-	res, err := document.ParseResource(got[clusterRef(name)].Body)
-	if err != nil {
-		r.t.Fatal(err)
+	res := got[clusterRef(name)]
+	if res.Err != nil {
+		r.t.Fatal(res.Err)
 	}
-	return string(res.ProvisioningState())
+	if !res.Doc.Partial() {
+		r.t.Fatal("the view handed out a resource that is not its projection")
+	}
+	return string(res.Doc.ProvisioningState())
 }
 
 // wantResource checks what the view holds of cluster name (see resource).
@@ -342,7 +345,7 @@ func TestDeletionAndExpiryLeaveTheView(t *testing.T) {
 	if _, err := r.view.Refresh(r.ctx); !errors.Is(err, ErrRelist) {
 		t.Fatalf("refresh after the relist interval = %v, want ErrRelist", err)
 	}
-	if err := r.view.Operations(r.ctx, 10, func([]store.Item) error { return nil }); !errors.Is(err, ErrEmpty) {
+	if err := r.view.Operations(r.ctx, 10, func([]Op) error { return nil }); !errors.Is(err, ErrEmpty) {
 		t.Errorf("operations of a view due for relist = %v, want ErrEmpty: it holds nothing", err)
 	}
 	r.build()
@@ -394,7 +397,7 @@ func TestChangesDuringARebuildArrive(t *testing.T) {
 	}
 	r.replace(opRef("a"), opDoc("a", "one", "Failed", "")) // after the query read it
 	r.create(opDoc("b", "one", "Accepted", ""))
-	rb.Operations(items)
+	rb.Operations(items, nil)
 	rb.Commit()
 	wantOps(t, r.operations(), "a", "Provisioning")
 	r.refresh()
@@ -477,10 +480,14 @@ func TestClassifyAgreesWithTheStores(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.view.Operations(r.ctx, 100, func(items []store.Item) error {
-		for _, it := range items {
-			h, _ := readHead(it.Body)
-			got = append(got, h.id)
+	if err := r.view.Operations(r.ctx, 100, func(ops []Op) error {
+		for _, o := range ops {
+			if o.Doc == nil {
+				h, _ := readHead(o.Raw)
+				got = append(got, h.id)
+				continue
+			}
+			got = append(got, o.Doc.ID)
 		}
 		return nil
 	}); err != nil {

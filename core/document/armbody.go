@@ -18,6 +18,9 @@ import (
 // api.url, platform.issuerUrl) are merged in; other service-provider and
 // status members stay internal, and no api-version defaulting is applied.
 func (r *Resource) ARMBody(id string) ([]byte, error) {
+	if r.partial {
+		return nil, r.errPartial()
+	}
 	doc := r.whole()
 	body := tree{"id": id}
 	for _, k := range []string{"name", "type", "location", "tags", "systemData"} {

@@ -3,6 +3,7 @@ package document
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 )
 
 // Resource is a view over a cluster, node pool or external auth document.
@@ -24,6 +25,12 @@ type Resource struct {
 	raw  string // the document as read; clones share it
 	head tree   // the schema's members of raw; never modified either
 	doc  tree   // the whole document without Cosmos system fields, once edited
+	// partial: a projection (projection.go), head only; never written.
+	// Its head is hot (read without a tree) and lazy (the rest, decoded
+	// when read); both are nil once a setter has edited a copy.
+	partial bool
+	hot     *hotFields
+	lazy    *lazyHead
 }
 
 // Paths into a resource document.
@@ -190,12 +197,57 @@ func (r *Resource) view() tree {
 	if r.doc != nil {
 		return r.doc
 	}
+	if r.lazy != nil {
+		return r.lazy.get()
+	}
 	return r.head
+}
+
+// hotHead is the projection's hot members while nothing has edited it.
+func (r *Resource) hotHead() *hotFields {
+	if r.doc == nil {
+		return r.hot
+	}
+	return nil
+}
+
+// sppString reads a string member of serviceProviderProperties.
+func (r *Resource) sppString(key string) string {
+	if h := r.hotHead(); h != nil {
+		v, _ := h.sppMember(key)
+		return v
+	}
+	return getString(r.view(), spp(key))
+}
+
+// sppTime reads a time member of serviceProviderProperties.
+func (r *Resource) sppTime(key string) (time.Time, bool) {
+	if h := r.hotHead(); h != nil {
+		v, ok := h.sppMember(key)
+		if !ok {
+			return time.Time{}, false
+		}
+		t, err := time.Parse(time.RFC3339, v)
+		return t, err == nil
+	}
+	return getTime(r.view(), spp(key))
+}
+
+// envelopeString reads the envelope's member envelopeHot[i].
+func (r *Resource) envelopeString(i int) string {
+	if h := r.hotHead(); h != nil {
+		return h.envelope[i]
+	}
+	return getString(r.view(), []string{envelopeHot[i]})
 }
 
 // edit returns the whole document for a setter to change, decoding it
 // from raw the first time.
 func (r *Resource) edit() tree {
+	if r.doc == nil && r.partial { // reads stay true; MarshalReplace still refuses
+		r.doc = deepCopy(r.view()).(tree)
+		r.hot, r.lazy = nil, nil
+	}
 	if r.doc == nil {
 		r.doc = r.whole()
 		r.raw, r.head = "", nil
@@ -222,6 +274,9 @@ func (r *Resource) whole() tree {
 
 // Marshal renders the document as it stands (no version bump).
 func (r *Resource) Marshal() ([]byte, error) {
+	if r.partial {
+		return nil, r.errPartial()
+	}
 	return json.Marshal(r.whole()) // members sorted by name, as ARO-HCP's maps marshal
 }
 
@@ -233,6 +288,9 @@ func (r *Resource) Marshal() ([]byte, error) {
 func (r *Resource) MarshalReplace() ([]byte, error) {
 	if r.ETag == "" {
 		return nil, fmt.Errorf("resource %s: replace needs the etag it was read with", r.ID())
+	}
+	if r.partial {
+		return nil, r.errPartial()
 	}
 	// Copy only the objects on the way to cosmosMetadata.
 	whole := r.whole()

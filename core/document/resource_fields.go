@@ -9,10 +9,10 @@ import (
 
 // Envelope members.
 
-func (r *Resource) ID() string           { return getString(r.view(), []string{"id"}) }
-func (r *Resource) PartitionKey() string { return getString(r.view(), []string{"partitionKey"}) }
-func (r *Resource) ResourceID() string   { return getString(r.view(), []string{"resourceID"}) }
-func (r *Resource) ResourceType() string { return getString(r.view(), []string{"resourceType"}) }
+func (r *Resource) ID() string           { return r.envelopeString(0) }
+func (r *Resource) PartitionKey() string { return r.envelopeString(1) }
+func (r *Resource) ResourceID() string   { return r.envelopeString(2) }
+func (r *Resource) ResourceType() string { return r.envelopeString(3) }
 
 // InstanceVersion is properties.cosmosMetadata.instanceVersion (1 for
 // legacy documents without one).
@@ -45,6 +45,12 @@ func (r *Resource) statePath() []string {
 // cluster and properties.properties.provisioningState for a node pool or
 // external auth.
 func (r *Resource) ProvisioningState() arm.ProvisioningState {
+	switch h := r.hotHead(); {
+	case h != nil && r.Kind == KindCluster:
+		return arm.ProvisioningState(r.sppString(keyProvisioningState))
+	case h != nil:
+		return arm.ProvisioningState(h.state.value)
+	}
 	return arm.ProvisioningState(getString(r.view(), r.statePath()))
 }
 
@@ -54,13 +60,13 @@ func (r *Resource) SetProvisioningState(s arm.ProvisioningState) {
 	set(r.edit(), r.statePath(), string(s))
 }
 
-func (r *Resource) ActiveOperationID() string { return getString(r.view(), spp(keyActiveOperationID)) }
+func (r *Resource) ActiveOperationID() string { return r.sppString(keyActiveOperationID) }
 
 // SetActiveOperationID sets activeOperationId; "" removes it (omitempty).
 func (r *Resource) SetActiveOperationID(id string) { r.setString(spp(keyActiveOperationID), id) }
 
 // ClusterServiceID is the CS href of the resource; "" if not created yet.
-func (r *Resource) ClusterServiceID() string { return getString(r.view(), spp(keyClusterServiceID)) }
+func (r *Resource) ClusterServiceID() string { return r.sppString(keyClusterServiceID) }
 
 // SetClusterServiceID sets clusterServiceID; "" removes it.
 func (r *Resource) SetClusterServiceID(href string) { r.setString(spp(keyClusterServiceID), href) }
@@ -68,7 +74,7 @@ func (r *Resource) SetClusterServiceID(href string) { r.setString(spp(keyCluster
 // PendingClusterServiceID is the CS href chosen before the create POST
 // (clusters only).
 func (r *Resource) PendingClusterServiceID() string {
-	return getString(r.view(), spp(keyPendingClusterServiceID))
+	return r.sppString(keyPendingClusterServiceID)
 }
 
 // SetPendingClusterServiceID sets pendingClusterServiceID; "" removes it
@@ -89,7 +95,7 @@ func (r *Resource) SetPendingClusterServiceID(href string) error {
 // rewrites the document, so callers need a fallback when it is absent.
 // The document's _ts is no substitute: any unrelated write moves it.
 func (r *Resource) PendingClusterServiceIDTime() (time.Time, bool) {
-	return getTime(r.view(), spp(keyPendingClusterServiceIDTime))
+	return r.sppTime(keyPendingClusterServiceIDTime)
 }
 
 // SetPendingClusterServiceIDTime records when the pending ID was chosen.
@@ -105,7 +111,7 @@ func (r *Resource) SetPendingClusterServiceIDTime(t time.Time) error {
 // RevokeCredentialsOperationID is set while a credential revocation runs
 // (clusters only).
 func (r *Resource) RevokeCredentialsOperationID() string {
-	return getString(r.view(), spp(keyRevokeCredentialsOperationID))
+	return r.sppString(keyRevokeCredentialsOperationID)
 }
 
 // SetRevokeCredentialsOperationID sets it; "" removes it. Clusters only.
@@ -119,13 +125,13 @@ func (r *Resource) SetRevokeCredentialsOperationID(id string) error {
 
 // DeletionTimestamp is when deletion was requested.
 func (r *Resource) DeletionTimestamp() (time.Time, bool) {
-	return getTime(r.view(), spp(keyDeletionTimestamp))
+	return r.sppTime(keyDeletionTimestamp)
 }
 func (r *Resource) SetDeletionTimestamp(t time.Time) { r.setTime(spp(keyDeletionTimestamp), t) }
 
 // ClusterServiceDeletionTimestamp marks the CS delete as dispatched.
 func (r *Resource) ClusterServiceDeletionTimestamp() (time.Time, bool) {
-	return getTime(r.view(), spp(keyClusterServiceDeletionTimestamp))
+	return r.sppTime(keyClusterServiceDeletionTimestamp)
 }
 func (r *Resource) SetClusterServiceDeletionTimestamp(t time.Time) {
 	r.setTime(spp(keyClusterServiceDeletionTimestamp), t)
@@ -133,7 +139,7 @@ func (r *Resource) SetClusterServiceDeletionTimestamp(t time.Time) {
 
 // CreateOperationCompletionDeadline is when a create must have finished.
 func (r *Resource) CreateOperationCompletionDeadline() (time.Time, bool) {
-	return getTime(r.view(), spp(keyCreateOperationCompletionDeadline))
+	return r.sppTime(keyCreateOperationCompletionDeadline)
 }
 func (r *Resource) SetCreateOperationCompletionDeadline(t time.Time) {
 	r.setTime(spp(keyCreateOperationCompletionDeadline), t)
@@ -141,7 +147,7 @@ func (r *Resource) SetCreateOperationCompletionDeadline(t time.Time) {
 
 // DeleteOperationCompletionDeadline is when a delete must have finished.
 func (r *Resource) DeleteOperationCompletionDeadline() (time.Time, bool) {
-	return getTime(r.view(), spp(keyDeleteOperationCompletionDeadline))
+	return r.sppTime(keyDeleteOperationCompletionDeadline)
 }
 func (r *Resource) SetDeleteOperationCompletionDeadline(t time.Time) {
 	r.setTime(spp(keyDeleteOperationCompletionDeadline), t)

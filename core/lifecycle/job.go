@@ -133,6 +133,13 @@ func unreadableResource(resourceID string, err error) error {
 // gone, or goes while we write, is (nil, false, nil).
 func (e *Engine) mutateResource(ctx context.Context, log *slog.Logger, res *document.Resource, change func(*document.Resource) (bool, error)) (*document.Resource, bool, error) {
 	return writeGuarded(ctx, log, res, func(res *document.Resource) (*document.Resource, bool, error) {
+		if res.Partial() { // the view's projection: the write keeps every member
+			whole, err := e.readResource(ctx, res.PartitionKey(), res.ResourceID())
+			if err != nil || whole == nil {
+				return nil, false, err
+			}
+			res = whole
+		}
 		c := res.Clone()
 		if write, err := change(c); err != nil || !write {
 			return res, false, err

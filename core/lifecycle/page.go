@@ -5,6 +5,7 @@ import (
 	"maps"
 	"time"
 
+	"github.com/hcpops/hcpops/core/activeset"
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
 )
@@ -40,14 +41,14 @@ type pageRead struct {
 // and, with a CS batch size above 1, the CS objects the healthy ones poll,
 // with list calls. A read that fails here costs only the batching: the
 // operations then read for themselves, one by one.
-func (e *Engine) preparePage(ctx context.Context, src *pollSource, items []store.Item, now time.Time) []polled {
-	src.operations(items)
-	ps := make([]polled, len(items))
-	refs := make([]store.DocRef, 0, len(items))
-	want := make([]int, 0, len(items)) // index in ps of each ref
-	for i, it := range items {
+func (e *Engine) preparePage(ctx context.Context, src *pollSource, page opPage, now time.Time) []polled {
+	ops := src.operations(page)
+	ps := make([]polled, len(ops))
+	refs := make([]store.DocRef, 0, len(ops))
+	want := make([]int, 0, len(ops)) // index in ps of each ref
+	for i, o := range ops {
 		p := &ps[i]
-		if p.op, p.parseErr = document.ParseOperation(it.Body); p.parseErr != nil {
+		if p.op, p.parseErr = o.Doc, o.Err; p.parseErr != nil {
 			continue
 		}
 		op := p.op
@@ -139,18 +140,17 @@ func (e *Engine) readMany(ctx context.Context, refs []store.DocRef) (map[store.D
 	return out, nil
 }
 
-// parsedResource is readResource's answer from a ReadMany result: nil when
-// the document is gone, errMalformed when it does not parse.
-func parsedResource(got map[store.DocRef]store.Item, ref store.DocRef, resourceID string) (*document.Resource, error) {
-	item, ok := got[ref]
-	if !ok {
+// parsedResource is readResource's answer from what the page read: nil
+// when the document is gone, errMalformed when it does not parse.
+func parsedResource(got map[store.DocRef]activeset.Res, ref store.DocRef, resourceID string) (*document.Resource, error) {
+	r, ok := got[ref]
+	switch {
+	case !ok:
 		return nil, nil
+	case r.Err != nil:
+		return nil, unreadableResource(resourceID, r.Err)
 	}
-	res, err := document.ParseResource(item.Body)
-	if err != nil {
-		return nil, unreadableResource(resourceID, err)
-	}
-	return res, nil
+	return r.Doc, nil
 }
 
 // pollHrefs are the CS objects an operation's poll may read: its

@@ -75,31 +75,48 @@ func (e *Engine) pollSource(ctx context.Context) *pollSource {
 	return src
 }
 
+// opPage is a page of active operations: parsed, from the view, or as the
+// store's query returned them.
+type opPage struct {
+	ops   []activeset.Op
+	items []store.Item
+}
+
 // stream hands the active operations to page a page at a time.
-func (s *pollSource) stream(ctx context.Context, q store.ActiveOperationsQuery, page func([]store.Item) error) error {
+func (s *pollSource) stream(ctx context.Context, q store.ActiveOperationsQuery, page func(opPage) error) error {
 	if s.fromView {
-		return s.e.view.Operations(ctx, q.PageSize, page)
+		return s.e.view.Operations(ctx, q.PageSize, func(ops []activeset.Op) error { return page(opPage{ops: ops}) })
 	}
-	return s.e.store.ActiveOperations(ctx, q, page)
+	return s.e.store.ActiveOperations(ctx, q, func(items []store.Item) error { return page(opPage{items: items}) })
 }
 
-// operations records a page of the full read; the page preparers call it,
-// so that recording runs on several goroutines.
-func (s *pollSource) operations(items []store.Item) {
+// operations is a page's operations parsed, each once: a page of the full
+// read is parsed and recorded here, on the page preparers' goroutines.
+func (s *pollSource) operations(p opPage) []activeset.Op {
+	if p.items == nil {
+		return p.ops
+	}
+	ops := make([]activeset.Op, len(p.items))
+	for i, it := range p.items {
+		ops[i].Doc, ops[i].Err = document.ParseOperation(it.Body)
+	}
 	if s.rb != nil {
-		s.rb.Operations(items)
+		s.rb.Operations(p.items, ops)
 	}
+	return ops
 }
 
-// resources reads refs' documents. unanswered are the refs it could not
-// read (err says why): their operations read them one by one.
-func (s *pollSource) resources(ctx context.Context, refs []store.DocRef) (got map[store.DocRef]store.Item, unanswered map[store.DocRef]bool, err error) {
+// resources reads refs' documents, each parsed once: from the view, their
+// projections (read them whole before writing them). unanswered are the
+// refs it could not read (err says why): their operations read them one
+// by one.
+func (s *pollSource) resources(ctx context.Context, refs []store.DocRef) (got map[store.DocRef]activeset.Res, unanswered map[store.DocRef]bool, err error) {
 	ask := refs
 	if s.fromView {
 		var vErr error
 		got, ask, vErr = s.e.view.Resources(refs)
 		if vErr != nil {
-			got, ask = map[store.DocRef]store.Item{}, refs
+			got, ask = map[store.DocRef]activeset.Res{}, refs
 		}
 		if len(ask) == 0 {
 			return got, nil, nil
@@ -113,17 +130,23 @@ func (s *pollSource) resources(ctx context.Context, refs []store.DocRef) (got ma
 		}
 		return got, unanswered, err
 	}
+	parsed := make(map[store.DocRef]activeset.Res, len(read))
+	for r, it := range read {
+		var p activeset.Res
+		p.Doc, p.Err = document.ParseResource(it.Body)
+		parsed[r] = p
+	}
 	switch {
 	case s.fromView:
-		s.e.view.Learn(ask, read)
-		for r, it := range read {
-			got[r] = it
+		s.e.view.Learn(ask, read, parsed)
+		for r, p := range parsed {
+			got[r] = p
 		}
 		return got, nil, nil
 	case s.rb != nil:
-		s.rb.Resources(ask, read)
+		s.rb.Resources(ask, read, parsed)
 	}
-	return read, nil, nil
+	return parsed, nil, nil
 }
 
 // finish makes a completed full read the view; streamErr is the query's.

@@ -31,6 +31,15 @@ func (e *Engine) updateOperationStatus(ctx context.Context, j *job, status arm.P
 			return d, false, nil
 		}
 		from = p.Status
+		if want, _ := resourceStatusWanted(d.op, d.res, status); want && d.res.Partial() {
+			// The view's projection: the batch keeps every member, so it
+			// replaces the resource as read whole.
+			whole, err := e.readResource(ctx, d.op.PartitionKey, d.op.Properties.ExternalID)
+			if err != nil {
+				return d, false, err
+			}
+			d.res = whole
+		}
 		rendered, ops, err := e.statusBatch(d.op, d.res, status, cerr)
 		if err != nil {
 			return d, false, err
@@ -93,6 +102,25 @@ func staleRead(err error) bool {
 	return errors.As(err, &be) && be.Index == 1 && errors.Is(err, store.ErrNotFound)
 }
 
+// resourceStatusWanted says whether the status write replaces the
+// resource too (resourceStatusStep says when).
+func resourceStatusWanted(op *document.OperationDocument, res *document.Resource, status arm.ProvisioningState) (bool, error) {
+	ext := op.Properties.ExternalID
+	if ext == "" {
+		return false, nil
+	}
+	if _, err := op.TargetKind(); err != nil {
+		return false, fmt.Errorf("operation %s: %w: %w", op.Name(), errMalformed, err)
+	}
+	if document.PartitionKey(document.SubscriptionOf(ext)) != op.PartitionKey {
+		return false, fmt.Errorf("operation %s: %w: externalId %q is outside partition %s", op.Name(), errMalformed, ext, op.PartitionKey)
+	}
+	if res == nil || !strings.EqualFold(res.ActiveOperationID(), op.Name()) {
+		return false, nil
+	}
+	return res.ProvisioningState() != status || status.IsTerminal(), nil
+}
+
 // asWritten is what a successful status batch stored: rendered is the
 // operation it wrote, res the resource as read, items the store's answer.
 func asWritten(rendered *document.OperationDocument, res *document.Resource, ops []store.BatchOp, items []store.Item) (statusDocs, error) {
@@ -135,25 +163,10 @@ func (e *Engine) statusBatch(op *document.OperationDocument, res *document.Resou
 // already shows this non-terminal state. res is the resource externalId
 // names, as last read.
 func resourceStatusStep(op *document.OperationDocument, res *document.Resource, status arm.ProvisioningState) (*store.BatchOp, error) {
+	if want, err := resourceStatusWanted(op, res, status); !want || err != nil {
+		return nil, err
+	}
 	ext := op.Properties.ExternalID
-	if ext == "" {
-		return nil, nil
-	}
-	if _, err := op.TargetKind(); err != nil {
-		return nil, fmt.Errorf("operation %s: %w: %w", op.Name(), errMalformed, err)
-	}
-	if document.PartitionKey(document.SubscriptionOf(ext)) != op.PartitionKey {
-		return nil, fmt.Errorf("operation %s: %w: externalId %q is outside partition %s", op.Name(), errMalformed, ext, op.PartitionKey)
-	}
-	if res == nil {
-		return nil, nil
-	}
-	if !strings.EqualFold(res.ActiveOperationID(), op.Name()) {
-		return nil, nil
-	}
-	if res.ProvisioningState() == status && !status.IsTerminal() {
-		return nil, nil
-	}
 	c := res.Clone()
 	c.SetProvisioningState(status)
 	if status.IsTerminal() {

@@ -46,8 +46,8 @@ func (e *Engine) tick(ctx context.Context) (TickResult, error) {
 	src := e.pollSource(ctx)
 	active := e.newActiveTally(now)
 	workers := e.workers(ctx)
-	err := e.streamPages(ctx, src, q, func(items []store.Item) {
-		ps := e.preparePage(ctx, src, items, now)
+	err := e.streamPages(ctx, src, q, func(page opPage) {
+		ps := e.preparePage(ctx, src, page, now)
 		active.page(ctx, ps)
 		for _, p := range ps {
 			if ctx.Err() != nil {
@@ -131,13 +131,13 @@ type retry struct {
 
 // streamPages hands src's pages to pagePreparers goroutines, so a page's
 // batched reads overlap the next page's and the workers stay fed.
-func (e *Engine) streamPages(ctx context.Context, src *pollSource, q store.ActiveOperationsQuery, prepare func([]store.Item)) error {
+func (e *Engine) streamPages(ctx context.Context, src *pollSource, q store.ActiveOperationsQuery, prepare func(opPage)) error {
 	preparers := newPool(ctx, e.pagePreparers())
-	err := src.stream(ctx, q, func(items []store.Item) error {
+	err := src.stream(ctx, q, func(page opPage) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		preparers.Go(func() { prepare(items) })
+		preparers.Go(func() { prepare(page) })
 		return nil
 	})
 	preparers.Wait()

@@ -286,3 +286,69 @@ func TestRestartAndTwoInstances(t *testing.T) {
 		}
 	}
 }
+
+// The view hands the tick a resource's projection: the members a poll
+// reads. A status write from it reads the resource whole first, once, so
+// members hcpops does not model (here one another writer added after the
+// view was built) are written back as they are.
+func TestAWriteFromTheViewReadsTheResourceWhole(t *testing.T) {
+	e := newEnv(t)
+	a := e.create(t, document.KindCluster, clusterRID("a"), request{})
+	if _, err := e.deliver(t); err != nil {
+		t.Fatal(err)
+	}
+	e.tick(t)
+	e.tick(t)
+	cid := document.CosmosID(clusterRID("a"))
+	e.editRaw(t, cid, func(m map[string]any) {
+		m["properties"].(map[string]any)["futureMember"] = map[string]any{"kept": true}
+	})
+	if res, r := e.tickOn(t, e.engine); res.Changed != 0 || r.gets != 0 || r.feed != 1 {
+		t.Fatalf("tick after another writer = %+v reading %+v; want the change from the feed, nothing else", res, r)
+	}
+	e.clk.Advance(10 * time.Minute) // CS has finished installing
+	res, r := e.tickOn(t, e.engine)
+	if res.Changed != 1 || r.gets != 1 || r.readMany != 0 || r.query != 0 {
+		t.Fatalf("tick that finishes the create = %+v reading %+v; want one change and one point read (the cluster, whole)", res, r)
+	}
+	e.wantOp(t, a, arm.ProvisioningStateSucceeded, "")
+	it, err := e.store.Store.Get(context.Background(), testPK, cid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(it.Body), `"futureMember":{"kept":true}`) {
+		t.Errorf("the cluster as written lost a member it does not model:\n%s", it.Body)
+	}
+	if got := e.resource(t, clusterRID("a")).ProvisioningState(); got != arm.ProvisioningStateSucceeded {
+		t.Errorf("cluster provisioningState = %s, want Succeeded", got)
+	}
+}
+
+// A document that no longer parses is held as it was read: each tick says
+// what is wrong with it, as a tick that read the store would, and reads
+// nothing more for it.
+func TestUnparsableDocumentsFromTheViewAreReportedEveryTick(t *testing.T) {
+	e := newEnv(t)
+	e.create(t, document.KindCluster, clusterRID("a"), request{})
+	b := e.create(t, document.KindCluster, clusterRID("b"), request{})
+	if _, err := e.deliver(t); err != nil {
+		t.Fatal(err)
+	}
+	e.tick(t)
+	e.tick(t)
+	e.editRaw(t, document.CosmosID(clusterRID("a")), func(m map[string]any) {
+		m["properties"].(map[string]any)["serviceProviderProperties"].(map[string]any)["provisioningState"] = 7
+	})
+	e.editRaw(t, opID(b), func(m map[string]any) {
+		m["properties"].(map[string]any)["request"] = "Bogus"
+	})
+	for i, wantFeed := range []int64{2, 0} {
+		res, r := e.tickOn(t, e.engine)
+		if res.SkippedReasons[SkipResourceUnreadable] != 1 || res.Errors != 1 {
+			t.Errorf("tick %d = %+v; want a's cluster skipped as unreadable and b counted an error", i, res)
+		}
+		if r != (reads{feed: wantFeed}) {
+			t.Errorf("tick %d read %+v; want only the %d changes from the feed", i, r, wantFeed)
+		}
+	}
+}

@@ -1,4 +1,4 @@
-package activeset
+package document
 
 import (
 	"bytes"

@@ -1,0 +1,280 @@
+package document
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Projections: what a poll reads of a document, encoded compactly so that
+// the poll's view of the active set (package activeset) can hold it for
+// many ticks and hand it out again without parsing JSON.
+//
+// An operation's projection is the whole OperationDocument (its modelled
+// fields and the raw members it does not model), so the operation it
+// gives back renders, and writes, exactly as ParseOperation's would.
+//
+// A resource's projection is its head: the members the accessors read
+// (the schema). The Resource it gives back answers every accessor as the
+// parsed document would, but holds no more of the document: Partial says
+// so, and a write must read the document whole first (ParseResource), as
+// MarshalReplace insists. That keeps what the view holds at the size of
+// what the tick decides on, not of the documents.
+
+var errProjection = errors.New("damaged projection")
+
+// Value tags of the projection's encoding.
+const (
+	tagNull byte = iota
+	tagFalse
+	tagTrue
+	tagString
+	tagNumber
+	tagArray
+	tagObject
+)
+
+type projWriter struct {
+	b       []byte
+	scratch []byte
+}
+
+func (w *projWriter) uvarint(v uint64) { w.b = binary.AppendUvarint(w.b, v) }
+func (w *projWriter) varint(v int64)   { w.b = binary.AppendVarint(w.b, v) }
+
+// str writes s, its UUIDs packed when that makes it shorter: the low bit
+// of its length says which.
+func (w *projWriter) str(s string) {
+	if len(s) >= uuidLen && strings.IndexByte(s, '-') >= 8 && canPack(s) {
+		if w.scratch = packUUIDs(w.scratch[:0], s); len(w.scratch) < len(s) {
+			w.uvarint(uint64(len(w.scratch))<<1 | 1)
+			w.b = append(w.b, w.scratch...)
+			return
+		}
+	}
+	w.uvarint(uint64(len(s)) << 1)
+	w.b = append(w.b, s...)
+}
+
+func (w *projWriter) time(t time.Time) {
+	b, err := t.AppendBinary(w.scratch[:0])
+	if err != nil { // a zone offset that is not a whole minute: keep it as text
+		b = t.AppendFormat(w.scratch[:0], time.RFC3339Nano)
+		w.b = append(w.b, 1)
+	} else {
+		w.b = append(w.b, 0)
+	}
+	w.scratch = b
+	w.uvarint(uint64(len(b)))
+	w.b = append(w.b, b...)
+}
+
+func (w *projWriter) bool(v bool) {
+	if v {
+		w.b = append(w.b, tagTrue)
+	} else {
+		w.b = append(w.b, tagFalse)
+	}
+}
+
+// value writes a tree value (what readAny decodes).
+func (w *projWriter) value(v any) {
+	switch v := v.(type) {
+	case nil:
+		w.b = append(w.b, tagNull)
+	case bool:
+		w.bool(v)
+	case string:
+		w.b = append(w.b, tagString)
+		w.str(v)
+	case json.Number:
+		w.b = append(w.b, tagNumber)
+		w.str(string(v))
+	case []any:
+		w.b = append(w.b, tagArray)
+		w.uvarint(uint64(len(v)))
+		for _, e := range v {
+			w.value(e)
+		}
+	case tree:
+		w.b = append(w.b, tagObject)
+		w.uvarint(uint64(len(v)))
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			w.str(k)
+			w.value(v[k])
+		}
+	default: // a float64 or other Go value a setter may have put: as JSON text
+		raw, _ := json.Marshal(v)
+		w.b = append(w.b, tagNumber)
+		w.str(string(raw))
+	}
+}
+
+type projReader struct {
+	text string // the whole projection; strings read are substrings of it
+	i    int
+	err  error
+	// out holds the strings whose UUIDs were packed, written out again:
+	// grown once to what they can take, so each stays where it was
+	// written and the projection costs one allocation for all of them.
+	out strings.Builder
+}
+
+func newProjReader(b []byte) *projReader {
+	r := &projReader{text: string(b)}
+	r.out.Grow(len(b) * uuidLen / (uuidLen/2 - 1)) // 17 packed bytes are at most 36
+	return r
+}
+
+func (r *projReader) fail() {
+	if r.err == nil {
+		r.err = errProjection
+	}
+}
+
+func (r *projReader) uvarint() uint64 {
+	v, n := binary.Uvarint([]byte(r.text[r.i:min(len(r.text), r.i+binary.MaxVarintLen64)]))
+	if n <= 0 {
+		r.fail()
+		return 0
+	}
+	r.i += n
+	return v
+}
+
+func (r *projReader) varint() int64 {
+	v, n := binary.Varint([]byte(r.text[r.i:min(len(r.text), r.i+binary.MaxVarintLen64)]))
+	if n <= 0 {
+		r.fail()
+		return 0
+	}
+	r.i += n
+	return v
+}
+
+func (r *projReader) byte() byte {
+	if r.i >= len(r.text) {
+		r.fail()
+		return 0
+	}
+	r.i++
+	return r.text[r.i-1]
+}
+
+func (r *projReader) str() string {
+	n := r.uvarint()
+	packed := n&1 != 0
+	s := r.raw(n >> 1)
+	if !packed || r.err != nil {
+		return s
+	}
+	start := r.out.Len()
+	if err := unpackTo(&r.out, s); err != nil {
+		r.fail()
+		return ""
+	}
+	return r.out.String()[start:]
+}
+
+// raw reads n bytes as they are.
+func (r *projReader) raw(n uint64) string {
+	if r.err != nil || n > uint64(len(r.text)-r.i) {
+		r.fail()
+		return ""
+	}
+	s := r.text[r.i : r.i+int(n)]
+	r.i += int(n)
+	return s
+}
+
+func (r *projReader) time() time.Time {
+	text := r.byte() == 1
+	s := r.raw(r.uvarint())
+	var t time.Time
+	var err error
+	if text {
+		t, err = time.Parse(time.RFC3339Nano, s)
+	} else {
+		err = t.UnmarshalBinary([]byte(s))
+	}
+	if err != nil {
+		r.fail()
+	}
+	return t
+}
+
+func (r *projReader) value(depth int) any {
+	if depth > 64 {
+		r.fail()
+		return nil
+	}
+	switch r.byte() {
+	case tagNull:
+		return nil
+	case tagFalse:
+		return false
+	case tagTrue:
+		return true
+	case tagString:
+		return r.str()
+	case tagNumber:
+		return json.Number(r.str())
+	case tagArray:
+		n := r.uvarint()
+		if n > uint64(len(r.text)) {
+			r.fail()
+			return nil
+		}
+		a := make([]any, 0, n)
+		for range n {
+			a = append(a, r.value(depth+1))
+		}
+		return a
+	case tagObject:
+		n := r.uvarint()
+		if n > uint64(len(r.text)) {
+			r.fail()
+			return nil
+		}
+		t := make(tree, n)
+		for range n {
+			k := r.str()
+			t[k] = r.value(depth + 1)
+		}
+		return t
+	}
+	r.fail()
+	return nil
+}
+
+// skip reads past a value as value does, building nothing.
+func (r *projReader) skip(depth int) {
+	if depth > 64 {
+		r.fail()
+		return
+	}
+	switch r.byte() {
+	case tagNull, tagFalse, tagTrue:
+	case tagString, tagNumber:
+		r.raw(r.uvarint() >> 1) // as str wrote it: the low bit says packed
+	case tagArray:
+		for n := r.uvarint(); n > 0 && r.err == nil; n-- {
+			r.skip(depth + 1)
+		}
+	case tagObject:
+		for n := r.uvarint(); n > 0 && r.err == nil; n-- {
+			r.raw(r.uvarint() >> 1)
+			r.skip(depth + 1)
+		}
+	default:
+		r.fail()
+	}
+}

@@ -1,0 +1,138 @@
+package document
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/hcpops/hcpops/core/arm"
+)
+
+func TestOperationProjectionIsLossless(t *testing.T) {
+	deleted := time.Date(2026, 3, 1, 2, 3, 4, 5, time.FixedZone("x", 3600))
+	for _, tc := range []struct {
+		name string
+		edit func(*OperationDocument)
+	}{
+		{"as stored", func(*OperationDocument) {}},
+		{"credential request, deleted", func(d *OperationDocument) {
+			d.DeletionTimestamp = &deleted
+			d.Properties.SystemAdminCredentialRequest = &SystemAdminCredentialRequest{CertificateSigningRequest: "csr", SystemAdminCredentialRequestResourceID: "r"}
+			d.Properties.SystemAdminCredentialRevocation = &SystemAdminCredentialRevocation{SystemAdminCredentialRevocationResourceID: "v"}
+			d.Properties.UsesNewClusterDeletionApproach = true
+			d.Properties.Error = &arm.CloudErrorBody{Code: "C", Message: "m", Details: []arm.CloudErrorBody{{Code: "D"}}}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			raw, err := os.ReadFile("testdata/operation.json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := ParseOperation(raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.edit(d)
+			got, err := OperationFromProjection(d.AppendProjection(nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, _ := d.Marshal()
+			have, _ := got.Marshal()
+			if !bytes.Equal(have, want) {
+				t.Fatalf("renders\n%s\nwant\n%s", have, want)
+			}
+			if got.ETag != d.ETag || got.Timestamp != d.Timestamp || !reflect.DeepEqual(got.Properties.Error, d.Properties.Error) {
+				t.Fatalf("etag %q ts %d error %+v; want %q %d %+v", got.ETag, got.Timestamp, got.Properties.Error, d.ETag, d.Timestamp, d.Properties.Error)
+			}
+		})
+	}
+}
+
+func TestResourceProjectionAnswersReadsAndRefusesWrites(t *testing.T) {
+	for _, file := range []string{"cluster.json", "nodepool.json", "externalauth.json"} {
+		t.Run(file, func(t *testing.T) {
+			raw, err := os.ReadFile("testdata/" + file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			whole, err := ParseResource(raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := ResourceFromProjection(whole.AppendProjection(nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !p.Partial() || whole.Partial() {
+				t.Fatalf("Partial: projection %v, parsed %v", p.Partial(), whole.Partial())
+			}
+			if p.Kind != whole.Kind || p.ETag != whole.ETag || p.Timestamp != whole.Timestamp || !reflect.DeepEqual(p.view(), whole.head) {
+				t.Fatalf("projection %+v differs from the parsed head %+v", p.view(), whole.head)
+			}
+			fresh, err := ResourceFromProjection(whole.AppendProjection(nil)) // read without its tree
+			if err != nil {
+				t.Fatal(err)
+			}
+			for name, read := range map[string]func(*Resource) any{
+				"PartitionKey":                      func(r *Resource) any { return r.PartitionKey() },
+				"ResourceType":                      func(r *Resource) any { return r.ResourceType() },
+				"PendingClusterServiceID":           func(r *Resource) any { return r.PendingClusterServiceID() },
+				"RevokeCredentialsOperationID":      func(r *Resource) any { return r.RevokeCredentialsOperationID() },
+				"DeletionTimestamp":                 func(r *Resource) any { t, ok := r.DeletionTimestamp(); return fmt.Sprint(t, ok) },
+				"ClusterServiceDeletionTimestamp":   func(r *Resource) any { t, ok := r.ClusterServiceDeletionTimestamp(); return fmt.Sprint(t, ok) },
+				"CreateOperationCompletionDeadline": func(r *Resource) any { t, ok := r.CreateOperationCompletionDeadline(); return fmt.Sprint(t, ok) },
+				"DeleteOperationCompletionDeadline": func(r *Resource) any { t, ok := r.DeleteOperationCompletionDeadline(); return fmt.Sprint(t, ok) },
+				"PendingClusterServiceIDTime":       func(r *Resource) any { t, ok := r.PendingClusterServiceIDTime(); return fmt.Sprint(t, ok) },
+				"Tags":                              func(r *Resource) any { return r.Tags() },
+				"ID":                                func(r *Resource) any { return r.ID() }, "ResourceID": func(r *Resource) any { return r.ResourceID() },
+				"ProvisioningState": func(r *Resource) any { return r.ProvisioningState() },
+				"ActiveOperationID": func(r *Resource) any { return r.ActiveOperationID() },
+				"ClusterServiceID":  func(r *Resource) any { return r.ClusterServiceID() },
+				"Version":           func(r *Resource) any { return r.Version() },
+				"InstanceVersion":   func(r *Resource) any { return r.InstanceVersion() },
+			} {
+				if a, b := read(p), read(whole); !reflect.DeepEqual(a, b) {
+					t.Errorf("%s: projection %v, parsed %v", name, a, b)
+				}
+				if a, b := read(fresh), read(whole); !reflect.DeepEqual(a, b) {
+					t.Errorf("%s: projection before its tree is read %v, parsed %v", name, a, b)
+				}
+			}
+			c := p.Clone()
+			c.SetProvisioningState(arm.ProvisioningStateFailed)
+			if c.ProvisioningState() != arm.ProvisioningStateFailed || c.ID() != whole.ID() {
+				t.Fatalf("a set on a projection's clone reads %q, id %q", c.ProvisioningState(), c.ID())
+			}
+			if p.ProvisioningState() != whole.ProvisioningState() || !reflect.DeepEqual(p.view(), whole.head) {
+				t.Fatalf("a set on a clone changed the projection it was cloned from: %v", p.view())
+			}
+			if _, err := c.MarshalReplace(); err == nil {
+				t.Fatal("MarshalReplace of a projection: no error")
+			}
+			if _, err := p.ARMBody(p.ResourceID()); err == nil {
+				t.Fatal("ARMBody of a projection: no error")
+			}
+		})
+	}
+}
+
+func TestDamagedProjectionsAreRefused(t *testing.T) {
+	raw, _ := os.ReadFile("testdata/operation.json")
+	d, err := ParseOperation(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := d.AppendProjection(nil)
+	for _, cut := range []int{0, 1, len(b) / 2, len(b) - 1} {
+		if _, err := OperationFromProjection(b[:cut]); err == nil {
+			t.Errorf("operation projection cut at %d of %d: no error", cut, len(b))
+		}
+		if _, err := ResourceFromProjection(b[:cut]); err == nil && cut > 0 {
+			t.Errorf("resource read from an operation's projection cut at %d: no error", cut)
+		}
+	}
+}
