@@ -308,8 +308,10 @@ func TestAWriteFromTheViewReadsTheResourceWhole(t *testing.T) {
 	}
 	e.clk.Advance(10 * time.Minute) // CS has finished installing
 	res, r := e.tickOn(t, e.engine)
-	if res.Changed != 1 || r.gets != 1 || r.readMany != 0 || r.query != 0 {
-		t.Fatalf("tick that finishes the create = %+v reading %+v; want one change and one point read (the cluster, whole)", res, r)
+	// Two point reads: the cluster, whole, for its status write, and its
+	// serviceProviderClusters document, where the active version goes.
+	if res.Changed != 1 || r.gets != 2 || r.readMany != 0 || r.query != 0 {
+		t.Fatalf("tick that finishes the create = %+v reading %+v; want one change and two point reads (the cluster, whole, and its service-provider document)", res, r)
 	}
 	e.wantOp(t, a, arm.ProvisioningStateSucceeded, "")
 	it, err := e.store.Store.Get(context.Background(), testPK, cid)
