@@ -30,7 +30,7 @@ func TestDevRestartFinishesWhatWasInFlight(t *testing.T) {
 	}
 	again := w.startDev(t, slow...)
 	waitFor(t, "dev's banner to say it restored the simulator", func() bool {
-		return strings.Contains(again.out.String(), "cs state       .data/"+simulator.SnapshotFile+" (restored from the last run")
+		return strings.Contains(again.out.String(), "cs state       .data/"+simulator.SnapshotFile+"  (restored from the last run")
 	})
 	if again.sink != d.sink {
 		t.Errorf("the notification sink moved from %s to %s: the earlier operations' URIs point to nothing", d.sink, again.sink)

@@ -423,5 +423,5 @@ func simStateLine(w io.Writer, path string, restored bool) {
 	if restored {
 		how = "restored from the last run; -reset empties it"
 	}
-	fmt.Fprintf(w, "  cs state       %s (%s)\n", path, how)
+	fmt.Fprint(w, layout("  cs state       "+path, "", "("+how+")"))
 }
