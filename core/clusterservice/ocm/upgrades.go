@@ -32,6 +32,23 @@ func policyFrom[P policyObject](o P) cs.UpgradePolicy {
 		Description: o.State().Description(), Created: o.CreationTimestamp()}
 }
 
+// policyPage is one page of either kind of upgrade policy list, as
+// collect takes it.
+func policyPage[P policyObject, R interface {
+	Status() int
+	GetTotal() (int, bool)
+}](resp R, err error, items func(R) []P) ([]cs.UpgradePolicy, int, bool, error) {
+	if err := csError(err, resp.Status()); err != nil {
+		return nil, 0, false, err
+	}
+	var out []cs.UpgradePolicy
+	for _, o := range items(resp) {
+		out = append(out, policyFrom(o))
+	}
+	total, ok := resp.GetTotal()
+	return out, total, ok, nil
+}
+
 func (c *Client) ListControlPlaneUpgradePolicies(ctx context.Context, clusterHref string) ([]cs.UpgradePolicy, error) {
 	return call(ctx, c, "ListControlPlaneUpgradePolicies", clusterHref, func(ctx context.Context) ([]cs.UpgradePolicy, error) {
 		cc, err := c.clusterClient(clusterHref)
@@ -41,15 +58,9 @@ func (c *Client) ListControlPlaneUpgradePolicies(ctx context.Context, clusterHre
 		out, err := collect(ctx, "GET "+clusterHref+"/control_plane_upgrade_policies", maxPolicies,
 			func(ctx context.Context, page int) ([]cs.UpgradePolicy, int, bool, error) {
 				resp, err := cc.ControlPlaneUpgradePolicies().List().Page(page).SendContext(ctx)
-				if err := csError(err, resp.Status()); err != nil {
-					return nil, 0, false, err
-				}
-				var items []cs.UpgradePolicy
-				for _, o := range resp.Items().Slice() {
-					items = append(items, policyFrom(o))
-				}
-				total, ok := resp.GetTotal()
-				return items, total, ok, nil
+				return policyPage(resp, err, func(r *arohcp.ControlPlaneUpgradePoliciesListResponse) []*arohcp.ControlPlaneUpgradePolicy {
+					return r.Items().Slice()
+				})
 			})
 		if err != nil {
 			return nil, fmt.Errorf("listing control plane upgrade policies of %s: %w", clusterHref, err)
@@ -85,15 +96,9 @@ func (c *Client) ListNodePoolUpgradePolicies(ctx context.Context, nodePoolHref s
 		out, err := collect(ctx, "GET "+path+"/upgrade_policies", maxPolicies,
 			func(ctx context.Context, page int) ([]cs.UpgradePolicy, int, bool, error) {
 				resp, err := nc.UpgradePolicies().List().Page(page).SendContext(ctx)
-				if err := csError(err, resp.Status()); err != nil {
-					return nil, 0, false, err
-				}
-				var items []cs.UpgradePolicy
-				for _, o := range resp.Items().Slice() {
-					items = append(items, policyFrom(o))
-				}
-				total, ok := resp.GetTotal()
-				return items, total, ok, nil
+				return policyPage(resp, err, func(r *arohcp.NodePoolUpgradePoliciesListResponse) []*arohcp.NodePoolUpgradePolicy {
+					return r.Items().Slice()
+				})
 			})
 		if err != nil {
 			return nil, fmt.Errorf("listing upgrade policies of node pool %s: %w", nodePoolHref, err)
