@@ -156,8 +156,9 @@ func TestAmbiguousAnswerIsNoRefusal(t *testing.T) {
 		wantCode string
 	}{
 		{"421", answer{421, "application/json", ""}, document.KindCluster, false, ""},
-		{"423", answer{423, "text/plain", "locked"}, document.KindCluster, false, ""},
-		{"425", answer{425, "", ""}, document.KindCluster, false, ""},
+		{"423", answer{423, "application/json", ""}, document.KindCluster, false, ""},
+		{"425", answer{425, "application/json", "{}"}, document.KindCluster, false, ""},
+		{"423 text", answer{423, "text/plain", "locked"}, document.KindCluster, false, ""},
 		{"400 empty body", answer{400, "application/json", ""}, document.KindCluster, false, ""},
 		{"400 {}", answer{400, "application/json", "{}"}, document.KindCluster, false, ""},
 		{"400 gateway body", answer{400, "application/json", `{"statusCode":400,"message":"Bad Request"}`}, document.KindCluster, false, ""},
