@@ -1,6 +1,7 @@
 package document
 
 import (
+	"os"
 	"testing"
 	"time"
 
@@ -65,6 +66,37 @@ func BenchmarkOperationStatusWrite(b *testing.B) {
 		c := d.Clone()
 		c.Properties.SetStatus(now, arm.ProvisioningStateSucceeded, nil)
 		if _, err := c.MarshalReplace(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkFromProjection measures what a tick spends per operation to
+// get its operation and resource back from the view's projections.
+func BenchmarkFromProjection(b *testing.B) {
+	rawOp, err := os.ReadFile("testdata/operation.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	rawRes, err := os.ReadFile("testdata/cluster.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	op, err := ParseOperation(rawOp)
+	if err != nil {
+		b.Fatal(err)
+	}
+	res, err := ParseResource(rawRes)
+	if err != nil {
+		b.Fatal(err)
+	}
+	opProj, resProj := op.AppendProjection(nil), res.AppendProjection(nil)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := OperationFromProjection(opProj); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := ResourceFromProjection(resProj); err != nil {
 			b.Fatal(err)
 		}
 	}

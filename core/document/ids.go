@@ -1,8 +1,10 @@
 package document
 
 import (
+	"crypto/sha1" //nolint:gosec // UUIDv5 is SHA-1 by definition (RFC 4122)
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	azarm "github.com/Azure/azure-sdk-for-go/sdk/azcore/arm"
 	"github.com/google/uuid"
@@ -27,8 +29,6 @@ func CanonicalUUID(s string) (string, bool) {
 	return strings.ToLower(s), true
 }
 
-// CosmosID is the Cosmos document id of the resource with this ARM resource
-// ID: UUIDv5 of the lower-cased ID. For an operation, pass the location-less
 // SubscriptionOf is the subscription segment of an ARM resource ID ("" when
 // it has none), read without a full parse and without allocating: a tick
 // asks it of every operation it polls. It reads the shape only; validate
@@ -45,9 +45,45 @@ func SubscriptionOf(resourceID string) string {
 	return ""
 }
 
+// CosmosID is the Cosmos document id of the resource with this ARM resource
+// ID: UUIDv5 of the lower-cased ID. For an operation, pass the location-less
 // OperationResourceID, not the operationId.
+//
+// A tick asks it of every operation it polls, so it hashes in a stack
+// buffer and allocates only the answer (uuid.NewSHA1 allocates the hash,
+// the lowered copy and the string: 5% of an unchanged tick).
 func CosmosID(resourceID string) string {
-	return uuid.NewSHA1(cosmosIDNamespace, []byte(strings.ToLower(resourceID))).String()
+	var buf [256]byte
+	in := buf[:0]
+	if len(resourceID)+len(cosmosIDNamespace) > len(buf) {
+		in = make([]byte, 0, len(cosmosIDNamespace)+len(resourceID))
+	}
+	in = append(in, cosmosIDNamespace[:]...)
+	in = appendLower(in, resourceID)
+	sum := sha1.Sum(in)
+	var u uuid.UUID
+	copy(u[:], sum[:])
+	u[6] = (u[6] & 0x0f) | 0x50 // version 5
+	u[8] = (u[8] & 0x3f) | 0x80 // RFC 4122 variant
+	return u.String()
+}
+
+// appendLower appends s lowered as strings.ToLower would, without a copy
+// of its own when s is ASCII.
+func appendLower(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return append(dst, strings.ToLower(s)...)
+		}
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		dst = append(dst, c)
+	}
+	return dst
 }
 
 // PartitionKey is the Cosmos partition key of every document of a

@@ -3,6 +3,8 @@ package document
 import (
 	"strings"
 	"testing"
+
+	"github.com/google/uuid"
 )
 
 // The ids of ARO-HCP's example documents (testdata/cluster.json and
@@ -176,5 +178,23 @@ func TestSubscriptionOf(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(100, func() { _ = SubscriptionOf(refCluster) }); n != 0 {
 		t.Errorf("SubscriptionOf allocates %v times, want 0", n)
+	}
+}
+
+// CosmosID hashes in its own buffer: it must agree with uuid.NewSHA1 of
+// the lowered ID, for ASCII, non-ASCII and IDs longer than its buffer.
+func TestCosmosIDMatchesUUIDv5(t *testing.T) {
+	for _, id := range []string{
+		"",
+		refCluster,
+		strings.ToUpper(refNodePool),
+		refCluster + "/nodePools/ÄÖÜ-İstanbul",
+		refCluster + "/" + strings.Repeat("LongSegment/", 40),
+		refCluster + "/" + strings.Repeat("Ä", 200),
+	} {
+		want := uuid.NewSHA1(cosmosIDNamespace, []byte(strings.ToLower(id))).String()
+		if got := CosmosID(id); got != want {
+			t.Errorf("CosmosID(%q) = %s, want %s", id, got, want)
+		}
 	}
 }

@@ -122,17 +122,13 @@ type projReader struct {
 	text string // the whole projection; strings read are substrings of it
 	i    int
 	err  error
-	// out holds the strings whose UUIDs were packed, written out again:
-	// grown once to what they can take, so each stays where it was
-	// written and the projection costs one allocation for all of them.
+	// out holds the strings whose UUIDs were packed, written out again.
+	// A string handed out keeps the buffer it was written to, which out
+	// never writes again once it has grown past it.
 	out strings.Builder
 }
 
-func newProjReader(b []byte) *projReader {
-	r := &projReader{text: string(b)}
-	r.out.Grow(len(b) * uuidLen / (uuidLen/2 - 1)) // 17 packed bytes are at most 36
-	return r
-}
+func newProjReader(b []byte) *projReader { return &projReader{text: string(b)} }
 
 func (r *projReader) fail() {
 	if r.err == nil {
@@ -175,6 +171,15 @@ func (r *projReader) str() string {
 	s := r.raw(n >> 1)
 	if !packed || r.err != nil {
 		return s
+	}
+	// At the first packed string, room for what is left of the
+	// projection unpacked (each packed UUID grows by 19 bytes): it holds
+	// every packed string still to come, so a projection costs one
+	// allocation for all of them, sized to it, not to the worst case of
+	// every byte a packed UUID.
+	if r.out.Cap() == 0 {
+		rest := r.text[r.i-len(s):]
+		r.out.Grow(len(rest) + (uuidLen-17)*strings.Count(rest, string(rune(uuidMark))))
 	}
 	start := r.out.Len()
 	if err := unpackTo(&r.out, s); err != nil {

@@ -27,7 +27,7 @@ func (e *Engine) updateOperationStatus(ctx context.Context, j *job, status arm.P
 	var from arm.ProvisioningState
 	out, wrote, err := writeGuarded(ctx, j.log, statusDocs{op: j.op, res: j.res}, func(d statusDocs) (statusDocs, bool, error) {
 		p := &d.op.Properties
-		if p.Status.IsTerminal() || !state.NeedToPatchOperation(p.Status, p.Error, p.NotificationURI, status, cerr) {
+		if !statusWanted(d.op, status, cerr) {
 			return d, false, nil
 		}
 		from = p.Status
@@ -66,6 +66,14 @@ func (e *Engine) updateOperationStatus(ctx context.Context, j *job, status arm.P
 		e.notify(ctx, j, t)
 	}
 	return true, nil
+}
+
+// statusWanted says whether op's status must be written to become status
+// and cerr: a terminal operation stays as it is, and a write that would
+// change nothing ARM reads is not made.
+func statusWanted(op *document.OperationDocument, status arm.ProvisioningState, cerr *arm.CloudErrorBody) bool {
+	p := &op.Properties
+	return !p.Status.IsTerminal() && state.NeedToPatchOperation(p.Status, p.Error, p.NotificationURI, status, cerr)
 }
 
 // statusDocs are the two documents a status write replaces together.
