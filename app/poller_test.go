@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -93,10 +94,13 @@ type sdkClient struct {
 	pl              runtime.Pipeline
 	statusPolls     atomic.Int32
 	stripRetryAfter bool
+	// polled is closed once the first status poll has its answer.
+	polled     chan struct{}
+	polledOnce sync.Once
 }
 
 func (r *armRig) newSDKClient(stripRetryAfter bool) *sdkClient {
-	c := &sdkClient{stripRetryAfter: stripRetryAfter}
+	c := &sdkClient{stripRetryAfter: stripRetryAfter, polled: make(chan struct{})}
 	c.pl = runtime.NewPipeline("hcpops-test", "v0", runtime.PipelineOptions{}, &policy.ClientOptions{
 		Transport:       r.handler.Client(),
 		Retry:           policy.RetryOptions{MaxRetries: -1},
@@ -112,10 +116,14 @@ func (c *sdkClient) Do(req *policy.Request) (*http.Response, error) {
 	h.Set("X-MS-CLIENT-PRINCIPAL", armPrincipal())
 	h.Set("X-Ms-Home-Tenant-Id", tenant)
 	h.Set("X-Ms-Client-Object-Id", armClient)
-	if req.Raw().Method == http.MethodGet && strings.Contains(req.Raw().URL.Path, "/hcpOperationStatuses/") {
+	status := req.Raw().Method == http.MethodGet && strings.Contains(req.Raw().URL.Path, "/hcpOperationStatuses/")
+	if status {
 		c.statusPolls.Add(1)
 	}
 	resp, err := req.Next()
+	if status {
+		c.polledOnce.Do(func() { close(c.polled) })
+	}
 	if err == nil && c.stripRetryAfter {
 		resp.Header.Del("Retry-After")
 	}
@@ -273,9 +281,7 @@ func TestSDKPollerCredentialRequest(t *testing.T) {
 		body, err := p.PollUntilDone(ctx, nil) // the default Frequency, 30 s
 		done <- outcome{body, err}
 	}()
-	for c.statusPolls.Load() == 0 {
-		time.Sleep(10 * time.Millisecond)
-	}
+	<-c.polled
 	// The first poll saw it running; the lifecycle finishes it meanwhile.
 	r.drive(last.Load())
 	got := <-done

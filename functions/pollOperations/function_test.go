@@ -27,6 +27,9 @@ type recordingTicker struct {
 	deadlines []time.Time
 	err       error
 	block     bool
+	// started, when set, is closed as the first Tick begins.
+	started     chan struct{}
+	startedOnce sync.Once
 }
 
 func (r *recordingTicker) Tick(ctx context.Context) (lifecycle.TickResult, error) {
@@ -35,6 +38,9 @@ func (r *recordingTicker) Tick(ctx context.Context) (lifecycle.TickResult, error
 	r.deadlines = append(r.deadlines, dl)
 	block, err := r.block, r.err
 	r.mu.Unlock()
+	if r.started != nil {
+		r.startedOnce.Do(func() { close(r.started) })
+	}
 	res := lifecycle.TickResult{Polled: 7, Changed: 3, Dispatched: 1, Expired: 1, Canceled: 0, Notified: 2, Errors: 1, BackedOff: 3,
 		Skipped: 2, SkippedReasons: map[string]int{lifecycle.SkipNoActiveOperation: 2, lifecycle.SkipResourceDeleting: 0}}
 	if block {

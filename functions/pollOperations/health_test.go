@@ -12,7 +12,7 @@ import (
 // tick, a tick under way with how long it has run, then the last tick's
 // outcome and age.
 func TestHealthReportsTheLastTick(t *testing.T) {
-	tk := &recordingTicker{block: true}
+	tk := &recordingTicker{block: true, started: make(chan struct{})}
 	ts := newServer(t, tk, Config{Budget: 300 * time.Millisecond})
 	health := func() (r struct {
 		Status string
@@ -35,9 +35,7 @@ func TestHealthReportsTheLastTick(t *testing.T) {
 	}
 	done := make(chan struct{})
 	go func() { defer close(done); postBody(t, ts, readFile(t, "tick.json")) }()
-	for tk.calls() == 0 {
-		time.Sleep(5 * time.Millisecond)
-	}
+	<-tk.started
 	if h := health(); h.Poll.RunningSeconds == nil || h.Poll.LastTick != nil {
 		t.Errorf("during the first tick: %+v", h.Poll)
 	}
