@@ -23,21 +23,15 @@ import (
 // requests for which only (if set) says so meet its faults.
 func (e *env) behindFaults(t testing.TB, only func(*http.Request) bool) *csfaults.Proxy {
 	t.Helper()
-	var faults *csfaults.Proxy
-	e.cs = e.fake.NewClient(csfake.Config{RetryLimit: 0, Timeout: 10 * time.Second, Recorder: e.calls,
-		Front: func(next http.Handler) http.Handler {
-			faults = csfaults.New(next)
-			if only == nil {
-				return faults
-			}
-			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				if only(r) {
-					faults.ServeHTTP(w, r)
-					return
-				}
-				next.ServeHTTP(w, r)
-			})
-		}})
+	faults := csfaults.New(e.fake.Sim)
+	e.fake.Front(func(w http.ResponseWriter, r *http.Request) bool {
+		if only != nil && !only(r) {
+			return false
+		}
+		faults.ServeHTTP(w, r)
+		return true
+	})
+	e.cs = e.fake.NewClient(csfake.Config{RetryLimit: 0, Timeout: 10 * time.Second, Recorder: e.calls})
 	e.engine = e.newEngine(t)
 	return faults
 }

@@ -71,9 +71,6 @@ type Config struct {
 	RetryInterval time.Duration
 	Timeout       time.Duration
 	Recorder      *clusterservice.Recorder
-	// Front, when set, stands in front of the simulator for this client
-	// (a fault proxy such as testsupport.CSFaults).
-	Front func(http.Handler) http.Handler
 }
 
 // New runs a simulator built with opts behind an in-memory transport and
@@ -96,10 +93,7 @@ func (f *CS) NewClient(cfg Config) *ocm.Client {
 	if cfg.RetryInterval == 0 {
 		cfg.RetryInterval = time.Millisecond
 	}
-	var h http.Handler = http.HandlerFunc(f.serve)
-	if cfg.Front != nil {
-		h = cfg.Front(h)
-	}
+	h := http.HandlerFunc(f.serve)
 	c, err := ocm.New(context.Background(), ocm.Config{URL: URL, RetryLimit: cfg.RetryLimit, RetryInterval: cfg.RetryInterval,
 		Timeout: cfg.Timeout, Recorder: cfg.Recorder, Transport: testsupport.InMemory(f.Hangs.Handler(h))}, nil)
 	if err != nil {
