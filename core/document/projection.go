@@ -146,14 +146,14 @@ func (r *projReader) uvarint() uint64 {
 	return v
 }
 
+// varint reads what binary.AppendVarint wrote: a zig-zag uvarint.
 func (r *projReader) varint() int64 {
-	v, n := binary.Varint([]byte(r.text[r.i:min(len(r.text), r.i+binary.MaxVarintLen64)]))
-	if n <= 0 {
-		r.fail()
-		return 0
+	u := r.uvarint()
+	x := int64(u >> 1)
+	if u&1 != 0 {
+		x = ^x
 	}
-	r.i += n
-	return v
+	return x
 }
 
 func (r *projReader) byte() byte {
