@@ -78,7 +78,7 @@ func Classify(err error) Class {
 	}
 	var u *UnrecognizedAnswer
 	if errors.As(err, &u) {
-		if c, ok := byStatus(u.Status); ok {
+		if c, ok := ByStatus(u.Status); ok {
 			return c
 		}
 		return Unrecognized
@@ -92,7 +92,7 @@ func Classify(err error) Class {
 		}
 		return Failed
 	}
-	if c, ok := byStatus(e.Status); ok {
+	if c, ok := ByStatus(e.Status); ok {
 		return c
 	}
 	switch s := e.Status; {
@@ -110,10 +110,10 @@ func Classify(err error) Class {
 	return Failed
 }
 
-// byStatus is the class of a status that means the same whoever sent it:
+// ByStatus is the class of a status that means the same whoever sent it:
 // HTTP's "try again" statuses (408, 421, 423, 425, 429 and the gateway
 // 5xx), our own credentials (401, 403), and any other 5xx.
-func byStatus(s int) (Class, bool) {
+func ByStatus(s int) (Class, bool) {
 	switch {
 	case s == http.StatusTooManyRequests, s == http.StatusBadGateway, s == http.StatusServiceUnavailable,
 		s == http.StatusGatewayTimeout:

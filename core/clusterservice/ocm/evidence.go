@@ -37,10 +37,11 @@ func evidence(next http.RoundTripper) http.RoundTripper {
 		}
 		ct := resp.Header.Get("Content-Type")
 		shape := errorShape(resp.StatusCode, ct, body)
+		_, statusSpeaks := cs.ByStatus(resp.StatusCode)
 		switch {
 		case shape == "":
 			resp.Body = io.NopCloser(bytes.NewReader(body))
-		case byStatus(resp.StatusCode):
+		case statusSpeaks:
 			// The status speaks for itself, and the SDK's retries read
 			// it: pass it on with nothing of the body, which the SDK
 			// would otherwise quote in its error.
@@ -52,12 +53,6 @@ func evidence(next http.RoundTripper) http.RoundTripper {
 		}
 		return resp, nil
 	})
-}
-
-// byStatus reports whether status means the same whoever sent it (see
-// cs.Classify).
-func byStatus(status int) bool {
-	return cs.Classify(&cs.UnrecognizedAnswer{Status: status}) != cs.Unrecognized
 }
 
 // ocmError is the part of OCM's error shape that makes an answer CS's own.
