@@ -39,7 +39,6 @@ type lazyHead struct {
 	once sync.Once
 	rest string
 	hot  *hotFields
-	kind Kind
 	head tree
 }
 
@@ -181,8 +180,7 @@ func ResourceFromProjection(p []byte) (*Resource, error) {
 	if rd.skip(0); rd.err != nil || rd.i != len(rd.text) {
 		return nil, fmt.Errorf("resource projection: %w", errProjection)
 	}
-	r.hot = h
-	r.lazy = &lazyHead{rest: rd.text[start:], hot: h, kind: r.Kind}
+	r.lazy = &lazyHead{rest: rd.text[start:], hot: h}
 	return r, nil
 }
 

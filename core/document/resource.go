@@ -26,10 +26,9 @@ type Resource struct {
 	head tree   // the schema's members of raw; never modified either
 	doc  tree   // the whole document without Cosmos system fields, once edited
 	// partial: a projection (projection.go), head only; never written.
-	// Its head is hot (read without a tree) and lazy (the rest, decoded
-	// when read); both are nil once a setter has edited a copy.
+	// Its head is lazy: hot members read without a tree, the rest
+	// decoded when read; nil once a setter has edited a copy.
 	partial bool
-	hot     *hotFields
 	lazy    *lazyHead
 }
 
@@ -205,8 +204,8 @@ func (r *Resource) view() tree {
 
 // hotHead is the projection's hot members while nothing has edited it.
 func (r *Resource) hotHead() *hotFields {
-	if r.doc == nil {
-		return r.hot
+	if r.doc == nil && r.lazy != nil {
+		return r.lazy.hot
 	}
 	return nil
 }
@@ -246,7 +245,7 @@ func (r *Resource) envelopeString(i int) string {
 func (r *Resource) edit() tree {
 	if r.doc == nil && r.partial { // reads stay true; MarshalReplace still refuses
 		r.doc = deepCopy(r.view()).(tree)
-		r.hot, r.lazy = nil, nil
+		r.lazy = nil
 	}
 	if r.doc == nil {
 		r.doc = r.whole()
