@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/hcpops/hcpops/internal/atomicfile"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -204,19 +205,7 @@ func writeAdvert(path string, a Advert) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), AdvertFile+".*")
-	if err != nil {
-		return fmt.Errorf("advertising the store: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(append(b, '\n')); err != nil {
-		tmp.Close()
-		return fmt.Errorf("advertising the store: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("advertising the store: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := atomicfile.Write(path, append(b, '\n')); err != nil {
 		return fmt.Errorf("advertising the store: %w", err)
 	}
 	return nil

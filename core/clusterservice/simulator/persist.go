@@ -6,10 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/hcpops/hcpops/internal/atomicfile"
 	"io/fs"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"reflect"
 	"sync"
 	"time"
@@ -98,31 +98,11 @@ func (p *persister) save(s *Simulator) error {
 	if err != nil {
 		return err
 	}
-	if err := writeAtomically(p.path, data); err != nil {
+	if err := atomicfile.Write(p.path, data); err != nil {
 		return fmt.Errorf("saving the CS simulator's snapshot: %w", err)
 	}
 	p.last = state
 	return nil
-}
-
-func writeAtomically(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // gone after the rename; left over only on failure
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
 
 // LoadSnapshot replaces the simulator's state with the snapshot at path,
