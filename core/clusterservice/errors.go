@@ -61,13 +61,6 @@ func (c Class) String() string {
 // garbage, a 5xx or an answer that is not CS's own is no such evidence.
 func (c Class) Working() bool { return c != Unavailable && c != Failed && c != Unrecognized }
 
-// Evidence reports whether the answer is CS's own word about the object
-// asked for: only such an answer may move an operation to a terminal
-// state.
-func (c Class) Evidence() bool {
-	return c == Answered || c == Absent || c == Exists || c == Refused
-}
-
 // Classify sorts a CS call's error; nil is Answered. The status alone
 // decides where HTTP gives it a meaning whoever answered (retry later, our
 // credentials); elsewhere only CS's own error body (*Error) is read as
@@ -96,14 +89,14 @@ func Classify(err error) Class {
 		return c
 	}
 	switch s := e.Status; {
+	case strings.TrimSpace(e.Reason) == "":
+		return Unrecognized // CS always says why: an answer that does not is no word of its
 	case s == http.StatusNotFound:
 		return Absent
 	case s == http.StatusConflict:
 		return Exists
 	case refused(err, "state"), IsRevocationRequested(err):
 		return NotNow
-	case strings.TrimSpace(e.Reason) == "":
-		return Unrecognized // a refusal that gives no reason is no refusal
 	case s >= 400 && s < 500:
 		return Refused
 	}

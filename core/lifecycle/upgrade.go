@@ -131,7 +131,7 @@ func (u upgrades) start(ctx context.Context, o upgradeOf, a versionAsked) error 
 		}
 		return retryLater("the %s's upgrade to %s is %s", o.part, p.Version, p.State)
 	}
-	versions, err := u.cs.ListVersions(ctx, fmt.Sprintf("channel_group = '%s'", a.group))
+	versions, err := u.cs.ListVersions(ctx, "channel_group = '"+strings.ReplaceAll(a.group, "'", "''")+"'")
 	if err != nil {
 		return fmt.Errorf("reading Clusters Service's versions: %w", err)
 	}

@@ -148,7 +148,16 @@ func classOf(resp *http.Response, err error) cs.Class {
 	case err != nil:
 		return cs.Classify(err)
 	case resp.StatusCode >= 400:
-		return cs.Classify(&cs.Error{Status: resp.StatusCode, Reason: http.StatusText(resp.StatusCode)})
+		if c, ok := cs.ByStatus(resp.StatusCode); ok {
+			return c
+		}
+		switch resp.StatusCode {
+		case http.StatusNotFound:
+			return cs.Absent
+		case http.StatusConflict:
+			return cs.Exists
+		}
+		return cs.Refused
 	}
 	return cs.Answered
 }
