@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/document"
@@ -102,7 +103,7 @@ func TestUpdateSucceedsOnlyWithTheChangeInEffect(t *testing.T) {
 // and was never asked to upgrade to fails on its poll instead of
 // Succeeding on the other fields.
 func TestUpdateSentByAnEarlierBackendFailsOnItsVersion(t *testing.T) {
-	e := newEnv(t)
+	e := newEnv(t, func(c *Config) { c.UpgradeDeadline = 20 * time.Minute })
 	e.readyCluster(t, "c1")
 	op := e.update(t, clusterRID("c1"), request{}, func(s *spec) { s.cluster.NodeDrainTimeoutMinutes = new(45) })
 	if _, err := e.deliver(t); err != nil {
@@ -114,6 +115,15 @@ func TestUpdateSentByAnEarlierBackendFailsOnItsVersion(t *testing.T) {
 	e.editDoc(t, clusterRID("c1"), func(doc obj) {
 		props(doc)["customerProperties"].(obj)["version"].(obj)["id"] = "4.21"
 	})
+	// CS listing no policy for the version is no word that it failed:
+	// the update waits, and only its deadline ends it.
+	for range 3 {
+		e.tick(t)
+		e.clk.Advance(time.Minute)
+	}
+	if got := e.op(t, op).Properties.Status; got.IsTerminal() {
+		t.Fatalf("update is %s before its deadline on a policy list that only omits the version", got)
+	}
 	e.drive(t, op)
 	got := e.wantOp(t, op, arm.ProvisioningStateFailed, arm.CodeInvalidRequestContent)
 	if !strings.Contains(got.Properties.Error.Message, versionField) {

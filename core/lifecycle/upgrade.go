@@ -147,9 +147,9 @@ func (u upgrades) start(ctx context.Context, o upgradeOf, a versionAsked) error 
 
 // state is the poll's source for the version: Succeeded once CS runs
 // want; Updating while CS's newest policy for it is under way; Failed
-// when CS failed or cancelled it (with CS's description), when CS was
-// never asked for it (an update an earlier hcpops sent without it), or
-// past the deadline.
+// when CS failed or cancelled it (with CS's description), or past the
+// deadline (also when CS lists no policy for it: an update an earlier
+// hcpops sent without it, or a policy CS no longer lists).
 func (u upgrades) state(ctx context.Context, o upgradeOf, source, want, running string, started time.Time) (*state.OperationState, error) {
 	if versionRuns(want, running) {
 		return state.NewOperationState(arm.ProvisioningStateSucceeded, "").WithSource(source), nil
@@ -161,10 +161,18 @@ func (u upgrades) state(ctx context.Context, o upgradeOf, source, want, running 
 	failed := func(msg string) (*state.OperationState, error) {
 		return state.NewOperationState(arm.ProvisioningStateFailed, msg).WithSource(source), nil
 	}
+	late := u.deadline > 0 && !started.IsZero() && u.clock().Sub(started) > u.deadline
 	p, ok := cs.Newest(policies)
 	if !ok || !versionRuns(want, p.Version) {
-		return failed(fmt.Sprintf("%s asks for %s, but Clusters Service runs the %s at %s and was not asked to upgrade it",
-			versionField, want, o.part, running))
+		// A list without the policy is no word that the upgrade failed
+		// (CS may have dropped a finished one, or made one of its own):
+		// only the deadline ends it.
+		msg := fmt.Sprintf("%s asks for %s, but Clusters Service runs the %s at %s and lists no upgrade policy for it",
+			versionField, want, o.part, running)
+		if late {
+			return failed(fmt.Sprintf("%s; the upgrade did not complete within %s", msg, u.deadline))
+		}
+		return state.NewOperationState(arm.ProvisioningStateUpdating, msg).WithSource(source), nil
 	}
 	words := p.State
 	if p.Description != "" {
@@ -173,7 +181,7 @@ func (u upgrades) state(ctx context.Context, o upgradeOf, source, want, running 
 	switch {
 	case p.State == cs.UpgradePolicyStateFailed || p.State == cs.UpgradePolicyStateCancelled:
 		return failed(fmt.Sprintf("Clusters Service's upgrade of the %s to %s is %s", o.part, p.Version, words))
-	case u.deadline > 0 && !started.IsZero() && u.clock().Sub(started) > u.deadline:
+	case late:
 		return failed(fmt.Sprintf("the upgrade of the %s to %s did not complete within %s; Clusters Service reports it %s",
 			o.part, p.Version, u.deadline, words))
 	}
