@@ -25,7 +25,7 @@ var harness = []string{
 
 // runtimePackages are the trees the handler is built from.
 var runtimePackages = []string{
-	"app", "cmd/hcpops", "core", "events", "functions", "handlers", "internal/cli", "logging", "storeapi", "auth",
+	"app", "cmd/hcpops", "core", "events", "functions", "handlers", "internal/atomicfile", "internal/cli", "logging", "storeapi", "auth",
 }
 
 // TestShippedDependencies: what `make package` ships links the runtime and
