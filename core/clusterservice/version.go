@@ -1,9 +1,11 @@
 package clusterservice
 
 import (
-	"strconv"
+	"fmt"
 	"strings"
 	"time"
+
+	"github.com/Masterminds/semver/v3"
 )
 
 // Version is an OpenShift version as Clusters Service offers it: what an
@@ -41,21 +43,25 @@ func RawVersion(id, rawID, channelGroup string) string {
 	return id
 }
 
-// CompareVersions orders raw ids numerically ("4.20.10" after "4.20.8");
-// a part that is not a number counts as 0.
-func CompareVersions(a, b string) int {
-	as, bs := strings.Split(a, "."), strings.Split(b, ".")
-	for i := 0; i < len(as) || i < len(bs); i++ {
-		var x, y int
-		if i < len(as) {
-			x, _ = strconv.Atoi(as[i])
-		}
-		if i < len(bs) {
-			y, _ = strconv.Atoi(bs[i])
-		}
-		if x != y {
-			return x - y
-		}
+// CompareVersions orders raw ids as semver does ("4.20.10" after
+// "4.20.8", a pre-release such as "4.21.0-rc.3" or a nightly before
+// "4.21.0"); a value that is not a version is an error naming it.
+func CompareVersions(a, b string) (int, error) {
+	x, err := parseVersion(a)
+	if err != nil {
+		return 0, err
 	}
-	return 0
+	y, err := parseVersion(b)
+	if err != nil {
+		return 0, err
+	}
+	return x.Compare(y), nil
+}
+
+func parseVersion(raw string) (*semver.Version, error) {
+	v, err := semver.NewVersion(raw)
+	if err != nil {
+		return nil, fmt.Errorf("version %q is not a version: %w", raw, err)
+	}
+	return v, nil
 }

@@ -89,11 +89,11 @@ func resolveTarget(noun string, a versionAsked, versions []cs.Version) (cs.Versi
 	if cur := offered(a.running); cur != nil {
 		for _, raw := range cur.AvailableUpgrades {
 			v := offered(raw)
-			if v == nil || !v.Enabled || a.ceiling != "" && cs.CompareVersions(raw, a.ceiling) > 0 {
+			if v == nil || !v.Enabled || !atMost(raw, a.ceiling) {
 				continue
 			}
 			possible = append(possible, raw)
-			if versionRuns(a.want, raw) && (best == nil || cs.CompareVersions(raw, best.RawID) > 0) {
+			if versionRuns(a.want, raw) && (best == nil || above(raw, best.RawID)) {
 				best = v
 			}
 		}
@@ -101,7 +101,12 @@ func resolveTarget(noun string, a versionAsked, versions []cs.Version) (cs.Versi
 	if best != nil {
 		return *best, nil
 	}
-	slices.SortFunc(possible, cs.CompareVersions)
+	slices.SortFunc(possible, func(x, y string) int {
+		if n, err := cs.CompareVersions(x, y); err == nil {
+			return n
+		}
+		return strings.Compare(x, y)
+	})
 	list := "none"
 	if len(possible) > 0 {
 		list = strings.Join(possible, ", ")
@@ -111,6 +116,23 @@ func resolveTarget(noun string, a versionAsked, versions []cs.Version) (cs.Versi
 		why += fmt.Sprintf(" at or below the control plane's %s", a.ceiling)
 	}
 	return cs.Version{}, invalid(noun, versionField, fmt.Sprintf("%q", a.want), why+"; the versions possible are "+list)
+}
+
+// above says whether raw is a newer version than than; a value that is
+// not a version is never above.
+func above(raw, than string) bool {
+	n, err := cs.CompareVersions(raw, than)
+	return err == nil && n > 0
+}
+
+// atMost says whether raw may be chosen under ceiling ("" for none): a
+// value that is not a version never may, so it is not offered.
+func atMost(raw, ceiling string) bool {
+	if ceiling == "" {
+		return true
+	}
+	n, err := cs.CompareVersions(raw, ceiling)
+	return err == nil && n <= 0
 }
 
 // start asks CS for the upgrade a asks for, unless CS runs it already or

@@ -127,7 +127,7 @@ func (s *Simulator) resolveVersion(v *arohcp.Version) *arohcp.VersionBuilder {
 			break
 		}
 		if strings.HasPrefix(o.RawID, raw+".") && strings.Count(raw, ".") == 1 &&
-			(best == nil || cs.CompareVersions(o.RawID, best.RawID) > 0) {
+			(best == nil || newer(o.RawID, best.RawID)) {
 			best = o
 		}
 	}
@@ -135,6 +135,13 @@ func (s *Simulator) resolveVersion(v *arohcp.Version) *arohcp.VersionBuilder {
 		return arohcp.NewVersion().Copy(v)
 	}
 	return arohcp.NewVersion().ID(best.ID).RawID(best.RawID).ChannelGroup(best.ChannelGroup)
+}
+
+// newer says whether a is a newer version than b; a value that is not a
+// version is not.
+func newer(a, b string) bool {
+	n, err := cs.CompareVersions(a, b)
+	return err == nil && n > 0
 }
 
 // offered is the version record for raw in group, nil when none.
@@ -275,7 +282,7 @@ func (s *Simulator) postNodePoolUpgradePolicy(w http.ResponseWriter, r *http.Req
 			}
 			from, group := np.version(now)
 			to := cs.RawVersion(in.Version(), "", group)
-			if cp, _ := c.version(now); cs.CompareVersions(to, cp) > 0 {
+			if cp, _ := c.version(now); newer(to, cp) {
 				return nil, errf(http.StatusBadRequest,
 					"Can't upgrade node pool '%s' to '%s': newer than its control plane version '%s'", np.id, to, cp)
 			}
