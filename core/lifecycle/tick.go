@@ -347,7 +347,7 @@ func (e *Engine) advance(ctx context.Context, j *job, st standing, t *tally) err
 		}
 	}
 	if pollErr != nil {
-		return t.wave.unlessContradiction(j, pollErr)
+		return e.unlessContradiction(ctx, j, t, pollErr)
 	}
 	if !statusWanted(j.op, status, cerr) {
 		return nil // what CS said is recorded already

@@ -7,15 +7,16 @@ import (
 
 	"github.com/hcpops/hcpops/core/arm"
 	cs "github.com/hcpops/hcpops/core/clusterservice"
+	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/state"
 )
 
 // updating is what every update shares: ARO-HCP writes no internalId on
 // an update, so its PATCH moving the operation out of Accepted is the
 // marker that it was sent (an internalId is what hcpops wrote before it
-// stopped writing one there); it has no deadline, and fails with the
-// merged message under InvalidRequestContent. Its dispatch and poll are
-// the same for every kind but for k's calls.
+// stopped writing one there), and fails with the merged message under
+// InvalidRequestContent. Its dispatch and poll are the same for every
+// kind but for k's calls.
 type updating struct {
 	e *Engine
 	k kind
@@ -25,7 +26,18 @@ func (updating) dispatched(j *job) bool {
 	return j.op.Properties.Status != arm.ProvisioningStateAccepted || j.op.Properties.InternalID != ""
 }
 
-func (updating) deadline(*job) time.Time { return time.Time{} }
+// deadline bounds an update that may change a version (a cluster's or a
+// node pool's, whose document names one) by the upgrade deadline from its
+// start: CS's upgrade may never end, or CS may lose the object. Whether
+// the version changes is CS's to say (the poll compares), so every such
+// update has it. An external auth's update has none, as upstream's.
+func (u updating) deadline(j *job) time.Time {
+	if u.e.cfg.UpgradeDeadline <= 0 || j.res == nil || j.res.Version().ID == "" ||
+		j.kind != document.KindCluster && j.kind != document.KindNodePool {
+		return time.Time{}
+	}
+	return j.op.Properties.StartTime.Add(u.e.cfg.UpgradeDeadline)
+}
 
 func (updating) failure() (string, state.FailureMessage) {
 	return arm.CodeInvalidRequestContent, state.Merged

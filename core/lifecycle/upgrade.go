@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/hcpops/hcpops/core/arm"
 	cs "github.com/hcpops/hcpops/core/clusterservice"
@@ -20,17 +19,15 @@ import (
 // z-stream from CS's versions (resolveTarget), CS is asked for it with an
 // upgrade policy — only when the newest policy is not already for it, so
 // a repeated dispatch posts none — and the update is Succeeded only once
-// CS reports the object at that version. CS's failure of the upgrade, or
-// the upgrade deadline, fails it with CS's own words.
+// CS reports the object at that version. CS's failure of the upgrade fails
+// it with CS's own words; the upgrade deadline is the update's own
+// (updating.deadline).
 
 // upgrades is what both kinds' upgrades share.
 type upgrades struct {
 	cs cs.Client
 	// store holds the service-provider documents (serviceprovider.go).
 	store store.Store
-	clock func() time.Time
-	// deadline bounds an upgrade from its operation's start.
-	deadline time.Duration
 }
 
 // upgradeOf is one object's upgrade: its noun, the part upgraded (in
@@ -168,11 +165,12 @@ func (u upgrades) start(ctx context.Context, o upgradeOf, a versionAsked) error 
 }
 
 // state is the poll's source for the version: Succeeded once CS runs
-// want; Updating while CS's newest policy for it is under way; Failed
-// when CS failed or cancelled it (with CS's description), or past the
-// deadline (also when CS lists no policy for it: an update an earlier
-// hcpops sent without it, or a policy CS no longer lists).
-func (u upgrades) state(ctx context.Context, o upgradeOf, source, want, running string, started time.Time) (*state.OperationState, error) {
+// want; Updating while CS's newest policy for it is under way, or while
+// CS lists no policy for it (an update an earlier hcpops sent without
+// one, or a policy CS no longer lists: no word that it failed); Failed
+// when CS failed or cancelled it, with CS's description. The upgrade
+// deadline is the update's (updating.deadline), enforced as every other.
+func (u upgrades) state(ctx context.Context, o upgradeOf, source, want, running string) (*state.OperationState, error) {
 	if versionRuns(want, running) {
 		return state.NewOperationState(arm.ProvisioningStateSucceeded, "").WithSource(source), nil
 	}
@@ -180,32 +178,19 @@ func (u upgrades) state(ctx context.Context, o upgradeOf, source, want, running 
 	if err != nil {
 		return nil, fmt.Errorf("reading the %s's upgrade policies: %w", o.noun, err)
 	}
-	failed := func(msg string) (*state.OperationState, error) {
-		return state.NewOperationState(arm.ProvisioningStateFailed, msg).WithSource(source), nil
-	}
-	late := u.deadline > 0 && !started.IsZero() && u.clock().Sub(started) > u.deadline
 	p, ok := cs.Newest(policies)
 	if !ok || !versionRuns(want, p.Version) {
-		// A list without the policy is no word that the upgrade failed
-		// (CS may have dropped a finished one, or made one of its own):
-		// only the deadline ends it.
-		msg := fmt.Sprintf("%s asks for %s, but Clusters Service runs the %s at %s and lists no upgrade policy for it",
-			versionField, want, o.part, running)
-		if late {
-			return failed(fmt.Sprintf("%s; the upgrade did not complete within %s", msg, u.deadline))
-		}
-		return state.NewOperationState(arm.ProvisioningStateUpdating, msg).WithSource(source), nil
+		return state.NewOperationState(arm.ProvisioningStateUpdating, fmt.Sprintf(
+			"%s asks for %s, but Clusters Service runs the %s at %s and lists no upgrade policy for it",
+			versionField, want, o.part, running)).WithSource(source), nil
 	}
 	words := p.State
 	if p.Description != "" {
 		words += ": " + p.Description
 	}
-	switch {
-	case p.State == cs.UpgradePolicyStateFailed || p.State == cs.UpgradePolicyStateCancelled:
-		return failed(fmt.Sprintf("Clusters Service's upgrade of the %s to %s is %s", o.part, p.Version, words))
-	case late:
-		return failed(fmt.Sprintf("the upgrade of the %s to %s did not complete within %s; Clusters Service reports it %s",
-			o.part, p.Version, u.deadline, words))
+	if p.State == cs.UpgradePolicyStateFailed || p.State == cs.UpgradePolicyStateCancelled {
+		return state.NewOperationState(arm.ProvisioningStateFailed,
+			fmt.Sprintf("Clusters Service's upgrade of the %s to %s is %s", o.part, p.Version, words)).WithSource(source), nil
 	}
 	return state.NewOperationState(arm.ProvisioningStateUpdating,
 		fmt.Sprintf("Clusters Service's upgrade of the %s from %s to %s is %s", o.part, running, p.Version, words)).WithSource(source), nil

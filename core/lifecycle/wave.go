@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"time"
 
 	cs "github.com/hcpops/hcpops/core/clusterservice"
 	"github.com/hcpops/hcpops/core/document"
@@ -28,6 +29,8 @@ import (
 //     later tick's 404 confirms its own, so a bulk delete ends a tick
 //     later;
 //   - otherwise the deletes complete in the tick, as before.
+//
+// Some 404s for objects that must exist do not hold it (wave_hold.go).
 
 // MsgAnomaly names the record of a tick whose 404s were not trusted
 // alone.
@@ -41,6 +44,10 @@ const (
 	// VerdictUnconfirmed: a large share of 404s; only deletes whose 404 an
 	// earlier tick saw too completed.
 	VerdictUnconfirmed = "unconfirmed"
+	// VerdictReleased: deletes completed on their 404s, and a 404 for an
+	// object that must exist no longer held them, having held them
+	// waveHoldTicks ticks in a row.
+	VerdictReleased = "released"
 )
 
 // absentMin is the fewest 404s in a tick that can be a large share: a tick
@@ -51,6 +58,12 @@ const absentMin = 3
 // sampleSize bounds the ids a cs.anomaly record names.
 const sampleSize = 5
 
+// waveHoldTicks is how many ticks in a row one operation's 404 may hold
+// the wave alone: 30 timer periods of 10 s, five minutes, longer than a
+// misrouted window we have seen last, far shorter than a delete's
+// deadline.
+const waveHoldTicks = 30
+
 // wave is what one tick's polls heard from CS about their objects. Its
 // workers share it.
 type wave struct {
@@ -59,12 +72,15 @@ type wave struct {
 	children map[string]int // by cluster href: its children CS answered
 	absent   []string       // hrefs CS answered its own 404 for
 	// mustExist are the 404s for objects that must exist.
-	mustExist []string
-	held      []heldDelete
+	mustExist []heldDelete
+	// released: 404s for objects that must exist no longer held against
+	// the tick (waveHoldTicks).
+	released int
+	held     []heldDelete
 }
 
 // heldDelete is a delete whose object CS answered 404 for, waiting for
-// the tick's verdict.
+// the tick's verdict (or, in wave.mustExist, an object that must exist).
 type heldDelete struct {
 	j    *job
 	href string
@@ -96,9 +112,6 @@ func (w *wave) observe(j *job, r pollResult, err error) {
 		if kind, cluster := cs.ParseHref(href); kind == cs.HrefNodePool || kind == cs.HrefExternalAuth {
 			w.children[cluster]++
 		}
-	case err != nil && cs.Classify(err) == cs.Absent && j.op.Properties.Request != document.RequestDelete:
-		w.absent = append(w.absent, href)
-		w.mustExist = append(w.mustExist, href)
 	}
 }
 
@@ -112,19 +125,6 @@ func (w *wave) hold(j *job, r pollResult) bool {
 	defer w.mu.Unlock()
 	w.held = append(w.held, heldDelete{j: j, href: r.absent})
 	return true
-}
-
-// unlessContradiction is a poll's error as the tick handles it. CS's 404
-// for an object that must exist is a contradiction the next tick must see
-// again to judge afresh, so it does not back the operation off as a failed
-// call would (a backed-off create would leave the next tick of a
-// misrouted CS with only deletes to judge by): it is left for the next
-// tick as is.
-func (w *wave) unlessContradiction(j *job, err error) error {
-	if w == nil || j.op.Properties.Request == document.RequestDelete || cs.Classify(err) != cs.Absent {
-		return err
-	}
-	return retryLater("clusters service answered 404 for %s, which it had accepted: %v", polledHref(j), err)
 }
 
 // polledHref is the CS object j's poll reads: a delete's target, else the
@@ -147,18 +147,26 @@ func (w *wave) contradicted() (mustExist, parents []string) {
 			parents = append(parents, h)
 		}
 	}
-	return w.mustExist, parents
+	return hrefsOf(w.mustExist), parents
 }
 
 // unconfirmed remembers the deletes a tick with a large share of 404s
 // did not complete, for a later tick's 404 to confirm. Only the last
 // such tick counts: a tick that judged otherwise forgets them.
+//
+// It also counts, by operation, the ticks in a row a 404 for an object
+// that must exist held the wave, and the operations released from it
+// (with when their 404 was last seen, to forget them once it stops).
 type unconfirmed struct {
-	mu   sync.Mutex
-	seen map[heldKey]bool
+	mu       sync.Mutex
+	seen     map[heldKey]bool
+	holds    map[store.DocRef]int
+	released map[store.DocRef]time.Time
 }
 
-func newUnconfirmed() *unconfirmed { return &unconfirmed{seen: map[heldKey]bool{}} }
+func newUnconfirmed() *unconfirmed {
+	return &unconfirmed{seen: map[heldKey]bool{}, holds: map[store.DocRef]int{}, released: map[store.DocRef]time.Time{}}
+}
 
 // sort splits held into those an earlier tick saw answered 404 too, and
 // the rest, which it remembers instead.
@@ -193,6 +201,9 @@ func (e *Engine) settleWave(ctx context.Context, t *tally, workers *pool, comple
 	w := t.wave
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if complete {
+		e.release(ctx, w)
+	}
 	mustExist, parents := w.contradicted()
 	polled := w.answered + len(w.absent)
 	large := len(w.absent) >= absentMin && len(w.absent)*100 > e.cfg.AbsentSharePercent*polled
@@ -208,6 +219,9 @@ func (e *Engine) settleWave(ctx context.Context, t *tally, workers *pool, comple
 	default:
 		now = w.held
 		e.unconfirmed.forget()
+	}
+	if verdict == "" && w.released > 0 {
+		verdict = VerdictReleased
 	}
 	if verdict != "" {
 		e.logAnomaly(ctx, w, verdict, polled, len(now), waiting, mustExist, parents)
@@ -245,7 +259,7 @@ func (e *Engine) completeHeld(ctx context.Context, h heldDelete, t *tally) {
 // itself), Info for a large share (a bulk delete looks the same).
 func (e *Engine) logAnomaly(ctx context.Context, w *wave, verdict string, polled, confirmed int, waiting []heldDelete, mustExist, parents []string) {
 	level := slog.LevelInfo
-	if verdict == VerdictWave {
+	if verdict == VerdictWave || verdict == VerdictReleased {
 		level = slog.LevelWarn
 	}
 	sample := make([]string, 0, sampleSize)
@@ -261,6 +275,7 @@ func (e *Engine) logAnomaly(ctx context.Context, w *wave, verdict string, polled
 		slog.Int("polled", polled),
 		slog.Int("absent", len(w.absent)),
 		slog.Int("must_exist_absent", len(mustExist)),
+		slog.Int("must_exist_released", w.released),
 		slog.Int("parents_absent", len(parents)),
 		slog.Int("deletes_held", len(waiting)),
 		slog.Int("deletes_confirmed", confirmed),
