@@ -2,6 +2,7 @@ package ocm
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"mime"
@@ -27,6 +28,9 @@ const maxErrorBody = 64 << 10
 func evidence(next http.RoundTripper) http.RoundTripper {
 	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
 		resp, err := next.RoundTrip(req)
+		if err == nil && resp.StatusCode < 300 && req.Context().Value(listShapeKey{}) != nil {
+			return listShape(req, resp)
+		}
 		if err != nil || resp.StatusCode < 400 || !strings.HasPrefix(req.URL.Path, "/api/") {
 			return resp, err
 		}
@@ -88,6 +92,84 @@ func errorShape(status int, contentType string, body []byte) string {
 		return "an OCM error without a code"
 	case strings.TrimSpace(e.Reason) == "":
 		return "an OCM error without a reason"
+	}
+	return ""
+}
+
+// A list is CS's word only in OCM's list shape: {"kind": "…List", "page",
+// "size", "total", "items"}. The SDK reads any JSON object as a list, so
+// without this a gateway's 200 {} reads as an empty list: no upgrade
+// policy, no version offered. The lists the upgrade code reads ask for
+// this check (wantListShape); any other answer becomes an
+// *cs.UnrecognizedAnswer with its status, as error bodies do above.
+
+type listShapeKey struct{}
+
+// wantListShape marks a list request whose 2xx answer must have OCM's
+// list shape.
+func wantListShape(ctx context.Context) context.Context {
+	return context.WithValue(ctx, listShapeKey{}, true)
+}
+
+// maxShapeBody bounds what is read of a list answer to judge its shape;
+// the rest, if any, is passed on unread for the list's own limits.
+const maxShapeBody = listPageSize*maxListItemBytes + listEnvelopeBytes
+
+func listShape(req *http.Request, resp *http.Response) (*http.Response, error) {
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxShapeBody))
+	if err != nil {
+		_ = resp.Body.Close()
+		return nil, err
+	}
+	ct := resp.Header.Get("Content-Type")
+	if shape := listBodyShape(ct, body, len(body) == maxShapeBody); shape != "" {
+		_ = resp.Body.Close()
+		return nil, &cs.UnrecognizedAnswer{Method: req.Method, Path: req.URL.Path, Status: resp.StatusCode,
+			ContentType: ct, Bytes: len(body), Shape: shape}
+	}
+	resp.Body = readCloser{io.MultiReader(bytes.NewReader(body), resp.Body), resp.Body}
+	return resp, nil
+}
+
+type readCloser struct {
+	io.Reader
+	io.Closer
+}
+
+// ocmList is the part of OCM's list shape that makes an answer CS's own.
+type ocmList struct {
+	Kind  string           `json:"kind"`
+	Page  *json.Number     `json:"page"`
+	Size  *json.Number     `json:"size"`
+	Total *json.Number     `json:"total"`
+	Items *json.RawMessage `json:"items"`
+}
+
+// listBodyShape is "" when body is a list in OCM's shape, and otherwise
+// what it is instead, never quoting it. A body cut at the bound is judged
+// by its content type only: its members were read by the SDK's decoder
+// against the list's own limits.
+func listBodyShape(contentType string, body []byte, cut bool) string {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return "an empty body"
+	}
+	if mt, _, err := mime.ParseMediaType(contentType); err != nil || mt != "application/json" && !strings.HasSuffix(mt, "+json") {
+		return "not JSON by its content type"
+	}
+	if cut {
+		return ""
+	}
+	var l ocmList
+	if err := json.Unmarshal(body, &l); err != nil {
+		return "not a JSON object"
+	}
+	switch {
+	case !strings.HasSuffix(l.Kind, "List"):
+		return "JSON without OCM's list kind"
+	case l.Page == nil || l.Size == nil || l.Total == nil:
+		return "an OCM list without its page, size or total"
+	case l.Items == nil && l.Size.String() != "0":
+		return "an OCM list without its items"
 	}
 	return ""
 }

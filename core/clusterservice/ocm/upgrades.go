@@ -57,7 +57,7 @@ func (c *Client) ListControlPlaneUpgradePolicies(ctx context.Context, clusterHre
 		}
 		out, err := collect(ctx, "GET "+clusterHref+"/control_plane_upgrade_policies", maxPolicies,
 			func(ctx context.Context, page int) ([]cs.UpgradePolicy, int, bool, error) {
-				resp, err := cc.ControlPlaneUpgradePolicies().List().Page(page).SendContext(ctx)
+				resp, err := cc.ControlPlaneUpgradePolicies().List().Page(page).SendContext(wantListShape(ctx))
 				return policyPage(resp, err, func(r *arohcp.ControlPlaneUpgradePoliciesListResponse) []*arohcp.ControlPlaneUpgradePolicy {
 					return r.Items().Slice()
 				})
@@ -95,7 +95,7 @@ func (c *Client) ListNodePoolUpgradePolicies(ctx context.Context, nodePoolHref s
 		}
 		out, err := collect(ctx, "GET "+path+"/upgrade_policies", maxPolicies,
 			func(ctx context.Context, page int) ([]cs.UpgradePolicy, int, bool, error) {
-				resp, err := nc.UpgradePolicies().List().Page(page).SendContext(ctx)
+				resp, err := nc.UpgradePolicies().List().Page(page).SendContext(wantListShape(ctx))
 				return policyPage(resp, err, func(r *arohcp.NodePoolUpgradePoliciesListResponse) []*arohcp.NodePoolUpgradePolicy {
 					return r.Items().Slice()
 				})

@@ -26,7 +26,7 @@ func (c *Client) ListVersions(ctx context.Context, search string) ([]cs.Version,
 			if search != "" {
 				req.Search(search)
 			}
-			resp, err := req.SendContext(ctx)
+			resp, err := req.SendContext(wantListShape(ctx))
 			if err := csError(err, resp.Status()); err != nil {
 				return nil, 0, false, err
 			}
