@@ -45,7 +45,7 @@ func (c cluster) spec(ctx context.Context, j *job, href string) ([]*state.Operat
 	if err != nil {
 		return nil, err
 	}
-	v, err := c.up.state(ctx, c.up.controlPlane(href), "clusterServiceClusterVersion", j.res.Version().ID, got.Version)
+	v, err := c.up.state(ctx, docRef(j.op), c.up.controlPlane(href), "clusterServiceClusterVersion", j.res.Version().ID, got.Version)
 	if err != nil {
 		return nil, err
 	}

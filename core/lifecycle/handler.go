@@ -48,7 +48,8 @@ type handlerKey struct {
 // create, update and delete of each kind of resource, and the credential
 // requests on a cluster.
 func (e *Engine) registry() map[handlerKey]handler {
-	up := upgrades{cs: e.cs, store: e.store}
+	up := upgrades{cs: e.cs, store: e.store, clock: e.clock,
+		reads: newPolicyReads(e.cfg.PollBackoffBase, e.cfg.PollBackoffMax, e.cfg.NotifyScheduleSize)}
 	c, np, ea := cluster{e.cs, up}, nodePool{e.cs, up}, externalAuth{e.cs}
 	cr := creation{e}
 	return map[handlerKey]handler{

@@ -51,7 +51,7 @@ func (n nodePool) spec(ctx context.Context, j *job, href string) ([]*state.Opera
 	if err != nil {
 		return nil, err
 	}
-	v, err := n.up.state(ctx, n.up.nodePool(href), "clusterServiceNodePoolVersion", j.res.Version().ID, np.Version)
+	v, err := n.up.state(ctx, docRef(j.op), n.up.nodePool(href), "clusterServiceNodePoolVersion", j.res.Version().ID, np.Version)
 	if err != nil {
 		return nil, err
 	}

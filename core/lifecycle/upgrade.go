@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/hcpops/hcpops/core/arm"
 	cs "github.com/hcpops/hcpops/core/clusterservice"
@@ -28,6 +29,9 @@ type upgrades struct {
 	cs cs.Client
 	// store holds the service-provider documents (serviceprovider.go).
 	store store.Store
+	clock func() time.Time
+	// reads spaces an upgrade's policy reads (policyReads).
+	reads *policyReads
 }
 
 // upgradeOf is one object's upgrade: its noun, the part upgraded (in
@@ -170,10 +174,34 @@ func (u upgrades) start(ctx context.Context, o upgradeOf, a versionAsked) error 
 // one, or a policy CS no longer lists: no word that it failed); Failed
 // when CS failed or cancelled it, with CS's description. The upgrade
 // deadline is the update's (updating.deadline), enforced as every other.
-func (u upgrades) state(ctx context.Context, o upgradeOf, source, want, running string) (*state.OperationState, error) {
+//
+// The policy list is read only while CS does not run want yet, and then
+// on the op's own schedule (policyReads): the version, read every poll,
+// is what makes the upgrade Succeeded; between reads the last answer
+// stands.
+func (u upgrades) state(ctx context.Context, op store.DocRef, o upgradeOf, source, want, running string) (*state.OperationState, error) {
 	if versionRuns(want, running) {
+		u.reads.forget(op)
 		return state.NewOperationState(arm.ProvisioningStateSucceeded, "").WithSource(source), nil
 	}
+	now := u.clock()
+	if last, ok := u.reads.last(op, now); ok {
+		return last, nil
+	}
+	s, err := u.policyState(ctx, o, source, want, running)
+	if err != nil {
+		return nil, err
+	}
+	if s.ProvisioningState.IsTerminal() {
+		u.reads.forget(op)
+	} else {
+		u.reads.read(op, now, s)
+	}
+	return s, nil
+}
+
+// policyState is state's answer from CS's policy list.
+func (u upgrades) policyState(ctx context.Context, o upgradeOf, source, want, running string) (*state.OperationState, error) {
 	policies, err := o.list(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("reading the %s's upgrade policies: %w", o.noun, err)
