@@ -192,8 +192,8 @@ func TestUpgradeDispatchIsIdempotent(t *testing.T) {
 	}
 }
 
-// TestUpgradeFailsOnCSWord: CS failing the upgrade fails the update with
-// CS's description; an upgrade past the deadline fails as every deadline.
+// TestUpgradeFailsOnCSWord: CS failing or cancelling the upgrade fails
+// the update with CS's description; an upgrade past the deadline fails as every deadline.
 func TestUpgradeFailsOnCSWord(t *testing.T) {
 	for _, tc := range upgradeCases() {
 		for _, failure := range []struct {
@@ -204,6 +204,7 @@ func TestUpgradeFailsOnCSWord(t *testing.T) {
 			words []string
 		}{
 			{"failed by CS", nil, true, arm.CodeInvalidRequestContent, []string{"is failed: nodes did not drain"}},
+			{"cancelled by CS", nil, true, arm.CodeInvalidRequestContent, []string{"is cancelled: nodes did not drain"}},
 			// The deadline is the update's, written as every deadline is
 			// (expireIfLate): handler.deadline decides it.
 			{"deadline", func(c *Config) { c.UpgradeDeadline = 10 * time.Minute }, false, arm.CodeInternalServerError,
@@ -221,7 +222,8 @@ func TestUpgradeFailsOnCSWord(t *testing.T) {
 					if tc.name == "node pool" {
 						id = "np1"
 					}
-					if _, err := e.sim.FailUpgrade("c1", id, simulator.UpgradeFailure{Message: "nodes did not drain"}); err != nil {
+					f := simulator.UpgradeFailure{Message: "nodes did not drain", Cancel: strings.HasPrefix(failure.name, "cancelled")}
+					if _, err := e.sim.FailUpgrade("c1", id, f); err != nil {
 						t.Fatal(err)
 					}
 					d := e.sim.Durations()
@@ -241,5 +243,44 @@ func TestUpgradeFailsOnCSWord(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestAnotherVersionsPolicyIsNotTheUpgrades: CS has an upgrade policy
+// for another version (4.20.25) under way when the node pool's update to
+// 4.20.10 is dispatched. It is not taken as the update's: the dispatch
+// waits it out (no second policy while it runs), its failure does not
+// fail the update, and then the update's own policy runs to Succeeded.
+func TestAnotherVersionsPolicyIsNotTheUpgrades(t *testing.T) {
+	e, _, npHref := upgradeEnv(t, 3*time.Minute)
+	if _, err := e.sim.FailUpgrade("c1", "np1", simulator.UpgradeFailure{Message: "another upgrade's failure"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.cs.PostNodePoolUpgradePolicy(context.Background(), npHref, "4.20.25"); err != nil {
+		t.Fatal(err)
+	}
+	const posts = "/api/aro_hcp/v1alpha1/clusters/{id}/node_pools/{np}/upgrade_policies"
+	op := e.update(t, nodePoolRID("c1", "np1"), request{}, func(s *spec) { s.nodePool.VersionID = "4.20.10" })
+	for range 3 {
+		if _, err := e.deliver(t); err != nil {
+			t.Fatal(err)
+		}
+		e.tick(t)
+		if got := e.op(t, op); got.Properties.Status.IsTerminal() || got.Properties.Status == arm.ProvisioningStateUpdating {
+			t.Fatalf("while another version's policy runs the update is %s; want it waiting to dispatch", got.Properties.Status)
+		}
+		e.clk.Advance(time.Minute)
+	}
+	if n := e.sim.Ledger().Count("POST", posts); n != 1 {
+		t.Fatalf("%d policies posted while another ran, want only that one", n)
+	}
+	e.drive(t, op) // the other fails; the update's own policy runs
+	e.wantOp(t, op, arm.ProvisioningStateSucceeded, "")
+	if n := e.sim.Ledger().Count("POST", posts); n != 2 {
+		t.Errorf("%d policies posted, want the other and the update's own", n)
+	}
+	v, _ := liveNodePool(func(int) bool { return false })(t, e, npHref)
+	if v != "4.20.10" {
+		t.Errorf("CS runs the node pool at %s, want 4.20.10", v)
 	}
 }

@@ -99,10 +99,10 @@ func (s *Simulator) adminRoutes() *http.ServeMux {
 				s.adminReply(w, r, map[string]bool{"applied": applied})
 			}
 		})
-	add("POST", "/_sim/clusters/{key}/upgrade/fail", `{"message":"..."}`,
-		"fail the cluster's control plane upgrade under way, or else its next one", s.postUpgradeFailure)
-	add("POST", "/_sim/clusters/{key}/node_pools/{id}/upgrade/fail", `{"message":"..."}`,
-		"fail the node pool's upgrade under way, or else its next one", s.postUpgradeFailure)
+	add("POST", "/_sim/clusters/{key}/upgrade/fail", `{"message":"...","cancel":false}`,
+		"fail (or with cancel, cancel) the cluster's control plane upgrade under way, or else its next one", s.postUpgradeFailure)
+	add("POST", "/_sim/clusters/{key}/node_pools/{id}/upgrade/fail", `{"message":"...","cancel":false}`,
+		"fail (or with cancel, cancel) the node pool's upgrade under way, or else its next one", s.postUpgradeFailure)
 	listing := append([]adminRoute{{Method: "GET", Path: "/_sim/", About: "this list"}}, index...)
 	m.HandleFunc("GET /_sim/{$}", func(w http.ResponseWriter, r *http.Request) {
 		s.adminReply(w, r, map[string]any{"routes": listing, "docs": "docs/simulator.md"})

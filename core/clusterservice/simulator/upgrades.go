@@ -32,8 +32,10 @@ type upgradePolicy struct {
 	Created   time.Time     `json:"created"`
 	Scheduled time.Duration `json:"scheduled"`
 	Upgrading time.Duration `json:"upgrading"`
-	// Failure, when set, is CS's description of the failed upgrade.
-	Failure string `json:"failure,omitempty"`
+	// Failure, when set, is CS's description of the failed upgrade, or
+	// of the cancelled one when Cancelled.
+	Failure   string `json:"failure,omitempty"`
+	Cancelled bool   `json:"cancelled,omitempty"`
 }
 
 // state is the policy's state at now.
@@ -44,6 +46,8 @@ func (p *upgradePolicy) state(now time.Time) string {
 		return cs.UpgradePolicyStateScheduled
 	case now.Before(started.Add(p.Upgrading)):
 		return cs.UpgradePolicyStateStarted
+	case p.Failure != "" && p.Cancelled:
+		return cs.UpgradePolicyStateCancelled
 	case p.Failure != "":
 		return cs.UpgradePolicyStateFailed
 	}
@@ -59,7 +63,7 @@ func (p *upgradePolicy) stateBuilder(now time.Time) *arohcp.UpgradePolicyStateBu
 	st := p.state(now)
 	b := arohcp.NewUpgradePolicyState().Value(arohcp.UpgradePolicyStateValue(st))
 	switch st {
-	case cs.UpgradePolicyStateFailed:
+	case cs.UpgradePolicyStateFailed, cs.UpgradePolicyStateCancelled:
 		b.Description(p.Failure)
 	case cs.UpgradePolicyStateCompleted:
 		b.Description("Upgrade to " + p.Version + " completed")
@@ -88,9 +92,11 @@ func runningVersion(policies []*upgradePolicy, base string, now time.Time) strin
 	return base
 }
 
-// UpgradeFailure is what a failed upgrade reports: CS's description.
+// UpgradeFailure is what a failed upgrade reports: CS's description;
+// with Cancel the policy ends cancelled instead of failed.
 type UpgradeFailure struct {
 	Message string `json:"message"`
+	Cancel  bool   `json:"cancel,omitempty"`
 }
 
 func (f UpgradeFailure) normalize() UpgradeFailure {
@@ -174,7 +180,7 @@ func (s *Simulator) newPolicy(version *cs.Version, scheduled, upgrading time.Dur
 	p := &upgradePolicy{ID: s.newUUID(), Version: version.RawID, VersionID: version.ID, Created: now,
 		Scheduled: scheduled, Upgrading: upgrading}
 	if armed != nil {
-		p.Failure = armed.Message
+		p.Failure, p.Cancelled = armed.Message, armed.Cancel
 	}
 	return p
 }
@@ -345,7 +351,7 @@ func (s *Simulator) FailUpgrade(clusterKey, id string, f UpgradeFailure) (bool, 
 		}
 		for _, p := range *policies {
 			if p.active(now) {
-				p.Failure = f.Message
+				p.Failure, p.Cancelled = f.Message, f.Cancel
 				if p.state(now) == cs.UpgradePolicyStateScheduled {
 					p.Scheduled = now.Sub(p.Created)
 				}
