@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"reflect"
 	"testing"
@@ -100,4 +101,78 @@ func (s *racingStore) Replace(ctx context.Context, pk, id string, doc []byte, if
 func version(doc obj) int64 {
 	n, _ := props(doc)["cosmosMetadata"].(obj)["instanceVersion"].(float64)
 	return int64(n)
+}
+
+// TestServiceProviderDocRoundTrips: a service-provider document with
+// members this project does not know (top level and under properties)
+// and every Cosmos system member is replaced as every other write is
+// (core/document): unknown members kept as written, system members not
+// sent back, cosmosMetadata.etag the etag it was read with,
+// instanceVersion bumped, the replace guarded by that etag. Before, _lsn
+// was sent back and cosmosMetadata.etag left as it was.
+func TestServiceProviderDocRoundTrips(t *testing.T) {
+	e := newEnv(t)
+	e.readyCluster(t, "c1")
+	ctx := context.Background()
+	spRID := clusterRID("c1") + "/serviceProviderClusters/default"
+	e.editDoc(t, spRID, func(doc obj) {
+		doc["futureEnvelope"] = obj{"n": 1.5, "list": []any{"a", 2.0}}
+		doc["_lsn"] = 42.0
+		doc["_attachments"] = "attachments/"
+		props(doc)["futureMember"] = "kept"
+		props(doc)["cosmosMetadata"].(obj)["etag"] = "an older etag"
+	})
+	_, readETag := e.readDoc(t, spRID)
+	rec := &replaceLog{Store: e.store.Store}
+	before, _ := e.readDoc(t, spRID)
+	if err := recordActiveVersion(ctx, rec, e.resource(t, clusterRID("c1")), "4.21.20"); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.replaces) != 1 {
+		t.Fatalf("%d replaces, want 1", len(rec.replaces))
+	}
+	sent, ifMatch := rec.replaces[0].doc, rec.replaces[0].ifMatch
+	if ifMatch != readETag {
+		t.Errorf("replace If-Match %q, want the etag read %q", ifMatch, readETag)
+	}
+	for _, k := range []string{"_rid", "_self", "_etag", "_attachments", "_ts", "_lsn"} {
+		if _, ok := sent[k]; ok {
+			t.Errorf("system member %s sent back: %v", k, sent[k])
+		}
+	}
+	if !reflect.DeepEqual(sent["futureEnvelope"], before["futureEnvelope"]) || props(sent)["futureMember"] != "kept" {
+		t.Errorf("unknown members not kept: %v", sent)
+	}
+	cm := props(sent)["cosmosMetadata"].(obj)
+	if cm["etag"] != readETag {
+		t.Errorf("cosmosMetadata.etag = %v, want the etag read %q", cm["etag"], readETag)
+	}
+	if version(sent) != version(before)+1 {
+		t.Errorf("instanceVersion %d, want %d", version(sent), version(before)+1)
+	}
+	list := props(sent)["status"].(obj)["control_plane_version"].(obj)["active_versions"]
+	if !reflect.DeepEqual(list, []any{obj{"version": "4.21.20"}}) {
+		t.Errorf("active_versions = %v", list)
+	}
+}
+
+// replaceLog keeps what is sent to Replace, then replaces.
+type replaceLog struct {
+	store.Store
+	replaces []struct {
+		doc     obj
+		ifMatch string
+	}
+}
+
+func (s *replaceLog) Replace(ctx context.Context, pk, id string, doc []byte, ifMatch string) (store.Item, error) {
+	var m obj
+	if err := json.Unmarshal(doc, &m); err != nil {
+		return store.Item{}, err
+	}
+	s.replaces = append(s.replaces, struct {
+		doc     obj
+		ifMatch string
+	}{m, ifMatch})
+	return s.Store.Replace(ctx, pk, id, doc, ifMatch)
 }
