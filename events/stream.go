@@ -249,6 +249,8 @@ func skipTo(r *bufio.Reader, want byte) error {
 
 // stringReader yields the content of a JSON string, unescaped, from r
 // positioned just after its opening quote; it ends at the closing quote.
+// Not core/document's reader: that holds a string whole, and this one is a
+// batch of megabytes, read a document at a time.
 type stringReader struct {
 	r       *bufio.Reader
 	done    bool

@@ -2,6 +2,7 @@ package events
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -10,26 +11,26 @@ import (
 // TimerInfo is a timer trigger's Data value (the host's TimerInfo, as
 // JObject.FromObject writes it).
 type TimerInfo struct {
-	Schedule TimerSchedule
+	Schedule TimerSchedule `json:"Schedule"`
 	// ScheduleStatus is the schedule monitor's view before this run; nil
 	// when the monitor is off (useMonitor false, or a sub-minute schedule).
-	ScheduleStatus *ScheduleStatus
+	ScheduleStatus *ScheduleStatus `json:"ScheduleStatus"`
 	// IsPastDue is set on the catch-up run for an occurrence missed while
 	// the app was down.
-	IsPastDue bool
+	IsPastDue bool `json:"IsPastDue"`
 }
 
 // TimerSchedule carries the only public property of the host's
 // TimerSchedule.
 type TimerSchedule struct {
-	AdjustForDST bool
+	AdjustForDST bool `json:"AdjustForDST"`
 }
 
 // ScheduleStatus times; Last is the zero time on the first run.
 type ScheduleStatus struct {
-	Last        Time
-	Next        Time
-	LastUpdated Time
+	Last        Time `json:"Last"`
+	Next        Time `json:"Next"`
+	LastUpdated Time `json:"LastUpdated"`
 }
 
 // Time is a time as the host writes it: DotNetRoundTrip in the host's own
@@ -97,82 +98,73 @@ func DecodeTimerInfo(field string, raw json.RawMessage) (TimerInfo, error) {
 	if Kind(raw) != "object" {
 		return TimerInfo{}, Malformed("%s is %s; want the TimerInfo object {Schedule, ScheduleStatus, IsPastDue}", field, Describe(raw))
 	}
-	var wire struct {
-		Schedule       json.RawMessage
-		ScheduleStatus json.RawMessage
-		IsPastDue      json.RawMessage
-	}
+	var wire timerWire
 	if err := json.Unmarshal(raw, &wire); err != nil {
-		return TimerInfo{}, Malformed("%s: %v", field, err)
-	}
-	var info TimerInfo
-	var err error
-	if info.IsPastDue, err = decodeBool(field+".IsPastDue", wire.IsPastDue); err != nil {
-		return TimerInfo{}, err
-	}
-	switch Kind(wire.Schedule) {
-	case "", "null":
-	case "object":
-		var sched struct{ AdjustForDST json.RawMessage }
-		if err := json.Unmarshal(wire.Schedule, &sched); err != nil {
-			return TimerInfo{}, Malformed("%s.Schedule: %v", field, err)
-		}
-		if info.Schedule.AdjustForDST, err = decodeBool(field+".Schedule.AdjustForDST", sched.AdjustForDST); err != nil {
-			return TimerInfo{}, err
-		}
-	default:
-		return TimerInfo{}, Malformed("%s.Schedule is %s; want an object", field, Describe(wire.Schedule))
-	}
-	switch Kind(wire.ScheduleStatus) {
-	case "", "null":
-	case "object":
-		var st struct{ Last, Next, LastUpdated json.RawMessage }
-		if err := json.Unmarshal(wire.ScheduleStatus, &st); err != nil {
-			return TimerInfo{}, Malformed("%s.ScheduleStatus: %v", field, err)
-		}
-		status := &ScheduleStatus{}
-		for _, f := range []struct {
-			name string
-			raw  json.RawMessage
-			dst  *Time
-		}{{"Last", st.Last, &status.Last}, {"Next", st.Next, &status.Next}, {"LastUpdated", st.LastUpdated, &status.LastUpdated}} {
-			if f.dst.Time, err = decodeTime(field+".ScheduleStatus."+f.name, f.raw); err != nil {
-				return TimerInfo{}, err
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			for path, want := range timerWants { // te.Field is spelled as the payload spells it
+				if strings.EqualFold(path, te.Field) {
+					return TimerInfo{}, Malformed("%s.%s is %s; want %s", field, path, describeGo(te.Value), want)
+				}
 			}
 		}
-		info.ScheduleStatus = status
-	default:
-		return TimerInfo{}, Malformed("%s.ScheduleStatus is %s; want an object or null", field, Describe(wire.ScheduleStatus))
+		return TimerInfo{}, Malformed("%s: %v", field, err)
+	}
+	info := TimerInfo{Schedule: wire.Schedule, IsPastDue: wire.IsPastDue}
+	if st := wire.ScheduleStatus; st != nil {
+		info.ScheduleStatus = &ScheduleStatus{}
+		for _, f := range []struct {
+			name string
+			text *string
+			dst  *Time
+		}{{"Last", st.Last, &info.ScheduleStatus.Last}, {"Next", st.Next, &info.ScheduleStatus.Next}, {"LastUpdated", st.LastUpdated, &info.ScheduleStatus.LastUpdated}} {
+			if f.text == nil {
+				continue
+			}
+			t, err := ParseTime(*f.text)
+			if err != nil {
+				return TimerInfo{}, Malformed("%s.ScheduleStatus.%s: %v", field, f.name, err)
+			}
+			f.dst.Time = t
+		}
 	}
 	return info, nil
 }
 
-func decodeBool(field string, raw json.RawMessage) (bool, error) {
-	switch Kind(raw) {
-	case "", "null":
-		return false, nil
-	case "boolean":
-		return string(raw) == "true", nil
-	default:
-		return false, Malformed("%s is %s; want true or false", field, Describe(raw))
-	}
+// timerWire is TimerInfo as the host writes it, with ScheduleStatus's
+// times as text (nil when missing or null): read by ParseTime afterwards,
+// so that an error can name the member.
+type timerWire struct {
+	Schedule       TimerSchedule `json:"Schedule"`
+	ScheduleStatus *struct {
+		Last        *string `json:"Last"`
+		Next        *string `json:"Next"`
+		LastUpdated *string `json:"LastUpdated"`
+	} `json:"ScheduleStatus"`
+	IsPastDue bool `json:"IsPastDue"`
 }
 
-func decodeTime(field string, raw json.RawMessage) (time.Time, error) {
-	switch Kind(raw) {
-	case "", "null":
-		return time.Time{}, nil
-	case "string":
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return time.Time{}, Malformed("%s: %v", field, err)
-		}
-		t, err := ParseTime(s)
-		if err != nil {
-			return time.Time{}, Malformed("%s: %v", field, err)
-		}
-		return t, nil
-	default:
-		return time.Time{}, Malformed("%s is %s; want a timestamp string", field, Describe(raw))
+// timerWants says, for each member of timerWire by its path, what it must
+// hold when present.
+var timerWants = map[string]string{
+	"Schedule":                   "an object",
+	"Schedule.AdjustForDST":      "true or false",
+	"ScheduleStatus":             "an object or null",
+	"ScheduleStatus.Last":        "a timestamp string",
+	"ScheduleStatus.Next":        "a timestamp string",
+	"ScheduleStatus.LastUpdated": "a timestamp string",
+	"IsPastDue":                  "true or false",
+}
+
+// describeGo is Describe for the kind encoding/json names in an
+// UnmarshalTypeError ("bool", "number", "number 1e999", ...).
+func describeGo(value string) string {
+	kind, _, _ := strings.Cut(value, " ")
+	switch kind {
+	case "bool":
+		return "a boolean"
+	case "array", "object":
+		return "an " + kind
 	}
+	return "a " + kind
 }

@@ -71,6 +71,27 @@ func TestDecodeTimerInfo(t *testing.T) {
 	}
 }
 
+func TestDecodeTimerInfoErrorsNameTheField(t *testing.T) {
+	tests := []struct{ raw, want string }{
+		{`{"IsPastDue":"yes"}`, "Data.timer.IsPastDue is a string; want true or false"},
+		{`{"isPastDue":1.5}`, "Data.timer.IsPastDue is a number; want true or false"},
+		{`{"Schedule":[1]}`, "Data.timer.Schedule is an array; want an object"},
+		{`{"Schedule":{"AdjustForDST":{}}}`, "Data.timer.Schedule.AdjustForDST is an object; want true or false"},
+		{`{"ScheduleStatus":true}`, "Data.timer.ScheduleStatus is a boolean; want an object or null"},
+		{`{"ScheduleStatus":{"Next":17}}`, "Data.timer.ScheduleStatus.Next is a number; want a timestamp string"},
+		{`{"ScheduleStatus":{"LastUpdated":""}}`, `Data.timer.ScheduleStatus.LastUpdated: "" is not a timestamp in any format the host uses`},
+		{`{"ScheduleStatus":{"last":"noon"}}`, `Data.timer.ScheduleStatus.Last: "noon" is not a timestamp in any format the host uses`},
+		{`[]`, "Data.timer is an array; want the TimerInfo object {Schedule, ScheduleStatus, IsPastDue}"},
+		{`"nope"`, `Data.timer is a string, not the TimerInfo object: "nope"`},
+	}
+	for _, tt := range tests {
+		_, err := DecodeTimerInfo("Data.timer", json.RawMessage(tt.raw))
+		if !IsMalformed(err) || err.Error() != tt.want {
+			t.Errorf("DecodeTimerInfo(%s) = %v\nwant %s", tt.raw, err, tt.want)
+		}
+	}
+}
+
 func equalInfo(a, b TimerInfo) bool {
 	if a.IsPastDue != b.IsPastDue || a.Schedule != b.Schedule || (a.ScheduleStatus == nil) != (b.ScheduleStatus == nil) {
 		return false

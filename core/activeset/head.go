@@ -6,10 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"sync"
 
-	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/document"
 )
 
@@ -31,34 +29,21 @@ type head struct {
 	externalID string
 }
 
-// class is what the active-operations query (with pending notifications)
-// makes of an operation document, in its own words:
-//
-//	STRINGEQUALS(c.resourceType, "Microsoft.RedHatOpenShift/hcpOperationStatuses", true)
-//	AND LENGTH(c.resourceID) > 0 AND NOT IS_DEFINED(c.deletionTimestamp)
-//	AND (NOT ARRAYCONTAINS(["Succeeded","Failed","Canceled"], c.properties.status)
-//	     OR (IS_STRING(c.properties.notificationUri) AND LENGTH(c.properties.notificationUri) > 0))
-//
-// A status that is missing or not a string is not in the array, so such an
-// operation is active, as the stores have it.
-type class uint8
+// class is what the active-operations query makes of a document:
+// document.Classify, the one rule the stores and the Cosmos query text
+// take too.
+type class = document.Class
 
 const (
-	classNone    class = iota // not selected
-	classActive               // non-terminal: polled, needs its resource
-	classPending              // terminal with a notification still to send
+	classNone    = document.ClassNone    // not selected
+	classActive  = document.ClassActive  // non-terminal: polled, needs its resource
+	classPending = document.ClassPending // terminal with a notification still to send
 )
 
 func (h *head) class() class {
-	switch {
-	case !h.operation || !h.resourceID || h.deleted:
-		return classNone
-	case !h.terminal:
-		return classActive
-	case h.notifyURI:
-		return classPending
-	}
-	return classNone
+	return document.Classify(document.Facts{
+		Operation: h.operation, ResourceID: h.resourceID, Deleted: h.deleted, Terminal: h.terminal, NotifyURI: h.notifyURI,
+	})
 }
 
 // expiry is the Unix second at which the store stops returning the
@@ -76,7 +61,8 @@ var errNoAddress = errors.New("document has no string id and partitionKey")
 // readHead reads the members the view needs and skips every other value
 // without decoding it. Duplicate names are allowed (the last wins) and
 // invalid UTF-8 is kept, so a document the stores hold is never refused
-// here for what they accept.
+// here for what they accept. (Not core/document's restrict, which builds a
+// tree: 744 B, 12 allocs a document here; 3792 B, 27 there; operation.json.)
 func readHead(body []byte) (head, error) {
 	return newHeadReader().read(body)
 }
@@ -130,7 +116,7 @@ func (hr *headReader) read(body []byte) (head, error) {
 			if err := readString(dec, &s); err != nil {
 				return err
 			}
-			h.operation = strings.EqualFold(s, arm.OperationResourceType)
+			h.operation = document.IsOperationType(s)
 			_, err := document.ResourceKind(s)
 			h.resource = err == nil
 			return nil
@@ -161,12 +147,7 @@ func (h *head) readProperties(dec *jsontext.Decoder) error {
 			if err := readString(dec, &s); err != nil {
 				return err
 			}
-			switch arm.ProvisioningState(s) {
-			case arm.ProvisioningStateSucceeded, arm.ProvisioningStateFailed, arm.ProvisioningStateCanceled:
-				h.terminal = true
-			default:
-				h.terminal = false
-			}
+			h.terminal = document.TerminalStatus(s)
 			return nil
 		case "notificationUri":
 			var s string

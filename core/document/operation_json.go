@@ -20,9 +20,6 @@ var envelopeNames = [...]string{"id", "partitionKey", "resourceID", "resourceTyp
 
 var envelopeKeys = keysOf(envelopeNames[:]...)
 
-// envelopeProperties is the index of properties in envelopeNames.
-const envelopeProperties = 8
-
 // ParseOperation decodes an operation document as read from the store.
 // It refuses documents of another resourceType, unknown request or status
 // values and unparsable resource IDs, naming the field and value.
@@ -35,7 +32,7 @@ func ParseOperation(raw []byte) (*OperationDocument, error) {
 	var rd reader
 	dec := rd.at(raw, 0)
 	err := rd.eachMember(func(name jsontext.Value) error {
-		if i, ok := byName(envelopeKeys, name); ok && i == envelopeProperties {
+		if i, ok := byName(envelopeKeys, name); ok && envelopeNames[i] == "properties" {
 			props = operationProperties{object: dec.PeekKind() == '{'} // the last one wins
 			if props.object {
 				vals[i] = nil
@@ -125,7 +122,7 @@ func (d *OperationDocument) Replaced(stored []byte) (*OperationDocument, error) 
 	if err := rd.readMembers("stored operation document", stored, storedKeys, vals[:], nil); err != nil {
 		return nil, err
 	}
-	etag, ts := vals[0], vals[1]
+	etag, ts := vals[storedKeys["_etag"]], vals[storedKeys["_ts"]]
 	c := d.Clone()
 	c.ETag, c.Timestamp = "", 0
 	var tsNum json.Number

@@ -387,12 +387,6 @@ func TestWritesRefuseBadKeys(t *testing.T) {
 	}
 }
 
-func TestEnvelopePropertiesIndex(t *testing.T) {
-	if envelopeNames[envelopeProperties] != "properties" {
-		t.Fatalf("envelopeNames[%d] = %q, want properties", envelopeProperties, envelopeNames[envelopeProperties])
-	}
-}
-
 // TestToStatusErrorOnFailedAndCanceled: ARM requires error.code on a
 // Failed or Canceled status; a document whose writer recorded none still
 // gets one, and a recorded one is kept as it is.

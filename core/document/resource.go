@@ -3,6 +3,7 @@ package document
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -232,12 +233,12 @@ func (r *Resource) sppTime(key string) (time.Time, bool) {
 	return getTime(r.view(), spp(key))
 }
 
-// envelopeString reads the envelope's member envelopeHot[i].
-func (r *Resource) envelopeString(i int) string {
+// envelopeString reads the envelope's member key, one of envelopeHot.
+func (r *Resource) envelopeString(key string) string {
 	if h := r.hotHead(); h != nil {
-		return h.envelope[i]
+		return h.envelope[slices.Index(envelopeHot[:], key)]
 	}
-	return getString(r.view(), []string{envelopeHot[i]})
+	return getString(r.view(), []string{key})
 }
 
 // edit returns the whole document for a setter to change, decoding it

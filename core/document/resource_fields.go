@@ -9,10 +9,10 @@ import (
 
 // Envelope members.
 
-func (r *Resource) ID() string           { return r.envelopeString(0) }
-func (r *Resource) PartitionKey() string { return r.envelopeString(1) }
-func (r *Resource) ResourceID() string   { return r.envelopeString(2) }
-func (r *Resource) ResourceType() string { return r.envelopeString(3) }
+func (r *Resource) ID() string           { return r.envelopeString("id") }
+func (r *Resource) PartitionKey() string { return r.envelopeString("partitionKey") }
+func (r *Resource) ResourceID() string   { return r.envelopeString("resourceID") }
+func (r *Resource) ResourceType() string { return r.envelopeString("resourceType") }
 
 // InstanceVersion is properties.cosmosMetadata.instanceVersion (1 for
 // legacy documents without one).

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -177,7 +178,7 @@ func (d deletion) poll(ctx context.Context, j *job) (pollResult, error) {
 func (e *Engine) completeDelete(ctx context.Context, j *job, t *tally) error {
 	pk, target := j.op.PartitionKey, j.op.Properties.ExternalID
 	if j.res != nil {
-		if err := e.softDelete(ctx, pk, j.res.ID()); err != nil {
+		if err := e.softDelete(ctx, j.log, pk, j.res.ID()); err != nil {
 			return fmt.Errorf("soft-deleting %s: %w", target, err)
 		}
 		j.log.InfoContext(ctx, "resource deleted")
@@ -200,23 +201,22 @@ func (e *Engine) completeDelete(ctx context.Context, j *job, t *tally) error {
 // already counts as done. A store that reads before it replaces answers
 // 412 when another writer got there in between, most often the document's
 // own delete completing in the same tick (a cluster's child whose implicit
-// delete finished too): a re-read tells that from a live change, which
-// gets one more attempt.
-func (e *Engine) softDelete(ctx context.Context, pk, id string) error {
-	for attempt := 0; ; attempt++ {
-		err := e.store.SoftDelete(ctx, pk, id)
-		switch {
-		case err == nil, errors.Is(err, store.ErrNotFound):
-			return nil
-		case !errors.Is(err, store.ErrPreconditionFailed) || attempt > 0:
-			return err
+// delete finished too): writeGuarded's re-read tells that from a live
+// change, which gets one more attempt.
+func (e *Engine) softDelete(ctx context.Context, log *slog.Logger, pk, id string) error {
+	gone := func(err error) (string, bool, error) {
+		if errors.Is(err, store.ErrNotFound) {
+			return id, false, nil
 		}
-		if _, err := e.store.Get(ctx, pk, id); errors.Is(err, store.ErrNotFound) {
-			return nil // deleted by the other writer
-		} else if err != nil {
-			return err
-		}
+		return id, err == nil, err
 	}
+	_, _, err := writeGuarded(ctx, log, id, func(id string) (string, bool, error) {
+		return gone(e.store.SoftDelete(ctx, pk, id))
+	}, isPreconditionFailed, func(ctx context.Context, id string) (string, bool, error) {
+		_, err := e.store.Get(ctx, pk, id)
+		return gone(err)
+	})
+	return err
 }
 
 // childDoc is what delete completion reads of a document under a resource.
@@ -278,7 +278,7 @@ func (e *Engine) deleteChildren(ctx context.Context, j *job, pk, target string) 
 		if d.controllerStatus() {
 			continue
 		}
-		if err := e.softDelete(ctx, pk, d.ID); err != nil {
+		if err := e.softDelete(ctx, j.log, pk, d.ID); err != nil {
 			return fmt.Errorf("soft-deleting child %s of %s: %w", d.ResourceID, target, err)
 		}
 		n++

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -309,5 +310,64 @@ func TestDeleteRaceCompletesInOneTick(t *testing.T) {
 	}
 	for _, op := range ops {
 		e.wantOp(t, op, arm.ProvisioningStateSucceeded, "")
+	}
+}
+
+// TestSoftDeleteRetriesOnceThroughWriteGuarded: a 412 is re-read and
+// tried once more; gone counts as done; a second 412 is left for a later
+// tick (errRetryLater), never spun on.
+func TestSoftDeleteRetriesOnceThroughWriteGuarded(t *testing.T) {
+	tests := []struct {
+		name      string
+		create    bool
+		refusals  int  // SoftDeletes answered 412 before the store is asked
+		goneAfter bool // the first refusal's writer deleted the document
+		wantCalls int
+		wantErr   error
+		wantGone  bool
+	}{
+		{"live", true, 0, false, 1, nil, true},
+		{"missing", false, 0, false, 1, nil, true},
+		{"refused, then gone", true, 1, true, 1, nil, true},
+		{"refused once, live", true, 1, false, 2, nil, true},
+		{"refused twice", true, 2, false, 2, errRetryLater, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			ctx := context.Background()
+			const id = "doc-1"
+			if tc.create {
+				if _, err := e.store.Store.Create(ctx, testPK, []byte(`{"id":"`+id+`","partitionKey":"`+testPK+`"}`)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			calls := 0
+			e.store.setHook(func(ctx context.Context, p hookPhase, w write) error {
+				if p != beforeWrite || w.kind != "SoftDelete" {
+					return nil
+				}
+				if calls++; calls > tc.refusals {
+					return nil
+				}
+				if tc.goneAfter {
+					if err := e.store.Store.SoftDelete(ctx, w.pk, id); err != nil {
+						return err
+					}
+				}
+				return fmt.Errorf("replacing %s: %w", id, store.ErrPreconditionFailed)
+			})
+			err := e.engine.softDelete(ctx, slog.New(slog.DiscardHandler), testPK, id)
+			if !errors.Is(err, tc.wantErr) || (tc.wantErr == nil) != (err == nil) {
+				t.Errorf("softDelete = %v, want %v", err, tc.wantErr)
+			}
+			if calls != tc.wantCalls {
+				t.Errorf("SoftDelete calls = %d, want %d", calls, tc.wantCalls)
+			}
+			_, err = e.store.Store.Get(ctx, testPK, id)
+			if gone := errors.Is(err, store.ErrNotFound); gone != tc.wantGone {
+				t.Errorf("document gone = %v (%v), want %v", gone, err, tc.wantGone)
+			}
+		})
 	}
 }

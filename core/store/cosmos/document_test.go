@@ -110,7 +110,7 @@ func TestCheckDocument(t *testing.T) {
 		{"id too long", `{"id":"` + strings.Repeat("a", 256) + `","partitionKey":"p"}`, "p", "longer than 255"},
 		{"other partition", `{"id":"a","partitionKey":"q"}`, "p", `partitionKey is "q", want "p"`},
 		{"no partitionKey", `{"id":"a"}`, "p", "partitionKey is undefined"},
-		{"trailing data", `{"id":"a","partitionKey":"p"} {}`, "p", "unexpected data"},
+		{"trailing data", `{"id":"a","partitionKey":"p"} {}`, "p", "after top-level value"},
 		{"empty partition", `{"id":"a","partitionKey":""}`, "", "partition key is empty"},
 	}
 	for _, tc := range tests {

@@ -6,26 +6,12 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
+	"github.com/hcpops/hcpops/core/arm"
+	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
 )
 
-// OperationResourceType is the resourceType of ARO-HCP operation documents;
-// it is compared case-insensitively because its casing follows the ARM id.
-const OperationResourceType = "Microsoft.RedHatOpenShift/hcpOperationStatuses"
-
-// ARO-HCP's ListActiveOperations filter, kept in its words so the two stay
-// comparable.
-const (
-	activeOperationsBase = "SELECT * FROM c WHERE STRINGEQUALS(c.resourceType, @type, true)" +
-		" AND LENGTH(c.resourceID) > 0 AND NOT IS_DEFINED(c.deletionTimestamp)"
-	notTerminal         = `NOT ARRAYCONTAINS(["Succeeded","Failed","Canceled"], c.properties.status)`
-	pendingNotification = "(IS_STRING(c.properties.notificationUri) AND LENGTH(c.properties.notificationUri) > 0)"
-
-	activeOperationsQuery      = activeOperationsBase + " AND " + notTerminal
-	activeOrNotificationsQuery = activeOperationsBase + " AND (" + notTerminal + " OR " + pendingNotification + ")"
-
-	childrenQuery = "SELECT * FROM c WHERE STARTSWITH(c.resourceID, @prefix, true) AND NOT IS_DEFINED(c.deletionTimestamp)"
-)
+const childrenQuery = "SELECT * FROM c WHERE STARTSWITH(c.resourceID, @prefix, true) AND NOT IS_DEFINED(c.deletionTimestamp)"
 
 // ActiveOperations streams the non-terminal operations of every partition
 // (and, if asked, terminal ones with a notification still to send), one
@@ -34,11 +20,11 @@ func (s *Store) ActiveOperations(ctx context.Context, q store.ActiveOperationsQu
 	if err := store.CheckPageSize("page size", q.PageSize); err != nil {
 		return fmt.Errorf("listing active operations: %w", err)
 	}
-	query := activeOperationsQuery
+	query := document.ActiveOperationsQuery // as document.Classify has it
 	if q.WithPendingNotification {
-		query = activeOrNotificationsQuery
+		query = document.ActiveOrPendingQuery
 	}
-	params := []azcosmos.QueryParameter{{Name: "@type", Value: OperationResourceType}}
+	params := []azcosmos.QueryParameter{{Name: document.ActiveOperationsTypeParameter, Value: arm.OperationResourceType}}
 	// An empty partition key makes the query cross-partition.
 	if err := s.query(ctx, query, azcosmos.NewPartitionKey(), params, q.PageSize, page); err != nil {
 		return fmt.Errorf("listing active operations: %w", err)

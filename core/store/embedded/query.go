@@ -9,6 +9,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/core/store/storedoc"
 )
@@ -18,28 +19,22 @@ import (
 // previous page: a slow callback then never pins a read transaction, which in
 // bbolt would block a writer that needs to grow the file.
 func (s *Store) ActiveOperations(ctx context.Context, q store.ActiveOperationsQuery, page func([]store.Item) error) error {
-	size, err := storedoc.ActiveOperationsPageSize(q, page)
-	if err != nil {
-		return err
-	}
-	err = s.stream(ctx, bucketOps, nil, size, page, func(docs *bolt.Cursor, k, v []byte, now int64) (store.Item, bool, error) {
-		if len(v) != 1 || !storedoc.Class(v[0]).Wanted(q) {
-			return store.Item{}, false, nil
-		}
-		raw := get(docs, k)
-		if raw == nil {
-			return store.Item{}, false, fmt.Errorf("operations index names missing document %q", k)
-		}
-		rec, err := decodeRecord(raw)
-		if err != nil || !rec.Visible(now) {
-			return store.Item{}, false, err
-		}
-		return itemOf(rec), true, nil
+	return storedoc.ActiveOperations(q, page, func(size int, listed func(document.Class) bool) error {
+		return s.stream(ctx, bucketOps, nil, size, page, func(docs *bolt.Cursor, k, v []byte, now int64) (store.Item, bool, error) {
+			if len(v) != 1 || !listed(document.Class(v[0])) {
+				return store.Item{}, false, nil
+			}
+			raw := get(docs, k)
+			if raw == nil {
+				return store.Item{}, false, fmt.Errorf("operations index names missing document %q", k)
+			}
+			rec, err := decodeRecord(raw)
+			if err != nil || !rec.Visible(now) {
+				return store.Item{}, false, err
+			}
+			return itemOf(rec), true, nil
+		})
 	})
-	if err != nil {
-		return fmt.Errorf("listing active operations: %w", err)
-	}
-	return nil
 }
 
 // Children streams the live documents of one partition whose resourceID

@@ -8,6 +8,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/core/store/storedoc"
 )
@@ -71,11 +72,11 @@ func (w *writer) Lookup(key []byte) (record, bool, error) {
 	return rec, true, nil
 }
 
-func (w *writer) Insert(key []byte, obj storedoc.Object, meta storedoc.Meta) (store.Item, error) {
+func (w *writer) Insert(key []byte, obj document.Object, meta storedoc.Meta) (store.Item, error) {
 	return w.put(key, nil, obj, meta)
 }
 
-func (w *writer) Update(key []byte, prev record, obj storedoc.Object, meta storedoc.Meta) (store.Item, error) {
+func (w *writer) Update(key []byte, prev record, obj document.Object, meta storedoc.Meta) (store.Item, error) {
 	return w.put(key, &prev, obj, meta)
 }
 
@@ -89,7 +90,7 @@ func (w *writer) Drop(key []byte, rec record) error {
 
 // put stores a new version of the document under key. prev is the version it
 // replaces, if any, whose index entries it retires.
-func (w *writer) put(key []byte, prev *record, obj storedoc.Object, meta storedoc.Meta) (store.Item, error) {
+func (w *writer) put(key []byte, prev *record, obj document.Object, meta storedoc.Meta) (store.Item, error) {
 	seq, err := w.feed.NextSequence()
 	if err != nil {
 		return store.Item{}, err
@@ -123,7 +124,7 @@ func (w *writer) put(key []byte, prev *record, obj storedoc.Object, meta storedo
 			return store.Item{}, err
 		}
 	}
-	if meta.Class != storedoc.ClassNone {
+	if meta.Class != document.ClassNone {
 		if err := w.ops.Put(key, []byte{byte(meta.Class)}); err != nil {
 			return store.Item{}, err
 		}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/core/store/storedoc"
 )
@@ -17,19 +18,13 @@ import (
 // order. The keys are taken once; each page is read under its own lock, so
 // a slow callback holds up no writer.
 func (s *Store) ActiveOperations(ctx context.Context, q store.ActiveOperationsQuery, page func([]store.Item) error) error {
-	size, err := storedoc.ActiveOperationsPageSize(q, page)
-	if err != nil {
-		return err
-	}
-	keys, err := s.keys(func(k key, _ *record) bool { _, ok := s.ops[k]; return ok })
-	if err != nil {
-		return fmt.Errorf("listing active operations: %w", err)
-	}
-	err = s.stream(ctx, keys, size, page, func(rec *record) bool { return rec.class.Wanted(q) })
-	if err != nil {
-		return fmt.Errorf("listing active operations: %w", err)
-	}
-	return nil
+	return storedoc.ActiveOperations(q, page, func(size int, listed func(document.Class) bool) error {
+		keys, err := s.keys(func(k key, _ *record) bool { _, ok := s.ops[k]; return ok })
+		if err != nil {
+			return err
+		}
+		return s.stream(ctx, keys, size, page, func(rec *record) bool { return listed(rec.class) })
+	})
 }
 
 // Children streams the live documents of one partition whose resourceID

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/hcpops/hcpops/core/clock"
+	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/core/store/storedoc"
 )
@@ -63,7 +64,7 @@ type record struct {
 	ts         int64 // _ts
 	expires    int64 // unix seconds; 0 means never
 	deleted    bool
-	class      storedoc.Class
+	class      document.Class
 	resourceID []byte
 	etag       string
 	body       []byte

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/core/store/storedoc"
 )
@@ -59,11 +60,11 @@ func (t *txn) Lookup(k key) (*record, bool, error) {
 	return rec, ok, nil
 }
 
-func (t *txn) Insert(k key, obj storedoc.Object, meta storedoc.Meta) (store.Item, error) {
+func (t *txn) Insert(k key, obj document.Object, meta storedoc.Meta) (store.Item, error) {
 	return t.put(k, nil, obj, meta), nil
 }
 
-func (t *txn) Update(k key, prev *record, obj storedoc.Object, meta storedoc.Meta) (store.Item, error) {
+func (t *txn) Update(k key, prev *record, obj document.Object, meta storedoc.Meta) (store.Item, error) {
 	return t.put(k, prev, obj, meta), nil
 }
 
@@ -75,7 +76,7 @@ func (t *txn) Drop(k key, _ *record) error {
 
 // put stages a new version of the document under k; prev is the version
 // it replaces, if any.
-func (t *txn) put(k key, prev *record, obj storedoc.Object, meta storedoc.Meta) store.Item {
+func (t *txn) put(k key, prev *record, obj document.Object, meta storedoc.Meta) store.Item {
 	t.seq++
 	rec := &record{key: k, seq: t.seq, created: t.seq, ts: t.now.Unix(), deleted: meta.Deleted, class: meta.Class,
 		resourceID: []byte(meta.ResourceID)}
@@ -106,7 +107,7 @@ func (t *txn) commit() {
 	slices.SortFunc(written, func(a, b *record) int { return cmp.Compare(a.seq, b.seq) })
 	for _, rec := range written {
 		s.docs[rec.key] = rec
-		if rec.class != storedoc.ClassNone {
+		if rec.class != document.ClassNone {
 			s.ops[rec.key] = struct{}{}
 		} else {
 			delete(s.ops, rec.key)

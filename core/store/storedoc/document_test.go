@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
 )
 
@@ -53,98 +54,32 @@ func TestParseDocumentTTL(t *testing.T) {
 	}
 }
 
-func TestClassify(t *testing.T) {
-	op := func(extra string) string {
-		return `{"id":"a","partitionKey":"p","resourceID":"/subscriptions/p/providers/Microsoft.RedHatOpenShift/hcpOperationStatuses/u",` +
-			`"resourceType":"Microsoft.RedHatOpenShift/hcpOperationStatuses"` + extra + `}`
-	}
-	tests := []struct {
-		name string
-		body string
-		want Class
-	}{
-		{"accepted", op(`,"properties":{"status":"Accepted"}`), ClassActive},
-		{"succeeded", op(`,"properties":{"status":"Succeeded"}`), ClassNone},
-		{"failed", op(`,"properties":{"status":"Failed"}`), ClassNone},
-		{"canceled", op(`,"properties":{"status":"Canceled"}`), ClassNone},
-		// ARRAYCONTAINS compares exactly, so odd casing is not terminal.
-		{"lower-case succeeded", op(`,"properties":{"status":"succeeded"}`), ClassActive},
-		// Missing, null or non-string status is not in the terminal array.
-		{"missing status", op(`,"properties":{}`), ClassActive},
-		{"null status", op(`,"properties":{"status":null}`), ClassActive},
-		{"numeric status", op(`,"properties":{"status":3}`), ClassActive},
-		{"no properties", op(``), ClassActive},
-		{"properties not an object", op(`,"properties":"x"`), ClassActive},
-		{"terminal, pending notification", op(`,"properties":{"status":"Failed","notificationUri":"https://arm/x"}`), ClassPending},
-		{"terminal, notification sent", op(`,"properties":{"status":"Failed","notificationUri":""}`), ClassNone},
-		{"terminal, notificationUri not a string", op(`,"properties":{"status":"Failed","notificationUri":5}`), ClassNone},
-		{"soft-deleted", op(`,"deletionTimestamp":"2026-03-14T02:00:00Z","properties":{"status":"Accepted"}`), ClassNone},
-		{"null deletionTimestamp is still defined", op(`,"deletionTimestamp":null,"properties":{"status":"Accepted"}`), ClassNone},
-		{"cluster", `{"id":"a","partitionKey":"p","resourceID":"/x","resourceType":"Microsoft.RedHatOpenShift/hcpOpenShiftClusters"}`, ClassNone},
-		{"empty resourceID", `{"id":"a","partitionKey":"p","resourceID":"","resourceType":"Microsoft.RedHatOpenShift/hcpOperationStatuses"}`, ClassNone},
-		{"resourceID not a string", `{"id":"a","partitionKey":"p","resourceID":1,"resourceType":"Microsoft.RedHatOpenShift/hcpOperationStatuses"}`, ClassNone},
-		{"lower-case type", `{"id":"a","partitionKey":"p","resourceID":"/x","resourceType":"microsoft.redhatopenshift/hcpoperationstatuses"}`, ClassActive},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			_, meta, err := Parse([]byte(tc.body), "p")
-			if err != nil {
-				t.Fatalf("parseDocument: %v", err)
-			}
-			if meta.Class != tc.want {
-				t.Errorf("class = %d, want %d", meta.Class, tc.want)
-			}
-		})
+// TestParseClassifies: Parse indexes a document by document.ClassifyObject
+// (whose cases are tested there), after dropping the system fields.
+func TestParseClassifies(t *testing.T) {
+	op := `{"id":"a","partitionKey":"p","resourceID":"/x","resourceType":"Microsoft.RedHatOpenShift/hcpOperationStatuses","_etag":"e"`
+	for body, want := range map[string]document.Class{
+		op + `,"properties":{"status":"Accepted"}}`:                               document.ClassActive,
+		op + `,"properties":{"status":"Failed","notificationUri":"https://a/b"}}`: document.ClassPending,
+		op + `,"properties":{"status":"Failed"}}`:                                 document.ClassNone,
+		`{"id":"a","partitionKey":"p","resourceID":"/x","resourceType":"c"}`:      document.ClassNone,
+	} {
+		if _, meta, err := Parse([]byte(body), "p"); err != nil || meta.Class != want {
+			t.Errorf("Parse(%s): class %d, err %v; want %d", body, meta.Class, err, want)
+		}
 	}
 }
 
-func TestMarkDeleted(t *testing.T) {
-	now := time.Date(2026, 3, 14, 4, 0, 1, 5, time.UTC)
-	tests := []struct {
-		name    string
-		body    string
-		want    string
-		wantErr string
-	}{
-		{
-			name: "bumps the version and keeps the rest",
-			body: `{"id":"a","properties":{"x":1,"cosmosMetadata":{"resourceID":"/r","instanceVersion":4}},"ttl":604800}`,
-			want: `{"id":"a","properties":{"x":1,"cosmosMetadata":{"resourceID":"/r","instanceVersion":5}},"ttl":30,"deletionTimestamp":"2026-03-14T04:00:01.000000005Z"}`,
-		},
-		{
-			name: "missing version counts as 1",
-			body: `{"id":"a","properties":{"cosmosMetadata":{}}}`,
-			want: `{"id":"a","properties":{"cosmosMetadata":{"instanceVersion":2}},"deletionTimestamp":"2026-03-14T04:00:01.000000005Z","ttl":30}`,
-		},
-		{
-			name: "missing properties",
-			body: `{"id":"a"}`,
-			want: `{"id":"a","properties":{"cosmosMetadata":{"instanceVersion":2}},"deletionTimestamp":"2026-03-14T04:00:01.000000005Z","ttl":30}`,
-		},
-		{name: "version not a number", body: `{"id":"a","properties":{"cosmosMetadata":{"instanceVersion":"4"}}}`, wantErr: `properties.cosmosMetadata.instanceVersion is "4"`},
-		{name: "properties not an object", body: `{"id":"a","properties":[]}`, wantErr: "field properties is []"},
-		{name: "cosmosMetadata not an object", body: `{"id":"a","properties":{"cosmosMetadata":1}}`, wantErr: "field properties.cosmosMetadata is 1"},
+// TestSoftDeletedRefusesWhatItCannotEdit: document.Object.MarkDeleted's
+// refusal (tested there) is the store's ErrInvalid.
+func TestSoftDeletedRefusesWhatItCannotEdit(t *testing.T) {
+	_, _, err := softDeleted([]byte(`{"id":"a","partitionKey":"p","properties":[]}`), "p", time.Now())
+	if !errors.Is(err, store.ErrInvalid) || !strings.Contains(err.Error(), "field properties is []") {
+		t.Errorf("err = %v, want ErrInvalid naming properties", err)
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			obj, err := ParseObject([]byte(tc.body))
-			if err != nil {
-				t.Fatalf("parseObject: %v", err)
-			}
-			err = markDeleted(&obj, now)
-			if tc.wantErr != "" {
-				if !errors.Is(err, store.ErrInvalid) || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("err = %v, want ErrInvalid mentioning %q", err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("markDeleted: %v", err)
-			}
-			if got := string(obj.AppendJSON(nil)); got != tc.want {
-				t.Errorf("got  %s\nwant %s", got, tc.want)
-			}
-		})
+	obj, meta, err := softDeleted([]byte(`{"id":"a","partitionKey":"p","properties":{}}`), "p", time.Now())
+	if ttl, _ := obj.Get("ttl"); err != nil || !meta.Deleted || string(ttl) != "30" {
+		t.Errorf("softDeleted = %s, %+v, %v; want deleted with ttl 30", obj.AppendJSON(nil), meta, err)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
 )
 
@@ -45,6 +46,21 @@ func ActiveOperationsPageSize(q store.ActiveOperationsQuery, page func([]store.I
 		return 0, fmt.Errorf("listing active operations: %w: page callback is nil", store.ErrInvalid)
 	}
 	return size, nil
+}
+
+// ActiveOperations is a store's ActiveOperations around scan, the store's
+// walk of its operations index in pages of size: the call checked, the
+// query's filter (document.Class.Listed, the one rule), and the error's
+// context. scan hands page what passes listed and is live.
+func ActiveOperations(q store.ActiveOperationsQuery, page func([]store.Item) error, scan func(size int, listed func(document.Class) bool) error) error {
+	size, err := ActiveOperationsPageSize(q, page)
+	if err != nil {
+		return err
+	}
+	if err := scan(size, func(c document.Class) bool { return c.Listed(q.WithPendingNotification) }); err != nil {
+		return fmt.Errorf("listing active operations: %w", err)
+	}
+	return nil
 }
 
 // ChildrenPrefix checks a Children call and returns the resourceID prefix

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
 )
 
@@ -60,3 +61,32 @@ func TestParseFeedRequest(t *testing.T) {
 		t.Errorf("parse called with %q, want only the position", parsed)
 	}
 }
+
+// TestActiveOperationsFiltersByTheOneRule: the scan is given the query's
+// page size and document.Class.Listed for the query; its error gets the
+// call's context, and a bad call never reaches it.
+func TestActiveOperationsFiltersByTheOneRule(t *testing.T) {
+	page := func([]store.Item) error { return nil }
+	for _, withPending := range []bool{false, true} {
+		q := store.ActiveOperationsQuery{PageSize: 7, WithPendingNotification: withPending}
+		err := ActiveOperations(q, page, func(size int, listed func(document.Class) bool) error {
+			if size != 7 || listed(document.ClassNone) || !listed(document.ClassActive) || listed(document.ClassPending) != withPending {
+				t.Errorf("withPending %v: size %d, listed none/active/pending = %v/%v/%v", withPending, size,
+					listed(document.ClassNone), listed(document.ClassActive), listed(document.ClassPending))
+			}
+			return errScan
+		})
+		if !errors.Is(err, errScan) || !strings.HasPrefix(err.Error(), "listing active operations: ") {
+			t.Errorf("err = %v, want the scan's, in context", err)
+		}
+	}
+	err := ActiveOperations(store.ActiveOperationsQuery{}, nil, func(int, func(document.Class) bool) error {
+		t.Error("scan ran for a call without a page callback")
+		return nil
+	})
+	if !errors.Is(err, store.ErrInvalid) {
+		t.Errorf("err = %v, want ErrInvalid", err)
+	}
+}
+
+var errScan = errors.New("scan failed")

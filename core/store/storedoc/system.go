@@ -10,6 +10,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
 )
 
@@ -38,7 +39,7 @@ func (s System) RID() string {
 
 // Stamp writes the system fields into obj, last, and returns the body as
 // stored with its etag.
-func Stamp(obj Object, s System) (body []byte, etag string) {
+func Stamp(obj document.Object, s System) (body []byte, etag string) {
 	etag = s.ETag()
 	rid := s.RID()
 	etagJSON, _ := json.Marshal(etag) // a string always marshals

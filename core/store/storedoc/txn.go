@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
 )
 
@@ -34,9 +35,9 @@ type Txn[K any, V Version] interface {
 	// or not.
 	Lookup(k K) (V, bool, error)
 	// Insert stores the first version of a document under k.
-	Insert(k K, obj Object, meta Meta) (store.Item, error)
+	Insert(k K, obj document.Object, meta Meta) (store.Item, error)
 	// Update stores a new version over prev, the one Lookup found under k.
-	Update(k K, prev V, obj Object, meta Meta) (store.Item, error)
+	Update(k K, prev V, obj document.Object, meta Meta) (store.Item, error)
 	// Drop removes prev, the version under k, and what indexes it.
 	Drop(k K, prev V) error
 }

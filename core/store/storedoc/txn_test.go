@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
 )
 
@@ -40,11 +41,11 @@ func (t *mapTxn) Lookup(k string) (mapVersion, bool, error) {
 	return v, ok, nil
 }
 
-func (t *mapTxn) Insert(k string, obj Object, meta Meta) (store.Item, error) {
+func (t *mapTxn) Insert(k string, obj document.Object, meta Meta) (store.Item, error) {
 	return t.put(k, obj, meta), nil
 }
 
-func (t *mapTxn) Update(k string, _ mapVersion, obj Object, meta Meta) (store.Item, error) {
+func (t *mapTxn) Update(k string, _ mapVersion, obj document.Object, meta Meta) (store.Item, error) {
 	return t.put(k, obj, meta), nil
 }
 
@@ -54,7 +55,7 @@ func (t *mapTxn) Drop(k string, _ mapVersion) error {
 	return nil
 }
 
-func (t *mapTxn) put(k string, obj Object, meta Meta) store.Item {
+func (t *mapTxn) put(k string, obj document.Object, meta Meta) store.Item {
 	t.seq++
 	v := mapVersion{etag: fmt.Sprint(`"e`, t.seq, `"`), body: obj.AppendJSON(nil), deleted: meta.Deleted}
 	if meta.TTL > 0 {

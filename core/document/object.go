@@ -1,9 +1,11 @@
-package storedoc
+package document
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"time"
 )
 
 // field is one member of a JSON object. The key stays as written (quoted,
@@ -25,7 +27,9 @@ func (f field) is(name string) bool {
 
 // Object is a JSON object kept in its original member order with every value
 // untouched, so that rewriting one member leaves the rest of a document (most
-// of which this project does not model) exactly as the caller wrote it.
+// of which this project does not model) exactly as the caller wrote it. It is
+// what the stores edit (a soft delete) and index (Classify) a document with;
+// Resource and OperationDocument are the lifecycle's typed views.
 type Object []field
 
 // ParseObject splits a JSON object into its members without decoding the
@@ -144,6 +148,7 @@ func decodeString(raw []byte) (string, error) {
 	return s, err
 }
 
+// Get returns the member key as written (the last of a repeated name).
 func (o Object) Get(key string) (json.RawMessage, bool) {
 	for _, f := range o {
 		if f.is(key) {
@@ -153,7 +158,41 @@ func (o Object) Get(key string) (json.RawMessage, bool) {
 	return nil, false
 }
 
-// set replaces key in place, or appends it; a duplicate key in the input thus
+// GetString returns the member key decoded; ok is false when it is
+// missing or not a JSON string.
+func (o Object) GetString(key string) (string, bool) {
+	raw, ok := o.Get(key)
+	if !ok {
+		return "", false
+	}
+	s, err := decodeString(raw)
+	return s, err == nil
+}
+
+// StringMember is GetString with an error that names the member: it is
+// missing ("has no field id"), or what it holds instead.
+func (o Object) StringMember(key string) (string, error) {
+	raw, ok := o.Get(key)
+	if !ok {
+		return "", fmt.Errorf("has no field %s", key)
+	}
+	s, err := decodeString(raw)
+	if err != nil {
+		return "", fmt.Errorf("field %s is %s, want a string", key, raw)
+	}
+	return s, nil
+}
+
+// Describe is the member key as written, or undefined (as Cosmos DB says)
+// when it is missing: for an error.
+func (o Object) Describe(key string) string {
+	if raw, ok := o.Get(key); ok {
+		return string(raw)
+	}
+	return "undefined"
+}
+
+// Set replaces key in place, or appends it; a duplicate key in the input thus
 // ends up last-wins, as encoding/json reads it.
 func (o *Object) Set(key string, value json.RawMessage) {
 	for i := range *o {
@@ -183,6 +222,7 @@ func (o *Object) setField(f field) {
 	*o = append(*o, f)
 }
 
+// Remove drops the member key, if present.
 func (o *Object) Remove(key string) {
 	for i := range *o {
 		if (*o)[i].is(key) {
@@ -192,6 +232,7 @@ func (o *Object) Remove(key string) {
 	}
 }
 
+// Size is about how long AppendJSON's rendering is.
 func (o Object) Size() int {
 	n := 2
 	for _, f := range o {
@@ -200,6 +241,7 @@ func (o Object) Size() int {
 	return n
 }
 
+// AppendJSON appends the object, compact between members, to buf.
 func (o Object) AppendJSON(buf []byte) []byte {
 	buf = append(buf, '{')
 	for i, f := range o {
@@ -211,4 +253,50 @@ func (o Object) AppendJSON(buf []byte) []byte {
 		buf = append(buf, f.value...)
 	}
 	return append(buf, '}')
+}
+
+// SoftDeleteTTL is the ttl, in seconds, ARO-HCP gives a soft-deleted
+// document.
+const SoftDeleteTTL = 30
+
+// MarkDeleted applies ARO-HCP's soft delete to a stored document, every
+// other member untouched: a deletionTimestamp (now), ttl SoftDeleteTTL and
+// properties.cosmosMetadata.instanceVersion bumped (missing or null counts
+// as 1). An error names the member that holds what the edit cannot take.
+func (o *Object) MarkDeleted(now time.Time) error {
+	props, err := o.memberObject("properties", "properties")
+	if err != nil {
+		return err
+	}
+	meta, err := props.memberObject("cosmosMetadata", "properties.cosmosMetadata")
+	if err != nil {
+		return err
+	}
+	version := int64(1)
+	if raw, ok := meta.Get("instanceVersion"); ok && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &version); err != nil {
+			return fmt.Errorf("field properties.cosmosMetadata.instanceVersion is %s, want an integer", raw)
+		}
+	}
+	ts, _ := json.Marshal(now.UTC().Format(time.RFC3339Nano)) // a string always marshals
+	meta.Set("instanceVersion", strconv.AppendInt(nil, version+1, 10))
+	props.Set("cosmosMetadata", meta.AppendJSON(nil))
+	o.Set("properties", props.AppendJSON(nil))
+	o.Set("deletionTimestamp", ts)
+	o.Set("ttl", strconv.AppendInt(nil, SoftDeleteTTL, 10))
+	return nil
+}
+
+// memberObject returns the member key as an object; missing or null is
+// empty. path names the member in errors.
+func (o Object) memberObject(key, path string) (Object, error) {
+	raw, ok := o.Get(key)
+	if !ok || string(raw) == "null" {
+		return Object{}, nil
+	}
+	sub, err := ParseObject(raw)
+	if err != nil {
+		return nil, fmt.Errorf("field %s is %.40s, want an object", path, raw)
+	}
+	return sub, nil
 }
