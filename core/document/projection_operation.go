@@ -96,7 +96,17 @@ func (r *projReader) unknown() members {
 
 // OperationFromProjection is the operation a projection holds.
 func OperationFromProjection(b []byte) (*OperationDocument, error) {
-	rd := newProjReader(b)
+	return operationFrom(newProjReader(b))
+}
+
+// OperationFromOwnedProjection is OperationFromProjection without a copy
+// of b: the operation's strings are b's bytes, so b must never change
+// after (the caller gives it away).
+func OperationFromOwnedProjection(b []byte) (*OperationDocument, error) {
+	return operationFrom(ownedProjReader(b))
+}
+
+func operationFrom(rd *projReader) (*OperationDocument, error) {
 	d := &OperationDocument{}
 	p := &d.Properties
 	flags := rd.uvarint()
