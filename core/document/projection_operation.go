@@ -70,7 +70,7 @@ func (d *OperationDocument) AppendProjection(dst []byte) []byte {
 	}
 	w.unknown(d.unknown)
 	w.unknown(p.unknown)
-	return w.b
+	return w.end()
 }
 
 func (w *projWriter) unknown(m members) {
@@ -96,14 +96,14 @@ func (r *projReader) unknown() members {
 
 // OperationFromProjection is the operation a projection holds.
 func OperationFromProjection(b []byte) (*OperationDocument, error) {
-	return operationFrom(newProjReader(b))
+	return operationFrom(newProjReader(b).ended())
 }
 
 // OperationFromOwnedProjection is OperationFromProjection without a copy
 // of b: the operation's strings are b's bytes, so b must never change
 // after (the caller gives it away).
 func OperationFromOwnedProjection(b []byte) (*OperationDocument, error) {
-	return operationFrom(ownedProjReader(b))
+	return operationFrom(ownedProjReader(b).ended())
 }
 
 func operationFrom(rd *projReader) (*OperationDocument, error) {

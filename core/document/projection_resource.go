@@ -114,7 +114,7 @@ func (r *Resource) AppendProjection(dst []byte) []byte {
 		w.b[len(w.b)-1] = 1
 	}
 	w.str(state)
-	return w.b
+	return w.end()
 }
 
 // restOf writes head without the members the projection holds hot.
@@ -163,14 +163,14 @@ func (w *projWriter) restOf(head tree, k Kind) {
 // ResourceFromProjection is the Resource a projection holds: Partial, so
 // it answers reads and refuses to be written.
 func ResourceFromProjection(p []byte) (*Resource, error) {
-	return resourceFrom(newProjReader(p))
+	return resourceFrom(newProjReader(p).ended())
 }
 
 // ResourceFromOwnedProjection is ResourceFromProjection without a copy of
 // p: the resource's strings are p's bytes, so p must never change after
 // (the caller gives it away).
 func ResourceFromOwnedProjection(p []byte) (*Resource, error) {
-	return resourceFrom(ownedProjReader(p))
+	return resourceFrom(ownedProjReader(p).ended())
 }
 
 func resourceFrom(rd *projReader) (*Resource, error) {
