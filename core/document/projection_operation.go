@@ -70,6 +70,11 @@ func (d *OperationDocument) AppendProjection(dst []byte) []byte {
 	}
 	w.unknown(d.unknown)
 	w.unknown(p.unknown)
+	var target byte // 0: none; else the kind + 1
+	if k, err := d.TargetKind(); err == nil {
+		target = byte(k) + 1
+	}
+	w.b = append(w.b, target)
 	return w.end()
 }
 
@@ -145,6 +150,9 @@ func operationFrom(rd *projReader) (*OperationDocument, error) {
 	p.UsesNewClusterDeletionApproach = flags&opNewCluster != 0
 	d.unknown = rd.unknown()
 	p.unknown = rd.unknown()
+	if target := rd.byte(); target > 0 && p.ExternalID != "" {
+		d.targetKind, d.targetOf = Kind(target-1), p.ExternalID
+	}
 	if rd.err != nil || rd.i != len(rd.text) {
 		return nil, fmt.Errorf("operation projection: %w", errProjection)
 	}
