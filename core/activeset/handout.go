@@ -1,7 +1,6 @@
 package activeset
 
 import (
-	"bytes"
 	"context"
 
 	"github.com/hcpops/hcpops/core/document"
@@ -37,7 +36,6 @@ func (v *View) Operations(ctx context.Context, size int, page func([]Op) error) 
 	if size <= 0 {
 		size = defaultPage
 	}
-	var buf []byte
 	for start := 0; start < len(recs); start += size {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -45,16 +43,15 @@ func (v *View) Operations(ctx context.Context, size int, page func([]Op) error) 
 		chunk := recs[start:min(start+size, len(recs))]
 		ops := make([]Op, 0, len(chunk))
 		for _, rec := range chunk {
-			payload, flags, err := codec.decode(buf, rec)
+			payload, flags, err := codec.decode(nil, rec) // a buffer the operation keeps
 			if err != nil {
 				return err
 			}
-			buf = payload // a projection is copied as it is decoded
 			var o Op
 			if flags&flagRaw != 0 {
-				o.Raw = bytes.Clone(payload)
+				o.Raw = payload
 				o.Doc, o.Err = document.ParseOperation(o.Raw)
-			} else if o.Doc, o.Err = document.OperationFromProjection(payload); o.Err != nil {
+			} else if o.Doc, o.Err = document.OperationFromOwnedProjection(payload); o.Err != nil {
 				return o.Err
 			}
 			ops = append(ops, o)
@@ -102,17 +99,15 @@ func (v *View) Resources(refs []store.DocRef) (got map[store.DocRef]Res, unknown
 		}
 	}()
 	got = make(map[store.DocRef]Res, len(found))
-	var buf []byte
 	for _, f := range found {
-		payload, flags, err := c.decode(buf, f.rec)
+		payload, flags, err := c.decode(nil, f.rec) // a buffer the resource keeps
 		if err != nil {
 			return nil, nil, err
 		}
-		buf = payload // a projection is copied as it is decoded; ParseResource copies too
 		var r Res
 		if flags&flagRaw != 0 {
 			r.Doc, r.Err = document.ParseResource(payload)
-		} else if r.Doc, r.Err = document.ResourceFromProjection(payload); r.Err != nil {
+		} else if r.Doc, r.Err = document.ResourceFromOwnedProjection(payload); r.Err != nil {
 			return nil, nil, r.Err
 		}
 		got[f.ref] = r

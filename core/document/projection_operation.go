@@ -70,7 +70,12 @@ func (d *OperationDocument) AppendProjection(dst []byte) []byte {
 	}
 	w.unknown(d.unknown)
 	w.unknown(p.unknown)
-	return w.b
+	var target byte // 0: none; else the kind + 1
+	if k, err := d.TargetKind(); err == nil {
+		target = byte(k) + 1
+	}
+	w.b = append(w.b, target)
+	return w.end()
 }
 
 func (w *projWriter) unknown(m members) {
@@ -96,7 +101,17 @@ func (r *projReader) unknown() members {
 
 // OperationFromProjection is the operation a projection holds.
 func OperationFromProjection(b []byte) (*OperationDocument, error) {
-	rd := newProjReader(b)
+	return operationFrom(newProjReader(b).ended())
+}
+
+// OperationFromOwnedProjection is OperationFromProjection without a copy
+// of b: the operation's strings are b's bytes, so b must never change
+// after (the caller gives it away).
+func OperationFromOwnedProjection(b []byte) (*OperationDocument, error) {
+	return operationFrom(ownedProjReader(b).ended())
+}
+
+func operationFrom(rd *projReader) (*OperationDocument, error) {
 	d := &OperationDocument{}
 	p := &d.Properties
 	flags := rd.uvarint()
@@ -135,6 +150,9 @@ func OperationFromProjection(b []byte) (*OperationDocument, error) {
 	p.UsesNewClusterDeletionApproach = flags&opNewCluster != 0
 	d.unknown = rd.unknown()
 	p.unknown = rd.unknown()
+	if target := rd.byte(); target > 0 && p.ExternalID != "" {
+		d.targetKind, d.targetOf = Kind(target-1), p.ExternalID
+	}
 	if rd.err != nil || rd.i != len(rd.text) {
 		return nil, fmt.Errorf("operation projection: %w", errProjection)
 	}

@@ -136,3 +136,27 @@ func TestDamagedProjectionsAreRefused(t *testing.T) {
 		}
 	}
 }
+
+func TestProjectedTargetKindFollowsExternalID(t *testing.T) {
+	raw, _ := os.ReadFile("testdata/operation.json")
+	d, err := ParseOperation(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := OperationFromProjection(d.AppendProjection(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := d.TargetKind()
+	if got, err := p.TargetKind(); got != want || err != nil || p.targetOf == "" {
+		t.Fatalf("projected TargetKind = %v, %v (recorded %t), parsed %v", got, err, p.targetOf != "", want)
+	}
+	p.Properties.ExternalID = "/subscriptions/" + d.PartitionKey + "/resourceGroups/rg/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/c/nodePools/np"
+	if got, err := p.TargetKind(); got != KindNodePool || err != nil {
+		t.Fatalf("TargetKind after externalId changed = %v, %v; want the node pool's", got, err)
+	}
+	p.Properties.ExternalID = "not an id"
+	if _, err := p.TargetKind(); err == nil {
+		t.Fatal("TargetKind of a bad externalId set after the projection: no error")
+	}
+}

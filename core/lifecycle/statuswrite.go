@@ -31,16 +31,21 @@ func (e *Engine) updateOperationStatus(ctx context.Context, j *job, status arm.P
 			return d, false, nil
 		}
 		from = p.Status
-		if want, _ := resourceStatusWanted(d.op, d.res, status); want && d.res.Partial() {
+		withRes, err := resourceStatusWanted(d.op, d.res, status)
+		if err == nil && withRes && d.res.Partial() {
 			// The view's projection: the batch keeps every member, so it
-			// replaces the resource as read whole.
-			whole, err := e.readResource(ctx, d.op.PartitionKey, d.op.Properties.ExternalID)
-			if err != nil {
-				return d, false, err
+			// replaces the resource as read whole, and asks again of it.
+			whole, rerr := e.readResource(ctx, d.op.PartitionKey, d.op.Properties.ExternalID)
+			if rerr != nil {
+				return d, false, rerr
 			}
 			d.res = whole
+			withRes, err = resourceStatusWanted(d.op, d.res, status)
 		}
-		rendered, ops, err := e.statusBatch(d.op, d.res, status, cerr)
+		if err != nil {
+			return d, false, err
+		}
+		rendered, ops, err := e.statusBatch(d.op, d.res, status, cerr, withRes)
 		if err != nil {
 			return d, false, err
 		}
@@ -144,10 +149,10 @@ func asWritten(rendered *document.OperationDocument, res *document.Resource, ops
 	return statusDocs{op: op, res: res, resourceWritten: len(ops) > 1}, nil
 }
 
-// statusBatch builds the batch steps: the operation first, then the
-// resource when ARO-HCP would update it. It also returns the operation
-// with its new status, as rendered into the first step.
-func (e *Engine) statusBatch(op *document.OperationDocument, res *document.Resource, status arm.ProvisioningState, cerr *arm.CloudErrorBody) (*document.OperationDocument, []store.BatchOp, error) {
+// statusBatch builds the batch steps: the operation first, then, with
+// withRes (resourceStatusWanted's answer), the resource. It also returns
+// the operation with its new status, as rendered into the first step.
+func (e *Engine) statusBatch(op *document.OperationDocument, res *document.Resource, status arm.ProvisioningState, cerr *arm.CloudErrorBody, withRes bool) (*document.OperationDocument, []store.BatchOp, error) {
 	c := op.Clone()
 	c.Properties.SetStatus(e.clock(), status, cerr)
 	body, err := c.MarshalReplace()
@@ -155,25 +160,22 @@ func (e *Engine) statusBatch(op *document.OperationDocument, res *document.Resou
 		return nil, nil, fmt.Errorf("rendering operation %s: %w", op.Name(), err)
 	}
 	ops := []store.BatchOp{{Kind: store.OpReplace, ID: op.ID, Body: body, IfMatch: op.ETag}}
-	step, err := resourceStatusStep(op, res, status)
-	if err != nil {
-		return nil, nil, err
-	}
-	if step != nil {
+	if withRes {
+		step, err := resourceStatusStep(op, res, status)
+		if err != nil {
+			return nil, nil, err
+		}
 		ops = append(ops, *step)
 	}
 	return c, ops, nil
 }
 
-// resourceStatusStep is the resource half of a status write, or nil when
-// it is skipped: no externalId, the resource is gone (res nil), it belongs
-// to another operation (always so for credential operations), or it
-// already shows this non-terminal state. res is the resource externalId
-// names, as last read.
+// resourceStatusStep is the resource half of a status write, made only
+// when resourceStatusWanted says so (it is skipped when there is no
+// externalId, the resource is gone, it belongs to another operation, as
+// always for credential operations, or it already shows this non-terminal
+// state). res is the resource externalId names, as last read.
 func resourceStatusStep(op *document.OperationDocument, res *document.Resource, status arm.ProvisioningState) (*store.BatchOp, error) {
-	if want, err := resourceStatusWanted(op, res, status); !want || err != nil {
-		return nil, err
-	}
 	ext := op.Properties.ExternalID
 	c := res.Clone()
 	c.SetProvisioningState(status)
