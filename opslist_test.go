@@ -54,7 +54,7 @@ func TestOpsListingReadsInBatches(t *testing.T) {
 	const n = 50
 	ctx := context.Background()
 	mem := memory.New()
-	fe := frontend.New(mem, clock.Real{}, func() string { return uuid.NewString() })
+	fe := frontend.New(mem, clock.Real{}, uuid.NewString)
 	sub := "1d3378d3-5a3f-4712-85a1-2485495dfc4b"
 	for i := range n {
 		id := fmt.Sprintf("/subscriptions/%s/resourceGroups/rg/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/c%02d", sub, i)
