@@ -97,33 +97,10 @@ func ops(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 	defer s.Close()
 	now := time.Now()
-	var rows []opRow
-	collect := func(items []store.Item) error {
-		for _, it := range items {
-			if kind, err := document.Sniff(it.Body); err != nil || kind != document.KindOperation {
-				continue
-			}
-			op, err := document.ParseOperation(it.Body)
-			if err != nil {
-				continue // the dispatcher logs it; doc get shows it
-			}
-			row := newOpRow(op, now)
-			if (*active || *sub == "") && op.Properties.Status.IsTerminal() && !row.Notifying {
-				continue
-			}
-			rows = append(rows, row)
-		}
-		return nil
-	}
-	if *sub == "" {
-		err = s.ActiveOperations(ctx, store.ActiveOperationsQuery{WithPendingNotification: true}, collect)
-	} else {
-		err = s.Children(ctx, document.PartitionKey(*sub), "/subscriptions/"+*sub, collect)
-	}
+	rows, err := listOps(ctx, s, cfg, *sub, *active, now)
 	if err != nil {
-		return fmt.Errorf("listing operations: %w", err)
+		return err
 	}
-	outlooks(ctx, s, cfg, rows, now)
 	if conn.Process != nil || conn.File != "" {
 		rows = fromLog(ctx, s, app.DataDir(getenv), rows, *sub == "" && !*active, now)
 	}
@@ -155,6 +132,43 @@ func ops(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return err
 	}
 	return opsTable(stdout, rows, *sub == "", idle, now)
+}
+
+// listOps is the listing's rows, unsorted: sub's operations (or, with sub
+// empty, every subscription's active ones and those still notifying ARM),
+// each active one with its outlook.
+func listOps(ctx context.Context, s store.Store, cfg lifecycle.Config, sub string, active bool, now time.Time) ([]opRow, error) {
+	var rows []opRow
+	collect := func(items []store.Item) error {
+		for _, it := range items {
+			if kind, err := document.Sniff(it.Body); err != nil || kind != document.KindOperation {
+				continue
+			}
+			op, err := document.ParseOperation(it.Body)
+			if err != nil {
+				continue // the dispatcher logs it; doc get shows it
+			}
+			row := newOpRow(op, now)
+			if (active || sub == "") && op.Properties.Status.IsTerminal() && !row.Notifying {
+				continue
+			}
+			rows = append(rows, row)
+		}
+		return nil
+	}
+	var err error
+	if sub == "" {
+		err = s.ActiveOperations(ctx, store.ActiveOperationsQuery{WithPendingNotification: true}, collect)
+	} else {
+		err = s.Children(ctx, document.PartitionKey(sub), "/subscriptions/"+sub, collect)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listing operations: %w", err)
+	}
+	if err := outlooks(ctx, s, cfg, rows, now); err != nil {
+		return nil, err
+	}
+	return rows, nil
 }
 
 func opsTable(w io.Writer, rows []opRow, withSubscription, idle bool, now time.Time) error {

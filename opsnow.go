@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/hcpops/hcpops/core/arm"
@@ -33,24 +35,61 @@ type notificationLine struct {
 // nothing retries it, so it is shown for a day rather than not at all.
 const refusedShownFor = 24 * time.Hour
 
-// outlooks fills each active row's stuck threshold and deadline.
-func outlooks(ctx context.Context, s store.Store, cfg lifecycle.Config, rows []opRow, now time.Time) {
+// outlooks fills each active row's stuck threshold and deadline. The
+// rows' resources are read with ReadMany, MaxReadMany at a time, so a
+// listing costs a read per thousand rows, not one per row; the rules are
+// built once for all of them.
+func outlooks(ctx context.Context, s store.Store, cfg lifecycle.Config, rows []opRow, now time.Time) error {
+	var refs []store.DocRef
+	seen := map[store.DocRef]bool{}
+	for _, r := range rows {
+		if ref, ok := resourceRef(r); ok && ref.ID != "" && !seen[ref] {
+			seen[ref] = true
+			refs = append(refs, ref)
+		}
+	}
+	found := make(map[store.DocRef]store.Item, len(refs))
+	for chunk := range slices.Chunk(refs, store.MaxReadMany) {
+		items, err := s.ReadMany(ctx, chunk)
+		if err != nil {
+			return fmt.Errorf("reading the resources of %d active operations: %w", len(chunk), err)
+		}
+		maps.Copy(found, items)
+	}
+	rules := cfg.Outlooker()
 	for i := range rows {
 		r := &rows[i]
-		if arm.ProvisioningState(r.Status).IsTerminal() || r.op == nil {
+		ref, ok := resourceRef(*r)
+		if !ok {
 			continue
 		}
 		var res *document.Resource
-		if item, err := s.Get(ctx, r.op.PartitionKey, document.CosmosID(r.ResourceID)); err == nil {
+		if item, ok := found[ref]; ok {
 			res, _ = document.ParseResource(item.Body) // an unreadable one: the tick skips it, doc get shows it
 		}
-		o := cfg.Outlook(r.op, res, now)
+		o := rules.Outlook(r.op, res, now)
 		r.StuckPastSeconds = o.Stuck.Seconds()
 		if !o.Deadline.IsZero() {
 			d := o.Deadline.UTC()
 			r.Deadline = &d
 		}
 	}
+	return nil
+}
+
+// resourceRef is the address of an active row's resource; false for a
+// terminal row, which has no outlook.
+func resourceRef(r opRow) (store.DocRef, bool) {
+	if arm.ProvisioningState(r.Status).IsTerminal() || r.op == nil {
+		return store.DocRef{}, false
+	}
+	ref := store.DocRef{PartitionKey: r.op.PartitionKey, ID: document.CosmosID(r.ResourceID)}
+	// An address no store accepts would have ReadMany refuse the whole
+	// batch; its row is shown as one whose resource is gone.
+	if store.CheckAddress(ref.PartitionKey, ref.ID) != nil {
+		ref.ID = ""
+	}
+	return ref, true
 }
 
 // fromLog fills each row's last problem and failed notification from the

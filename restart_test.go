@@ -15,20 +15,38 @@ import (
 	"github.com/hcpops/hcpops/internal/testsupport"
 )
 
-// restartsAlert is deploy/alerts/restarts.kql in Go: handler starts in the
-// hour before now, per instance (cloud_RoleInstance, which Application
-// Insights adds to each line), above maxStarts.
-func restartsAlert(recs []map[string]any, now time.Time, maxStarts int) map[string]int {
+// restartsAlert is deploy/alerts/restarts.kql in Go, its event, window and
+// comparison read from the shipped file: handler starts in the window
+// before now, per instance (cloud_RoleInstance, which Application
+// Insights adds to each line), above maxStarts. The app package's
+// TestAlertEvaluatorsModelTheShippedKQL holds the rest of the file to it.
+func restartsAlert(t *testing.T, recs []map[string]any, now time.Time, maxStarts int) map[string]int {
+	t.Helper()
+	b, err := os.ReadFile("deploy/alerts/restarts.kql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := testsupport.ParseKQL(string(b), []string{"max_starts"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	window, err := q.Window(0)
+	if err != nil || len(q.Events) != 1 || !strings.Contains(string(b), "by role_instance = cloud_RoleInstance") {
+		t.Fatalf("restarts.kql: window %v, events %v; want one window, one event, counted by cloud_RoleInstance", err, q.Events)
+	}
 	starts := map[string]int{}
 	for _, r := range recs {
 		at, _ := time.Parse(time.RFC3339Nano, r["time"].(string))
-		if r["msg"] == app.MsgHandlerStarted && at.After(now.Add(-time.Hour)) {
+		if r["msg"] == q.Events[0] && at.After(now.Add(-window)) {
 			instance, _ := r["cloud_RoleInstance"].(string)
 			starts[instance]++
 		}
 	}
 	for k, n := range starts {
-		if n <= maxStarts {
+		if above, err := q.Compare("starts", "max_starts", float64(n), float64(maxStarts)); err != nil || !above {
+			if err != nil {
+				t.Fatalf("restarts.kql: %v", err)
+			}
 			delete(starts, k)
 		}
 	}
@@ -93,17 +111,17 @@ func TestRestartAlert(t *testing.T) {
 		t.Fatalf("no %s record with port and pid on stdout: %v", app.MsgHandlerStarted, first)
 	}
 	recs = append(recs, first...)
-	if got := restartsAlert(recs, time.Now(), maxStarts); len(got) != 0 {
+	if got := restartsAlert(t, recs, time.Now(), maxStarts); len(got) != 0 {
 		t.Errorf("restart alert after one start = %v, want quiet", got)
 	}
 	recs = append(recs, start()...)
 	// A setting the handler refuses: it exits at start, and says why.
 	recs = append(recs, start("HCPOPS_STUCK_AFTER=cluster.create=soon")...)
-	got := restartsAlert(recs, time.Now(), maxStarts)
+	got := restartsAlert(t, recs, time.Now(), maxStarts)
 	if got["instance-0"] != 3 || len(got) != 1 {
 		t.Errorf("restart alert after three starts = %v, want instance-0 with 3 (threshold %d)", got, maxStarts)
 	}
-	if got := restartsAlert(recs, time.Now().Add(61*time.Minute), maxStarts); len(got) != 0 {
+	if got := restartsAlert(t, recs, time.Now().Add(61*time.Minute), maxStarts); len(got) != 0 {
 		t.Errorf("restart alert an hour later = %v, want quiet", got)
 	}
 	// The documented attributes are the record's.

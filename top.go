@@ -53,6 +53,11 @@ func top(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 	tail := &logTail{path: path}
 	v := &tickView{keep: *n}
+	var proc *holder // nil: -log names a file, whose writer top cannot know
+	if *logFile == "" {
+		proc = newHolder(dir)
+		defer proc.close()
+	}
 	for {
 		recs, err := tail.read()
 		if errors.Is(err, fs.ErrNotExist) {
@@ -66,7 +71,11 @@ func top(ctx context.Context, args []string, getenv func(string) string, stdout 
 		if !*once {
 			b.WriteString("\x1b[H\x1b[2J") // home and clear: a screen that refreshes in place
 		}
-		v.render(&b, path, running(ctx, dir, *logFile), time.Now())
+		process := ""
+		if proc != nil {
+			process = proc.status(ctx)
+		}
+		v.render(&b, path, process, time.Now())
 		if _, err := stdout.Write(b.Bytes()); err != nil {
 			return err
 		}
@@ -81,17 +90,47 @@ func top(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 }
 
-// running says whether a dev or serve holds dir, when top reads its log.
-func running(ctx context.Context, dir, logFile string) string {
-	if logFile != "" {
-		return ""
+// holder follows the process that holds dir's store, for top's second
+// line. It dials the store API once and, on each refresh, asks the same
+// client to prove itself (one request on a kept connection) instead of
+// reading and checking the advert again; it dials afresh only when that
+// fails: the process ended, or another took its place.
+type holder struct {
+	dir  string
+	dial func(ctx context.Context, dir string, timeout time.Duration) (*storeapi.Client, storeapi.Advert, error)
+	c    *storeapi.Client
+	a    storeapi.Advert
+}
+
+func newHolder(dir string) *holder { return &holder{dir: dir, dial: storeapi.Dial} }
+
+// status says whether a dev or serve holds dir now.
+func (h *holder) status(ctx context.Context) string {
+	if h.c != nil {
+		if pid, err := h.c.Prove(ctx, time.Second); err == nil && pid == h.a.PID {
+			return h.line()
+		}
+		h.c.Close()
+		h.c = nil
 	}
-	c, a, err := storeapi.Dial(ctx, dir, time.Second)
+	c, a, err := h.dial(ctx, h.dir, time.Second)
 	if err != nil {
-		return "no hcpops dev or serve runs on " + dir + ": no ticks will come until one starts there"
+		return "no hcpops dev or serve runs on " + h.dir + ": no ticks will come until one starts there"
 	}
-	c.Close()
-	return fmt.Sprintf("%s (pid %d) runs on %s", a.Command, a.PID, dir)
+	h.c, h.a = c, a
+	return h.line()
+}
+
+func (h *holder) line() string {
+	return fmt.Sprintf("%s (pid %d) runs on %s", h.a.Command, h.a.PID, h.dir)
+}
+
+// close releases the held client.
+func (h *holder) close() {
+	if h.c != nil {
+		h.c.Close()
+		h.c = nil
+	}
 }
 
 // logTail reads the records appended to a log since the last read,

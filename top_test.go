@@ -4,12 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hcpops/hcpops/core/store/memory"
+	"github.com/hcpops/hcpops/storeapi"
 )
 
 // hcpops top beside a running dev: the last ticks, each with what it saw
@@ -102,5 +106,55 @@ func TestTopAndHealth(t *testing.T) {
 	}
 	if msg := oneLine(t, w.hcpops(t, "", "top", "-n", "0"), "top"); !strings.Contains(msg, "-n 0: want 1 or more") {
 		t.Errorf("top -n 0: %q", msg)
+	}
+}
+
+// TestTopDialsOnce: top's holder line dials the store API once and then
+// reuses its client on every refresh; it dials again only when the held
+// client stops proving itself (the process ended), and finds the next
+// process that shares the store.
+func TestTopDialsOnce(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	share := func() *storeapi.Shared {
+		sh, err := storeapi.Share(memory.New(), dir, storeapi.Advert{Command: "hcpops dev"}, slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sh
+	}
+	sh := share()
+	h := newHolder(dir)
+	defer h.close()
+	dials := 0
+	h.dial = func(ctx context.Context, dir string, timeout time.Duration) (*storeapi.Client, storeapi.Advert, error) {
+		dials++
+		return storeapi.Dial(ctx, dir, timeout)
+	}
+	runs := regexp.MustCompile(`^hcpops dev \(pid \d+\) runs on `)
+	for i := range 5 {
+		if s := h.status(ctx); !runs.MatchString(s) {
+			t.Fatalf("refresh %d: %q", i, s)
+		}
+	}
+	if dials != 1 {
+		t.Errorf("%d dials for 5 refreshes, want 1", dials)
+	}
+	if err := sh.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if s := h.status(ctx); !strings.HasPrefix(s, "no hcpops dev or serve runs on ") {
+		t.Errorf("after the process stopped sharing: %q", s)
+	}
+	if dials != 2 {
+		t.Errorf("%d dials, want a second once the held client failed", dials)
+	}
+	sh = share()
+	defer sh.Close()
+	if s := h.status(ctx); !runs.MatchString(s) {
+		t.Errorf("after a new share: %q", s)
+	}
+	if s := h.status(ctx); !runs.MatchString(s) || dials != 3 {
+		t.Errorf("%q after %d dials, want 3", s, dials)
 	}
 }

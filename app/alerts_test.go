@@ -13,7 +13,8 @@ import (
 	"github.com/hcpops/hcpops/core/lifecycle"
 )
 
-// ---- the alert queries, in Go (deploy/alerts/*.kql)
+// ---- the alert queries, in Go (deploy/alerts/*.kql); each takes its
+// events, windows and comparisons from the shipped file (alertkql_test.go)
 
 func since(recs []map[string]any, now time.Time, d time.Duration) []map[string]any {
 	var out []map[string]any
@@ -37,11 +38,11 @@ type alerted struct{ resourceID, operationID, detail string }
 // last two days, since the resource last reached Succeeded or Failed; the
 // latest of them names the operation and its status. Held per resource: an
 // operation superseded (Canceled) by a new one does not clear it.
-func stuckAlert(recs []map[string]any, now time.Time, kind, request string, after time.Duration) []alerted {
-	recs = since(recs, now, 48*time.Hour)
+func stuckAlert(q shipped, recs []map[string]any, now time.Time, kind, request string, after time.Duration) []alerted {
+	recs = since(recs, now, q.window(0))
 	endedAt := map[string]time.Time{}
 	for _, r := range recs {
-		if msgIn(r, "operation.transition") && (str(r, "to") == "Succeeded" || str(r, "to") == "Failed") && at(r).After(endedAt[str(r, "resource_id")]) {
+		if msgIn(r, q.event(0)) && (str(r, "to") == "Succeeded" || str(r, "to") == "Failed") && at(r).After(endedAt[str(r, "resource_id")]) {
 			endedAt[str(r, "resource_id")] = at(r)
 		}
 	}
@@ -49,8 +50,8 @@ func stuckAlert(recs []map[string]any, now time.Time, kind, request string, afte
 	latestAt := map[string]time.Time{}
 	for _, r := range recs {
 		rid := str(r, "resource_id")
-		if !msgIn(r, "operation.stuck") || (kind != "" && str(r, "kind") != kind) || (request != "" && str(r, "request") != request) ||
-			num(r, "seconds_since_start") < after.Seconds() || !at(r).After(endedAt[rid]) || at(r).Before(latestAt[rid]) {
+		if !msgIn(r, q.event(1)) || (kind != "" && str(r, "kind") != kind) || (request != "" && str(r, "request") != request) ||
+			!q.cmp("age", "stuck_after", num(r, "seconds_since_start"), after.Seconds()) || !at(r).After(endedAt[rid]) || at(r).Before(latestAt[rid]) {
 			continue
 		}
 		latest[rid], latestAt[rid] = alerted{rid, str(r, "operation_id"), str(r, "status")}, at(r)
@@ -65,18 +66,18 @@ func stuckAlert(recs []map[string]any, now time.Time, kind, request string, afte
 // tickAlert is alerts/tick.kql: the problem of each tick of the last 15
 // minutes that failed, ran out of budget or used threshold of it, and
 // "missing" when there was no tick.
-func tickAlert(recs []map[string]any, now time.Time, threshold float64) []string {
+func tickAlert(q shipped, recs []map[string]any, now time.Time, threshold float64) []string {
 	var out []string
 	ticks := 0
-	for _, r := range since(recs, now, 15*time.Minute) {
-		if !msgIn(r, "poll.tick") {
+	for _, r := range since(recs, now, q.window(0)) {
+		if !msgIn(r, q.event(0)) {
 			continue
 		}
 		ticks++
 		switch o := str(r, "outcome"); {
 		case o == "failed" || o == "budget_exhausted":
 			out = append(out, o)
-		case num(r, "budget_used") >= threshold:
+		case q.cmp("budget_used", "budget_used_threshold", num(r, "budget_used"), threshold):
 			out = append(out, "over_budget")
 		}
 	}
@@ -87,10 +88,10 @@ func tickAlert(recs []map[string]any, now time.Time, threshold float64) []string
 }
 
 // givenUpAlert is alerts/given_up.kql: batches given up in 15 minutes.
-func givenUpAlert(recs []map[string]any, now time.Time) int {
+func givenUpAlert(q shipped, recs []map[string]any, now time.Time) int {
 	n := 0
-	for _, r := range since(recs, now, 15*time.Minute) {
-		if msgIn(r, "changefeed.batch_given_up") {
+	for _, r := range since(recs, now, q.window(0)) {
+		if msgIn(r, q.event(0)) {
 			n++
 		}
 	}
@@ -99,10 +100,10 @@ func givenUpAlert(recs []map[string]any, now time.Time) int {
 
 // csAnomalyAlert is alerts/cs_anomaly.kql: the waves of the last 15
 // minutes (cs.anomaly records with verdict wave).
-func csAnomalyAlert(recs []map[string]any, now time.Time) int {
+func csAnomalyAlert(q shipped, recs []map[string]any, now time.Time) int {
 	n := 0
-	for _, r := range since(recs, now, 15*time.Minute) {
-		if msgIn(r, "cs.anomaly") && str(r, "verdict") == "wave" {
+	for _, r := range since(recs, now, q.window(0)) {
+		if msgIn(r, q.event(0)) && str(r, "verdict") == "wave" {
 			n++
 		}
 	}
@@ -112,18 +113,18 @@ func csAnomalyAlert(recs []map[string]any, now time.Time) int {
 // notificationsAlert is alerts/notifications.kql: per operation of the
 // last hour, a failed attempt past maxAttempts or a refusal, unless a
 // later attempt delivered.
-func notificationsAlert(recs []map[string]any, now time.Time, maxAttempts float64) []alerted {
-	recs = since(recs, now, time.Hour)
+func notificationsAlert(q shipped, recs []map[string]any, now time.Time, maxAttempts float64) []alerted {
+	recs = since(recs, now, q.window(0))
 	delivered := map[string]bool{}
 	latest := map[string]alerted{}
 	for _, r := range recs {
-		if !msgIn(r, "notification.attempt") {
+		if !msgIn(r, q.event(0)) {
 			continue
 		}
 		switch o := str(r, "outcome"); {
 		case o == "delivered":
 			delivered[str(r, "operation_id")] = true
-		case o == "failed" && num(r, "attempt") > maxAttempts, o == "refused":
+		case o == "failed" && q.cmp("attempt", "max_attempts", num(r, "attempt"), maxAttempts), o == "refused":
 			latest[str(r, "operation_id")] = alerted{str(r, "resource_id"), str(r, "operation_id"), fmt.Sprintf("%s attempt %v", o, num(r, "attempt"))}
 		}
 	}
@@ -139,15 +140,15 @@ func notificationsAlert(recs []map[string]any, now time.Time, maxAttempts float6
 // csErrorsAlert is alerts/cs_errors.kql: whether the CS error rate of both
 // the last 5 minutes and the last hour is above rate, with at least
 // minCalls calls in the 5 minutes.
-func csErrorsAlert(recs []map[string]any, now time.Time, rate, minCalls float64) (fires bool, rate5m, rate1h float64) {
+func csErrorsAlert(q shipped, recs []map[string]any, now time.Time, rate, minCalls float64) (fires bool, rate5m, rate1h float64) {
 	var calls1h, errs1h, calls5m, errs5m float64
-	for _, r := range since(recs, now, time.Hour) {
-		if !msgIn(r, "poll.tick", "dispatch.batch") {
+	for _, r := range since(recs, now, q.window(0)) {
+		if !msgIn(r, q.Events...) {
 			continue
 		}
 		calls1h += num(r, "cs_calls")
 		errs1h += num(r, "cs_errors")
-		if at(r).After(now.Add(-5 * time.Minute)) {
+		if at(r).After(now.Add(-q.window(1))) {
 			calls5m += num(r, "cs_calls")
 			errs5m += num(r, "cs_errors")
 		}
@@ -159,18 +160,19 @@ func csErrorsAlert(recs []map[string]any, now time.Time, rate, minCalls float64)
 		return e / c
 	}
 	rate5m, rate1h = ratio(errs5m, calls5m), ratio(errs1h, calls1h)
-	return calls5m >= minCalls && rate5m > rate && rate1h > rate, rate5m, rate1h
+	return q.cmp("calls_5m", "min_calls", calls5m, minCalls) && q.cmp("error_rate_5m", "error_rate_threshold", rate5m, rate) &&
+		q.cmp("error_rate_1h", "error_rate_threshold", rate1h, rate), rate5m, rate1h
 }
 
 // csLatencyAlert is alerts/cs_latency.kql: whether more than half of the
 // invocations of 15 minutes that called CS saw a p99 above p99ms.
-func csLatencyAlert(recs []map[string]any, now time.Time, p99ms float64) (fires bool, slow, invocations int) {
-	for _, r := range since(recs, now, 15*time.Minute) {
-		if !msgIn(r, "poll.tick", "dispatch.batch") || num(r, "cs_calls") <= 0 {
+func csLatencyAlert(q shipped, recs []map[string]any, now time.Time, p99ms float64) (fires bool, slow, invocations int) {
+	for _, r := range since(recs, now, q.window(0)) {
+		if !msgIn(r, q.Events...) || num(r, "cs_calls") <= 0 {
 			continue
 		}
 		invocations++
-		if num(r, "cs_p99_ms") > p99ms {
+		if q.cmp("p99_ms", "p99_ms_threshold", num(r, "cs_p99_ms"), p99ms) {
 			slow++
 		}
 	}
@@ -217,6 +219,8 @@ func TestAlertsFire(t *testing.T) {
 	alerts := templateAlerts(t)
 	end := func(run alertRun) time.Time { return latest(run.all).Add(time.Second) }
 	mid := func(run alertRun) time.Time { return latest(run.mid).Add(time.Second) }
+	qStuck, qTick, qGivenUp, qAnomaly := shippedQuery(t, "stuck"), shippedQuery(t, "tick"), shippedQuery(t, "given_up"), shippedQuery(t, "cs_anomaly")
+	qNotify, qErrors, qLatency := shippedQuery(t, "notifications"), shippedQuery(t, "cs_errors"), shippedQuery(t, "cs_latency")
 
 	t.Run("stuck", func(t *testing.T) {
 		if rs.stuck.mid == nil {
@@ -228,7 +232,7 @@ func TestAlertsFire(t *testing.T) {
 				t.Fatal(err)
 			}
 			kind, request := a.param(t, "stuck_kind"), a.param(t, "stuck_request")
-			got := stuckAlert(rs.stuck.mid, mid(rs.stuck), kind, request, after)
+			got := stuckAlert(qStuck, rs.stuck.mid, mid(rs.stuck), kind, request, after)
 			// Only the cluster create rule: 25 minutes is past its 20 and
 			// short of every other threshold a cluster create has.
 			if a.name == "stuck:cluster.create" {
@@ -238,31 +242,31 @@ func TestAlertsFire(t *testing.T) {
 			} else if len(got) != 0 {
 				t.Errorf("%s on the stuck run = %+v, want nothing", a.name, got)
 			}
-			if got := stuckAlert(rs.stuck.all, end(rs.stuck), kind, request, after); len(got) != 0 {
+			if got := stuckAlert(qStuck, rs.stuck.all, end(rs.stuck), kind, request, after); len(got) != 0 {
 				t.Errorf("%s once the stuck operation succeeded = %+v, want nothing", a.name, got)
 			}
-			if got := stuckAlert(rs.clean.all, end(rs.clean), kind, request, after); len(got) != 0 {
+			if got := stuckAlert(qStuck, rs.clean.all, end(rs.clean), kind, request, after); len(got) != 0 {
 				t.Errorf("%s on the clean run = %+v, want nothing", a.name, got)
 			}
 		}
 	})
 	t.Run("tick", func(t *testing.T) {
 		th := findAlert(t, alerts, "tick").float(t, "budget_used_threshold")
-		if got := tickAlert(rs.budget.all, end(rs.budget), th); len(got) == 0 || !slices.Contains(got, "budget_exhausted") {
+		if got := tickAlert(qTick, rs.budget.all, end(rs.budget), th); len(got) == 0 || !slices.Contains(got, "budget_exhausted") {
 			t.Errorf("tick alert on the 1 ms budget run = %v, want budget_exhausted", got)
 		}
-		if got := tickAlert(rs.clean.all, end(rs.clean), th); len(got) != 0 {
+		if got := tickAlert(qTick, rs.clean.all, end(rs.clean), th); len(got) != 0 {
 			t.Errorf("tick alert on the clean run = %v, want nothing", got)
 		}
-		if got := tickAlert(rs.clean.all, end(rs.clean).Add(16*time.Minute), th); !slices.Equal(got, []string{"missing"}) {
-			t.Errorf("tick alert 16 minutes after the last tick = %v, want missing", got)
+		if got := tickAlert(qTick, rs.clean.all, end(rs.clean).Add(qTick.window(0)+time.Minute), th); !slices.Equal(got, []string{"missing"}) {
+			t.Errorf("tick alert a minute past its window after the last tick = %v, want missing", got)
 		}
 	})
 	t.Run("given_up", func(t *testing.T) {
-		if got := givenUpAlert(rs.troubled.all, end(rs.troubled)); got != 1 {
+		if got := givenUpAlert(qGivenUp, rs.troubled.all, end(rs.troubled)); got != 1 {
 			t.Errorf("given-up alert on the run whose last delivery failed = %d batches, want 1", got)
 		}
-		if got := givenUpAlert(rs.clean.all, end(rs.clean)); got != 0 {
+		if got := givenUpAlert(qGivenUp, rs.clean.all, end(rs.clean)); got != 0 {
 			t.Errorf("given-up alert on the clean run = %d, want 0", got)
 		}
 	})
@@ -274,13 +278,13 @@ func TestAlertsFire(t *testing.T) {
 		if rs.misrouted.mid == nil {
 			t.Fatal("the misrouted run never got past its misrouted tick")
 		}
-		if got := csAnomalyAlert(rs.misrouted.mid, mid(rs.misrouted)); got != 1 {
+		if got := csAnomalyAlert(qAnomaly, rs.misrouted.mid, mid(rs.misrouted)); got != 1 {
 			t.Errorf("cs_anomaly alert after the misrouted tick = %d waves, want 1", got)
 		}
-		if got := csAnomalyAlert(rs.misrouted.all, end(rs.misrouted).Add(16*time.Minute)); got != 0 {
-			t.Errorf("cs_anomaly alert 16 minutes after the run = %d, want 0", got)
+		if got := csAnomalyAlert(qAnomaly, rs.misrouted.all, end(rs.misrouted).Add(qAnomaly.window(0)+time.Minute)); got != 0 {
+			t.Errorf("cs_anomaly alert a minute past its window after the run = %d, want 0", got)
 		}
-		if got := csAnomalyAlert(rs.clean.all, end(rs.clean)); got != 0 {
+		if got := csAnomalyAlert(qAnomaly, rs.clean.all, end(rs.clean)); got != 0 {
 			t.Errorf("cs_anomaly alert on the clean run = %d, want 0", got)
 		}
 	})
@@ -289,24 +293,24 @@ func TestAlertsFire(t *testing.T) {
 		if rs.notify.mid == nil {
 			t.Fatal("the notify run never had six failed attempts")
 		}
-		if got := notificationsAlert(rs.notify.mid, mid(rs.notify), max); len(got) != 1 || got[0].resourceID != clusterID ||
+		if got := notificationsAlert(qNotify, rs.notify.mid, mid(rs.notify), max); len(got) != 1 || got[0].resourceID != clusterID ||
 			got[0].operationID != rs.notify.opID {
 			t.Errorf("notifications alert after six failures = %+v, want %s", got, clusterID)
 		}
-		if got := notificationsAlert(rs.notify.all, end(rs.notify), max); len(got) != 0 {
+		if got := notificationsAlert(qNotify, rs.notify.all, end(rs.notify), max); len(got) != 0 {
 			t.Errorf("notifications alert once delivered = %+v, want nothing", got)
 		}
-		if got := notificationsAlert(rs.clean.all, end(rs.clean), max); len(got) != 0 {
+		if got := notificationsAlert(qNotify, rs.clean.all, end(rs.clean), max); len(got) != 0 {
 			t.Errorf("notifications alert on the clean run = %+v, want nothing", got)
 		}
 	})
 	t.Run("cs_errors", func(t *testing.T) {
 		a := findAlert(t, alerts, "cs_errors")
 		rate, minCalls := a.float(t, "error_rate_threshold"), a.float(t, "min_calls")
-		if fires, r5, r1 := csErrorsAlert(rs.csErrors.mid, mid(rs.csErrors), rate, minCalls); !fires {
+		if fires, r5, r1 := csErrorsAlert(qErrors, rs.csErrors.mid, mid(rs.csErrors), rate, minCalls); !fires {
 			t.Errorf("cs_errors alert with CS failing = quiet (rate 5m %.2f, 1h %.2f)", r5, r1)
 		}
-		if fires, r5, r1 := csErrorsAlert(rs.clean.all, end(rs.clean), rate, minCalls); fires {
+		if fires, r5, r1 := csErrorsAlert(qErrors, rs.clean.all, end(rs.clean), rate, minCalls); fires {
 			t.Errorf("cs_errors alert on the clean run fires (rate 5m %.2f, 1h %.2f)", r5, r1)
 		}
 	})
@@ -314,14 +318,14 @@ func TestAlertsFire(t *testing.T) {
 		// The simulator adds 40 ms; the rule's default is ARO-HCP's 1 s,
 		// so the runs are judged at 20 ms: the same query, a smaller scale.
 		const p99 = 20
-		if fires, slow, n := csLatencyAlert(rs.csSlow.all, end(rs.csSlow), p99); !fires {
+		if fires, slow, n := csLatencyAlert(qLatency, rs.csSlow.all, end(rs.csSlow), p99); !fires {
 			t.Errorf("cs_latency alert at %d ms with CS taking 40 ms = quiet (%d of %d slow)", p99, slow, n)
 		}
-		if fires, slow, n := csLatencyAlert(rs.clean.all, end(rs.clean), p99); fires {
+		if fires, slow, n := csLatencyAlert(qLatency, rs.clean.all, end(rs.clean), p99); fires {
 			t.Errorf("cs_latency alert at %d ms on the clean run fires (%d of %d slow)", p99, slow, n)
 		}
 		def := findAlert(t, alerts, "cs_latency").float(t, "p99_ms_threshold")
-		if fires, _, _ := csLatencyAlert(rs.csSlow.all, end(rs.csSlow), def); fires || def != 1000 {
+		if fires, _, _ := csLatencyAlert(qLatency, rs.csSlow.all, end(rs.csSlow), def); fires || def != 1000 {
 			t.Errorf("cs_latency alert at the default %v ms fires on 40 ms calls", def)
 		}
 	})

@@ -16,6 +16,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 
+	"github.com/hcpops/hcpops/core/clusterservice/simulator"
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/internal/dev/frontend"
 	"github.com/hcpops/hcpops/internal/testsupport"
@@ -172,16 +173,33 @@ func TestSDKPollerWaitsRetryAfter(t *testing.T) {
 			if strip {
 				want = 30 * time.Second
 			}
+			// The waits happened, each of what the answer said, and they
+			// are all the time that passed: a create seen done at the first
+			// poll, or waits the loop never slept, fail here.
+			var slept time.Duration
 			for _, w := range waits {
+				slept += w
 				if w != want {
 					t.Errorf("phase %d s, Retry-After stripped %v: waits %v, want each %s", phase, strip, waits, want)
 				}
+			}
+			if len(waits) == 0 || int(polls) != len(waits)+1 || slept != seen || seen < createTakes {
+				t.Errorf("phase %d s, Retry-After stripped %v: %d polls, waits %v (%s) and seen done after %s; want a wait "+
+					"between polls, the waits making up the time, and no less than the simulator's %s create",
+					phase, strip, polls, waits, slept, seen, createTakes)
 			}
 			runs[strip] = append(runs[strip], run{polls, seen})
 		}
 		if before, now := runs[true][phase], runs[false][phase]; now.seen > before.seen {
 			t.Errorf("phase %d s: seen done after %s with Retry-After, %s without", phase, now.seen, before.seen)
 		}
+	}
+	var with, without time.Duration
+	for phase := range runs[false] {
+		with, without = with+runs[false][phase].seen, without+runs[true][phase].seen
+	}
+	if with >= without {
+		t.Errorf("seen done after %s in all with Retry-After, %s without; want sooner", with, without)
 	}
 	for _, strip := range []bool{true, false} {
 		var polls int32
@@ -196,6 +214,13 @@ func TestSDKPollerWaitsRetryAfter(t *testing.T) {
 			pollCounts(runs[strip], func(r run) time.Duration { return r.seen }))
 	}
 }
+
+// createTakes is how long the simulator takes to create a cluster: no
+// poller can see one done sooner.
+var createTakes = func() time.Duration {
+	d := simulator.DefaultDurations()
+	return d.ClusterValidating + d.ClusterPending + d.ClusterInstalling
+}()
 
 func pollCounts[R any, V any](rs []R, f func(R) V) []V {
 	out := make([]V, len(rs))
@@ -217,7 +242,7 @@ func sdkCreate(t *testing.T, stripRetryAfter bool, phase time.Duration) (int32, 
 	c := r.newSDKClient(stripRetryAfter)
 	ctx := context.Background()
 	p := c.start(t, http.MethodPut, front.URL+clusterRID("c1"))
-	var ran time.Duration
+	var ran time.Duration // the simulated clock's time since the PUT
 	wait := func(d time.Duration) {
 		for range int(d / time.Second) {
 			ran += time.Second
@@ -229,11 +254,19 @@ func sdkCreate(t *testing.T, stripRetryAfter bool, phase time.Duration) (int32, 
 			}
 		}
 	}
+	// Bounded: a create the poller never sees done (or a Retry-After of 0,
+	// which would spin without the clock moving) fails, naming its polls.
+	const simulatedLimit, pollLimit = 10 * time.Minute, 100
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
 	var waits []time.Duration
 	for {
+		if ran >= simulatedLimit || len(waits) >= pollLimit {
+			t.Fatalf("the create not seen done after %s of the simulated clock and %d polls (waits %v)", ran, len(waits)+1, waits)
+		}
 		resp, err := p.Poll(ctx)
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("poll %d after %s: %v", len(waits)+1, ran, err)
 		}
 		if p.Done() {
 			break

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -83,10 +84,13 @@ func burnWindows(t *testing.T, slo string) []burnWindow {
 // burnAlert is slo/provisioning_burn.kql: whether the share of cluster
 // creates that ended Failed, over both the long and the short window
 // before now, spends the error budget (1 - target) at least burn times.
-func burnAlert(recs []map[string]any, now time.Time, target, burn float64, long, short time.Duration) (fires bool, longBurn, shortBurn float64) {
+func burnAlert(q shipped, recs []map[string]any, now time.Time, target, burn float64, long, short time.Duration) (fires bool, longBurn, shortBurn float64) {
+	if !slices.Equal(q.Windows, []string{"long_window", "short_window"}) {
+		q.t.Fatalf("provisioning_burn.kql's ago() windows are %v; its evaluator reads long_window, then short_window", q.Windows)
+	}
 	var longTotal, longFailed, shortTotal, shortFailed float64
 	for _, r := range since(recs, now, long) {
-		if !msgIn(r, "operation.transition") || str(r, "kind") != "cluster" || str(r, "request") != "Create" ||
+		if !msgIn(r, q.event(0)) || str(r, "kind") != "cluster" || str(r, "request") != "Create" ||
 			(str(r, "to") != "Succeeded" && str(r, "to") != "Failed") || at(r).After(now) {
 			continue
 		}
@@ -110,7 +114,7 @@ func burnAlert(recs []map[string]any, now time.Time, target, burn float64, long,
 		return f / n / (1 - target)
 	}
 	longBurn, shortBurn = rate(longFailed, longTotal), rate(shortFailed, shortTotal)
-	return longBurn >= burn && shortBurn >= burn, longBurn, shortBurn
+	return q.cmp("long_burn", "burn_rate", longBurn, burn) && q.cmp("short_burn", "burn_rate", shortBurn, burn), longBurn, shortBurn
 }
 
 // failedCreateRun drives a cluster create CS fails (OCM3055) to Failed,
@@ -186,6 +190,7 @@ func TestSLOBurnFires(t *testing.T) {
 	clean := allRuns(t).clean.all
 	both := append(append([]map[string]any{}, failed...), clean...)
 	end := func(recs []map[string]any) time.Time { return latest(recs).Add(time.Second) }
+	q := shippedQuery(t, "provisioning_burn")
 	for _, a := range sloAlerts(t) {
 		target, _ := strconv.ParseFloat(a.param(t, "slo_target"), 64)
 		burn, _ := strconv.ParseFloat(a.param(t, "burn_rate"), 64)
@@ -196,7 +201,7 @@ func TestSLOBurnFires(t *testing.T) {
 		}
 		check := func(what string, recs []map[string]any, now time.Time, want bool) {
 			t.Helper()
-			if fires, lb, sb := burnAlert(recs, now, target, burn, long, short); fires != want {
+			if fires, lb, sb := burnAlert(q, recs, now, target, burn, long, short); fires != want {
 				t.Errorf("%s on %s: fires %v (burn %.1f over %s, %.1f over %s), want %v", a.name, what, fires, lb, long, sb, short, want)
 			}
 		}

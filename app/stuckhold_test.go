@@ -75,11 +75,11 @@ func TestStuckHeldAcrossANewOperation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := stuckAlert(superseded, latest(superseded).Add(time.Second), "cluster", "Create", after)
+	got := stuckAlert(shippedQuery(t, "stuck"), superseded, latest(superseded).Add(time.Second), "cluster", "Create", after)
 	if len(got) != 1 || got[0].resourceID != clusterID {
 		t.Errorf("cluster create rule once a delete superseded the stuck create = %+v, want it held for %s", got, clusterID)
 	}
-	if got := stuckAlert(all, latest(all).Add(time.Second), "cluster", "Create", after); len(got) != 0 {
+	if got := stuckAlert(shippedQuery(t, "stuck"), all, latest(all).Add(time.Second), "cluster", "Create", after); len(got) != 0 {
 		t.Errorf("cluster create rule once the delete succeeded = %+v, want nothing", got)
 	}
 }

@@ -168,8 +168,8 @@ func oldestActive(recs []map[string]any) []activeGroupRow {
 
 // stuckNow is panel stuck_now: the stuck alert with no threshold, kind or
 // request, over the whole time range.
-func stuckNow(recs []map[string]any) []alerted {
-	return stuckAlert(recs, latest(recs).Add(time.Second), "", "", 0)
+func stuckNow(t *testing.T, recs []map[string]any) []alerted {
+	return stuckAlert(shippedQuery(t, "stuck"), recs, latest(recs).Add(time.Second), "", "", 0)
 }
 
 // TestWorkbook evaluates each panel over the runs and checks the template
@@ -264,10 +264,10 @@ func TestWorkbook(t *testing.T) {
 		}
 	})
 	t.Run("stuck_now", func(t *testing.T) {
-		if got := stuckNow(rs.stuck.mid); len(got) != 1 || got[0].resourceID != clusterID {
+		if got := stuckNow(t, rs.stuck.mid); len(got) != 1 || got[0].resourceID != clusterID {
 			t.Errorf("stuck now in the stuck run = %+v, want %s", got, clusterID)
 		}
-		if got := stuckNow(rs.stuck.all); len(got) != 0 {
+		if got := stuckNow(t, rs.stuck.all); len(got) != 0 {
 			t.Errorf("stuck now once it succeeded = %+v", got)
 		}
 	})

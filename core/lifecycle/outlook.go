@@ -18,11 +18,27 @@ type Outlook struct {
 	Deadline time.Time
 }
 
-// Outlook is op's outlook at now, with res its target resource (nil when
-// its document is gone), under the settings c.
-func (c Config) Outlook(op *document.OperationDocument, res *document.Resource, now time.Time) Outlook {
+// Outlooker reckons outlooks under one set of settings. A listing builds
+// it once: its engine and handler registry cost more than one row's rule.
+type Outlooker struct{ e *Engine }
+
+// Outlooker is the reckoner of outlooks under the settings c.
+func (c Config) Outlooker() Outlooker {
 	e := &Engine{cfg: c.withDefaults()}
 	e.handlers = e.registry()
+	return Outlooker{e}
+}
+
+// Outlook is op's outlook at now under the settings c; a listing of many
+// operations uses one Outlooker instead.
+func (c Config) Outlook(op *document.OperationDocument, res *document.Resource, now time.Time) Outlook {
+	return c.Outlooker().Outlook(op, res, now)
+}
+
+// Outlook is op's outlook at now, with res its target resource (nil when
+// its document is gone).
+func (x Outlooker) Outlook(op *document.OperationDocument, res *document.Resource, now time.Time) Outlook {
+	e := x.e
 	var o Outlook
 	if kind, err := op.TargetKind(); err == nil && !op.Properties.StartTime.IsZero() {
 		own := e.cfg.StuckAfter[StuckKey{kind, op.Properties.Request}]

@@ -47,6 +47,10 @@ type Sink struct {
 	cfg    Config
 	logger *slog.Logger
 	srv    *http.Server
+	// ln is closed by shut as well: Serve runs on a goroutine that may not
+	// have taken it yet when Close comes, and srv.Close closes only the
+	// listeners Serve took, leaving the port bound until it does.
+	ln net.Listener
 	// stopWatch releases the ctx watch that closes the server.
 	stopWatch func() bool
 	stopOnce  sync.Once
@@ -84,7 +88,7 @@ func Start(ctx context.Context, cfg Config) (*Sink, error) {
 	if err != nil {
 		return nil, fmt.Errorf("notification sink: %w", err)
 	}
-	s.url = "http://" + ln.Addr().String()
+	s.url, s.ln = "http://"+ln.Addr().String(), ln
 	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -124,6 +128,7 @@ func (s *Sink) shut() error {
 	var err error
 	if s.srv != nil {
 		err = s.srv.Close()
+		_ = s.ln.Close() // already closed if Serve had taken it
 	}
 	s.stopOnce.Do(func() { close(s.stopped) })
 	return err
