@@ -189,10 +189,7 @@ func (e *Engine) completeDelete(ctx context.Context, j *job, t *tally) error {
 	if legacyDelete(j) {
 		j.log.InfoContext(ctx, "delete completed by the legacy deletion approach (the frontend deleted it in clusters service)")
 	}
-	changed, err := e.updateOperationStatus(ctx, j, arm.ProvisioningStateSucceeded, nil, t)
-	if changed {
-		t.changed.Add(1)
-	}
+	_, err := e.updateOperationStatus(ctx, j, arm.ProvisioningStateSucceeded, nil, t)
 	return err
 }
 

@@ -48,12 +48,8 @@ func (u updating) dispatch(ctx context.Context, j *job, t *tally) (outcome, erro
 		}
 		return outcomeSkipped, fmt.Errorf("updating %s %s: %w", j.kind, href, refusedBy(err, k.noun(), "update"))
 	}
-	changed, err := u.e.updateOperationStatus(ctx, j, arm.ProvisioningStateUpdating, nil, t)
-	if err != nil {
+	if _, err := u.e.updateOperationStatus(ctx, j, arm.ProvisioningStateUpdating, nil, t); err != nil {
 		return outcomeSkipped, fmt.Errorf("marking the update of %s %s sent: %w", j.kind, href, err)
-	}
-	if changed {
-		t.changed.Add(1)
 	}
 	return outcomeDispatched, nil
 }
@@ -78,12 +74,9 @@ func (u updating) poll(ctx context.Context, j *job) (pollResult, error) {
 // at once instead of waiting forever.
 func (u updating) failNeverCreated(ctx context.Context, j *job, t *tally) error {
 	j.log.WarnContext(ctx, "resource has no clusters service object; failing the update")
-	changed, err := u.e.updateOperationStatus(ctx, j, arm.ProvisioningStateFailed, &arm.CloudErrorBody{
+	_, err := u.e.updateOperationStatus(ctx, j, arm.ProvisioningStateFailed, &arm.CloudErrorBody{
 		Code:    arm.CodeInternalServerError,
 		Message: fmt.Sprintf("The %s was never created, so it cannot be updated.", j.kind),
 	}, t)
-	if changed {
-		t.changed.Add(1)
-	}
 	return err
 }
