@@ -18,7 +18,6 @@ import (
 // the same for every kind but for k's calls.
 type updating struct {
 	e *Engine
-	k kind
 }
 
 func (updating) dispatched(j *job) bool {
@@ -36,8 +35,7 @@ func (updating) failure() (string, state.FailureMessage) {
 // sent. CS refusing while the object or its cluster is busy is retried
 // later, as ARO-HCP does. A crash before the marker repeats the PATCH,
 // which sends the same values.
-func (u updating) dispatch(ctx context.Context, j *job, t *tally) (outcome, error) {
-	k := u.k
+func (u updating) dispatch(ctx context.Context, j *job, t *tally, k kind) (outcome, error) {
 	href := j.res.ClusterServiceID()
 	if href == "" {
 		return outcomeSkipped, u.failNeverCreated(ctx, j, t)
@@ -57,12 +55,12 @@ func (u updating) dispatch(ctx context.Context, j *job, t *tally) (outcome, erro
 // poll reads the object once: its state, and whether CS already carries
 // what the update asked for (the spec source is Updating until it does,
 // so the worst of the two is).
-func (u updating) poll(ctx context.Context, j *job) (pollResult, error) {
+func (u updating) poll(ctx context.Context, j *job, k kind) (pollResult, error) {
 	href := j.res.ClusterServiceID()
 	if href == "" {
 		href = j.op.Properties.InternalID // written by an earlier hcpops
 	}
-	states, err := u.k.spec(ctx, j, href)
+	states, err := k.spec(ctx, j, href)
 	if err != nil {
 		return pollResult{}, err
 	}
