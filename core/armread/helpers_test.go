@@ -288,7 +288,7 @@ func (e *env) batch(t testing.TB, ops []store.BatchOp) {
 func (e *env) editDoc(t testing.TB, rid string, edit func(obj)) {
 	t.Helper()
 	ctx := context.Background()
-	item, err := e.store.Store.Get(ctx, testPK, document.CosmosID(rid))
+	item, err := e.store.Get(ctx, testPK, document.CosmosID(rid))
 	if err != nil {
 		t.Fatalf("reading %s: %v", rid, err)
 	}

@@ -39,7 +39,7 @@ func (h clusterUpdate) poll(ctx context.Context, j *job) (pollResult, error) {
 	return h.up.poll(ctx, j, h.c)
 }
 
-// deadline is updating.deadline.
+// deadline: what every update has (updating.deadline).
 func (h clusterUpdate) deadline(j *job) time.Time { return h.up.deadline(j) }
 
 // failure: InvalidRequestContent, the merged message (updating.failure).

@@ -8,10 +8,11 @@
 //
 // Where things live: handler.go is the one table of (request, kind)
 // pairs, each a named type in a file of its own as upstream's operation
-// controllers are (cluster_create.go ... credential_revoke.go), built on
-// the steps its request shares (create.go, update.go, delete.go) and on
-// its kind (cluster.go, nodepool.go, externalauth.go: the only code that
-// tells the kinds apart). Every ETag-guarded read-modify-write goes
+// controllers are (cluster_create.go ... credential_revoke.go), with its
+// test beside it; each writes out its dispatch, poll, deadline and
+// failure, calling by name the steps its request shares (create.go,
+// update.go, delete.go) and its kind's CS calls (cluster.go, nodepool.go,
+// externalauth.go: the only code that tells the kinds apart). Every ETag-guarded read-modify-write goes
 // through writeGuarded (guard.go); a status write, through
 // updateOperationStatus (statuswrite.go).
 package lifecycle

@@ -38,7 +38,7 @@ func (h externalAuthUpdate) poll(ctx context.Context, j *job) (pollResult, error
 	return h.up.poll(ctx, j, h.ea)
 }
 
-// deadline is updating.deadline.
+// deadline: what every update has (updating.deadline).
 func (h externalAuthUpdate) deadline(j *job) time.Time { return h.up.deadline(j) }
 
 // failure: InvalidRequestContent, the merged message (updating.failure).

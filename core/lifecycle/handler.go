@@ -19,12 +19,13 @@ import (
 // (cluster.go, nodepool.go, externalauth.go); its table-driven test sits
 // beside it (cluster_create_test.go...). registry lists them all.
 //
-// The tick (advance, tick.go) uses them in this order: an operation not
-// yet dispatched is checked against its deadline and dispatched; a
-// dispatched one is polled, its states decided (verdict) and written with
-// updateOperationStatus (statuswrite.go), the deadline checked again when
-// CS's answer is not terminal; a delete whose object is gone is completed
-// (completeDelete).
+// The tick (advance, tick.go) asks them in this order: dispatched; the
+// deadline, first for work not yet dispatched, deletes and operations
+// whose CS calls failed; dispatch, or else poll, whose states verdict
+// decides with failure's code and wording and updateOperationStatus
+// (statuswrite.go) writes, the deadline checked again while the answer is
+// not terminal; a delete whose object CS no longer has is completed
+// (completeDelete, delete.go).
 type handler interface {
 	// work names it in deadline messages ("cluster creation").
 	work() string

@@ -39,7 +39,7 @@ func (h nodePoolUpdate) poll(ctx context.Context, j *job) (pollResult, error) {
 	return h.up.poll(ctx, j, h.np)
 }
 
-// deadline is updating.deadline.
+// deadline: what every update has (updating.deadline).
 func (h nodePoolUpdate) deadline(j *job) time.Time { return h.up.deadline(j) }
 
 // failure: InvalidRequestContent, the merged message (updating.failure).
