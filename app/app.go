@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 
 	"github.com/hcpops/hcpops/auth"
+	"github.com/hcpops/hcpops/core/armread"
 	"github.com/hcpops/hcpops/core/clock"
 	"github.com/hcpops/hcpops/core/clusterservice"
 	"github.com/hcpops/hcpops/core/clusterservice/ocm"
@@ -71,7 +72,7 @@ type App struct {
 	StoreName      string
 	ClusterService clusterservice.Client
 	Engine         *lifecycle.Engine
-	Reads          *lifecycle.ReadService
+	Reads          *armread.ReadService
 	Logger         *slog.Logger
 
 	// owned is what New opened itself, in opening order; Close releases
@@ -141,9 +142,9 @@ func New(ctx context.Context, getenv func(string) string, logger *slog.Logger, p
 		return nil, fmt.Errorf("building the lifecycle engine: %w", err)
 	}
 	a.Engine = eng
-	if a.Reads, err = lifecycle.NewReadService(lifecycle.ReadDeps{Store: a.Store, ClusterService: a.ClusterService, Logger: logger, Clock: clk},
+	if a.Reads, err = armread.NewReadService(armread.ReadDeps{Store: a.Store, ClusterService: a.ClusterService, Logger: logger, Clock: clk},
 		set.reads); err != nil {
-		return nil, fmt.Errorf("building the lifecycle read service: %w", err)
+		return nil, fmt.Errorf("building the read service: %w", err)
 	}
 	return a, nil
 }
@@ -160,7 +161,7 @@ type settings struct {
 	cs        ocm.Config
 	notify    notification.Config
 	lifecycle lifecycle.Config
-	reads     lifecycle.ReadConfig
+	reads     armread.ReadConfig
 }
 
 func readSettings(getenv func(string) string, parts Parts) (settings, error) {
@@ -182,7 +183,7 @@ func readSettings(getenv func(string) string, parts Parts) (settings, error) {
 	if set.lifecycle, err = lifecycle.ConfigFromEnv(getenv); err != nil {
 		return set, err
 	}
-	if set.reads, err = lifecycle.ReadConfigFromEnv(getenv); err != nil {
+	if set.reads, err = armread.ReadConfigFromEnv(getenv); err != nil {
 		return set, err
 	}
 	if parts.Store == nil {
@@ -214,7 +215,7 @@ func (a *App) Handler(getenv func(string) string, cfg handlers.Config) (*handler
 // gates), two separate parts.
 type backend struct {
 	*lifecycle.Engine
-	*lifecycle.ReadService
+	*armread.ReadService
 }
 
 // StoreDamaged is closed when the store finds its file damaged (embedded

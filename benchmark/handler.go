@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hcpops/hcpops/core/armread"
 	"github.com/hcpops/hcpops/core/lifecycle"
 	"github.com/hcpops/hcpops/functions"
 	dispatchoperations "github.com/hcpops/hcpops/functions/dispatchOperations"
@@ -35,15 +36,15 @@ func (n *nopEngine) Tick(context.Context) (lifecycle.TickResult, error) {
 	return lifecycle.TickResult{}, nil
 }
 
-func (n *nopEngine) Status(context.Context, lifecycle.StatusRequest) (lifecycle.OperationStatus, error) {
-	return lifecycle.OperationStatus{}, lifecycle.ErrOperationNotFound
+func (n *nopEngine) Status(context.Context, armread.StatusRequest) (armread.OperationStatus, error) {
+	return armread.OperationStatus{}, armread.ErrOperationNotFound
 }
 
-func (n *nopEngine) Result(context.Context, lifecycle.StatusRequest) (lifecycle.Result, error) {
-	return lifecycle.Result{}, lifecycle.ErrOperationNotFound
+func (n *nopEngine) Result(context.Context, armread.StatusRequest) (armread.Result, error) {
+	return armread.Result{}, armread.ErrOperationNotFound
 }
 
-func (n *nopEngine) Admit(_ context.Context, req lifecycle.AdmitRequest) (string, error) {
+func (n *nopEngine) Admit(_ context.Context, req armread.AdmitRequest) (string, error) {
 	return req.HomeTenantID, nil
 }
 

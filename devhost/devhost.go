@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/hcpops/hcpops/app"
+	"github.com/hcpops/hcpops/core/armread"
 	"github.com/hcpops/hcpops/core/clock"
 	"github.com/hcpops/hcpops/core/clusterservice/ocm"
 	"github.com/hcpops/hcpops/core/clusterservice/simulator"
@@ -325,7 +326,7 @@ func checkSettings(getenv func(string) string) (notification.Config, error) {
 	if _, err := lifecycle.ConfigFromEnv(getenv); err != nil {
 		return notification.Config{}, err
 	}
-	if _, err := lifecycle.ReadConfigFromEnv(getenv); err != nil {
+	if _, err := armread.ReadConfigFromEnv(getenv); err != nil {
 		return notification.Config{}, err
 	}
 	return notification.ConfigFromEnv(getenv)

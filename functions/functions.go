@@ -21,7 +21,7 @@ import (
 )
 
 // Engine is everything the functions call: *lifecycle.Engine's dispatch
-// and tick, *lifecycle.ReadService's status, result and gates.
+// and tick, *armread.ReadService's status, result and gates.
 type Engine interface {
 	dispatchoperations.Dispatcher
 	polloperations.Ticker

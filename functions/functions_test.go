@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/hcpops/hcpops/core/arm"
+	"github.com/hcpops/hcpops/core/armread"
 	"github.com/hcpops/hcpops/core/lifecycle"
 	"github.com/hcpops/hcpops/events"
 	"github.com/hcpops/hcpops/functions/operationrequest"
@@ -30,7 +31,7 @@ type recordingEngine struct {
 	mu       sync.Mutex
 	docs     [][]json.RawMessage
 	ticks    int
-	statuses []lifecycle.StatusRequest
+	statuses []armread.StatusRequest
 	ids      []string // handlers.InvocationID seen by each call
 }
 
@@ -50,23 +51,23 @@ func (e *recordingEngine) Tick(ctx context.Context) (lifecycle.TickResult, error
 	return lifecycle.TickResult{Polled: 1}, nil
 }
 
-func (e *recordingEngine) Status(ctx context.Context, req lifecycle.StatusRequest) (lifecycle.OperationStatus, error) {
+func (e *recordingEngine) Status(ctx context.Context, req armread.StatusRequest) (armread.OperationStatus, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.statuses = append(e.statuses, req)
 	e.ids = append(e.ids, logging.InvocationID(ctx))
-	return lifecycle.OperationStatus{OperationStatus: arm.OperationStatus{ID: "x", Name: req.OperationName, Status: arm.ProvisioningStateSucceeded}}, nil
+	return armread.OperationStatus{OperationStatus: arm.OperationStatus{ID: "x", Name: req.OperationName, Status: arm.ProvisioningStateSucceeded}}, nil
 }
 
-func (e *recordingEngine) Result(ctx context.Context, req lifecycle.StatusRequest) (lifecycle.Result, error) {
+func (e *recordingEngine) Result(ctx context.Context, req armread.StatusRequest) (armread.Result, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.statuses = append(e.statuses, req)
 	e.ids = append(e.ids, logging.InvocationID(ctx))
-	return lifecycle.Result{Status: arm.ProvisioningStateSucceeded, Request: "Delete"}, nil
+	return armread.Result{Status: arm.ProvisioningStateSucceeded, Request: "Delete"}, nil
 }
 
-func (e *recordingEngine) Admit(ctx context.Context, req lifecycle.AdmitRequest) (string, error) {
+func (e *recordingEngine) Admit(ctx context.Context, req armread.AdmitRequest) (string, error) {
 	return req.HomeTenantID, nil
 }
 
@@ -438,7 +439,7 @@ func TestDeployTemplateMatchesBindings(t *testing.T) {
 // interfaces.
 var _ Engine = struct {
 	*lifecycle.Engine
-	*lifecycle.ReadService
+	*armread.ReadService
 }{}
 
 // TestInvocationIDReachesLifecycle: the lifecycle's log lines can only name

@@ -11,6 +11,7 @@ import (
 
 	cs "github.com/hcpops/hcpops/core/clusterservice"
 	"github.com/hcpops/hcpops/core/document"
+	"github.com/hcpops/hcpops/core/state"
 )
 
 // clusterCreate is a cluster's create. Its dispatch creates the CS
@@ -27,19 +28,38 @@ import (
 //
 // A pending ID chosen less than PendingIDGrace ago belongs to a dispatch
 // that may still be running, so that case is deferred to a later tick.
+//
+// Its poll reads CS's cluster status until it is ready, and then that CS
+// runs the version asked; it must end by the deadline; a failure is
+// written under InternalServerError with the merged message of its
+// sources.
 type clusterCreate struct {
-	creation
-	cluster
+	cr creation // what every create shares (create.go)
+	c  cluster  // the cluster's CS calls (cluster.go)
 }
 
 func (clusterCreate) work() string { return "cluster creation" }
 
+// dispatched: the resource carries its clusterServiceID (creation.dispatched).
+func (h clusterCreate) dispatched(j *job) bool { return h.cr.dispatched(j) }
+
+// poll is the state of CS's cluster (cluster.status: its status, and once
+// it is ready, whether it runs the version asked).
 func (h clusterCreate) poll(ctx context.Context, j *job) (pollResult, error) {
-	return pollStatus(ctx, j, h.cluster)
+	return pollStatus(ctx, j, h.c)
 }
 
+// deadline is the resource's createOperationCompletionDeadline, or
+// CreateDeadline from the start (creation.deadline).
+func (h clusterCreate) deadline(j *job) time.Time { return h.cr.deadline(j) }
+
+// failure: InternalServerError, the merged message (creation.failure).
+func (h clusterCreate) failure() (string, state.FailureMessage) { return h.cr.failure() }
+
+// dispatch is steps 1 to 4 above; recording the ID is
+// recordClusterServiceID (create.go).
 func (h clusterCreate) dispatch(ctx context.Context, j *job, _ *tally) (outcome, error) {
-	e := h.e
+	e := h.cr.e
 	pending := j.res.PendingClusterServiceID()
 	if pending == "" {
 		id, err := newClusterID(e.random)
@@ -107,7 +127,7 @@ func (h clusterCreate) adoptOrPost(ctx context.Context, j *job, pending string) 
 		ResourceName:             rid.Name,
 		ManagedResourceGroupName: j.res.ManagedResourceGroup(),
 	}
-	found, err := h.cs.ListClusters(ctx, clusterSearch(ref))
+	found, err := h.c.cs.ListClusters(ctx, clusterSearch(ref))
 	if err != nil {
 		return "", fmt.Errorf("searching clusters service for %s: %w", j.res.ResourceID(), err)
 	}
@@ -151,7 +171,7 @@ func (h clusterCreate) adoptOrPost(ctx context.Context, j *job, pending string) 
 // no evidence either way, so the dispatch is retried.
 func (h clusterCreate) post(ctx context.Context, j *job, spec cs.ClusterSpec, pending string) (string, error) {
 	for attempt := 1; ; attempt++ {
-		c, err := h.cs.PostCluster(ctx, spec)
+		c, err := h.c.cs.PostCluster(ctx, spec)
 		if err == nil {
 			j.log.InfoContext(ctx, "cluster created in clusters service", "cluster_service_id", clusterHrefOf(c))
 			return clusterHrefOf(c), nil
@@ -159,7 +179,7 @@ func (h clusterCreate) post(ctx context.Context, j *job, spec cs.ClusterSpec, pe
 		if cs.Classify(err) != cs.Exists {
 			return "", fmt.Errorf("creating cluster %s: %w", pending, refusedBy(err, "cluster", "create"))
 		}
-		found, getErr := h.cs.GetCluster(ctx, pending)
+		found, getErr := h.c.cs.GetCluster(ctx, pending)
 		switch {
 		case getErr == nil && sameAzureResource(found.Azure, spec.Azure):
 			j.log.InfoContext(ctx, "cluster already exists in clusters service; it is this resource's, adopting it",
@@ -209,7 +229,7 @@ func azureResourceName(a cs.AzureRef) string {
 // operation's home tenant stands in when no subscription document says.
 func (h clusterCreate) tenantOf(ctx context.Context, j *job) (string, error) {
 	sub := document.SubscriptionOf(j.res.ResourceID())
-	item, err := h.e.store.Get(ctx, j.op.PartitionKey, document.CosmosID(document.SubscriptionResourceID(sub)))
+	item, err := h.cr.e.store.Get(ctx, j.op.PartitionKey, document.CosmosID(document.SubscriptionResourceID(sub)))
 	if err == nil {
 		if t, err := document.SubscriptionTenantID(item.Body); err == nil && t != "" {
 			return t, nil

@@ -3,22 +3,52 @@ package lifecycle
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/state"
 )
 
-// clusterDelete is a cluster's delete. Deleting the cluster deletes its
-// node pools and external auths with it; on the legacy path the delete
-// completes only once their documents are gone too, as ARO-HCP waits for
-// them.
-type clusterDelete struct{ deletion }
+// clusterDelete is a cluster's delete. Its dispatch asks CS to delete
+// the cluster and stamps clusterServiceDeletionTimestamp on the resource,
+// the marker. Its poll reads the cluster until CS answers 404, the
+// evidence that completes it (completeDelete soft-deletes the resource
+// and its children, then writes Succeeded). Deleting the cluster deletes
+// its node pools and external auths with it; on the legacy path the
+// delete completes only once their documents are gone too, as ARO-HCP
+// waits for them. It fails under InternalServerError with the failing
+// source's own message.
+type clusterDelete struct {
+	d deletion // what every delete shares (delete.go)
+	c cluster  // the cluster's CS calls (cluster.go)
+}
 
 func (clusterDelete) work() string { return "cluster deletion" }
 
+// dispatched: the resource carries clusterServiceDeletionTimestamp, or the
+// operation is a legacy one (deletion.dispatched).
+func (h clusterDelete) dispatched(j *job) bool { return h.d.dispatched(j) }
+
+// dispatch: cluster.remove, then the stamp (deletion.dispatch).
+func (h clusterDelete) dispatch(ctx context.Context, j *job, _ *tally) (outcome, error) {
+	return h.d.dispatch(ctx, j, h.c)
+}
+
+// deadline: the resource's deleteOperationCompletionDeadline, or
+// DeleteDeadline from the start; none on the legacy path
+// (deletion.deadline).
+func (h clusterDelete) deadline(j *job) time.Time { return h.d.deadline(j) }
+
+// failure: InternalServerError, the failing source's message
+// (deletion.failure).
+func (h clusterDelete) failure() (string, state.FailureMessage) { return h.d.failure() }
+
+// poll: cluster.status until CS answers 404 (deletion.poll); on the legacy
+// path, then the node pools and external auths left under it
+// (descendantResources).
 func (h clusterDelete) poll(ctx context.Context, j *job) (pollResult, error) {
-	r, err := h.deletion.poll(ctx, j)
+	r, err := h.d.poll(ctx, j, h.c)
 	if err != nil || !r.gone || !legacyDelete(j) {
 		return r, err
 	}
@@ -39,7 +69,7 @@ func (h clusterDelete) poll(ctx context.Context, j *job) (pollResult, error) {
 // liveChildResources counts the node pools and external auths still under
 // the cluster.
 func (h clusterDelete) liveChildResources(ctx context.Context, j *job) (int, error) {
-	kids, err := h.e.children(ctx, j, j.op.PartitionKey, j.op.Properties.ExternalID)
+	kids, err := h.d.e.children(ctx, j, j.op.PartitionKey, j.op.Properties.ExternalID)
 	if err != nil {
 		return 0, err
 	}

@@ -43,7 +43,6 @@ func (h credentialRequest) dispatch(ctx context.Context, j *job, t *tally) (outc
 		j.log.InfoContext(ctx, "a credential revocation is running; canceling the request", "revoke_operation_id", id)
 		changed, err := h.e.updateOperationStatus(ctx, j, arm.ProvisioningStateCanceled, supersededError(), t)
 		if changed {
-			t.changed.Add(1)
 			t.canceled.Add(1)
 		}
 		return outcomeSkipped, err

@@ -58,11 +58,7 @@ func (h credentialRevoke) dispatch(ctx context.Context, j *job, t *tally) (outco
 		return outcomeSkipped, fmt.Errorf("revoking break-glass credentials of %s: %w", href,
 			refusedBy(err, "break-glass credentials", "revoke"))
 	}
-	changed, err := h.e.updateOperationStatus(ctx, j, arm.ProvisioningStateDeleting, nil, t)
-	if changed {
-		t.changed.Add(1)
-	}
-	if err != nil {
+	if _, err := h.e.updateOperationStatus(ctx, j, arm.ProvisioningStateDeleting, nil, t); err != nil {
 		return outcomeSkipped, err
 	}
 	return outcomeDispatched, nil

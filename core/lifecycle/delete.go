@@ -21,10 +21,10 @@ import (
 // internalId on a delete), or at once on the legacy path; it must finish
 // by the resource's deleteOperationCompletionDeadline (the legacy path
 // has none); and it fails with the failing source's own message. Its
-// dispatch and poll are the same for every kind but for k's calls.
+// dispatch and poll are the same for every kind but for k's calls, which
+// the handler passes.
 type deletion struct {
 	e *Engine
-	k kind
 }
 
 func (deletion) dispatched(j *job) bool {
@@ -95,9 +95,9 @@ func deleteTarget(j *job) string {
 // create may have reached CS unrecorded (it records after its POST), so
 // CS is asked rather than the object assumed absent. "" when the parent
 // cluster has no CS object either: then CS cannot have the child.
-func (d deletion) liveDeleteTarget(ctx context.Context, j *job) (string, error) {
+func (d deletion) liveDeleteTarget(ctx context.Context, j *job, k kind) (string, error) {
 	href := deleteTarget(j)
-	c, isChild := d.k.(child)
+	c, isChild := k.(child)
 	if href != "" || legacyDelete(j) || !isChild || j.res == nil {
 		return href, nil
 	}
@@ -116,9 +116,8 @@ func (d deletion) liveDeleteTarget(ctx context.Context, j *job) (string, error) 
 // clusterServiceDeletionTimestamp, the marker. CS answering 404, or
 // refusing a child because its cluster is already uninstalling, both mean
 // the deletion is under way.
-func (d deletion) dispatch(ctx context.Context, j *job, _ *tally) (outcome, error) {
-	k := d.k
-	href, err := d.liveDeleteTarget(ctx, j)
+func (d deletion) dispatch(ctx context.Context, j *job, k kind) (outcome, error) {
+	href, err := d.liveDeleteTarget(ctx, j, k)
 	if err != nil {
 		return outcomeSkipped, err
 	}
@@ -151,15 +150,15 @@ func (d deletion) dispatch(ctx context.Context, j *job, _ *tally) (outcome, erro
 // evidence that completes the delete, once the tick has judged it with
 // the rest of its answers (wave.go). A new-approach delete CS never had
 // (no href) completes at once: nothing in CS can outlive it.
-func (d deletion) poll(ctx context.Context, j *job) (pollResult, error) {
-	href, err := d.liveDeleteTarget(ctx, j)
+func (d deletion) poll(ctx context.Context, j *job, k kind) (pollResult, error) {
+	href, err := d.liveDeleteTarget(ctx, j, k)
 	if err != nil {
 		return pollResult{}, err
 	}
 	if href == "" && !legacyDelete(j) {
 		return pollResult{gone: true}, nil
 	}
-	s, err := d.k.status(ctx, j, href)
+	s, err := k.status(ctx, j, href)
 	if cs.Classify(err) == cs.Absent {
 		return pollResult{gone: true, absent: href}, nil
 	}
@@ -190,10 +189,7 @@ func (e *Engine) completeDelete(ctx context.Context, j *job, t *tally) error {
 	if legacyDelete(j) {
 		j.log.InfoContext(ctx, "delete completed by the legacy deletion approach (the frontend deleted it in clusters service)")
 	}
-	changed, err := e.updateOperationStatus(ctx, j, arm.ProvisioningStateSucceeded, nil, t)
-	if changed {
-		t.changed.Add(1)
-	}
+	_, err := e.updateOperationStatus(ctx, j, arm.ProvisioningStateSucceeded, nil, t)
 	return err
 }
 

@@ -1,17 +1,18 @@
 // Package lifecycle moves ARO-HCP operations from Accepted to a terminal
 // state: dispatch to Clusters Service, poll, atomic status writes, delete
-// completion and ARM notification. Two types serve it: Engine, the
-// asynchronous work (a change-feed batch's dispatch, a timer's tick), and
-// ReadService, ARM's side (status, result and the gates in front of them),
-// each with its own configuration. It knows nothing of Azure Functions; the
-// functions/ adapters call their entry points.
+// completion and ARM notification: Engine, the asynchronous work (a
+// change-feed batch's dispatch, a timer's tick). ARM's reads of what it
+// writes (status, result and the gates in front of them) are
+// core/armread's. It knows nothing of Azure Functions; the functions/
+// adapters call its entry points.
 //
 // Where things live: handler.go is the one table of (request, kind)
 // pairs, each a named type in a file of its own as upstream's operation
-// controllers are (cluster_create.go ... credential_revoke.go), built on
-// the steps its request shares (create.go, update.go, delete.go) and on
-// its kind (cluster.go, nodepool.go, externalauth.go: the only code that
-// tells the kinds apart). Every ETag-guarded read-modify-write goes
+// controllers are (cluster_create.go ... credential_revoke.go), with its
+// test beside it; each writes out its dispatch, poll, deadline and
+// failure, calling by name the steps its request shares (create.go,
+// update.go, delete.go) and its kind's CS calls (cluster.go, nodepool.go,
+// externalauth.go: the only code that tells the kinds apart). Every ETag-guarded read-modify-write goes
 // through writeGuarded (guard.go); a status write, through
 // updateOperationStatus (statuswrite.go).
 package lifecycle

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hcpops/hcpops/core/arm"
+	"github.com/hcpops/hcpops/core/armread"
 	cs "github.com/hcpops/hcpops/core/clusterservice"
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
@@ -118,7 +119,7 @@ func TestCertificateSigningCredentialRequestFails(t *testing.T) {
 	if calls := e.sink.calls(op); len(calls) != 1 || calls[0].Body.Status != arm.ProvisioningStateFailed {
 		t.Errorf("notifications = %+v, want one Failed", calls)
 	}
-	res, err := e.reads.Result(context.Background(), StatusRequest{SubscriptionID: testSub, Location: "eastus",
+	res, err := e.reads.Result(context.Background(), armread.StatusRequest{SubscriptionID: testSub, Location: "eastus",
 		OperationName: op, HomeTenantID: testTenant, ClientObjectID: testClient})
 	if err != nil || res.Status != arm.ProvisioningStateFailed || res.Body != nil {
 		t.Errorf("result = %v, %v; want the Failed answer (ARM reads the error from the status endpoint)", res, err)

@@ -13,10 +13,19 @@ import (
 
 // handler is the work of one (request, kind) pair, as one of upstream's
 // operation controllers is: a named type in a file of its own
-// (cluster_create.go, nodepool_delete.go, credential_revoke.go...), built
-// on the steps its request shares (create.go, update.go, delete.go) and
-// on its kind (cluster.go, nodepool.go, externalauth.go). registry lists
-// them all.
+// (cluster_create.go, nodepool_delete.go, credential_revoke.go...) that
+// writes out each of the methods below, calling by name the steps its
+// request shares (create.go, update.go, delete.go) and its kind's CS calls
+// (cluster.go, nodepool.go, externalauth.go); its table-driven test sits
+// beside it (cluster_create_test.go...). registry lists them all.
+//
+// The tick (advance, tick.go) asks them in this order: dispatched; the
+// deadline, first for work not yet dispatched, deletes and operations
+// whose CS calls failed; dispatch, or else poll, whose states verdict
+// decides with failure's code and wording and updateOperationStatus
+// (statuswrite.go) writes, the deadline checked again while the answer is
+// not terminal; a delete whose object CS no longer has is completed
+// (completeDelete, delete.go).
 type handler interface {
 	// work names it in deadline messages ("cluster creation").
 	work() string
@@ -53,15 +62,15 @@ func (e *Engine) registry() map[handlerKey]handler {
 	c, np, ea := cluster{e.cs, up}, nodePool{e.cs, up}, externalAuth{e.cs}
 	cr := creation{e}
 	return map[handlerKey]handler{
-		{document.RequestCreate, document.KindCluster}:            clusterCreate{cr, c},
-		{document.RequestUpdate, document.KindCluster}:            clusterUpdate{updating{e, c}},
-		{document.RequestDelete, document.KindCluster}:            clusterDelete{deletion{e, c}},
-		{document.RequestCreate, document.KindNodePool}:           nodePoolCreate{cr, np},
-		{document.RequestUpdate, document.KindNodePool}:           nodePoolUpdate{updating{e, np}},
-		{document.RequestDelete, document.KindNodePool}:           nodePoolDelete{deletion{e, np}},
-		{document.RequestCreate, document.KindExternalAuth}:       externalAuthCreate{cr, ea},
-		{document.RequestUpdate, document.KindExternalAuth}:       externalAuthUpdate{updating{e, ea}},
-		{document.RequestDelete, document.KindExternalAuth}:       externalAuthDelete{deletion{e, ea}},
+		{document.RequestCreate, document.KindCluster}:            clusterCreate{cr: cr, c: c},
+		{document.RequestUpdate, document.KindCluster}:            clusterUpdate{up: updating{e}, c: c},
+		{document.RequestDelete, document.KindCluster}:            clusterDelete{d: deletion{e}, c: c},
+		{document.RequestCreate, document.KindNodePool}:           nodePoolCreate{cr: cr, np: np},
+		{document.RequestUpdate, document.KindNodePool}:           nodePoolUpdate{up: updating{e}, np: np},
+		{document.RequestDelete, document.KindNodePool}:           nodePoolDelete{d: deletion{e}, np: np},
+		{document.RequestCreate, document.KindExternalAuth}:       externalAuthCreate{cr: cr, ea: ea},
+		{document.RequestUpdate, document.KindExternalAuth}:       externalAuthUpdate{up: updating{e}, ea: ea},
+		{document.RequestDelete, document.KindExternalAuth}:       externalAuthDelete{d: deletion{e}, ea: ea},
 		{document.RequestRequestCredential, document.KindCluster}: credentialRequest{e},
 		{document.RequestRevokeCredentials, document.KindCluster}: credentialRevoke{e},
 	}

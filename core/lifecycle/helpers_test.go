@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hcpops/hcpops/core/arm"
+	"github.com/hcpops/hcpops/core/armread"
 	"github.com/hcpops/hcpops/core/clusterservice"
 	"github.com/hcpops/hcpops/core/clusterservice/csfake"
 	"github.com/hcpops/hcpops/core/clusterservice/ocm"
@@ -48,7 +49,7 @@ type env struct {
 	calls  *clusterservice.Recorder // what cs records into
 	sink   testSink
 	engine *Engine
-	reads  *ReadService
+	reads  *armread.ReadService
 	logs   *syncBuffer
 	cfg    Config
 
@@ -88,8 +89,8 @@ func newEnv(t testing.TB, tweak ...func(*Config)) *env {
 		f(&e.cfg)
 	}
 	e.engine = e.newEngine(t)
-	if e.reads, err = NewReadService(ReadDeps{Store: e.store, ClusterService: e.cs,
-		Logger: slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}, ReadConfig{}); err != nil {
+	if e.reads, err = armread.NewReadService(armread.ReadDeps{Store: e.store, ClusterService: e.cs,
+		Logger: slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}, armread.ReadConfig{}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {

@@ -74,10 +74,7 @@ func conflict(noun, name, why string, cause error) *refusal {
 // failRefused WRITES Failed with the refusal's error, and logs why once.
 func (e *Engine) failRefused(ctx context.Context, j *job, r *refusal, t *tally) error {
 	j.log.WarnContext(ctx, "dispatch refused; operation failed", append(cs.CallAttrs(r.cause), "reason", r.body.Message)...)
-	changed, err := e.updateOperationStatus(ctx, j, arm.ProvisioningStateFailed, &r.body, t)
-	if changed {
-		t.changed.Add(1)
-	}
+	_, err := e.updateOperationStatus(ctx, j, arm.ProvisioningStateFailed, &r.body, t)
 	return err
 }
 

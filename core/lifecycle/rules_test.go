@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -40,6 +41,11 @@ type after struct {
 	resource arm.ProvisioningState
 	skipped  string // the skip reason the tick counted, "" for none
 	noCS     bool   // the tick made no CS call
+	// calls are CS requests the tick made, by "METHOD pattern" (the
+	// simulator's route patterns), each the exact count.
+	calls map[string]int
+	// then checks anything else of the operation after the tick.
+	then func(t *testing.T, e *env, op *document.OperationDocument)
 }
 
 const gone arm.ProvisioningState = "gone"
@@ -53,7 +59,8 @@ func runRules(t *testing.T, rules []rule) {
 			if r.cs != nil {
 				r.cs(t, e)
 			}
-			calls := e.sim.Ledger().Total()
+			ledger := e.sim.Ledger()
+			calls := ledger.Total()
 			res := e.tick(t)
 			w := r.want
 			op := e.wantOp(t, name, w.status, w.code)
@@ -77,6 +84,14 @@ func runRules(t *testing.T, rules []rule) {
 			}
 			if n := e.sim.Ledger().Total() - calls; w.noCS && n != 0 {
 				t.Errorf("the tick made %d CS calls, want none", n)
+			}
+			for call, want := range w.calls {
+				if got := e.sim.Ledger().ByPattern[call] - ledger.ByPattern[call]; got != want {
+					t.Errorf("the tick made %d CS calls %s, want %d", got, call, want)
+				}
+			}
+			if w.then != nil {
+				w.then(t, e, op)
 			}
 		})
 	}
@@ -295,4 +310,58 @@ func TestRuleSkip(t *testing.T) {
 		},
 		want: after{status: arm.ProvisioningStateSucceeded, resource: gone},
 	}})
+}
+
+// CS routes as the simulator's ledger counts them, for after.calls.
+const (
+	csClusters      = cs.ClustersPath
+	csCluster       = csClusters + "/{id}"
+	csNodePools     = csCluster + "/node_pools"
+	csNodePool      = csNodePools + "/{np}"
+	csExternalAuths = csCluster + "/external_auth_config/external_auths"
+	csExternalAuth  = csExternalAuths + "/{ea}"
+	csCredentials   = cs.ClustersMgmtPrefix + "/clusters/{id}/break_glass_credentials"
+)
+
+// pastDeadline sets the resource's create or delete completion deadline
+// (key) a second before now.
+func pastDeadline(t *testing.T, e *env, rid, key string) {
+	t.Helper()
+	edit(t, e, rid, func(s obj) { s[key] = e.clk.Now().Add(-time.Second).UTC().Format(time.RFC3339) })
+}
+
+// expiredAs checks the deadline's error names the work that ran late.
+func expiredAs(work string) func(*testing.T, *env, *document.OperationDocument) {
+	return func(t *testing.T, _ *env, op *document.OperationDocument) {
+		t.Helper()
+		if want := work + " did not complete before the deadline"; !strings.HasPrefix(op.Properties.Error.Message, want) {
+			t.Errorf("error message = %q, want it to begin %q", op.Properties.Error.Message, want)
+		}
+	}
+}
+
+// recorded checks the resource's clusterServiceID ends with suffix.
+func recorded(suffix string) func(*testing.T, *env, *document.OperationDocument) {
+	return func(t *testing.T, e *env, op *document.OperationDocument) {
+		t.Helper()
+		if id := e.resource(t, op.Properties.ExternalID).ClusterServiceID(); !strings.HasSuffix(id, suffix) {
+			t.Errorf("clusterServiceID = %q, want one ending %q", id, suffix)
+		}
+	}
+}
+
+// stamped checks the resource carries clusterServiceDeletionTimestamp.
+func stamped(t *testing.T, e *env, op *document.OperationDocument) {
+	t.Helper()
+	if _, ok := e.resource(t, op.Properties.ExternalID).ClusterServiceDeletionTimestamp(); !ok {
+		t.Errorf("resource has no clusterServiceDeletionTimestamp")
+	}
+}
+
+// notInCS makes the ready cluster c1 look as if CS never had it: its
+// clusterServiceID is dropped, so its children and credential requests
+// wait for it.
+func notInCS(t *testing.T, e *env) {
+	t.Helper()
+	edit(t, e, clusterRID("c1"), func(s obj) { delete(s, "clusterServiceID") })
 }

@@ -155,7 +155,6 @@ func (s *skipLog) forget(op *document.OperationDocument) {
 func (e *Engine) cancelSuperseded(ctx context.Context, j *job, t *tally) error {
 	changed, err := e.updateOperationStatus(ctx, j, arm.ProvisioningStateCanceled, supersededError(), t)
 	if changed {
-		t.changed.Add(1)
 		t.canceled.Add(1)
 		j.log.InfoContext(ctx, "operation canceled: superseded by another", "active_operation_id", j.res.ActiveOperationID())
 	}

@@ -22,7 +22,8 @@ import (
 // A terminal operation is never rewritten here: once Succeeded, Failed or
 // Canceled, only the notification URI may still change. On success j.op
 // and j.res are the documents as written, and a terminal status is
-// notified (counted in t).
+// notified. What it writes and notifies is counted in t (changed,
+// notified), so its callers count only what they know besides.
 func (e *Engine) updateOperationStatus(ctx context.Context, j *job, status arm.ProvisioningState, cerr *arm.CloudErrorBody, t *tally) (bool, error) {
 	var from arm.ProvisioningState
 	out, wrote, err := writeGuarded(ctx, j.log, statusDocs{op: j.op, res: j.res}, func(d statusDocs) (statusDocs, bool, error) {
@@ -61,6 +62,9 @@ func (e *Engine) updateOperationStatus(ctx context.Context, j *job, status arm.P
 	}, staleRead, e.rereadStatusDocs)
 	if out.op != nil {
 		j.op, j.res = out.op, out.res
+	}
+	if wrote {
+		t.changed.Add(1)
 	}
 	if err != nil || !wrote {
 		return wrote, err

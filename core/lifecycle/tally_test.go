@@ -1,6 +1,7 @@
 package lifecycle
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -65,4 +66,40 @@ func TestDispatchWritesAreCounted(t *testing.T) {
 		e.wantOp(t, create, arm.ProvisioningStateCanceled, arm.CodeCanceled)
 		e.wantOp(t, update, arm.ProvisioningStateFailed, arm.CodeInternalServerError)
 	})
+}
+
+// TestStatusWriterCounts: updateOperationStatus counts each write it
+// makes, and a status already recorded (no write) adds nothing: its
+// callers count only what they know besides (a cancel, an expiry).
+func TestStatusWriterCounts(t *testing.T) {
+	e := newEnv(t)
+	name := e.create(t, document.KindCluster, clusterRID("c1"), request{notify: true})
+	if _, err := e.deliver(t); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	j, err := e.engine.newJob(ctx, e.op(t, name), pageRead{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tl tally
+	for i, tc := range []struct {
+		status            arm.ProvisioningState
+		wrote             bool
+		changed, notified int64
+	}{
+		{arm.ProvisioningStateProvisioning, true, 1, 0},
+		{arm.ProvisioningStateProvisioning, false, 1, 0}, // recorded already
+		{arm.ProvisioningStateSucceeded, true, 2, 1},     // terminal: notified too
+		{arm.ProvisioningStateFailed, false, 2, 1},       // terminal stays
+	} {
+		e.clk.Advance(time.Minute)
+		wrote, err := e.engine.updateOperationStatus(ctx, j, tc.status, nil, &tl)
+		if err != nil || wrote != tc.wrote {
+			t.Fatalf("write %d (%s) = %v, %v; want %v", i, tc.status, wrote, err, tc.wrote)
+		}
+		if c, n := tl.changed.Load(), tl.notified.Load(); c != tc.changed || n != tc.notified {
+			t.Errorf("after write %d (%s): changed %d, notified %d; want %d, %d", i, tc.status, c, n, tc.changed, tc.notified)
+		}
+	}
 }

@@ -354,10 +354,7 @@ func (e *Engine) advance(ctx context.Context, j *job, st standing, t *tally) err
 	}
 	wctx, cancel := e.writeCtx(ctx)
 	defer cancel()
-	changed, err := e.updateOperationStatus(wctx, j, status, cerr, t)
-	if changed {
-		t.changed.Add(1)
-	}
+	_, err := e.updateOperationStatus(wctx, j, status, cerr, t)
 	return err
 }
 
@@ -383,7 +380,6 @@ func (e *Engine) expireIfLate(ctx context.Context, j *job, t *tally, cause error
 	defer cancel()
 	changed, err := e.updateOperationStatus(ctx, j, arm.ProvisioningStateFailed, deadlineError(j.h.work(), deadline), t)
 	if changed {
-		t.changed.Add(1)
 		t.expired.Add(1)
 		j.log.WarnContext(ctx, "operation failed: deadline passed", "deadline", deadline)
 	}

@@ -19,7 +19,6 @@ import (
 // kind but for k's calls.
 type updating struct {
 	e *Engine
-	k kind
 }
 
 func (updating) dispatched(j *job) bool {
@@ -48,8 +47,7 @@ func (updating) failure() (string, state.FailureMessage) {
 // sent. CS refusing while the object or its cluster is busy is retried
 // later, as ARO-HCP does. A crash before the marker repeats the PATCH,
 // which sends the same values.
-func (u updating) dispatch(ctx context.Context, j *job, t *tally) (outcome, error) {
-	k := u.k
+func (u updating) dispatch(ctx context.Context, j *job, t *tally, k kind) (outcome, error) {
 	href := j.res.ClusterServiceID()
 	if href == "" {
 		return outcomeSkipped, u.failNeverCreated(ctx, j, t)
@@ -60,12 +58,8 @@ func (u updating) dispatch(ctx context.Context, j *job, t *tally) (outcome, erro
 		}
 		return outcomeSkipped, fmt.Errorf("updating %s %s: %w", j.kind, href, refusedBy(err, k.noun(), "update"))
 	}
-	changed, err := u.e.updateOperationStatus(ctx, j, arm.ProvisioningStateUpdating, nil, t)
-	if err != nil {
+	if _, err := u.e.updateOperationStatus(ctx, j, arm.ProvisioningStateUpdating, nil, t); err != nil {
 		return outcomeSkipped, fmt.Errorf("marking the update of %s %s sent: %w", j.kind, href, err)
-	}
-	if changed {
-		t.changed.Add(1)
 	}
 	return outcomeDispatched, nil
 }
@@ -73,12 +67,12 @@ func (u updating) dispatch(ctx context.Context, j *job, t *tally) (outcome, erro
 // poll reads the object once: its state, and whether CS already carries
 // what the update asked for (the spec source is Updating until it does,
 // so the worst of the two is).
-func (u updating) poll(ctx context.Context, j *job) (pollResult, error) {
+func (u updating) poll(ctx context.Context, j *job, k kind) (pollResult, error) {
 	href := j.res.ClusterServiceID()
 	if href == "" {
 		href = j.op.Properties.InternalID // written by an earlier hcpops
 	}
-	states, err := u.k.spec(ctx, j, href)
+	states, err := k.spec(ctx, j, href)
 	if err != nil {
 		return pollResult{}, err
 	}
@@ -90,12 +84,9 @@ func (u updating) poll(ctx context.Context, j *job) (pollResult, error) {
 // at once instead of waiting forever.
 func (u updating) failNeverCreated(ctx context.Context, j *job, t *tally) error {
 	j.log.WarnContext(ctx, "resource has no clusters service object; failing the update")
-	changed, err := u.e.updateOperationStatus(ctx, j, arm.ProvisioningStateFailed, &arm.CloudErrorBody{
+	_, err := u.e.updateOperationStatus(ctx, j, arm.ProvisioningStateFailed, &arm.CloudErrorBody{
 		Code:    arm.CodeInternalServerError,
 		Message: fmt.Sprintf("The %s was never created, so it cannot be updated.", j.kind),
 	}, t)
-	if changed {
-		t.changed.Add(1)
-	}
 	return err
 }

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/hcpops/hcpops/core/arm"
-	"github.com/hcpops/hcpops/core/lifecycle"
+	"github.com/hcpops/hcpops/core/armread"
 	operationstatus "github.com/hcpops/hcpops/functions/operationStatus"
 	"github.com/hcpops/hcpops/handlers"
 )
@@ -64,15 +64,15 @@ func TestEnvelopeCarriesTheRequestAndAnswersFromOutputs(t *testing.T) {
 
 type fixedStatus struct{}
 
-func (fixedStatus) Admit(_ context.Context, r lifecycle.AdmitRequest) (string, error) {
+func (fixedStatus) Admit(_ context.Context, r armread.AdmitRequest) (string, error) {
 	return r.HomeTenantID, nil
 }
 
-func (fixedStatus) Status(_ context.Context, r lifecycle.StatusRequest) (lifecycle.OperationStatus, error) {
+func (fixedStatus) Status(_ context.Context, r armread.StatusRequest) (armread.OperationStatus, error) {
 	if r.HomeTenantID != "tenant-1" {
-		return lifecycle.OperationStatus{}, lifecycle.ErrOperationNotVisible
+		return armread.OperationStatus{}, armread.ErrOperationNotVisible
 	}
-	return lifecycle.OperationStatus{OperationStatus: arm.OperationStatus{ID: r.Location + "/" + r.OperationName, Name: r.OperationName, Status: arm.ProvisioningStateSucceeded}}, nil
+	return armread.OperationStatus{OperationStatus: arm.OperationStatus{ID: r.Location + "/" + r.OperationName, Name: r.OperationName, Status: arm.ProvisioningStateSucceeded}}, nil
 }
 
 // The project's own operationStatus function answers through this host

@@ -19,8 +19,8 @@ import (
 	"strings"
 
 	"github.com/hcpops/hcpops/core/arm"
+	"github.com/hcpops/hcpops/core/armread"
 	"github.com/hcpops/hcpops/core/document"
-	"github.com/hcpops/hcpops/core/lifecycle"
 	"github.com/hcpops/hcpops/functions/operationrequest"
 	"github.com/hcpops/hcpops/logging"
 )
@@ -28,11 +28,11 @@ import (
 // Name is the function's folder name.
 const Name = "operationResults"
 
-// ResultReader is the part of the lifecycle this function calls
-// (*lifecycle.Engine satisfies it).
+// ResultReader is the part of the read service this function calls
+// (*armread.ReadService satisfies it).
 type ResultReader interface {
 	operationrequest.Admitter
-	Result(ctx context.Context, req lifecycle.StatusRequest) (lifecycle.Result, error)
+	Result(ctx context.Context, req armread.StatusRequest) (armread.Result, error)
 }
 
 // Function answers operation-result reads; the embedded Endpoint serves
@@ -66,9 +66,9 @@ func (f *Function) answer(ctx context.Context, req operationrequest.Request) ope
 	res, err := f.reader.Result(ctx, req.StatusRequest())
 	switch {
 	case err == nil:
-	case errors.Is(err, lifecycle.ErrOperationNotFound), errors.Is(err, lifecycle.ErrOperationNotVisible):
+	case errors.Is(err, armread.ErrOperationNotFound), errors.Is(err, armread.ErrOperationNotVisible):
 		return notFound
-	case errors.Is(err, lifecycle.ErrResultGone):
+	case errors.Is(err, armread.ErrResultGone):
 		f.logger.InfoContext(ctx, "operation result no longer exists", "operation_id", op, "error", err)
 		return operationrequest.ARMError(http.StatusNotFound, arm.CodeResourceNotFound, "",
 			fmt.Sprintf("The result of operation '%s' no longer exists.", op))
@@ -79,8 +79,8 @@ func (f *Function) answer(ctx context.Context, req operationrequest.Request) ope
 	return f.render(ctx, req, res)
 }
 
-// render maps the lifecycle's result onto ARM's status codes.
-func (f *Function) render(ctx context.Context, req operationrequest.Request, res lifecycle.Result) operationrequest.Answer {
+// render maps the read service's result onto ARM's status codes.
+func (f *Function) render(ctx context.Context, req operationrequest.Request, res armread.Result) operationrequest.Answer {
 	switch res.Status {
 	case arm.ProvisioningStateSucceeded:
 	case arm.ProvisioningStateFailed, arm.ProvisioningStateCanceled:
@@ -109,9 +109,9 @@ func (f *Function) render(ctx context.Context, req operationrequest.Request, res
 // failure answers what the synchronous request would have: the
 // operation's own error, with the status arm.FailureStatus gives it. It is
 // an expected answer, logged at Info.
-func (f *Function) failure(ctx context.Context, req operationrequest.Request, res lifecycle.Result) operationrequest.Answer {
+func (f *Function) failure(ctx context.Context, req operationrequest.Request, res armread.Result) operationrequest.Answer {
 	e := res.Error
-	if e == nil { // the lifecycle fills one in; never answer an empty error
+	if e == nil { // the read service fills one in; never answer an empty error
 		code := arm.CodeInternalServerError
 		if res.Status == arm.ProvisioningStateCanceled {
 			code = arm.CodeCanceled

@@ -14,8 +14,8 @@ import (
 
 	"github.com/hcpops/hcpops/core/admission"
 	"github.com/hcpops/hcpops/core/arm"
+	"github.com/hcpops/hcpops/core/armread"
 	"github.com/hcpops/hcpops/core/document"
-	"github.com/hcpops/hcpops/core/lifecycle"
 	"github.com/hcpops/hcpops/handlers"
 )
 
@@ -27,17 +27,17 @@ const (
 // reader answers with a fixed result and records what reached it.
 type reader struct {
 	mu       sync.Mutex
-	results  []lifecycle.StatusRequest
-	out      lifecycle.Result
+	results  []armread.StatusRequest
+	out      armread.Result
 	err      error
 	admitErr error
 }
 
-func (r *reader) Admit(_ context.Context, req lifecycle.AdmitRequest) (string, error) {
+func (r *reader) Admit(_ context.Context, req armread.AdmitRequest) (string, error) {
 	return req.HomeTenantID, r.admitErr
 }
 
-func (r *reader) Result(_ context.Context, req lifecycle.StatusRequest) (lifecycle.Result, error) {
+func (r *reader) Result(_ context.Context, req armread.StatusRequest) (armread.Result, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.results = append(r.results, req)
@@ -63,29 +63,29 @@ func TestRender(t *testing.T) {
 	opIDPath := document.OperationID(sub, "westus", opID)
 	for _, tc := range []struct {
 		name   string
-		out    lifecycle.Result
+		out    armread.Result
 		err    error
 		status int
 		body   string // substring; "" means no body
 	}{
-		{"running", lifecycle.Result{Status: arm.ProvisioningStateProvisioning, OperationID: opIDPath, RetryAfter: 20 * time.Second}, nil, 202, ""},
-		{"failed", lifecycle.Result{Status: arm.ProvisioningStateFailed, Request: document.RequestCreate}, nil, 500, "InternalServerError"},
-		{"failed, refused", lifecycle.Result{Status: arm.ProvisioningStateFailed, Request: document.RequestCreate, Error: &arm.CloudErrorBody{
+		{"running", armread.Result{Status: arm.ProvisioningStateProvisioning, OperationID: opIDPath, RetryAfter: 20 * time.Second}, nil, 202, ""},
+		{"failed", armread.Result{Status: arm.ProvisioningStateFailed, Request: document.RequestCreate}, nil, 500, "InternalServerError"},
+		{"failed, refused", armread.Result{Status: arm.ProvisioningStateFailed, Request: document.RequestCreate, Error: &arm.CloudErrorBody{
 			Code: arm.CodeInvalidRequestContent, Message: "Clusters Service refused", Target: "properties.version",
 			Details: []arm.CloudErrorBody{{Code: "OCM4010", Message: "bad version"}}}}, nil, 400, `"target": "properties.version"`},
-		{"failed, CS's install", lifecycle.Result{Status: arm.ProvisioningStateFailed, Request: document.RequestCreate, Error: &arm.CloudErrorBody{
+		{"failed, CS's install", armread.Result{Status: arm.ProvisioningStateFailed, Request: document.RequestCreate, Error: &arm.CloudErrorBody{
 			Code: "OCM3055", Message: "install failed"}}, nil, 500, `"code": "OCM3055"`},
-		{"canceled", lifecycle.Result{Status: arm.ProvisioningStateCanceled, Request: document.RequestUpdate}, nil, 409, `"code": "Canceled"`},
-		{"create", lifecycle.Result{Status: arm.ProvisioningStateSucceeded, Request: document.RequestCreate, Body: []byte(`{"id":"x"}`)}, nil, 201, `{"id":"x"}`},
-		{"update", lifecycle.Result{Status: arm.ProvisioningStateSucceeded, Request: document.RequestUpdate, Body: []byte(`{"id":"x"}`)}, nil, 200, `{"id":"x"}`},
-		{"credential", lifecycle.Result{Status: arm.ProvisioningStateSucceeded, Request: document.RequestRequestCredential, Body: []byte(`{"kubeconfig":"k"}`)}, nil, 200, "kubeconfig"},
-		{"delete", lifecycle.Result{Status: arm.ProvisioningStateSucceeded, Request: document.RequestDelete}, nil, 204, ""},
-		{"revoke", lifecycle.Result{Status: arm.ProvisioningStateSucceeded, Request: document.RequestRevokeCredentials}, nil, 204, ""},
-		{"not found", lifecycle.Result{}, lifecycle.ErrOperationNotFound, 404, "ResourceNotFound"},
-		{"not visible", lifecycle.Result{}, lifecycle.ErrOperationNotVisible, 404, "ResourceNotFound"},
-		{"gone", lifecycle.Result{}, lifecycle.ErrResultGone, 404, "no longer exists"},
-		{"unsupported", lifecycle.Result{}, lifecycle.ErrResultUnsupported, 500, "InternalServerError"},
-		{"store down", lifecycle.Result{}, errors.New("boom"), 500, "InternalServerError"},
+		{"canceled", armread.Result{Status: arm.ProvisioningStateCanceled, Request: document.RequestUpdate}, nil, 409, `"code": "Canceled"`},
+		{"create", armread.Result{Status: arm.ProvisioningStateSucceeded, Request: document.RequestCreate, Body: []byte(`{"id":"x"}`)}, nil, 201, `{"id":"x"}`},
+		{"update", armread.Result{Status: arm.ProvisioningStateSucceeded, Request: document.RequestUpdate, Body: []byte(`{"id":"x"}`)}, nil, 200, `{"id":"x"}`},
+		{"credential", armread.Result{Status: arm.ProvisioningStateSucceeded, Request: document.RequestRequestCredential, Body: []byte(`{"kubeconfig":"k"}`)}, nil, 200, "kubeconfig"},
+		{"delete", armread.Result{Status: arm.ProvisioningStateSucceeded, Request: document.RequestDelete}, nil, 204, ""},
+		{"revoke", armread.Result{Status: arm.ProvisioningStateSucceeded, Request: document.RequestRevokeCredentials}, nil, 204, ""},
+		{"not found", armread.Result{}, armread.ErrOperationNotFound, 404, "ResourceNotFound"},
+		{"not visible", armread.Result{}, armread.ErrOperationNotVisible, 404, "ResourceNotFound"},
+		{"gone", armread.Result{}, armread.ErrResultGone, 404, "no longer exists"},
+		{"unsupported", armread.Result{}, armread.ErrResultUnsupported, 500, "InternalServerError"},
+		{"store down", armread.Result{}, errors.New("boom"), 500, "InternalServerError"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ts := serve(t, &reader{out: tc.out, err: tc.err})
@@ -114,7 +114,7 @@ func TestRender(t *testing.T) {
 }
 
 func TestPathAndGate(t *testing.T) {
-	rd := &reader{out: lifecycle.Result{Status: arm.ProvisioningStateSucceeded, Request: document.RequestDelete}}
+	rd := &reader{out: armread.Result{Status: arm.ProvisioningStateSucceeded, Request: document.RequestDelete}}
 	ts := serve(t, rd)
 	for _, tc := range []struct {
 		path   string
@@ -157,7 +157,7 @@ func TestPathAndGate(t *testing.T) {
 // TestLocationWithoutReferer: without ARM's Referer the Location of a
 // running operation is on the host ARM reached.
 func TestLocationWithoutReferer(t *testing.T) {
-	rd := &reader{out: lifecycle.Result{Status: arm.ProvisioningStateAccepted, OperationID: document.OperationID(sub, "eastus", opID)}}
+	rd := &reader{out: armread.Result{Status: arm.ProvisioningStateAccepted, OperationID: document.OperationID(sub, "eastus", opID)}}
 	ts := serve(t, rd)
 	req, _ := http.NewRequest(http.MethodGet, ts.URL+path(sub, opID), nil)
 	req.Host = "hcpops.example.net"
@@ -189,7 +189,7 @@ func TestIdentityHeaderConflict(t *testing.T) {
 		{"X-Ms-Home-Tenant-Id": {tenantA, tenantB}},
 		{"X-Ms-Client-Object-Id": {tenantA, tenantB}},
 	} {
-		rd := &reader{out: lifecycle.Result{Status: arm.ProvisioningStateSucceeded, Request: document.RequestDelete}}
+		rd := &reader{out: armread.Result{Status: arm.ProvisioningStateSucceeded, Request: document.RequestDelete}}
 		ts := serve(t, rd)
 		req, _ := http.NewRequest(http.MethodGet, ts.URL+path(sub, opID), nil)
 		req.Header = h

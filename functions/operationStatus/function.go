@@ -13,7 +13,7 @@ import (
 	"net/http"
 
 	"github.com/hcpops/hcpops/core/arm"
-	"github.com/hcpops/hcpops/core/lifecycle"
+	"github.com/hcpops/hcpops/core/armread"
 	"github.com/hcpops/hcpops/functions/operationrequest"
 	"github.com/hcpops/hcpops/logging"
 )
@@ -21,11 +21,11 @@ import (
 // Name is the function's folder name.
 const Name = "operationStatus"
 
-// StatusReader is the part of the lifecycle this function calls
-// (*lifecycle.Engine satisfies it): the request gates, then the read.
+// StatusReader is the part of the read service this function calls
+// (*armread.ReadService satisfies it): the request gates, then the read.
 type StatusReader interface {
 	operationrequest.Admitter
-	Status(ctx context.Context, req lifecycle.StatusRequest) (lifecycle.OperationStatus, error)
+	Status(ctx context.Context, req armread.StatusRequest) (armread.OperationStatus, error)
 }
 
 // Function answers operation-status reads; the embedded Endpoint serves
@@ -63,10 +63,10 @@ func (f *Function) answer(ctx context.Context, req operationrequest.Request) ope
 			return operationrequest.InternalError()
 		}
 		return operationrequest.WithRetryAfter(operationrequest.JSON(http.StatusOK, body), status.RetryAfter)
-	case errors.Is(err, lifecycle.ErrOperationNotVisible):
+	case errors.Is(err, armread.ErrOperationNotVisible):
 		// ARM's rule: do not even confirm the operation exists.
 		return operationrequest.Answer{Status: http.StatusNotFound}
-	case errors.Is(err, lifecycle.ErrOperationNotFound):
+	case errors.Is(err, armread.ErrOperationNotFound):
 		return operationrequest.ARMError(http.StatusNotFound, arm.CodeResourceNotFound, "",
 			fmt.Sprintf("The operation '%s' was not found in subscription '%s'.", op, sub))
 	default:

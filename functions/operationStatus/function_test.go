@@ -15,7 +15,7 @@ import (
 
 	"github.com/hcpops/hcpops/core/admission"
 	"github.com/hcpops/hcpops/core/arm"
-	"github.com/hcpops/hcpops/core/lifecycle"
+	"github.com/hcpops/hcpops/core/armread"
 	"github.com/hcpops/hcpops/events"
 	"github.com/hcpops/hcpops/functions/operationrequest"
 	"github.com/hcpops/hcpops/handlers"
@@ -48,8 +48,8 @@ func sampleStatus() arm.OperationStatus {
 // recordingReader records the requests that reached it.
 type recordingReader struct {
 	mu     sync.Mutex
-	reqs   []lifecycle.StatusRequest
-	admits []lifecycle.AdmitRequest
+	reqs   []armread.StatusRequest
+	admits []armread.AdmitRequest
 	out    arm.OperationStatus
 	// retryAfter is what the read says of the next poll.
 	retryAfter time.Duration
@@ -59,7 +59,7 @@ type recordingReader struct {
 	tenant   string
 }
 
-func (r *recordingReader) Admit(ctx context.Context, req lifecycle.AdmitRequest) (string, error) {
+func (r *recordingReader) Admit(ctx context.Context, req armread.AdmitRequest) (string, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.admits = append(r.admits, req)
@@ -72,11 +72,11 @@ func (r *recordingReader) Admit(ctx context.Context, req lifecycle.AdmitRequest)
 	return req.HomeTenantID, nil
 }
 
-func (r *recordingReader) Status(ctx context.Context, req lifecycle.StatusRequest) (lifecycle.OperationStatus, error) {
+func (r *recordingReader) Status(ctx context.Context, req armread.StatusRequest) (armread.OperationStatus, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.reqs = append(r.reqs, req)
-	return lifecycle.OperationStatus{OperationStatus: r.out, RetryAfter: r.retryAfter}, r.err
+	return armread.OperationStatus{OperationStatus: r.out, RetryAfter: r.retryAfter}, r.err
 }
 
 func (r *recordingReader) calls() int {
@@ -155,7 +155,7 @@ func TestForwardedStatus(t *testing.T) {
 			if !strings.Contains(string(got.body), "\n    \"name\": ") {
 				t.Errorf("body is not 4-space indented: %s", got.body)
 			}
-			wantReq := lifecycle.StatusRequest{SubscriptionID: sub, Location: "eastus", OperationName: opID, HomeTenantID: tenant, ClientObjectID: client}
+			wantReq := armread.StatusRequest{SubscriptionID: sub, Location: "eastus", OperationName: opID, HomeTenantID: tenant, ClientObjectID: client}
 			if rec.calls() != 1 || rec.reqs[0] != wantReq {
 				t.Errorf("reader saw %+v, want %+v", rec.reqs, wantReq)
 			}
@@ -171,9 +171,9 @@ func TestForwardedErrors(t *testing.T) {
 		wantCode   string
 		wantMsg    string
 	}{
-		{"not visible", lifecycle.ErrOperationNotVisible, 404, "", ""},
-		{"wrapped not visible", errors.Join(errors.New("visibility"), lifecycle.ErrOperationNotVisible), 404, "", ""},
-		{"not found", lifecycle.ErrOperationNotFound, 404, arm.CodeResourceNotFound, "The operation '" + opID + "' was not found"},
+		{"not visible", armread.ErrOperationNotVisible, 404, "", ""},
+		{"wrapped not visible", errors.Join(errors.New("visibility"), armread.ErrOperationNotVisible), 404, "", ""},
+		{"not found", armread.ErrOperationNotFound, 404, arm.CodeResourceNotFound, "The operation '" + opID + "' was not found"},
 		{"store failure", errors.New("cosmos: 503 secret-internal-detail"), 500, arm.CodeInternalServerError, "internal error"},
 	}
 	for _, tt := range tests {

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/hcpops/hcpops/core/arm"
+	"github.com/hcpops/hcpops/core/armread"
 	"github.com/hcpops/hcpops/core/clusterservice"
-	"github.com/hcpops/hcpops/core/lifecycle"
 	"github.com/hcpops/hcpops/core/store/embedded/embeddedtest"
 )
 
@@ -17,10 +17,10 @@ import (
 // middleware does, api-version first, then the subscription, before the
 // rest of the path is read.
 func TestGateAsUpstream(t *testing.T) {
-	eng, err := lifecycle.NewReadService(lifecycle.ReadDeps{
+	eng, err := armread.NewReadService(armread.ReadDeps{
 		Store:          embeddedtest.Open(t),
 		ClusterService: unusedCS{},
-	}, lifecycle.ReadConfig{})
+	}, armread.ReadConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,8 +18,8 @@ import (
 
 	"github.com/hcpops/hcpops/core/admission"
 	"github.com/hcpops/hcpops/core/arm"
+	"github.com/hcpops/hcpops/core/armread"
 	"github.com/hcpops/hcpops/core/document"
-	"github.com/hcpops/hcpops/core/lifecycle"
 )
 
 // Headers ARM sets with the caller's identity; the visibility rules use them.
@@ -52,9 +52,9 @@ type Request struct {
 	Referer, Host    string
 }
 
-// StatusRequest is the lifecycle's view of the request.
-func (r Request) StatusRequest() lifecycle.StatusRequest {
-	return lifecycle.StatusRequest{
+// StatusRequest is the read service's view of the request.
+func (r Request) StatusRequest() armread.StatusRequest {
+	return armread.StatusRequest{
 		SubscriptionID: r.SubscriptionID, Location: r.Location, OperationName: r.OperationID,
 		HomeTenantID: r.HomeTenantID, ClientObjectID: r.ClientObjectID,
 	}
@@ -108,7 +108,7 @@ func Gate(ctx context.Context, a Admitter, logger *slog.Logger, req Request) (Re
 	if req.SubscriptionID == "" && req.OperationID != "" {
 		// An operation path without its subscription: ARO-HCP's gates
 		// answer that before any handler reads the rest of the path.
-		if _, err := a.Admit(ctx, lifecycle.AdmitRequest{Method: http.MethodGet, APIVersion: req.APIVersion}); err != nil {
+		if _, err := a.Admit(ctx, armread.AdmitRequest{Method: http.MethodGet, APIVersion: req.APIVersion}); err != nil {
 			return req, admitAnswer(ctx, logger, req, err), false
 		}
 		return req, badSubscription, false
@@ -126,7 +126,7 @@ func Gate(ctx context.Context, a Admitter, logger *slog.Logger, req Request) (Re
 		return req, ARMError(http.StatusBadRequest, arm.CodeInvalidRequestContent, "location", "The location in the path is empty."), false
 	}
 	req.SubscriptionID, req.OperationID = sub, op
-	tenant, err := a.Admit(ctx, lifecycle.AdmitRequest{
+	tenant, err := a.Admit(ctx, armread.AdmitRequest{
 		Method: http.MethodGet, SubscriptionID: sub, APIVersion: req.APIVersion, HomeTenantID: req.HomeTenantID,
 	})
 	if err != nil {
@@ -150,7 +150,7 @@ func admitAnswer(ctx context.Context, logger *slog.Logger, req Request, err erro
 	return InternalError()
 }
 
-// Admitter is the lifecycle's request gate (*lifecycle.Engine satisfies it).
+// Admitter is the read service's request gate (*armread.ReadService satisfies it).
 type Admitter interface {
-	Admit(ctx context.Context, req lifecycle.AdmitRequest) (string, error)
+	Admit(ctx context.Context, req armread.AdmitRequest) (string, error)
 }

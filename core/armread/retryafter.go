@@ -1,4 +1,4 @@
-package lifecycle
+package armread
 
 import (
 	"fmt"
@@ -91,11 +91,11 @@ func checkRetryAfter(cfg *ReadConfig) error {
 		v    time.Duration
 	}{{"RetryAfter", cfg.RetryAfter}, {"RetryAfterSlow", cfg.RetryAfterSlow}} {
 		if d.v%time.Second != 0 || d.v < MinRetryAfter || d.v > MaxRetryAfter {
-			return fmt.Errorf("lifecycle read service config %s: %s is not whole seconds from %s to %s", d.name, d.v, MinRetryAfter, MaxRetryAfter)
+			return fmt.Errorf("read service config %s: %s is not whole seconds from %s to %s", d.name, d.v, MinRetryAfter, MaxRetryAfter)
 		}
 	}
 	if cfg.RetryAfterSlow < cfg.RetryAfter {
-		return fmt.Errorf("lifecycle read service config RetryAfterSlow: %s is below RetryAfter %s", cfg.RetryAfterSlow, cfg.RetryAfter)
+		return fmt.Errorf("read service config RetryAfterSlow: %s is below RetryAfter %s", cfg.RetryAfterSlow, cfg.RetryAfter)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package lifecycle
+package armread
 
 import (
 	"context"
@@ -102,9 +102,7 @@ func (r *ReadService) visibleOperation(ctx context.Context, req StatusRequest) (
 	}
 	req.SubscriptionID, req.OperationName = sub, name
 	id := document.CosmosID(document.OperationResourceID(req.SubscriptionID, req.OperationName))
-	rctx, cancel := r.requestReadCtx(ctx)
-	defer cancel()
-	op, err := readOperation(rctx, r.store, document.PartitionKey(req.SubscriptionID), id)
+	op, err := read(ctx, r, document.PartitionKey(req.SubscriptionID), id, document.ParseOperation)
 	if err != nil {
 		return nil, fmt.Errorf("reading operation %s: %w", req.OperationName, err)
 	}
@@ -121,11 +119,10 @@ func (r *ReadService) visibleOperation(ctx context.Context, req StatusRequest) (
 // resourceResult renders the target resource as it is stored now, with
 // the ID ARM asked about (the operation's externalId).
 func (r *ReadService) resourceResult(ctx context.Context, op *document.OperationDocument) ([]byte, error) {
-	rctx, cancel := r.requestReadCtx(ctx)
-	defer cancel()
-	res, err := readResource(rctx, r.store, op.PartitionKey, op.Properties.ExternalID)
+	ext := op.Properties.ExternalID
+	res, err := read(ctx, r, op.PartitionKey, document.CosmosID(ext), document.ParseResource)
 	if err != nil {
-		return nil, fmt.Errorf("result of operation %s: %w", op.Name(), err)
+		return nil, fmt.Errorf("result of operation %s: reading resource %s: %w", op.Name(), ext, err)
 	}
 	if res == nil {
 		return nil, fmt.Errorf("%w: resource %s of operation %s", ErrResultGone, op.Properties.ExternalID, op.Name())

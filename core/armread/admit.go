@@ -1,12 +1,10 @@
-package lifecycle
+package armread
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/hcpops/hcpops/core/document"
-	"github.com/hcpops/hcpops/core/store"
 )
 
 // AdmitRequest is what the request gates look at.
@@ -49,18 +47,9 @@ func (r *ReadService) readSubscription(ctx context.Context, subscriptionID strin
 	if subscriptionID == "" {
 		return nil, nil
 	}
-	rctx, cancel := r.requestReadCtx(ctx)
-	defer cancel()
-	item, err := r.store.Get(rctx, document.PartitionKey(subscriptionID), document.SubscriptionCosmosID(subscriptionID))
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil
-	}
+	sub, err := read(ctx, r, document.PartitionKey(subscriptionID), document.SubscriptionCosmosID(subscriptionID), document.ParseSubscription)
 	if err != nil {
 		return nil, fmt.Errorf("reading subscription %s: %w", subscriptionID, err)
-	}
-	sub, err := document.ParseSubscription(item.Body)
-	if err != nil {
-		return nil, fmt.Errorf("subscription %s: %w: %w", subscriptionID, errMalformed, err)
 	}
 	return sub, nil
 }

@@ -1,4 +1,11 @@
-package lifecycle
+// Package armread is ARM's reads of asynchronous operations: the
+// operation-status and operation-result GETs ARM polls while an operation
+// runs, the gates ARO-HCP's frontend puts in front of them (api-version,
+// subscription state), and the Retry-After those polls are told. It reads
+// the store (and, for a break-glass credential's result, Clusters
+// Service) and writes nothing: the work itself, dispatch and poll, is
+// core/lifecycle's.
+package armread
 
 import (
 	"context"
@@ -54,8 +61,8 @@ type ReadConfig struct {
 }
 
 // DefaultReadTimeout is ReadConfig.Timeout's default, the same bound a
-// guarded write of the engine gets.
-const DefaultReadTimeout = DefaultWriteTimeout
+// guarded write of the engine gets (lifecycle.DefaultWriteTimeout).
+const DefaultReadTimeout = 10 * time.Second
 
 // ReadConfigFromEnv reads the admission settings (HCPOPS_API_VERSIONS,
 // HCPOPS_SUBSCRIPTION_DOCUMENT) and the Retry-After ones
@@ -90,11 +97,11 @@ func NewReadService(deps ReadDeps, cfg ReadConfig) (*ReadService, error) {
 		missing = append(missing, "ClusterService")
 	}
 	if len(missing) > 0 {
-		return nil, fmt.Errorf("lifecycle read service deps: %s required", strings.Join(missing, ", "))
+		return nil, fmt.Errorf("read service deps: %s required", strings.Join(missing, ", "))
 	}
 	switch {
 	case cfg.Timeout < 0:
-		return nil, fmt.Errorf("lifecycle read service config Timeout: %s is negative", cfg.Timeout)
+		return nil, fmt.Errorf("read service config Timeout: %s is negative", cfg.Timeout)
 	case cfg.Timeout == 0:
 		cfg.Timeout = DefaultReadTimeout
 	}
@@ -124,7 +131,26 @@ var (
 	ErrOperationNotVisible = errors.New("operation not visible to caller")
 )
 
-// requestReadCtx bounds a store read made for an ARM request.
-func (r *ReadService) requestReadCtx(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, r.cfg.Timeout)
+// errMalformed marks a stored document the read service cannot render
+// until someone fixes it; ARM's poll gets an error, not a 404.
+var errMalformed = errors.New("malformed document")
+
+// read is a point read made for an ARM request, bounded by the service's
+// Timeout and parsed; the zero T when the store has no such document.
+func read[T any](ctx context.Context, r *ReadService, pk, id string, parse func([]byte) (T, error)) (T, error) {
+	var none T
+	rctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
+	defer cancel()
+	item, err := r.store.Get(rctx, pk, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return none, nil
+	}
+	if err != nil {
+		return none, err
+	}
+	doc, err := parse(item.Body)
+	if err != nil {
+		return none, fmt.Errorf("%w: %w", errMalformed, err)
+	}
+	return doc, nil
 }

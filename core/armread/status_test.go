@@ -1,4 +1,4 @@
-package lifecycle
+package armread
 
 import (
 	"context"
@@ -83,6 +83,41 @@ func TestStatus(t *testing.T) {
 			}
 			if (got.EndTime != nil) != tc.status.IsTerminal() {
 				t.Errorf("endTime = %v for status %s", got.EndTime, got.Status)
+			}
+		})
+	}
+}
+
+// TestDamagedDocumentsAreErrors: a stored operation or resource that does
+// not parse costs ARM's poll an error (a 500, polled again), never a 404
+// that would end its poll.
+func TestDamagedDocumentsAreErrors(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name   string
+		damage func(t *testing.T, e *env, op string)
+		read   func(*ReadService, StatusRequest) error
+	}{
+		{"operation, status read", func(t *testing.T, e *env, op string) {
+			e.editDoc(t, document.OperationResourceID(testSub, op), func(doc obj) { props(doc)["status"] = 7 })
+		}, func(r *ReadService, req StatusRequest) error { _, err := r.Status(ctx, req); return err }},
+		{"operation, result read", func(t *testing.T, e *env, op string) {
+			e.editDoc(t, document.OperationResourceID(testSub, op), func(doc obj) { props(doc)["status"] = 7 })
+		}, func(r *ReadService, req StatusRequest) error { _, err := r.Result(ctx, req); return err }},
+		{"resource of a succeeded create, result read", func(t *testing.T, e *env, op string) {
+			e.editDoc(t, document.OperationResourceID(testSub, op), func(doc obj) {
+				props(doc)["status"] = string(arm.ProvisioningStateSucceeded)
+			})
+			e.editDoc(t, clusterRID("c1"), func(doc obj) { doc["properties"] = "not an object" })
+		}, func(r *ReadService, req StatusRequest) error { _, err := r.Result(ctx, req); return err }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			op := e.create(t, document.KindCluster, clusterRID("c1"), request{})
+			tc.damage(t, e, op)
+			err := tc.read(e.reads, StatusRequest{SubscriptionID: testSub, OperationName: op, HomeTenantID: testTenant, ClientObjectID: testClient})
+			if !errors.Is(err, errMalformed) || errors.Is(err, ErrOperationNotFound) || errors.Is(err, ErrResultGone) {
+				t.Errorf("err = %v, want a malformed document, not a 404", err)
 			}
 		})
 	}

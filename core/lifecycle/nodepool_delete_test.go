@@ -1,0 +1,65 @@
+package lifecycle
+
+import (
+	"testing"
+	"time"
+
+	"github.com/hcpops/hcpops/core/arm"
+	"github.com/hcpops/hcpops/core/clusterservice/simulator"
+	"github.com/hcpops/hcpops/core/document"
+)
+
+// TestNodePoolDelete: nodePoolDelete's decisions, one tick each: the
+// DELETE and the stamp, Deleting while CS uninstalls, CS's 404 completing
+// it, CS's failure with its own message, the deadline.
+func TestNodePoolDelete(t *testing.T) {
+	removed := func(t *testing.T, e *env) string {
+		readyChild(t, e, document.KindNodePool, np1())
+		return dispatched(t, e, e.remove(t, np1(), request{})[0])
+	}
+	runRules(t, []rule{{
+		name: "not dispatched: the tick DELETEs it and stamps the resource",
+		before: func(t *testing.T, e *env) string {
+			readyChild(t, e, document.KindNodePool, np1())
+			op := e.remove(t, np1(), request{})[0]
+			e.feed(t)
+			e.clk.Advance(2 * time.Minute)
+			return op
+		},
+		want: after{status: arm.ProvisioningStateDeleting, resource: arm.ProvisioningStateDeleting,
+			calls: map[string]int{"DELETE " + csNodePool: 1}, then: stamped},
+	}, {
+		name:   "CS uninstalling: Deleting",
+		before: removed,
+		want: after{status: arm.ProvisioningStateDeleting, resource: arm.ProvisioningStateDeleting,
+			calls: map[string]int{"DELETE " + csNodePool: 0}},
+	}, {
+		name: "CS answers 404: Succeeded, the document gone",
+		before: func(t *testing.T, e *env) string {
+			op := removed(t, e)
+			e.clk.Advance(2 * time.Minute)
+			return op
+		},
+		want: after{status: arm.ProvisioningStateSucceeded, resource: gone},
+	}, {
+		name: "CS failed the uninstall: Failed, its own message",
+		before: func(t *testing.T, e *env) string {
+			readyChild(t, e, document.KindNodePool, np1())
+			if _, err := e.sim.FailNodePool("c1", "np1", simulator.NodePoolFailure{Message: "deprovision failed"}); err != nil {
+				t.Fatal(err)
+			}
+			return stampedDelete(t, e, np1())
+		},
+		want: after{status: arm.ProvisioningStateFailed, code: arm.CodeInternalServerError,
+			message: "deprovision failed", resource: arm.ProvisioningStateFailed},
+	}, {
+		name: "past the deadline: Failed, without asking CS of it",
+		before: func(t *testing.T, e *env) string {
+			op := removed(t, e)
+			pastDeadline(t, e, np1(), "deleteOperationCompletionDeadline")
+			return op
+		},
+		want: after{status: arm.ProvisioningStateFailed, code: arm.CodeInternalServerError, resource: arm.ProvisioningStateFailed,
+			calls: map[string]int{"GET " + csNodePool + "/status": 0, "DELETE " + csNodePool: 0}, then: expiredAs("node pool deletion")},
+	}})
+}
