@@ -6,18 +6,19 @@ import (
 	"fmt"
 	"log/slog"
 
-	"github.com/hcpops/hcpops/app"
+	"github.com/hcpops/hcpops/harness/localstore"
+
 	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/core/store/cosmos"
 )
 
-// connect is the CLI's store (app.ConnectStore) with what to do when there
+// connect is the CLI's store (localstore.ConnectStore) with what to do when there
 // is none: a command never writes where nothing listens without saying so.
-func connect(ctx context.Context, getenv func(string) string, access app.Access) (store.Store, app.Connection, error) {
-	s, conn, err := app.ConnectStore(ctx, getenv, access, slog.New(slog.DiscardHandler))
-	if errors.Is(err, app.ErrNoStore) {
-		hint := "start `make run` (hcpops dev) in this directory, or set " + app.EnvDataDir + " to the data dir of the one running"
-		if access == app.WriteExisting {
+func connect(ctx context.Context, getenv func(string) string, access localstore.Access) (store.Store, localstore.Connection, error) {
+	s, conn, err := localstore.ConnectStore(ctx, getenv, access, slog.New(slog.DiscardHandler))
+	if errors.Is(err, localstore.ErrNoStore) {
+		hint := "start `make run` (hcpops dev) in this directory, or set " + localstore.EnvDataDir + " to the data dir of the one running"
+		if access == localstore.WriteExisting {
 			hint += "; -create creates a new store there, which nothing processes until a dev or serve starts on it"
 		}
 		return nil, conn, fmt.Errorf("%w: %s", err, hint)
@@ -26,7 +27,7 @@ func connect(ctx context.Context, getenv func(string) string, access app.Access)
 }
 
 // withStore runs fn on the CLI's store and closes it.
-func withStore(ctx context.Context, getenv func(string) string, access app.Access, fn func(store.Store) error) error {
+func withStore(ctx context.Context, getenv func(string) string, access localstore.Access, fn func(store.Store) error) error {
 	s, _, err := connect(ctx, getenv, access)
 	if err != nil {
 		return err

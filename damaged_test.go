@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/hcpops/hcpops/core/clusterservice/simulator"
+	"github.com/hcpops/hcpops/core/store/cosmos"
+	"github.com/hcpops/hcpops/core/store/cosmos/cosmostest"
 	"github.com/hcpops/hcpops/core/store/embedded"
 	"github.com/hcpops/hcpops/internal/testsupport"
 )
@@ -120,7 +122,7 @@ func checkRefusal(t *testing.T, err error, stderr, path string) {
 // binaries. `doc list` and `serve` exit 1 with the message instead of
 // panicking (or, at 0 bytes, silently starting empty).
 func TestDamagedStoreFileCLIAndServe(t *testing.T) {
-	cli, shipped := buildBinary(t, devBinary), buildBinary(t, shippedBinary)
+	cli := buildBinary(t, devBinary)
 	for _, tc := range []struct {
 		name string
 		size func(int64) int64
@@ -139,7 +141,7 @@ func TestDamagedStoreFileCLIAndServe(t *testing.T) {
 			for _, run := range []struct {
 				bin  string
 				args []string
-			}{{cli, []string{"doc", "list", "-active"}}, {shipped, []string{"serve"}}} {
+			}{{cli, []string{"doc", "list", "-active"}}, {cli, []string{"serve"}}} {
 				args := run.args
 				cmd := exec.Command(run.bin, args...)
 				cmd.Env = env
@@ -163,7 +165,29 @@ func TestDamagedStoreFileCLIAndServe(t *testing.T) {
 			}
 		})
 	}
-	t.Run("damaged under a running serve", func(t *testing.T) { serveDamagedUnderIt(t, shipped) })
+	t.Run("damaged under a running serve", func(t *testing.T) { serveDamagedUnderIt(t, cli) })
+}
+
+// TestShippedServeRunsOnCosmosOnly: the Function App's binary holds no
+// local store. Without a Cosmos DB connection its serve exits 1 naming the
+// setting, and creates nothing in the data dir the developer binary uses.
+func TestShippedServeRunsOnCosmosOnly(t *testing.T) {
+	shipped := buildBinary(t, shippedBinary)
+	dir := filepath.Join(t.TempDir(), "data")
+	cmd := exec.Command(shipped, "serve")
+	cmd.Env = append(os.Environ(), "HCPOPS_DATA_DIR="+dir, "CLUSTERS_SERVICE_URL=http://127.0.0.1:9",
+		"FUNCTIONS_CUSTOMHANDLER_PORT="+freePort(t), "CosmosDB__accountEndpoint=", "CosmosDB=")
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("shipped serve without Cosmos DB: %v, want exit 1\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "runs on Cosmos DB") {
+		t.Errorf("shipped serve's refusal does not say why:\n%s", out)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("shipped serve created the data dir %s: %v", dir, err)
+	}
 }
 
 // serveDamagedUnderIt: a file damaged while serve runs (which used to crash
@@ -209,6 +233,26 @@ func serveDamagedUnderIt(t *testing.T, bin string) {
 	case <-time.After(60 * time.Second):
 		t.Fatalf("serve kept running on a damaged store\nstderr: %s", stderr.String())
 	}
+}
+
+// shippedEnv is the environment the Function App's binary runs with here:
+// the settings of a database on the Cosmos-compatible test server, its
+// containers created as deploy/main.bicep creates them in Azure.
+func shippedEnv(t *testing.T) []string {
+	t.Helper()
+	cfg := cosmostest.Config(t)
+	st, err := cosmos.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := st.EnsureContainers(ctx); err != nil {
+		t.Fatalf("creating the test database's containers: %v", err)
+	}
+	return []string{cosmos.SettingConnectionString + "=AccountEndpoint=" + cfg.Endpoint + ";AccountKey=" + cfg.Key + ";",
+		cosmos.SettingDatabase + "=" + cfg.Database, cosmos.SettingInsecureLoopback + "=true"}
 }
 
 func freePort(t *testing.T) string {

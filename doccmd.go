@@ -10,7 +10,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/hcpops/hcpops/app"
+	"github.com/hcpops/hcpops/harness/localstore"
+
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/internal/cli"
@@ -43,7 +44,7 @@ func doc(ctx context.Context, args []string, getenv func(string) string, stdin i
 		if err != nil {
 			return err
 		}
-		return withStore(ctx, getenv, app.ReadOnly, func(s store.Store) error { return docGet(ctx, s, pos[0], refs, stdout) })
+		return withStore(ctx, getenv, localstore.ReadOnly, func(s store.Store) error { return docGet(ctx, s, pos[0], refs, stdout) })
 	case "put":
 		fs := cli.Command("doc put", "[FILE|-]", "Creates each document, or replaces it under its current etag. Input: one JSON document,\n"+
 			"a JSON array, or one document per line; - or nothing reads stdin. All or nothing: every\n"+
@@ -67,9 +68,9 @@ func doc(ctx context.Context, args []string, getenv func(string) string, stdin i
 		if err != nil {
 			return err
 		}
-		access := app.WriteExisting
+		access := localstore.WriteExisting
 		if *create {
-			access = app.ReadWrite
+			access = localstore.ReadWrite
 		}
 		return withStore(ctx, getenv, access, func(s store.Store) error { return docPut(ctx, s, docs, stdout) })
 	case "list":
@@ -234,7 +235,7 @@ func docList(ctx context.Context, args []string, getenv func(string) string, std
 		}
 		return nil
 	}
-	return withStore(ctx, getenv, app.ReadOnly, func(s store.Store) error {
+	return withStore(ctx, getenv, localstore.ReadOnly, func(s store.Store) error {
 		if *active {
 			return s.ActiveOperations(ctx, store.ActiveOperationsQuery{WithPendingNotification: true}, print)
 		}

@@ -10,7 +10,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/hcpops/hcpops/app"
+	"github.com/hcpops/hcpops/harness/localstore"
+
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/lifecycle"
 	"github.com/hcpops/hcpops/devhost/devlog"
@@ -55,7 +56,7 @@ func history(ctx context.Context, args []string, getenv func(string) string, std
 	if cosmosConfigured(getenv) {
 		return errors.New("with Cosmos DB configured the process that ran the operation logged elsewhere: run the history query of docs/operating.md in Application Insights")
 	}
-	dir := app.DataDir(getenv)
+	dir := localstore.DataDir(getenv)
 	files, err := devlog.Files(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%w: history reads what hcpops dev recorded there; for an app in Azure, use the history query of docs/operating.md", err)
@@ -75,7 +76,7 @@ func history(ctx context.Context, args []string, getenv func(string) string, std
 		fmt.Fprintf(stdout, "          and %d older file(s) beside it\n", len(files)-1)
 	}
 	if ref.subscription != "" {
-		if s, _, err := connect(ctx, getenv, app.ReadOnly); err == nil {
+		if s, _, err := connect(ctx, getenv, localstore.ReadOnly); err == nil {
 			if op, err := readOperation(ctx, s, ref); err == nil {
 				fmt.Fprintf(stdout, "request   %s %s\nnow       %s\n", op.Properties.Request, op.Properties.ExternalID, op.Properties.Status)
 			}

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 
+	"github.com/hcpops/hcpops/harness/localstore"
+
 	"github.com/hcpops/hcpops/app"
 	"github.com/hcpops/hcpops/benchmark"
 	"github.com/hcpops/hcpops/core/clusterservice/simulator"
@@ -34,7 +36,7 @@ func runCommand(ctx context.Context, cmd string, rest []string, getenv func(stri
 		usage(stdout)
 		return nil
 	case "serve":
-		return app.Serve(ctx, rest, getenv, stdout)
+		return app.ServeWith(ctx, rest, getenv, stdout, localstore.Serving(getenv))
 	case "dev":
 		return devhost.Main(ctx, rest, stdout)
 	case "cs-simulator":

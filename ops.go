@@ -10,7 +10,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/hcpops/hcpops/app"
+	"github.com/hcpops/hcpops/harness/localstore"
+
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/lifecycle"
@@ -91,7 +92,7 @@ func ops(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err != nil {
 		return err
 	}
-	s, conn, err := connect(ctx, getenv, app.ReadOnly)
+	s, conn, err := connect(ctx, getenv, localstore.ReadOnly)
 	if err != nil {
 		return err
 	}
@@ -102,7 +103,7 @@ func ops(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return err
 	}
 	if conn.Process != nil || conn.File != "" {
-		rows = fromLog(ctx, s, app.DataDir(getenv), rows, *sub == "" && !*active, now)
+		rows = fromLog(ctx, s, localstore.DataDir(getenv), rows, *sub == "" && !*active, now)
 	}
 	sort.Slice(rows, func(i, j int) bool { return rows[i].StartTime.After(rows[j].StartTime) })
 	// Opened as a file: nothing works on what it lists.
@@ -119,7 +120,7 @@ func ops(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return err
 	}
 	if idle {
-		fmt.Fprintf(stdout, "no hcpops dev or serve runs on %s: nothing works on these operations until one starts there\n", app.DataDir(getenv))
+		fmt.Fprintf(stdout, "no hcpops dev or serve runs on %s: nothing works on these operations until one starts there\n", localstore.DataDir(getenv))
 	}
 	if len(rows) == 0 {
 		what := "no active operations"

@@ -9,7 +9,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/hcpops/hcpops/app"
+	"github.com/hcpops/hcpops/harness/localstore"
+
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/clock"
 	"github.com/hcpops/hcpops/core/lifecycle"
@@ -59,12 +60,12 @@ func opsAbandon(ctx context.Context, verb string, args []string, getenv func(str
 	if err != nil {
 		return err
 	}
-	s, conn, err := connect(ctx, getenv, app.WriteExisting)
+	s, conn, err := connect(ctx, getenv, localstore.WriteExisting)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	logger, closeLog := abandonLogger(app.DataDir(getenv))
+	logger, closeLog := abandonLogger(localstore.DataDir(getenv))
 	defer closeLog()
 	a, err := lifecycle.NewAbandoner(lifecycle.AbandonDeps{Store: s, Notifier: leftToServer{}, Clock: clock.Real{}, Logger: logger}, cfg)
 	if err != nil {

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hcpops/hcpops/core/store/cosmos/cosmostest"
+
 	"github.com/hcpops/hcpops/devhost"
 	"github.com/hcpops/hcpops/internal/testsupport"
 )
@@ -28,7 +30,7 @@ func TestMain(m *testing.M) {
 		main()
 		os.Exit(0)
 	}
-	code := m.Run()
+	code := cosmostest.Main(m)
 	if built.dir != "" {
 		_ = os.RemoveAll(built.dir)
 	}

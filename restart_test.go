@@ -68,12 +68,12 @@ func TestRestartAlert(t *testing.T) {
 	}
 	maxStarts, _ := strconv.Atoi(string(m[1]))
 	bin := buildBinary(t, shippedBinary)
-	dir := t.TempDir()
+	shipped := shippedEnv(t)
 	start := func(env ...string) []map[string]any {
 		t.Helper()
 		port := freePort(t)
 		cmd := exec.Command(bin, "serve")
-		cmd.Env = append(os.Environ(), append([]string{"FUNCTIONS_CUSTOMHANDLER_PORT=" + port, "HCPOPS_DATA_DIR=" + dir,
+		cmd.Env = append(append(os.Environ(), shipped...), append([]string{"FUNCTIONS_CUSTOMHANDLER_PORT=" + port,
 			"CLUSTERS_SERVICE_URL=http://127.0.0.1:9", "HCPOPS_AUTH=none", "HCPOPS_LOG_LEVEL=info"}, env...)...)
 		var stdout testsupport.Buffer
 		var stderr bytes.Buffer

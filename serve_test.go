@@ -26,9 +26,8 @@ func TestServeLogStreams(t *testing.T) {
 	bin := buildBinary(t, shippedBinary)
 	port := freePort(t)
 	cmd := exec.Command(bin, "serve")
-	cmd.Env = append(os.Environ(),
+	cmd.Env = append(append(os.Environ(), shippedEnv(t)...),
 		"FUNCTIONS_CUSTOMHANDLER_PORT="+port,
-		"HCPOPS_DATA_DIR="+t.TempDir(),
 		"CLUSTERS_SERVICE_URL=http://127.0.0.1:9",
 		// Left empty on purpose: the caller check says so at Error at start.
 		"HCPOPS_ARM_CLIENT_APP_IDS=",
@@ -142,8 +141,8 @@ func waitReady(t *testing.T, stdout *testsupport.Buffer) {
 // handler's port and the handler never listened. Here the port is held, so
 // serve must fail on it before it shares the store.
 func TestServeClaimsItsPortFirst(t *testing.T) {
-	testsupport.RealStack(t, "the shipped binary, built and run")
-	bin := buildBinary(t, shippedBinary)
+	testsupport.RealStack(t, "the developer binary, built and run")
+	bin := buildBinary(t, devBinary) // the one that shares its store
 	held, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -8,7 +8,8 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/hcpops/hcpops/app"
+	"github.com/hcpops/hcpops/harness/localstore"
+
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
@@ -35,7 +36,7 @@ func status(ctx context.Context, args []string, getenv func(string) string, stdo
 	if err != nil {
 		return err
 	}
-	s, _, err := connect(ctx, getenv, app.ReadOnly)
+	s, _, err := connect(ctx, getenv, localstore.ReadOnly)
 	if err != nil {
 		return err
 	}

@@ -9,9 +9,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hcpops/hcpops/harness/localstore"
+
 	"github.com/google/uuid"
 
-	"github.com/hcpops/hcpops/app"
 	"github.com/hcpops/hcpops/core/clock"
 	"github.com/hcpops/hcpops/core/document"
 	devhost "github.com/hcpops/hcpops/devhost"
@@ -98,9 +99,9 @@ func submit(ctx context.Context, args []string, getenv func(string) string, stdo
 		}
 	}
 
-	access := app.WriteExisting
+	access := localstore.WriteExisting
 	if *create {
-		access = app.ReadWrite
+		access = localstore.ReadWrite
 	}
 	s, conn, err := connect(ctx, getenv, access)
 	if err != nil {
@@ -119,7 +120,7 @@ func submit(ctx context.Context, args []string, getenv func(string) string, stdo
 		// Only a live process's front door: a dead one's would not answer.
 		fmt.Fprintf(stdout, "curl      %s\n", devhost.Curl(conn.Process.FunctionsURL, a.StatusPath(), op.Properties.TenantID, op.Properties.ClientID))
 	case conn.File != "":
-		fmt.Fprintf(stdout, "waiting   no hcpops dev or serve runs on %s: the operation waits in %s until one starts there\n", app.DataDir(getenv), conn.File)
+		fmt.Fprintf(stdout, "waiting   no hcpops dev or serve runs on %s: the operation waits in %s until one starts there\n", localstore.DataDir(getenv), conn.File)
 	}
 	return nil
 }

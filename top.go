@@ -11,10 +11,11 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/hcpops/hcpops/app"
+	"github.com/hcpops/hcpops/harness/localstore"
+
 	"github.com/hcpops/hcpops/core/lifecycle"
 	"github.com/hcpops/hcpops/devhost/devlog"
-	"github.com/hcpops/hcpops/functions/pollOperations"
+	polloperations "github.com/hcpops/hcpops/functions/pollOperations"
 	"github.com/hcpops/hcpops/internal/cli"
 	"github.com/hcpops/hcpops/storeapi"
 )
@@ -46,7 +47,7 @@ func top(ctx context.Context, args []string, getenv func(string) string, stdout 
 	case *every < 100*time.Millisecond:
 		return fmt.Errorf("-every %s: want 100ms or more", *every)
 	}
-	dir := app.DataDir(getenv)
+	dir := localstore.DataDir(getenv)
 	path := *logFile
 	if path == "" {
 		path = filepath.Join(dir, devlog.File)

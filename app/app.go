@@ -1,8 +1,9 @@
 // Package app assembles hcpops from its settings: the document store
-// (Cosmos DB when a connection is configured, else the embedded file), the
-// Clusters Service client, the ARM notifier and the lifecycle engine, and the
-// custom-handler server with every function registered. main and the local
-// host share it, so `hcpops serve` and `hcpops dev` run the same parts.
+// (Cosmos DB; the developer binary supplies the embedded one through
+// Parts.OpenStore), the Clusters Service client, the ARM notifier and the
+// lifecycle engine, and the custom-handler server with every function
+// registered. Both binaries share it, so `hcpops serve` and `hcpops-dev dev`
+// run the same parts.
 package app
 
 import (
@@ -11,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"path/filepath"
 
 	"github.com/hcpops/hcpops/auth"
 	"github.com/hcpops/hcpops/core/armread"
@@ -27,43 +27,36 @@ import (
 	"github.com/hcpops/hcpops/logging"
 )
 
-// Setting names read here (the others belong to the packages that read them).
-const (
-	EnvDataDir     = "HCPOPS_DATA_DIR"
-	DefaultDataDir = ".data"
-	StoreFileName  = "store.db"
-)
+// OpenStoreFunc opens the store New uses when none is supplied, and names
+// it for messages.
+type OpenStoreFunc func(ctx context.Context, getenv func(string) string, logger *slog.Logger) (store.Store, string, error)
 
-// OpenStore opens the configured document store and says which one it is.
-// Cosmos wins whenever a CosmosDB connection is set; otherwise the embedded
-// store lives in $HCPOPS_DATA_DIR/store.db.
-func OpenStore(getenv func(string) string, logger *slog.Logger) (store.Store, string, error) {
-	if s, name, err := openCosmos(getenv, logger); s != nil || err != nil {
-		return s, name, err
-	}
-	dir := DataDir(getenv)
-	s, err := OpenEmbedded(dir, logger)
+// OpenCosmosStore is the Function App's store: Cosmos DB, always. Without
+// a connection it refuses to start rather than keep documents where ARM's
+// frontend never looks.
+func OpenCosmosStore(_ context.Context, getenv func(string) string, logger *slog.Logger) (store.Store, string, error) {
+	cfg, err := cosmosConfig(getenv)
 	if err != nil {
-		return nil, "", err // names the file and, for a damaged one, what to do
-	}
-	return s, "embedded " + filepath.Join(dir, StoreFileName), nil
-}
-
-// openCosmos opens Cosmos DB when a connection is configured; a nil store
-// and nil error mean it is not, and the embedded store applies.
-func openCosmos(getenv func(string) string, logger *slog.Logger) (store.Store, string, error) {
-	cfg, err := cosmos.ConfigFromEnv(getenv)
-	switch {
-	case errors.Is(err, cosmos.ErrNotConfigured):
-		return nil, "", nil
-	case err != nil:
-		return nil, "", fmt.Errorf("reading Cosmos DB settings: %w", err)
+		return nil, "", err
 	}
 	s, err := cosmos.New(cfg, cosmos.WithLogger(logger))
 	if err != nil {
 		return nil, "", fmt.Errorf("opening Cosmos DB store: %w", err)
 	}
 	return s, fmt.Sprintf("cosmos %s database %s", cfg.Endpoint, cfg.Database), nil
+}
+
+func cosmosConfig(getenv func(string) string) (cosmos.Config, error) {
+	cfg, err := cosmos.ConfigFromEnv(getenv)
+	switch {
+	case errors.Is(err, cosmos.ErrNotConfigured):
+		return cfg, fmt.Errorf("the Function App's handler runs on Cosmos DB and %s (or %s) is not set: "+
+			"set it to the RP's database; a local run on the embedded store is the developer binary's (make run)",
+			cosmos.SettingConnectionString, cosmos.SettingEndpoint)
+	case err != nil:
+		return cfg, fmt.Errorf("reading Cosmos DB settings: %w", err)
+	}
+	return cfg, nil
 }
 
 // App is the assembled backend.
@@ -83,7 +76,10 @@ type App struct {
 // Parts lets a caller (the local host, tests) supply pieces itself; nil
 // fields are built from settings. New never closes a supplied part.
 type Parts struct {
-	Store          store.Store
+	Store store.Store
+	// OpenStore opens the store when Store is nil: OpenCosmosStore when
+	// nil too. The store it opens is New's to close.
+	OpenStore      OpenStoreFunc
 	ClusterService clusterservice.Client
 	// Calls is what a supplied ClusterService records its requests into
 	// (ocm.Config.Recorder); nil with a supplied client: nothing is
@@ -110,7 +106,11 @@ func New(ctx context.Context, getenv func(string) string, logger *slog.Logger, p
 		}
 	}()
 	if a.Store == nil {
-		s, name, err := OpenStore(getenv, logger)
+		open := parts.OpenStore
+		if open == nil {
+			open = OpenCosmosStore
+		}
+		s, name, err := open(ctx, getenv, logger)
 		if err != nil {
 			return nil, err
 		}
@@ -186,9 +186,9 @@ func readSettings(getenv func(string) string, parts Parts) (settings, error) {
 	if set.reads, err = armread.ReadConfigFromEnv(getenv); err != nil {
 		return set, err
 	}
-	if parts.Store == nil {
-		if _, err := cosmos.ConfigFromEnv(getenv); err != nil && !errors.Is(err, cosmos.ErrNotConfigured) {
-			return set, fmt.Errorf("reading Cosmos DB settings: %w", err)
+	if parts.Store == nil && parts.OpenStore == nil {
+		if _, err := cosmosConfig(getenv); err != nil {
+			return set, err
 		}
 	}
 	return set, nil

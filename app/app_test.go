@@ -211,6 +211,9 @@ func newRigParts(t *testing.T, override func(simURL string) map[string]string, l
 	if logger == nil {
 		logger = slog.New(logging.Streams(logs, logs, "json", slog.LevelInfo))
 	}
+	if parts.Store == nil && parts.OpenStore == nil {
+		parts.OpenStore = openEmbedded
+	}
 	a, err := New(ctx, getenv, logger, parts)
 	if err != nil {
 		t.Fatal(err)

@@ -90,12 +90,12 @@ func newARMRigWith(t *testing.T, settings map[string]string, clk *testsupport.Cl
 	getenv := func(k string) string { return env[k] }
 	logs := &testsupport.Buffer{}
 	logger := slog.New(logging.Handler(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
-	parts, c := Parts{}, clock.Clock(clock.Real{})
+	parts, c := Parts{OpenStore: openEmbedded}, clock.Clock(clock.Real{})
 	if clk != nil {
 		parts.Clock, c = clk, clk
 	}
 	if wrap != nil {
-		st, _, err := OpenStore(getenv, logger)
+		st, _, err := openEmbedded(ctx, getenv, logger)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -32,7 +32,7 @@ func TestCloseReleasesWhatNewOpened(t *testing.T) {
 
 	t.Run("built from settings", func(t *testing.T) {
 		dir := t.TempDir()
-		a, err := New(ctx, settings(dir), logger, Parts{})
+		a, err := New(ctx, settings(dir), logger, Parts{OpenStore: openEmbedded})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -49,7 +49,7 @@ func TestCloseReleasesWhatNewOpened(t *testing.T) {
 	})
 	t.Run("New fails after opening", func(t *testing.T) {
 		dir := t.TempDir()
-		_, err := New(ctx, settings(dir, "HCPOPS_POLL_CONCURRENCY", "0"), logger, Parts{})
+		_, err := New(ctx, settings(dir, "HCPOPS_POLL_CONCURRENCY", "0"), logger, Parts{OpenStore: openEmbedded})
 		if err == nil || !strings.Contains(err.Error(), "HCPOPS_POLL_CONCURRENCY") {
 			t.Fatalf("New = %v, want the bad setting named", err)
 		}
@@ -87,7 +87,7 @@ func TestCloseReleasesWhatNewOpened(t *testing.T) {
 // exclusive lock on the file while it is open.
 func reopenStore(t *testing.T, dir string) {
 	t.Helper()
-	s, err := embedded.Open(filepath.Join(dir, StoreFileName), embedded.WithoutSync())
+	s, err := embedded.Open(filepath.Join(dir, "store.db"), embedded.WithoutSync())
 	if err != nil {
 		t.Fatalf("store still held open: %v", err)
 	}

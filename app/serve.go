@@ -6,11 +6,9 @@ import (
 	"io"
 	"os"
 
-	"github.com/hcpops/hcpops/core/store/embedded"
 	"github.com/hcpops/hcpops/handlers"
 	"github.com/hcpops/hcpops/internal/cli"
 	"github.com/hcpops/hcpops/logging"
-	"github.com/hcpops/hcpops/storeapi"
 )
 
 // MsgHandlerStarted names the record serve writes as it starts: the
@@ -20,9 +18,25 @@ import (
 const MsgHandlerStarted = "handler.started"
 
 // Serve is `hcpops serve`, what the Functions host starts (host.json
-// arguments ["serve"]): it assembles the app from getenv and serves the
-// custom handler until ctx ends. Both binaries run it.
+// arguments ["serve"]): it assembles the app from getenv, on Cosmos DB, and
+// serves the custom handler until ctx ends.
 func Serve(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	return ServeWith(ctx, args, getenv, stdout, Local{})
+}
+
+// Local is what the developer binary adds to serve: its own store when no
+// Cosmos DB is configured, and a way to share that store with its CLI.
+type Local struct {
+	// OpenStore replaces OpenCosmosStore when set.
+	OpenStore OpenStoreFunc
+	// Share publishes the app's store once the handler's port is held;
+	// nil stop means there was nothing to share. stop runs closeApp and
+	// then withdraws what it published, so no advert outlives the store.
+	Share func(ctx context.Context, a *App) (stop func(closeApp func() error) error, err error)
+}
+
+// ServeWith is Serve with the developer binary's additions.
+func ServeWith(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer, local Local) error {
 	fs := cli.Command("serve", "[flags]", "The Azure Functions custom handler. The Functions host starts it and sets\n"+
 		handlers.EnvCustomHandlerPort+"; run by hand, it needs -port.")
 	port := fs.Int("port", 0, "port to listen on when "+handlers.EnvCustomHandlerPort+" is not set")
@@ -46,16 +60,16 @@ func Serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	// Before the assembly, so that a handler the host keeps restarting
 	// because its settings are wrong is counted too.
 	logger.InfoContext(ctx, MsgHandlerStarted, "port", p, "pid", os.Getpid())
-	a, err := New(ctx, getenv, logger, Parts{})
+	a, err := New(ctx, getenv, logger, Parts{OpenStore: local.OpenStore})
 	if err != nil {
 		return err
 	}
-	// The advert goes after the store has closed (CloseAfter): no advert
+	// What was shared is withdrawn after the store has closed: no advert
 	// means the CLI may open the file.
-	var shared *storeapi.Shared
+	var stop func(func() error) error
 	defer func() {
-		if shared != nil {
-			_ = shared.CloseAfter(a.Close)
+		if stop != nil {
+			_ = stop(a.Close)
 			return
 		}
 		_ = a.Close()
@@ -70,9 +84,8 @@ func Serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return fmt.Errorf("serving: %w", err)
 	}
 	defer ln.Close()
-	if st, ok := a.Store.(*embedded.Store); ok {
-		shared, err = storeapi.Share(st, DataDir(getenv), storeapi.Advert{Command: "hcpops serve", Store: EmbeddedStoreName(DataDir(getenv))}, logger)
-		if err != nil {
+	if local.Share != nil {
+		if stop, err = local.Share(ctx, a); err != nil {
 			return err
 		}
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/hcpops/hcpops/events"
 	dispatchoperations "github.com/hcpops/hcpops/functions/dispatchOperations"
 	"github.com/hcpops/hcpops/handlers"
+	"github.com/hcpops/hcpops/harness/localstore"
 	"github.com/hcpops/hcpops/internal/testsupport"
 )
 
@@ -61,7 +62,7 @@ func testServe(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	a, err := app.New(ctx, os.Getenv, slog.New(slog.DiscardHandler), app.Parts{})
+	a, err := app.New(ctx, os.Getenv, slog.New(slog.DiscardHandler), app.Parts{OpenStore: localstore.Open})
 	if err != nil {
 		return err
 	}

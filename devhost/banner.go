@@ -9,7 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/hcpops/hcpops/app"
+	"github.com/hcpops/hcpops/harness/localstore"
+
 	"github.com/hcpops/hcpops/core/store/cosmos"
 	"github.com/hcpops/hcpops/devhost/devlog"
 	"github.com/hcpops/hcpops/devhost/functionapp"
@@ -23,7 +24,7 @@ import (
 func banner(w io.Writer, o options, fa *functionapp.App, st *devStore, shared storeapi.Advert, simURL, sinkURL string, host *triggerhost.Host) {
 	fmt.Fprintf(w, "hcpops dev (pid %d)\n", os.Getpid())
 	if st.cosmos == nil {
-		fmt.Fprint(w, layout("  store          "+filepath.Join(o.dataDir, app.StoreFileName), "", "(the CLI uses it through "+shared.URL+")"))
+		fmt.Fprint(w, layout("  store          "+filepath.Join(o.dataDir, localstore.StoreFileName), "", "(the CLI uses it through "+shared.URL+")"))
 	} else {
 		containers := "checked"
 		if st.created {

@@ -14,9 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hcpops/hcpops/harness/localstore"
+
 	"github.com/google/uuid"
 
-	"github.com/hcpops/hcpops/app"
 	"github.com/hcpops/hcpops/core/clock"
 	"github.com/hcpops/hcpops/devhost/triggerhost"
 	"github.com/hcpops/hcpops/internal/dev/frontend"
@@ -65,12 +66,12 @@ func TestCLIWritesReachARunningDev(t *testing.T) {
 	o := fastOptions(t)
 	startDev(t, o, &out, &logs)
 	getenv := func(k string) string {
-		if k == app.EnvDataDir {
+		if k == localstore.EnvDataDir {
 			return o.dataDir
 		}
 		return ""
 	}
-	s, conn, err := app.ConnectStore(context.Background(), getenv, app.ReadWrite, slog.New(slog.DiscardHandler))
+	s, conn, err := localstore.ConnectStore(context.Background(), getenv, localstore.ReadWrite, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,9 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hcpops/hcpops/harness/localstore"
+
 	"github.com/google/uuid"
 
-	"github.com/hcpops/hcpops/app"
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/clock"
 	cs "github.com/hcpops/hcpops/core/clusterservice"
@@ -280,10 +281,10 @@ func TestCLIWithAnotherStoreThanTheRunningDevIsRefused(t *testing.T) {
 	o := fastOptions(t)
 	startDev(t, o, &out, &logs)
 	env := cosmosDevEnv(cosmos.Config{Endpoint: "https://127.0.0.1:9/", Key: cosmostest.EmulatorKey, Database: "rp"})
-	env[app.EnvDataDir] = o.dataDir
-	_, _, err := app.ConnectStore(context.Background(), func(k string) string { return env[k] }, app.ReadWrite, slog.New(slog.DiscardHandler))
+	env[localstore.EnvDataDir] = o.dataDir
+	_, _, err := localstore.ConnectStore(context.Background(), func(k string) string { return env[k] }, localstore.ReadWrite, slog.New(slog.DiscardHandler))
 	for _, w := range []string{"CosmosDB (or CosmosDB__accountEndpoint) is set here",
-		"would use cosmos https://127.0.0.1:9/ database rp", "but hcpops dev (pid", "uses " + app.EmbeddedStoreName(o.dataDir)} {
+		"would use cosmos https://127.0.0.1:9/ database rp", "but hcpops dev (pid", "uses " + localstore.EmbeddedStoreName(o.dataDir)} {
 		if err == nil || !strings.Contains(err.Error(), w) {
 			t.Fatalf("ConnectStore = %v, want it to say %q", err, w)
 		}

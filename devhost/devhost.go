@@ -21,6 +21,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hcpops/hcpops/harness/localstore"
+
 	"github.com/hcpops/hcpops/app"
 	"github.com/hcpops/hcpops/core/armread"
 	"github.com/hcpops/hcpops/core/clock"
@@ -375,7 +377,7 @@ func stopReason(ctx context.Context) error {
 // feed that no longer exists and would skip the new store's first changes.
 // On Cosmos DB the leases live in the database, and nothing is dropped.
 func prepareDataDir(dir string, reset, embeddedStore bool) (stateDir string, err error) {
-	storePath, stateDir := filepath.Join(dir, app.StoreFileName), filepath.Join(dir, "host")
+	storePath, stateDir := filepath.Join(dir, localstore.StoreFileName), filepath.Join(dir, "host")
 	simState := filepath.Join(dir, simulator.SnapshotFile)
 	if _, err := os.Stat(storePath); embeddedStore && errors.Is(err, fs.ErrNotExist) {
 		reset = true

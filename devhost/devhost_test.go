@@ -13,7 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hcpops/hcpops/app"
+	"github.com/hcpops/hcpops/harness/localstore"
+
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/store/embedded"
 	"github.com/hcpops/hcpops/devhost/triggerhost"
@@ -181,12 +182,12 @@ func TestDevOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.dataDir != app.DefaultDataDir || o.schedules["pollOperations"] != "*/2 * * * * *" || !o.exitWhenDone || o.phase != time.Second {
+	if o.dataDir != localstore.DefaultDataDir || o.schedules["pollOperations"] != "*/2 * * * * *" || !o.exitWhenDone || o.phase != time.Second {
 		t.Errorf("options = %+v", o)
 	}
-	withEnv := func(k string) (string, bool) { return "/tmp/x", k == app.EnvDataDir }
+	withEnv := func(k string) (string, bool) { return "/tmp/x", k == localstore.EnvDataDir }
 	if o, _ := parseOptions(nil, withEnv, io.Discard); o.dataDir != "/tmp/x" {
-		t.Errorf("data dir = %q, want $%s", o.dataDir, app.EnvDataDir)
+		t.Errorf("data dir = %q, want $%s", o.dataDir, localstore.EnvDataDir)
 	}
 	for _, bad := range [][]string{
 		{"-phase", "0s"}, {"-schedule", "nope"}, {"-sim-durations", "cluster_bogus=1s"}, {"-log-level", "loud"},
@@ -276,7 +277,7 @@ func TestDevStopsOnDamage(t *testing.T) {
 	o := fastOptions(t)
 	o.samples, o.exitWhenDone = false, false
 	o.timeout = 60 * time.Second
-	path := filepath.Join(o.dataDir, app.StoreFileName)
+	path := filepath.Join(o.dataDir, localstore.StoreFileName)
 	o.hooks.started = func(*triggerhost.Host) {
 		// The tick, every second, is the next to read the file.
 		if err := os.Truncate(path, 0); err != nil {

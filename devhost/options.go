@@ -10,7 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hcpops/hcpops/app"
+	"github.com/hcpops/hcpops/harness/localstore"
+
 	"github.com/hcpops/hcpops/core/clusterservice/simulator"
 	"github.com/hcpops/hcpops/devhost/triggerhost"
 )
@@ -57,11 +58,11 @@ var errHelp = errors.New("help requested")
 
 func parseOptions(args []string, lookupEnv func(string) (string, bool), usage io.Writer) (options, error) {
 	o := options{schedules: map[string]string{}}
-	dataDir := app.DataDir(func(k string) string { v, _ := lookupEnv(k); return v })
+	dataDir := localstore.DataDir(func(k string) string { v, _ := lookupEnv(k); return v })
 	fs := flag.NewFlagSet("hcpops dev", flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // an error is returned once, not printed here too
 	fs.StringVar(&o.scriptRoot, "script-root", ".", "Functions app root: host.json and functions/*/function.json (or */function.json)")
-	fs.StringVar(&o.dataDir, "data-dir", dataDir, "embedded store, host state and "+LogFile+"; the CLI's default too ($"+app.EnvDataDir+" when set)")
+	fs.StringVar(&o.dataDir, "data-dir", dataDir, "embedded store, host state and "+LogFile+"; the CLI's default too ($"+localstore.EnvDataDir+" when set)")
 	fs.BoolVar(&o.reset, "reset", false, "delete the data dir's store and host state before starting")
 	fs.Var(optionalBool{&o.createContainers}, "create-containers", "on Cosmos DB, create the database, Resources and leases if missing, as upstream deploys them (default: on for a loopback endpoint, off otherwise)")
 	fs.StringVar(&o.httpAddr, "http-addr", "127.0.0.1:7071", "front door for HTTP functions (loopback only)")

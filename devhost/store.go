@@ -10,7 +10,8 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/hcpops/hcpops/app"
+	"github.com/hcpops/hcpops/harness/localstore"
+
 	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/core/store/cosmos"
 	"github.com/hcpops/hcpops/devhost/functionapp"
@@ -21,7 +22,7 @@ import (
 // the Cosmos DB database the settings name, with its leases container.
 type devStore struct {
 	store.Store
-	// name is how every command names it (app.CosmosStoreName or
+	// name is how every command names it (localstore.CosmosStoreName or
 	// EmbeddedStoreName); the CLI compares it with its own.
 	name string
 	// leases keep the change-feed positions; nil keeps them in the data dir.
@@ -54,7 +55,7 @@ func checkCosmosRun(o options, cfg cosmos.Config, fa *functionapp.App) error {
 	if o.reset {
 		return fmt.Errorf("hcpops dev: -reset empties the embedded store in %s, but %s is set, so this run uses %s, which -reset does not touch: "+
 			"drop that database yourself (or set another %s), or unset %s to reset the embedded store",
-			o.dataDir, cosmos.SettingConnectionString, app.CosmosStoreName(cfg), cosmos.SettingDatabase, cosmos.SettingConnectionString)
+			o.dataDir, cosmos.SettingConnectionString, localstore.CosmosStoreName(cfg), cosmos.SettingDatabase, cosmos.SettingConnectionString)
 	}
 	for _, fn := range fa.Functions {
 		b := fn.Trigger()
@@ -69,7 +70,7 @@ func checkCosmosRun(o options, cfg cosmos.Config, fa *functionapp.App) error {
 		} {
 			if c.got != c.want {
 				return fmt.Errorf("hcpops dev: function %s: %s is %q, but this run reads %q (%s): a trigger on another account, database or container is not served",
-					fn.Name, c.field, c.got, c.want, app.CosmosStoreName(cfg))
+					fn.Name, c.field, c.got, c.want, localstore.CosmosStoreName(cfg))
 			}
 		}
 	}
@@ -82,21 +83,21 @@ func checkCosmosRun(o options, cfg cosmos.Config, fa *functionapp.App) error {
 // without it is an error naming the container and the flag.
 func openStore(ctx context.Context, o options, cfg cosmos.Config, onCosmos bool, logger *slog.Logger) (*devStore, error) {
 	if !onCosmos {
-		st, err := app.OpenEmbedded(o.dataDir, logger)
+		st, err := localstore.OpenEmbedded(o.dataDir, logger)
 		if err != nil {
 			return nil, err
 		}
-		return &devStore{Store: st, name: app.EmbeddedStoreName(o.dataDir)}, nil
+		return &devStore{Store: st, name: localstore.EmbeddedStoreName(o.dataDir)}, nil
 	}
 	create := cfg.Loopback()
 	if o.createContainers != nil {
 		create = *o.createContainers
 	}
-	mode := app.CheckContainers
+	mode := localstore.CheckContainers
 	if create {
-		mode = app.CreateContainers
+		mode = localstore.CreateContainers
 	}
-	st, err := app.OpenCosmos(ctx, cfg, mode, logger)
+	st, err := localstore.OpenCosmos(ctx, cfg, mode, logger)
 	if errors.Is(err, cosmos.ErrMissing) {
 		return nil, fmt.Errorf("hcpops dev: %w: pass -create-containers to create it as upstream deploys it "+
 			"(Resources on /partitionKey with TTL on and defaultTtl -1, leases on /id)", err)
@@ -109,7 +110,7 @@ func openStore(ctx context.Context, o options, cfg cosmos.Config, onCosmos bool,
 		_ = st.Close()
 		return nil, err
 	}
-	return &devStore{Store: st, name: app.CosmosStoreName(cfg), leases: cosmosLeases{l: leases},
+	return &devStore{Store: st, name: localstore.CosmosStoreName(cfg), leases: cosmosLeases{l: leases},
 		cosmos: &cfg, created: create}, nil
 }
 

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/hcpops/hcpops/internal/atomicfile"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hcpops/hcpops/core/store"
+	"github.com/hcpops/hcpops/internal/atomicfile"
 )
 
 // AdvertFile is the file in the data dir that says where the running
@@ -37,7 +37,7 @@ type Advert struct {
 	// FunctionsURL is the running process's front door for HTTP
 	// functions (hcpops dev), so the CLI can print a status curl.
 	FunctionsURL string `json:"functionsURL,omitempty"`
-	// Store names the store the process serves (app.CosmosStoreName or
+	// Store names the store the process serves (localstore.CosmosStoreName or
 	// EmbeddedStoreName), so a CLI configured for another refuses to
 	// write where the process would never look.
 	Store string `json:"store,omitempty"`
