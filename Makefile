@@ -6,19 +6,19 @@
 export GOTOOLCHAIN = go1.27.3
 
 GO        ?= go
-BIN       := bin/hcpops
+BIN       := bin/hcpopsctl
 DIST      := dist/functionapp
 FUNCTIONS := $(notdir $(wildcard functions/*))
 TESTFLAGS ?= -count=1 -timeout 10m
 
 .PHONY: build run run-cosmos test test-short vet lint lint-tool cover bench bench-go soak package clean
 
-# Two binaries: bin/hcpops is the developer's (serve, dev, submit, status,
+# Two binaries: bin/hcpopsctl is the developer's (serve, dev, submit, status,
 # ops, history, doc, cs-simulator, bench); dist/functionapp/hcpops is the
 # Function App's, built from cmd/hcpops: the custom handler alone, without
 # the simulator, the local host or the benchmark (cmd/hcpops/deps_test.go).
 build:
-	$(GO) build -o $(BIN) .
+	$(GO) build -o $(BIN) ./harness/cmd/hcpopsctl
 	rm -rf $(DIST) && mkdir -p $(DIST)
 	GOOS=linux GOARCH=amd64 CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o $(DIST)/hcpops ./cmd/hcpops
 	cp host.json $(DIST)/
@@ -26,27 +26,27 @@ build:
 	  if [ -f functions/$$f/function.json ]; then mkdir -p $(DIST)/$$f && cp functions/$$f/function.json $(DIST)/$$f/; fi; \
 	done
 
-# RUNFLAGS go to hcpops dev, e.g. RUNFLAGS=-v (logs copied to stderr) or
+# RUNFLAGS go to hcpopsctl dev, e.g. RUNFLAGS=-v (logs copied to stderr) or
 # RUNFLAGS=-samples=false. The first build compiles every dependency; it
 # says so rather than sit silent for minutes.
 RUNFLAGS ?=
 run:
 	@test -x $(BIN) || echo "make run: first build of $(BIN): compiling hcpops and its dependencies, about 3-4 minutes on 2 cores (later builds take seconds)"
-	@$(GO) build -o $(BIN) .
+	@$(GO) build -o $(BIN) ./harness/cmd/hcpopsctl
 	$(BIN) dev $(RUNFLAGS)
 
 # make run on the database instead of the embedded store: starts the
 # project's Cosmos-compatible server (tools/cosmos-test-server, installed
-# with npm ci on first use; in memory) on loopback and runs hcpops dev
+# with npm ci on first use; in memory) on loopback and runs hcpopsctl dev
 # against it, with the same samples and table. COSMOS_PORT fixes its port
 # (0: a free one), e.g. for a frontend beside it.
 COSMOS_PORT ?= 0
 run-cosmos:
 	@test -x $(BIN) || echo "make run-cosmos: first build of $(BIN): compiling hcpops and its dependencies, about 3-4 minutes on 2 cores (later builds take seconds)"
-	@$(GO) build -o $(BIN) .
+	@$(GO) build -o $(BIN) ./harness/cmd/hcpopsctl
 	tools/cosmos-test-server/with-server.sh $(COSMOS_PORT) $(BIN) dev $(RUNFLAGS)
 
-# The test target pipes go test's events through cmd/testsummary, so a
+# The test target pipes go test's events through harness/cmd/testsummary, so a
 # failure anywhere in the pipe fails the target.
 SHELL := bash
 
@@ -62,7 +62,7 @@ test: vet lint
 	  else note="node/npm not found: the Cosmos DB tests FAILED; install node >= 20 and npm, or set HCPOPS_SKIP_COSMOS_TESTS=1"; fi; \
 	fi; \
 	if [ -f bin/lint-built.note ]; then note="$${note:+$$note; }$$(cat bin/lint-built.note)"; rm -f bin/lint-built.note; fi; \
-	$(GO) build -o bin/testsummary ./cmd/testsummary && \
+	$(GO) build -o bin/testsummary ./harness/cmd/testsummary && \
 	set -o pipefail && $(GO) test -json $(TESTFLAGS) ./... | tee bin/test-events.json | bin/testsummary -note "$$note"
 
 # The unit layer alone: no child process, node, tmux or real-time wait
@@ -117,14 +117,14 @@ cover:
 # The table in the issue notes: poll fan-out, dispatch, handler, cold start.
 bench:
 	mkdir -p bench/results
-	$(GO) run . bench -out bench/results/latest.json
+	$(GO) run ./harness/cmd/hcpopsctl bench -out bench/results/latest.json
 
 # The long fault-injection soak (a short one runs in make test); SOAKFLAGS
 # e.g. "-ops 3000 -duration 5m -seed 7".
 SOAKFLAGS ?=
 soak:
-	$(GO) build -o $(BIN) .
-	$(GO) run ./cmd/soak -handler $(BIN) $(SOAKFLAGS)
+	$(GO) build -o $(BIN) ./harness/cmd/hcpopsctl
+	$(GO) run ./harness/cmd/soak -handler $(BIN) $(SOAKFLAGS)
 
 # Package micro-benchmarks (go test -bench).
 bench-go:

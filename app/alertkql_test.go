@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hcpops/hcpops/internal/testsupport"
+	"github.com/hcpops/hcpops/harness/testsupport"
 )
 
 // The alert tests evaluate each rule with a Go evaluator over real

@@ -17,14 +17,14 @@ import (
 
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/clock"
-	"github.com/hcpops/hcpops/core/clusterservice/simulator"
-	"github.com/hcpops/hcpops/core/clusterservice/simulator/simtest"
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
-	"github.com/hcpops/hcpops/devhost/triggerhost"
 	"github.com/hcpops/hcpops/handlers"
-	"github.com/hcpops/hcpops/internal/dev/frontend"
-	"github.com/hcpops/hcpops/internal/testsupport"
+	"github.com/hcpops/hcpops/harness/devhost/triggerhost"
+	"github.com/hcpops/hcpops/harness/frontend"
+	"github.com/hcpops/hcpops/harness/simulator"
+	"github.com/hcpops/hcpops/harness/simulator/simtest"
+	"github.com/hcpops/hcpops/harness/testsupport"
 	"github.com/hcpops/hcpops/logging"
 )
 

@@ -14,8 +14,8 @@ import (
 
 	"github.com/hcpops/hcpops/auth"
 	"github.com/hcpops/hcpops/core/store"
-	"github.com/hcpops/hcpops/core/store/embedded/embeddedtest"
 	"github.com/hcpops/hcpops/handlers"
+	"github.com/hcpops/hcpops/harness/store/embedded/embeddedtest"
 )
 
 // readCounting counts point reads, to show a refused caller reads nothing.

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/hcpops/hcpops/core/clusterservice/ocm"
-	"github.com/hcpops/hcpops/core/clusterservice/simulator/simtest"
-	"github.com/hcpops/hcpops/core/store/embedded"
+	"github.com/hcpops/hcpops/harness/simulator/simtest"
+	"github.com/hcpops/hcpops/harness/store/embedded"
 )
 
 // TestCloseReleasesWhatNewOpened: Close (and a failing New) release the

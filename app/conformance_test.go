@@ -15,7 +15,7 @@ import (
 
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/document"
-	"github.com/hcpops/hcpops/internal/dev/frontend"
+	"github.com/hcpops/hcpops/harness/frontend"
 )
 
 // conformanceRow is one operation state and what ARM's async contract

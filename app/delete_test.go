@@ -11,7 +11,7 @@ import (
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
-	"github.com/hcpops/hcpops/internal/dev/frontend"
+	"github.com/hcpops/hcpops/harness/frontend"
 )
 
 // crashingStore fails one soft delete, as a process killed between two

@@ -12,8 +12,8 @@ import (
 
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
-	"github.com/hcpops/hcpops/core/store/embedded/embeddedtest"
-	"github.com/hcpops/hcpops/internal/testsupport"
+	"github.com/hcpops/hcpops/harness/store/embedded/embeddedtest"
+	"github.com/hcpops/hcpops/harness/testsupport"
 )
 
 // linesWith are the log lines with msg whose document_id is id ("" for any).

@@ -9,7 +9,7 @@ import (
 
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/document"
-	"github.com/hcpops/hcpops/internal/dev/frontend"
+	"github.com/hcpops/hcpops/harness/frontend"
 )
 
 // subscriptionDoc is ARO-HCP's subscription document for sub in state.

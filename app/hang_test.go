@@ -14,9 +14,9 @@ import (
 	"github.com/hcpops/hcpops/core/clock"
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
-	"github.com/hcpops/hcpops/devhost/triggerhost"
-	"github.com/hcpops/hcpops/internal/dev/frontend"
-	"github.com/hcpops/hcpops/internal/testsupport"
+	"github.com/hcpops/hcpops/harness/devhost/triggerhost"
+	"github.com/hcpops/hcpops/harness/frontend"
+	"github.com/hcpops/hcpops/harness/testsupport"
 )
 
 // TestHungClustersServiceThroughTheHandler reproduces a run against a

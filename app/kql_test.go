@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hcpops/hcpops/core/store/cosmos/cosmostest"
-	"github.com/hcpops/hcpops/internal/npm"
-	"github.com/hcpops/hcpops/internal/testsupport"
+	"github.com/hcpops/hcpops/harness/npm"
+	"github.com/hcpops/hcpops/harness/store/cosmostest"
+	"github.com/hcpops/hcpops/harness/testsupport"
 )
 
 // kqlQuery is one KQL text for tools/kql-check.

@@ -11,8 +11,8 @@ import (
 
 	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/core/store/cosmos"
-	"github.com/hcpops/hcpops/core/store/cosmos/cosmostest"
-	"github.com/hcpops/hcpops/core/store/embedded"
+	"github.com/hcpops/hcpops/harness/store/cosmostest"
+	"github.com/hcpops/hcpops/harness/store/embedded"
 )
 
 func TestMain(m *testing.M) { os.Exit(cosmostest.Main(m)) }

@@ -16,10 +16,10 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 
-	"github.com/hcpops/hcpops/core/clusterservice/simulator"
 	"github.com/hcpops/hcpops/core/document"
-	"github.com/hcpops/hcpops/internal/dev/frontend"
-	"github.com/hcpops/hcpops/internal/testsupport"
+	"github.com/hcpops/hcpops/harness/frontend"
+	"github.com/hcpops/hcpops/harness/simulator"
+	"github.com/hcpops/hcpops/harness/testsupport"
 )
 
 // armFront stands in for ARM and ARO-HCP's frontend in front of the

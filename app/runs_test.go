@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/hcpops/hcpops/core/arm"
-	"github.com/hcpops/hcpops/core/clusterservice/simulator"
-	"github.com/hcpops/hcpops/internal/dev/csfaults"
-	"github.com/hcpops/hcpops/internal/testsupport"
+	"github.com/hcpops/hcpops/harness/csfaults"
+	"github.com/hcpops/hcpops/harness/simulator"
+	"github.com/hcpops/hcpops/harness/testsupport"
 )
 
 // alertRun is the records of one drive of a cluster create through the

@@ -37,7 +37,7 @@ type Local struct {
 
 // ServeWith is Serve with the developer binary's additions.
 func ServeWith(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer, local Local) error {
-	fs := cli.Command("serve", "[flags]", "The Azure Functions custom handler. The Functions host starts it and sets\n"+
+	fs := cli.Command("hcpops serve", "[flags]", "The Azure Functions custom handler. The Functions host starts it and sets\n"+
 		handlers.EnvCustomHandlerPort+"; run by hand, it needs -port.")
 	port := fs.Int("port", 0, "port to listen on when "+handlers.EnvCustomHandlerPort+" is not set")
 	format := fs.String("log-format", "json", "log format: json or text")
@@ -120,7 +120,7 @@ func servePort(getenv func(string) string, flagPort int) (int, error) {
 	}
 	if p == 0 {
 		return 0, fmt.Errorf("serve: %s is not set: hcpops serve is normally started by the Azure Functions host "+
-			"(func start, or the Function App), which sets it; to run it by hand pass -port PORT (or use 'hcpops dev' for a local run)",
+			"(func start, or the Function App), which sets it; to run it by hand pass -port PORT (or use 'hcpopsctl dev' for a local run)",
 			handlers.EnvCustomHandlerPort)
 	}
 	return p, nil

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/hcpops/hcpops/core/arm"
-	"github.com/hcpops/hcpops/core/clusterservice/simulator"
+	"github.com/hcpops/hcpops/harness/simulator"
 )
 
 // ---- the provisioning SLO's burn-rate rules (deploy/slo.bicep)

@@ -9,8 +9,8 @@ import (
 
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/document"
-	"github.com/hcpops/hcpops/internal/dev/frontend"
-	"github.com/hcpops/hcpops/internal/testsupport"
+	"github.com/hcpops/hcpops/harness/frontend"
+	"github.com/hcpops/hcpops/harness/testsupport"
 )
 
 // The stuck rules are held per resource over their window: a create stuck

@@ -23,7 +23,7 @@ var telemetryNames = []string{"poll.tick", "dispatch.batch", "operation.dispatch
 // writtenElsewhere are documented records no app run writes, with the
 // test that holds them.
 var writtenElsewhere = map[string]string{"handler.started": "TestServeLogStreams (serve_test.go) runs the binary",
-	"operation.abandoned":          "TestOpsFailBesideDev (opsabandon_test.go) runs hcpops ops fail; TestAbandonEndsAnActiveOperation (core/lifecycle)",
+	"operation.abandoned":          "TestOpsFailBesideDev (opsabandon_test.go) runs hcpopsctl ops fail; TestAbandonEndsAnActiveOperation (core/lifecycle)",
 	"changefeed.documents_skipped": "TestOversizeBatchIsDecoded (functions/dispatchOperations) posts a batch over 16 MiB"}
 
 // scenario drives one cluster create through the production assembly and

@@ -5,7 +5,7 @@
 // trigger's request and response for a host that does not forward it.
 // The handler's functions decode them (leniently, as the host's own
 // readers do, naming the field of anything they refuse); the local
-// Functions host (devhost/triggerhost) encodes them as the real host
+// Functions host (harness/devhost/triggerhost) encodes them as the real host
 // does; testdata/ holds payloads as the host sends them. No other package
 // spells these formats.
 package events

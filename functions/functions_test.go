@@ -307,11 +307,11 @@ func TestLocalSettings(t *testing.T) {
 			t.Errorf("Values.%s is missing", k)
 		}
 	}
-	// hcpops dev reads this file too, and a Cosmos connection in it would
+	// hcpopsctl dev reads this file too, and a Cosmos connection in it would
 	// take make run off the embedded store; func start users add theirs.
 	for _, k := range []string{"CosmosDB", "CosmosDB__accountEndpoint"} {
 		if _, ok := ls.Values[k]; ok {
-			t.Errorf("Values.%s is set: make run (hcpops dev) would run on that Cosmos DB account", k)
+			t.Errorf("Values.%s is set: make run (hcpopsctl dev) would run on that Cosmos DB account", k)
 		}
 	}
 	if _, err := ConfigFromEnv(str); err != nil {

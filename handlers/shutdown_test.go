@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/hcpops/hcpops/events"
-	"github.com/hcpops/hcpops/internal/testsupport"
+	"github.com/hcpops/hcpops/harness/testsupport"
 )
 
 // startServe runs Serve on a fresh 127.0.0.1 listener and returns its URL

@@ -121,7 +121,7 @@ func TestInvocationOnEveryLine(t *testing.T) {
 	}
 	Logger(nil).Info("discarded") // a nil logger is one that discards
 
-	// hcpops dev taps its log with a handler of its own around this one,
+	// hcpopsctl dev taps its log with a handler of its own around this one,
 	// and the functions wrap what they are given again: the id once.
 	buf.Reset()
 	tapped := Logger(slog.New(passThrough{Handler(slog.NewJSONHandler(&buf, nil))}))
@@ -131,7 +131,7 @@ func TestInvocationOnEveryLine(t *testing.T) {
 	}
 }
 
-// passThrough is a handler that wraps another, as hcpops dev's tap does.
+// passThrough is a handler that wraps another, as hcpopsctl dev's tap does.
 type passThrough struct{ slog.Handler }
 
 func (p passThrough) WithAttrs(a []slog.Attr) slog.Handler {

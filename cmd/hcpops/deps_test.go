@@ -7,50 +7,34 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hcpops/hcpops/internal/testsupport"
+	"github.com/hcpops/hcpops/harness/testsupport"
 )
 
 const module = "github.com/hcpops/hcpops/"
 
-// harness is what runs beside the handler in local runs, the soak, the
-// benchmark and tests, and must never ship: matched as path elements.
-var harness = []string{
-	"simulator", "simtest", // the Clusters Service simulator
-	"devhost",           // hcpops dev: the local Functions host and its terminal
-	"benchmark", "soak", // make bench, make soak
-	"testserver", "cosmostest", "embeddedtest", "storetest", // the Cosmos test server, store test kits
-	"internal/dev",         // stand-ins for ARO-HCP's frontend and ARM's notification endpoint
-	"internal/testsupport", // test helpers
-}
+// harnessTree holds everything that runs beside the handler (the developer
+// binary, its local host, the simulator, fakes, test kits, soak, benchmark)
+// and must never ship.
+const harnessTree = "harness/"
 
-// runtimePackages are the trees the handler is built from.
-var runtimePackages = []string{
-	"app", "cmd/hcpops", "core", "events", "functions", "handlers", "internal/atomicfile", "internal/cli", "logging", "storeapi", "auth",
-}
-
-// TestShippedDependencies: what `make package` ships links the runtime and
-// nothing of the harness. Read with go list for the platform it is built
-// for, so a file behind a build tag counts too.
+// TestShippedDependencies is the one rule between the two trees: what
+// `make package` ships links nothing under harness/, no test code, and no
+// local store. Read with go list for the platform it is built for, so a
+// file behind a build tag counts too.
 func TestShippedDependencies(t *testing.T) {
-	deps := listDeps(t, ".")
 	var ours []string
-	for _, d := range deps {
-		switch d {
-		case "testing", "net/http/httptest":
+	for _, d := range listDeps(t, ".") {
+		switch {
+		case d == "testing" || d == "net/http/httptest":
 			t.Errorf("the shipped binary links %s: test code reached it", d)
+		case strings.HasPrefix(d, "go.etcd.io/bbolt"):
+			t.Errorf("the shipped binary links %s: it runs on Cosmos DB alone", d)
 		}
 		if p, ok := strings.CutPrefix(d, module); ok {
 			ours = append(ours, p)
-		}
-	}
-	for _, p := range ours {
-		for _, h := range harness {
-			if p == h || strings.HasPrefix(p, h+"/") || strings.HasSuffix(p, "/"+h) || strings.Contains(p, "/"+h+"/") {
-				t.Errorf("the shipped binary links %s (%s): %s", p, h, importer(t, p))
+			if strings.HasPrefix(p, harnessTree) {
+				t.Errorf("the shipped binary links %s from the harness tree: %s", p, importer(t, p))
 			}
-		}
-		if !slices.ContainsFunc(runtimePackages, func(r string) bool { return p == r || strings.HasPrefix(p, r+"/") }) {
-			t.Errorf("the shipped binary links %s, which is in none of the runtime's trees %v: add it there if it belongs to the handler", p, runtimePackages)
 		}
 	}
 	for _, want := range []string{"app", "handlers", "core/lifecycle", "core/store/cosmos", "core/clusterservice/ocm"} {
@@ -58,8 +42,24 @@ func TestShippedDependencies(t *testing.T) {
 			t.Errorf("the shipped binary does not link %s; is this the handler? hcpops packages: %v", want, ours)
 		}
 	}
-	if t.Failed() {
-		t.Logf("hcpops packages linked: %v", ours)
+}
+
+// TestProductTreeHasNoTestCode: no non-test file outside harness/ imports
+// testing, so nothing in the product tree is a test kit in disguise.
+func TestProductTreeHasNoTestCode(t *testing.T) {
+	out, err := goCommand(t, "list", "-f", `{{.ImportPath}}: {{join .Imports " "}}`, "../../...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		name, imports, _ := strings.Cut(line, ": ")
+		p := strings.TrimPrefix(name, module)
+		if strings.HasPrefix(p, harnessTree) {
+			continue
+		}
+		if slices.Contains(strings.Fields(imports), "testing") {
+			t.Errorf("%s is in the product tree and imports testing in a non-test file: move it under harness/ or beside its subject as a _test.go", p)
+		}
 	}
 }
 
@@ -67,8 +67,8 @@ func TestShippedDependencies(t *testing.T) {
 // out is where the developer commands need it, so the check above is
 // about where it is linked, not whether it builds.
 func TestDeveloperBinaryHasTheHarness(t *testing.T) {
-	deps := listDeps(t, "../..")
-	for _, want := range []string{"core/clusterservice/simulator", "devhost", "benchmark", "internal/dev/frontend", "internal/dev/armsink"} {
+	deps := listDeps(t, "../../harness/cmd/hcpopsctl")
+	for _, want := range []string{"harness/simulator", "harness/devhost", "harness/benchmark", "harness/frontend", "harness/armsink", "harness/localstore"} {
 		if !slices.Contains(deps, module+want) {
 			t.Errorf("the developer binary does not link %s", want)
 		}

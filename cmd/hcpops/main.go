@@ -2,7 +2,7 @@
 // starts it as `hcpops serve`, and `make package` ships it. It holds the
 // custom handler and nothing else; the developer commands (dev, submit,
 // status, ops, history, doc, the simulator, bench) are in the binary built
-// from the repository root (bin/hcpops), which serves the same handler.
+// from the repository root (bin/hcpopsctl), which serves the same handler.
 // A test (deps_test.go) keeps the harness out of what this links.
 package main
 
@@ -24,18 +24,18 @@ func main() {
 func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	if len(args) == 0 {
 		usage(stdout)
-		return &cli.Error{Err: errors.New("no command given")}
+		return &cli.Error{Cmd: "hcpops", Err: errors.New("no command given")}
 	}
 	switch args[0] {
 	case "help", "-h", "--help":
 		usage(stdout)
 		return nil
 	case "serve":
-		return cli.Named("serve", app.Serve(ctx, args[1:], getenv, stdout))
+		return cli.Named("hcpops serve", app.Serve(ctx, args[1:], getenv, stdout))
 	}
 	usage(stdout)
-	return &cli.Error{Err: fmt.Errorf("unknown command %q: the Function App's binary only serves; "+
-		"the developer commands are in the one built from the repository root (make build: bin/hcpops)", args[0])}
+	return &cli.Error{Cmd: "hcpops", Err: fmt.Errorf("unknown command %q: the Function App's binary only serves; "+
+		"the developer commands are in hcpopsctl, built from harness/cmd/hcpopsctl (make build: bin/hcpopsctl)", args[0])}
 }
 
 func usage(w io.Writer) {

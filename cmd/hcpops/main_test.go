@@ -21,7 +21,7 @@ func TestCommands(t *testing.T) {
 	}{
 		{args: []string{"-h"}, help: true, out: "usage: hcpops serve"},
 		{args: []string{"serve", "-h"}, help: true, out: "-port"},
-		{args: []string{"submit", "-resource", "x"}, out: "usage: hcpops serve", wantErr: `unknown command "submit": the Function App's binary only serves; the developer commands are in the one built from the repository root`},
+		{args: []string{"submit", "-resource", "x"}, out: "usage: hcpops serve", wantErr: `unknown command "submit": the Function App's binary only serves; the developer commands are in hcpopsctl, built from harness/cmd/hcpopsctl`},
 		{args: nil, out: "usage:", wantErr: "hcpops: no command given"},
 		{args: []string{"serve"}, wantErr: "hcpops serve: serve: FUNCTIONS_CUSTOMHANDLER_PORT is not set"},
 	} {

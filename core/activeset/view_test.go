@@ -13,9 +13,9 @@ import (
 	"github.com/hcpops/hcpops/core/changefeed"
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
-	"github.com/hcpops/hcpops/core/store/embedded"
-	"github.com/hcpops/hcpops/core/store/embedded/embeddedtest"
-	"github.com/hcpops/hcpops/internal/testsupport"
+	"github.com/hcpops/hcpops/harness/store/embedded"
+	"github.com/hcpops/hcpops/harness/store/embedded/embeddedtest"
+	"github.com/hcpops/hcpops/harness/testsupport"
 )
 
 const sub = "1d3378d3-5a3f-4712-85a1-2485495dfc4b"

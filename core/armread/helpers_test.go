@@ -15,19 +15,19 @@ import (
 
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/clusterservice"
-	"github.com/hcpops/hcpops/core/clusterservice/csfake"
 	"github.com/hcpops/hcpops/core/clusterservice/ocm"
-	"github.com/hcpops/hcpops/core/clusterservice/simulator"
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/lifecycle"
 	"github.com/hcpops/hcpops/core/store"
-	"github.com/hcpops/hcpops/core/store/memory"
-	"github.com/hcpops/hcpops/internal/dev/frontend"
-	"github.com/hcpops/hcpops/internal/testsupport"
+	"github.com/hcpops/hcpops/harness/csfake"
+	"github.com/hcpops/hcpops/harness/frontend"
+	"github.com/hcpops/hcpops/harness/simulator"
+	"github.com/hcpops/hcpops/harness/store/memory"
+	"github.com/hcpops/hcpops/harness/testsupport"
 )
 
 // The read service is tested on what the lifecycle writes: operations are
-// requested through internal/dev/frontend (ARO-HCP's frontend writes) and
+// requested through harness/frontend (ARO-HCP's frontend writes) and
 // driven by the real engine against Clusters Service as csfake, on the
 // memory store and one manual clock.
 

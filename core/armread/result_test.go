@@ -12,9 +12,9 @@ import (
 	"github.com/hcpops/hcpops/core/admission"
 	"github.com/hcpops/hcpops/core/arm"
 	cs "github.com/hcpops/hcpops/core/clusterservice"
-	"github.com/hcpops/hcpops/core/clusterservice/simulator"
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
+	"github.com/hcpops/hcpops/harness/simulator"
 )
 
 func resultRequest(name string) StatusRequest {

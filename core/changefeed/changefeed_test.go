@@ -15,10 +15,10 @@ import (
 	"github.com/hcpops/hcpops/core/changefeed"
 	"github.com/hcpops/hcpops/core/clock"
 	"github.com/hcpops/hcpops/core/store"
-	"github.com/hcpops/hcpops/core/store/cosmos/cosmostest"
-	"github.com/hcpops/hcpops/core/store/embedded"
-	"github.com/hcpops/hcpops/core/store/embedded/embeddedtest"
-	"github.com/hcpops/hcpops/internal/testsupport"
+	"github.com/hcpops/hcpops/harness/store/cosmostest"
+	"github.com/hcpops/hcpops/harness/store/embedded"
+	"github.com/hcpops/hcpops/harness/store/embedded/embeddedtest"
+	"github.com/hcpops/hcpops/harness/testsupport"
 )
 
 func TestMain(m *testing.M) { os.Exit(cosmostest.Main(m)) }

@@ -1,7 +1,7 @@
 // Package clock is the one time source hcpops takes: the lifecycle's
 // deadlines, grace periods and backoff, the stores' timestamps and TTLs,
 // the simulator's state machines and the local host's schedules all read
-// it, so a test moves time with a manual clock (internal/testsupport)
+// it, so a test moves time with a manual clock (harness/testsupport)
 // instead of waiting for it. Production code passes Real.
 package clock
 

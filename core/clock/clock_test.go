@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/hcpops/hcpops/core/clock"
-	"github.com/hcpops/hcpops/internal/testsupport"
+	"github.com/hcpops/hcpops/harness/testsupport"
 )
 
 // The manual clock every test uses is a Clock.

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hcpops/hcpops/internal/testsupport"
+	"github.com/hcpops/hcpops/harness/testsupport"
 )
 
 type scopeKey struct{}

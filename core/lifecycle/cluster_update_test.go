@@ -8,8 +8,8 @@ import (
 
 	"github.com/hcpops/hcpops/core/arm"
 	cs "github.com/hcpops/hcpops/core/clusterservice"
-	"github.com/hcpops/hcpops/core/clusterservice/simulator"
 	"github.com/hcpops/hcpops/core/document"
+	"github.com/hcpops/hcpops/harness/simulator"
 )
 
 // TestClusterUpdate: clusterUpdate's decisions, one tick each: the PATCH

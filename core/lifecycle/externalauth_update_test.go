@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/hcpops/hcpops/core/arm"
-	"github.com/hcpops/hcpops/core/clusterservice/simulator"
 	"github.com/hcpops/hcpops/core/document"
+	"github.com/hcpops/hcpops/harness/simulator"
 )
 
 // TestExternalAuthUpdate: externalAuthUpdate's decisions, one tick each:

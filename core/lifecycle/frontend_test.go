@@ -11,10 +11,10 @@ import (
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
-	"github.com/hcpops/hcpops/internal/dev/frontend"
+	"github.com/hcpops/hcpops/harness/frontend"
 )
 
-// The tests make their requests through internal/dev/frontend, the project's one
+// The tests make their requests through harness/frontend, the project's one
 // implementation of ARO-HCP's frontend writes, so the engine meets the
 // documents a real RP database holds. rawwrites_test.go keeps only the
 // writes the frontend refuses on purpose.

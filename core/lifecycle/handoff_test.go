@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/hcpops/hcpops/core/document"
-	"github.com/hcpops/hcpops/internal/testsupport"
+	"github.com/hcpops/hcpops/harness/testsupport"
 )
 
 // TestBatchVerdict: a change-feed batch answers 500 (the host retries it)

@@ -9,10 +9,10 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/hcpops/hcpops/core/clusterservice/csfake"
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
-	"github.com/hcpops/hcpops/internal/testsupport"
+	"github.com/hcpops/hcpops/harness/csfake"
+	"github.com/hcpops/hcpops/harness/testsupport"
 )
 
 // hungCallTimeout is the CS timeout of the hang tests. The tests that

@@ -14,14 +14,14 @@ import (
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/armread"
 	"github.com/hcpops/hcpops/core/clusterservice"
-	"github.com/hcpops/hcpops/core/clusterservice/csfake"
 	"github.com/hcpops/hcpops/core/clusterservice/ocm"
-	"github.com/hcpops/hcpops/core/clusterservice/simulator"
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/notification"
-	"github.com/hcpops/hcpops/core/store/memory"
-	"github.com/hcpops/hcpops/internal/dev/armsink"
-	"github.com/hcpops/hcpops/internal/testsupport"
+	"github.com/hcpops/hcpops/harness/armsink"
+	"github.com/hcpops/hcpops/harness/csfake"
+	"github.com/hcpops/hcpops/harness/simulator"
+	"github.com/hcpops/hcpops/harness/store/memory"
+	"github.com/hcpops/hcpops/harness/testsupport"
 )
 
 // fakeClock is the one clock the store, the simulator and the engine share.

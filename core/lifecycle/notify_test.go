@@ -13,7 +13,7 @@ import (
 
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/document"
-	"github.com/hcpops/hcpops/internal/dev/frontend"
+	"github.com/hcpops/hcpops/harness/frontend"
 )
 
 // armEndpoint is a scripted ARM notification endpoint, reached in memory

@@ -9,7 +9,7 @@ import (
 // Outlook is what an operator's listing shows of an active operation
 // beside its status: the stuck threshold its age has passed and when the
 // tick will fail it. It is worked out by the engine's own rules, so
-// `hcpops ops` and the tick never disagree about either.
+// `hcpopsctl ops` and the tick never disagree about either.
 type Outlook struct {
 	// Stuck is the highest threshold the operation's age has passed (as
 	// operation.stuck records it); zero: not stuck.

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/hcpops/hcpops/core/arm"
-	"github.com/hcpops/hcpops/core/clusterservice/simulator"
 	"github.com/hcpops/hcpops/core/document"
+	"github.com/hcpops/hcpops/harness/simulator"
 )
 
 // TestPendingIDAge: the age of a cluster's pending ID comes from the time

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	cs "github.com/hcpops/hcpops/core/clusterservice"
-	"github.com/hcpops/hcpops/core/clusterservice/csfake"
 	"github.com/hcpops/hcpops/core/clusterservice/ocm"
-	"github.com/hcpops/hcpops/core/clusterservice/simulator"
+	"github.com/hcpops/hcpops/harness/csfake"
+	"github.com/hcpops/hcpops/harness/simulator"
 )
 
 func TestPlanLists(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 	"github.com/hcpops/hcpops/core/store"
 )
 
-// These are the writes internal/dev/frontend refuses on purpose, which the engine
+// These are the writes harness/frontend refuses on purpose, which the engine
 // must still survive: requests that race an operation in flight, and
 // documents no frontend writes (hand-edited, legacy or malformed ones).
 // Everything else goes through frontend_test.go.

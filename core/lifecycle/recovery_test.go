@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/hcpops/hcpops/core/arm"
-	"github.com/hcpops/hcpops/core/clusterservice/simulator"
 	"github.com/hcpops/hcpops/core/document"
+	"github.com/hcpops/hcpops/harness/simulator"
 )
 
 // TestClusterServiceFailuresRecover: CS 5xx and 429 answers are retried

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/hcpops/hcpops/core/arm"
-	"github.com/hcpops/hcpops/core/clusterservice/csfake"
+	"github.com/hcpops/hcpops/harness/csfake"
 )
 
 // gatewayLists answers the lists the upgrade code reads (versions, upgrade

@@ -9,8 +9,8 @@ import (
 
 	"github.com/hcpops/hcpops/core/arm"
 	cs "github.com/hcpops/hcpops/core/clusterservice"
-	"github.com/hcpops/hcpops/core/clusterservice/simulator"
 	"github.com/hcpops/hcpops/core/document"
+	"github.com/hcpops/hcpops/harness/simulator"
 )
 
 // The tests below follow the cases of upstream's version controller tests

@@ -9,7 +9,7 @@ import (
 
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/document"
-	"github.com/hcpops/hcpops/internal/dev/csfaults"
+	"github.com/hcpops/hcpops/harness/csfaults"
 )
 
 // childUpdateDuringClusterDelete is the review's case: node pool np1 of

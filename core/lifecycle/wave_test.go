@@ -10,9 +10,9 @@ import (
 
 	"github.com/hcpops/hcpops/core/arm"
 	cs "github.com/hcpops/hcpops/core/clusterservice"
-	"github.com/hcpops/hcpops/core/clusterservice/csfake"
 	"github.com/hcpops/hcpops/core/document"
-	"github.com/hcpops/hcpops/internal/dev/csfaults"
+	"github.com/hcpops/hcpops/harness/csfake"
+	"github.com/hcpops/hcpops/harness/csfaults"
 )
 
 // A 404 wave is not evidence (wave.go): each case reproduces on the

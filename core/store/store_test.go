@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/hcpops/hcpops/core/store"
-	"github.com/hcpops/hcpops/core/store/embedded/embeddedtest"
+	"github.com/hcpops/hcpops/harness/store/embedded/embeddedtest"
 )
 
 // TestCheckAddress: CheckAddress refuses exactly what the embedded store

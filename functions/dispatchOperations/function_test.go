@@ -17,7 +17,7 @@ import (
 	"github.com/hcpops/hcpops/core/lifecycle"
 	"github.com/hcpops/hcpops/events"
 	"github.com/hcpops/hcpops/handlers"
-	"github.com/hcpops/hcpops/internal/testsupport"
+	"github.com/hcpops/hcpops/harness/testsupport"
 	"github.com/hcpops/hcpops/logging"
 )
 

@@ -10,7 +10,7 @@ import (
 	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/events"
 	"github.com/hcpops/hcpops/handlers"
-	"github.com/hcpops/hcpops/internal/testsupport"
+	"github.com/hcpops/hcpops/harness/testsupport"
 )
 
 // feedDoc is a change-feed document with padding bytes of filler.

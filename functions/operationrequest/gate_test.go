@@ -10,7 +10,7 @@ import (
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/armread"
 	"github.com/hcpops/hcpops/core/clusterservice"
-	"github.com/hcpops/hcpops/core/store/embedded/embeddedtest"
+	"github.com/hcpops/hcpops/harness/store/embedded/embeddedtest"
 )
 
 // TestGateAsUpstream: the gates answer an operation path as ARO-HCP's

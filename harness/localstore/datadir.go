@@ -13,8 +13,8 @@ import (
 
 	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/core/store/cosmos"
-	"github.com/hcpops/hcpops/core/store/embedded"
-	"github.com/hcpops/hcpops/storeapi"
+	"github.com/hcpops/hcpops/harness/store/embedded"
+	"github.com/hcpops/hcpops/harness/storeapi"
 )
 
 // dialTimeout bounds the CLI's wait for a running process's store API.
@@ -92,7 +92,7 @@ type Connection struct {
 // API (whatever store that is); else Cosmos DB when configured here; else
 // the embedded file itself. A Cosmos setting here that names another store
 // than the running process's, or a Cosmos connection only in the
-// local.settings.json hcpops dev reads, is refused: the two would never
+// local.settings.json hcpopsctl dev reads, is refused: the two would never
 // see each other's writes. The Connection says which store it is.
 func ConnectStore(ctx context.Context, getenv func(string) string, access Access, logger *slog.Logger) (store.Store, Connection, error) {
 	cfg, err := cosmos.ConfigFromEnv(getenv)
@@ -121,7 +121,7 @@ func ConnectStore(ctx context.Context, getenv func(string) string, access Access
 	if configured {
 		s, err := OpenCosmos(ctx, cfg, CheckContainers, logger)
 		if errors.Is(err, cosmos.ErrMissing) {
-			return nil, Connection{}, fmt.Errorf("%w: create it as upstream deploys it (hcpops dev -create-containers does; deploy/main.bicep in Azure)", err)
+			return nil, Connection{}, fmt.Errorf("%w: create it as upstream deploys it (hcpopsctl dev -create-containers does; deploy/main.bicep in Azure)", err)
 		}
 		if err != nil {
 			return nil, Connection{}, err
@@ -133,7 +133,7 @@ func ConnectStore(ctx context.Context, getenv func(string) string, access Access
 	}
 	path := filepath.Join(dir, StoreFileName)
 	if _, err := os.Stat(path); access != ReadWrite && errors.Is(err, fs.ErrNotExist) {
-		return nil, Connection{}, fmt.Errorf("%w at %s (%s=%q), and no running hcpops dev or serve holds that data dir", ErrNoStore, path, EnvDataDir, dir)
+		return nil, Connection{}, fmt.Errorf("%w at %s (%s=%q), and no running hcpopsctl dev or serve holds that data dir", ErrNoStore, path, EnvDataDir, dir)
 	}
 	s, err := OpenEmbedded(dir, logger)
 	if err != nil && dialErr != nil {

@@ -14,8 +14,8 @@ import (
 	"testing"
 
 	"github.com/hcpops/hcpops/core/store"
-	"github.com/hcpops/hcpops/internal/testsupport"
-	"github.com/hcpops/hcpops/storeapi"
+	"github.com/hcpops/hcpops/harness/storeapi"
+	"github.com/hcpops/hcpops/harness/testsupport"
 )
 
 func dirEnv(dir string) func(string) string {
@@ -37,7 +37,7 @@ func TestConnectStoreUsesTheRunningProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer held.Close()
-	sh, err := storeapi.Share(held, dir, storeapi.Advert{Command: "hcpops dev"}, logger)
+	sh, err := storeapi.Share(held, dir, storeapi.Advert{Command: "hcpopsctl dev"}, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func TestConnectStoreUsesTheRunningProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if name := conn.Name; !strings.Contains(name, "hcpops dev (pid ") || conn.Process == nil {
+	if name := conn.Name; !strings.Contains(name, "hcpopsctl dev (pid ") || conn.Process == nil {
 		t.Errorf("store name %q does not name the running process", name)
 	}
 	if _, err := s.Create(context.Background(), "pk", []byte(`{"id":"a","partitionKey":"pk"}`)); err != nil {

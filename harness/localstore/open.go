@@ -15,8 +15,8 @@ import (
 	"github.com/hcpops/hcpops/app"
 	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/core/store/cosmos"
-	"github.com/hcpops/hcpops/core/store/embedded"
-	"github.com/hcpops/hcpops/storeapi"
+	"github.com/hcpops/hcpops/harness/store/embedded"
+	"github.com/hcpops/hcpops/harness/storeapi"
 )
 
 // Setting names read here.

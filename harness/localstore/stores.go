@@ -13,7 +13,7 @@ import (
 	"strings"
 
 	"github.com/hcpops/hcpops/core/store/cosmos"
-	"github.com/hcpops/hcpops/storeapi"
+	"github.com/hcpops/hcpops/harness/storeapi"
 )
 
 // CosmosStoreName names a Cosmos DB store the same way in every command,
@@ -69,7 +69,7 @@ func OpenCosmos(ctx context.Context, cfg cosmos.Config, containers CosmosOpen, l
 }
 
 // cliCommands names the commands ConnectStore serves, for its messages.
-const cliCommands = "hcpops submit, status and doc"
+const cliCommands = "hcpopsctl submit, status and doc"
 
 // sameStore refuses a CLI whose own Cosmos setting names another store
 // than the one the running process advertises: they would not see each
@@ -94,7 +94,7 @@ func cosmosSettingSet() string {
 }
 
 // localCosmosSetting is the Cosmos connection a local.settings.json in dir
-// sets, which hcpops dev (and func start) use and the CLI does not read;
+// sets, which hcpopsctl dev (and func start) use and the CLI does not read;
 // "" when there is none.
 func localCosmosSetting(dir string) string {
 	raw, err := os.ReadFile(filepath.Join(dir, "local.settings.json"))
@@ -116,13 +116,13 @@ func localCosmosSetting(dir string) string {
 }
 
 // refuseLocalOnly stops a CLI about to open the embedded store while the
-// local.settings.json beside it points hcpops dev at Cosmos DB.
+// local.settings.json beside it points hcpopsctl dev at Cosmos DB.
 func refuseLocalOnly(cwd string) error {
 	k := localCosmosSetting(cwd)
 	if k == "" {
 		return nil
 	}
-	return fmt.Errorf("local.settings.json here sets %s, which hcpops dev uses, but %s read only the environment and would use the embedded store: "+
-		"export %s (and %s) to use that database here too, or start hcpops dev first (the CLI then goes through it)",
+	return fmt.Errorf("local.settings.json here sets %s, which hcpopsctl dev uses, but %s read only the environment and would use the embedded store: "+
+		"export %s (and %s) to use that database here too, or start hcpopsctl dev first (the CLI then goes through it)",
 		k, cliCommands, k, cosmos.SettingDatabase)
 }

@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/hcpops/hcpops/core/store/cosmos"
-	"github.com/hcpops/hcpops/core/store/cosmos/cosmostest"
-	"github.com/hcpops/hcpops/storeapi"
+	"github.com/hcpops/hcpops/harness/store/cosmostest"
+	"github.com/hcpops/hcpops/harness/storeapi"
 )
 
 func TestMain(m *testing.M) { os.Exit(cosmostest.Main(m)) }
@@ -32,7 +32,7 @@ func cosmosEnv(dir string, cfg cosmos.Config) func(string) string {
 	}
 }
 
-// share advertises a store in dir as a running hcpops dev would, naming
+// share advertises a store in dir as a running hcpopsctl dev would, naming
 // storeName as what it serves.
 func share(t *testing.T, dir, storeName string) {
 	t.Helper()
@@ -42,7 +42,7 @@ func share(t *testing.T, dir, storeName string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { held.Close() })
-	sh, err := storeapi.Share(held, dir, storeapi.Advert{Command: "hcpops dev", Store: storeName}, logger)
+	sh, err := storeapi.Share(held, dir, storeapi.Advert{Command: "hcpopsctl dev", Store: storeName}, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,8 +63,8 @@ func TestConnectStoreRefusesAnotherStore(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			share(t, dir, theirs)
 			_, _, err := ConnectStore(context.Background(), cosmosEnv(dir, cfg), ReadWrite, slog.New(slog.DiscardHandler))
-			want := []string{"CosmosDB (or CosmosDB__accountEndpoint) is set here", "hcpops submit, status and doc would use cosmos https://127.0.0.1:9/ database rp",
-				"but hcpops dev (pid", "never see those writes"}
+			want := []string{"CosmosDB (or CosmosDB__accountEndpoint) is set here", "hcpopsctl submit, status and doc would use cosmos https://127.0.0.1:9/ database rp",
+				"but hcpopsctl dev (pid", "never see those writes"}
 			if theirs == "" {
 				theirs = EmbeddedStoreName(dir)
 			}
@@ -104,7 +104,7 @@ func TestConnectStoreJoinsTheSameCosmosStore(t *testing.T) {
 		t.Errorf("store %+v, want %q served by the running dev", conn, CosmosStoreName(cfg))
 	}
 	viaDev, conn, err := ConnectStore(context.Background(), dirEnv(dir), ReadWrite, slog.New(slog.DiscardHandler))
-	if err != nil || !strings.Contains(conn.Name, "hcpops dev (pid ") {
+	if err != nil || !strings.Contains(conn.Name, "hcpopsctl dev (pid ") {
 		t.Fatalf("ConnectStore without Cosmos settings = %q, %v; want the dev's store API", conn.Name, err)
 	}
 	viaDev.Close()
@@ -114,13 +114,13 @@ func TestConnectStoreNamesMissingContainers(t *testing.T) {
 	cfg := cosmostest.Config(t) // a database nobody created
 	_, _, err := ConnectStore(context.Background(), cosmosEnv(t.TempDir(), cfg), ReadWrite, slog.New(slog.DiscardHandler))
 	if !errors.Is(err, cosmos.ErrMissing) || !strings.Contains(err.Error(), "database "+cfg.Database) ||
-		!strings.Contains(err.Error(), "hcpops dev -create-containers") {
+		!strings.Contains(err.Error(), "hcpopsctl dev -create-containers") {
 		t.Fatalf("ConnectStore on a missing database = %v, want ErrMissing naming it and how to create it", err)
 	}
 }
 
 // TestConnectStoreRefusesALocalOnlyCosmosSetting: local.settings.json
-// points hcpops dev at Cosmos DB, which the CLI does not read; rather than
+// points hcpopsctl dev at Cosmos DB, which the CLI does not read; rather than
 // write to the embedded file nobody watches, it says so.
 func TestConnectStoreRefusesALocalOnlyCosmosSetting(t *testing.T) {
 	cwd := t.TempDir()
@@ -131,8 +131,8 @@ func TestConnectStoreRefusesALocalOnlyCosmosSetting(t *testing.T) {
 	t.Chdir(cwd)
 	dir := t.TempDir()
 	_, _, err := ConnectStore(context.Background(), dirEnv(dir), ReadWrite, slog.New(slog.DiscardHandler))
-	for _, w := range []string{"local.settings.json here sets CosmosDB__accountEndpoint, which hcpops dev uses",
-		"hcpops submit, status and doc read only the environment", "export CosmosDB__accountEndpoint (and COSMOS_DATABASE)"} {
+	for _, w := range []string{"local.settings.json here sets CosmosDB__accountEndpoint, which hcpopsctl dev uses",
+		"hcpopsctl submit, status and doc read only the environment", "export CosmosDB__accountEndpoint (and COSMOS_DATABASE)"} {
 		if err == nil || !strings.Contains(err.Error(), w) {
 			t.Fatalf("ConnectStore = %v, want it to say %q", err, w)
 		}

@@ -1,7 +1,7 @@
 // Package cli is how hcpops's commands read their flags and report their
 // errors, shared by the Function App's binary (cmd/hcpops: serve) and the
-// developer binary (the root package: serve, dev, submit, status, ...) so
-// both answer -h and a bad flag alike.
+// developer binary (harness/cmd/hcpopsctl: serve, dev, submit, status, ...)
+// so both answer -h and a bad flag alike.
 package cli
 
 import (
@@ -32,13 +32,14 @@ func Main(run func(ctx context.Context, args []string) error) {
 // ErrHelp: usage was printed because it was asked for; the command exits 0.
 var ErrHelp = errors.New("help requested")
 
-// Command is one subcommand's flag set with its synopsis.
+// Command is one subcommand's flag set with its synopsis; name is the
+// command as typed, binary first ("hcpops serve", "hcpopsctl ops").
 func Command(name, synopsis, about string) *flag.FlagSet {
-	fs := flag.NewFlagSet("hcpops "+name, flag.ContinueOnError)
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // errors are returned once, not printed here too
 	fs.Usage = func() {
 		w := fs.Output()
-		fmt.Fprintf(w, "usage: hcpops %s %s\n\n%s\n", name, synopsis, about)
+		fmt.Fprintf(w, "usage: %s %s\n\n%s\n", name, synopsis, about)
 		hasFlags := false
 		fs.VisitAll(func(*flag.Flag) { hasFlags = true })
 		if hasFlags {
@@ -78,21 +79,24 @@ func UsageError(fs *flag.FlagSet, synopsis string) error {
 }
 
 // Error names the command an error came from, once: errors that already
-// start with "hcpops <command>" (flag errors) or "usage: " keep their own.
+// start with the binary's name (flag errors) or "usage: " keep their own.
 type Error struct {
+	// Cmd is the command as typed, binary first ("hcpopsctl ops"), or
+	// the binary alone.
 	Cmd string
 	Err error
 }
 
 func (e *Error) Error() string {
 	msg := e.Err.Error()
-	if strings.HasPrefix(msg, "hcpops ") || strings.HasPrefix(msg, "usage: ") {
+	binary, _, _ := strings.Cut(e.Cmd, " ")
+	if binary != "" && strings.HasPrefix(msg, binary+" ") || strings.HasPrefix(msg, "usage: ") {
 		return msg
 	}
 	if e.Cmd == "" {
-		return "hcpops: " + msg
+		return msg
 	}
-	return "hcpops " + e.Cmd + ": " + msg
+	return e.Cmd + ": " + msg
 }
 
 func (e *Error) Unwrap() error { return e.Err }

@@ -16,9 +16,9 @@ func TestParse(t *testing.T) {
 	}{
 		{args: []string{"a", "-n", "3", "b"}, pos: []string{"a", "b"}, n: 3},
 		{args: []string{"-n", "2"}, n: 2},
-		{args: []string{"a", "-bogus"}, wantErr: "hcpops x: flag provided but not defined: -bogus ('hcpops x -h' lists flags)"},
+		{args: []string{"a", "-bogus"}, wantErr: "hcpopsctl x: flag provided but not defined: -bogus ('hcpopsctl x -h' lists flags)"},
 	} {
-		fs := Command("x", "[ARG...]", "About x.")
+		fs := Command("hcpopsctl x", "[ARG...]", "About x.")
 		n := fs.Int("n", 0, "a number")
 		pos, err := Parse(fs, tc.args, &bytes.Buffer{})
 		if tc.wantErr != "" {
@@ -32,10 +32,10 @@ func TestParse(t *testing.T) {
 		}
 	}
 	var out bytes.Buffer
-	fs := Command("x", "[ARG...]", "About x.")
+	fs := Command("hcpopsctl x", "[ARG...]", "About x.")
 	fs.Bool("v", false, "verbose")
 	if _, err := Parse(fs, []string{"-h"}, &out); !errors.Is(err, ErrHelp) ||
-		!strings.Contains(out.String(), "usage: hcpops x [ARG...]\n\nAbout x.") || !strings.Contains(out.String(), "-v") {
+		!strings.Contains(out.String(), "usage: hcpopsctl x [ARG...]\n\nAbout x.") || !strings.Contains(out.String(), "-v") {
 		t.Errorf("-h: %v, printed %q", err, out.String())
 	}
 }
@@ -47,11 +47,12 @@ func TestNamed(t *testing.T) {
 		err  error
 		want string
 	}{
-		{"status", plain, "hcpops status: boom"},
-		{"", plain, "hcpops: boom"},
-		{"status", errors.New("hcpops status: flag provided but not defined"), "hcpops status: flag provided but not defined"},
-		{"status", errors.New("usage: hcpops status OP"), "usage: hcpops status OP"},
-		{"doc", Named("status", plain), "hcpops status: boom"}, // named once
+		{"hcpopsctl status", plain, "hcpopsctl status: boom"},
+		{"hcpopsctl", plain, "hcpopsctl: boom"},
+		{"hcpops serve", plain, "hcpops serve: boom"},
+		{"hcpopsctl status", errors.New("hcpopsctl status: flag provided but not defined"), "hcpopsctl status: flag provided but not defined"},
+		{"hcpopsctl status", errors.New("usage: hcpopsctl status OP"), "usage: hcpopsctl status OP"},
+		{"hcpopsctl doc", Named("hcpopsctl status", plain), "hcpopsctl status: boom"}, // named once
 	} {
 		if got := Named(tc.cmd, tc.err).Error(); got != tc.want {
 			t.Errorf("Named(%q, %v) = %q, want %q", tc.cmd, tc.err, got, tc.want)

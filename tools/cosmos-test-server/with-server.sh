@@ -5,7 +5,7 @@
 # COSMOS_DATABASE) and stops the server when the command ends.
 #
 # Usage: with-server.sh PORT COMMAND [ARGS...]   (PORT 0 picks a free one)
-# make run-cosmos runs `bin/hcpops dev` this way.
+# make run-cosmos runs `bin/hcpopsctl dev` this way.
 set -euo pipefail
 
 if [ $# -lt 2 ]; then

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	cs "github.com/hcpops/hcpops/core/clusterservice"
-	"github.com/hcpops/hcpops/core/clusterservice/simulator"
+	"github.com/hcpops/hcpops/harness/simulator"
 )
 
 // TestListClustersByHref: one list request reads many clusters, in either

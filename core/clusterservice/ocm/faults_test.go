@@ -8,7 +8,7 @@ import (
 	"time"
 
 	cs "github.com/hcpops/hcpops/core/clusterservice"
-	"github.com/hcpops/hcpops/core/clusterservice/simulator"
+	"github.com/hcpops/hcpops/harness/simulator"
 )
 
 const statusPattern = cs.ClustersPath + "/{id}/status"

@@ -12,9 +12,9 @@ import (
 	"time"
 
 	cs "github.com/hcpops/hcpops/core/clusterservice"
-	"github.com/hcpops/hcpops/core/clusterservice/simulator"
-	"github.com/hcpops/hcpops/core/clusterservice/simulator/simtest"
-	"github.com/hcpops/hcpops/internal/testsupport"
+	"github.com/hcpops/hcpops/harness/simulator"
+	"github.com/hcpops/hcpops/harness/simulator/simtest"
+	"github.com/hcpops/hcpops/harness/testsupport"
 )
 
 // minuteDurations makes every phase one minute long.

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	cs "github.com/hcpops/hcpops/core/clusterservice"
-	"github.com/hcpops/hcpops/core/clusterservice/simulator"
+	"github.com/hcpops/hcpops/harness/simulator"
 )
 
 // upgradeCluster posts a cluster at 4.20 (the simulator runs it at

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hcpops/hcpops/core/clusterservice/simulator"
+	"github.com/hcpops/hcpops/harness/simulator"
 )
 
 // TestVersionsThroughTheClient: the simulator's versions API answers an

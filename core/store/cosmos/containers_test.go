@@ -13,7 +13,7 @@ import (
 
 	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/core/store/cosmos"
-	"github.com/hcpops/hcpops/core/store/cosmos/cosmostest"
+	"github.com/hcpops/hcpops/harness/store/cosmostest"
 )
 
 // bareStore is a store on a database nobody has created.

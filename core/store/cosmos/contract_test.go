@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/hcpops/hcpops/core/store"
-	"github.com/hcpops/hcpops/core/store/cosmos/cosmostest"
-	"github.com/hcpops/hcpops/core/store/storetest"
+	"github.com/hcpops/hcpops/harness/store/cosmostest"
+	"github.com/hcpops/hcpops/harness/store/storetest"
 )
 
 // TestContract runs the shared store suite against the local Cosmos test

@@ -10,7 +10,7 @@ import (
 
 	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/core/store/cosmos"
-	"github.com/hcpops/hcpops/core/store/cosmos/cosmostest"
+	"github.com/hcpops/hcpops/harness/store/cosmostest"
 )
 
 // requestCounter counts the store's HTTP attempts.

@@ -6,8 +6,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/hcpops/hcpops/core/store/cosmos/cosmostest"
-	"github.com/hcpops/hcpops/core/store/storetest"
+	"github.com/hcpops/hcpops/harness/store/cosmostest"
+	"github.com/hcpops/hcpops/harness/store/storetest"
 )
 
 // Benchmarks measure the store against the local Cosmos test server: client

@@ -12,8 +12,8 @@ import (
 
 	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/core/store/cosmos"
-	"github.com/hcpops/hcpops/core/store/cosmos/cosmostest"
-	"github.com/hcpops/hcpops/internal/testsupport"
+	"github.com/hcpops/hcpops/harness/store/cosmostest"
+	"github.com/hcpops/hcpops/harness/testsupport"
 )
 
 func TestMain(m *testing.M) { os.Exit(cosmostest.Main(m)) }

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/hcpops/hcpops/harness/localstore"
+
+	"github.com/hcpops/hcpops/app"
+	"github.com/hcpops/hcpops/harness/benchmark"
+	devhost "github.com/hcpops/hcpops/harness/devhost"
+	"github.com/hcpops/hcpops/harness/simulator"
+	"github.com/hcpops/hcpops/internal/cli"
+)
+
+// prog is the developer binary's name, so its messages are told apart
+// from the Function App's hcpops.
+const prog = "hcpopsctl"
+
+func main() {
+	cli.Main(func(ctx context.Context, args []string) error { return run(ctx, args, os.Getenv, os.Stdin, os.Stdout) })
+}
+
+// run dispatches a subcommand; the environment and streams are injected so
+// the commands are testable in-process.
+func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout io.Writer) error {
+	if len(args) == 0 {
+		usage(stdout)
+		return &cli.Error{Cmd: prog, Err: errors.New("no command given")}
+	}
+	return cli.Named(prog+" "+args[0], runCommand(ctx, args[0], args[1:], getenv, stdin, stdout))
+}
+
+func runCommand(ctx context.Context, cmd string, rest []string, getenv func(string) string, stdin io.Reader, stdout io.Writer) error {
+	switch cmd {
+	case "help", "-h", "--help":
+		usage(stdout)
+		return nil
+	case "serve":
+		return app.ServeWith(ctx, rest, getenv, stdout, localstore.Serving(getenv))
+	case "dev":
+		return devhost.Main(ctx, rest, stdout)
+	case "cs-simulator":
+		return simulator.Main(ctx, rest, stdout)
+	case "submit":
+		return submit(ctx, rest, getenv, stdout)
+	case "status":
+		return status(ctx, rest, getenv, stdout)
+	case "doc":
+		return doc(ctx, rest, getenv, stdin, stdout)
+	case "bench":
+		// make bench. Its scenarios re-run this binary as children.
+		return benchmark.Main(ctx, rest, stdout)
+	case "ops":
+		return ops(ctx, rest, getenv, stdout)
+	case "history":
+		return history(ctx, rest, getenv, stdout)
+	case "top":
+		return top(ctx, rest, getenv, stdout)
+	default:
+		usage(stdout)
+		return &cli.Error{Cmd: prog, Err: fmt.Errorf("unknown command %q ('hcpopsctl -h' lists them)", cmd)}
+	}
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `usage: hcpops <command> [flags]
+
+commands:
+  serve          run the Azure Functions custom handler on 127.0.0.1:$FUNCTIONS_CUSTOMHANDLER_PORT
+                 (the Function App's binary, built from cmd/hcpops, has this command alone)
+  dev            run the whole lifecycle locally: embedded store, CS simulator, trigger host (make run)
+  cs-simulator   run the Clusters Service simulator (--listen 127.0.0.1:PORT)
+  submit         write an operation and its resource the way the ARO-HCP frontend does
+  status         print an operation's ARM status body
+  ops            list operations as a table: what is active, what failed and why
+  history        print an operation's transitions with times and durations, from the process's log
+  top            the poll timer's last ticks and what they saw active, refreshed live
+  doc            get, put or list raw documents in the configured store
+  bench          measure poll ticks and dispatch at scale (make bench; docs/testing.md)
+
+Settings come from the environment (docs/settings.md); 'hcpops <command> -h' prints a command's usage.
+`)
+}
