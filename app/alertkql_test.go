@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hcpops/hcpops/harness/testsupport"
+	"github.com/hcpops/hcpops/harness/kql"
 )
 
 // The alert tests evaluate each rule with a Go evaluator over real
@@ -18,7 +18,7 @@ import (
 // shipped queries and not Go copies of them:
 //   - each evaluator takes its events, windows and comparisons with the
 //     template's parameters from the shipped .kql itself
-//     (testsupport.ParseKQL): a window, an event name or a >= changed in
+//     (kql.Parse): a window, an event name or a >= changed in
 //     the file changes what the test evaluates, and the fire-and-quiet
 //     cases judge the change;
 //   - what the text uses beyond those (the record's fields, string and
@@ -31,7 +31,7 @@ import (
 
 // shipped is one shipped query's constants, read for its Go evaluator.
 type shipped struct {
-	testsupport.KQL
+	kql.Query
 	t    testing.TB
 	file string
 }
@@ -64,11 +64,11 @@ func shippedQuery(t testing.TB, file string) shipped {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k, err := testsupport.ParseKQL(string(b), shippedParams[file])
+	k, err := kql.Parse(string(b), shippedParams[file])
 	if err != nil {
 		t.Fatalf("%s: %v", shippedPath(file), err)
 	}
-	return shipped{KQL: k, t: t, file: file}
+	return shipped{Query: k, t: t, file: file}
 }
 
 // event is the query's i-th record name.
@@ -100,13 +100,13 @@ func (q shipped) cmp(left, right string, a, b float64) bool {
 	return ok
 }
 
-// modelled is, for each shipped query, everything ParseKQL finds in it as
+// modelled is, for each shipped query, everything kql.Parse finds in it as
 // its evaluator models it: the record fields it filters on or only
 // projects (the alert's dimensions, which the evaluator need not compute),
 // the literals and the comparisons. A change to a .kql that this does not
 // list fails TestAlertEvaluatorsModelTheShippedKQL until its evaluator is
 // brought along and the line here changed with it.
-var modelled = map[string]testsupport.KQL{
+var modelled = map[string]kql.Query{
 	"stuck": {Events: []string{"operation.transition", "operation.stuck"}, Windows: []string{"2d"},
 		// filtered: kind, request, resource_id, seconds_since_start, to; shown: status, cluster_service_id
 		Fields:   []string{"cluster_service_id", "kind", "request", "resource_id", "seconds_since_start", "status", "to"},
@@ -157,7 +157,7 @@ func TestAlertEvaluatorsModelTheShippedKQL(t *testing.T) {
 			t.Errorf("%s: no evaluator models it (or it is not where shippedPath looks)", f)
 			continue
 		}
-		got := shippedQuery(t, file).KQL
+		got := shippedQuery(t, file).Query
 		if got.Prelude != prelude {
 			t.Errorf("%s's prelude differs from docs/functions.md's:\n%s", f, got.Prelude)
 		}
@@ -202,7 +202,7 @@ func TestParseKQLReadsAChange(t *testing.T) {
 		if !strings.Contains(orig, tc.old) {
 			t.Fatalf("tick.kql lacks %q", tc.old)
 		}
-		k, err := testsupport.ParseKQL(strings.Replace(orig, tc.old, tc.new, 1), shippedParams["tick"])
+		k, err := kql.Parse(strings.Replace(orig, tc.old, tc.new, 1), shippedParams["tick"])
 		if err != nil {
 			t.Fatal(err)
 		}

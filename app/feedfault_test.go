@@ -12,6 +12,7 @@ import (
 
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
+	"github.com/hcpops/hcpops/harness/hang"
 	"github.com/hcpops/hcpops/harness/store/embedded/embeddedtest"
 	"github.com/hcpops/hcpops/harness/testsupport"
 )
@@ -37,12 +38,12 @@ func linesWith(t *testing.T, logs *testsupport.Buffer, msg, id string) []map[str
 // without waiting out the dispatch grace (an hour here).
 func TestOneSickObjectCostsOnlyItsOperation(t *testing.T) {
 	logs := &testsupport.Buffer{}
-	var cs *testsupport.HangProxy
+	var cs *hang.Proxy
 	// The app's time is a manual clock from now (the store's _ts stay on
 	// the wall clock); the hung calls' 300ms timeouts are real.
 	clk := testsupport.NewClock(time.Now())
 	r := newRigParts(t, func(simURL string) map[string]string {
-		cs = testsupport.NewHangProxy(t, simURL)
+		cs = hang.NewProxy(t, simURL)
 		return map[string]string{
 			"CLUSTERS_SERVICE_URL":     cs.URL,
 			"CLUSTERS_SERVICE_TIMEOUT": "300ms",
@@ -116,9 +117,9 @@ func TestOneSickObjectCostsOnlyItsOperation(t *testing.T) {
 // gives up.
 func TestClustersServiceDownFailsTheBatch(t *testing.T) {
 	logs := &testsupport.Buffer{}
-	var cs *testsupport.HangProxy
+	var cs *hang.Proxy
 	r := newRigFull(t, func(simURL string) map[string]string {
-		cs = testsupport.NewHangProxy(t, simURL)
+		cs = hang.NewProxy(t, simURL)
 		return map[string]string{"CLUSTERS_SERVICE_URL": cs.URL, "CLUSTERS_SERVICE_TIMEOUT": "2s"}
 	}, slog.New(slog.NewJSONHandler(logs, nil)))
 	if resp, out := r.post("/dispatchOperations", hostBatch(t, 0, 2, r.submitCluster("before"))); resp.StatusCode != http.StatusOK {

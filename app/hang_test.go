@@ -16,7 +16,7 @@ import (
 	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/harness/devhost/triggerhost"
 	"github.com/hcpops/hcpops/harness/frontend"
-	"github.com/hcpops/hcpops/harness/testsupport"
+	"github.com/hcpops/hcpops/harness/hang"
 )
 
 // TestHungClustersServiceThroughTheHandler reproduces a run against a
@@ -27,9 +27,9 @@ import (
 // Accepted; now the healthy four finish in the first tick, the two hung
 // ones are counted as errors, and the next tick backs them off.
 func TestHungClustersServiceThroughTheHandler(t *testing.T) {
-	var cs *testsupport.HangProxy
+	var cs *hang.Proxy
 	r := newRigWith(t, func(simURL string) map[string]string {
-		cs = testsupport.NewHangProxy(t, simURL)
+		cs = hang.NewProxy(t, simURL)
 		return map[string]string{
 			"CLUSTERS_SERVICE_URL":     cs.URL,
 			"CLUSTERS_SERVICE_TIMEOUT": "300ms",

@@ -12,7 +12,6 @@ import (
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/harness/csfaults"
 	"github.com/hcpops/hcpops/harness/simulator"
-	"github.com/hcpops/hcpops/harness/testsupport"
 )
 
 // alertRun is the records of one drive of a cluster create through the
@@ -127,7 +126,7 @@ func makeRuns(t *testing.T) *runs {
 	var faults *csfaults.Proxy
 	r = newRigEnv(t, func(simURL string) map[string]string {
 		m := with(nil)(simURL)
-		f, u := testsupport.NewCSFaultsProxy(t, simURL)
+		f, u := csfaults.NewTestProxy(t, simURL)
 		faults, m["CLUSTERS_SERVICE_URL"] = f, u
 		return m
 	}, Parts{})

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/hcpops/hcpops/core/document"
-	"github.com/hcpops/hcpops/harness/testsupport"
+	"github.com/hcpops/hcpops/harness/hang"
 )
 
 // TestBatchVerdict: a change-feed batch answers 500 (the host retries it)
@@ -20,20 +20,20 @@ func TestBatchVerdict(t *testing.T) {
 		name string
 		// run creates operations and breaks what it needs broken; it
 		// returns the operations that must be named if the batch fails.
-		run     func(t *testing.T, e *env, p *testsupport.Hangs) []string
+		run     func(t *testing.T, e *env, p *hang.Set) []string
 		wantErr bool
 	}{
-		{"one hung among healthy", func(t *testing.T, e *env, p *testsupport.Hangs) []string {
+		{"one hung among healthy", func(t *testing.T, e *env, p *hang.Set) []string {
 			p.Hang("'sick-0'")
 			sick := e.create(t, document.KindCluster, clusterRID("sick-0"), request{})
 			e.create(t, document.KindCluster, clusterRID("ok-0"), request{})
 			return []string{sick}
 		}, false},
-		{"only a hung one, CS never seen working", func(t *testing.T, e *env, p *testsupport.Hangs) []string {
+		{"only a hung one, CS never seen working", func(t *testing.T, e *env, p *hang.Set) []string {
 			p.Hang("'sick-0'")
 			return []string{e.create(t, document.KindCluster, clusterRID("sick-0"), request{})}
 		}, true},
-		{"only a hung one, CS answered a moment ago", func(t *testing.T, e *env, p *testsupport.Hangs) []string {
+		{"only a hung one, CS answered a moment ago", func(t *testing.T, e *env, p *hang.Set) []string {
 			e.create(t, document.KindCluster, clusterRID("ok-0"), request{})
 			if _, err := e.deliver(t); err != nil {
 				t.Fatal(err)
@@ -42,7 +42,7 @@ func TestBatchVerdict(t *testing.T) {
 			p.Hang("'sick-0'")
 			return []string{e.create(t, document.KindCluster, clusterRID("sick-0"), request{})}
 		}, false},
-		{"only a hung one, CS last answered long ago", func(t *testing.T, e *env, p *testsupport.Hangs) []string {
+		{"only a hung one, CS last answered long ago", func(t *testing.T, e *env, p *hang.Set) []string {
 			e.create(t, document.KindCluster, clusterRID("ok-0"), request{})
 			if _, err := e.deliver(t); err != nil {
 				t.Fatal(err)
@@ -51,7 +51,7 @@ func TestBatchVerdict(t *testing.T) {
 			p.Hang("'sick-0'")
 			return []string{e.create(t, document.KindCluster, clusterRID("sick-0"), request{})}
 		}, true},
-		{"CS throttles one call among healthy", func(t *testing.T, e *env, p *testsupport.Hangs) []string {
+		{"CS throttles one call among healthy", func(t *testing.T, e *env, p *hang.Set) []string {
 			var ops []string
 			for i := range 3 {
 				ops = append(ops, e.create(t, document.KindCluster, clusterRID(fmt.Sprintf("ok-%d", i)), request{}))

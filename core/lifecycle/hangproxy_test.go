@@ -12,7 +12,7 @@ import (
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/harness/csfake"
-	"github.com/hcpops/hcpops/harness/testsupport"
+	"github.com/hcpops/hcpops/harness/hang"
 )
 
 // hungCallTimeout is the CS timeout of the hang tests. The tests that
@@ -23,7 +23,7 @@ const hungCallTimeout = 2 * time.Second
 // throughProxy points the engine at CS with the client settings
 // (no SDK retries, a per-call timeout) and returns what hangs its
 // requests about a key. A hung request waits for the call's context.
-func (e *env) throughProxy(t testing.TB, timeout time.Duration) *testsupport.Hangs {
+func (e *env) throughProxy(t testing.TB, timeout time.Duration) *hang.Set {
 	t.Helper()
 	e.cs = e.fake.NewClient(csfake.Config{RetryLimit: 0, Timeout: timeout, Recorder: e.calls})
 	e.engine = e.newEngine(t)

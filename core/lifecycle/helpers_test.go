@@ -19,6 +19,7 @@ import (
 	"github.com/hcpops/hcpops/core/notification"
 	"github.com/hcpops/hcpops/harness/armsink"
 	"github.com/hcpops/hcpops/harness/csfake"
+	"github.com/hcpops/hcpops/harness/invoke"
 	"github.com/hcpops/hcpops/harness/simulator"
 	"github.com/hcpops/hcpops/harness/store/memory"
 	"github.com/hcpops/hcpops/harness/testsupport"
@@ -272,7 +273,7 @@ func newTestSink(t testing.TB) testSink {
 func (e *env) notifier() *notification.Notifier {
 	const timeout = 5 * time.Second
 	return notification.New(notification.Config{AllowLoopback: true, Timeout: timeout}, &http.Client{
-		Transport:     testsupport.InMemory(http.HandlerFunc(e.routeARM)),
+		Transport:     invoke.InMemory(http.HandlerFunc(e.routeARM)),
 		Timeout:       timeout,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	})

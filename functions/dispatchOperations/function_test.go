@@ -17,6 +17,7 @@ import (
 	"github.com/hcpops/hcpops/core/lifecycle"
 	"github.com/hcpops/hcpops/events"
 	"github.com/hcpops/hcpops/handlers"
+	"github.com/hcpops/hcpops/harness/invoke"
 	"github.com/hcpops/hcpops/harness/testsupport"
 	"github.com/hcpops/hcpops/logging"
 )
@@ -64,9 +65,9 @@ func newLoggedServer(t *testing.T, d Dispatcher) (*httptest.Server, *testsupport
 	return ts, recs
 }
 
-func postBody(t *testing.T, ts *httptest.Server, body []byte) testsupport.Reply {
+func postBody(t *testing.T, ts *httptest.Server, body []byte) invoke.Reply {
 	t.Helper()
-	return testsupport.PostInvocation(t, ts, Name, body, http.Header{events.HeaderInvocationID: {"3e1f4c2a-9d0b-4c55-8a55-3b8f5a7d1e20"}})
+	return invoke.Post(t, ts, Name, body, http.Header{events.HeaderInvocationID: {"3e1f4c2a-9d0b-4c55-8a55-3b8f5a7d1e20"}})
 }
 
 func readFile(t *testing.T, name string) []byte {

@@ -10,6 +10,7 @@ import (
 	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/events"
 	"github.com/hcpops/hcpops/handlers"
+	"github.com/hcpops/hcpops/harness/invoke"
 	"github.com/hcpops/hcpops/harness/testsupport"
 )
 
@@ -74,7 +75,7 @@ func TestOversizeBatchIsDecoded(t *testing.T) {
 			}
 			rec := &recordingDispatcher{}
 			ts, recs := newLoggedServer(t, rec)
-			got := testsupport.PostInvocation(t, ts, Name, body, http.Header{events.HeaderInvocationID: {"3e1f4c2a-9d0b-4c55-8a55-3b8f5a7d1e20"}})
+			got := invoke.Post(t, ts, Name, body, http.Header{events.HeaderInvocationID: {"3e1f4c2a-9d0b-4c55-8a55-3b8f5a7d1e20"}})
 			if got.Status != http.StatusOK {
 				t.Fatalf("status = %d, error %q", got.Status, got.Error)
 			}

@@ -17,6 +17,7 @@ import (
 	"github.com/hcpops/hcpops/core/lifecycle"
 	"github.com/hcpops/hcpops/events"
 	"github.com/hcpops/hcpops/handlers"
+	"github.com/hcpops/hcpops/harness/invoke"
 	"github.com/hcpops/hcpops/harness/testsupport"
 )
 
@@ -75,9 +76,9 @@ func newLoggedServer(t *testing.T, tk Ticker, cfg Config) (*httptest.Server, *te
 	return ts, recs
 }
 
-func postBody(t *testing.T, ts *httptest.Server, body []byte) testsupport.Reply {
+func postBody(t *testing.T, ts *httptest.Server, body []byte) invoke.Reply {
 	t.Helper()
-	return testsupport.PostInvocation(t, ts, Name, body, nil)
+	return invoke.Post(t, ts, Name, body, nil)
 }
 
 func readFile(t testing.TB, name string) []byte {

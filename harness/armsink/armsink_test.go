@@ -12,7 +12,7 @@ import (
 
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/notification"
-	"github.com/hcpops/hcpops/harness/testsupport"
+	"github.com/hcpops/hcpops/harness/invoke"
 )
 
 // sinkPost is one request a test sends the sink.
@@ -335,7 +335,7 @@ func TestNewIsReachedInMemory(t *testing.T) {
 	if !strings.HasPrefix(s.URI("a"), InMemoryURL+"/") {
 		t.Errorf("URI %q is not under %s", s.URI("a"), InMemoryURL)
 	}
-	n := notification.New(notification.Config{AllowLoopback: true}, &http.Client{Transport: testsupport.InMemory(s)})
+	n := notification.New(notification.Config{AllowLoopback: true}, &http.Client{Transport: invoke.InMemory(s)})
 	body := arm.OperationStatus{ID: "op", Status: arm.ProvisioningStateSucceeded}
 	if err := n.Notify(t.Context(), s.URI("a"), body); err == nil {
 		t.Error("the first POST was answered 200; want the FailFirst 500")

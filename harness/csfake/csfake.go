@@ -22,8 +22,9 @@ import (
 
 	"github.com/hcpops/hcpops/core/clusterservice"
 	"github.com/hcpops/hcpops/core/clusterservice/ocm"
+	"github.com/hcpops/hcpops/harness/hang"
+	"github.com/hcpops/hcpops/harness/invoke"
 	"github.com/hcpops/hcpops/harness/simulator"
-	"github.com/hcpops/hcpops/harness/testsupport"
 )
 
 // URL is the base the clients name; nothing listens there, since every
@@ -36,7 +37,7 @@ type CS struct {
 	// faults and ledger are the test's controls.
 	Sim *simulator.Simulator
 	// Hangs holds the requests about the keys a test names.
-	Hangs *testsupport.Hangs
+	Hangs *hang.Set
 	// Client is a production client of it, as Config left it.
 	Client *ocm.Client
 	t      testing.TB
@@ -77,7 +78,7 @@ type Config struct {
 // returns it with a client; both are closed when the test ends.
 func New(t testing.TB, cfg Config, opts ...simulator.Option) *CS {
 	t.Helper()
-	f := &CS{Sim: simulator.New(opts...), Hangs: testsupport.NewHangs(), t: t}
+	f := &CS{Sim: simulator.New(opts...), Hangs: hang.NewSet(), t: t}
 	t.Cleanup(func() { f.Hangs.Release(); f.Sim.Close() })
 	f.Client = f.NewClient(cfg)
 	return f
@@ -95,7 +96,7 @@ func (f *CS) NewClient(cfg Config) *ocm.Client {
 	}
 	h := http.HandlerFunc(f.serve)
 	c, err := ocm.New(context.Background(), ocm.Config{URL: URL, RetryLimit: cfg.RetryLimit, RetryInterval: cfg.RetryInterval,
-		Timeout: cfg.Timeout, Recorder: cfg.Recorder, Transport: testsupport.InMemory(f.Hangs.Handler(h))}, nil)
+		Timeout: cfg.Timeout, Recorder: cfg.Recorder, Transport: invoke.InMemory(f.Hangs.Handler(h))}, nil)
 	if err != nil {
 		f.t.Fatalf("clusters service client of the fake: %v", err)
 	}

@@ -1,4 +1,5 @@
-// Package testsupport is what tests across the module share. It imports
+// Package testsupport is what every test layer shares: the manual clock,
+// log records and buffers, the real-stack switch and the go command. It imports
 // only the standard library, so any package's own tests can use it without
 // an import cycle.
 package testsupport

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hcpops/hcpops/app"
+	"github.com/hcpops/hcpops/harness/kql"
 	"github.com/hcpops/hcpops/harness/testsupport"
 )
 
@@ -26,7 +27,7 @@ func restartsAlert(t *testing.T, recs []map[string]any, now time.Time, maxStarts
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, err := testsupport.ParseKQL(string(b), []string{"max_starts"})
+	q, err := kql.Parse(string(b), []string{"max_starts"})
 	if err != nil {
 		t.Fatal(err)
 	}

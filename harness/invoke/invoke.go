@@ -1,4 +1,7 @@
-package testsupport
+// Package invoke calls the custom handler as the Functions host does: an
+// invocation posted to a test server (Post), or a handler reached in
+// memory through an http.RoundTripper (InMemory).
+package invoke
 
 import (
 	"bytes"
@@ -24,11 +27,11 @@ type Reply struct {
 	Error string
 }
 
-// PostInvocation posts an invocation envelope to function on ts, as the
+// Post posts an invocation envelope to function on ts, as the
 // Functions host does, and decodes the reply. The host parses every reply as
 // JSON whatever the status, so a reply that is not JSON fails the test.
 // hdr adds request headers (the host's invocation id); nil adds none.
-func PostInvocation(t testing.TB, ts *httptest.Server, function string, body []byte, hdr http.Header) Reply {
+func Post(t testing.TB, ts *httptest.Server, function string, body []byte, hdr http.Header) Reply {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, ts.URL+"/"+function, bytes.NewReader(body))
 	if err != nil {

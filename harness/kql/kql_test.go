@@ -1,4 +1,4 @@
-package testsupport
+package kql
 
 import (
 	"testing"
@@ -14,7 +14,7 @@ hcpops
 | extend n = toint(r['count']), recent = at > ago(2d)
 | where n * 2 >= limit and msg == "a.b"
 `
-	k, err := ParseKQL(q, []string{"limit"})
+	k, err := Parse(q, []string{"limit"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,17 +39,17 @@ hcpops
 	if _, err := k.Compare("n", "other", 1, 1); err == nil {
 		t.Error("Compare of a comparison the query lacks: no error")
 	}
-	if _, err := ParseKQL("traces | take 1", nil); err == nil {
+	if _, err := Parse("traces | take 1", nil); err == nil {
 		t.Error("a query without the prelude: no error")
 	}
 	for s, want := range map[string]time.Duration{"30s": 30 * time.Second, "1.5h": 90 * time.Minute, "2d": 48 * time.Hour} {
-		if d, err := KQLTimespan(s); err != nil || d != want {
-			t.Errorf("KQLTimespan(%q) = %v, %v; want %v", s, d, err, want)
+		if d, err := Timespan(s); err != nil || d != want {
+			t.Errorf("Timespan(%q) = %v, %v; want %v", s, d, err, want)
 		}
 	}
 	for _, bad := range []string{"", "15", "x1m", "long_window"} {
-		if _, err := KQLTimespan(bad); err == nil {
-			t.Errorf("KQLTimespan(%q): no error", bad)
+		if _, err := Timespan(bad); err == nil {
+			t.Errorf("Timespan(%q): no error", bad)
 		}
 	}
 }

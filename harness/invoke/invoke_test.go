@@ -1,4 +1,4 @@
-package testsupport
+package invoke
 
 import (
 	"io"
@@ -17,7 +17,7 @@ func TestPostInvocation(t *testing.T) {
 		_, _ = io.WriteString(w, `{"Outputs":{"res":{"statusCode":"202","headers":{"Location":"l"},"body":"b"}},"Logs":["x"],"Error":"e"}`)
 	}))
 	defer ts.Close()
-	r := PostInvocation(t, ts, "fn", []byte(`{"Data":{}}`), http.Header{"X-Id": {"id-1"}})
+	r := Post(t, ts, "fn", []byte(`{"Data":{}}`), http.Header{"X-Id": {"id-1"}})
 	if gotBody != `/fn {"Data":{}}` || gotID != "id-1" || gotCT != "application/json; charset=utf-8" {
 		t.Errorf("request = %q, id %q, content type %q", gotBody, gotID, gotCT)
 	}

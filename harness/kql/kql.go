@@ -1,4 +1,7 @@
-package testsupport
+// Package kql reads the shipped alert queries (deploy/alerts/*.kql) far
+// enough for a test to evaluate what they say: event names, windows and
+// comparisons, so an edit to a query changes what is tested.
+package kql
 
 import (
 	"fmt"
@@ -9,13 +12,13 @@ import (
 	"time"
 )
 
-// KQL is what an alert query's shipped text fixes, read from the text
+// Query is what an alert query's shipped text fixes, read from the text
 // itself, so a test's Go evaluator of the query can take its constants
 // from the file that is deployed (a change there changes what the test
 // evaluates) and a test can require that it models everything else the
 // text uses. It reads the queries this project writes (the hcpops
-// prelude, then KQL over its records), not KQL in general.
-type KQL struct {
+// prelude, then Query over its records), not Query in general.
+type Query struct {
 	// Prelude is the `let hcpops = traces ...;` the query starts with;
 	// none of what follows counts it.
 	Prelude string
@@ -46,11 +49,11 @@ var (
 	kqlCompare = regexp.MustCompile(`([\w.]+)\s*(>=|<=|==|!=|>|<)\s*([\w.]+)`)
 )
 
-// ParseKQL reads text (one shipped .kql file) whose parameters, the
+// Parse reads text (one shipped .kql file) whose parameters, the
 // names the template defines before it, are params.
-func ParseKQL(text string, params []string) (KQL, error) {
+func Parse(text string, params []string) (Query, error) {
 	body := kqlComment.ReplaceAllString(text, "")
-	k := KQL{Compares: map[string]string{}}
+	k := Query{Compares: map[string]string{}}
 	if p := kqlPrelude.FindString(body); p != "" {
 		k.Prelude = strings.TrimSpace(p)
 		body = strings.TrimPrefix(strings.TrimSpace(body), k.Prelude)
@@ -101,16 +104,16 @@ func ParseKQL(text string, params []string) (KQL, error) {
 
 // Window is the i-th ago() window as a duration; it must be a timespan
 // literal.
-func (k KQL) Window(i int) (time.Duration, error) {
+func (k Query) Window(i int) (time.Duration, error) {
 	if i >= len(k.Windows) {
 		return 0, fmt.Errorf("the query has %d ago() windows, not %d", len(k.Windows), i+1)
 	}
-	return KQLTimespan(k.Windows[i])
+	return Timespan(k.Windows[i])
 }
 
 // Compare applies the query's comparison of left with right to a and b;
 // an error if the query has none.
-func (k KQL) Compare(left, right string, a, b float64) (bool, error) {
+func (k Query) Compare(left, right string, a, b float64) (bool, error) {
 	op, ok := k.Compares[left+" "+right]
 	if !ok {
 		return false, fmt.Errorf("the query does not compare %s with %s (it compares %v)", left, right, k.Compares)
@@ -132,8 +135,8 @@ func (k KQL) Compare(left, right string, a, b float64) (bool, error) {
 	return false, fmt.Errorf("comparison %s %s %s: unknown operator", left, op, right)
 }
 
-// KQLTimespan reads a KQL timespan literal: a number and d, h, m or s.
-func KQLTimespan(s string) (time.Duration, error) {
+// Timespan reads a Query timespan literal: a number and d, h, m or s.
+func Timespan(s string) (time.Duration, error) {
 	units := map[byte]time.Duration{'d': 24 * time.Hour, 'h': time.Hour, 'm': time.Minute, 's': time.Second}
 	if len(s) < 2 || units[s[len(s)-1]] == 0 {
 		return 0, fmt.Errorf("timespan %q: want a number and d, h, m or s", s)

@@ -1,4 +1,4 @@
-package testsupport
+package hang
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 func TestHangProxy(t *testing.T) {
 	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "ok") }))
 	defer backend.Close()
-	p := NewHangProxy(t, backend.URL)
+	p := NewProxy(t, backend.URL)
 	get := func(path string, timeout time.Duration) error {
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
