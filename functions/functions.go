@@ -20,9 +20,10 @@ import (
 	"github.com/hcpops/hcpops/handlers"
 )
 
-// Engine is everything the functions call: *lifecycle.Engine's dispatch
-// and tick, *armread.ReadService's status, result and gates.
-type Engine interface {
+// Backend is everything the functions call: *lifecycle.Engine's dispatch
+// and tick, *armread.ReadService's status, result and gates (app's backend
+// joins the two). Named apart from lifecycle.Engine, which is one half.
+type Backend interface {
 	dispatchoperations.Dispatcher
 	polloperations.Ticker
 	operationstatus.StatusReader
@@ -53,9 +54,9 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 }
 
 // Register adds every function to s.
-func Register(s *handlers.Server, eng Engine, cfg Config, logger *slog.Logger) error {
+func Register(s *handlers.Server, eng Backend, cfg Config, logger *slog.Logger) error {
 	if eng == nil {
-		return fmt.Errorf("registering functions: nil engine")
+		return fmt.Errorf("registering functions: nil backend")
 	}
 	regs := []interface{ Register(*handlers.Server) error }{
 		dispatchoperations.New(eng, logger),

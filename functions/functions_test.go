@@ -77,7 +77,7 @@ func (e *recordingEngine) total() int {
 	return len(e.docs) + e.ticks + len(e.statuses)
 }
 
-func newServer(t *testing.T, eng Engine, maxBody int64) *httptest.Server {
+func newServer(t *testing.T, eng Backend, maxBody int64) *httptest.Server {
 	t.Helper()
 	s := handlers.New(handlers.Config{MaxBodyBytes: maxBody}, nil)
 	if err := Register(s, eng, Config{}, nil); err != nil {
@@ -347,7 +347,7 @@ func TestConfigFromEnv(t *testing.T) {
 func TestRegisterErrors(t *testing.T) {
 	s := handlers.New(handlers.Config{}, nil)
 	if err := Register(s, nil, Config{}, nil); err == nil {
-		t.Error("nil engine accepted")
+		t.Error("nil backend accepted")
 	}
 	if err := Register(s, &recordingEngine{}, Config{}, nil); err != nil {
 		t.Fatal(err)
@@ -437,7 +437,7 @@ func TestDeployTemplateMatchesBindings(t *testing.T) {
 
 // The real engine and read service must keep fitting the adapters'
 // interfaces.
-var _ Engine = struct {
+var _ Backend = struct {
 	*lifecycle.Engine
 	*armread.ReadService
 }{}
