@@ -292,8 +292,15 @@ func (r *Resource) MarshalReplace() ([]byte, error) {
 	if r.partial {
 		return nil, r.errPartial()
 	}
-	// Copy only the objects on the way to cosmosMetadata.
-	whole := r.whole()
+	return marshalReplace(r.whole(), r.InstanceVersion(), r.ETag, r.ResourceID(), r.PartitionKey())
+}
+
+// marshalReplace is doc as a replace writes it: properties.cosmosMetadata
+// carries the next instanceVersion, the etag it was read with and, when
+// missing, its resourceID and partitionKey, as ARO-HCP's own replaces do.
+// Only the objects on the way to cosmosMetadata are copied; doc is not
+// changed.
+func marshalReplace(whole tree, instanceVersion int64, etag, resourceID, partitionKey string) ([]byte, error) {
 	doc := shallow(whole)
 	props, _ := whole["properties"].(tree)
 	props = shallow(props)
@@ -301,13 +308,13 @@ func (r *Resource) MarshalReplace() ([]byte, error) {
 	cm, _ := props["cosmosMetadata"].(tree)
 	cm = shallow(cm)
 	props["cosmosMetadata"] = cm
-	cm["instanceVersion"] = json.Number(fmt.Sprint(r.InstanceVersion() + 1))
-	cm["etag"] = r.ETag
+	cm["instanceVersion"] = json.Number(fmt.Sprint(instanceVersion + 1))
+	cm["etag"] = etag
 	if s, _ := cm["resourceID"].(string); s == "" {
-		cm["resourceID"] = r.ResourceID()
+		cm["resourceID"] = resourceID
 	}
 	if s, _ := cm["partitionKey"].(string); s == "" {
-		cm["partitionKey"] = r.PartitionKey()
+		cm["partitionKey"] = partitionKey
 	}
 	return json.Marshal(doc)
 }

@@ -137,24 +137,9 @@ func (s *ServiceProvider) MarshalReplace() ([]byte, error) {
 		return nil, fmt.Errorf("service-provider document %s: replace needs the etag it was read with",
 			getString(s.doc, []string{"id"}))
 	}
-	doc := shallow(s.doc)
-	props, _ := doc["properties"].(tree)
-	props = shallow(props)
-	doc["properties"] = props
-	cm, _ := props["cosmosMetadata"].(tree)
-	cm = shallow(cm)
-	props["cosmosMetadata"] = cm
 	v, ok := getInt(s.doc, pInstanceVer)
 	if !ok || v == 0 {
 		v = 1 // ARO-HCP reads a document without one as 1
 	}
-	cm["instanceVersion"] = json.Number(fmt.Sprint(v + 1))
-	cm["etag"] = s.ETag
-	if id, _ := cm["resourceID"].(string); id == "" {
-		cm["resourceID"] = getString(s.doc, []string{"resourceID"})
-	}
-	if pk, _ := cm["partitionKey"].(string); pk == "" {
-		cm["partitionKey"] = getString(s.doc, []string{"partitionKey"})
-	}
-	return json.Marshal(doc)
+	return marshalReplace(s.doc, v, s.ETag, getString(s.doc, []string{"resourceID"}), getString(s.doc, []string{"partitionKey"}))
 }
