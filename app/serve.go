@@ -27,6 +27,9 @@ func Serve(ctx context.Context, args []string, getenv func(string) string, stdou
 // Local is what the developer binary adds to serve: its own store when no
 // Cosmos DB is configured, and a way to share that store with its CLI.
 type Local struct {
+	// Command is serve as its binary names it ("hcpopsctl serve");
+	// "" is the Function App's "hcpops serve".
+	Command string
 	// OpenStore replaces OpenCosmosStore when set.
 	OpenStore OpenStoreFunc
 	// Share publishes the app's store once the handler's port is held;
@@ -37,7 +40,11 @@ type Local struct {
 
 // ServeWith is Serve with the developer binary's additions.
 func ServeWith(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer, local Local) error {
-	fs := cli.Command("hcpops serve", "[flags]", "The Azure Functions custom handler. The Functions host starts it and sets\n"+
+	name := local.Command
+	if name == "" {
+		name = "hcpops serve"
+	}
+	fs := cli.Command(name, "[flags]", "The Azure Functions custom handler. The Functions host starts it and sets\n"+
 		handlers.EnvCustomHandlerPort+"; run by hand, it needs -port.")
 	port := fs.Int("port", 0, "port to listen on when "+handlers.EnvCustomHandlerPort+" is not set")
 	format := fs.String("log-format", "json", "log format: json or text")

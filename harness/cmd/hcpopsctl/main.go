@@ -40,7 +40,9 @@ func runCommand(ctx context.Context, cmd string, rest []string, getenv func(stri
 		usage(stdout)
 		return nil
 	case "serve":
-		return app.ServeWith(ctx, rest, getenv, stdout, localstore.Serving(getenv))
+		local := localstore.Serving(getenv)
+		local.Command = prog + " serve"
+		return app.ServeWith(ctx, rest, getenv, stdout, local)
 	case "dev":
 		return devhost.Main(ctx, rest, stdout)
 	case "cs-simulator":
@@ -67,7 +69,7 @@ func runCommand(ctx context.Context, cmd string, rest []string, getenv func(stri
 }
 
 func usage(w io.Writer) {
-	fmt.Fprint(w, `usage: hcpops <command> [flags]
+	fmt.Fprint(w, `usage: hcpopsctl <command> [flags]
 
 commands:
   serve          run the Azure Functions custom handler on 127.0.0.1:$FUNCTIONS_CUSTOMHANDLER_PORT
@@ -82,6 +84,6 @@ commands:
   doc            get, put or list raw documents in the configured store
   bench          measure poll ticks and dispatch at scale (make bench; docs/testing.md)
 
-Settings come from the environment (docs/settings.md); 'hcpops <command> -h' prints a command's usage.
+Settings come from the environment (docs/settings.md); 'hcpopsctl <command> -h' prints a command's usage.
 `)
 }

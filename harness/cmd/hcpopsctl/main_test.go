@@ -167,10 +167,10 @@ func TestHelpForEveryCommand(t *testing.T) {
 		var out bytes.Buffer
 		err := run(context.Background(), args, env, strings.NewReader(""), &out)
 		if err != nil && !errors.Is(err, cli.ErrHelp) {
-			t.Errorf("hcpops %v: %v, want usage and exit 0", args, err)
+			t.Errorf("hcpopsctl %v: %v, want usage and exit 0", args, err)
 		}
-		if !strings.Contains(out.String(), "usage: hcpops") {
-			t.Errorf("hcpops %v printed %q, want its usage", args, out.String())
+		if !strings.Contains(out.String(), "usage: hcpopsctl") {
+			t.Errorf("hcpopsctl %v printed %q, want its usage, named hcpopsctl", args, out.String())
 		}
 	}
 }
