@@ -5,15 +5,16 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
+	"testing/synctest"
 )
 
 // The pool runs every function handed to it, as many at once as its
 // limit and never more, can be used again after Wait, and skips functions
 // once its context ended. Each function blocks until the test releases
-// them, so the pool must reach its limit (a pool that ran them one by one
-// would never get there) and stay at it (one that ignored its limit would
-// start more while they wait).
+// them; in a synctest bubble, synctest.Wait returns once every goroutine
+// is blocked, so the count then is exactly what the pool started: a pool
+// that ran them one by one would be short of its limit, one that ignored
+// it would be over.
 func TestPool(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -31,70 +32,58 @@ func TestPool(t *testing.T) {
 		{name: "ended context runs nothing", limit: 4, rounds: 1, tasks: 20, cancel: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			if tc.cancel {
-				cancel()
-			}
-			p := newPool(ctx, tc.limit)
-			want := int64(min(max(1, tc.limit), tc.tasks)) // at once
-			if tc.cancel {
-				want = 0
-			}
-			for round := range tc.rounds {
-				var ran, now, peak atomic.Int64
-				release := make(chan struct{})
-				submitted := make(chan struct{})
-				go func() { // Go blocks while every worker is busy
-					defer close(submitted)
-					for range tc.tasks {
-						p.Go(func() {
-							n := now.Add(1)
-							for {
-								if old := peak.Load(); n <= old || peak.CompareAndSwap(old, n) {
-									break
-								}
-							}
-							<-release
-							ran.Add(1)
-							now.Add(-1)
-						})
-					}
-				}()
-				reached := waitUntil(func() bool { return now.Load() >= want }, 5*time.Second)
-				time.Sleep(50 * time.Millisecond) // room for one more to start, were the limit not kept
-				if !reached {
-					t.Errorf("round %d: %d ran at once after 5s, want %d (limit %d)", round, now.Load(), want, tc.limit)
-				}
-				if got := peak.Load(); got != want {
-					t.Errorf("round %d: %d ran at once while blocked, want %d (limit %d)", round, got, want, tc.limit)
-				}
-				close(release)
-				<-submitted
-				p.Wait()
-				wantRan := int64(tc.tasks)
+			synctest.Test(t, func(t *testing.T) {
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
 				if tc.cancel {
-					wantRan = 0
+					cancel()
 				}
-				if got := ran.Load(); got != wantRan {
-					t.Errorf("round %d: ran %d functions, want %d", round, got, wantRan)
+				p := newPool(ctx, tc.limit)
+				want := int64(min(max(1, tc.limit), tc.tasks)) // at once
+				if tc.cancel {
+					want = 0
 				}
-				if got := peak.Load(); got != want {
-					t.Errorf("round %d: %d ran at once in all, want %d", round, got, want)
+				for round := range tc.rounds {
+					var ran, now, peak atomic.Int64
+					release := make(chan struct{})
+					submitted := make(chan struct{})
+					go func() { // Go blocks while every worker is busy
+						defer close(submitted)
+						for range tc.tasks {
+							p.Go(func() {
+								n := now.Add(1)
+								for {
+									if old := peak.Load(); n <= old || peak.CompareAndSwap(old, n) {
+										break
+									}
+								}
+								<-release
+								ran.Add(1)
+								now.Add(-1)
+							})
+						}
+					}()
+					synctest.Wait() // every worker waits on release, the submitter on a worker
+					if got := now.Load(); got != want {
+						t.Errorf("round %d: %d ran at once while blocked, want %d (limit %d)", round, got, want, tc.limit)
+					}
+					close(release)
+					<-submitted
+					p.Wait()
+					wantRan := int64(tc.tasks)
+					if tc.cancel {
+						wantRan = 0
+					}
+					if got := ran.Load(); got != wantRan {
+						t.Errorf("round %d: ran %d functions, want %d", round, got, wantRan)
+					}
+					if got := peak.Load(); got != want {
+						t.Errorf("round %d: %d ran at once in all, want %d", round, got, want)
+					}
 				}
-			}
+			})
 		})
 	}
-}
-
-// waitUntil polls cond until it holds or d passes; false on the deadline.
-func waitUntil(cond func() bool, d time.Duration) bool {
-	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(time.Millisecond) {
-		if cond() {
-			return true
-		}
-	}
-	return cond()
 }
 
 // Go called from several goroutines at once hands every function over.
