@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,6 +21,7 @@ import (
 	"github.com/hcpops/hcpops/harness/csfake"
 	"github.com/hcpops/hcpops/harness/frontend"
 	"github.com/hcpops/hcpops/harness/simulator"
+	"github.com/hcpops/hcpops/harness/store/counting"
 	"github.com/hcpops/hcpops/harness/store/memory"
 	"github.com/hcpops/hcpops/harness/testsupport"
 )
@@ -57,40 +57,13 @@ type request struct{}
 // and the read service under test.
 type env struct {
 	clk    *testsupport.Clock
-	store  *recordingStore
+	store  *counting.Store // the read service must write nothing
 	sim    *simulator.Simulator
 	cs     *ocm.Client
 	engine *lifecycle.Engine
 	reads  *ReadService
 	logs   *testsupport.Buffer
 	feed   string
-}
-
-// recordingStore counts the writes made through it: the read service
-// must make none.
-type recordingStore struct {
-	store.Store
-	writes atomic.Int64
-}
-
-func (s *recordingStore) Create(ctx context.Context, pk string, doc []byte) (store.Item, error) {
-	s.writes.Add(1)
-	return s.Store.Create(ctx, pk, doc)
-}
-
-func (s *recordingStore) Replace(ctx context.Context, pk, id string, doc []byte, ifMatch string) (store.Item, error) {
-	s.writes.Add(1)
-	return s.Store.Replace(ctx, pk, id, doc, ifMatch)
-}
-
-func (s *recordingStore) SoftDelete(ctx context.Context, pk, id string) error {
-	s.writes.Add(1)
-	return s.Store.SoftDelete(ctx, pk, id)
-}
-
-func (s *recordingStore) Batch(ctx context.Context, pk string, ops []store.BatchOp) ([]store.Item, error) {
-	s.writes.Add(1)
-	return s.Store.Batch(ctx, pk, ops)
 }
 
 // noARM is the engine's notifier; no operation here carries a
@@ -106,7 +79,7 @@ func newEnv(t testing.TB) *env {
 	e := &env{clk: testsupport.NewClock(time.Date(2026, 8, 20, 10, 0, 0, 0, time.UTC)), logs: &testsupport.Buffer{}}
 	st := memory.New(memory.WithClock(e.clk))
 	t.Cleanup(func() { _ = st.Close() })
-	e.store = &recordingStore{Store: st}
+	e.store = counting.New(st)
 	m := time.Minute
 	calls := clusterservice.NewRecorder(e.clk, nil)
 	fake := csfake.New(t, csfake.Config{RetryLimit: 2, Timeout: 10 * time.Second, Recorder: calls},

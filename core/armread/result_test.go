@@ -15,6 +15,7 @@ import (
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/harness/simulator"
+	"github.com/hcpops/hcpops/harness/store/counting"
 )
 
 func resultRequest(name string) StatusRequest {
@@ -54,7 +55,7 @@ func TestCredentialResultFaults(t *testing.T) {
 		}
 	}
 
-	before := e.store.writes.Load()
+	before := e.store.Counts().Writes()
 	if err := e.sim.SetFaults(simulator.Faults{ErrorRate: 1, ErrorStatus: 503}); err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +66,7 @@ func TestCredentialResultFaults(t *testing.T) {
 	if err := e.sim.SetFaults(simulator.Faults{}); err != nil {
 		t.Fatal(err)
 	}
-	if n := e.store.writes.Load() - before; n != 0 {
+	if n := e.store.Counts().Writes() - before; n != 0 {
 		t.Errorf("a result read wrote %d documents", n)
 	}
 
@@ -113,7 +114,7 @@ func TestAdmit(t *testing.T) {
 
 // hangingStore never answers a point read until the caller gives up, as a
 // Cosmos account in trouble would.
-type hangingStore struct{ *recordingStore }
+type hangingStore struct{ *counting.Store }
 
 func (h hangingStore) Get(ctx context.Context, pk, id string) (store.Item, error) {
 	<-ctx.Done()

@@ -26,6 +26,7 @@ import (
 	"github.com/hcpops/hcpops/events"
 	dispatchoperations "github.com/hcpops/hcpops/functions/dispatchOperations"
 	"github.com/hcpops/hcpops/handlers"
+	"github.com/hcpops/hcpops/harness/store/counting"
 )
 
 // childEnv names the spec file of a measuring child. Each measured
@@ -71,11 +72,11 @@ type childResult struct {
 	StoreMapRSS int64 `json:"store_map_rss"`
 	// StoreHTTP counts the Cosmos store's HTTP attempts (Cosmos only).
 	StoreHTTP int64                `json:"store_http"`
-	Store     StoreCounts          `json:"store"`
+	Store     counting.Counts      `json:"store"`
 	Tick      lifecycle.TickResult `json:"tick"`
 	// FirstTick is what the warm-up tick read: a full read, as a relist.
-	FirstTick *StoreCounts `json:"first_tick,omitempty"`
-	Touched   int          `json:"touched,omitempty"`
+	FirstTick *counting.Counts `json:"first_tick,omitempty"`
+	Touched   int              `json:"touched,omitempty"`
 	// ViewHeap is the live Go heap the warm-up tick left behind (after a
 	// collection, less the one before it): the view of the active set;
 	// View what the view says it holds.
@@ -155,7 +156,7 @@ func runChild(ctx context.Context, specPath string, stdout io.Writer) error {
 	}
 	defer a.close()
 	var res childResult
-	var base StoreCounts
+	var base counting.Counts
 	switch spec.Kind {
 	case childTick:
 		var warm childResult
@@ -163,7 +164,7 @@ func runChild(ctx context.Context, specPath string, stdout io.Writer) error {
 			if warm, err = warmUp(ctx, spec, a, s); err != nil {
 				return err
 			}
-			base = a.counts.counts()
+			base = a.counts.Counts()
 		}
 		res, err = measure(spec, func() (childResult, error) {
 			tr, err := a.app.Engine.Tick(ctx)
@@ -179,7 +180,7 @@ func runChild(ctx context.Context, specPath string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	res.Store = a.counts.counts().minus(base)
+	res.Store = a.counts.Counts().Minus(base)
 	res.StoreHTTP = requests.n.Load()
 	if spec.Cosmos == nil {
 		if abs, err := filepath.Abs(spec.StorePath); err == nil {
@@ -200,7 +201,7 @@ func runChild(ctx context.Context, specPath string, stdout io.Writer) error {
 // instance's status write makes), straight to raw, uncounted.
 func warmUp(ctx context.Context, spec childSpec, a *assembled, raw store.Store) (childResult, error) {
 	var res childResult
-	before := a.counts.counts()
+	before := a.counts.Counts()
 	heap0 := liveHeap()
 	tr, err := a.app.Engine.Tick(ctx)
 	if err != nil {
@@ -210,7 +211,7 @@ func warmUp(ctx context.Context, spec childSpec, a *assembled, raw store.Store) 
 		return res, fmt.Errorf("warm-up tick: %d errors, %d changed; want an unchanged tick", tr.Errors, tr.Changed)
 	}
 	res.ViewHeap = int64(liveHeap()) - int64(heap0)
-	first := a.counts.counts().minus(before)
+	first := a.counts.Counts().Minus(before)
 	res.FirstTick = &first
 	if res.Touched, err = touch(ctx, raw, spec.Touch); err != nil {
 		return res, err

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hcpops/hcpops/core/lifecycle"
+	"github.com/hcpops/hcpops/harness/store/counting"
 	"github.com/hcpops/hcpops/logging"
 )
 
@@ -77,12 +78,12 @@ type TickFigures struct {
 	// ReadsPerOp counts point reads; query pages are in Store.
 	ReadsPerOp  float64 `json:"store_reads_per_op"`
 	WritesPerOp float64 `json:"store_writes_per_op"`
-	// StoreRoundTripsPerOp is StoreCounts.RoundTrips per polled operation;
+	// StoreRoundTripsPerOp is counting.Counts.RoundTrips per polled operation;
 	// StoreHTTPPerOp the HTTP requests the Cosmos store sent (Cosmos only).
 	StoreRoundTripsPerOp float64 `json:"store_round_trips_per_op"`
 	StoreHTTPPerOp       float64 `json:"store_http_requests_per_op,omitempty"`
 	// DocsPerOp is the documents the tick read from the store
-	// (StoreCounts.DocsRead) per polled operation. After a process's
+	// (counting.Counts.DocsRead) per polled operation. After a process's
 	// first tick the view of the active set is rebuilt by a full read
 	// every relist interval: FullReadDocsPerOp is what the first tick
 	// read, and AmortizedDocsPerOp adds its share of one tick
@@ -116,7 +117,7 @@ type TickFigures struct {
 	StoreMapRSSMB  float64              `json:"store_map_rss_mb"`
 	RusageMaxRSSMB float64              `json:"rusage_maxrss_mb"`
 	Result         lifecycle.TickResult `json:"result"`
-	StoreCounts    StoreCounts          `json:"store_counts"`
+	StoreCounts    counting.Counts      `json:"store_counts"`
 	CSRequests     map[string]int       `json:"cs_requests"`
 }
 
@@ -129,7 +130,7 @@ const meanRelistFactor = 1.15
 
 // docs fills in the documents read per operation from the child's counts.
 func (t *TickFigures) docs(res childResult, n int) {
-	per := func(c StoreCounts) float64 { return float64(c.DocsRead()) / float64(n) }
+	per := func(c counting.Counts) float64 { return float64(c.DocsRead()) / float64(n) }
 	t.DocsPerOp = per(res.Store)
 	t.AmortizedDocsPerOp, t.StrictDocsPerOp = t.DocsPerOp, t.DocsPerOp
 	if res.FirstTick != nil {
@@ -154,26 +155,26 @@ type ListStats struct {
 
 // DispatchFigures is a run of change-feed batches through the handler.
 type DispatchFigures struct {
-	Store           string         `json:"store"`
-	Operations      int            `json:"operations"`
-	Batches         int            `json:"batches"`
-	OpsPerBatch     int            `json:"ops_per_batch"`
-	DocsPerBatch    float64        `json:"docs_per_batch"`
-	BatchP50MS      float64        `json:"batch_p50_ms"`
-	BatchP90MS      float64        `json:"batch_p90_ms"`
-	BatchMaxMS      float64        `json:"batch_max_ms"`
-	OpsPerSecond    float64        `json:"ops_per_second"`
-	Dispatched      int            `json:"dispatched"`
-	CSPostsPerOp    float64        `json:"cs_posts_per_op"`
-	CSRequestsPerOp float64        `json:"cs_requests_per_op"`
-	ReadsPerOp      float64        `json:"store_reads_per_op"`
-	WritesPerOp     float64        `json:"store_writes_per_op"`
-	CPUPerOpUS      float64        `json:"cpu_per_op_us"`
-	SimCPUPerOpUS   float64        `json:"sim_cpu_per_op_us"`
-	PeakRSSMB       float64        `json:"peak_rss_mb"`
-	RusageMaxRSSMB  float64        `json:"rusage_maxrss_mb"`
-	StoreCounts     StoreCounts    `json:"store_counts"`
-	CSRequests      map[string]int `json:"cs_requests"`
+	Store           string          `json:"store"`
+	Operations      int             `json:"operations"`
+	Batches         int             `json:"batches"`
+	OpsPerBatch     int             `json:"ops_per_batch"`
+	DocsPerBatch    float64         `json:"docs_per_batch"`
+	BatchP50MS      float64         `json:"batch_p50_ms"`
+	BatchP90MS      float64         `json:"batch_p90_ms"`
+	BatchMaxMS      float64         `json:"batch_max_ms"`
+	OpsPerSecond    float64         `json:"ops_per_second"`
+	Dispatched      int             `json:"dispatched"`
+	CSPostsPerOp    float64         `json:"cs_posts_per_op"`
+	CSRequestsPerOp float64         `json:"cs_requests_per_op"`
+	ReadsPerOp      float64         `json:"store_reads_per_op"`
+	WritesPerOp     float64         `json:"store_writes_per_op"`
+	CPUPerOpUS      float64         `json:"cpu_per_op_us"`
+	SimCPUPerOpUS   float64         `json:"sim_cpu_per_op_us"`
+	PeakRSSMB       float64         `json:"peak_rss_mb"`
+	RusageMaxRSSMB  float64         `json:"rusage_maxrss_mb"`
+	StoreCounts     counting.Counts `json:"store_counts"`
+	CSRequests      map[string]int  `json:"cs_requests"`
 }
 
 // HandlerFigures is the cost of the handler layer alone: envelope and

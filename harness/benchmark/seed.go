@@ -23,6 +23,7 @@ import (
 	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/harness/frontend"
 	"github.com/hcpops/hcpops/harness/simulator"
+	"github.com/hcpops/hcpops/harness/store/counting"
 	"github.com/hcpops/hcpops/harness/store/embedded"
 	"github.com/hcpops/hcpops/logging"
 )
@@ -100,12 +101,12 @@ func openStore(path string, noSync bool) (*embedded.Store, error) {
 // assembled is the production assembly (app.New) over a counted store.
 type assembled struct {
 	app    *app.App
-	counts *countingStore
+	counts *counting.Store
 	getenv func(string) string
 }
 
 func assemble(ctx context.Context, s store.Store, csURL string, concurrency, batch int) (*assembled, error) {
-	cs := &countingStore{Store: s}
+	cs := counting.New(s)
 	getenv := settings(csURL, concurrency, batch)
 	a, err := app.New(ctx, getenv, discardLogger(), app.Parts{Store: cs})
 	if err != nil {
