@@ -110,8 +110,7 @@ func (e *Engine) cancelUnderDeletedCluster(ctx context.Context, j *job, t *tally
 	defer cancel()
 	changed, err := e.updateOperationStatus(wctx, j, arm.ProvisioningStateCanceled, supersededError(), t)
 	if changed {
-		t.changed.Add(1)
-		t.canceled.Add(1)
+		t.canceled.Add(1) // updateOperationStatus counted the write
 		j.log.InfoContext(ctx, "operation canceled: its cluster is being deleted and clusters service answered 404 for its object",
 			"cluster_service_id", href)
 	}

@@ -66,9 +66,22 @@ func TestChildUpdateDuringClusterDelete(t *testing.T) {
 	e, _, _ := upgradeEnv(t, time.Hour)
 	del, upd := childUpdateDuringClusterDelete(t, e)
 	e.clk.Advance(3 * time.Minute) // past CS's uninstall: c1 and np1 answer 404
+	// Every status write is counted once: the tick's changed count is the
+	// transitions it logged, and its canceled count the cancellations.
+	changed, canceled := 0, 0
+	logged := func(msg string) int { return strings.Count(e.logs.String(), msg) }
+	transitions, cancellations := -logged("msg=operation.transition"), -logged(`msg="operation canceled:`)
 	for range 3 {
-		e.tick(t)
+		res := e.tick(t)
+		changed += res.Changed
+		canceled += res.Canceled
 		e.clk.Advance(10 * time.Second)
+	}
+	transitions += logged("msg=operation.transition")
+	cancellations += logged(`msg="operation canceled:`)
+	if changed != transitions || canceled != cancellations || canceled == 0 {
+		t.Errorf("the ticks counted %d changed and %d canceled; they logged %d transitions and %d cancellations",
+			changed, canceled, transitions, cancellations)
 	}
 	e.wantOp(t, del, arm.ProvisioningStateSucceeded, "")
 	got := e.wantOp(t, upd, arm.ProvisioningStateCanceled, arm.CodeCanceled)
