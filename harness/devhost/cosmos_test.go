@@ -32,13 +32,7 @@ func TestMain(m *testing.M) { os.Exit(cosmostest.Main(m)) }
 
 // cosmosDevEnv is the environment of a dev on a fresh database of the
 // Cosmos-compatible test server, as a user would set it.
-func cosmosDevEnv(cfg cosmos.Config) map[string]string {
-	return map[string]string{
-		"CosmosDB":                 "AccountEndpoint=" + cfg.Endpoint + ";AccountKey=" + cfg.Key + ";",
-		"COSMOS_DATABASE":          cfg.Database,
-		"COSMOS_INSECURE_LOOPBACK": "true", // the test server's certificate has expired
-	}
-}
+func cosmosDevEnv(cfg cosmos.Config) map[string]string { return cosmostest.Settings(cfg) }
 
 // devRun is one hcpopsctl dev on Cosmos DB, running until stop.
 type devRun struct {

@@ -17,19 +17,9 @@ import (
 func TestMain(m *testing.M) { os.Exit(cosmostest.Main(m)) }
 
 func cosmosEnv(dir string, cfg cosmos.Config) func(string) string {
-	return func(k string) string {
-		switch k {
-		case EnvDataDir:
-			return dir
-		case cosmos.SettingConnectionString:
-			return "AccountEndpoint=" + cfg.Endpoint + ";AccountKey=" + cfg.Key + ";"
-		case cosmos.SettingDatabase:
-			return cfg.Database
-		case cosmos.SettingInsecureLoopback:
-			return "true"
-		}
-		return ""
-	}
+	env := cosmostest.Settings(cfg)
+	env[EnvDataDir] = dir
+	return func(k string) string { return env[k] }
 }
 
 // share advertises a store in dir as a running hcpopsctl dev would, naming

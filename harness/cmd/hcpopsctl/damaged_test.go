@@ -251,8 +251,11 @@ func shippedEnv(t *testing.T) []string {
 	if err := st.EnsureContainers(ctx); err != nil {
 		t.Fatalf("creating the test database's containers: %v", err)
 	}
-	return []string{cosmos.SettingConnectionString + "=AccountEndpoint=" + cfg.Endpoint + ";AccountKey=" + cfg.Key + ";",
-		cosmos.SettingDatabase + "=" + cfg.Database, cosmos.SettingInsecureLoopback + "=true"}
+	var env []string
+	for k, v := range cosmostest.Settings(cfg) {
+		env = append(env, k+"="+v)
+	}
+	return env
 }
 
 func freePort(t *testing.T) string {

@@ -187,3 +187,15 @@ func DatabaseName(t testing.TB) string {
 	}
 	return "hcpops-" + name + "-" + hex.EncodeToString(b[:])
 }
+
+// Settings are the app settings that point hcpops at cfg's database on the
+// test server, as a user would set them: the key connection string, the
+// database, and TLS without verification (the server's certificate is
+// self-signed and expired).
+func Settings(cfg cosmos.Config) map[string]string {
+	return map[string]string{
+		cosmos.SettingConnectionString: "AccountEndpoint=" + cfg.Endpoint + ";AccountKey=" + cfg.Key + ";",
+		cosmos.SettingDatabase:         cfg.Database,
+		cosmos.SettingInsecureLoopback: "true",
+	}
+}
