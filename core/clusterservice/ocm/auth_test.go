@@ -177,7 +177,8 @@ func TestOddResponses(t *testing.T) {
 	}
 }
 
-// TestListStopsAtEmptyPage: without a total, paging ends at an empty page.
+// TestListStopsAtEmptyPage: paging ends at an empty page, even before the
+// count reaches the total (CS lost an object between pages).
 func TestListStopsAtEmptyPage(t *testing.T) {
 	var pages []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -185,10 +186,12 @@ func TestListStopsAtEmptyPage(t *testing.T) {
 		pages = append(pages, page)
 		w.Header().Set("Content-Type", "application/json")
 		if page == "1" {
-			fmt.Fprintf(w, `{"kind":"ClusterList","page":1,"size":2,"items":[{"id":%q},{"id":%q}]}`, clusterID(1), clusterID(2))
+			// total 3: one was deleted between the pages, so page 2 is
+			// empty before the count reaches it.
+			fmt.Fprintf(w, `{"kind":"ClusterList","page":1,"size":2,"total":3,"items":[{"id":%q},{"id":%q}]}`, clusterID(1), clusterID(2))
 			return
 		}
-		fmt.Fprint(w, `{"kind":"ClusterList","page":2,"size":0,"items":[]}`)
+		fmt.Fprint(w, `{"kind":"ClusterList","page":2,"size":0,"total":3,"items":[]}`)
 	}))
 	defer srv.Close()
 	list, err := connect(t, Config{URL: srv.URL}).ListClusters(context.Background(), "")

@@ -27,6 +27,7 @@ const listPageSize = 100
 // all, makes the list an error wrapping cs.ErrInconsistentList.
 func collect[T any](ctx context.Context, call string, maxItems int, fetch func(ctx context.Context, page int) (items []T, total int, hasTotal bool, err error)) ([]T, error) {
 	var out []T
+	ctx = wantListShape(ctx) // every page is CS's word only in OCM's list shape
 	for page := 1; ; page++ {
 		limit := int64(listPageSize)*maxListItemBytes + listEnvelopeBytes
 		pctx, lim := withBodyLimit(ctx, limit)
@@ -171,7 +172,7 @@ func (c *Client) GetInflightChecks(ctx context.Context, clusterHref string) ([]c
 		if err != nil {
 			return nil, fmt.Errorf("getting inflight checks: %w", err)
 		}
-		resp, err := cc.InflightChecks().List().SendContext(ctx)
+		resp, err := cc.InflightChecks().List().SendContext(wantListShape(ctx))
 		if err := csError(err, resp.Status()); err != nil {
 			return nil, fmt.Errorf("getting inflight checks of cluster %s: %w", clusterHref, err)
 		}

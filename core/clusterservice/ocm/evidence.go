@@ -99,9 +99,12 @@ func errorShape(status int, contentType string, body []byte) string {
 // A list is CS's word only in OCM's list shape: {"kind": "…List", "page",
 // "size", "total", "items"}. The SDK reads any JSON object as a list, so
 // without this a gateway's 200 {} reads as an empty list: no upgrade
-// policy, no version offered. The lists the upgrade code reads ask for
-// this check (wantListShape); any other answer becomes an
-// *cs.UnrecognizedAnswer with its status, as error bodies do above.
+// policy, no version offered, no credential awaiting revocation. Every
+// list read through collect, the upgrade code's and the inflight checks
+// ask for this check (wantListShape); any other answer becomes an
+// *cs.UnrecognizedAnswer with its status, as error bodies do above. The
+// tick's batched lists (batch.go) do not need it: an object they leave out
+// is read with its own GET, whose answer is judged as any other.
 
 type listShapeKey struct{}
 

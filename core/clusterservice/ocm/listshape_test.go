@@ -12,8 +12,10 @@ import (
 	cs "github.com/hcpops/hcpops/core/clusterservice"
 )
 
-// TestListShapeIsEvidence: the lists the upgrade code reads (upgrade
-// policies, versions) are CS's word only in OCM's list shape. A gateway's
+// TestListShapeIsEvidence: every list hcpops decides from (upgrade
+// policies, versions, break-glass credentials, which end a revocation
+// when none awaits it, the cluster search a create adopts by, inflight
+// checks) is CS's word only in OCM's list shape. A gateway's
 // 200 {} read as an empty list ("no policy", "no version offered") before;
 // now any 200 without kind …List, page, size and total is an unrecognized
 // answer, described and never quoted, and a real empty list is still empty.
@@ -33,6 +35,18 @@ func TestListShapeIsEvidence(t *testing.T) {
 		}},
 		{"versions", "VersionList", func(c *Client) (int, error) {
 			v, err := c.ListVersions(context.Background(), "")
+			return len(v), err
+		}},
+		{"break-glass credentials", "BreakGlassCredentialList", func(c *Client) (int, error) {
+			v, err := c.ListBreakGlassCredentials(context.Background(), href)
+			return len(v), err
+		}},
+		{"cluster search", "ClusterList", func(c *Client) (int, error) {
+			v, err := c.ListClusters(context.Background(), "name = 'c1'")
+			return len(v), err
+		}},
+		{"inflight checks", "InflightCheckList", func(c *Client) (int, error) {
+			v, err := c.GetInflightChecks(context.Background(), href)
 			return len(v), err
 		}},
 	}
