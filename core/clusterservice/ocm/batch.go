@@ -56,22 +56,17 @@ func (c *Client) ListClustersByHref(ctx context.Context, hrefs []string) (map[st
 			}
 		}
 		search := c.idSearch(ids)
-		clusters := arohcp.NewClustersClient(c.conn, cs.ClustersPath)
 		rules := listRules{call: "GET " + cs.ClustersPath + " search=" + search, want: want, size: len(ids), searched: true}
-		items, err := readList(ctx, rules, func(ctx context.Context, page int) (listPage[*arohcp.Cluster], error) {
-			resp, err := clusters.List().Search(search).Size(len(ids)).Page(page).SendContext(ctx)
-			if err := csError(err, resp.Status()); err != nil {
-				return listPage[*arohcp.Cluster]{}, err
-			}
-			return pageOf(resp.Items().Slice(), resp.GetSize, resp.GetTotal), nil
-		}, (*arohcp.Cluster).ID, func(a, b *arohcp.Cluster) bool { return reflect.DeepEqual(clusterFrom(a), clusterFrom(b)) })
+		items, err := readList(ctx, rules, func(ctx context.Context, page int) (listPage[listedCluster], error) {
+			return c.clusterPage(ctx, search, len(ids), page)
+		}, listedCluster.id, func(a, b listedCluster) bool { return reflect.DeepEqual(a.c, b.c) })
 		if err != nil {
 			return nil, fmt.Errorf("listing %d clusters by id: %w", len(ids), err)
 		}
 		out := make(map[string]cs.Cluster, len(items))
 		for k, o := range items {
-			if clusterStatusInline(o) {
-				out[want[k]] = clusterFrom(o)
+			if o.inline {
+				out[want[k]] = o.c
 			}
 		}
 		return out, nil
