@@ -82,26 +82,27 @@ func clusterStatusInline(o *arohcp.Cluster) bool {
 
 func (c *Client) ListNodePoolsByHref(ctx context.Context, clusterHref string, hrefs []string) (map[string]cs.NodePool, error) {
 	return call(ctx, c, "ListNodePoolsByHref", clusterHref, func(ctx context.Context) (map[string]cs.NodePool, error) {
-		cc, want, ids, err := c.childrenWanted("node pool", clusterHref, hrefs, cs.NodePoolsSegment)
+		_, want, ids, err := c.childrenWanted("node pool", clusterHref, hrefs, cs.NodePoolsSegment)
 		if err != nil || len(ids) == 0 {
 			return map[string]cs.NodePool{}, err
 		}
+		parent, _ := parseCluster("cluster href", clusterHref) // childrenWanted checked it
 		search := c.idSearch(ids)
 		rules := listRules{call: "GET " + clusterHref + "/node_pools search=" + search, want: want, size: len(ids), searched: true}
-		items, err := readList(ctx, rules, func(ctx context.Context, page int) (listPage[*arohcp.NodePool], error) {
-			resp, err := cc.NodePools().List().Search(search).Size(len(ids)).Page(page).SendContext(ctx)
-			if err := csError(err, resp.Status()); err != nil {
-				return listPage[*arohcp.NodePool]{}, err
-			}
-			return pageOf(resp.Items().Slice(), resp.GetSize, resp.GetTotal), nil
-		}, (*arohcp.NodePool).ID, func(a, b *arohcp.NodePool) bool { return reflect.DeepEqual(nodePoolFrom(a, ""), nodePoolFrom(b, "")) })
+		items, err := readList(ctx, rules, func(ctx context.Context, page int) (listPage[listedNodePool], error) {
+			return c.nodePoolPage(ctx, cs.ClusterHref(parent), search, len(ids), page)
+		}, listedNodePool.id, func(a, b listedNodePool) bool { return reflect.DeepEqual(a.np, b.np) })
 		if err != nil {
 			return nil, fmt.Errorf("listing %d node pools of %s: %w", len(ids), clusterHref, err)
 		}
 		out := make(map[string]cs.NodePool, len(items))
 		for k, o := range items {
-			if st, ok := o.GetStatus(); ok && !st.Link() && st.State().NodePoolStateValue() != "" {
-				out[want[k]] = nodePoolFrom(o, want[k])
+			if o.inline {
+				np := o.np
+				if np.Href == "" {
+					np.Href = want[k]
+				}
+				out[want[k]] = np
 			}
 		}
 		return out, nil

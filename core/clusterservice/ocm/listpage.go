@@ -4,12 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math"
 	"net/http"
 	"net/url"
 	"strconv"
 
-	arohcp "github.com/openshift-online/ocm-sdk-go/arohcp/v1alpha1"
+	jsoniter "github.com/json-iterator/go"
 	ocmerrors "github.com/openshift-online/ocm-sdk-go/errors"
 	"github.com/openshift-online/ocm-sdk-go/helpers"
 
@@ -26,59 +25,54 @@ import (
 // says of itself; readList refuses a page larger than was asked anyway.
 const maxPageRoom = 1000
 
-// listedCluster is a cluster as a list page gave it.
-type listedCluster struct {
-	c cs.Cluster
-	// inline says the item carried its status (ClusterStatus is a class,
-	// which CS may send as a bare link); one without is read with a GET.
-	inline bool
-}
-
-func (l listedCluster) id() string { return l.c.ID }
-
-// clusterPage asks for one page of the clusters search and reads it.
-func (c *Client) clusterPage(ctx context.Context, search string, size, page int) (listPage[listedCluster], error) {
+// getPage sends what the SDK's List().Search(search).Size(size).Page(page)
+// sends to path, through the same connection, and returns the answer's
+// status and body.
+func (c *Client) getPage(ctx context.Context, path, search string, size, page int) (int, []byte, error) {
 	query := url.Values{"page": {strconv.Itoa(page)}, "search": {search}, "size": {strconv.Itoa(size)}}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "", nil)
 	if err != nil {
-		return listPage[listedCluster]{}, err
+		return 0, nil, err
 	}
-	req.URL = &url.URL{Path: cs.ClustersPath, RawQuery: query.Encode()}
+	req.URL = &url.URL{Path: path, RawQuery: query.Encode()}
 	resp, err := c.conn.RoundTrip(req)
 	if err != nil {
-		return listPage[listedCluster]{}, err
+		return 0, nil, err
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return listPage[listedCluster]{}, err
-	}
-	return readClusterPage(resp.StatusCode, body)
+	return resp.StatusCode, body, err
 }
 
-// readClusterPage reads a page as SendContext would, and maps its errors
-// as csError does.
-func readClusterPage(status int, body []byte) (listPage[listedCluster], error) {
+// pageReaders are the two readers of one kind's list page.
+type pageReaders[T any] struct {
+	wire func(*wire) T                // one item, by wire.go's reader
+	sdk  func(*jsoniter.Iterator) []T // the items, by the SDK's
+}
+
+// readPage reads a page as the SDK's SendContext would, and maps its
+// errors as csError does.
+func readPage[T any](status int, body []byte, r pageReaders[T]) (listPage[T], error) {
 	switch {
 	case len(body) == 0:
-		return listPage[listedCluster]{}, csError(nil, status)
+		return listPage[T]{}, csError(nil, status)
 	case status >= 400:
 		e, err := ocmerrors.UnmarshalErrorStatus(body, status)
 		if err != nil {
-			return listPage[listedCluster]{}, err
+			return listPage[T]{}, err
 		}
-		return listPage[listedCluster]{}, csError(e, status)
+		return listPage[T]{}, csError(e, status)
 	}
-	if p, ok := wireClusterPage(body); ok {
+	if p, ok := wirePage(body, r.wire); ok {
 		return p, nil
 	}
-	return sdkClusterPage(body)
+	return sdkPage(body, r.sdk)
 }
 
-// sdkClusterPage is the SDK's reading of a clusters page
-// (readClustersListResponse), each item then made a cs.Cluster.
-func sdkClusterPage(body []byte) (listPage[listedCluster], error) {
-	var p listPage[listedCluster]
+// sdkPage is the SDK's reading of a list page (its
+// read<Kind>ListResponse), with items read by items.
+func sdkPage[T any](body []byte, items func(*jsoniter.Iterator) []T) (listPage[T], error) {
+	var p listPage[T]
 	it, err := helpers.NewIterator(body)
 	if err != nil {
 		return p, err
@@ -96,25 +90,21 @@ func sdkClusterPage(body []byte) (listPage[listedCluster], error) {
 		case "total":
 			p.total, p.hasTotal = it.ReadInt(), true
 		case "items":
-			items := arohcp.ReadClusterList(it)
-			p.items = make([]listedCluster, len(items))
-			for i, o := range items {
-				p.items[i] = listedCluster{c: clusterFrom(o), inline: clusterStatusInline(o)}
-			}
+			p.items = items(it)
 		default:
 			it.ReadAny()
 		}
 	}
 	if it.Error != nil {
-		return listPage[listedCluster]{}, fmt.Errorf("reading a clusters page: %w", it.Error)
+		return listPage[T]{}, fmt.Errorf("reading a list page: %w", it.Error)
 	}
 	return p, nil
 }
 
-// wireClusterPage reads a clusters page with wire.go's reader: false when
-// the page holds anything that reader leaves to the SDK's.
-func wireClusterPage(body []byte) (listPage[listedCluster], bool) {
-	var p listPage[listedCluster]
+// wirePage reads a list page with wire.go's reader, items by item: false
+// when the page holds anything that reader leaves to the SDK's.
+func wirePage[T any](body []byte, item func(*wire) T) (listPage[T], bool) {
+	var p listPage[T]
 	w := newWire(body)
 	w.object(func(name string) bool {
 		switch name {
@@ -127,8 +117,8 @@ func wireClusterPage(body []byte) (listPage[listedCluster], bool) {
 		case "items":
 			// CS sends size before items: room for them at once, up to
 			// what a page of ours holds.
-			p.items = make([]listedCluster, 0, min(max(p.size, 0), maxPageRoom))
-			w.array(func() { p.items = append(p.items, wireCluster(w)) })
+			p.items = make([]T, 0, min(max(p.size, 0), maxPageRoom))
+			w.array(func() { p.items = append(p.items, item(w)) })
 		default:
 			w.skip()
 			return false
@@ -136,130 +126,9 @@ func wireClusterPage(body []byte) (listPage[listedCluster], bool) {
 		return true
 	})
 	if !w.end() {
-		return listPage[listedCluster]{}, false
+		return listPage[T]{}, false
 	}
 	return p, true
-}
-
-// wireCluster reads one listed cluster as clusterFrom and
-// clusterStatusInline make it of the SDK's object.
-func wireCluster(w *wire) listedCluster {
-	var out cs.Cluster
-	var state, statusKind string
-	var hasStatus, allowList bool
-	var cidrs []string
-	w.object(func(name string) bool {
-		switch name {
-		case "kind":
-			if w.str() != arohcp.ClusterKind {
-				w.fail()
-			}
-		case "id":
-			out.ID = w.str()
-		case "href":
-			out.Href = w.str()
-		case "name":
-			out.Name = w.str()
-		case "state":
-			state = w.str()
-		case "region":
-			w.object(func(name string) bool { return keep(w, name, "id", &out.Region) })
-		case "azure":
-			a := &out.Azure
-			w.object(func(name string) bool {
-				return keep(w, name, "subscription_id", &a.SubscriptionID, "resource_group_name", &a.ResourceGroupName,
-					"resource_name", &a.ResourceName, "tenant_id", &a.TenantID,
-					"managed_resource_group_name", &a.ManagedResourceGroupName)
-			})
-		case "status":
-			hasStatus = true
-			st := &out.Status
-			w.object(func(name string) bool {
-				return keep(w, name, "kind", &statusKind, "state", &st.State, "description", &st.Description,
-					"provision_error_code", &st.ProvisionErrorCode, "provision_error_message", &st.ProvisionErrorMessage)
-			})
-		case "node_drain_grace_period":
-			out.NodeDrainGracePeriodMinutes = wireDrainMinutes(w)
-		case "api":
-			allowList, cidrs = wireAllow(w)
-		case "version":
-			var id, raw, channel string
-			w.object(func(name string) bool {
-				return keep(w, name, "id", &id, "raw_id", &raw, "channel_group", &channel)
-			})
-			out.Version = cs.RawVersion(id, raw, channel)
-		default:
-			w.skip()
-			return false
-		}
-		return true
-	})
-	if out.Href == "" && out.ID != "" {
-		out.Href = cs.ClusterHref(out.ID)
-	}
-	if allowList {
-		out.AuthorizedCIDRs = cidrs
-	}
-	inline := hasStatus && statusKind != arohcp.ClusterStatusLinkKind && out.Status.State != ""
-	if out.Status.State == "" {
-		out.Status.State = state
-	}
-	return listedCluster{c: out, inline: inline}
-}
-
-// wireAllow reads an api member's cidr_block_access.allow: whether its
-// mode is an allow list, and its values.
-func wireAllow(w *wire) (allowList bool, values []string) {
-	w.object(func(name string) bool {
-		if name != "cidr_block_access" {
-			w.skip()
-			return false
-		}
-		w.object(func(name string) bool {
-			if name != "allow" {
-				w.skip()
-				return false
-			}
-			w.object(func(name string) bool {
-				switch name {
-				case "mode":
-					allowList = w.str() == cidrAllowList
-				case "values":
-					values = []string{}
-					w.array(func() { values = append(values, w.str()) })
-				default:
-					w.skip()
-					return false
-				}
-				return true
-			})
-			return true
-		})
-		return true
-	})
-	return allowList, values
-}
-
-// wireDrainMinutes reads a node_drain_grace_period as clusterFrom does.
-func wireDrainMinutes(w *wire) int {
-	var value float64
-	var unit string
-	w.object(func(name string) bool {
-		switch name {
-		case "value":
-			value = w.decimal()
-		case "unit":
-			unit = w.str()
-		default:
-			w.skip()
-			return false
-		}
-		return true
-	})
-	if unit == "hours" || unit == "hour" {
-		value *= 60
-	}
-	return int(math.Round(value))
 }
 
 // keep reads member name into the string paired with it in pairs (name,
@@ -274,4 +143,14 @@ func keep(w *wire, name string, pairs ...any) bool {
 	}
 	w.skip()
 	return false
+}
+
+// wireVersion reads a version object as cs.RawVersion makes it of the
+// SDK's.
+func wireVersion(w *wire) string {
+	var id, raw, channel string
+	w.object(func(name string) bool {
+		return keep(w, name, "id", &id, "raw_id", &raw, "channel_group", &channel)
+	})
+	return cs.RawVersion(id, raw, channel)
 }
