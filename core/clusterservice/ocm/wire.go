@@ -13,11 +13,12 @@ import (
 // Why hand-written: the SDK's list reader (ocm-api-model's ReadClusterList
 // on json-iterator) builds every member of every item, and on the
 // unchanged poll tick it was 22% of hcpops's CPU at N = 100,000. On the
-// simulator's page of 100 clusters (99 kB) BenchmarkClusterPage measured
-// 714 µs, 5,545 allocations and 246 kB for the SDK's reader, 289 µs, 3
-// allocations and 27 kB for this one. encoding/json/v2 into a struct of
-// just the members read took 509 µs and 619 allocations, jsontext's
-// tokens alone 330 µs: the standard library reads the page no faster.
+// simulator's page of 100 clusters (99 kB), three runs of
+// BenchmarkClusterPage beside a reader of the same members on the
+// standard library's jsontext.Decoder: the SDK's reader 675-751 µs, 5,545
+// allocations, 246 kB; jsontext's 649-823 µs, 3,815 allocations, 134 kB;
+// this one 230-295 µs, 4 allocations, 27 kB. (encoding/json/v2 into a
+// struct of those members, in another run: 509 µs, 619 allocations.)
 //
 // It is conservative, not complete: it reads the JSON that CS and the
 // simulator send (objects, arrays, strings without escapes, plain
