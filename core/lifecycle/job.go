@@ -42,6 +42,7 @@ type job struct {
 	// tick's page listed where it can.
 	reads csReads
 	log   *slog.Logger
+	logs  opLog // what log points at, when newJob made it
 }
 
 // onCredentials reports whether a request works on a cluster's
@@ -78,8 +79,9 @@ func (e *Engine) newJob(ctx context.Context, op *document.OperationDocument, pag
 	if err != nil {
 		return nil, fmt.Errorf("operation %s: %w", op.Name(), err)
 	}
-	return &job{op: op, kind: kind, res: res, h: h, reads: csReads{cs: e.cs, page: page.cs},
-		log: e.logFor(op)}, nil
+	j := &job{op: op, kind: kind, res: res, h: h, reads: csReads{cs: e.cs, page: page.cs}}
+	j.log = j.logs.init(e.log.Handler(), op)
+	return j, nil
 }
 
 // readOperation reads an operation document; nil when it is gone.
