@@ -136,9 +136,9 @@ type projReader struct {
 	err  error
 	room int // what its packed strings take unpacked; 0: unknown
 	// out holds the strings whose UUIDs were packed, written out again.
-	// A string handed out keeps the buffer it was written to, which out
-	// never writes again once it has grown past it.
-	out strings.Builder
+	// A string handed out keeps the bytes it was written to, which out only
+	// ever appends past (growing moves what follows to a new array).
+	out []byte
 }
 
 func newProjReader(b []byte) *projReader { return &projReader{text: string(b)} }
@@ -218,19 +218,24 @@ func (r *projReader) str() string {
 	// allocation for all of them, sized to it, not to the worst case of
 	// every byte a packed UUID.
 	switch {
-	case r.out.Cap() > 0:
+	case cap(r.out) > 0:
 	case r.room > 0:
-		r.out.Grow(r.room)
+		r.out = make([]byte, 0, r.room)
 	default:
 		rest := r.text[r.i-len(s):]
-		r.out.Grow(len(rest) + (uuidLen-17)*strings.Count(rest, string(rune(uuidMark))))
+		r.out = make([]byte, 0, len(rest)+(uuidLen-17)*strings.Count(rest, string(rune(uuidMark))))
 	}
-	start := r.out.Len()
-	if err := unpackTo(&r.out, s); err != nil {
+	start := len(r.out)
+	out, err := appendUnpacked(r.out, s)
+	if err != nil {
 		r.fail()
 		return ""
 	}
-	return r.out.String()[start:]
+	r.out = out
+	if len(out) == start {
+		return ""
+	}
+	return unsafe.String(&out[start], len(out)-start)
 }
 
 // raw reads n bytes as they are.

@@ -88,9 +88,7 @@ func packUUIDs[S string | []byte](dst []byte, src S) []byte {
 
 // unpackUUIDs writes packed UUIDs out again.
 func unpackUUIDs(src []byte) ([]byte, error) {
-	var b strings.Builder
-	err := unpackTo(&b, string(src))
-	return []byte(b.String()), err
+	return appendUnpacked(nil, string(src))
 }
 
 func indexDash[S string | []byte](s S) int {
@@ -109,24 +107,42 @@ func UUIDBytes(s string, raw *[16]byte) bool {
 	return len(s) == uuidLen && uuidAt(s, raw)
 }
 
-// unpackTo writes src (a packed string) out to b, as unpackUUIDs does.
-func unpackTo(b *strings.Builder, src string) error {
+// hexPairs are each byte's two lower-case hex digits.
+var hexPairs = func() (t [256][2]byte) {
+	for i := range t {
+		t[i] = [2]byte{hexDigits[i>>4], hexDigits[i&0xf]}
+	}
+	return t
+}()
+
+// appendUnpacked appends src (a packed string) to dst with its UUIDs
+// written out again, as unpackUUIDs does. Every tick unpacks a dozen UUIDs
+// an operation, so each is written in place, a digit pair at a time.
+func appendUnpacked(dst []byte, src string) ([]byte, error) {
 	for {
 		m := strings.IndexByte(src, uuidMark)
 		if m < 0 {
-			b.WriteString(src)
-			return nil
+			return append(dst, src...), nil
 		}
 		if m+17 > len(src) {
-			return fmt.Errorf("a packed UUID is cut short")
+			return dst, fmt.Errorf("a packed UUID is cut short")
 		}
-		b.WriteString(src[:m])
-		u := [uuidLen]byte{8: '-', 13: '-', 18: '-', 23: '-'}
-		for n, i := range pairs {
-			c := src[m+1+n]
-			u[i], u[i+1] = hexDigits[c>>4], hexDigits[c&0xf]
-		}
-		b.Write(u[:])
+		dst = append(dst, src[:m]...)
+		dst = appendUUID(dst, src[m+1:m+17])
 		src = src[m+17:]
 	}
+}
+
+// appendUUID appends the canonical form of raw, 16 bytes.
+func appendUUID(dst []byte, raw string) []byte {
+	n := len(dst)
+	dst = append(dst, "________-____-____-____-____________"...)
+	u := (*[uuidLen]byte)(dst[n:])
+	_ = raw[15]
+	for b, i := range pairs {
+		p := hexPairs[raw[b]]
+		u[i], u[i+1] = p[0], p[1]
+	}
+	u[8], u[13], u[18], u[23] = '-', '-', '-', '-'
+	return dst
 }
