@@ -19,6 +19,7 @@ const (
 	opNewNodePool
 	opNewExternalAuth
 	opNewCluster
+	opTargetInPartition // TargetDocument's id follows the target kind
 )
 
 // AppendProjection appends d's projection to dst. It is lossless: the
@@ -37,6 +38,7 @@ func (d *OperationDocument) AppendProjection(dst []byte) []byte {
 		{p.UsesNewNodePoolDeletionApproach, opNewNodePool},
 		{p.UsesNewExternalAuthDeletionApproach, opNewExternalAuth},
 		{p.UsesNewClusterDeletionApproach, opNewCluster},
+		{d.TargetInPartition(), opTargetInPartition},
 	} {
 		if f.on {
 			flags |= f.bit
@@ -75,6 +77,9 @@ func (d *OperationDocument) AppendProjection(dst []byte) []byte {
 		target = byte(k) + 1
 	}
 	w.b = append(w.b, target)
+	if flags&opTargetInPartition != 0 {
+		w.str(d.TargetDocument())
+	}
 	return w.end()
 }
 
@@ -152,6 +157,10 @@ func operationFrom(rd *projReader) (*OperationDocument, error) {
 	p.unknown = rd.unknown()
 	if target := rd.byte(); target > 0 && p.ExternalID != "" {
 		d.targetKind, d.targetOf = Kind(target-1), p.ExternalID
+	}
+	d.target = targetDoc{of: p.ExternalID, in: d.PartitionKey, ok: flags&opTargetInPartition != 0, set: true}
+	if d.target.ok {
+		d.target.id = rd.str()
 	}
 	if rd.err != nil || rd.i != len(rd.text) {
 		return nil, fmt.Errorf("operation projection: %w", errProjection)

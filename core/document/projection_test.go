@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -158,5 +159,55 @@ func TestProjectedTargetKindFollowsExternalID(t *testing.T) {
 	p.Properties.ExternalID = "not an id"
 	if _, err := p.TargetKind(); err == nil {
 		t.Fatal("TargetKind of a bad externalId set after the projection: no error")
+	}
+}
+
+// TestProjectedTargetDocumentFollowsTheIDs: the target document a
+// projection records is what the operation's ids say, and stops being
+// believed once either id changes.
+func TestProjectedTargetDocumentFollowsTheIDs(t *testing.T) {
+	raw, _ := os.ReadFile("testdata/operation.json")
+	d, err := ParseOperation(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ext := d.Properties.ExternalID
+	for _, tc := range []struct {
+		name     string
+		edit     func(*OperationDocument)
+		in       bool
+		document string
+	}{
+		{"as stored", func(*OperationDocument) {}, true, CosmosID(ext)},
+		{"upper-case subscription", func(d *OperationDocument) {
+			d.Properties.ExternalID = strings.Replace(ext, d.PartitionKey, strings.ToUpper(d.PartitionKey), 1)
+		}, true, CosmosID(ext)},
+		{"another subscription", func(d *OperationDocument) {
+			d.Properties.ExternalID = strings.Replace(ext, d.PartitionKey, "00000000-0000-0000-0000-000000000000", 1)
+		}, false, ""},
+		{"no partition", func(d *OperationDocument) { d.PartitionKey = "" }, false, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := d.Clone()
+			tc.edit(d)
+			if d.TargetInPartition() != tc.in || d.TargetDocument() != tc.document {
+				t.Fatalf("parsed: %t %q; want %t %q", d.TargetInPartition(), d.TargetDocument(), tc.in, tc.document)
+			}
+			p, err := OperationFromProjection(d.AppendProjection(nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !p.target.set || p.TargetInPartition() != tc.in || p.TargetDocument() != tc.document {
+				t.Fatalf("projected: %t %q (recorded %t); want %t %q", p.TargetInPartition(), p.TargetDocument(), p.target.set, tc.in, tc.document)
+			}
+			p.Properties.ExternalID = "/subscriptions/" + p.PartitionKey + "/resourceGroups/rg/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/other"
+			if want := CosmosID(p.Properties.ExternalID); p.PartitionKey != "" && (!p.TargetInPartition() || p.TargetDocument() != want) {
+				t.Fatalf("after externalId changed: %t %q; want the other cluster's %q", p.TargetInPartition(), p.TargetDocument(), want)
+			}
+			p.PartitionKey = "11111111-1111-1111-1111-111111111111"
+			if p.TargetInPartition() || p.TargetDocument() != "" {
+				t.Fatalf("after partitionKey changed: %t %q; want none", p.TargetInPartition(), p.TargetDocument())
+			}
+		})
 	}
 }

@@ -65,7 +65,8 @@ func (e *Engine) newJob(ctx context.Context, op *document.OperationDocument, pag
 	if !ok {
 		return nil, fmt.Errorf("operation %s: %w: no handler for request %s on a %s", op.Name(), errMalformed, op.Properties.Request, kind)
 	}
-	if pk := document.PartitionKey(document.SubscriptionOf(op.Properties.ExternalID)); pk != op.PartitionKey {
+	if !op.TargetInPartition() {
+		pk := document.PartitionKey(document.SubscriptionOf(op.Properties.ExternalID))
 		return nil, fmt.Errorf("operation %s: %w: externalId %q belongs in partition %s, not %s",
 			op.Name(), errMalformed, op.Properties.ExternalID, pk, op.PartitionKey)
 	}

@@ -63,7 +63,7 @@ func (e *Engine) preparePage(ctx context.Context, src *pollSource, page opPage, 
 			}
 			p.st = sickResting
 		}
-		ref, ok := resourceRef(op.PartitionKey, op.Properties.ExternalID)
+		ref, ok := opResourceRef(op)
 		if !ok {
 			continue // newJob refuses it without reading
 		}

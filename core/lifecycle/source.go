@@ -173,5 +173,15 @@ func resourceRef(partitionKey, externalID string) (store.DocRef, bool) {
 	return store.DocRef{PartitionKey: partitionKey, ID: document.CosmosID(externalID)}, true
 }
 
+// opResourceRef is resourceRef for op, from what its projection recorded
+// when it has one.
+func opResourceRef(op *document.OperationDocument) (store.DocRef, bool) {
+	id := op.TargetDocument()
+	if op.PartitionKey == "" || id == "" {
+		return store.DocRef{}, false
+	}
+	return store.DocRef{PartitionKey: op.PartitionKey, ID: id}, true
+}
+
 // ActiveSetStats is what the tick's view of the active set holds now.
 func (e *Engine) ActiveSetStats() activeset.Stats { return e.view.Stats() }
