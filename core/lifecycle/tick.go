@@ -274,7 +274,7 @@ var errStillDue = errors.New("dispatch deferred; still due")
 // CLUSTERS_SERVICE_TIMEOUT and the deadline is checked again after it.
 func (e *Engine) advance(ctx context.Context, j *job, st standing, t *tally) error {
 	op := j.op
-	switch g := ownership(j); {
+	switch g := j.owner(); {
 	case g.cancel:
 		return e.cancelSuperseded(ctx, j, t)
 	case g.skip != "":
