@@ -87,13 +87,10 @@ func (e *Engine) newJob(ctx context.Context, op *document.OperationDocument, pag
 		return nil, fmt.Errorf("operation %s: %w: externalId %q belongs in partition %s, not %s",
 			op.Name(), errMalformed, op.Properties.ExternalID, pk, op.PartitionKey)
 	}
-	read := page.resource
-	if read == nil {
-		read = func() (*document.Resource, error) {
-			return e.readResource(ctx, op.PartitionKey, op.Properties.ExternalID)
-		}
+	res, err := page.res, page.resErr
+	if !page.read {
+		res, err = e.readResource(ctx, op.PartitionKey, op.Properties.ExternalID)
 	}
-	res, err := read()
 	if err != nil {
 		return nil, fmt.Errorf("operation %s: %w", op.Name(), err)
 	}

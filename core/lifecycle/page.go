@@ -29,9 +29,12 @@ type polled struct {
 // pageRead is what a tick's page read for an operation before its job
 // runs; the zero value leaves the job to read everything itself.
 type pageRead struct {
-	// resource, when set, returns the operation's resource as the page
-	// read it; nil leaves the job to read it (a point read).
-	resource func() (*document.Resource, error)
+	// read says the page read the operation's resource: res (nil when the
+	// document is gone) or resErr, which readResource would have returned.
+	// Unread, the job reads it (a point read).
+	read   bool
+	res    *document.Resource
+	resErr error
 	// cs is what the page's CS list calls said; nil: none were made.
 	cs *snapshot
 	// job, when set, is the operation's job as newJob would make it with
@@ -87,8 +90,9 @@ func (e *Engine) preparePage(ctx context.Context, src *pollSource, page opPage, 
 			continue
 		}
 		p := &ps[i]
-		res, rerr := parsedResource(got, refs[k], p.op.Properties.ExternalID)
-		p.resource = func() (*document.Resource, error) { return res, rerr }
+		p.res, p.resErr = parsedResource(got, refs[k], p.op.Properties.ExternalID)
+		p.read = true
+		res := p.res
 		if res == nil || p.st != healthy || onCredentials(p.op.Properties.Request) {
 			continue
 		}

@@ -292,10 +292,7 @@ func (a *activeTally) ageSeconds(op *document.OperationDocument) float64 {
 // ("" for none).
 func (e *Engine) logStuck(ctx context.Context, p *polled, kind document.Kind, age, own, threshold time.Duration) {
 	csID := p.op.Properties.InternalID
-	var res *document.Resource
-	if p.resource != nil {
-		res, _ = p.resource()
-	}
+	res := p.res // nil when the page did not read it
 	if csID == "" && res != nil {
 		csID = res.ClusterServiceID()
 	}
