@@ -212,7 +212,7 @@ func (e *Engine) tickRetry(ctx context.Context, r retry, t *tally) {
 // CS call backs the operation off; a successful step resets it.
 func (e *Engine) tickOne(ctx context.Context, op *document.OperationDocument, st standing, page pageRead, t *tally) {
 	t.polled.Add(1)
-	ctx = cs.WithOperation(ctx, op.Name())
+	ctx = cs.WithNamedOperation(ctx, op)
 	key := docRef(op)
 	if op.Properties.Status.IsTerminal() {
 		e.pollAt.forget(key)
