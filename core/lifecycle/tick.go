@@ -229,10 +229,9 @@ func (e *Engine) tickOne(ctx context.Context, op *document.OperationDocument, st
 			e.unrecognized.forget(op)
 		}
 	}
-	var ce *cs.CallError
 	switch {
 	case err == nil:
-	case errors.As(err, &ce):
+	case isCallError(err):
 		t.errors.Add(1)
 		next := e.pollAt.failed(key, e.clock())
 		level := slog.LevelWarn
@@ -254,6 +253,14 @@ func (e *Engine) tickOne(ctx context.Context, op *document.OperationDocument, st
 		t.errors.Add(1)
 		e.logFor(op).WarnContext(ctx, "operation poll failed; the next tick retries", "error", err)
 	}
+}
+
+// isCallError says err is a failed CS call. Its own function: the
+// *cs.CallError errors.As fills escapes, and declared in tickOne it was
+// allocated for every poll, failed or not.
+func isCallError(err error) bool {
+	var ce *cs.CallError
+	return errors.As(err, &ce)
 }
 
 // errStillDue is advance's word that a handed-over dispatch was deferred
