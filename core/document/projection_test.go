@@ -211,3 +211,34 @@ func TestProjectedTargetDocumentFollowsTheIDs(t *testing.T) {
 		})
 	}
 }
+
+// TestOwnedProjectionWritesIntoItsSpareRoom: an owned projection with
+// ProjectionRoom to spare past its end reads the same operation with one
+// allocation fewer (its packed strings are written there).
+func TestOwnedProjectionWritesIntoItsSpareRoom(t *testing.T) {
+	raw, _ := os.ReadFile("testdata/operation.json")
+	d, err := ParseOperation(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proj := d.AppendProjection(nil)
+	room := ProjectionRoom(proj)
+	exact := func() []byte { return append(make([]byte, 0, len(proj)), proj...) }
+	spare := func() []byte { return append(make([]byte, 0, len(proj)+room), proj...) }
+	want, _ := d.Marshal()
+	for name, buf := range map[string]func() []byte{"exact": exact, "spare": spare} {
+		got, err := OperationFromOwnedProjection(buf())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if have, _ := got.Marshal(); !bytes.Equal(have, want) {
+			t.Errorf("%s: renders\n%s\nwant\n%s", name, have, want)
+		}
+	}
+	var b []byte
+	withExact := testing.AllocsPerRun(50, func() { b = exact(); _, _ = OperationFromOwnedProjection(b) })
+	withSpare := testing.AllocsPerRun(50, func() { b = spare(); _, _ = OperationFromOwnedProjection(b) })
+	if withSpare != withExact-1 {
+		t.Errorf("allocations: %v with room to spare, %v without; want one fewer", withSpare, withExact)
+	}
+}
