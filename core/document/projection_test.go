@@ -19,6 +19,10 @@ func TestOperationProjectionIsLossless(t *testing.T) {
 		edit func(*OperationDocument)
 	}{
 		{"as stored", func(*OperationDocument) {}},
+		{"cosmosMetadata not the envelope's", func(d *OperationDocument) {
+			d.Properties.CosmosMetadata.ResourceID = ""
+			d.Properties.CosmosMetadata.PartitionKey = strings.ToUpper(d.PartitionKey)
+		}},
 		{"credential request, deleted", func(d *OperationDocument) {
 			d.DeletionTimestamp = &deleted
 			d.Properties.SystemAdminCredentialRequest = &SystemAdminCredentialRequest{CertificateSigningRequest: "csr", SystemAdminCredentialRequestResourceID: "r"}
