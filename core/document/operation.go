@@ -130,11 +130,11 @@ type OperationDocument struct {
 	target targetDoc
 }
 
-// targetDoc is TargetDocument's answer for the externalId of and the
-// partitionKey in; set is false until one is recorded.
+// targetDoc is TargetDocument's answer for the externalId targetOf (it is
+// recorded with the target kind) and the partitionKey in; set is false
+// until one is recorded.
 type targetDoc struct {
-	of, in string
-	id     string
+	in, id string
 	ok     bool
 	set    bool
 }
@@ -250,7 +250,7 @@ func (d *OperationDocument) TargetDocument() string {
 // recordedTarget is the answer the projection recorded, while it still
 // holds for the operation's externalId and partitionKey.
 func (d *OperationDocument) recordedTarget() *targetDoc {
-	if t := &d.target; t.set && t.of == d.Properties.ExternalID && t.in == d.PartitionKey {
+	if t := &d.target; t.set && d.targetOf != "" && d.targetOf == d.Properties.ExternalID && t.in == d.PartitionKey {
 		return t
 	}
 	return nil

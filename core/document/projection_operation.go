@@ -175,7 +175,7 @@ func operationFrom(rd *projReader) (*OperationDocument, error) {
 	if target := rd.byte(); target > 0 && p.ExternalID != "" {
 		d.targetKind, d.targetOf = Kind(target-1), p.ExternalID
 	}
-	d.target = targetDoc{of: p.ExternalID, in: d.PartitionKey, ok: flags&opTargetInPartition != 0, set: true}
+	d.target = targetDoc{in: d.PartitionKey, ok: flags&opTargetInPartition != 0, set: true}
 	if d.target.ok {
 		d.target.id = rd.str()
 	}
