@@ -90,7 +90,7 @@ func (e *Engine) preparePage(ctx context.Context, src *pollSource, page opPage, 
 			continue
 		}
 		p := &ps[i]
-		p.res, p.resErr = parsedResource(got, refs[k], p.op.Properties.ExternalID)
+		p.res, p.resErr = parsedResource(got[k], p.op.Properties.ExternalID)
 		p.read = true
 		res := p.res
 		if res == nil || p.st != healthy || onCredentials(p.op.Properties.Request) {
@@ -150,14 +150,11 @@ func (e *Engine) readMany(ctx context.Context, refs []store.DocRef) (map[store.D
 	return out, nil
 }
 
-// parsedResource is readResource's answer from what the page read: nil
-// when the document is gone, errMalformed when it does not parse.
-func parsedResource(got map[store.DocRef]activeset.Res, ref store.DocRef, resourceID string) (*document.Resource, error) {
-	r, ok := got[ref]
-	switch {
-	case !ok:
-		return nil, nil
-	case r.Err != nil:
+// parsedResource is readResource's answer from what the page read of a
+// resource: nil when the document is gone, errMalformed when it does not
+// parse.
+func parsedResource(r activeset.Res, resourceID string) (*document.Resource, error) {
+	if r.Err != nil {
 		return nil, unreadableResource(resourceID, r.Err)
 	}
 	return r.Doc, nil
