@@ -47,10 +47,11 @@ func (e *Engine) tick(ctx context.Context) (TickResult, error) {
 	err := e.streamPages(ctx, src, q, func(page opPage) {
 		ps := e.preparePage(ctx, src, page, now)
 		active.page(ctx, ps)
-		for _, p := range ps {
+		for i := range ps {
 			if ctx.Err() != nil {
 				return
 			}
+			p := &ps[i] // the closure holds a pointer, not a copy of the polled
 			workers.Go(func() { e.tickPolled(ctx, p, t, due) })
 		}
 	})
@@ -175,7 +176,7 @@ func (e *Engine) streamPages(ctx context.Context, src *pollSource, q store.Activ
 // tickPolled sorts one streamed operation: one that is due for a retry is
 // handed to due for after the stream; the others are worked on now, a
 // backed-off one without CS, with what their page read for them.
-func (e *Engine) tickPolled(ctx context.Context, p polled, t *tally, due func(retry)) {
+func (e *Engine) tickPolled(ctx context.Context, p *polled, t *tally, due func(retry)) {
 	switch {
 	case p.parseErr != nil:
 		t.polled.Add(1)
