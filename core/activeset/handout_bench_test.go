@@ -39,7 +39,8 @@ func BenchmarkHandout(b *testing.B) {
 		r.create(op)
 		r.create(res)
 	}
-	if st := r.build(); st.Operations != n || st.Resources != n {
+	st := r.build()
+	if st.Operations != n || st.Resources != n {
 		b.Fatalf("view holds %+v", st)
 	}
 	b.ReportAllocs()
@@ -69,4 +70,5 @@ func BenchmarkHandout(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/operation")
+	b.ReportMetric(float64(st.Bytes)/n, "view-B/operation")
 }
