@@ -63,13 +63,15 @@ func (v *View) Operations(ctx context.Context, size int, page func([]Op) error) 
 	return nil
 }
 
-// Resources answers refs from the view: got holds the live resources it
-// has (projections, or why they do not parse), and unknown the refs it
-// cannot answer (not needed by any operation it holds, or not read yet);
-// a ref in neither is known to be gone.
-func (v *View) Resources(refs []store.DocRef) (got map[store.DocRef]Res, unknown []store.DocRef, err error) {
+// Resources answers refs from the view, got[i] for refs[i]: a live
+// resource it holds (its projection, or why it does not parse), or, with
+// neither, one known to be gone. unknown are the indexes of the refs it
+// cannot answer (not needed by any operation it holds, or not read yet).
+// A slice, not a map: a tick asks for every operation's resource, and
+// hashing each ref twice cost it more than finding it.
+func (v *View) Resources(refs []store.DocRef) (got []Res, unknown []int, err error) {
 	type held struct {
-		ref store.DocRef
+		i   int
 		rec []byte
 	}
 	var found []held
@@ -79,38 +81,41 @@ func (v *View) Resources(refs []store.DocRef) (got map[store.DocRef]Res, unknown
 		defer v.mu.Unlock()
 		s := v.set
 		if s == nil {
-			unknown = refs
+			unknown = make([]int, len(refs))
+			for i := range refs {
+				unknown[i] = i
+			}
 			return
 		}
 		c = &s.res
 		now := v.cfg.Clock.Now().Unix()
-		for _, ref := range refs {
+		found = make([]held, 0, len(refs))
+		for i, ref := range refs {
 			e, ok := s.resource(ref)
 			switch {
 			case !ok || e.state == resUnknown:
-				unknown = append(unknown, ref)
+				unknown = append(unknown, i)
 			case e.state == resPresent:
 				rec := s.rec(e.at)
 				if m, _, err := header(rec); err == nil && m.expiredAt(now) {
 					continue // expired since: gone
 				}
-				found = append(found, held{ref, rec})
+				found = append(found, held{i, rec})
 			}
 		}
 	}()
-	got = make(map[store.DocRef]Res, len(found))
+	got = make([]Res, len(refs))
 	for _, f := range found {
 		payload, flags, err := c.decode(nil, f.rec) // a buffer the resource keeps
 		if err != nil {
 			return nil, nil, err
 		}
-		var r Res
+		r := &got[f.i]
 		if flags&flagRaw != 0 {
 			r.Doc, r.Err = document.ParseResource(payload)
 		} else if r.Doc, r.Err = document.ResourceFromOwnedProjection(payload); r.Err != nil {
 			return nil, nil, r.Err
 		}
-		got[f.ref] = r
 	}
 	return got, unknown, nil
 }

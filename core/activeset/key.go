@@ -1,7 +1,8 @@
 package activeset
 
 import (
-	"bytes"
+	"cmp"
+	"encoding/binary"
 
 	"github.com/hcpops/hcpops/core/document"
 )
@@ -16,6 +17,9 @@ type key struct {
 	other bool
 }
 
+// compareKeys orders keys: UUIDs before numbered ids, each by its bytes
+// (as two big-endian words, which bytes.Compare's call cost a search's
+// every step).
 func compareKeys(a, b key) int {
 	if a.other != b.other {
 		if a.other {
@@ -23,7 +27,23 @@ func compareKeys(a, b key) int {
 		}
 		return -1
 	}
-	return bytes.Compare(a.u[:], b.u[:])
+	x, y := binary.BigEndian.Uint64(a.u[:8]), binary.BigEndian.Uint64(b.u[:8])
+	if x == y {
+		x, y = binary.BigEndian.Uint64(a.u[8:]), binary.BigEndian.Uint64(b.u[8:])
+	}
+	return cmp.Compare(x, y)
+}
+
+// keyLess is compareKeys(*a, *b) < 0, small enough to inline in a search.
+func keyLess(a, b *key) bool {
+	if a.other != b.other {
+		return b.other
+	}
+	x, y := binary.BigEndian.Uint64(a.u[:8]), binary.BigEndian.Uint64(b.u[:8])
+	if x != y {
+		return x < y
+	}
+	return binary.BigEndian.Uint64(a.u[8:]) < binary.BigEndian.Uint64(b.u[8:])
 }
 
 // others numbers the ids that are no UUID, for as long as the set lives

@@ -35,6 +35,9 @@ func TestKeysAreExact(t *testing.T) {
 			if (compareKeys(a, b) == 0) != (a == b) || compareKeys(a, b) != -compareKeys(b, a) {
 				t.Errorf("compareKeys(%v, %v) = %d", a, b, compareKeys(a, b))
 			}
+			if want := a.other != b.other && b.other || a.other == b.other && bytes.Compare(a.u[:], b.u[:]) < 0; compareKeys(a, b) < 0 != want || keyLess(&a, &b) != want {
+				t.Errorf("%v before %v: compareKeys %d, keyLess %t; want %t", a, b, compareKeys(a, b), keyLess(&a, &b), want)
+			}
 		}
 	}
 }
@@ -63,4 +66,37 @@ func TestViewHoldsDocumentsByExactID(t *testing.T) {
 	r.refresh()
 	wantOps(t, r.operations(), "a", "Accepted", "b", "Provisioning", "d", "Accepted", "e", "Accepted")
 	r.wantResource("one", "Accepted", "the cluster the operations share")
+}
+
+// TestTablesFindWhatTheyHold: a sealed table of either kind finds every
+// key it holds and no other, whatever order they came in.
+func TestTablesFindWhatTheyHold(t *testing.T) {
+	var ops table[opEntry]
+	var res table[resEntry]
+	ops.building()
+	res.building()
+	var held []key
+	for i := range 300 {
+		var k key
+		k.u[0], k.u[7], k.u[15] = byte(i*37), byte(i), byte(i>>8)
+		k.other = i%5 == 0
+		held = append(held, k)
+		ops.put(opEntry{k: k})
+		res.put(resEntry{k: k, refs: int32(i)})
+	}
+	ops.seal()
+	res.seal()
+	for i, k := range held {
+		if e, ok := res.get(k); !ok || e.refs != int32(i) {
+			t.Fatalf("resource %d: %v, %t", i, e, ok)
+		}
+		if _, ok := ops.get(k); !ok {
+			t.Fatalf("operation %d not found", i)
+		}
+		missing := k
+		missing.u[3] ^= 0xff
+		if _, ok := res.get(missing); ok {
+			t.Fatalf("a key never held was found beside %d", i)
+		}
+	}
 }

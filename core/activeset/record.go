@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"github.com/klauspost/compress/s2"
+
+	"github.com/hcpops/hcpops/core/document"
 )
 
 // How the view holds a document, and why.
@@ -33,7 +35,9 @@ import (
 //
 // A record is one byte slice: a flags byte, _ts, the expiry and the
 // instanceVersion as uvarints, a CRC-32 of the etag (to tell a copy seen
-// twice), then the S2 block. Records live in a slab (slab.go). Documents
+// twice), for a projection the room its strings take unpacked
+// (document.ProjectionRoom, so that one buffer holds both: an allocation
+// less per document per tick), then the S2 block. Records live in a slab (slab.go). Documents
 // are keyed inside their partition by their id, exactly (key.go).
 
 // Record flags.
@@ -51,7 +55,11 @@ type meta struct {
 	expiry  int64 // Unix seconds; 0 never
 	version int64
 	etag    uint32 // CRC-32 of the etag
+	room    int    // of a projection: document.ProjectionRoom
 }
+
+// projection says a record holds a projection (not a document, nor none).
+func projection(flags byte) bool { return flags&(flagGone|flagRaw) == 0 }
 
 func (m meta) expiredAt(now int64) bool { return m.expiry != 0 && m.expiry <= now }
 
@@ -108,12 +116,15 @@ func (c *codec) encode(payload []byte, h head, flags byte) []byte {
 			block = s2.Encode(nil, payload)
 		}
 	}
-	var hdr [1 + 3*binary.MaxVarintLen64 + 4]byte
+	var hdr [1 + 4*binary.MaxVarintLen64 + 4]byte
 	out := append(hdr[:0], flags)
 	out = binary.AppendUvarint(out, uint64(h.ts))
 	out = binary.AppendUvarint(out, uint64(h.expiry()))
 	out = binary.AppendUvarint(out, uint64(max(h.version, 0)))
 	out = binary.LittleEndian.AppendUint32(out, etagSum(h.etag))
+	if projection(flags) {
+		out = binary.AppendUvarint(out, uint64(document.ProjectionRoom(payload)))
+	}
 	rec := make([]byte, 0, len(out)+len(block))
 	return append(append(rec, out...), block...)
 }
@@ -139,15 +150,33 @@ func header(rec []byte) (meta, int, error) {
 	}
 	m.ts, m.expiry, m.version = int64(fields[0]), int64(fields[1]), int64(fields[2])
 	m.etag = binary.LittleEndian.Uint32(rec[i:])
-	return m, i + 4, nil
+	i += 4
+	if projection(m.flags) {
+		v, n := binary.Uvarint(rec[i:])
+		if n <= 0 || v > 1<<24 {
+			return m, 0, fmt.Errorf("record header's room is damaged")
+		}
+		m.room, i = int(v), i+n
+	}
+	return m, i, nil
 }
 
 // decode returns what a record holds, in dst's room when it is enough,
-// and its flags.
+// and its flags. A projection comes back with its room (meta.room) as
+// spare capacity, where its reader writes its packed strings out.
 func (c *codec) decode(dst, rec []byte) ([]byte, byte, error) {
 	m, start, err := header(rec)
 	if err != nil {
 		return nil, 0, err
+	}
+	if m.room > 0 {
+		n, err := s2.DecodedLen(rec[start:])
+		if err != nil {
+			return nil, 0, fmt.Errorf("decoding a held document: %w", err)
+		}
+		if cap(dst) < n+m.room {
+			dst = make([]byte, 0, n+m.room)
+		}
 	}
 	var payload []byte
 	if m.flags&flagDict != 0 {

@@ -206,13 +206,13 @@ func (r *rig) resource(name string) string {
 	if err != nil {
 		r.t.Fatal(err)
 	}
+	res := got[0]
 	switch {
 	case len(unknown) == 1:
 		return "unknown"
-	case len(got) == 0:
+	case res.Doc == nil && res.Err == nil:
 		return "gone"
 	}
-	res := got[clusterRef(name)]
 	if res.Err != nil {
 		r.t.Fatal(res.Err)
 	}

@@ -11,8 +11,24 @@ func WithOperation(ctx context.Context, operationID string) context.Context {
 	return context.WithValue(ctx, operationKey{}, operationID)
 }
 
+// Named is an operation that can say its name.
+type Named interface{ Name() string }
+
+// WithNamedOperation is WithOperation for op, whose name is asked only
+// when a client logs it: a tick names every operation it polls, and few
+// of their calls are ever logged (a name held as a string cost one more
+// allocation each).
+func WithNamedOperation(ctx context.Context, op Named) context.Context {
+	return context.WithValue(ctx, operationKey{}, op)
+}
+
 // OperationOf is the operation ctx names, or "".
 func OperationOf(ctx context.Context) string {
-	id, _ := ctx.Value(operationKey{}).(string)
-	return id
+	switch v := ctx.Value(operationKey{}).(type) {
+	case string:
+		return v
+	case Named:
+		return v.Name()
+	}
+	return ""
 }

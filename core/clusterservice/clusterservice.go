@@ -50,7 +50,8 @@ type Client interface {
 	// with their status inline, keyed by the href asked for; an href
 	// missing from the result (deleted, not yet created, not visible, or
 	// listed without status) must be read with its single-object GET, so a
-	// 404 keeps meaning exactly what it meant.
+	// 404 keeps meaning exactly what it meant. The map returned is the
+	// caller's: the tick keeps it, and may add to it.
 
 	// ListClustersByHref reads clusters with one list request searching
 	// their ids (more only if CS pages below the requested size).

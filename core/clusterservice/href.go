@@ -39,7 +39,7 @@ func ParseHref(href string) (kind HrefKind, clusterHref string) {
 		if id == "" {
 			return HrefOther, ""
 		}
-		clusterHref = prefix + id
+		clusterHref = href[:len(prefix)+len(id)] // prefix + id, without a copy: a tick asks this of every poll
 		switch {
 		case !nested:
 			return HrefCluster, clusterHref

@@ -34,6 +34,15 @@ func TestParseHref(t *testing.T) {
 	}
 }
 
+// TestParseHrefAllocatesNothing: a tick sorts every poll's hrefs, so the
+// cluster href handed back is part of href, not a copy.
+func TestParseHrefAllocatesNothing(t *testing.T) {
+	href := "/api/aro_hcp/v1alpha1/clusters/abc/node_pools/np1"
+	if n := testing.AllocsPerRun(100, func() { ParseHref(href) }); n != 0 {
+		t.Errorf("ParseHref allocates %v times", n)
+	}
+}
+
 func TestValidChildID(t *testing.T) {
 	for id, want := range map[string]bool{
 		"np1": true, "a": true, "a-b": true, strings.Repeat("x", 63): true,

@@ -1,6 +1,7 @@
 package document
 
 import (
+	"bytes"
 	"os"
 	"testing"
 	"time"
@@ -97,6 +98,39 @@ func BenchmarkFromProjection(b *testing.B) {
 			b.Fatal(err)
 		}
 		if _, err := ResourceFromProjection(resProj); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkFromOwnedProjection is BenchmarkFromProjection as an unchanged
+// tick meets it: an operation in flight (no error yet) and its cluster,
+// each decoded into a buffer of its own (the view's codec.decode).
+func BenchmarkFromOwnedProjection(b *testing.B) {
+	rawOp, err := os.ReadFile("testdata/operation.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	rawRes, err := os.ReadFile("testdata/cluster.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	op, err := ParseOperation(rawOp)
+	if err != nil {
+		b.Fatal(err)
+	}
+	op.Properties.Status, op.Properties.Error = arm.ProvisioningStateProvisioning, nil
+	res, err := ParseResource(rawRes)
+	if err != nil {
+		b.Fatal(err)
+	}
+	opProj, resProj := op.AppendProjection(nil), res.AppendProjection(nil)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := OperationFromOwnedProjection(bytes.Clone(opProj)); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := ResourceFromOwnedProjection(bytes.Clone(resProj)); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -126,6 +126,17 @@ type OperationDocument struct {
 	// or three times, and reading the id cost the tick 5% of its CPU.
 	targetKind Kind
 	targetOf   string
+	// target is TargetDocument's answer, as its projection recorded it.
+	target targetDoc
+}
+
+// targetDoc is TargetDocument's answer for the externalId targetOf (it is
+// recorded with the target kind) and the partitionKey in; set is false
+// until one is recorded.
+type targetDoc struct {
+	in, id string
+	ok     bool
+	set    bool
 }
 
 // SetStatus records a status change as ARO-HCP's UpdateOperationStatus
@@ -213,6 +224,47 @@ func (d *OperationDocument) TargetKind() (Kind, error) {
 	}
 	k, _, err := ResourceKindOfID("properties.externalId", d.Properties.ExternalID)
 	return k, err
+}
+
+// TargetInPartition says whether externalId names a resource of the
+// operation's own partition (its subscription, lower-cased, is the
+// partitionKey): the only partition its resource is read from.
+func (d *OperationDocument) TargetInPartition() bool {
+	if t := d.recordedTarget(); t != nil {
+		return t.ok
+	}
+	return targetInPartition(d.PartitionKey, d.Properties.ExternalID)
+}
+
+// TargetDocument is the id of the resource document externalId names
+// (CosmosID) when TargetInPartition; "" when not. A tick asks it of every
+// operation, so a projected one carries the answer, worked out once when
+// it was projected (a SHA-1 and two walks of the id otherwise).
+func (d *OperationDocument) TargetDocument() string {
+	if t := d.recordedTarget(); t != nil {
+		return t.id
+	}
+	return targetDocument(d.PartitionKey, d.Properties.ExternalID)
+}
+
+// recordedTarget is the answer the projection recorded, while it still
+// holds for the operation's externalId and partitionKey.
+func (d *OperationDocument) recordedTarget() *targetDoc {
+	if t := &d.target; t.set && d.targetOf != "" && d.targetOf == d.Properties.ExternalID && t.in == d.PartitionKey {
+		return t
+	}
+	return nil
+}
+
+func targetInPartition(partitionKey, externalID string) bool {
+	return PartitionKey(SubscriptionOf(externalID)) == partitionKey
+}
+
+func targetDocument(partitionKey, externalID string) string {
+	if !targetInPartition(partitionKey, externalID) {
+		return ""
+	}
+	return CosmosID(externalID)
 }
 
 // ToStatus renders the ARM operation-status body: endTime only once

@@ -135,10 +135,12 @@ type projReader struct {
 	i    int
 	err  error
 	room int // what its packed strings take unpacked; 0: unknown
+	// spare is room past an owned projection's end that out may use.
+	spare []byte
 	// out holds the strings whose UUIDs were packed, written out again.
-	// A string handed out keeps the buffer it was written to, which out
-	// never writes again once it has grown past it.
-	out strings.Builder
+	// A string handed out keeps the bytes it was written to, which out only
+	// ever appends past (growing moves what follows to a new array).
+	out []byte
 }
 
 func newProjReader(b []byte) *projReader { return &projReader{text: string(b)} }
@@ -146,12 +148,23 @@ func newProjReader(b []byte) *projReader { return &projReader{text: string(b)} }
 // ownedProjReader reads b without copying it: the strings it hands out
 // are b's bytes, so b must never change after. A tick decodes every held
 // projection into a buffer of its own; copying it again cost 1.6 kB and
-// a memmove per operation per tick.
+// a memmove per operation per tick. b's capacity past its length, when it
+// holds ProjectionRoom, is where the packed strings are written out.
 func ownedProjReader(b []byte) *projReader {
 	if len(b) == 0 {
 		return &projReader{}
 	}
-	return &projReader{text: unsafe.String(&b[0], len(b))}
+	return &projReader{text: unsafe.String(&b[0], len(b)), spare: b[len(b):]}
+}
+
+// ProjectionRoom is what a projection's packed strings take written out:
+// a buffer with that much capacity past the projection saves its reader
+// an allocation.
+func ProjectionRoom(p []byte) int {
+	if len(p) < 4 {
+		return 0
+	}
+	return int(binary.LittleEndian.Uint32(p[len(p)-4:]))
 }
 
 // ended takes the room end wrote off the end of the projection.
@@ -167,6 +180,10 @@ func (r *projReader) ended() *projReader {
 		room = 0
 	}
 	r.text, r.room = r.text[:n], room
+	if room > 0 && cap(r.spare) >= room {
+		r.out = r.spare[:0:room]
+	}
+	r.spare = nil
 	return r
 }
 
@@ -218,19 +235,24 @@ func (r *projReader) str() string {
 	// allocation for all of them, sized to it, not to the worst case of
 	// every byte a packed UUID.
 	switch {
-	case r.out.Cap() > 0:
+	case cap(r.out) > 0:
 	case r.room > 0:
-		r.out.Grow(r.room)
+		r.out = make([]byte, 0, r.room)
 	default:
 		rest := r.text[r.i-len(s):]
-		r.out.Grow(len(rest) + (uuidLen-17)*strings.Count(rest, string(rune(uuidMark))))
+		r.out = make([]byte, 0, len(rest)+(uuidLen-17)*strings.Count(rest, string(rune(uuidMark))))
 	}
-	start := r.out.Len()
-	if err := unpackTo(&r.out, s); err != nil {
+	start := len(r.out)
+	out, err := appendUnpacked(r.out, s)
+	if err != nil {
 		r.fail()
 		return ""
 	}
-	return r.out.String()[start:]
+	r.out = out
+	if len(out) == start {
+		return ""
+	}
+	return unsafe.String(&out[start], len(out)-start)
 }
 
 // raw reads n bytes as they are.

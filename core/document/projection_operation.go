@@ -19,6 +19,12 @@ const (
 	opNewNodePool
 	opNewExternalAuth
 	opNewCluster
+	opTargetInPartition // TargetDocument's id follows the target kind
+	// cosmosMetadata's resourceID and partitionKey are the envelope's, as
+	// ARO-HCP writes them: each kept once, which spares a tick unpacking
+	// them twice an operation.
+	opSameCMResourceID
+	opSameCMPartitionKey
 )
 
 // AppendProjection appends d's projection to dst. It is lossless: the
@@ -37,16 +43,22 @@ func (d *OperationDocument) AppendProjection(dst []byte) []byte {
 		{p.UsesNewNodePoolDeletionApproach, opNewNodePool},
 		{p.UsesNewExternalAuthDeletionApproach, opNewExternalAuth},
 		{p.UsesNewClusterDeletionApproach, opNewCluster},
+		{d.TargetInPartition(), opTargetInPartition},
+		{p.CosmosMetadata.ResourceID == d.ResourceID, opSameCMResourceID},
+		{p.CosmosMetadata.PartitionKey == d.PartitionKey, opSameCMPartitionKey},
 	} {
 		if f.on {
 			flags |= f.bit
 		}
 	}
 	w.uvarint(flags)
-	for _, s := range []string{d.ID, d.PartitionKey, d.ResourceID, d.ResourceType, d.ETag,
+	for i, s := range []string{d.ID, d.PartitionKey, d.ResourceID, d.ResourceType, d.ETag,
 		p.CosmosMetadata.ResourceID, p.CosmosMetadata.ETag, p.CosmosMetadata.PartitionKey,
 		p.TenantID, p.ClientID, string(p.Request), p.ExternalID, p.InternalID, p.OperationID,
 		p.ClientRequestID, p.CorrelationRequestID, p.NotificationURI, string(p.Status)} {
+		if i == 5 && flags&opSameCMResourceID != 0 || i == 7 && flags&opSameCMPartitionKey != 0 {
+			continue
+		}
 		w.str(s)
 	}
 	w.varint(int64(d.TTL))
@@ -75,6 +87,9 @@ func (d *OperationDocument) AppendProjection(dst []byte) []byte {
 		target = byte(k) + 1
 	}
 	w.b = append(w.b, target)
+	if flags&opTargetInPartition != 0 {
+		w.str(d.TargetDocument())
+	}
 	return w.end()
 }
 
@@ -116,11 +131,18 @@ func operationFrom(rd *projReader) (*OperationDocument, error) {
 	p := &d.Properties
 	flags := rd.uvarint()
 	var request, status string
-	for _, s := range []*string{&d.ID, &d.PartitionKey, &d.ResourceID, &d.ResourceType, &d.ETag,
+	for i, s := range []*string{&d.ID, &d.PartitionKey, &d.ResourceID, &d.ResourceType, &d.ETag,
 		&p.CosmosMetadata.ResourceID, &p.CosmosMetadata.ETag, &p.CosmosMetadata.PartitionKey,
 		&p.TenantID, &p.ClientID, &request, &p.ExternalID, &p.InternalID, &p.OperationID,
 		&p.ClientRequestID, &p.CorrelationRequestID, &p.NotificationURI, &status} {
-		*s = rd.str()
+		switch {
+		case i == 5 && flags&opSameCMResourceID != 0:
+			*s = d.ResourceID
+		case i == 7 && flags&opSameCMPartitionKey != 0:
+			*s = d.PartitionKey
+		default:
+			*s = rd.str()
+		}
 	}
 	p.Request, p.Status = Request(request), arm.ProvisioningState(status)
 	d.TTL = int(rd.varint())
@@ -152,6 +174,10 @@ func operationFrom(rd *projReader) (*OperationDocument, error) {
 	p.unknown = rd.unknown()
 	if target := rd.byte(); target > 0 && p.ExternalID != "" {
 		d.targetKind, d.targetOf = Kind(target-1), p.ExternalID
+	}
+	d.target = targetDoc{in: d.PartitionKey, ok: flags&opTargetInPartition != 0, set: true}
+	if d.target.ok {
+		d.target.id = rd.str()
 	}
 	if rd.err != nil || rd.i != len(rd.text) {
 		return nil, fmt.Errorf("operation projection: %w", errProjection)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,6 +19,10 @@ func TestOperationProjectionIsLossless(t *testing.T) {
 		edit func(*OperationDocument)
 	}{
 		{"as stored", func(*OperationDocument) {}},
+		{"cosmosMetadata not the envelope's", func(d *OperationDocument) {
+			d.Properties.CosmosMetadata.ResourceID = ""
+			d.Properties.CosmosMetadata.PartitionKey = strings.ToUpper(d.PartitionKey)
+		}},
 		{"credential request, deleted", func(d *OperationDocument) {
 			d.DeletionTimestamp = &deleted
 			d.Properties.SystemAdminCredentialRequest = &SystemAdminCredentialRequest{CertificateSigningRequest: "csr", SystemAdminCredentialRequestResourceID: "r"}
@@ -158,5 +163,86 @@ func TestProjectedTargetKindFollowsExternalID(t *testing.T) {
 	p.Properties.ExternalID = "not an id"
 	if _, err := p.TargetKind(); err == nil {
 		t.Fatal("TargetKind of a bad externalId set after the projection: no error")
+	}
+}
+
+// TestProjectedTargetDocumentFollowsTheIDs: the target document a
+// projection records is what the operation's ids say, and stops being
+// believed once either id changes.
+func TestProjectedTargetDocumentFollowsTheIDs(t *testing.T) {
+	raw, _ := os.ReadFile("testdata/operation.json")
+	d, err := ParseOperation(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ext := d.Properties.ExternalID
+	for _, tc := range []struct {
+		name     string
+		edit     func(*OperationDocument)
+		in       bool
+		document string
+	}{
+		{"as stored", func(*OperationDocument) {}, true, CosmosID(ext)},
+		{"upper-case subscription", func(d *OperationDocument) {
+			d.Properties.ExternalID = strings.Replace(ext, d.PartitionKey, strings.ToUpper(d.PartitionKey), 1)
+		}, true, CosmosID(ext)},
+		{"another subscription", func(d *OperationDocument) {
+			d.Properties.ExternalID = strings.Replace(ext, d.PartitionKey, "00000000-0000-0000-0000-000000000000", 1)
+		}, false, ""},
+		{"no partition", func(d *OperationDocument) { d.PartitionKey = "" }, false, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := d.Clone()
+			tc.edit(d)
+			if d.TargetInPartition() != tc.in || d.TargetDocument() != tc.document {
+				t.Fatalf("parsed: %t %q; want %t %q", d.TargetInPartition(), d.TargetDocument(), tc.in, tc.document)
+			}
+			p, err := OperationFromProjection(d.AppendProjection(nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !p.target.set || p.TargetInPartition() != tc.in || p.TargetDocument() != tc.document {
+				t.Fatalf("projected: %t %q (recorded %t); want %t %q", p.TargetInPartition(), p.TargetDocument(), p.target.set, tc.in, tc.document)
+			}
+			p.Properties.ExternalID = "/subscriptions/" + p.PartitionKey + "/resourceGroups/rg/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/other"
+			if want := CosmosID(p.Properties.ExternalID); p.PartitionKey != "" && (!p.TargetInPartition() || p.TargetDocument() != want) {
+				t.Fatalf("after externalId changed: %t %q; want the other cluster's %q", p.TargetInPartition(), p.TargetDocument(), want)
+			}
+			p.PartitionKey = "11111111-1111-1111-1111-111111111111"
+			if p.TargetInPartition() || p.TargetDocument() != "" {
+				t.Fatalf("after partitionKey changed: %t %q; want none", p.TargetInPartition(), p.TargetDocument())
+			}
+		})
+	}
+}
+
+// TestOwnedProjectionWritesIntoItsSpareRoom: an owned projection with
+// ProjectionRoom to spare past its end reads the same operation with one
+// allocation fewer (its packed strings are written there).
+func TestOwnedProjectionWritesIntoItsSpareRoom(t *testing.T) {
+	raw, _ := os.ReadFile("testdata/operation.json")
+	d, err := ParseOperation(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proj := d.AppendProjection(nil)
+	room := ProjectionRoom(proj)
+	exact := func() []byte { return append(make([]byte, 0, len(proj)), proj...) }
+	spare := func() []byte { return append(make([]byte, 0, len(proj)+room), proj...) }
+	want, _ := d.Marshal()
+	for name, buf := range map[string]func() []byte{"exact": exact, "spare": spare} {
+		got, err := OperationFromOwnedProjection(buf())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if have, _ := got.Marshal(); !bytes.Equal(have, want) {
+			t.Errorf("%s: renders\n%s\nwant\n%s", name, have, want)
+		}
+	}
+	var b []byte
+	withExact := testing.AllocsPerRun(50, func() { b = exact(); _, _ = OperationFromOwnedProjection(b) })
+	withSpare := testing.AllocsPerRun(50, func() { b = spare(); _, _ = OperationFromOwnedProjection(b) })
+	if withSpare != withExact-1 {
+		t.Errorf("allocations: %v with room to spare, %v without; want one fewer", withSpare, withExact)
 	}
 }

@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/golang-lru/v2/simplelru"
@@ -30,6 +31,10 @@ import (
 // reflect2 to newer versions for the whole module.
 type backoff struct {
 	base, max time.Duration
+	// n is m's length, so lookup and forget, which a tick makes for every
+	// operation, skip the lock (one for every worker and page preparer)
+	// while nothing is failing.
+	n atomic.Int64
 
 	mu sync.Mutex
 	m  *simplelru.LRU[store.DocRef, retryState]
@@ -62,6 +67,9 @@ func (b *backoff) due(key store.DocRef, now time.Time) bool {
 // lookup reports whether key has failed before and, if so, when its next
 // attempt is due.
 func (b *backoff) lookup(key store.DocRef) (next time.Time, ok bool) {
+	if b.n.Load() == 0 {
+		return time.Time{}, false
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	s, ok := b.m.Peek(key)
@@ -80,14 +88,19 @@ func (b *backoff) failed(key store.DocRef, now time.Time) time.Time {
 	s.attempts++
 	s.next = now.Add(min(delay, b.max))
 	b.m.Add(key, s)
+	b.n.Store(int64(b.m.Len()))
 	return s.next
 }
 
 // forget drops key once it succeeded (or will never be tried again).
 func (b *backoff) forget(key store.DocRef) {
+	if b.n.Load() == 0 {
+		return
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.m.Remove(key)
+	b.n.Store(int64(b.m.Len()))
 }
 
 func (b *backoff) size() int {

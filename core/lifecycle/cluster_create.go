@@ -35,7 +35,7 @@ import (
 // sources.
 type clusterCreate struct {
 	cr creation // what every create shares (create.go)
-	c  cluster  // the cluster's CS calls (cluster.go)
+	c  *cluster // the cluster's CS calls (cluster.go)
 }
 
 func (clusterCreate) work() string { return "cluster creation" }

@@ -21,7 +21,7 @@ import (
 // source's own message.
 type clusterDelete struct {
 	d deletion // what every delete shares (delete.go)
-	c cluster  // the cluster's CS calls (cluster.go)
+	c *cluster // the cluster's CS calls (cluster.go)
 }
 
 func (clusterDelete) work() string { return "cluster deletion" }

@@ -16,7 +16,7 @@ import (
 // InvalidRequestContent with the merged message.
 type clusterUpdate struct {
 	up updating // what every update shares (update.go)
-	c  cluster  // the cluster's CS calls (cluster.go)
+	c  *cluster // the cluster's CS calls (cluster.go)
 }
 
 func (clusterUpdate) work() string { return "cluster update" }

@@ -210,6 +210,15 @@ func TestBackoffSchedule(t *testing.T) {
 	if !b.due(ref("c"), t0) {
 		t.Errorf("a forgotten key must be due")
 	}
+	// Emptied, it answers without its lock, and fills again.
+	b.forget(a)
+	if _, ok := b.lookup(a); ok || b.size() != 0 || b.n.Load() != 0 {
+		t.Errorf("after forgetting every key: lookup %t, size %d, n %d", ok, b.size(), b.n.Load())
+	}
+	b.failed(a, now)
+	if _, ok := b.lookup(a); !ok || b.attempt(a) != 2 {
+		t.Errorf("a key failed after the schedule emptied: lookup %t, attempt %d; want found, 2", ok, b.attempt(a))
+	}
 }
 
 func TestKeyedLock(t *testing.T) {

@@ -219,7 +219,7 @@ func (e *Engine) dispatchOne(ctx context.Context, ref store.DocRef, t *tally) (o
 	if err != nil || op == nil || op.Properties.Status.IsTerminal() {
 		return outcomeSkipped, err
 	}
-	ctx = cs.WithOperation(ctx, op.Name())
+	ctx = cs.WithNamedOperation(ctx, op)
 	j, err := e.newJob(ctx, op, pageRead{})
 	if err != nil {
 		return outcomeSkipped, err

@@ -15,8 +15,8 @@ import (
 // in error. It must end by the deadline, and fails under
 // InternalServerError with the merged message.
 type externalAuthCreate struct {
-	cr creation     // what every create shares (create.go)
-	ea externalAuth // the external auth's CS calls (externalauth.go)
+	cr creation      // what every create shares (create.go)
+	ea *externalAuth // the external auth's CS calls (externalauth.go)
 }
 
 func (externalAuthCreate) work() string { return "external auth creation" }

@@ -14,8 +14,8 @@ import (
 // the delete goes on. It fails under InternalServerError with the failing
 // source's own message.
 type externalAuthDelete struct {
-	d  deletion     // what every delete shares (delete.go)
-	ea externalAuth // the external auth's CS calls (externalauth.go)
+	d  deletion      // what every delete shares (delete.go)
+	ea *externalAuth // the external auth's CS calls (externalauth.go)
 }
 
 func (externalAuthDelete) work() string { return "external auth deletion" }

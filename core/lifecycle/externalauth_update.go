@@ -14,8 +14,8 @@ import (
 // its "error" state fails it). It fails under InvalidRequestContent with
 // the merged message.
 type externalAuthUpdate struct {
-	up updating     // what every update shares (update.go)
-	ea externalAuth // the external auth's CS calls (externalauth.go)
+	up updating      // what every update shares (update.go)
+	ea *externalAuth // the external auth's CS calls (externalauth.go)
 }
 
 func (externalAuthUpdate) work() string { return "external auth update" }

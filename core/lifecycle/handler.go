@@ -59,7 +59,9 @@ type handlerKey struct {
 func (e *Engine) registry() map[handlerKey]handler {
 	up := upgrades{cs: e.cs, store: e.store, clock: e.clock,
 		reads: newPolicyReads(e.cfg.PollBackoffBase, e.cfg.PollBackoffMax, e.cfg.NotifyScheduleSize)}
-	c, np, ea := cluster{e.cs, up}, nodePool{e.cs, up}, externalAuth{e.cs}
+	// Pointers: a handler hands its kind to pollStatus and the like as an
+	// interface, which copied the struct to the heap on every poll.
+	c, np, ea := &cluster{e.cs, up}, &nodePool{e.cs, up}, &externalAuth{e.cs}
 	cr := creation{e}
 	return map[handlerKey]handler{
 		{document.RequestCreate, document.KindCluster}:            clusterCreate{cr: cr, c: c},

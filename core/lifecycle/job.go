@@ -42,6 +42,20 @@ type job struct {
 	// tick's page listed where it can.
 	reads csReads
 	log   *slog.Logger
+	logs  opLog // what log points at, when newJob made it
+	// gate is ownership's verdict, once owner has asked it (a tick's page
+	// asks first, to know whether the poll reads CS).
+	gate  gate
+	gated bool
+}
+
+// owner is ownership(j), decided once: nothing it reads changes during
+// a job.
+func (j *job) owner() gate {
+	if !j.gated {
+		j.gate, j.gated = ownership(j), true
+	}
+	return j.gate
 }
 
 // onCredentials reports whether a request works on a cluster's
@@ -56,6 +70,10 @@ func onCredentials(r document.Request) bool {
 // on (no handler for its request and target) is an error naming why.
 // page is what the tick's page read for it (the zero value: nothing).
 func (e *Engine) newJob(ctx context.Context, op *document.OperationDocument, page pageRead) (*job, error) {
+	if j := page.job; j != nil {
+		j.reads = csReads{cs: e.cs, page: page.cs}
+		return j, nil
+	}
 	kind, err := op.TargetKind()
 	if err != nil {
 		return nil, fmt.Errorf("operation %s: %w: %w", op.Name(), errMalformed, err)
@@ -64,22 +82,43 @@ func (e *Engine) newJob(ctx context.Context, op *document.OperationDocument, pag
 	if !ok {
 		return nil, fmt.Errorf("operation %s: %w: no handler for request %s on a %s", op.Name(), errMalformed, op.Properties.Request, kind)
 	}
-	if pk := document.PartitionKey(document.SubscriptionOf(op.Properties.ExternalID)); pk != op.PartitionKey {
+	if !op.TargetInPartition() {
+		pk := document.PartitionKey(document.SubscriptionOf(op.Properties.ExternalID))
 		return nil, fmt.Errorf("operation %s: %w: externalId %q belongs in partition %s, not %s",
 			op.Name(), errMalformed, op.Properties.ExternalID, pk, op.PartitionKey)
 	}
-	read := page.resource
-	if read == nil {
-		read = func() (*document.Resource, error) {
-			return e.readResource(ctx, op.PartitionKey, op.Properties.ExternalID)
-		}
+	res, err := page.res, page.resErr
+	if !page.read {
+		res, err = e.readResource(ctx, op.PartitionKey, op.Properties.ExternalID)
 	}
-	res, err := read()
 	if err != nil {
 		return nil, fmt.Errorf("operation %s: %w", op.Name(), err)
 	}
-	return &job{op: op, kind: kind, res: res, h: h, reads: csReads{cs: e.cs, page: page.cs},
-		log: e.logFor(op)}, nil
+	j := e.job(op, kind, res, h)
+	j.reads = csReads{cs: e.cs, page: page.cs}
+	return j, nil
+}
+
+func (e *Engine) job(op *document.OperationDocument, kind document.Kind, res *document.Resource, h handler) *job {
+	j := &job{op: op, kind: kind, res: res, h: h}
+	j.log = j.logs.init(e.log.Handler(), op)
+	return j
+}
+
+// pageJob is newJob's job for op, made by its tick's page with the
+// resource the page read (res, not nil); nil when newJob would refuse op,
+// which it then does, saying why. The page decides from it whether the
+// poll reads CS, and the poll runs it.
+func (e *Engine) pageJob(op *document.OperationDocument, res *document.Resource) *job {
+	kind, err := op.TargetKind()
+	if err != nil {
+		return nil
+	}
+	h, ok := e.handlers[handlerKey{op.Properties.Request, kind}]
+	if !ok {
+		return nil
+	}
+	return e.job(op, kind, res, h)
 }
 
 // readOperation reads an operation document; nil when it is gone.

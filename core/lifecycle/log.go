@@ -18,14 +18,55 @@ import (
 // logFor returns the engine logger with what identifies op: every line
 // about an operation can then be found by its UUID, its resource or the
 // invocation that touched it. Every poll makes one, and most write nothing,
-// so the attributes are handed to the handler only when a line is written
-// (see deferredAttrs).
+// so the attributes are read off op only when a line is written (opAttrs).
 func (e *Engine) logFor(op *document.OperationDocument) *slog.Logger {
-	return slog.New(&deferredAttrs{base: e.log.Handler(), attrs: []slog.Attr{
-		slog.String("operation_id", op.Name()),
-		slog.String("resource_id", op.Properties.ExternalID),
-		slog.String("request", string(op.Properties.Request)),
-	}})
+	return new(opLog).init(e.log.Handler(), op)
+}
+
+// opLog is an operation's logger and its handler in one allocation, or in
+// none inside its job (newJob): three per poll cost an unchanged tick
+// 3% of its CPU, for lines it almost never writes.
+type opLog struct {
+	h opAttrs
+	l slog.Logger
+}
+
+func (o *opLog) init(base slog.Handler, op *document.OperationDocument) *slog.Logger {
+	o.h = opAttrs{base: base, op: op}
+	o.l = *slog.New(&o.h)
+	return &o.l
+}
+
+// opAttrs is deferredAttrs for the attributes that identify op, built
+// when a record is handled. Operation documents are never changed in
+// place (a write makes a new one), so they are what they were at logFor.
+type opAttrs struct {
+	base slog.Handler
+	op   *document.OperationDocument
+}
+
+func (h *opAttrs) attrs() []slog.Attr {
+	return []slog.Attr{
+		slog.String("operation_id", h.op.Name()),
+		slog.String("resource_id", h.op.Properties.ExternalID),
+		slog.String("request", string(h.op.Properties.Request)),
+	}
+}
+
+func (h *opAttrs) Enabled(ctx context.Context, l slog.Level) bool {
+	return h.base.Enabled(ctx, l)
+}
+
+func (h *opAttrs) Handle(ctx context.Context, r slog.Record) error {
+	return h.base.WithAttrs(h.attrs()).Handle(ctx, r)
+}
+
+func (h *opAttrs) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return &deferredAttrs{base: h.base, attrs: append(h.attrs(), attrs...)}
+}
+
+func (h *opAttrs) WithGroup(name string) slog.Handler {
+	return (&deferredAttrs{base: h.base, attrs: h.attrs()}).WithGroup(name)
 }
 
 // deferredAttrs holds attributes for base until a record is handled.

@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"testing"
 	"time"
+
+	"github.com/hcpops/hcpops/core/document"
 )
 
 // TestDeferredAttrsWriteTheSameLines: a logger whose attributes wait for a
@@ -31,7 +33,12 @@ func TestDeferredAttrsWriteTheSameLines(t *testing.T) {
 			var want, got bytes.Buffer
 			eager := slog.New(newHandler(&want)).With(attrsToArgs(attrs)...)
 			lazy := slog.New(&deferredAttrs{base: newHandler(&got), attrs: attrs})
-			for _, l := range []*slog.Logger{eager, lazy} {
+			op := &document.OperationDocument{ResourceID: "/subscriptions/s/providers/Microsoft.RedHatOpenShift/hcpOperationStatuses/op-1"}
+			op.Properties.ExternalID, op.Properties.Request = "/subscriptions/s/x", document.RequestCreate
+			opAttrs := []slog.Attr{slog.String("operation_id", "op-1"), slog.String("resource_id", "/subscriptions/s/x"), slog.String("request", "Create")}
+			eagerOp := slog.New(newHandler(&want)).With(attrsToArgs(opAttrs)...)
+			lazyOp := new(opLog).init(newHandler(&got), op)
+			for _, l := range []*slog.Logger{eager, eagerOp, lazy, lazyOp} {
 				l.Info("plain", "k", "v")
 				l.Debug("below the level")
 				l.With("invocation_id", "inv").Warn("with more")
@@ -47,6 +54,9 @@ func TestDeferredAttrsWriteTheSameLines(t *testing.T) {
 	}
 	if (&deferredAttrs{base: slog.DiscardHandler}).Enabled(context.Background(), slog.LevelError) {
 		t.Error("Enabled does not follow the base handler")
+	}
+	if (&opAttrs{base: slog.DiscardHandler}).Enabled(context.Background(), slog.LevelError) {
+		t.Error("the operation logger's Enabled does not follow the base handler")
 	}
 }
 

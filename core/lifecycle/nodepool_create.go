@@ -15,8 +15,8 @@ import (
 // runs the version asked. It must end by the deadline, and fails under
 // InternalServerError with the merged message.
 type nodePoolCreate struct {
-	cr creation // what every create shares (create.go)
-	np nodePool // the node pool's CS calls (nodepool.go)
+	cr creation  // what every create shares (create.go)
+	np *nodePool // the node pool's CS calls (nodepool.go)
 }
 
 func (nodePoolCreate) work() string { return "node pool creation" }

@@ -15,8 +15,8 @@ import (
 // then writes Succeeded). It fails under InternalServerError with the
 // failing source's own message.
 type nodePoolDelete struct {
-	d  deletion // what every delete shares (delete.go)
-	np nodePool // the node pool's CS calls (nodepool.go)
+	d  deletion  // what every delete shares (delete.go)
+	np *nodePool // the node pool's CS calls (nodepool.go)
 }
 
 func (nodePoolDelete) work() string { return "node pool deletion" }

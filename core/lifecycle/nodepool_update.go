@@ -15,8 +15,8 @@ import (
 // fields and runs the version asked. It fails under
 // InvalidRequestContent with the merged message.
 type nodePoolUpdate struct {
-	up updating // what every update shares (update.go)
-	np nodePool // the node pool's CS calls (nodepool.go)
+	up updating  // what every update shares (update.go)
+	np *nodePool // the node pool's CS calls (nodepool.go)
 }
 
 func (nodePoolUpdate) work() string { return "node pool update" }

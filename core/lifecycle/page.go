@@ -29,11 +29,17 @@ type polled struct {
 // pageRead is what a tick's page read for an operation before its job
 // runs; the zero value leaves the job to read everything itself.
 type pageRead struct {
-	// resource, when set, returns the operation's resource as the page
-	// read it; nil leaves the job to read it (a point read).
-	resource func() (*document.Resource, error)
+	// read says the page read the operation's resource: res (nil when the
+	// document is gone) or resErr, which readResource would have returned.
+	// Unread, the job reads it (a point read).
+	read   bool
+	res    *document.Resource
+	resErr error
 	// cs is what the page's CS list calls said; nil: none were made.
 	cs *snapshot
+	// job, when set, is the operation's job as newJob would make it with
+	// resource's answer (pageJob).
+	job *job
 }
 
 // preparePage reads what a page of operations needs before any of them
@@ -63,7 +69,7 @@ func (e *Engine) preparePage(ctx context.Context, src *pollSource, page opPage, 
 			}
 			p.st = sickResting
 		}
-		ref, ok := resourceRef(op.PartitionKey, op.Properties.ExternalID)
+		ref, ok := opResourceRef(op)
 		if !ok {
 			continue // newJob refuses it without reading
 		}
@@ -84,12 +90,16 @@ func (e *Engine) preparePage(ctx context.Context, src *pollSource, page opPage, 
 			continue
 		}
 		p := &ps[i]
-		res, rerr := parsedResource(got, refs[k], p.op.Properties.ExternalID)
-		p.resource = func() (*document.Resource, error) { return res, rerr }
-		if res != nil && p.st == healthy && !onCredentials(p.op.Properties.Request) && e.pollsCS(p.op, res) {
-			h := pollHrefs(p.op, res)
-			hrefs = append(hrefs, h...)
-			p.listed = len(h) > 0
+		p.res, p.resErr = parsedResource(got[k], p.op.Properties.ExternalID)
+		p.read = true
+		res := p.res
+		if res == nil || p.st != healthy || onCredentials(p.op.Properties.Request) {
+			continue
+		}
+		if p.job = e.pageJob(p.op, res); p.job != nil && pollsCS(p.job) {
+			n := len(hrefs)
+			hrefs = appendPollHrefs(hrefs, p.op, res)
+			p.listed = len(hrefs) > n
 		}
 	}
 	if e.cfg.CSBatchSize <= 1 || len(hrefs) == 0 || ctx.Err() != nil {
@@ -140,49 +150,36 @@ func (e *Engine) readMany(ctx context.Context, refs []store.DocRef) (map[store.D
 	return out, nil
 }
 
-// parsedResource is readResource's answer from what the page read: nil
-// when the document is gone, errMalformed when it does not parse.
-func parsedResource(got map[store.DocRef]activeset.Res, ref store.DocRef, resourceID string) (*document.Resource, error) {
-	r, ok := got[ref]
-	switch {
-	case !ok:
-		return nil, nil
-	case r.Err != nil:
+// parsedResource is readResource's answer from what the page read of a
+// resource: nil when the document is gone, errMalformed when it does not
+// parse.
+func parsedResource(r activeset.Res, resourceID string) (*document.Resource, error) {
+	if r.Err != nil {
 		return nil, unreadableResource(resourceID, r.Err)
 	}
 	return r.Doc, nil
 }
 
-// pollHrefs are the CS objects an operation's poll may read: its
-// resource's CS object (or the one its create may have made) and the one
-// its dispatch recorded. Reading one more than the poll needs costs an id
-// in a list, never a request.
-func pollHrefs(op *document.OperationDocument, res *document.Resource) []string {
-	var out []string
-	for _, h := range []string{res.ClusterServiceID(), res.PendingClusterServiceID(), op.Properties.InternalID} {
+// appendPollHrefs appends the CS objects an operation's poll may read:
+// its resource's CS object (or the one its create may have made) and the
+// one its dispatch recorded. Reading one more than the poll needs costs
+// an id in a list, never a request.
+func appendPollHrefs(hrefs []string, op *document.OperationDocument, res *document.Resource) []string {
+	for _, h := range [...]string{res.ClusterServiceID(), res.PendingClusterServiceID(), op.Properties.InternalID} {
 		if h != "" {
-			out = append(out, h)
+			hrefs = append(hrefs, h)
 		}
 	}
-	return out
+	return hrefs
 }
 
-// pollsCS reports whether op's poll this tick reads its CS objects: it
+// pollsCS reports whether j's poll this tick reads its CS objects: it
 // passes the skip rules and its dispatch is done. The others read nothing
 // (or dispatch, with calls of their own), so listing their objects would
 // only spend ids, and a skipped operation must cost CS nothing.
-func (e *Engine) pollsCS(op *document.OperationDocument, res *document.Resource) bool {
-	kind, err := op.TargetKind()
-	if err != nil {
-		return false
-	}
-	h, ok := e.handlers[handlerKey{op.Properties.Request, kind}]
-	if !ok {
-		return false
-	}
-	j := &job{op: op, kind: kind, res: res, h: h}
-	g := ownership(j)
-	return g.skip == "" && !g.cancel && h.dispatched(j)
+func pollsCS(j *job) bool {
+	g := j.owner()
+	return g.skip == "" && !g.cancel && j.h.dispatched(j)
 }
 
 // listConcurrency bounds one page's concurrent list calls: a page holds

@@ -155,25 +155,32 @@ func prefetch(ctx context.Context, client cs.Client, log *slog.Logger, hrefs []s
 func listOne(ctx context.Context, client cs.Client, call listCall, s *snapshot, mu *sync.Mutex) error {
 	switch call.kind {
 	case cs.HrefCluster:
-		return record(mu, s.clusters)(client.ListClustersByHref(ctx, call.hrefs))
+		return record(mu, &s.clusters)(client.ListClustersByHref(ctx, call.hrefs))
 	case cs.HrefNodePool:
-		return record(mu, s.nodePools)(client.ListNodePoolsByHref(ctx, call.cluster, call.hrefs))
+		return record(mu, &s.nodePools)(client.ListNodePoolsByHref(ctx, call.cluster, call.hrefs))
 	case cs.HrefExternalAuth:
-		return record(mu, s.auths)(client.ListExternalAuthsByHref(ctx, call.cluster, call.hrefs))
+		return record(mu, &s.auths)(client.ListExternalAuthsByHref(ctx, call.cluster, call.hrefs))
 	}
 	return nil
 }
 
-// record copies what a list call answered into the snapshot's map of its
-// kind, under mu; a failed call records nothing.
-func record[T any](mu *sync.Mutex, into map[string]T) func(map[string]T, error) error {
+// record puts what a list call answered into the snapshot's map of its
+// kind, under mu; a failed call records nothing. The first answer of a
+// kind becomes the map (the call's map is the caller's): a page's
+// clusters are mostly one list, and copying it cost a hash and an insert
+// per operation per tick, the map's growth besides.
+func record[T any](mu *sync.Mutex, into *map[string]T) func(map[string]T, error) error {
 	return func(got map[string]T, err error) error {
 		if err != nil {
 			return err
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		maps.Copy(into, got)
+		if len(*into) == 0 && got != nil {
+			*into = got
+			return nil
+		}
+		maps.Copy(*into, got)
 		return nil
 	}
 }

@@ -2,10 +2,13 @@ package lifecycle
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -167,5 +170,33 @@ func TestPrefetchFailureStaysInItsBatch(t *testing.T) {
 	}
 	if _, err := c.nodePoolStatus(ctx, npOfGone); cs.Classify(err) != cs.Absent {
 		t.Errorf("node pool of a gone cluster: err = %v, want its GET's 404", err)
+	}
+}
+
+// TestRecordKeepsEveryAnswer: a page's list answers of one kind all land
+// in its snapshot, the first kept as it came, a failed one adding
+// nothing.
+func TestRecordKeepsEveryAnswer(t *testing.T) {
+	var mu sync.Mutex
+	into := map[string]int{}
+	first := map[string]int{"a": 1}
+	if err := record(&mu, &into)(first, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := record(&mu, &into)(map[string]int{"b": 2}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := record(&mu, &into)(map[string]int{"c": 3}, errors.New("list failed")); err == nil {
+		t.Fatal("a failed list's error was lost")
+	}
+	if err := record(&mu, &into)(nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]int{"a": 1, "b": 2}; !maps.Equal(into, want) {
+		t.Errorf("snapshot holds %v, want %v", into, want)
+	}
+	var empty map[string]int
+	if err := record(&mu, &empty)(nil, nil); err != nil || empty != nil {
+		t.Errorf("an empty answer made %v, %v", empty, err)
 	}
 }

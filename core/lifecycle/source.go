@@ -106,26 +106,37 @@ func (s *pollSource) operations(p opPage) []activeset.Op {
 	return ops
 }
 
-// resources reads refs' documents, each parsed once: from the view, their
+// resources reads refs' documents, each parsed once, got[i] for refs[i]
+// (neither a document nor an error: gone): from the view, their
 // projections (read them whole before writing them). unanswered are the
 // refs it could not read (err says why): their operations read them one
 // by one.
-func (s *pollSource) resources(ctx context.Context, refs []store.DocRef) (got map[store.DocRef]activeset.Res, unanswered map[store.DocRef]bool, err error) {
-	ask := refs
+func (s *pollSource) resources(ctx context.Context, refs []store.DocRef) (got []activeset.Res, unanswered map[store.DocRef]bool, err error) {
+	var ask []int // indexes of the refs the store is asked for
 	if s.fromView {
 		var vErr error
 		got, ask, vErr = s.e.view.Resources(refs)
 		if vErr != nil {
-			got, ask = map[store.DocRef]activeset.Res{}, refs
-		}
-		if len(ask) == 0 {
+			got, ask = nil, nil
+		} else if len(ask) == 0 {
 			return got, nil, nil
 		}
 	}
-	read, err := s.e.readMany(ctx, ask)
+	if got == nil {
+		got = make([]activeset.Res, len(refs))
+		ask = make([]int, len(refs))
+		for i := range refs {
+			ask[i] = i
+		}
+	}
+	askRefs := make([]store.DocRef, len(ask))
+	for j, i := range ask {
+		askRefs[j] = refs[i]
+	}
+	read, err := s.e.readMany(ctx, askRefs)
 	if err != nil {
-		unanswered = make(map[store.DocRef]bool, len(ask))
-		for _, r := range ask {
+		unanswered = make(map[store.DocRef]bool, len(askRefs))
+		for _, r := range askRefs {
 			unanswered[r] = true
 		}
 		return got, unanswered, err
@@ -136,17 +147,16 @@ func (s *pollSource) resources(ctx context.Context, refs []store.DocRef) (got ma
 		p.Doc, p.Err = document.ParseResource(it.Body)
 		parsed[r] = p
 	}
+	for j, i := range ask {
+		got[i] = parsed[askRefs[j]] // none: gone
+	}
 	switch {
 	case s.fromView:
-		s.e.view.Learn(ask, read, parsed)
-		for r, p := range parsed {
-			got[r] = p
-		}
-		return got, nil, nil
+		s.e.view.Learn(askRefs, read, parsed)
 	case s.rb != nil:
-		s.rb.Resources(ask, read, parsed)
+		s.rb.Resources(askRefs, read, parsed)
 	}
-	return parsed, nil, nil
+	return got, nil, nil
 }
 
 // finish makes a completed full read the view; streamErr is the query's.
@@ -171,6 +181,16 @@ func resourceRef(partitionKey, externalID string) (store.DocRef, bool) {
 		return store.DocRef{}, false
 	}
 	return store.DocRef{PartitionKey: partitionKey, ID: document.CosmosID(externalID)}, true
+}
+
+// opResourceRef is resourceRef for op, from what its projection recorded
+// when it has one.
+func opResourceRef(op *document.OperationDocument) (store.DocRef, bool) {
+	id := op.TargetDocument()
+	if op.PartitionKey == "" || id == "" {
+		return store.DocRef{}, false
+	}
+	return store.DocRef{PartitionKey: op.PartitionKey, ID: id}, true
 }
 
 // ActiveSetStats is what the tick's view of the active set holds now.

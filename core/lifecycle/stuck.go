@@ -193,6 +193,14 @@ func (e *Engine) newActiveTally(now time.Time) *activeTally {
 // apart and merges once, so page preparers seldom wait on each other.
 func (a *activeTally) page(ctx context.Context, ps []polled) {
 	local := map[activeKey]*activeGroup{}
+	anyAfter := a.e.cfg.StuckAfter[StuckAny]
+	// A page's operations mostly share their group: the last one's group
+	// and threshold are kept, which spares two map lookups an operation.
+	var (
+		last activeKey
+		g    *activeGroup
+		own  time.Duration
+	)
 	for i := range ps {
 		p := &ps[i]
 		op := p.op
@@ -200,19 +208,20 @@ func (a *activeTally) page(ctx context.Context, ps []polled) {
 			continue
 		}
 		kind, _ := op.TargetKind() // KindOther for one newJob will refuse
-		own := a.e.cfg.StuckAfter[StuckKey{kind, op.Properties.Request}]
 		age := a.now.Sub(op.Properties.StartTime)
 		if op.Properties.StartTime.IsZero() {
 			age = 0
 		}
-		k := activeKey{kind, op.Properties.Request, string(op.Properties.Status)}
-		g := local[k]
-		if g == nil {
-			g = &activeGroup{kind: kind, request: op.Properties.Request, status: k.status}
-			local[k] = g
+		if k := (activeKey{kind, op.Properties.Request, string(op.Properties.Status)}); g == nil || k != last {
+			own = a.e.cfg.StuckAfter[StuckKey{kind, op.Properties.Request}]
+			if g = local[k]; g == nil {
+				g = &activeGroup{kind: kind, request: op.Properties.Request, status: k.status}
+				local[k] = g
+			}
+			last = k
 		}
 		g.add(op, own > 0 && age >= own)
-		if t := crossed(own, a.e.cfg.StuckAfter[StuckAny], age); t > 0 && a.e.stuck.cross(docRef(op), t, a.now) {
+		if t := crossed(own, anyAfter, age); t > 0 && a.e.stuck.cross(docRef(op), t, a.now) {
 			a.e.logStuck(ctx, p, kind, age, own, t)
 		}
 	}
@@ -292,10 +301,7 @@ func (a *activeTally) ageSeconds(op *document.OperationDocument) float64 {
 // ("" for none).
 func (e *Engine) logStuck(ctx context.Context, p *polled, kind document.Kind, age, own, threshold time.Duration) {
 	csID := p.op.Properties.InternalID
-	var res *document.Resource
-	if p.resource != nil {
-		res, _ = p.resource()
-	}
+	res := p.res // nil when the page did not read it
 	if csID == "" && res != nil {
 		csID = res.ClusterServiceID()
 	}

@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -219,49 +220,54 @@ func TestStuckSignals(t *testing.T) {
 }
 
 // TestActiveCountsAcrossPages: the counts and the oldest operation of a
-// group are the tick's, not one page's.
+// group are the tick's, not one page's, whether each operation is a page
+// of its own or one page holds them all (kinds mixed in it).
 func TestActiveCountsAcrossPages(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.PageSize = 1 })
-	logs := &syncBuffer{}
-	eng, err := New(Deps{Store: e.store, ClusterService: e.cs, Calls: e.calls, Clock: e.clk,
-		Notifier: e.notifier(),
-		Logger:   slog.New(slog.NewJSONHandler(logs, nil))}, e.cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.engine = eng
-	first := e.create(t, document.KindCluster, clusterRID("c1"), request{})
-	for _, c := range []string{"c2", "c3"} {
-		e.clk.Advance(10 * time.Second)
-		e.create(t, document.KindCluster, clusterRID(c), request{})
-	}
-	np := e.create(t, document.KindNodePool, nodePoolRID("c1", "np1"), request{})
-	e.clk.Advance(10 * time.Second) // nothing delivered, and within the dispatch grace: all stay Accepted
-	e.tick(t)
-	active := named(jsonRecords(t, logs), MsgActive)
-	if len(active) != 1 {
-		t.Fatalf("%d %s records, want 1", len(active), MsgActive)
-	}
-	want := map[string]map[string]any{
-		"cluster": {"count": 3.0, "stuck": 0.0, "oldest_operation_id": first, "oldest_seconds": 30.0},
-		"node pool": {"count": 1.0, "stuck": 0.0, "oldest_operation_id": np, "oldest_seconds": 10.0,
-			"oldest_resource_id": nodePoolRID("c1", "np1")},
-	}
-	gs, _ := active[0]["groups"].([]any)
-	if len(gs) != 2 || active[0]["active"] != 4.0 {
-		t.Fatalf("%s = %v, want 4 operations in 2 groups", MsgActive, active[0])
-	}
-	for _, g := range gs {
-		g := g.(map[string]any)
-		w := want[g["kind"].(string)]
-		if w == nil || g["request"] != "Create" || g["status"] != "Accepted" {
-			t.Errorf("unexpected group %v", g)
-			continue
-		}
-		for k, v := range w {
-			if g[k] != v {
-				t.Errorf("%s group: %s = %v, want %v", g["kind"], k, g[k], v)
+	for _, pageSize := range []int{1, 100} {
+		t.Run(fmt.Sprintf("page size %d", pageSize), func(t *testing.T) {
+			e := newEnv(t, func(c *Config) { c.PageSize = pageSize })
+			logs := &syncBuffer{}
+			eng, err := New(Deps{Store: e.store, ClusterService: e.cs, Calls: e.calls, Clock: e.clk,
+				Notifier: e.notifier(),
+				Logger:   slog.New(slog.NewJSONHandler(logs, nil))}, e.cfg)
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
+			e.engine = eng
+			first := e.create(t, document.KindCluster, clusterRID("c1"), request{})
+			for _, c := range []string{"c2", "c3"} {
+				e.clk.Advance(10 * time.Second)
+				e.create(t, document.KindCluster, clusterRID(c), request{})
+			}
+			np := e.create(t, document.KindNodePool, nodePoolRID("c1", "np1"), request{})
+			e.clk.Advance(10 * time.Second) // nothing delivered, and within the dispatch grace: all stay Accepted
+			e.tick(t)
+			active := named(jsonRecords(t, logs), MsgActive)
+			if len(active) != 1 {
+				t.Fatalf("%d %s records, want 1", len(active), MsgActive)
+			}
+			want := map[string]map[string]any{
+				"cluster": {"count": 3.0, "stuck": 0.0, "oldest_operation_id": first, "oldest_seconds": 30.0},
+				"node pool": {"count": 1.0, "stuck": 0.0, "oldest_operation_id": np, "oldest_seconds": 10.0,
+					"oldest_resource_id": nodePoolRID("c1", "np1")},
+			}
+			gs, _ := active[0]["groups"].([]any)
+			if len(gs) != 2 || active[0]["active"] != 4.0 {
+				t.Fatalf("%s = %v, want 4 operations in 2 groups", MsgActive, active[0])
+			}
+			for _, g := range gs {
+				g := g.(map[string]any)
+				w := want[g["kind"].(string)]
+				if w == nil || g["request"] != "Create" || g["status"] != "Accepted" {
+					t.Errorf("unexpected group %v", g)
+					continue
+				}
+				for k, v := range w {
+					if g[k] != v {
+						t.Errorf("%s group: %s = %v, want %v", g["kind"], k, g[k], v)
+					}
+				}
+			}
+		})
 	}
 }

@@ -47,10 +47,11 @@ func (e *Engine) tick(ctx context.Context) (TickResult, error) {
 	err := e.streamPages(ctx, src, q, func(page opPage) {
 		ps := e.preparePage(ctx, src, page, now)
 		active.page(ctx, ps)
-		for _, p := range ps {
+		for i := range ps {
 			if ctx.Err() != nil {
 				return
 			}
+			p := &ps[i] // the closure holds a pointer, not a copy of the polled
 			workers.Go(func() { e.tickPolled(ctx, p, t, due) })
 		}
 	})
@@ -175,7 +176,7 @@ func (e *Engine) streamPages(ctx context.Context, src *pollSource, q store.Activ
 // tickPolled sorts one streamed operation: one that is due for a retry is
 // handed to due for after the stream; the others are worked on now, a
 // backed-off one without CS, with what their page read for them.
-func (e *Engine) tickPolled(ctx context.Context, p polled, t *tally, due func(retry)) {
+func (e *Engine) tickPolled(ctx context.Context, p *polled, t *tally, due func(retry)) {
 	switch {
 	case p.parseErr != nil:
 		t.polled.Add(1)
@@ -212,7 +213,7 @@ func (e *Engine) tickRetry(ctx context.Context, r retry, t *tally) {
 // CS call backs the operation off; a successful step resets it.
 func (e *Engine) tickOne(ctx context.Context, op *document.OperationDocument, st standing, page pageRead, t *tally) {
 	t.polled.Add(1)
-	ctx = cs.WithOperation(ctx, op.Name())
+	ctx = cs.WithNamedOperation(ctx, op)
 	key := docRef(op)
 	if op.Properties.Status.IsTerminal() {
 		e.pollAt.forget(key)
@@ -229,10 +230,9 @@ func (e *Engine) tickOne(ctx context.Context, op *document.OperationDocument, st
 			e.unrecognized.forget(op)
 		}
 	}
-	var ce *cs.CallError
 	switch {
 	case err == nil:
-	case errors.As(err, &ce):
+	case isCallError(err):
 		t.errors.Add(1)
 		next := e.pollAt.failed(key, e.clock())
 		level := slog.LevelWarn
@@ -256,6 +256,14 @@ func (e *Engine) tickOne(ctx context.Context, op *document.OperationDocument, st
 	}
 }
 
+// isCallError says err is a failed CS call. Its own function: the
+// *cs.CallError errors.As fills escapes, and declared in tickOne it was
+// allocated for every poll, failed or not.
+func isCallError(err error) bool {
+	var ce *cs.CallError
+	return errors.As(err, &ce)
+}
+
 // errStillDue is advance's word that a handed-over dispatch was deferred
 // (dispatchOne logged why): the operation keeps its backoff entry, which
 // is due, instead of becoming healthy again and waiting out DispatchGrace.
@@ -274,7 +282,7 @@ var errStillDue = errors.New("dispatch deferred; still due")
 // CLUSTERS_SERVICE_TIMEOUT and the deadline is checked again after it.
 func (e *Engine) advance(ctx context.Context, j *job, st standing, t *tally) error {
 	op := j.op
-	switch g := ownership(j); {
+	switch g := j.owner(); {
 	case g.cancel:
 		return e.cancelSuperseded(ctx, j, t)
 	case g.skip != "":

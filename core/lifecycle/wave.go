@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	cs "github.com/hcpops/hcpops/core/clusterservice"
@@ -67,8 +68,11 @@ const waveHoldTicks = 30
 // wave is what one tick's polls heard from CS about their objects. Its
 // workers share it.
 type wave struct {
+	// answered is the objects CS answered with the object itself: every
+	// healthy poll counts one, so it takes no lock.
+	answered atomic.Int64
+
 	mu       sync.Mutex
-	answered int            // objects CS answered with the object itself
 	children map[string]int // by cluster href: its children CS answered
 	absent   []string       // hrefs CS answered its own 404 for
 	// mustExist are the 404s for objects that must exist.
@@ -101,15 +105,16 @@ func (w *wave) observe(j *job, r pollResult, err error) {
 	if w == nil {
 		return
 	}
-	href := polledHref(j)
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	switch {
+	switch href := polledHref(j); {
 	case r.absent != "":
+		w.mu.Lock()
+		defer w.mu.Unlock()
 		w.absent = append(w.absent, r.absent)
 	case err == nil && href != "":
-		w.answered++
+		w.answered.Add(1)
 		if kind, cluster := cs.ParseHref(href); kind == cs.HrefNodePool || kind == cs.HrefExternalAuth {
+			w.mu.Lock()
+			defer w.mu.Unlock()
 			w.children[cluster]++
 		}
 	}
@@ -133,8 +138,10 @@ func polledHref(j *job) string {
 	if j.op.Properties.Request == document.RequestDelete {
 		return deleteTarget(j)
 	}
-	if j.res != nil && j.res.ClusterServiceID() != "" {
-		return j.res.ClusterServiceID()
+	if j.res != nil {
+		if href := j.res.ClusterServiceID(); href != "" {
+			return href
+		}
 	}
 	return j.op.Properties.InternalID
 }
@@ -205,7 +212,7 @@ func (e *Engine) settleWave(ctx context.Context, t *tally, workers *pool, comple
 		e.release(ctx, w)
 	}
 	mustExist, parents := w.contradicted()
-	polled := w.answered + len(w.absent)
+	polled := int(w.answered.Load()) + len(w.absent)
 	large := len(w.absent) >= absentMin && len(w.absent)*100 > e.cfg.AbsentSharePercent*polled
 	var now, waiting []heldDelete
 	verdict := ""

@@ -1,0 +1,57 @@
+package activeset
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/hcpops/hcpops/core/document"
+)
+
+// TestRecordsCarryTheirProjectionsRoom: a projection's record says how
+// much its strings take unpacked and decodes with that much spare room
+// (where the projection's reader writes them), and its header reads back
+// as written; a document's record, or a gone one's, carries none.
+func TestRecordsCarryTheirProjectionsRoom(t *testing.T) {
+	op, err := document.ParseOperation(opDoc("a", "one", "Provisioning", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	proj := op.AppendProjection(nil)
+	room := document.ProjectionRoom(proj)
+	if room == 0 {
+		t.Fatal("the test operation packs no UUIDs")
+	}
+	h := head{ts: 1700000000, ttl: 60, version: 3, etag: `"e"`}
+	for _, tc := range []struct {
+		name    string
+		payload []byte
+		flags   byte
+		room    int
+	}{
+		{"projection", proj, 0, room},
+		{"document as read", opDoc("a", "one", "Provisioning", ""), flagRaw, 0},
+		{"gone", nil, flagGone, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var c codec
+			rec := c.encode(tc.payload, h, tc.flags)
+			m, _, err := header(rec)
+			if err != nil || m.ts != h.ts || m.expiry != h.expiry() || m.version != h.version || m.etag != etagSum(h.etag) || m.room != tc.room {
+				t.Fatalf("header = %+v, %v; want room %d and the head's fields", m, err, tc.room)
+			}
+			if tc.flags&flagGone != 0 {
+				return
+			}
+			got, _, err := c.decode(nil, rec)
+			if err != nil || !bytes.Equal(got, tc.payload) {
+				t.Fatalf("decode = %q, %v", got, err)
+			}
+			if cap(got)-len(got) < tc.room {
+				t.Errorf("decoded with %d bytes to spare; the projection needs %d", cap(got)-len(got), tc.room)
+			}
+		})
+	}
+	if _, _, err := header([]byte{0, 1, 1, 1, 0, 0, 0, 0}); err == nil {
+		t.Error("a projection's header without its room was read")
+	}
+}
