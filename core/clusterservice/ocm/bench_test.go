@@ -27,3 +27,24 @@ func BenchmarkClientGetClusterStatus64(b *testing.B) {
 	})
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "req/s")
 }
+
+// BenchmarkListClustersByHref measures one batched list of 100 clusters
+// against the simulator on loopback (the simulator's CPU included).
+func BenchmarkListClustersByHref(b *testing.B) {
+	e := newEnv(b, defaultConfig())
+	var hrefs []string
+	for i := range 100 {
+		c, err := e.client.PostCluster(e.ctx, clusterSpec(i))
+		if err != nil {
+			b.Fatal(err)
+		}
+		hrefs = append(hrefs, c.Href)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		got, err := e.client.ListClustersByHref(e.ctx, hrefs)
+		if err != nil || len(got) != len(hrefs) {
+			b.Fatalf("%d clusters listed: %v", len(got), err)
+		}
+	}
+}

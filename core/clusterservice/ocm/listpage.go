@@ -1,9 +1,9 @@
 package ocm
 
 import (
+	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -40,9 +40,21 @@ func (c *Client) getPage(ctx context.Context, path, search string, size, page in
 		return 0, nil, err
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, body, err
+	// Room for the page at once: io.ReadAll's growing from 512 bytes was
+	// 4% of the unchanged tick's CPU. A Content-Length is trusted only up
+	// to what size items of a few kB take.
+	room := int64(size) * pageItemGuess
+	if resp.ContentLength > 0 {
+		room = min(resp.ContentLength+1, int64(size)*4*pageItemGuess)
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, room+bytes.MinRead))
+	_, err = buf.ReadFrom(resp.Body)
+	return resp.StatusCode, buf.Bytes(), err
 }
+
+// pageItemGuess is about what one listed object takes (the simulator's
+// clusters, indented, take 990 bytes).
+const pageItemGuess = 1 << 10
 
 // pageReaders are the two readers of one kind's list page.
 type pageReaders[T any] struct {
