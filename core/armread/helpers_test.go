@@ -31,23 +31,20 @@ import (
 // driven by the real engine against Clusters Service as csfake, on the
 // memory store and one manual clock.
 
+// The ARM identity the tests request under: testsupport's fixture.
 const (
-	testSub    = "1d3378d3-5a3f-4712-85a1-2485495dfc4b"
+	testSub    = testsupport.Subscription
 	testPK     = testSub
-	testRG     = "myRG"
-	testTenant = "72f988bf-86f1-41af-91ab-2d7cd011db47"
-	testClient = "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"
+	testRG     = testsupport.ResourceGroup
+	testTenant = testsupport.Tenant
+	testClient = testsupport.Client
 )
 
-func clusterRID(name string) string {
-	return "/subscriptions/" + testSub + "/resourceGroups/" + testRG + "/providers/" + arm.ClusterResourceType + "/" + name
-}
-
-func nodePoolRID(cluster, name string) string { return clusterRID(cluster) + "/nodePools/" + name }
-
-func externalAuthRID(cluster, name string) string {
-	return clusterRID(cluster) + "/externalAuths/" + name
-}
+var (
+	clusterRID      = testsupport.ClusterRID
+	nodePoolRID     = testsupport.NodePoolRID
+	externalAuthRID = testsupport.ExternalAuthRID
+)
 
 // request is what the caller of an ARM request sends (nothing the read
 // service looks at: these tests notify no one).
