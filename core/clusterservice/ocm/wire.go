@@ -122,11 +122,8 @@ func hasControl(s string) bool {
 func (w *wire) count() int {
 	w.space()
 	start := w.i
-	for w.i < len(w.s) && w.s[w.i] >= '0' && w.s[w.i] <= '9' {
-		w.i++
-	}
-	n := w.i - start
-	if n == 0 || n > 9 || (n > 1 && w.s[start] == '0') || w.delimited() {
+	whole, frac, exp := w.number()
+	if !w.ok || w.s[start] == '-' || whole > 9 || frac > 0 || exp {
 		w.fail()
 		return 0
 	}
