@@ -49,8 +49,9 @@ type job struct {
 	gated bool
 }
 
-// owner is ownership(j), decided once: nothing it reads changes during
-// a job.
+// owner is ownership(j) for the job as it started, decided once: the
+// page asks it to plan its lists and advance asks it first, both before
+// the job writes anything (a write may replace j.res).
 func (j *job) owner() gate {
 	if !j.gated {
 		j.gate, j.gated = ownership(j), true
@@ -111,7 +112,7 @@ func (e *Engine) job(op *document.OperationDocument, kind document.Kind, res *do
 // poll reads CS, and the poll runs it.
 func (e *Engine) pageJob(op *document.OperationDocument, res *document.Resource) *job {
 	kind, err := op.TargetKind()
-	if err != nil {
+	if err != nil || !op.TargetInPartition() {
 		return nil
 	}
 	h, ok := e.handlers[handlerKey{op.Properties.Request, kind}]
