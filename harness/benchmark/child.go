@@ -68,6 +68,10 @@ type childResult struct {
 	RusageMaxRSS int64 `json:"rusage_max_rss"`
 	// PeakHeap is the Go heap in use at its highest (see heapMetrics).
 	PeakHeap uint64 `json:"peak_heap"`
+	// Allocated is what the measured work allocated on the Go heap and
+	// GCs the collections it ran: with the live heap they set the peak.
+	Allocated uint64 `json:"allocated"`
+	GCs       uint64 `json:"gcs"`
 	// StoreMapRSS is the store file's resident part at the end (embedded).
 	StoreMapRSS int64 `json:"store_map_rss"`
 	// StoreHTTP counts the Cosmos store's HTTP attempts (Cosmos only).
@@ -299,10 +303,13 @@ func measure(spec childSpec, fn func() (childResult, error)) (childResult, error
 		return childResult{}, err
 	}
 	stopHeap := heapPeak()
+	a0 := allocCounts()
 	t0 := time.Now()
 	res, err := fn()
 	res.Wall = time.Since(t0)
 	res.PeakHeap = stopHeap()
+	a1 := allocCounts()
+	res.Allocated, res.GCs = a1.bytes-a0.bytes, a1.gcs-a0.gcs
 	u1, uerr := readUsage()
 	if err != nil {
 		return childResult{}, err

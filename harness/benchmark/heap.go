@@ -50,3 +50,20 @@ func heapPeak() (stop func() uint64) {
 		return <-result
 	}
 }
+
+// allocs is the heap's running totals: bytes ever allocated and
+// collections completed.
+type allocs struct{ bytes, gcs uint64 }
+
+func allocCounts() allocs {
+	s := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}, {Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(s)
+	var a allocs
+	if s[0].Value.Kind() == metrics.KindUint64 {
+		a.bytes = s[0].Value.Uint64()
+	}
+	if s[1].Value.Kind() == metrics.KindUint64 {
+		a.gcs = s[1].Value.Uint64()
+	}
+	return a
+}

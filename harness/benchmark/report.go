@@ -112,7 +112,12 @@ type TickFigures struct {
 	// PeakHeapMB is the Go heap in use at its peak (runtime/metrics);
 	// PeakRSSMB adds everything else resident, StoreMapRSSMB being the
 	// embedded store's memory-mapped file.
-	PeakHeapMB     float64              `json:"peak_heap_mb"`
+	PeakHeapMB float64 `json:"peak_heap_mb"`
+	// AllocPerOpB is what the tick allocated per operation and GCs the
+	// collections it ran: the peak is the live heap plus what was
+	// allocated since the last collection.
+	AllocPerOpB    float64              `json:"alloc_per_op_bytes"`
+	GCs            uint64               `json:"gcs"`
 	PeakRSSMB      float64              `json:"peak_rss_mb"`
 	StoreMapRSSMB  float64              `json:"store_map_rss_mb"`
 	RusageMaxRSSMB float64              `json:"rusage_maxrss_mb"`
@@ -232,12 +237,12 @@ func (r *Report) print(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
 	if len(r.Ticks) > 0 {
 		fmt.Fprintln(w, "\npoll tick")
-		fmt.Fprintln(tw, "scenario\tstore\tN\tB\twall ms\tbound ms\t× bound\tcpu µs/op\tsim cpu µs/op\treads/op\twrites/op\tstore trips/op\tdocs/op\tamortized docs/op\tRU/s\tview B/op\tCS req/op\tids/list\theap MB\tRSS MB\tstore map MB\tchanged\terrors\t")
+		fmt.Fprintln(tw, "scenario\tstore\tN\tB\twall ms\tbound ms\t× bound\tcpu µs/op\tsim cpu µs/op\treads/op\twrites/op\tstore trips/op\tdocs/op\tamortized docs/op\tRU/s\tview B/op\tCS req/op\tids/list\theap MB\talloc B/op\tGCs\tRSS MB\tstore map MB\tchanged\terrors\t")
 		for _, t := range r.Ticks {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.0f\t%.0f\t%.1f\t%.0f\t%.0f\t%.3f\t%.2f\t%.3f\t%.4f\t%.4f\t%.0f\t%.0f\t%.3f\t%.0f\t%.1f\t%.1f\t%.1f\t%d\t%d\t\n",
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.0f\t%.0f\t%.1f\t%.0f\t%.0f\t%.3f\t%.2f\t%.3f\t%.4f\t%.4f\t%.0f\t%.0f\t%.3f\t%.0f\t%.1f\t%.0f\t%d\t%.1f\t%.1f\t%d\t%d\t\n",
 				t.Scenario, t.Store, t.N, t.CSBatchSize, t.WallMS, t.BoundMS, t.Ratio, t.CPUPerOpUS, t.SimCPUPerOpUS, t.ReadsPerOp, t.WritesPerOp,
 				t.StoreRoundTripsPerOp, t.DocsPerOp, t.AmortizedDocsPerOp, t.RUPerSecond, t.ViewHeapPerOpB, t.CSRequestsPerOp, t.CSLists.IDsPerCall,
-				t.PeakHeapMB, t.PeakRSSMB, t.StoreMapRSSMB, t.Result.Changed, t.Result.Errors)
+				t.PeakHeapMB, t.AllocPerOpB, t.GCs, t.PeakRSSMB, t.StoreMapRSSMB, t.Result.Changed, t.Result.Errors)
 		}
 		tw.Flush()
 	}
