@@ -43,8 +43,8 @@ func (c *Client) ListClustersByHref(ctx context.Context, hrefs []string) (map[st
 		if len(hrefs) == 0 {
 			return map[string]cs.Cluster{}, nil
 		}
-		want := map[string]string{} // lower-cased CS ID -> href asked for
-		var ids []string
+		want := make(map[string]string, len(hrefs)) // lower-cased CS ID -> href asked for
+		ids := make([]string, 0, len(hrefs))
 		for _, h := range hrefs {
 			id, err := parseCluster("cluster href", h)
 			if err != nil {
@@ -140,9 +140,11 @@ func (c *Client) ListExternalAuthsByHref(ctx context.Context, clusterHref string
 			return nil, fmt.Errorf("listing external auths of %s: %w", clusterHref, err)
 		}
 		out := make(map[string]cs.ExternalAuth, len(ids))
-		for k, o := range items {
-			if st, ok := o.GetStatus(); ok && st.State().Value() != "" {
-				out[want[k]] = externalAuthFrom(o, want[k])
+		for k, po := range items {
+			if o := *po; o != nil {
+				if st, ok := o.GetStatus(); ok && st.State().Value() != "" {
+					out[want[k]] = externalAuthFrom(o, want[k])
+				}
 			}
 		}
 		return out, nil
@@ -157,8 +159,8 @@ func (c *Client) childrenWanted(kind, clusterHref string, hrefs []string, segmen
 		return nil, nil, nil, fmt.Errorf("listing %ss: %w", kind, err)
 	}
 	parent, _ := parseCluster("cluster href", clusterHref)
-	want := map[string]string{}
-	var ids []string
+	want := make(map[string]string, len(hrefs))
+	ids := make([]string, 0, len(hrefs))
 	for _, h := range hrefs {
 		cid, id, err := parseChild(kind+" href", h, segment)
 		if err != nil {
