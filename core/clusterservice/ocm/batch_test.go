@@ -13,6 +13,28 @@ import (
 	"github.com/hcpops/hcpops/harness/simulator"
 )
 
+// TestIDSearch: both search forms, and a quote in an id doubled, as CS's
+// search language escapes it.
+func TestIDSearch(t *testing.T) {
+	for _, tc := range []struct {
+		form string
+		ids  []string
+		want string
+	}{
+		{IDSearchOr, []string{"a1"}, "id = 'a1'"},
+		{IDSearchOr, []string{"a1", "b2", "c3"}, "id = 'a1' or id = 'b2' or id = 'c3'"},
+		{IDSearchIn, []string{"a1"}, "id in ('a1')"},
+		{IDSearchIn, []string{"a1", "b2"}, "id in ('a1', 'b2')"},
+		{IDSearchOr, []string{"o'brien", "''"}, "id = 'o''brien' or id = ''''''"},
+		{IDSearchIn, []string{"x'", "'y'z"}, "id in ('x''', '''y''z')"},
+	} {
+		c := &Client{idForm: tc.form}
+		if got := c.idSearch(tc.ids); got != tc.want {
+			t.Errorf("idSearch(%s, %q) = %q, want %q", tc.form, tc.ids, got, tc.want)
+		}
+	}
+}
+
 // TestListClustersByHref: one list request reads many clusters, in either
 // search form, keyed by the hrefs asked for (either API prefix); clusters
 // CS does not have are simply absent.
