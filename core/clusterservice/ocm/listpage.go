@@ -29,12 +29,11 @@ const maxPageRoom = 1000
 // sends to path, through the same connection, and returns the answer's
 // status and body.
 func (c *Client) getPage(ctx context.Context, path, search string, size, page int) (int, []byte, error) {
-	query := url.Values{"page": {strconv.Itoa(page)}, "search": {search}, "size": {strconv.Itoa(size)}}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "", nil)
 	if err != nil {
 		return 0, nil, err
 	}
-	req.URL = &url.URL{Path: path, RawQuery: query.Encode()}
+	req.URL = &url.URL{Path: path, RawQuery: pageQuery(search, size, page)}
 	resp, err := c.conn.RoundTrip(req)
 	if err != nil {
 		return 0, nil, err
@@ -50,6 +49,13 @@ func (c *Client) getPage(ctx context.Context, path, search string, size, page in
 	buf := bytes.NewBuffer(make([]byte, 0, room+bytes.MinRead))
 	_, err = buf.ReadFrom(resp.Body)
 	return resp.StatusCode, buf.Bytes(), err
+}
+
+// pageQuery is url.Values{page, search, size}.Encode() (the SDK's query,
+// its keys in order), written at once: Encode's sorting and building of
+// a search of a hundred ids cost a tick about 1% of its CPU.
+func pageQuery(search string, size, page int) string {
+	return "page=" + strconv.Itoa(page) + "&search=" + url.QueryEscape(search) + "&size=" + strconv.Itoa(size)
 }
 
 // pageItemGuess is about what one listed object takes (the simulator's

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -259,4 +261,23 @@ func BenchmarkClusterPage(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestPageQueryIsTheSDKs: a page's query is what url.Values encodes for
+// the SDK's List().Search().Size().Page(), whatever the search holds.
+func TestPageQueryIsTheSDKs(t *testing.T) {
+	for _, tc := range []struct {
+		search     string
+		size, page int
+	}{
+		{"id = 'a1'", 1, 1},
+		{"id in ('2abc', '3def')", 100, 2},
+		{"id = 'o''brien' or id = '&x=1+2 %/?#'", 500, 10},
+		{"", 0, 0},
+	} {
+		want := url.Values{"page": {strconv.Itoa(tc.page)}, "search": {tc.search}, "size": {strconv.Itoa(tc.size)}}.Encode()
+		if got := pageQuery(tc.search, tc.size, tc.page); got != want {
+			t.Errorf("pageQuery(%q, %d, %d) = %q, want %q", tc.search, tc.size, tc.page, got, want)
+		}
+	}
 }
