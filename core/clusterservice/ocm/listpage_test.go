@@ -180,6 +180,10 @@ func TestWireReadsOrGivesUp(t *testing.T) {
 		{"a member the poll skips that the SDK refuses", item(`,"creation_timestamp":"yesterday","status":{"state":"ready","dns_ready":"yes"}`), true},
 
 		{"an escape in a member read", item(`,"name":"a\"b"`), false},
+		{"a control character in a member read", item(",\"name\":\"a\x01b\""), false},
+		{"a raw tab in a member read", item(",\"name\":\"a\tb\""), false},
+		{"an escape in a member name", item(`,"na\u006de":"x"`), false},
+		{"a string cut short", `{"items":[{"kind":"Cluster","id":"a1`, false},
 		{"null status", item(`,"status":null`), false},
 		{"null name", item(`,"name":null`), false},
 		{"a number for a name", item(`,"name":5`), false},

@@ -3,7 +3,6 @@ package ocm
 import (
 	"slices"
 	"strconv"
-	"strings"
 	"unsafe"
 )
 
@@ -56,13 +55,28 @@ func (w *wire) fail() bool {
 	return false
 }
 
+// space skips white space. Its loop keeps its place in a local: through
+// w every byte was a store, and the SDK's indented pages are a quarter
+// white space (BenchmarkClusterPage: a fifth of the reader's time, before).
 func (w *wire) space() {
-	for w.i < len(w.s) && w.s[w.i] <= ' ' && isSpace[w.s[w.i]] {
-		w.i++
+	s, i := w.s, w.i
+	for i < len(s) && isSpace[s[i]] {
+		i++
 	}
+	w.i = i
 }
 
 var isSpace = [256]bool{' ': true, '\t': true, '\n': true, '\r': true}
+
+// strStop are the bytes that end a string this reader reads: its closing
+// quote, and what it gives up on (an escape, a control character).
+var strStop = func() (t [256]bool) {
+	for c := range 0x20 {
+		t[c] = true
+	}
+	t['"'], t['\\'] = true, true
+	return t
+}()
 
 // peek is the next byte after white space, 0 at the end.
 func (w *wire) peek() byte {
@@ -89,33 +103,23 @@ func (w *wire) end() bool {
 	return w.ok
 }
 
-// str reads a string with no escape in it.
+// str reads a string with no escape in it, in one pass: the strings of
+// a page are short, and two searches and a check of each cost more.
 func (w *wire) str() string {
 	if !w.expect('"') {
 		return ""
 	}
-	n := strings.IndexByte(w.s[w.i:], '"')
-	if n < 0 {
+	s, i := w.s, w.i
+	j := i
+	for j < len(s) && !strStop[s[j]] {
+		j++
+	}
+	if j == len(s) || s[j] != '"' {
 		w.fail()
 		return ""
 	}
-	v := w.s[w.i : w.i+n]
-	if strings.IndexByte(v, '\\') >= 0 || hasControl(v) {
-		w.fail()
-		return ""
-	}
-	w.i += n + 1
-	return v
-}
-
-// hasControl says whether s holds a byte JSON allows in no string.
-func hasControl(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < 0x20 {
-			return true
-		}
-	}
-	return false
+	w.i = j + 1
+	return s[i:j]
 }
 
 // count reads a count: digits only, as CS writes page, size and total.
