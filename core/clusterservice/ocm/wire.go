@@ -308,42 +308,44 @@ func (w *wire) skipStr() {
 	if !w.expect('"') {
 		return
 	}
-	for w.i < len(w.s) {
-		c := w.s[w.i]
-		w.i++
-		switch {
-		case c == '"':
-			return
-		case c < 0x20:
+	s, i := w.s, w.i
+	for {
+		for i < len(s) && !strStop[s[i]] {
+			i++
+		}
+		if i >= len(s) {
 			w.fail()
 			return
-		case c == '\\':
-			if w.i >= len(w.s) {
-				break
-			}
-			e := w.s[w.i]
-			w.i++
-			switch e {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			case 'u':
-				if len(w.s)-w.i < 4 {
-					w.fail()
-					return
-				}
-				for _, h := range []byte(w.s[w.i : w.i+4]) {
-					if !isHex(h) {
-						w.fail()
-						return
-					}
-				}
-				w.i += 4
-			default:
+		}
+		switch c := s[i]; {
+		case c == '"':
+			w.i = i + 1
+			return
+		case c < 0x20 || i+1 >= len(s): // a control character, or an escape cut short
+			w.fail()
+			return
+		}
+		e := s[i+1] // an escape's
+		i += 2
+		switch e {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		case 'u':
+			if len(s)-i < 4 {
 				w.fail()
 				return
 			}
+			for _, h := range []byte(s[i : i+4]) {
+				if !isHex(h) {
+					w.fail()
+					return
+				}
+			}
+			i += 4
+		default:
+			w.fail()
+			return
 		}
 	}
-	w.fail()
 }
 
 func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
