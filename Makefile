@@ -117,7 +117,7 @@ cover:
 # The table in the issue notes: poll fan-out, dispatch, handler, cold start.
 bench:
 	mkdir -p bench/results
-	$(GO) run ./harness/cmd/hcpopsctl bench -out bench/results/latest.json
+	$(GO) run ./harness/cmd/hcpopsctl bench -rounds 3 -out bench/results/latest.json
 
 # The long fault-injection soak (a short one runs in make test); SOAKFLAGS
 # e.g. "-ops 3000 -duration 5m -seed 7".

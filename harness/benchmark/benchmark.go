@@ -71,6 +71,7 @@ type options struct {
 	goCmd        string
 	cpuProfile   string
 	keep         bool
+	rounds       int
 }
 
 func (o options) has(s string) bool { return slices.Contains(o.scenarios, s) }
@@ -97,6 +98,7 @@ func parseFlags(args []string, stdout io.Writer) (options, error) {
 	goCmd := fs.String("go", "go", "go command used to build hcpops")
 	prof := fs.String("cpuprofile", "", "write a CPU profile of each measured child to this path, suffixed with the scenario")
 	keep := fs.Bool("keep", false, "keep the scratch directory (stores, specs) and print where it is")
+	rounds := fs.Int("rounds", 1, "times the unchanged and 1% ticks are measured after one seeding; the round of median CPU is reported, with every round's CPU")
 	if err := fs.Parse(args); err != nil {
 		return options{}, err
 	}
@@ -104,7 +106,10 @@ func parseFlags(args []string, stdout io.Writer) (options, error) {
 		return options{}, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	o := options{changedMaxN: *changedMax, cosmosN: *cosmosN, batchSize: *batch, concurrency: *conc, latency: *lat, out: *out, quick: *quick, dispatchOps: *dops, batchOps: *bops,
-		handlerIters: *iters, coldRuns: *runs, binary: *binary, src: *src, goCmd: *goCmd, cpuProfile: *prof, keep: *keep}
+		handlerIters: *iters, coldRuns: *runs, binary: *binary, src: *src, goCmd: *goCmd, cpuProfile: *prof, keep: *keep, rounds: *rounds}
+	if o.rounds < 1 || o.rounds > 100 {
+		return options{}, fmt.Errorf("-rounds=%d: want 1 to 100", o.rounds)
+	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	var err error

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -80,7 +81,8 @@ func TestQuickRun(t *testing.T) {
 	testsupport.RealStack(t, "the benchmark's scenarios in real time, a child process for the cold start")
 	out := filepath.Join(t.TempDir(), "report.json")
 	var stdout bytes.Buffer
-	args := []string{"-quick", "-scenarios", "tick-first,tick-unchanged,tick-1pct,tick-changed,dispatch,handler", "-handler-iterations", "50", "-out", out}
+	args := []string{"-quick", "-scenarios", "tick-first,tick-unchanged,tick-1pct,tick-changed,dispatch,handler", "-handler-iterations", "50",
+		"-rounds", "2", "-out", out}
 	if err := Main(context.Background(), args, &stdout); err != nil {
 		t.Fatalf("bench: %v\n%s", err, stdout.String())
 	}
@@ -143,6 +145,16 @@ func TestQuickRun(t *testing.T) {
 		}
 		if tk.WallMS < 20 || tk.WallMS < tk.BoundMS || tk.BoundMS != 2*20.0/64 {
 			t.Errorf("%s: wall %.1f ms under the bound %.1f ms: the latency is not applied", tk.Scenario, tk.WallMS, tk.BoundMS)
+		}
+		// Warm ticks are measured in two rounds (-rounds 2), the others once;
+		// the figures are the round of median CPU, the lower of two.
+		wantRounds := 1
+		if tk.Scenario == ScenarioTickUnchanged || tk.Scenario == ScenarioTickOnePercent {
+			wantRounds = 2
+		}
+		if len(tk.RoundCPUPerOpUS) != wantRounds || tk.CPUPerOpUS != slices.Min(tk.RoundCPUPerOpUS) {
+			t.Errorf("%s: cpu %.2f µs/op, rounds %v; want %d rounds and the median's (the lower's) cpu", tk.Scenario,
+				tk.CPUPerOpUS, tk.RoundCPUPerOpUS, wantRounds)
 		}
 		if tk.CPUPerOpUS <= 0 || tk.PeakRSSMB <= 0 {
 			t.Errorf("%s: cpu %.1f µs/op, rss %.1f MB: getrusage not read", tk.Scenario, tk.CPUPerOpUS, tk.PeakRSSMB)
@@ -249,6 +261,9 @@ func TestParseFlags(t *testing.T) {
 		}},
 		{[]string{"-batch-size", "1", "-changed-max-n", "500"}, "", func(o options) bool { return o.batchSize == 1 && o.changedMaxN == 500 }},
 		{[]string{"-batch-size", "0"}, "-batch-size=0: want 1 to 200", nil},
+		{[]string{"-rounds", "3"}, "", func(o options) bool { return o.rounds == 3 }},
+		{[]string{}, "", func(o options) bool { return o.rounds == 1 }},
+		{[]string{"-rounds", "0"}, "-rounds=0: want 1 to 100", nil},
 		{[]string{"-batch-size", "201"}, "-batch-size=201", nil},
 		{[]string{"-cosmos-n", "0"}, "-cosmos-n=0: want at least 1", nil},
 		{[]string{"-quick", "-n", "300"}, "", func(o options) bool { return o.ns[0] == 300 }},

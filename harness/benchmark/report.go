@@ -116,14 +116,18 @@ type TickFigures struct {
 	// AllocPerOpB is what the tick allocated per operation and GCs the
 	// collections it ran: the peak is the live heap plus what was
 	// allocated since the last collection.
-	AllocPerOpB    float64              `json:"alloc_per_op_bytes"`
-	GCs            uint64               `json:"gcs"`
-	PeakRSSMB      float64              `json:"peak_rss_mb"`
-	StoreMapRSSMB  float64              `json:"store_map_rss_mb"`
-	RusageMaxRSSMB float64              `json:"rusage_maxrss_mb"`
-	Result         lifecycle.TickResult `json:"result"`
-	StoreCounts    counting.Counts      `json:"store_counts"`
-	CSRequests     map[string]int       `json:"cs_requests"`
+	AllocPerOpB float64 `json:"alloc_per_op_bytes"`
+	GCs         uint64  `json:"gcs"`
+	// RoundCPUPerOpUS is every measured round's CPU per operation, with
+	// -rounds: the figures above are the median round's, but the peak
+	// heap, which is the highest of them.
+	RoundCPUPerOpUS []float64            `json:"round_cpu_per_op_us,omitempty"`
+	PeakRSSMB       float64              `json:"peak_rss_mb"`
+	StoreMapRSSMB   float64              `json:"store_map_rss_mb"`
+	RusageMaxRSSMB  float64              `json:"rusage_maxrss_mb"`
+	Result          lifecycle.TickResult `json:"result"`
+	StoreCounts     counting.Counts      `json:"store_counts"`
+	CSRequests      map[string]int       `json:"cs_requests"`
 }
 
 // TickPeriod is pollOperations' timer schedule (*/10 * * * * *).
@@ -245,6 +249,12 @@ func (r *Report) print(w io.Writer) {
 				t.PeakHeapMB, t.AllocPerOpB, t.GCs, t.PeakRSSMB, t.StoreMapRSSMB, t.Result.Changed, t.Result.Errors)
 		}
 		tw.Flush()
+		for _, t := range r.Ticks {
+			if len(t.RoundCPUPerOpUS) > 1 {
+				fmt.Fprintf(w, "%s %s N=%d: cpu µs/op by round %s (the median round above; heap MB the highest)\n",
+					t.Scenario, t.Store, t.N, strings.Trim(fmt.Sprintf("%.1f", t.RoundCPUPerOpUS), "[]"))
+			}
+		}
 	}
 	if len(r.Dispatch) > 0 {
 		fmt.Fprintln(w, "\ndispatch through POST /dispatchOperations")

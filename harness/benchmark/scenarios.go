@@ -110,6 +110,10 @@ func tickChild(ctx context.Context, o options, w *csWorld, cw *cosmosWorld, dir,
 	if scenario == ScenarioTickOnePercent {
 		spec.Touch = max(1, n/100)
 	}
+	rounds := 1
+	if spec.Warm {
+		spec.Rounds, rounds = o.rounds, o.rounds
+	}
 	if cw != nil {
 		spec.Cosmos = &cw.cfg
 	}
@@ -122,9 +126,13 @@ func tickChild(ctx context.Context, o options, w *csWorld, cw *cosmosWorld, dir,
 	if err != nil {
 		return TickFigures{}, err
 	}
+	// The simulator's ledger and CPU time cover every round: a round's
+	// share is theirs over the rounds.
 	led := w.sim.Ledger()
 	lists := led.ListCalls()
-	bound := time.Duration(led.Total()) * o.latency / time.Duration(o.concurrency)
+	per := float64(rounds)
+	simCPU /= time.Duration(rounds)
+	bound := time.Duration(float64(led.Total())/per) * o.latency / time.Duration(o.concurrency)
 	fig := TickFigures{
 		Scenario: scenario, Store: mode, N: n, Concurrency: o.concurrency,
 		WallMS: ms(res.Wall), BoundMS: ms(bound),
@@ -137,9 +145,9 @@ func tickChild(ctx context.Context, o options, w *csWorld, cw *cosmosWorld, dir,
 		StoreRoundTripsPerOp: float64(res.Store.RoundTrips()) / float64(n),
 		StoreHTTPPerOp:       float64(res.StoreHTTP) / float64(n),
 		// Every request the simulator saw during the child came from it.
-		CSRequestsPerOp: float64(led.Total()) / float64(n),
+		CSRequestsPerOp: float64(led.Total()) / per / float64(n),
 		CSBatchSize:     o.batchSize,
-		CSLists:         ListStats{Calls: lists.Calls, MaxIDs: lists.MaxIDs},
+		CSLists:         ListStats{Calls: int(float64(lists.Calls) / per), MaxIDs: lists.MaxIDs},
 		PeakHeapMB:      float64(res.PeakHeap) / (1 << 20),
 		AllocPerOpB:     float64(res.Allocated) / float64(n),
 		GCs:             res.GCs,
@@ -150,6 +158,9 @@ func tickChild(ctx context.Context, o options, w *csWorld, cw *cosmosWorld, dir,
 		StoreCounts:     res.Store,
 		CSRequests:      led.ByPattern,
 		Touched:         res.Touched,
+	}
+	for _, c := range res.RoundCPU {
+		fig.RoundCPUPerOpUS = append(fig.RoundCPUPerOpUS, us(c)/float64(n))
 	}
 	fig.docs(res, n)
 	if lists.Calls > 0 {
