@@ -18,6 +18,8 @@ import (
 // allocations, 246 kB; jsontext's 649-823 µs, 3,815 allocations, 134 kB;
 // this one 230-295 µs, 4 allocations, 27 kB. (encoding/json/v2 into a
 // struct of those members, in another run: 509 µs, 619 allocations.)
+// Reading white space and strings in one pass each then took it from
+// 217-245 µs to 188-216 µs, in runs of the two interleaved.
 //
 // It is conservative, not complete: it reads the JSON that CS and the
 // simulator send (objects, arrays, strings without escapes, plain
