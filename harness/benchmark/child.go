@@ -270,7 +270,8 @@ func measureRounds(ctx context.Context, spec childSpec, a *assembled, raw store.
 		if err != nil {
 			return childResult{}, err
 		}
-		res.Store, base = a.counts.Counts().Minus(base), a.counts.Counts()
+		after := a.counts.Counts()
+		res.Store, base = after.Minus(base), after
 		rounds = append(rounds, res)
 	}
 	cpu := func(r childResult) time.Duration { return r.User + r.Sys }
