@@ -57,8 +57,12 @@ func pollStatuses(ctx context.Context, front string, subs []*submitted) map[stri
 	return out
 }
 
-// statusPollers is how many status polls run at once at the end of a run.
-const statusPollers = 8
+// statusPollers is how many status polls run at once at the end of a run,
+// within statusBudget in all.
+const (
+	statusPollers = 8
+	statusBudget  = time.Minute
+)
 
 // pollStatus asks for one status as ARM does: a 5xx or a failed request
 // (the store behind the handler is throttled and refuses on purpose) is

@@ -243,7 +243,13 @@ func execute(ctx context.Context, o options, logger *slog.Logger) (evidence, rep
 	logger.InfoContext(ctx, "soak: playing the plan", "scenarios", len(plan), "seed", o.seed)
 	drv.run(runCtx, plan)
 	settle(runCtx, obs)
-	status := pollStatuses(runCtx, host.FrontURL(), drv.submissions())
+	// ARM's status polls are the run's last check, with a budget of their
+	// own: a settle that took the rest of the run's (notifications retried
+	// on a loaded machine) left them none, and every poll not yet answered
+	// read as a broken invariant.
+	statusCtx, cancelStatus := context.WithTimeout(ctx, statusBudget)
+	defer cancelStatus()
+	status := pollStatuses(statusCtx, host.FrontURL(), drv.submissions())
 	if ctx.Err() != nil {
 		return ev, rep, fmt.Errorf("hcpops soak: interrupted: %w", context.Cause(ctx))
 	}
