@@ -106,6 +106,7 @@ func TestQuickRun(t *testing.T) {
 
 	// One changed tick per store mode, then one unchanged tick.
 	var kinds []string
+	allocs := map[string]float64{} // bytes allocated per operation, by scenario
 	for _, tk := range r.Ticks {
 		kinds = append(kinds, tk.Scenario+"/"+tk.Store)
 		if tk.N != n || tk.Result.Polled != n || tk.Result.Errors != 0 {
@@ -156,6 +157,10 @@ func TestQuickRun(t *testing.T) {
 			t.Errorf("%s: cpu %.2f µs/op, rounds %v; want %d rounds and the median's (the lower's) cpu", tk.Scenario,
 				tk.CPUPerOpUS, tk.RoundCPUPerOpUS, wantRounds)
 		}
+		if tk.AllocPerOpB <= 0 {
+			t.Errorf("%s: %.0f bytes allocated per operation: the heap's counters not read", tk.Scenario, tk.AllocPerOpB)
+		}
+		allocs[tk.Scenario] = tk.AllocPerOpB
 		if tk.CPUPerOpUS <= 0 || tk.PeakRSSMB <= 0 {
 			t.Errorf("%s: cpu %.1f µs/op, rss %.1f MB: getrusage not read", tk.Scenario, tk.CPUPerOpUS, tk.PeakRSSMB)
 		}
@@ -177,6 +182,12 @@ func TestQuickRun(t *testing.T) {
 					tk.Result.Changed, tk.StoreCounts.Batches, tk.WritesPerOp)
 			}
 		}
+	}
+	// Writing every operation and its resource allocates more than a tick
+	// that writes nothing: the figure is the tick's own.
+	if allocs[ScenarioTickChanged] <= allocs[ScenarioTickUnchanged] {
+		t.Errorf("changed tick allocated %.0f bytes an operation, unchanged %.0f: want more for the changed",
+			allocs[ScenarioTickChanged], allocs[ScenarioTickUnchanged])
 	}
 	if got := strings.Join(kinds, " "); got != "tick-changed/durable tick-changed/nosync tick-first/durable tick-unchanged/durable tick-1pct/durable" {
 		t.Errorf("ticks = %s", got)
