@@ -135,17 +135,29 @@ func prefetch(ctx context.Context, client cs.Client, log *slog.Logger, hrefs []s
 	s := &snapshot{clusters: map[string]cs.Cluster{}, nodePools: map[string]cs.NodePool{},
 		auths: map[string]cs.ExternalAuth{}}
 	var mu sync.Mutex
+	one := func(call listCall) {
+		err := listOne(ctx, client, call, s, &mu)
+		if err != nil && cs.Classify(err) != cs.Absent && ctx.Err() == nil {
+			// A 404 is a list CS does not serve, or a parent cluster gone:
+			// the GETs answer that as they always did, so it is no fault.
+			log.WarnContext(ctx, "batched clusters service read failed; its objects are read one by one",
+				append(cs.CallAttrs(err), "objects", len(call.hrefs), "error", err)...)
+		}
+	}
+	calls := planLists(hrefs, batch)
+	if len(calls) == 1 {
+		// A page's clusters are mostly one call: made on this goroutine, whose
+		// stack has grown already, not on a new one that grows its stack
+		// through the HTTP client's depth (runtime.newstack and copystack,
+		// 2.7% of an unchanged tick at N = 100,000, one goroutine a page).
+		if ctx.Err() == nil {
+			one(calls[0])
+		}
+		return s
+	}
 	lists := newPool(ctx, conc)
-	for _, call := range planLists(hrefs, batch) {
-		lists.Go(func() {
-			err := listOne(ctx, client, call, s, &mu)
-			if err != nil && cs.Classify(err) != cs.Absent && ctx.Err() == nil {
-				// A 404 is a list CS does not serve, or a parent cluster gone:
-				// the GETs answer that as they always did, so it is no fault.
-				log.WarnContext(ctx, "batched clusters service read failed; its objects are read one by one",
-					append(cs.CallAttrs(err), "objects", len(call.hrefs), "error", err)...)
-			}
-		})
+	for _, call := range calls {
+		lists.Go(func() { one(call) })
 	}
 	lists.Wait()
 	return s

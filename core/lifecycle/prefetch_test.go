@@ -200,3 +200,33 @@ func TestRecordKeepsEveryAnswer(t *testing.T) {
 		t.Errorf("an empty answer made %v, %v", empty, err)
 	}
 }
+
+// TestPrefetchOneCall: a page whose clusters make one list call makes it
+// on the caller's goroutine, and makes none once the tick's context has
+// ended, as the pool would not have run it.
+func TestPrefetchOneCall(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		canceled bool
+		requests int
+	}{
+		{"live", false, 1},
+		{"canceled", true, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newPrefetchWorld(t)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if tc.canceled {
+				cancel()
+			}
+			s := prefetch(ctx, w.client, slog.New(slog.DiscardHandler), w.c, 100, 4)
+			if got := w.sim.Ledger().Total(); got != tc.requests {
+				t.Fatalf("prefetch made %d requests, want %d", got, tc.requests)
+			}
+			if len(s.clusters) != 3*tc.requests {
+				t.Errorf("snapshot holds %d clusters, want %d", len(s.clusters), 3*tc.requests)
+			}
+		})
+	}
+}
