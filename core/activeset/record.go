@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"slices"
 	"sync"
 
 	"github.com/klauspost/compress/s2"
@@ -95,26 +96,66 @@ func etagSum(etag string) uint32 { return crc32.ChecksumIEEE([]byte(etag)) }
 type codec struct {
 	once sync.Once
 	dict *s2.Dict // nil when the first was too short for one
+	// scratch holds *scratch: a record's projection and S2 block are
+	// built in one and only the record is kept. Built in fresh buffers, the
+	// two were 2 kB of garbage a record, and a tick that finds every
+	// operation changed records four an operation.
+	scratch sync.Pool
+}
+
+// scratch is the room a record is built in; nothing kept points into it.
+type scratch struct{ proj, block []byte }
+
+// projectionRoom is what a projection is first given to grow in: most
+// are under a kilobyte.
+const projectionRoom = 1024
+
+// project returns the record of the projection project appends to its
+// argument (an empty buffer), with its header.
+func (c *codec) project(project func([]byte) []byte, h head, flags byte) []byte {
+	sc, _ := c.scratch.Get().(*scratch)
+	if sc == nil {
+		sc = &scratch{proj: make([]byte, 0, projectionRoom)}
+	}
+	sc.proj = project(sc.proj[:0])
+	rec := c.encodeIn(sc, sc.proj, h, flags)
+	c.scratch.Put(sc)
+	return rec
 }
 
 func (c *codec) dictFor(first []byte) *s2.Dict {
-	c.once.Do(func() { c.dict = s2.MakeDict(first, nil) })
+	// MakeDict keeps the bytes it is given, and first is scratch room.
+	c.once.Do(func() { c.dict = s2.MakeDict(slices.Clone(first), nil) })
 	return c.dict
 }
 
 // encode returns the record of payload (a projection, or with flagRaw a
 // document) with its header; safe for concurrent use.
 func (c *codec) encode(payload []byte, h head, flags byte) []byte {
+	sc, _ := c.scratch.Get().(*scratch)
+	if sc == nil {
+		sc = &scratch{}
+	}
+	rec := c.encodeIn(sc, payload, h, flags)
+	c.scratch.Put(sc)
+	return rec
+}
+
+// encodeIn is encode with sc's block as the S2 encoder's room; the record
+// returned is a new slice.
+func (c *codec) encodeIn(sc *scratch, payload []byte, h head, flags byte) []byte {
 	var block []byte
 	if flags&flagGone == 0 {
+		room := sc.block[:cap(sc.block)]
 		if flags&flagRaw != 0 {
-			block = s2.Encode(nil, payload)
+			block = s2.Encode(room, payload)
 		} else if d := c.dictFor(payload); d != nil {
 			flags |= flagDict
-			block = d.Encode(nil, payload)
+			block = d.Encode(room, payload)
 		} else {
-			block = s2.Encode(nil, payload)
+			block = s2.Encode(room, payload)
 		}
+		sc.block = block[:0]
 	}
 	var hdr [1 + 4*binary.MaxVarintLen64 + 4]byte
 	out := append(hdr[:0], flags)

@@ -55,3 +55,33 @@ func TestRecordsCarryTheirProjectionsRoom(t *testing.T) {
 		t.Error("a projection's header without its room was read")
 	}
 }
+
+// TestRecordsOwnNothingOfTheirScratch: records are built in reused room,
+// and the first projection becomes the codec's dictionary; every record
+// still decodes to its own projection after later ones were built in the
+// same room.
+func TestRecordsOwnNothingOfTheirScratch(t *testing.T) {
+	var c codec
+	h := head{ts: 1700000000, ttl: 60, version: 1, etag: `"e"`}
+	var projs, recs [][]byte
+	for i, status := range []string{"Provisioning", "Updating", "Deleting", "Accepted"} {
+		op, err := document.ParseOperation(opDoc("a", string(rune('p'+i)), status, ""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		projs = append(projs, op.AppendProjection(nil))
+		recs = append(recs, c.project(op.AppendProjection, h, 0))
+	}
+	if c.dict == nil {
+		t.Fatal("the codec made no dictionary of the first projection")
+	}
+	for i, rec := range recs {
+		got, flags, err := c.decode(nil, rec)
+		if err != nil || !bytes.Equal(got, projs[i]) {
+			t.Errorf("record %d decodes to %q, %v; want its projection", i, got, err)
+		}
+		if flags&flagDict == 0 {
+			t.Errorf("record %d was not compressed against the dictionary", i)
+		}
+	}
+}

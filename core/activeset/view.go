@@ -250,7 +250,7 @@ func operationRecord(s *set, h head, body []byte, op *document.OperationDocument
 			return s.ops.encode(body, h, flags|flagRaw)
 		}
 	}
-	return s.ops.encode(op.AppendProjection(make([]byte, 0, projectionRoom)), h, flags)
+	return s.ops.project(op.AppendProjection, h, flags)
 }
 
 func opFlags(c class) byte {
@@ -266,10 +266,6 @@ func olderOrSame(rec []byte, h head) bool {
 	return err == nil && !m.newer(h)
 }
 
-// projectionRoom is what a projection is given to grow in: most are
-// under a kilobyte.
-const projectionRoom = 1024
-
 // resourceRecord is the record of a resource document: its projection
 // when it is live (the document as read when it does not parse), a
 // header-only record when it is soft-deleted or expired. res, when set,
@@ -284,7 +280,7 @@ func resourceRecord(s *set, h head, body []byte, res *document.Resource, now int
 			return s.res.encode(body, h, flagRaw)
 		}
 	}
-	return s.res.encode(res.AppendProjection(make([]byte, 0, projectionRoom)), h, 0)
+	return s.res.project(res.AppendProjection, h, 0)
 }
 
 func stateOf(rec []byte) resState {
