@@ -110,17 +110,24 @@ type scratch struct{ proj, block []byte }
 // are under a kilobyte.
 const projectionRoom = 1024
 
-// project returns the record of the projection project appends to its
-// argument (an empty buffer), with its header.
-func (c *codec) project(project func([]byte) []byte, h head, flags byte) []byte {
-	sc, _ := c.scratch.Get().(*scratch)
-	if sc == nil {
-		sc = &scratch{proj: make([]byte, 0, projectionRoom)}
+// room takes scratch room from the pool; give it back with
+// c.scratch.Put once nothing returned points into it. A document too
+// large to project makes a large block, which the pool drops at the
+// next collections.
+func (c *codec) room() *scratch {
+	if sc, ok := c.scratch.Get().(*scratch); ok {
+		return sc
 	}
-	sc.proj = project(sc.proj[:0])
-	rec := c.encodeIn(sc, sc.proj, h, flags)
-	c.scratch.Put(sc)
-	return rec
+	return &scratch{proj: make([]byte, 0, projectionRoom)}
+}
+
+// project returns the record of the projection appendTo appends to its
+// argument (an empty buffer), with its header.
+func (c *codec) project(appendTo func([]byte) []byte, h head, flags byte) []byte {
+	sc := c.room()
+	defer c.scratch.Put(sc)
+	sc.proj = appendTo(sc.proj[:0])
+	return c.encodeIn(sc, sc.proj, h, flags)
 }
 
 func (c *codec) dictFor(first []byte) *s2.Dict {
@@ -132,13 +139,9 @@ func (c *codec) dictFor(first []byte) *s2.Dict {
 // encode returns the record of payload (a projection, or with flagRaw a
 // document) with its header; safe for concurrent use.
 func (c *codec) encode(payload []byte, h head, flags byte) []byte {
-	sc, _ := c.scratch.Get().(*scratch)
-	if sc == nil {
-		sc = &scratch{}
-	}
-	rec := c.encodeIn(sc, payload, h, flags)
-	c.scratch.Put(sc)
-	return rec
+	sc := c.room()
+	defer c.scratch.Put(sc)
+	return c.encodeIn(sc, payload, h, flags)
 }
 
 // encodeIn is encode with sc's block as the S2 encoder's room; the record

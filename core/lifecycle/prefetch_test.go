@@ -201,9 +201,9 @@ func TestRecordKeepsEveryAnswer(t *testing.T) {
 	}
 }
 
-// TestPrefetchOneCall: a page whose clusters make one list call makes it
-// on the caller's goroutine, and makes none once the tick's context has
-// ended, as the pool would not have run it.
+// TestPrefetchOneCall: a page whose clusters make one list call (made
+// without the pool) records its answers, and makes none once the tick's
+// context has ended, as the pool would not have run it.
 func TestPrefetchOneCall(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
