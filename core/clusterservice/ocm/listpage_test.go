@@ -2,13 +2,16 @@ package ocm
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"reflect"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -290,5 +293,35 @@ func TestPageQueryIsTheSDKs(t *testing.T) {
 		if got := pageQuery(tc.search, tc.size, tc.page); got != want {
 			t.Errorf("pageQuery(%q, %d, %d) = %q, want %q", tc.search, tc.size, tc.page, got, want)
 		}
+	}
+}
+
+// TestPageRoomDoesNotTrustContentLength: a list page's body is read into
+// room sized from its Content-Length, which a proxy may get wrong. One
+// claiming 4 GiB costs the read no more than the cap (a few hundred kB
+// for a page of 100), and the page cut short is an error, not a list.
+func TestPageRoomDoesNotTrustContentLength(t *testing.T) {
+	const claimed = 4 << 30
+	body := `{"kind":"ClusterList","page":1,"size":0,"total":0,"items":[]}`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", strconv.Itoa(claimed))
+		fmt.Fprint(w, body) // far short of what it claims: the server then cuts the connection
+	}))
+	defer srv.Close()
+	c := connect(t, Config{URL: srv.URL})
+	hrefs := make([]string, 100)
+	for i := range hrefs {
+		hrefs[i] = cs.ClusterHref(clusterID(i))
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	got, err := c.ListClustersByHref(context.Background(), hrefs)
+	runtime.ReadMemStats(&after)
+	if err == nil {
+		t.Errorf("a page cut short of its Content-Length = %d clusters, no error", len(got))
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 64<<20 {
+		t.Errorf("reading a page that claims %d bytes allocated %d", claimed, grew)
 	}
 }
