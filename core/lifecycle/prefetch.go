@@ -145,13 +145,18 @@ func prefetch(ctx context.Context, client cs.Client, log *slog.Logger, hrefs []s
 		}
 	}
 	calls := planLists(hrefs, batch)
-	if len(calls) == 1 {
-		// A page's clusters are mostly one call: made on this goroutine, whose
-		// stack has grown already, not on a new one that grows its stack
-		// through the HTTP client's depth (runtime.newstack and copystack,
-		// 2.7% of an unchanged tick at N = 100,000, one goroutine a page).
-		if ctx.Err() == nil {
-			one(calls[0])
+	if len(calls) == 1 || conc <= 1 {
+		// Calls that cannot overlap (a page's clusters are mostly one) are
+		// made on this goroutine, whose stack has grown already, not on a
+		// new one a page that grows its stack through the HTTP client's
+		// depth (runtime.newstack and copystack, 2.7% of an unchanged tick
+		// at N = 100,000). As in the pool, none starts once ctx has ended:
+		// the transport would count it as a failed CS request.
+		for _, call := range calls {
+			if ctx.Err() != nil {
+				break
+			}
+			one(call)
 		}
 		return s
 	}

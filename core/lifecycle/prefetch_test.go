@@ -48,13 +48,15 @@ type prefetchWorld struct {
 	sim    *simulator.Simulator
 	client *ocm.Client
 	clk    *fakeClock
-	c      []string // cluster hrefs
+	rec    *cs.Recorder // counts the client's requests made under "tick"
+	c      []string     // cluster hrefs
 }
 
 func newPrefetchWorld(t *testing.T) *prefetchWorld {
 	t.Helper()
 	w := &prefetchWorld{clk: newFakeClock()}
-	f := csfake.New(t, csfake.Config{Timeout: 5 * time.Second}, simulator.WithClock(w.clk), simulator.WithDurations(testDurations()))
+	w.rec = cs.NewRecorder(w.clk, func(context.Context) string { return "tick" })
+	f := csfake.New(t, csfake.Config{Timeout: 5 * time.Second, Recorder: w.rec}, simulator.WithClock(w.clk), simulator.WithDurations(testDurations()))
 	w.sim, w.client = f.Sim, f.Client
 	ctx := context.Background()
 	for i := 1; i <= 3; i++ {
@@ -202,8 +204,9 @@ func TestRecordKeepsEveryAnswer(t *testing.T) {
 }
 
 // TestPrefetchOneCall: a page whose clusters make one list call (made
-// without the pool) records its answers, and makes none once the tick's
-// context has ended, as the pool would not have run it.
+// without the pool) records its answers; once the tick's context has
+// ended it starts none, as the pool would not have run it, so the
+// transport counts no failed request in the tick's figures.
 func TestPrefetchOneCall(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
@@ -220,9 +223,13 @@ func TestPrefetchOneCall(t *testing.T) {
 			if tc.canceled {
 				cancel()
 			}
+			counted := w.rec.Count(ctx)
 			s := prefetch(ctx, w.client, slog.New(slog.DiscardHandler), w.c, 100, 4)
 			if got := w.sim.Ledger().Total(); got != tc.requests {
 				t.Fatalf("prefetch made %d requests, want %d", got, tc.requests)
+			}
+			if sum := counted(); sum.Count != tc.requests || sum.Errors != 0 {
+				t.Errorf("the transport counted %d requests, %d failed; want %d, none failed", sum.Count, sum.Errors, tc.requests)
 			}
 			if len(s.clusters) != 3*tc.requests {
 				t.Errorf("snapshot holds %d clusters, want %d", len(s.clusters), 3*tc.requests)
