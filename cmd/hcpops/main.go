@@ -18,8 +18,7 @@ import (
 )
 
 func main() {
-	cli.SetGC(os.LookupEnv) // the collector's target, unless GOGC says otherwise
-	cli.Main(func(ctx context.Context, args []string) error { return run(ctx, args, os.Getenv, os.Stdout) })
+	cli.Main(os.LookupEnv, func(ctx context.Context, args []string) error { return run(ctx, args, os.Getenv, os.Stdout) })
 }
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {

@@ -19,7 +19,10 @@ import (
 // Main runs a command on the process's arguments until SIGINT or SIGTERM
 // cancels its context, and exits 1 with its error printed when it fails
 // (0 when it only printed help): what every hcpops binary's main does.
-func Main(run func(ctx context.Context, args []string) error) {
+// First it sets the collector's target (setGC) unless lookup (the
+// process environment) has GOGC.
+func Main(lookup func(string) (string, bool), run func(ctx context.Context, args []string) error) {
+	setGC(lookup)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:])
 	stop()

@@ -21,8 +21,7 @@ import (
 const prog = "hcpopsctl"
 
 func main() {
-	cli.SetGC(os.LookupEnv) // the collector's target, unless GOGC says otherwise
-	cli.Main(func(ctx context.Context, args []string) error { return run(ctx, args, os.Getenv, os.Stdin, os.Stdout) })
+	cli.Main(os.LookupEnv, func(ctx context.Context, args []string) error { return run(ctx, args, os.Getenv, os.Stdin, os.Stdout) })
 }
 
 // run dispatches a subcommand; the environment and streams are injected so

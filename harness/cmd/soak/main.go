@@ -13,8 +13,7 @@ import (
 )
 
 func main() {
-	cli.SetGC(os.LookupEnv) // the collector's target, unless GOGC says otherwise
-	cli.Main(func(ctx context.Context, args []string) error {
+	cli.Main(os.LookupEnv, func(ctx context.Context, args []string) error {
 		if err := soak.Main(ctx, args, os.Stdout); err != nil {
 			return fmt.Errorf("soak: %w", err)
 		}
