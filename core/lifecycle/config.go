@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"log/slog"
@@ -37,7 +38,8 @@ type Deps struct {
 	Notifier Notifier
 	Clock    clock.Clock
 	Logger   *slog.Logger
-	// Random feeds cluster ID generation; nil means crypto/rand.
+	// Random feeds every random choice: cluster IDs and the relist
+	// jitter; nil means crypto/rand.
 	Random io.Reader
 }
 
@@ -345,10 +347,22 @@ func New(deps Deps, cfg Config) (*Engine, error) {
 	}
 	e.handlers = e.registry()
 	view, err := activeset.New(activeset.Config{Store: deps.Store, ResourceOf: resourceRef, Clock: deps.Clock,
-		Relist: cfg.RelistInterval, Logger: deps.Logger})
+		Relist: cfg.RelistInterval, Jitter: jitterFrom(deps.Random), Logger: deps.Logger})
 	if err != nil {
 		return nil, err
 	}
 	e.view = view
 	return e, nil
+}
+
+// jitterFrom is ARO-HCP's relist jitter, up to 30% of the interval, drawn
+// from random: a seeded reader makes a run replayable.
+func jitterFrom(random io.Reader) func(time.Duration) time.Duration {
+	return func(d time.Duration) time.Duration {
+		var b [8]byte
+		if _, err := io.ReadFull(random, b[:]); err != nil {
+			return 0
+		}
+		return time.Duration(binary.LittleEndian.Uint64(b[:]) % uint64(int64(d)*3/10+1))
+	}
 }

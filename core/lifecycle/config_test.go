@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	mathrand "math/rand/v2"
 	"reflect"
 	"regexp"
 	"strings"
@@ -322,5 +323,36 @@ func TestConfigFromEnvReadsOnlyItsSettings(t *testing.T) {
 		EnvAbsentShare: true}
 	if !maps.Equal(asked, want) {
 		t.Errorf("ConfigFromEnv asked for %v, want %v", asked, want)
+	}
+}
+
+// The relist jitter is drawn from Deps.Random, so a seeded reader replays
+// it (the deterministic simulation relies on it), within ARO-HCP's 30%.
+func TestJitterFromRandom(t *testing.T) {
+	seeded := func() func(time.Duration) time.Duration {
+		return jitterFrom(mathrand.NewChaCha8([32]byte{7}))
+	}
+	a, b := seeded(), seeded()
+	d := 10 * time.Minute
+	varied := false
+	first := a(d)
+	for i := range 50 {
+		x, y := first, b(d)
+		if i > 0 {
+			x = a(d)
+		}
+		if x != y {
+			t.Fatalf("draw %d: %s and %s from the same seed", i, x, y)
+		}
+		if x < 0 || x > d*3/10 {
+			t.Fatalf("draw %d: jitter %s outside 0..%s", i, x, d*3/10)
+		}
+		varied = varied || x != first
+	}
+	if !varied {
+		t.Fatal("50 draws gave the same jitter")
+	}
+	if got := jitterFrom(strings.NewReader(""))(d); got != 0 {
+		t.Fatalf("an exhausted reader gave jitter %s, want none", got)
 	}
 }
