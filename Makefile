@@ -11,7 +11,7 @@ DIST      := dist/functionapp
 FUNCTIONS := $(notdir $(wildcard functions/*))
 TESTFLAGS ?= -count=1 -timeout 10m
 
-.PHONY: build run run-cosmos test test-short vet lint lint-tool cover bench bench-go soak package clean
+.PHONY: build run run-cosmos test test-short vet lint lint-tool cover bench bench-go soak dst package clean
 
 # Two binaries: bin/hcpopsctl is the developer's (serve, dev, submit, status,
 # ops, history, doc, cs-simulator, bench); dist/functionapp/hcpops is the
@@ -118,6 +118,21 @@ cover:
 bench:
 	mkdir -p bench/results
 	$(GO) run ./harness/cmd/hcpopsctl bench -rounds 3 -out bench/results/latest.json
+
+# The deterministic simulation (harness/dst, docs/testing.md): SEEDS runs from
+# FROM (make test runs a fixed set), DURATION stops starting new ones after
+# that much wall-clock time; SEED=N replays one seed with its whole trace.
+SEEDS    ?= 10000
+FROM     ?= 1
+DURATION ?= 0
+SEED     ?=
+dst:
+	@if [ -n "$(SEED)" ]; then \
+	  $(GO) test -count=1 -run 'TestSimulation$$' ./harness/dst -seed $(SEED) -v; \
+	else \
+	  set -o pipefail; $(GO) test -count=1 -timeout 0 -run 'TestSimulation$$' ./harness/dst -seeds $(SEEDS) -from $(FROM) -duration $(DURATION) -v \
+	    | grep -v '^=== RUN'; \
+	fi
 
 # The long fault-injection soak (a short one runs in make test); SOAKFLAGS
 # e.g. "-ops 3000 -duration 5m -seed 7".

@@ -1,0 +1,136 @@
+package dst
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+var (
+	seedFlag      = flag.Uint64("seed", 0, "replay this one seed, printing its trace and the engine's log")
+	seedsFlag     = flag.Int("seeds", 0, "run this many seeds, from -from (TestSearch)")
+	fromFlag      = flag.Uint64("from", 1, "the first seed of -seeds")
+	durationFlag  = flag.Duration("duration", 0, "stop starting seeds after this much wall-clock time (0: run them all)")
+	simFlag       = flag.Duration("sim", 0, "simulated time of requests and faults in a run (default 1h)")
+	intensityFlag = flag.Float64("intensity", 1, "scale of the fault windows a run draws")
+	workersFlag   = flag.Int("workers", runtime.GOMAXPROCS(0), "runs at once")
+)
+
+func options() Options {
+	return Options{Duration: *simFlag, Intensity: *intensityFlag}
+}
+
+// TestSimulation replays one seed with -seed N (the command a failure
+// prints: its whole trace, and with DST_LOGS=1 the engine's log), or
+// searches -seeds N seeds from -from (make dst).
+func TestSimulation(t *testing.T) {
+	switch {
+	case *seedFlag != 0:
+		replay(t, *seedFlag)
+	case *seedsFlag != 0:
+		seeds := make([]uint64, *seedsFlag)
+		for i := range seeds {
+			seeds[i] = *fromFlag + uint64(i)
+		}
+		_, cover := search(t, seeds)
+		t.Logf("coverage (fault × route, requests, terminal states):\n%s", strings.Join(cover.table(), "\n"))
+	default:
+		t.Skip("give -seed N or -seeds N (make dst)")
+	}
+}
+
+func replay(t *testing.T, seed uint64) {
+	var logs strings.Builder
+	opts := options()
+	opts.Logs = &logs
+	res := Run(t, seed, opts)
+	t.Logf("seed %d: %d operations, digest %s", res.Seed, res.Ops, res.Digest)
+	if os.Getenv("DST_LOGS") != "" {
+		t.Logf("engine log:\n%s", logs.String())
+	}
+	report(t, res, true)
+}
+
+// report fails t with a failed run's problems, its shortened trace and
+// the command that replays it.
+func report(t *testing.T, res Result, full bool) {
+	t.Helper()
+	if !res.Failed() {
+		return
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "seed %d broke %d rules:\n", res.Seed, len(res.Problems))
+	for _, p := range res.Problems {
+		fmt.Fprintf(&b, "  %s\n", p)
+	}
+	lines := res.Trace
+	if !full && len(lines) > 60 {
+		lines = lines[len(lines)-60:]
+	}
+	fmt.Fprintf(&b, "trace (%d lines about its ids, faults and restarts):\n", len(res.Trace))
+	for _, l := range lines {
+		fmt.Fprintf(&b, "  %s\n", l)
+	}
+	fmt.Fprintf(&b, "replay: make dst SEED=%d   (go test ./harness/dst -run TestSimulation -seed %d -v)", res.Seed, res.Seed)
+	t.Error(b.String())
+}
+
+// search runs seeds on workers at once and reports each failure, the
+// runs per minute and the coverage of them all.
+func search(t *testing.T, seeds []uint64) (failed int, cover *coverage) {
+	t.Helper()
+	cover = newCoverage()
+	var (
+		next   atomic.Int64
+		ran    atomic.Int64
+		nfail  atomic.Int64
+		wg     sync.WaitGroup
+		mu     sync.Mutex
+		simHrs float64
+	)
+	start := time.Now()
+	for range max(1, *workersFlag) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(seeds) || *durationFlag > 0 && time.Since(start) > *durationFlag {
+					return
+				}
+				ran.Add(1)
+				res := Run(t, seeds[i], options())
+				cover.merge(res.Cover)
+				mu.Lock()
+				simHrs += options().withDefaults().Duration.Hours()
+				mu.Unlock()
+				if res.Failed() {
+					nfail.Add(1)
+					report(t, res, false)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	took := time.Since(start)
+	t.Logf("%d runs (%.0f simulated hours of requests and faults) in %s: %.0f runs a minute, %d failed",
+		ran.Load(), simHrs, took.Truncate(time.Millisecond), float64(ran.Load())/took.Minutes(), nfail.Load())
+	return int(nfail.Load()), cover
+}
+
+// TestReplayIsExact: a seed run twice does the same things in the same
+// order.
+func TestReplayIsExact(t *testing.T) {
+	for _, seed := range []uint64{3, 17} {
+		a, b := Run(t, seed, options()), Run(t, seed, options())
+		if a.Digest != b.Digest {
+			t.Errorf("seed %d ran two ways: %s and %s", seed, a.Digest, b.Digest)
+		}
+	}
+}

@@ -1,0 +1,117 @@
+package dst
+
+import (
+	"context"
+	"errors"
+
+	"github.com/hcpops/hcpops/core/store"
+)
+
+// gatedStore is the run's store as every party reaches it: each call
+// parks at the scheduler's gate, a store fault window may answer 429 or
+// 503 in its place, and every write that lands is shown to the oracle
+// (which checks each terminal write against CS's truth).
+type gatedStore struct {
+	w    *world
+	next store.Store
+}
+
+var errThrottled = errors.New("store: 429 request rate is large (a fault of the run)")
+
+func (s *gatedStore) enter(ctx context.Context, what string) error {
+	s.w.sched.gate(ctx, "store "+what)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if f := s.w.faults.active(faultStore, ""); f != nil {
+		s.w.cover.fault(faultStore, nil)
+		return errThrottled
+	}
+	return nil
+}
+
+func (s *gatedStore) Get(ctx context.Context, pk, id string) (store.Item, error) {
+	if err := s.enter(ctx, "get "+id); err != nil {
+		return store.Item{}, err
+	}
+	return s.next.Get(ctx, pk, id)
+}
+
+func (s *gatedStore) ReadMany(ctx context.Context, refs []store.DocRef) (map[store.DocRef]store.Item, error) {
+	if err := s.enter(ctx, "readmany"); err != nil {
+		return nil, err
+	}
+	return s.next.ReadMany(ctx, refs)
+}
+
+func (s *gatedStore) Create(ctx context.Context, pk string, doc []byte) (store.Item, error) {
+	if err := s.enter(ctx, "create"); err != nil {
+		return store.Item{}, err
+	}
+	it, err := s.next.Create(ctx, pk, doc)
+	if err == nil {
+		s.w.oracle.wrote(ctx, pk, it.Body)
+	}
+	return it, err
+}
+
+func (s *gatedStore) Replace(ctx context.Context, pk, id string, doc []byte, ifMatch string) (store.Item, error) {
+	if err := s.enter(ctx, "replace "+id); err != nil {
+		return store.Item{}, err
+	}
+	it, err := s.next.Replace(ctx, pk, id, doc, ifMatch)
+	if err == nil {
+		s.w.oracle.wrote(ctx, pk, it.Body)
+	}
+	return it, err
+}
+
+func (s *gatedStore) SoftDelete(ctx context.Context, pk, id string) error {
+	if err := s.enter(ctx, "softdelete "+id); err != nil {
+		return err
+	}
+	err := s.next.SoftDelete(ctx, pk, id)
+	if err == nil {
+		s.w.oracle.softDeleted(pk, id)
+	}
+	return err
+}
+
+func (s *gatedStore) Batch(ctx context.Context, pk string, ops []store.BatchOp) ([]store.Item, error) {
+	if err := s.enter(ctx, "batch"); err != nil {
+		return nil, err
+	}
+	items, err := s.next.Batch(ctx, pk, ops)
+	if err == nil {
+		for i, op := range ops {
+			if op.Kind != store.OpDelete && i < len(items) {
+				s.w.oracle.wrote(ctx, pk, items[i].Body)
+			}
+		}
+	}
+	return items, err
+}
+
+func (s *gatedStore) ActiveOperations(ctx context.Context, q store.ActiveOperationsQuery, page func([]store.Item) error) error {
+	if err := s.enter(ctx, "active"); err != nil {
+		return err
+	}
+	return s.next.ActiveOperations(ctx, q, page)
+}
+
+func (s *gatedStore) Children(ctx context.Context, pk, parent string, page func([]store.Item) error) error {
+	if err := s.enter(ctx, "children "+parent); err != nil {
+		return err
+	}
+	return s.next.Children(ctx, pk, parent, page)
+}
+
+func (s *gatedStore) ChangeFeed(ctx context.Context, continuation string, maxItems int) (store.FeedPage, error) {
+	if err := s.enter(ctx, "feed"); err != nil {
+		return store.FeedPage{}, err
+	}
+	return s.next.ChangeFeed(ctx, continuation, maxItems)
+}
+
+// Close closes nothing: the run closes the store it made.
+func (s *gatedStore) Close() error { return nil }
