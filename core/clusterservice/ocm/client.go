@@ -66,6 +66,9 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (*Client, error) 
 		TransportWrapper(evidence).
 		TransportWrapper(limitBodies).
 		TransportWrapper(keepIdleConns)
+	if cfg.NoRetryJitter {
+		b.RetryJitter(0)
+	}
 	if cfg.Transport != nil {
 		b.TransportWrapper(func(http.RoundTripper) http.RoundTripper { return cfg.Transport }) // innermost: instead of the SDK's
 	}

@@ -53,6 +53,10 @@ type Config struct {
 
 	RetryLimit    int           // SDK retries of 429/503 (any method) and 5xx/EOF (GET)
 	RetryInterval time.Duration // first retry delay, doubled per retry
+	// NoRetryJitter makes the SDK's retry delays exact instead of ±20%
+	// drawn from the process's global random source: a simulation that
+	// replays a seed needs them exact. Not read from the environment.
+	NoRetryJitter bool
 	// Timeout bounds each call (retries and pages included); a caller's
 	// sooner deadline still wins.
 	Timeout time.Duration

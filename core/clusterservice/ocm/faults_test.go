@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net/http"
+	"slices"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	cs "github.com/hcpops/hcpops/core/clusterservice"
@@ -164,5 +167,42 @@ func TestSDKLogsReachSlog(t *testing.T) {
 	}
 	if d := e.log.find(slog.LevelDebug, "clusters service request"); len(d) != 2 {
 		t.Errorf("request log = %q, want one entry per attempt (2)", d)
+	}
+}
+
+// TestNoRetryJitter: with NoRetryJitter the SDK's retries wait exactly
+// RetryInterval, doubled, so a simulation replays them; without it they
+// are spread around it.
+func TestNoRetryJitter(t *testing.T) {
+	gaps := func(t *testing.T, noJitter bool) []time.Duration {
+		var at []time.Time
+		synctest.Test(t, func(t *testing.T) {
+			c, err := New(t.Context(), Config{URL: "http://cs.invalid", RetryLimit: 2, RetryInterval: time.Second,
+				NoRetryJitter: noJitter, Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+					at = append(at, time.Now())
+					return &http.Response{StatusCode: http.StatusServiceUnavailable, Header: http.Header{}, Body: http.NoBody, Request: r}, nil
+				})}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			_, _ = c.GetClusterStatus(t.Context(), cs.ClusterHref(clusterID(1)))
+		})
+		var out []time.Duration
+		for i := 1; i < len(at); i++ {
+			out = append(out, at[i].Sub(at[i-1]))
+		}
+		return out
+	}
+	if got, want := gaps(t, true), []time.Duration{time.Second, 2 * time.Second}; !slices.Equal(got, want) {
+		t.Errorf("retries without jitter waited %v, want %v", got, want)
+	}
+	jittered := false
+	for range 5 {
+		g := gaps(t, false)
+		jittered = jittered || len(g) != 2 || g[0] != time.Second || g[1] != 2*time.Second
+	}
+	if !jittered {
+		t.Error("five calls with the SDK's jitter all waited exactly 1s and 2s")
 	}
 }
