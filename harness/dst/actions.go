@@ -57,6 +57,7 @@ func (c *customer) run(end time.Time) {
 		if time.Now().Add(wait).After(end) || !sleep(c.ctx, wait) {
 			return
 		}
+		c.w.sched.gate(c.ctx, "acts")
 		c.act()
 	}
 }
@@ -219,8 +220,7 @@ func (c *customer) failCS() {
 }
 
 // operator ends an operation by hand now and then, as `ops fail` does.
-func (w *world) operator(end time.Time) {
-	rng := w.stream()
+func (w *world) operator(rng *rand.Rand, end time.Time) {
 	if rng.IntN(3) > 0 {
 		return
 	}
@@ -229,6 +229,7 @@ func (w *world) operator(end time.Time) {
 	if !sleep(ctx, at) {
 		return
 	}
+	w.sched.gate(ctx, "acts")
 	name := w.oracle.someActive(rng)
 	if name == nil {
 		return

@@ -62,8 +62,17 @@ func (a *answer) Write(b []byte) (int, error) {
 
 func (n *csNet) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
-	what := req.Method + " " + req.URL.Path
-	n.w.sched.gate(ctx, "cs "+what+"?"+req.URL.RawQuery)
+	what := "cs " + req.Method + " " + req.URL.Path + "?" + req.URL.RawQuery
+	if req.Body != nil && req.Body != http.NoBody {
+		body, err := io.ReadAll(req.Body)
+		closeBody(req)
+		if err != nil {
+			return nil, err
+		}
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		what += " " + digest(body)
+	}
+	n.w.sched.gate(ctx, what)
 	if err := ctx.Err(); err != nil {
 		closeBody(req)
 		return nil, err

@@ -20,6 +20,7 @@ var (
 	simFlag       = flag.Duration("sim", 0, "simulated time of requests and faults in a run (default 1h)")
 	intensityFlag = flag.Float64("intensity", 1, "scale of the fault windows a run draws")
 	workersFlag   = flag.Int("workers", runtime.GOMAXPROCS(0), "runs at once")
+	replaysFlag   = flag.Int("replays", 0, "TestReplayIsExact: run seeds 1..N twice each instead of its fixed few")
 )
 
 func options() Options {
@@ -127,10 +128,27 @@ func search(t *testing.T, seeds []uint64) (failed int, cover *coverage) {
 // TestReplayIsExact: a seed run twice does the same things in the same
 // order.
 func TestReplayIsExact(t *testing.T) {
-	for _, seed := range []uint64{3, 17} {
-		a, b := Run(t, seed, options()), Run(t, seed, options())
-		if a.Digest != b.Digest {
-			t.Errorf("seed %d ran two ways: %s and %s", seed, a.Digest, b.Digest)
+	opts := options()
+	opts.Steps = true
+	seeds := []uint64{2, 3, 5, 8, 13, 17, 21, 34}
+	if *replaysFlag > 0 {
+		seeds = seeds[:0]
+		for s := range *replaysFlag {
+			seeds = append(seeds, uint64(s+1))
+		}
+	}
+	for _, seed := range seeds {
+		a, b := Run(t, seed, opts), Run(t, seed, opts)
+		if a.Digest == b.Digest {
+			continue
+		}
+		for i := range min(len(a.Steps), len(b.Steps)) {
+			if a.Steps[i] != b.Steps[i] {
+				from := max(0, i-8)
+				t.Errorf("seed %d ran two ways (%s and %s), first at step %d:\n  %s\nand\n  %s", seed, a.Digest, b.Digest, i,
+					strings.Join(a.Steps[from:min(i+4, len(a.Steps))], "\n  "), strings.Join(b.Steps[from:min(i+4, len(b.Steps))], "\n  "))
+				break
+			}
 		}
 	}
 }

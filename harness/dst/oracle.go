@@ -211,6 +211,10 @@ func (o *oracle) softDeleted(pk, id string) {
 func (o *oracle) operationWritten(ctx context.Context, doc *document.OperationDocument) {
 	o.mu.Lock()
 	op := o.register(doc)
+	if op.status.IsTerminal() && doc.Properties.Status != op.status {
+		o.fail(fmt.Sprintf("%s %s of %s was %s, then written %s by %s", op.request, op.name, op.target, op.status,
+			doc.Properties.Status, actorOf(ctx)), op.name)
+	}
 	if op.status.IsTerminal() || !doc.Properties.Status.IsTerminal() {
 		op.status = doc.Properties.Status
 		o.mu.Unlock()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"slices"
 	"testing"
 	"testing/synctest"
@@ -29,6 +30,8 @@ type Options struct {
 	Intensity float64
 	// Logs, when set, gets the engine's log (a replay).
 	Logs io.Writer
+	// Steps keeps every gate's key in Result.Steps.
+	Steps bool
 }
 
 func (o Options) withDefaults() Options {
@@ -53,6 +56,7 @@ type Result struct {
 	Trace []string
 	Cover *coverage
 	Ops   int
+	Steps []string
 }
 
 // Failed reports whether the run broke a rule.
@@ -70,12 +74,16 @@ func run(seed uint64, opts Options) Result {
 	w := newWorld(seed, opts)
 	end := w.start.Add(opts.Duration)
 	w.startInstance("a")
+	// Every party's random stream is drawn here, in one order, before any
+	// of them runs.
 	cust := newCustomer(w)
+	op, proc, feed := w.stream(), w.stream(), w.stream()
 	w.spawn(func() { cust.run(end) })
-	w.spawn(func() { w.operator(end) })
-	w.spawn(func() { w.processes(end) })
+	w.spawn(func() { w.operator(op, end) })
+	w.spawn(func() { w.processes(proc, end) })
 	w.spawn(w.timer)
-	w.spawn(w.feed)
+	w.spawn(func() { w.feed(feed) })
+	w.spawn(w.armPoller)
 	w.sched.drive(end)
 	w.faults.heal()
 	w.trace.note("fault windows healed")
@@ -130,7 +138,7 @@ func (w *world) finish() {
 }
 
 func (w *world) result() Result {
-	res := Result{Seed: w.seed, Digest: w.trace.digest(), Cover: w.cover, Ops: len(w.oracle.ops)}
+	res := Result{Seed: w.seed, Digest: w.trace.digest(), Cover: w.cover, Ops: len(w.oracle.ops), Steps: w.trace.every}
 	var ids []string
 	for _, p := range w.oracle.problems {
 		res.Problems = append(res.Problems, fmt.Sprintf("%s: %s", p.at.Sub(w.start).Truncate(time.Millisecond), p.what))
@@ -201,6 +209,7 @@ func (w *world) timer() {
 		if !sleep(ctx, 10*time.Second) {
 			return
 		}
+		w.sched.gate(ctx, "fires")
 		in := w.owner()
 		if in == nil {
 			continue
@@ -220,9 +229,8 @@ func (w *world) tick(in *instance) func(context.Context) error {
 // an instance (the owner, or a second one holding part of the leases),
 // retried as the host's retry policy does, then skipped; now and then a
 // batch is delivered twice, or the lease is reset to the beginning.
-func (w *world) feed() {
+func (w *world) feed(rng *rand.Rand) {
 	ctx := withActor(w.ctx, actorFeed)
-	rng := w.stream()
 	pos := ""
 	for {
 		if !sleep(ctx, time.Duration(1+rng.IntN(5))*time.Second) {
@@ -288,9 +296,8 @@ func (w *world) deliver(ctx context.Context, rng interface{ IntN(int) int }, doc
 
 // processes restarts the Function App now and then (everything in
 // memory is lost) and runs a second instance for a while.
-func (w *world) processes(end time.Time) {
+func (w *world) processes(rng *rand.Rand, end time.Time) {
 	ctx := withActor(w.ctx, "processes")
-	rng := w.stream()
 	type event struct {
 		at   time.Time
 		what string
@@ -311,6 +318,7 @@ func (w *world) processes(end time.Time) {
 		if !sleep(ctx, time.Until(ev.at)) {
 			return
 		}
+		w.sched.gate(ctx, ev.what)
 		switch ev.what {
 		case "restart":
 			own := w.owner()
@@ -344,6 +352,7 @@ func abandonRequest(op *operation, status arm.ProvisioningState) lifecycle.Aband
 func (w *world) settled(deadline time.Time) {
 	ctx := withActor(w.ctx, "settle")
 	for sleep(ctx, time.Minute) && time.Now().Before(deadline) {
+		w.sched.gate(ctx, "looks")
 		if w.oracle.quiet(w.sink) && w.bgIdle() {
 			w.trace.note("settled: every operation ended and ARM told")
 			w.sched.end()

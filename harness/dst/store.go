@@ -3,6 +3,8 @@ package dst
 import (
 	"context"
 	"errors"
+	"fmt"
+	"hash/fnv"
 
 	"github.com/hcpops/hcpops/core/store"
 )
@@ -38,14 +40,18 @@ func (s *gatedStore) Get(ctx context.Context, pk, id string) (store.Item, error)
 }
 
 func (s *gatedStore) ReadMany(ctx context.Context, refs []store.DocRef) (map[store.DocRef]store.Item, error) {
-	if err := s.enter(ctx, "readmany"); err != nil {
+	what := fmt.Sprintf("readmany %d", len(refs))
+	for _, r := range refs {
+		what += " " + r.ID
+	}
+	if err := s.enter(ctx, what); err != nil {
 		return nil, err
 	}
 	return s.next.ReadMany(ctx, refs)
 }
 
 func (s *gatedStore) Create(ctx context.Context, pk string, doc []byte) (store.Item, error) {
-	if err := s.enter(ctx, "create"); err != nil {
+	if err := s.enter(ctx, "create "+digest(doc)); err != nil {
 		return store.Item{}, err
 	}
 	it, err := s.next.Create(ctx, pk, doc)
@@ -56,7 +62,7 @@ func (s *gatedStore) Create(ctx context.Context, pk string, doc []byte) (store.I
 }
 
 func (s *gatedStore) Replace(ctx context.Context, pk, id string, doc []byte, ifMatch string) (store.Item, error) {
-	if err := s.enter(ctx, "replace "+id); err != nil {
+	if err := s.enter(ctx, "replace "+id+" "+digest(doc)); err != nil {
 		return store.Item{}, err
 	}
 	it, err := s.next.Replace(ctx, pk, id, doc, ifMatch)
@@ -78,7 +84,11 @@ func (s *gatedStore) SoftDelete(ctx context.Context, pk, id string) error {
 }
 
 func (s *gatedStore) Batch(ctx context.Context, pk string, ops []store.BatchOp) ([]store.Item, error) {
-	if err := s.enter(ctx, "batch"); err != nil {
+	what := "batch"
+	for _, op := range ops {
+		what += " " + string(op.Kind) + " " + op.ID + " " + digest(op.Body)
+	}
+	if err := s.enter(ctx, what); err != nil {
 		return nil, err
 	}
 	items, err := s.next.Batch(ctx, pk, ops)
@@ -115,3 +125,11 @@ func (s *gatedStore) ChangeFeed(ctx context.Context, continuation string, maxIte
 
 // Close closes nothing: the run closes the store it made.
 func (s *gatedStore) Close() error { return nil }
+
+// digest tells two bodies apart in a gate's key: two calls parked at once
+// are ordered by what they carry, not by which arrived first.
+func digest(b []byte) string {
+	h := fnv.New64a()
+	_, _ = h.Write(b)
+	return fmt.Sprintf("%016x", h.Sum64())
+}

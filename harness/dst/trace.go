@@ -21,6 +21,10 @@ type trace struct {
 	steps   int
 	notable []string
 	dropped int
+	// steps, when kept, are every gate's key in order: how a replay
+	// that ran another way is told apart from its first run.
+	keep  bool
+	every []string
 }
 
 const maxNotable = 4000
@@ -32,6 +36,9 @@ func (t *trace) add(key string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.steps++
+	if t.keep {
+		t.every = append(t.every, fmt.Sprintf("%s %s", time.Since(t.start), key))
+	}
 	_, _ = t.sum.Write([]byte(key))
 	_, _ = t.sum.Write([]byte{0})
 }

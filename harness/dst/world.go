@@ -82,6 +82,7 @@ func newWorld(seed uint64, opts Options) *world {
 	w := &world{seed: seed, opts: opts, start: time.Now(), root: rand.New(rand.NewPCG(seed, 0x6863706f7073))}
 	w.ctx, w.stop = context.WithCancel(context.Background())
 	w.trace = newTrace(w.start)
+	w.trace.keep = opts.Steps
 	w.sched = newSched(w.stream(), w.trace)
 	w.faults = planFaults(w.stream(), w.start, opts.Duration, opts.Intensity)
 	w.cover = newCoverage()
@@ -158,8 +159,8 @@ func (w *world) startInstance(name string) *instance {
 	ctx, cancel := context.WithCancel(w.ctx)
 	in := &instance{name: name, ctx: ctx, cancel: cancel}
 	rec := clusterservice.NewRecorder(clock.Real{}, nil)
-	client, err := ocm.New(ctx, ocm.Config{URL: csURL, RetryLimit: 2, RetryInterval: time.Second, Timeout: 10 * time.Second,
-		Recorder: rec, Transport: w.cs}, nil)
+	client, err := ocm.New(ctx, ocm.Config{URL: csURL, RetryLimit: 2, RetryInterval: time.Second, NoRetryJitter: true,
+		Timeout: 10 * time.Second, Recorder: rec, Transport: w.cs}, nil)
 	if err != nil {
 		panic("dst: the CS client: " + err.Error())
 	}
