@@ -25,6 +25,8 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -309,6 +311,9 @@ func (v *View) load(ctx context.Context, stash map[store.DocRef]stashed) int {
 			refs = append(refs, ref)
 		}
 	}
+	// In the documents' order, not the map's: a replayed run reads the
+	// same batches.
+	slices.SortFunc(refs, compareRefs)
 	asked := 0
 	for start := 0; start < len(refs); start += store.MaxReadMany {
 		chunk := refs[start:min(start+store.MaxReadMany, len(refs))]
@@ -382,4 +387,11 @@ func (v *View) snapshot() ([][]byte, *codec, error) {
 		}
 	}
 	return recs, &s.ops, nil
+}
+
+func compareRefs(a, b store.DocRef) int {
+	if c := strings.Compare(a.PartitionKey, b.PartitionKey); c != 0 {
+		return c
+	}
+	return strings.Compare(a.ID, b.ID)
 }
