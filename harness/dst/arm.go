@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"math/rand/v2"
 	"slices"
 	"time"
 
@@ -18,7 +19,7 @@ import (
 // armPoller is ARM polling each operation's status, as it does after a
 // 202, through the read service the Function App serves it with: a
 // terminal state once shown never changes.
-func (w *world) armPoller() {
+func (w *world) armPoller(rng *rand.Rand) {
 	ctx := withActor(w.ctx, "arm")
 	client, err := ocm.New(ctx, ocm.Config{URL: csURL, RetryLimit: 2, RetryInterval: time.Second, NoRetryJitter: true, Timeout: 10 * time.Second,
 		Recorder: clusterservice.NewRecorder(clock.Real{}, nil), Transport: w.cs}, nil)
@@ -32,7 +33,8 @@ func (w *world) armPoller() {
 		panic("dst: the read service: " + err.Error())
 	}
 	shown := map[string]arm.ProvisioningState{}
-	for sleep(ctx, 30*time.Second) {
+	period := 30*time.Second + offset(rng)
+	for sleep(ctx, period) {
 		w.sched.gate(ctx, "polls")
 		for _, op := range w.oracle.unshown(shown) {
 			st, err := reads.Status(ctx, armread.StatusRequest{SubscriptionID: testsupport.Subscription, Location: "eastus",

@@ -107,8 +107,7 @@ func (n *csNet) RoundTrip(req *http.Request) (*http.Response, error) {
 		return reply(req, status, "application/json", ""), nil
 	case faultHang:
 		closeBody(req)
-		<-ctx.Done()
-		return nil, ctx.Err()
+		return nil, hang(ctx)
 	case faultLatency:
 		if !sleep(ctx, f.latency) {
 			closeBody(req)
@@ -295,3 +294,18 @@ func sleep(ctx context.Context, d time.Duration) bool {
 // bgGroup counts the goroutines the network runs on CS's side (slow
 // accepts), so a run ends only once they have.
 type bgGroup = sync.WaitGroup
+
+// hang holds a request the way a CS that never answers does. It ends a
+// millisecond before the caller's deadline, with the error the caller
+// would see, rather than at it: two timers due at one instant fire in no
+// fixed order, and a replay must not depend on which.
+func hang(ctx context.Context) error {
+	if d, ok := ctx.Deadline(); ok {
+		if sleep(ctx, time.Until(d)-time.Millisecond) {
+			return fmt.Errorf("the request hung: %w", context.DeadlineExceeded)
+		}
+		return ctx.Err()
+	}
+	<-ctx.Done()
+	return ctx.Err()
+}

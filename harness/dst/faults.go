@@ -69,6 +69,7 @@ type faults struct {
 	rng     *rand.Rand
 	windows []window
 	healed  bool
+	tr      *trace // debug: draws as steps
 }
 
 // planFaults draws the windows of a run of length d starting at start.
@@ -95,11 +96,11 @@ func planFaults(rng *rand.Rand, start time.Time, d time.Duration, intensity floa
 			w.kind = faultHang
 			w.share = min(w.share, 0.5)
 		case 5:
-			w.kind, w.latency = faultLatency, time.Duration(1+rng.IntN(20))*time.Second
+			w.kind, w.latency = faultLatency, time.Duration(1+rng.Int64N(int64(20*time.Second)))
 		case 6:
 			w.kind = faultOtherObject
 		case 7:
-			w.kind, w.latency = faultSlowAccept, time.Duration(5+rng.IntN(50))*time.Second
+			w.kind, w.latency = faultSlowAccept, 5*time.Second+time.Duration(rng.Int64N(int64(50*time.Second)))
 			w.scope = scopeAll
 		case 8:
 			w.kind = faultLostDelete
@@ -136,7 +137,14 @@ func (f *faults) active(kind, path string) *window {
 		if w.kind != kind || now.Before(w.from) || !now.Before(w.to) || !inScope(w.scope, path) {
 			continue
 		}
-		if w.share >= 1 || f.rng.Float64() < w.share {
+		if w.share >= 1 {
+			return w
+		}
+		x := f.rng.Float64()
+		if f.tr != nil {
+			f.tr.add(fmt.Sprintf("draw %s %s %.4f", kind, path, x))
+		}
+		if x < w.share {
 			return w
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"slices"
+	"strings"
 
 	"github.com/hcpops/hcpops/core/store"
 )
@@ -40,10 +42,12 @@ func (s *gatedStore) Get(ctx context.Context, pk, id string) (store.Item, error)
 }
 
 func (s *gatedStore) ReadMany(ctx context.Context, refs []store.DocRef) (map[store.DocRef]store.Item, error) {
-	what := fmt.Sprintf("readmany %d", len(refs))
-	for _, r := range refs {
-		what += " " + r.ID
+	ids := make([]string, len(refs))
+	for i, r := range refs {
+		ids[i] = r.ID
 	}
+	slices.Sort(ids) // the store answers a set
+	what := fmt.Sprintf("readmany %d %s", len(refs), strings.Join(ids, " "))
 	if err := s.enter(ctx, what); err != nil {
 		return nil, err
 	}

@@ -85,6 +85,9 @@ func newWorld(seed uint64, opts Options) *world {
 	w.trace.keep = opts.Steps
 	w.sched = newSched(w.stream(), w.trace)
 	w.faults = planFaults(w.stream(), w.start, opts.Duration, opts.Intensity)
+	if opts.Steps {
+		w.faults.tr = w.trace
+	}
 	w.cover = newCoverage()
 	var chacha [32]byte
 	for i := range chacha {
