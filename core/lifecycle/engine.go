@@ -128,9 +128,15 @@ type Engine struct {
 	stuck *stuckWatch
 	// view is the tick's active set, kept from the change feed (source.go).
 	view *activeset.View
-	// unconfirmed holds the 404s of deletes a tick did not trust alone,
-	// for a later tick to confirm (wave.go).
+	// unconfirmed counts the ticks 404s for objects that must exist held
+	// the wave (wave_hold.go).
 	unconfirmed *unconfirmed
+	// absence is the confirmation windows of deletes CS answered 404 for,
+	// and witness the live objects that judge them (absence.go).
+	absence *absences
+	witness *witnesses
+	// resent counts the DELETEs sent again to objects CS shows alive.
+	resent *resends
 }
 
 // DispatchDocuments handles one change-feed batch; non-operation documents
