@@ -249,3 +249,108 @@ func TestLostDeleteIsSentAgain(t *testing.T) {
 		t.Errorf("the DELETE was sent again %d times, want once", n)
 	}
 }
+
+// TestMisrouteOutlastsEveryHold: faults shaped by kind, by route and by
+// share, lasting twice the confirmation window, while only deletes are in
+// flight and live objects of the kind are there to witness. None of the
+// deletes completes however long it lasts: every tick's witnesses answer
+// wrong (cs.anomaly witness_wrong, naming them), and the tick counts for
+// nothing. Before, these deletes were Succeeded in the first ticks. Once
+// CS answers right, they complete in one tick.
+func TestMisrouteOutlastsEveryHold(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		kind  document.Kind
+		scope csfaults.Scope
+	}{
+		{"clusters, every request", document.KindCluster, csfaults.Scope{}},
+		{"clusters, by route", document.KindCluster, csfaults.Scope{Route: cs.ClustersPath}},
+		{"node pools, by kind", document.KindNodePool, csfaults.Scope{Kind: "node_pools"}},
+		{"node pools, half the requests", document.KindNodePool, csfaults.Scope{Kind: "node_pools", Share: 0.5, Rand: rand.NewPCG(7, 7)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			var victims, witnesses []string
+			if tc.kind == document.KindCluster {
+				e.readyCluster(t, "w1")
+				e.readyCluster(t, "d1")
+				victims, witnesses = []string{clusterRID("d1")}, []string{clusterRID("w1")}
+			} else {
+				e.readyCluster(t, "c1")
+				for _, np := range []string{"np1", "np2"} {
+					e.drive(t, e.create(t, document.KindNodePool, nodePoolRID("c1", np), request{}))
+				}
+				victims, witnesses = []string{nodePoolRID("c1", "np1")}, []string{nodePoolRID("c1", "np2")}
+			}
+			del := e.remove(t, victims[0], request{})[0]
+			if _, err := e.deliver(t); err != nil {
+				t.Fatal(err)
+			}
+			e.clk.Advance(2 * time.Minute) // CS has removed it: its 404 is genuine now
+			sc := tc.scope
+			sc.Clock = e.clk.Now
+			sc.Until = e.clk.Now().Add(2 * DefaultAbsenceWindow)
+			bad := csfaults.NewScoped(e.fake.Sim, csfaults.Misrouted, sc)
+			e.behind(t, bad)
+			held := 0
+			for e.clk.Now().Before(sc.Until) {
+				e.tick(t)
+				if got := e.terminal(t, []string{del}); len(got) != 0 {
+					if tc.scope.Share > 0 {
+						break // a share: some ticks meet only the good replica, and then CS's word is whole
+					}
+					t.Fatalf("the delete ended %v %s into a misroute its witnesses answer wrong in", got, e.clk.Now().Sub(sc.Until.Add(-2*DefaultAbsenceWindow)))
+				}
+				held++
+				e.clk.Advance(30 * time.Second)
+			}
+			recs := e.anomalies()
+			if bad.Answered() == 0 || len(recs) == 0 {
+				t.Fatalf("the fault answered %d requests and %d cs.anomaly records were written: not reproduced", bad.Answered(), len(recs))
+			}
+			w := e.resource(t, witnesses[0]).ClusterServiceID()
+			if r := recs[0]; r["verdict"] != VerdictWitnessWrong || r["level"] != "WARN" || !strings.Contains(r["witness_ids"], w) {
+				t.Errorf("cs.anomaly = %v, want a Warn witness_wrong naming %s", r, w)
+			}
+			if tc.scope.Share == 0 && held < 2*int(DefaultAbsenceWindow/(30*time.Second))-1 {
+				t.Errorf("held %d ticks, want the whole fault", held)
+			}
+			e.tick(t) // the fault is over
+			e.wantOp(t, del, arm.ProvisioningStateSucceeded, "")
+			if !e.live(t, witnesses[0]) {
+				t.Errorf("the witness %s was touched", witnesses[0])
+			}
+		})
+	}
+}
+
+// TestCreateLandingAfterItsResourceWentDeletesIt: the create's POST
+// returns after its resource was deleted (here the resource document is
+// removed while CS is accepting the POST). Nobody else would delete the
+// object, so the create does: one DELETE, no orphan. Before, the created
+// cluster was left ready in CS.
+func TestCreateLandingAfterItsResourceWentDeletesIt(t *testing.T) {
+	e := newEnv(t)
+	rid := clusterRID("c1")
+	e.behind(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.URL.Path == cs.ClustersPath {
+			if err := e.store.Store.SoftDelete(r.Context(), testPK, document.CosmosID(rid)); err != nil {
+				t.Errorf("deleting the resource during its POST: %v", err)
+			}
+		}
+		e.fake.Sim.ServeHTTP(w, r)
+	}))
+	e.create(t, document.KindCluster, rid, request{})
+	if _, err := e.deliver(t); err != nil {
+		t.Logf("dispatch: %v", err)
+	}
+	if n := e.csPosts(cs.ClustersPath); n != 1 {
+		t.Fatalf("%d cluster POSTs reached CS, want one", n)
+	}
+	if n := e.sim.Ledger().Count(http.MethodDelete, csClusterRoute); n != 1 {
+		t.Errorf("%d DELETEs reached CS, want one for the cluster the create made", n)
+	}
+	if n := strings.Count(e.logs.String(), "deleted what the create made"); n != 1 {
+		t.Errorf("the removal was logged %d times, want once", n)
+	}
+}
