@@ -2,7 +2,6 @@ package lifecycle
 
 import (
 	"context"
-	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,8 +23,9 @@ import (
 //     list returns is not absent (its window starts again).
 //   - a witness CS does not return (the list misses it, its GET answers
 //     404 or a body that is not CS's): the tick is no evidence for the
-//     group. Its deletes stay held, a cs.anomaly Warn names the ids, and
-//     no time passing releases them while that lasts.
+//     group. Its deletes stay held, and a cs.anomaly wave (Warn, alerted)
+//     names the witnesses (witness_ids) and the deletes; no time passing
+//     releases them while that lasts.
 //   - the list failed, but every witness's own GET answered right: the
 //     candidate's 404 counts as one read of its confirmation window;
 //   - no witness at all: likewise, every 404 counts as a read (a list
@@ -41,10 +41,6 @@ import (
 
 // absenceReads is the fewest reads of CS's 404 a window confirms.
 const absenceReads = 3
-
-// VerdictWitnessWrong: CS did not answer right about a witness in the
-// tick, so its 404s for the same group completed nothing.
-const VerdictWitnessWrong = "witness_wrong"
 
 // absenceRun is one candidate's reads of CS's 404 so far.
 type absenceRun struct {
@@ -313,16 +309,4 @@ func (e *Engine) readWitness(ctx context.Context, kind cs.HrefKind, href string)
 		_, err = e.cs.GetExternalAuth(ctx, href)
 	}
 	return err
-}
-
-// logWitnessWrong is the record of a tick whose witnesses CS answered
-// wrong about.
-func (e *Engine) logWitnessWrong(ctx context.Context, v absenceVerdict) {
-	e.log.LogAttrs(ctx, slog.LevelWarn, MsgAnomaly,
-		slog.String("verdict", VerdictWitnessWrong),
-		slog.Int("deletes_held", len(v.held)),
-		slog.Int("deletes_confirmed", len(v.confirmed)),
-		slog.Any("witness_ids", v.wrong[:min(len(v.wrong), sampleSize)]),
-		slog.Any("sample_ids", v.held[:min(len(v.held), sampleSize)]),
-	)
 }

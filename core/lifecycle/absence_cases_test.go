@@ -254,7 +254,7 @@ func TestLostDeleteIsSentAgain(t *testing.T) {
 // share, lasting twice the confirmation window, while only deletes are in
 // flight and live objects of the kind are there to witness. None of the
 // deletes completes however long it lasts: every tick's witnesses answer
-// wrong (cs.anomaly witness_wrong, naming them), and the tick counts for
+// wrong (a cs.anomaly wave, naming them), and the tick counts for
 // nothing. Before, these deletes were Succeeded in the first ticks. Once
 // CS answers right, they complete in one tick.
 func TestMisrouteOutlastsEveryHold(t *testing.T) {
@@ -309,8 +309,9 @@ func TestMisrouteOutlastsEveryHold(t *testing.T) {
 				t.Fatalf("the fault answered %d requests and %d cs.anomaly records were written: not reproduced", bad.Answered(), len(recs))
 			}
 			w := e.resource(t, witnesses[0]).ClusterServiceID()
-			if r := recs[0]; r["verdict"] != VerdictWitnessWrong || r["level"] != "WARN" || !strings.Contains(r["witness_ids"], w) {
-				t.Errorf("cs.anomaly = %v, want a Warn witness_wrong naming %s", r, w)
+			if r := recs[0]; r["verdict"] != VerdictWave || r["level"] != "WARN" || !strings.Contains(r["witness_ids"], w) ||
+				r["deletes_held"] != "1" {
+				t.Errorf("cs.anomaly = %v, want a Warn wave naming witness %s and one delete held", r, w)
 			}
 			if tc.scope.Share == 0 && held < 2*int(DefaultAbsenceWindow/(30*time.Second))-1 {
 				t.Errorf("held %d ticks, want the whole fault", held)

@@ -207,14 +207,16 @@ func (e *Engine) settleWave(ctx context.Context, t *tally, workers *pool, comple
 		e.completeAll(ctx, t, workers, more.confirmed)
 		v.merge(more)
 		if len(v.wrong) > 0 {
-			e.logWitnessWrong(ctx, v)
+			// Witnesses are objects that must exist: CS missing them is a
+			// wave, alerted as one.
+			verdict = VerdictWave
 		}
 	}
 	if verdict == "" && w.released > 0 {
 		verdict = VerdictReleased
 	}
 	if verdict != "" {
-		e.logAnomaly(ctx, w, verdict, polled, len(v.confirmed), v.waiting, mustExist, parents)
+		e.logAnomaly(ctx, w, verdict, polled, len(v.confirmed), v.waiting, append(mustExist, v.wrong...), parents, v.wrong)
 	}
 	for _, h := range v.waiting {
 		h.j.log.InfoContext(ctx, "delete not completed on clusters service's 404 this tick: not corroborated yet",
@@ -264,7 +266,7 @@ func (e *Engine) completeHeld(ctx context.Context, h heldDelete, t *tally) {
 
 // logAnomaly writes MsgAnomaly for a wave (CS contradicted itself) or a
 // release, as a Warn.
-func (e *Engine) logAnomaly(ctx context.Context, w *wave, verdict string, polled, confirmed int, waiting []heldDelete, mustExist, parents []string) {
+func (e *Engine) logAnomaly(ctx context.Context, w *wave, verdict string, polled, confirmed int, waiting []heldDelete, mustExist, parents, witnesses []string) {
 	level := slog.LevelWarn
 	sample := make([]string, 0, sampleSize)
 	for _, list := range [][]string{mustExist, parents, hrefsOf(waiting)} {
@@ -284,6 +286,7 @@ func (e *Engine) logAnomaly(ctx context.Context, w *wave, verdict string, polled
 		slog.Int("deletes_held", len(waiting)),
 		slog.Int("deletes_confirmed", confirmed),
 		slog.Any("sample_ids", sample),
+		slog.Any("witness_ids", witnesses[:min(len(witnesses), sampleSize)]),
 	)
 }
 
