@@ -164,6 +164,10 @@ func (e *Engine) judgeAbsence(ctx context.Context, held []heldDelete) absenceVer
 }
 
 func (e *Engine) judgeGroup(ctx context.Context, g *absenceGroup, v *absenceVerdict) {
+	if g.kind == cs.HrefOther {
+		e.window(g.cands, v) // no list reads it: the window alone
+		return
+	}
 	if g.scoped && g.kind != cs.HrefCluster {
 		// A child's cluster whose delete completed (on corroborated
 		// absence) took its children with it in CS.

@@ -55,3 +55,35 @@ func throughWindow(t *testing.T, e *env, name string) {
 		t.Errorf("%s still live after its delete succeeded", rid)
 	}
 }
+
+// TestDeletedWitnessIsNoAlarm: the store's witnesses are cached for a few
+// minutes; one deleted since is checked against the store before it is
+// read, so CS's (right) 404 for it is not taken for CS answering wrong.
+// Without the check the last delete here met a cs.anomaly wave and waited.
+func TestDeletedWitnessIsNoAlarm(t *testing.T) {
+	e := newEnv(t)
+	for _, c := range []string{"w1", "d1", "d2"} {
+		e.readyCluster(t, c)
+	}
+	gone := func(name string) {
+		t.Helper()
+		del := e.remove(t, clusterRID(name), request{})[0]
+		if _, err := e.deliver(t); err != nil {
+			t.Fatal(err)
+		}
+		e.clk.Advance(2 * time.Minute) // CS has removed it
+		e.tick(t)
+		e.wantOp(t, del, arm.ProvisioningStateSucceeded, "")
+	}
+	gone("d1") // witnesses w1 and d2, cached
+	gone("w1") // witness d2
+	del := e.remove(t, clusterRID("d2"), request{})[0]
+	if _, err := e.deliver(t); err != nil {
+		t.Fatal(err)
+	}
+	e.clk.Advance(30 * time.Second) // w1, cached still, is gone from the store and CS
+	throughWindow(t, e, del)        // no live witness left: the window
+	if recs := e.anomalies(); len(recs) != 0 {
+		t.Errorf("cs.anomaly records = %v, want none: the deleted witness is no evidence either way", recs)
+	}
+}

@@ -98,7 +98,35 @@ func (e *Engine) witnessesOf(ctx context.Context, s witnessScope, exclude map[st
 			out = append(out, w)
 		}
 	}
-	return out, nil
+	return e.stillLive(ctx, s.pk, out)
+}
+
+// stillLive keeps the witnesses the store still says are live: one read
+// of at most maxWitnesses documents, so a witness deleted since the cache
+// was filled is not mistaken for CS answering wrong about it.
+func (e *Engine) stillLive(ctx context.Context, pk string, ws []witness) ([]witness, error) {
+	if len(ws) == 0 {
+		return ws, nil
+	}
+	refs := make([]store.DocRef, len(ws))
+	for i, w := range ws {
+		refs[i] = store.DocRef{PartitionKey: pk, ID: document.CosmosID(w.resourceID)}
+	}
+	got, err := e.store.ReadMany(ctx, refs)
+	if err != nil {
+		return nil, err
+	}
+	live := ws[:0]
+	for i, w := range ws {
+		it, ok := got[refs[i]]
+		if !ok {
+			continue
+		}
+		if r, err := document.ParseResource(it.Body); err == nil && liveInClusterService(r) && r.ClusterServiceID() == w.href {
+			live = append(live, w)
+		}
+	}
+	return live, nil
 }
 
 // lookUpWitnesses reads at most witnessPages of the store's documents
