@@ -12,7 +12,9 @@
 // test beside it; each writes out its dispatch, poll, deadline and
 // failure, calling by name the steps its request shares (create.go,
 // update.go, delete.go) and its kind's CS calls (cluster.go, nodepool.go,
-// externalauth.go: the only code that tells the kinds apart). Every ETag-guarded read-modify-write goes
+// externalauth.go: the only code that tells the kinds apart). A delete
+// completes on CS's 404 only once the tick corroborates it (wave.go,
+// absence.go, witness.go). Every ETag-guarded read-modify-write goes
 // through writeGuarded (guard.go); a status write, through
 // updateOperationStatus (statuswrite.go).
 package lifecycle
