@@ -26,6 +26,7 @@ func (c cluster) status(ctx context.Context, j *job, href string) (*state.Operat
 		return nil, fmt.Errorf("reading status of cluster %s: %w", href, err)
 	}
 	s, err := c.convert(ctx, j, href, st)
+	j.alive = st.State == cs.ClusterStateReady
 	if err != nil || j.op.Properties.Request != document.RequestCreate || s.ProvisioningState != arm.ProvisioningStateSucceeded {
 		return s, err
 	}

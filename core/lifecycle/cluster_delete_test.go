@@ -35,19 +35,18 @@ func TestClusterDelete(t *testing.T) {
 		want: after{status: arm.ProvisioningStateDeleting, resource: arm.ProvisioningStateDeleting,
 			calls: map[string]int{"DELETE " + csCluster: 0}},
 	}, {
-		name: "CS answers 404: Succeeded, the cluster and its node pool gone",
+		name: "CS answers 404, no other cluster: Succeeded once the window passed, the cluster and its node pool gone",
 		before: func(t *testing.T, e *env) string {
 			readyChild(t, e, document.KindNodePool, np1())
 			op := dispatched(t, e, e.remove(t, c1, request{})[0])
 			e.clk.Advance(2 * time.Minute)
 			return op
 		},
-		want: after{status: arm.ProvisioningStateSucceeded, resource: gone,
-			then: func(t *testing.T, e *env, _ *document.OperationDocument) {
-				if np := e.resource(t, np1()); np != nil {
-					t.Errorf("node pool document left behind: %s", np.ProvisioningState())
-				}
-			}},
+		want: heldForWindow(func(t *testing.T, e *env, _ *document.OperationDocument) {
+			if np := e.resource(t, np1()); np != nil {
+				t.Errorf("node pool document left behind: %s", np.ProvisioningState())
+			}
+		}),
 	}, {
 		name: "legacy: CS answers 404, a node pool document remains: Deleting",
 		before: func(t *testing.T, e *env) string {

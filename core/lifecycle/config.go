@@ -94,10 +94,10 @@ type Config struct {
 	// set serves before it is rebuilt from a full read (plus up to 30%,
 	// drawn each time, as ARO-HCP's informers).
 	RelistInterval time.Duration
-	// AbsentSharePercent is the share of a tick's CS answers (404s among
-	// the objects it polled, in percent) above which its 404s complete
-	// nothing until a later tick confirms them (wave.go).
-	AbsentSharePercent int
+	// AbsenceWindow is how long CS's own 404 for a delete's object must
+	// persist, read again and again, to complete the delete when no list
+	// answer shows live witnesses beside it (absence.go).
+	AbsenceWindow time.Duration
 }
 
 // Defaults.
@@ -119,9 +119,10 @@ const (
 	DefaultWriteTimeout    = 10 * time.Second
 	DefaultCSBatchSize     = 100
 	DefaultRelistInterval  = activeset.DefaultRelist
-	// DefaultAbsentSharePercent: more than half of what a tick asked CS
-	// about vanished at once (docs/settings.md argues it).
-	DefaultAbsentSharePercent = 50
+	// DefaultAbsenceWindow: longer than a bad rollout's misroute is
+	// noticed and rolled back, short beside a real uninstall's 10 to 30
+	// minutes (docs/settings.md argues it).
+	DefaultAbsenceWindow = 10 * time.Minute
 	// MaxCSBatchSize keeps a list call's id search (about 50 bytes an id,
 	// URL-encoded) well inside the 16 KB request line proxies accept.
 	MaxCSBatchSize = 200
@@ -140,7 +141,7 @@ const (
 	EnvPollBackoffMax    = "HCPOPS_POLL_BACKOFF_MAX"
 	EnvCSBatchSize       = "HCPOPS_CS_BATCH_SIZE"
 	EnvRelistInterval    = "HCPOPS_RELIST_INTERVAL"
-	EnvAbsentShare       = "HCPOPS_CS_404_SHARE_PERCENT"
+	EnvAbsenceWindow     = "HCPOPS_ABSENCE_WINDOW"
 )
 
 // field is one Config field in the table below: its name for errors, the
@@ -175,7 +176,7 @@ func (c *Config) fields() []configField {
 		d{"WriteTimeout", "", &c.WriteTimeout, DefaultWriteTimeout, 0},
 		n{"CSBatchSize", EnvCSBatchSize, &c.CSBatchSize, DefaultCSBatchSize, MaxCSBatchSize},
 		d{"RelistInterval", EnvRelistInterval, &c.RelistInterval, DefaultRelistInterval, 0},
-		n{"AbsentSharePercent", EnvAbsentShare, &c.AbsentSharePercent, DefaultAbsentSharePercent, 100},
+		d{"AbsenceWindow", EnvAbsenceWindow, &c.AbsenceWindow, DefaultAbsenceWindow, 0},
 	}
 }
 
@@ -344,6 +345,9 @@ func New(deps Deps, cfg Config) (*Engine, error) {
 		unrecognized: newSkipLog(cfg.NotifyScheduleSize),
 		stuck:        newStuckWatch(),
 		unconfirmed:  newUnconfirmed(),
+		absence:      newAbsences(),
+		witness:      newWitnesses(),
+		resent:       newResends(),
 	}
 	e.handlers = e.registry()
 	view, err := activeset.New(activeset.Config{Store: deps.Store, ResourceOf: resourceRef, Clock: deps.Clock,

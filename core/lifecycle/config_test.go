@@ -57,10 +57,9 @@ func TestConfigFromEnv(t *testing.T) {
 		{name: "relist interval", env: map[string]string{EnvRelistInterval: "10m"}, want: func(c *Config) { c.RelistInterval = 10 * time.Minute }},
 		{name: "relist interval zero", env: map[string]string{EnvRelistInterval: "0s"}, wantErr: `HCPOPS_RELIST_INTERVAL="0s": want a positive duration`},
 		{name: "relist interval without unit", env: map[string]string{EnvRelistInterval: "30"}, wantErr: `HCPOPS_RELIST_INTERVAL="30"`},
-		{name: "404 share", env: map[string]string{EnvAbsentShare: "80"}, want: func(c *Config) { c.AbsentSharePercent = 80 }},
-		{name: "404 share check off", env: map[string]string{EnvAbsentShare: "100"}, want: func(c *Config) { c.AbsentSharePercent = 100 }},
-		{name: "404 share above 100", env: map[string]string{EnvAbsentShare: "150"}, wantErr: `HCPOPS_CS_404_SHARE_PERCENT="150": want an integer from 1 to 100`},
-		{name: "404 share a fraction", env: map[string]string{EnvAbsentShare: "0.5"}, wantErr: `HCPOPS_CS_404_SHARE_PERCENT="0.5"`},
+		{name: "absence window", env: map[string]string{EnvAbsenceWindow: "20m"}, want: func(c *Config) { c.AbsenceWindow = 20 * time.Minute }},
+		{name: "absence window zero", env: map[string]string{EnvAbsenceWindow: "0s"}, wantErr: `HCPOPS_ABSENCE_WINDOW="0s": want a positive duration`},
+		{name: "absence window without unit", env: map[string]string{EnvAbsenceWindow: "10"}, wantErr: `HCPOPS_ABSENCE_WINDOW="10"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -89,7 +88,7 @@ func TestConfigDefaults(t *testing.T) {
 		DeleteDeadline: 12 * time.Hour, UpgradeDeadline: 4 * time.Hour, NotifyBackoffBase: 15 * time.Second, NotifyBackoffMax: 15 * time.Minute,
 		NotifyScheduleSize: 10000, PageSize: 100, PollBackoffBase: 10 * time.Second, PollBackoffMax: 5 * time.Minute,
 		WriteTimeout: 10 * time.Second, CSBatchSize: 100, StuckAfter: DefaultStuckAfter(),
-		RelistInterval: 30 * time.Minute, AbsentSharePercent: 50,
+		RelistInterval: 30 * time.Minute, AbsenceWindow: 10 * time.Minute,
 	}
 	if got := DefaultConfig(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("DefaultConfig() = %+v\nwant %+v", got, want)
@@ -320,7 +319,7 @@ func TestConfigFromEnvReadsOnlyItsSettings(t *testing.T) {
 	want := map[string]bool{EnvPollConcurrency: true, EnvDispatchGrace: true, EnvPendingIDGrace: true,
 		EnvCreateDeadline: true, EnvDeleteDeadline: true, EnvUpgradeDeadline: true, EnvNotifyBackoffBase: true,
 		EnvNotifyBackoffMax: true, EnvPollBackoffMax: true, EnvCSBatchSize: true, EnvStuckAfter: true, EnvRelistInterval: true,
-		EnvAbsentShare: true}
+		EnvAbsenceWindow: true}
 	if !maps.Equal(asked, want) {
 		t.Errorf("ConfigFromEnv asked for %v, want %v", asked, want)
 	}

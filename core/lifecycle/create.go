@@ -88,6 +88,10 @@ func (c creation) createChild(ctx context.Context, j *job, k child) (outcome, er
 
 // recordClusterServiceID stores href as the resource's clusterServiceID
 // (clearing a cluster's pending ID): the marker that its create was made.
+// A resource deleted while the create's POST was in flight has nobody
+// left to delete what the POST made, so the create deletes it (a resource
+// still being deleted records the ID, and its delete removes the object:
+// one DELETE either way).
 func (e *Engine) recordClusterServiceID(ctx context.Context, j *job, href string) error {
 	res, _, err := e.mutateResource(ctx, j.log, j.res, func(r *document.Resource) (bool, error) {
 		if r.ClusterServiceID() != "" {
@@ -102,8 +106,30 @@ func (e *Engine) recordClusterServiceID(ctx context.Context, j *job, href string
 	if err != nil {
 		return fmt.Errorf("recording clusters service ID %s: %w", href, err)
 	}
-	if res != nil {
-		j.res = res
+	if res == nil {
+		return e.removeCreated(ctx, j, href)
 	}
+	j.res = res
 	return nil
+}
+
+// removeCreated deletes the CS object a create made for a resource that
+// was deleted meanwhile, and says so; a failed DELETE is retried with the
+// dispatch (the POST's GET-first or adoption finds the object again).
+func (e *Engine) removeCreated(ctx context.Context, j *job, href string) error {
+	var err error
+	switch kind, _ := cs.ParseHref(href); kind {
+	case cs.HrefCluster:
+		err = e.cs.DeleteCluster(ctx, href)
+	case cs.HrefNodePool:
+		err = e.cs.DeleteNodePool(ctx, href)
+	case cs.HrefExternalAuth:
+		err = e.cs.DeleteExternalAuth(ctx, href)
+	}
+	if err != nil && cs.Classify(err) != cs.Absent {
+		return fmt.Errorf("deleting %s, created for a resource deleted meanwhile: %w", href, err)
+	}
+	j.log.WarnContext(ctx, "the resource was deleted while its create was in flight; deleted what the create made",
+		append(cs.CallAttrs(err), "cluster_service_id", href)...)
+	return retryLater("resource %s was deleted while its create was in flight", j.op.Properties.ExternalID)
 }

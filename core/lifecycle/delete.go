@@ -113,18 +113,32 @@ func (d deletion) liveDeleteTarget(ctx context.Context, j *job, k kind) (string,
 }
 
 // dispatch asks CS to delete the object, then stamps the resource's
-// clusterServiceDeletionTimestamp, the marker. CS answering 404, or
-// refusing a child because its cluster is already uninstalling, both mean
-// the deletion is under way.
-func (d deletion) dispatch(ctx context.Context, j *job, k kind) (outcome, error) {
+// clusterServiceDeletionTimestamp, the marker. Only CS's 2xx, or its
+// refusing a child because its cluster is already uninstalling, mean the
+// deletion is under way. CS's own 404 to the DELETE is a candidate for
+// absence like a poll's (absence.go): not dispatched, the DELETE is sent
+// again next time, and a tick that corroborates the 404 completes the
+// delete. A delete whose create's POST may still land waits that out
+// first (createMayLand).
+func (d deletion) dispatch(ctx context.Context, j *job, k kind, t *tally) (outcome, error) {
 	href, err := d.liveDeleteTarget(ctx, j, k)
 	if err != nil {
 		return outcomeSkipped, err
 	}
+	if until, ok := d.createMayLand(j, href); ok {
+		return outcomeSkipped, retryLater("a create POST for %s may still reach clusters service until %s; deleting after it",
+			href, until.UTC().Format(time.RFC3339))
+	}
 	if href != "" {
 		err := k.remove(ctx, href)
 		switch {
-		case err == nil, cs.Classify(err) == cs.Absent:
+		case err == nil:
+		case cs.Classify(err) == cs.Absent:
+			if t != nil {
+				t.wave.holdDispatch(j, href)
+			}
+			return outcomeSkipped, retryLater("clusters service answered its own 404 to the DELETE of %s: "+
+				"not dispatched until another answer corroborates it", href)
 		case cs.IsAlreadyUninstalling(err):
 			j.log.InfoContext(ctx, "parent cluster is already uninstalling; treating the delete as dispatched", "reason", err)
 		default:
@@ -146,10 +160,64 @@ func (d deletion) dispatch(ctx context.Context, j *job, k kind) (outcome, error)
 	return outcomeDispatched, nil
 }
 
+// createMayLand reports whether a create POST for the object at href may
+// still reach CS, and until when: the resource records no CS ID yet (a
+// cluster's pending ID, a child's deterministic href), so a create
+// dispatched before the delete was accepted may be in flight. Such a POST
+// is bounded by PendingIDGrace (the same bound a second cluster dispatch
+// waits out), counted from the later of the pending ID's choice and the
+// delete's start: a create is not dispatched once its resource's delete
+// is accepted (ownership). Waiting it out means the DELETE meets what the
+// POST made, so nothing is left behind in CS.
+func (d deletion) createMayLand(j *job, href string) (time.Time, bool) {
+	if href == "" || legacyDelete(j) || j.res == nil || j.res.ClusterServiceID() != "" {
+		return time.Time{}, false
+	}
+	from := j.op.Properties.StartTime
+	if j.res.PendingClusterServiceID() != "" {
+		if chosen := pendingChosenAt(j); chosen.After(from) {
+			from = chosen
+		}
+	}
+	until := from.Add(d.e.cfg.PendingIDGrace)
+	return until, d.e.clock().Before(until)
+}
+
+// maxResends bounds the DELETEs a delete sends again to an object CS
+// shows alive and not uninstalling.
+const maxResends = 3
+
+// resend sends a delete's DELETE again: CS shows its object ready, not
+// uninstalling, so the first DELETE never reached it (a misrouted answer,
+// a POST that landed after it). Bounded by maxResends per operation in
+// this process, and spaced by PendingIDGrace from the marker, so an
+// uninstall CS is about to report is not asked twice.
+func (d deletion) resend(ctx context.Context, j *job, k kind, href string) {
+	sent, ok := j.res.ClusterServiceDeletionTimestamp()
+	if !ok || d.e.clock().Sub(sent) < d.e.cfg.PendingIDGrace {
+		return
+	}
+	n, again := d.e.resent.next(docRef(j.op), d.e.clock(), d.e.cfg.PendingIDGrace)
+	if !again {
+		return
+	}
+	if n > maxResends {
+		if n == maxResends+1 {
+			j.log.WarnContext(ctx, "clusters service still shows the object alive and not uninstalling after the DELETE was sent again; "+
+				"left to the deadline", "cluster_service_id", href, "resends", maxResends)
+		}
+		return
+	}
+	err := k.remove(ctx, href)
+	j.log.WarnContext(ctx, "clusters service shows the object alive and not uninstalling after its DELETE; sent the DELETE again",
+		append(cs.CallAttrs(err), "cluster_service_id", href, "resend", n, "error", err)...)
+}
+
 // poll reads the object being deleted; CS answering 404 is the
 // evidence that completes the delete, once the tick has judged it with
 // the rest of its answers (wave.go). A new-approach delete CS never had
-// (no href) completes at once: nothing in CS can outlive it.
+// (no href) completes at once: nothing in CS can outlive it. An object CS
+// shows alive and not uninstalling gets its DELETE again (resend).
 func (d deletion) poll(ctx context.Context, j *job, k kind) (pollResult, error) {
 	href, err := d.liveDeleteTarget(ctx, j, k)
 	if err != nil {
@@ -164,6 +232,9 @@ func (d deletion) poll(ctx context.Context, j *job, k kind) (pollResult, error) 
 	}
 	if err != nil {
 		return pollResult{}, fmt.Errorf("polling deletion of %s %s: %w", j.kind, href, err)
+	}
+	if j.alive && !legacyDelete(j) {
+		d.resend(ctx, j, k, href)
 	}
 	return polledStates(s), nil
 }

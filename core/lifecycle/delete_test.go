@@ -279,6 +279,7 @@ func TestLegacyDeleteApproach(t *testing.T) {
 func TestDeleteRaceCompletesInOneTick(t *testing.T) {
 	e := newEnv(t)
 	e.readyCluster(t, "c1")
+	e.readyCluster(t, "c2") // live: its list answer corroborates c1's 404 in the tick
 	e.drive(t, e.create(t, document.KindNodePool, nodePoolRID("c1", "np1"), request{}))
 	ops := e.remove(t, clusterRID("c1"), request{})
 	if len(ops) != 2 {

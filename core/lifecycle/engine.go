@@ -12,7 +12,9 @@
 // test beside it; each writes out its dispatch, poll, deadline and
 // failure, calling by name the steps its request shares (create.go,
 // update.go, delete.go) and its kind's CS calls (cluster.go, nodepool.go,
-// externalauth.go: the only code that tells the kinds apart). Every ETag-guarded read-modify-write goes
+// externalauth.go: the only code that tells the kinds apart). A delete
+// completes on CS's 404 only once the tick corroborates it (wave.go,
+// absence.go, witness.go). Every ETag-guarded read-modify-write goes
 // through writeGuarded (guard.go); a status write, through
 // updateOperationStatus (statuswrite.go).
 package lifecycle
@@ -128,9 +130,15 @@ type Engine struct {
 	stuck *stuckWatch
 	// view is the tick's active set, kept from the change feed (source.go).
 	view *activeset.View
-	// unconfirmed holds the 404s of deletes a tick did not trust alone,
-	// for a later tick to confirm (wave.go).
+	// unconfirmed counts the ticks 404s for objects that must exist held
+	// the wave (wave_hold.go).
 	unconfirmed *unconfirmed
+	// absence is the confirmation windows of deletes CS answered 404 for,
+	// and witness the live objects that judge them (absence.go).
+	absence *absences
+	witness *witnesses
+	// resent counts the DELETEs sent again to objects CS shows alive.
+	resent *resends
 }
 
 // DispatchDocuments handles one change-feed batch; non-operation documents

@@ -39,6 +39,7 @@ func (k externalAuth) status(ctx context.Context, j *job, href string) (*state.O
 		return state.NewOperationState(j.op.Properties.Status, "clusters service reports no state").
 			WithSource("clusterServiceExternalAuthStatus"), nil
 	}
+	j.alive = ea.Status.State == cs.ExternalAuthStateReady
 	s, cerr, err := state.ConvertExternalAuthStatus(ea.Status, j.op.Properties.Request, j.op.Properties.Status)
 	if err != nil {
 		return nil, fmt.Errorf("converting status of external auth %s: %w", href, err)

@@ -33,13 +33,13 @@ func TestExternalAuthDelete(t *testing.T) {
 		want: after{status: arm.ProvisioningStateDeleting, resource: arm.ProvisioningStateDeleting,
 			calls: map[string]int{"DELETE " + csExternalAuth: 0}},
 	}, {
-		name: "CS answers 404: Succeeded, the document gone",
+		name: "CS answers 404, no sibling: Succeeded once the window passed, the document gone",
 		before: func(t *testing.T, e *env) string {
 			op := removed(t, e)
 			e.clk.Advance(2 * time.Minute)
 			return op
 		},
-		want: after{status: arm.ProvisioningStateSucceeded, resource: gone},
+		want: heldForWindow(nil),
 	}, {
 		name: "past the deadline: Failed, without asking CS of it",
 		before: func(t *testing.T, e *env) string {

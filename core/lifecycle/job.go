@@ -47,6 +47,9 @@ type job struct {
 	// asks first, to know whether the poll reads CS).
 	gate  gate
 	gated bool
+	// alive: a delete's poll read CS's object ready, neither uninstalling
+	// nor gone (a DELETE that never reached CS; delete.go resends it).
+	alive bool
 }
 
 // owner is ownership(j) for the job as it started, decided once: the

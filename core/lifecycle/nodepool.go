@@ -28,6 +28,7 @@ func (n nodePool) status(ctx context.Context, j *job, href string) (*state.Opera
 		return nil, fmt.Errorf("reading status of node pool %s: %w", href, err)
 	}
 	s, err := convertNodePool(j, href, st)
+	j.alive = st.State == cs.NodePoolStateReady
 	if err != nil || j.op.Properties.Request != document.RequestCreate || s.ProvisioningState != arm.ProvisioningStateSucceeded {
 		return s, err
 	}

@@ -34,13 +34,13 @@ func TestNodePoolDelete(t *testing.T) {
 		want: after{status: arm.ProvisioningStateDeleting, resource: arm.ProvisioningStateDeleting,
 			calls: map[string]int{"DELETE " + csNodePool: 0}},
 	}, {
-		name: "CS answers 404: Succeeded, the document gone",
+		name: "CS answers 404, no sibling: Succeeded once the window passed, the document gone",
 		before: func(t *testing.T, e *env) string {
 			op := removed(t, e)
 			e.clk.Advance(2 * time.Minute)
 			return op
 		},
-		want: after{status: arm.ProvisioningStateSucceeded, resource: gone},
+		want: heldForWindow(nil),
 	}, {
 		name: "CS failed the uninstall: Failed, its own message",
 		before: func(t *testing.T, e *env) string {

@@ -171,7 +171,7 @@ func TestRuleEvidence(t *testing.T) {
 			e.clk.Advance(2 * time.Minute)
 			return op
 		},
-		want: after{status: arm.ProvisioningStateSucceeded, resource: gone},
+		want: heldForWindow(nil),
 	}, {
 		name: "node pool delete, CS still ready",
 		before: func(t *testing.T, e *env) string {
@@ -207,7 +207,7 @@ func TestRuleEvidence(t *testing.T) {
 			e.create(t, document.KindNodePool, np1(), request{})
 			return dispatched(t, e, e.remove(t, np1(), request{})[0])
 		},
-		want: after{status: arm.ProvisioningStateSucceeded, resource: gone},
+		want: heldForWindow(nil),
 	}, {
 		name:   "legacy node pool delete, document gone, CS still ready",
 		before: legacyDocGone(document.KindNodePool, np1(), false, 0),
@@ -215,7 +215,7 @@ func TestRuleEvidence(t *testing.T) {
 	}, {
 		name:   "legacy node pool delete, document gone, CS answers 404",
 		before: legacyDocGone(document.KindNodePool, np1(), true, 2*time.Minute),
-		want:   after{status: arm.ProvisioningStateSucceeded, resource: gone},
+		want:   heldForWindow(nil),
 	}, {
 		name:   "legacy external auth delete, document gone, CS uninstalling",
 		before: legacyDocGone(document.KindExternalAuth, ea1(), true, 0),
@@ -308,7 +308,7 @@ func TestRuleSkip(t *testing.T) {
 			e.clk.Advance(2 * time.Minute)
 			return op
 		},
-		want: after{status: arm.ProvisioningStateSucceeded, resource: gone},
+		want: heldForWindow(nil),
 	}})
 }
 

@@ -329,6 +329,9 @@ func (e *Engine) advance(ctx context.Context, j *job, st standing, t *tally) err
 
 	r, pollErr := j.h.poll(ctx, j)
 	t.wave.observe(j, r, pollErr)
+	if pollErr == nil && r.absent == "" && op.Properties.Request == document.RequestDelete {
+		e.absence.shown(docRef(op)) // CS showed the object: its window starts again
+	}
 	// What the poll learned is written even when the tick's budget ran
 	// out meanwhile: the write has a context of its own (writeCtx), made
 	// only for a write: its timer costs an unchanged tick 10% otherwise.

@@ -13,23 +13,17 @@ import (
 )
 
 // A 404 wave is not evidence. CS's own 404 for the object of a delete is
-// what completes it; but a CS that answers 404 for everything (a wrong
-// shard, a path changed by an upgrade) would complete every delete in
-// flight in one tick. So a tick gathers its 404-based completions and
-// decides them once its reads are in, against what else CS said in that
-// tick:
+// what completes it, but only once CS is shown to be looking at the right
+// data (absence.go). A tick gathers its 404-based candidates and decides
+// them once its reads are in, against what else CS said in that tick:
 //
 //   - a wave: CS answered 404 for an object that must exist (the object
 //     of a create or update it accepted, a credential it issued) or for a
-//     cluster whose children it answered: no delete completes on a 404
-//     this tick, a cs.anomaly record says so, and the next tick judges
-//     afresh;
-//   - an unusually large share of 404s (AbsentSharePercent of the
-//     objects CS answered about, at least absentMin of them), with no
-//     object that must exist to judge by: a delete completes only when a
-//     later tick's 404 confirms its own, so a bulk delete ends a tick
-//     later;
-//   - otherwise the deletes complete in the tick, as before.
+//     cluster whose children it answered: those are witnesses answering
+//     wrong, so no delete completes on a 404 this tick, a cs.anomaly
+//     record says so, and the next tick judges afresh;
+//   - otherwise each group of candidates is judged by its witnesses and
+//     its confirmation window (absence.go).
 //
 // Some 404s for objects that must exist do not hold it (wave_hold.go).
 
@@ -42,18 +36,14 @@ const (
 	// VerdictWave: 404s for objects that must exist; nothing completed on
 	// a 404.
 	VerdictWave = "wave"
-	// VerdictUnconfirmed: a large share of 404s; only deletes whose 404 an
-	// earlier tick saw too completed.
-	VerdictUnconfirmed = "unconfirmed"
 	// VerdictReleased: deletes completed on their 404s, and a 404 for an
 	// object that must exist no longer held them, having held them
 	// waveHoldTicks ticks in a row.
 	VerdictReleased = "released"
 )
 
-// absentMin is the fewest 404s in a tick that can be a large share: a tick
-// with one or two deletes ending and nothing else to poll is the everyday
-// case, and must not cost a tick.
+// absentMin is the fewest 404s for objects that must exist that stay a
+// wave however long they last (wave_hold.go).
 const absentMin = 3
 
 // sampleSize bounds the ids a cs.anomaly record names.
@@ -132,6 +122,19 @@ func (w *wave) hold(j *job, r pollResult) bool {
 	return true
 }
 
+// holdDispatch keeps a delete whose DELETE CS answered its own 404 for,
+// as hold does a poll's; a nil wave (a dispatch batch) holds nothing: the
+// tick sends the DELETE again.
+func (w *wave) holdDispatch(j *job, href string) {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.absent = append(w.absent, href)
+	w.held = append(w.held, heldDelete{j: j, href: href})
+}
+
 // polledHref is the CS object j's poll reads: a delete's target, else the
 // resource's CS object (a credential request's cluster).
 func polledHref(j *job) string {
@@ -157,46 +160,17 @@ func (w *wave) contradicted() (mustExist, parents []string) {
 	return hrefsOf(w.mustExist), parents
 }
 
-// unconfirmed remembers the deletes a tick with a large share of 404s
-// did not complete, for a later tick's 404 to confirm. Only the last
-// such tick counts: a tick that judged otherwise forgets them.
-//
-// It also counts, by operation, the ticks in a row a 404 for an object
-// that must exist held the wave, and the operations released from it
-// (with when their 404 was last seen, to forget them once it stops).
+// unconfirmed counts, by operation, the ticks in a row a 404 for an
+// object that must exist held the wave, and the operations released from
+// it (with when their 404 was last seen, to forget them once it stops).
 type unconfirmed struct {
 	mu       sync.Mutex
-	seen     map[heldKey]bool
 	holds    map[store.DocRef]int
 	released map[store.DocRef]time.Time
 }
 
 func newUnconfirmed() *unconfirmed {
-	return &unconfirmed{seen: map[heldKey]bool{}, holds: map[store.DocRef]int{}, released: map[store.DocRef]time.Time{}}
-}
-
-// sort splits held into those an earlier tick saw answered 404 too, and
-// the rest, which it remembers instead.
-func (u *unconfirmed) sort(held []heldDelete) (confirmed, first []heldDelete) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	next := map[heldKey]bool{}
-	for _, h := range held {
-		if u.seen[h.key()] {
-			confirmed = append(confirmed, h)
-			continue
-		}
-		first = append(first, h)
-		next[h.key()] = true
-	}
-	u.seen = next
-	return confirmed, first
-}
-
-func (u *unconfirmed) forget() {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	clear(u.seen)
+	return &unconfirmed{holds: map[store.DocRef]int{}, released: map[store.DocRef]time.Time{}}
 }
 
 // settleWave decides the deletes the tick's 404s would complete, once
@@ -213,42 +187,69 @@ func (e *Engine) settleWave(ctx context.Context, t *tally, workers *pool, comple
 	}
 	mustExist, parents := w.contradicted()
 	polled := int(w.answered.Load()) + len(w.absent)
-	large := len(w.absent) >= absentMin && len(w.absent)*100 > e.cfg.AbsentSharePercent*polled
-	var now, waiting []heldDelete
+	var v absenceVerdict
 	verdict := ""
 	switch {
 	case len(mustExist) > 0 || len(parents) > 0:
-		verdict, waiting = VerdictWave, w.held
-		e.unconfirmed.forget()
-	case large:
-		verdict = VerdictUnconfirmed
-		now, waiting = e.unconfirmed.sort(w.held)
+		verdict, v.waiting = VerdictWave, w.held
+	case len(w.held) == 0:
+	case !complete || ctx.Err() != nil:
+		e.log.InfoContext(ctx, "the tick ended before its deletes could be judged; the next tick polls them again",
+			"deletes", len(w.held))
+		return
 	default:
-		now = w.held
-		e.unconfirmed.forget()
+		// Clusters first: a child whose cluster's delete completes now is
+		// judged with its cluster gone.
+		clusters, children := splitClusters(w.held)
+		v = e.judgeAbsence(ctx, clusters)
+		e.completeAll(ctx, t, workers, v.confirmed)
+		more := e.judgeAbsence(ctx, children)
+		e.completeAll(ctx, t, workers, more.confirmed)
+		v.merge(more)
+		if len(v.wrong) > 0 {
+			// Witnesses are objects that must exist: CS missing them is a
+			// wave, alerted as one.
+			verdict = VerdictWave
+		}
 	}
 	if verdict == "" && w.released > 0 {
 		verdict = VerdictReleased
 	}
 	if verdict != "" {
-		e.logAnomaly(ctx, w, verdict, polled, len(now), waiting, mustExist, parents)
+		e.logAnomaly(ctx, w, verdict, polled, len(v.confirmed), v.waiting, append(mustExist, v.wrong...), parents, v.wrong)
 	}
-	for _, h := range waiting {
-		h.j.log.InfoContext(ctx, "delete not completed on clusters service's 404 this tick", "verdict", verdict,
-			"cluster_service_id", h.href)
+	for _, h := range v.waiting {
+		h.j.log.InfoContext(ctx, "delete not completed on clusters service's 404 this tick: not corroborated yet",
+			"verdict", verdict, "cluster_service_id", h.href)
 	}
-	if len(now) == 0 {
+}
+
+// completeAll completes the confirmed deletes on the tick's workers.
+func (e *Engine) completeAll(ctx context.Context, t *tally, workers *pool, confirmed []heldDelete) {
+	if len(confirmed) == 0 {
 		return
 	}
-	if !complete || ctx.Err() != nil {
+	if ctx.Err() != nil {
 		e.log.InfoContext(ctx, "the tick ended before its deletes could complete; the next tick polls them again",
-			"deletes", len(now))
+			"deletes", len(confirmed))
 		return
 	}
-	for _, h := range now {
+	for _, h := range confirmed {
 		workers.Go(func() { e.completeHeld(ctx, h, t) })
 	}
 	workers.Wait()
+}
+
+// splitClusters splits held into cluster deletes and the others.
+func splitClusters(held []heldDelete) (clusters, others []heldDelete) {
+	for _, h := range held {
+		if kind, _ := cs.ParseHref(h.href); kind == cs.HrefCluster {
+			clusters = append(clusters, h)
+		} else {
+			others = append(others, h)
+		}
+	}
+	return clusters, others
 }
 
 // completeHeld completes a delete the tick's verdict trusts; a failure
@@ -256,19 +257,17 @@ func (e *Engine) settleWave(ctx context.Context, t *tally, workers *pool, comple
 func (e *Engine) completeHeld(ctx context.Context, h heldDelete, t *tally) {
 	wctx, cancel := e.writeCtx(ctx)
 	defer cancel()
+	e.absence.shown(docRef(h.j.op))
 	if err := e.completeDelete(wctx, h.j, t); err != nil {
 		t.errors.Add(1)
 		h.j.log.WarnContext(ctx, "completing a delete failed; the next tick retries", "error", err)
 	}
 }
 
-// logAnomaly writes MsgAnomaly: a Warn for a wave (CS contradicted
-// itself), Info for a large share (a bulk delete looks the same).
-func (e *Engine) logAnomaly(ctx context.Context, w *wave, verdict string, polled, confirmed int, waiting []heldDelete, mustExist, parents []string) {
-	level := slog.LevelInfo
-	if verdict == VerdictWave || verdict == VerdictReleased {
-		level = slog.LevelWarn
-	}
+// logAnomaly writes MsgAnomaly for a wave (CS contradicted itself) or a
+// release, as a Warn.
+func (e *Engine) logAnomaly(ctx context.Context, w *wave, verdict string, polled, confirmed int, waiting []heldDelete, mustExist, parents, witnesses []string) {
+	level := slog.LevelWarn
 	sample := make([]string, 0, sampleSize)
 	for _, list := range [][]string{mustExist, parents, hrefsOf(waiting)} {
 		for _, h := range list {
@@ -286,8 +285,8 @@ func (e *Engine) logAnomaly(ctx context.Context, w *wave, verdict string, polled
 		slog.Int("parents_absent", len(parents)),
 		slog.Int("deletes_held", len(waiting)),
 		slog.Int("deletes_confirmed", confirmed),
-		slog.Int("absent_share_percent", e.cfg.AbsentSharePercent),
 		slog.Any("sample_ids", sample),
+		slog.Any("witness_ids", witnesses[:min(len(witnesses), sampleSize)]),
 	)
 }
 

@@ -64,6 +64,7 @@ func childUpdateDuringClusterDelete(t *testing.T, e *env) (del, upd string) {
 // Canceled, as the frontend's cluster delete cancels a child's operation.
 func TestChildUpdateDuringClusterDelete(t *testing.T) {
 	e, _, _ := upgradeEnv(t, time.Hour)
+	e.readyCluster(t, "c2") // live: it corroborates c1's 404 in its tick
 	del, upd := childUpdateDuringClusterDelete(t, e)
 	e.clk.Advance(3 * time.Minute) // past CS's uninstall: c1 and np1 answer 404
 	// Every status write is counted once: the tick's changed count is the
