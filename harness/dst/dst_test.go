@@ -152,3 +152,28 @@ func TestReplayIsExact(t *testing.T) {
 		}
 	}
 }
+
+// TestOracleFindsBrokenRules: an engine with one of its rules broken on
+// purpose is caught within a few hundred seeds. Each mutant runs seeds
+// until one fails that the unbroken engine passes.
+func TestOracleFindsBrokenRules(t *testing.T) {
+	for _, m := range []string{MutantAny404, MutantNoETag} {
+		t.Run(m, func(t *testing.T) {
+			t.Parallel()
+			// More fault windows than a default run: a broken rule shows
+			// sooner, and so does a rule unbroken under heavier faults.
+			opts, base := options(), options()
+			opts.Intensity, base.Intensity = 3, 3
+			opts.Mutation = m
+			for seed := uint64(1); seed <= 300; seed++ {
+				res := Run(t, seed, opts)
+				if !res.Failed() || Run(t, seed, base).Failed() {
+					continue // found nothing, or something the unbroken engine does too
+				}
+				t.Logf("found by seed %d: %s", seed, res.Problems[0])
+				return
+			}
+			t.Errorf("300 seeds ran with %s and the oracle found nothing", m)
+		})
+	}
+}

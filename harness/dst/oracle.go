@@ -376,6 +376,9 @@ func (o *oracle) judgeFailed(op *operation, msg string) {
 			return
 		}
 	}
+	if strings.Contains(msg, "was never created") && !o.holds(op) {
+		return // the update of a resource CS has no object of
+	}
 	if v := askedVersion(msg); v != "" && strings.Contains(msg, "offers no upgrade") && o.unreachable(hrefs, v) {
 		return // the engine's refusal of a version CS's own list does not offer
 	}
@@ -560,4 +563,22 @@ func (o *oracle) quiet(s *sink) bool {
 		}
 	}
 	return true
+}
+
+// holds reports whether CS holds an object of the operation's target now.
+// Callers hold mu.
+func (o *oracle) holds(op *operation) bool {
+	for _, h := range o.hrefs(op) {
+		if x, ok := o.truth[h]; ok && o.belongs(x, op) {
+			return true
+		}
+	}
+	if op.kind == document.KindCluster {
+		for _, x := range o.truth {
+			if x.Kind == simulator.KindCluster && sameARM(x.Azure, op.target) {
+				return true
+			}
+		}
+	}
+	return false
 }

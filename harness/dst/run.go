@@ -32,6 +32,8 @@ type Options struct {
 	Logs io.Writer
 	// Steps keeps every gate's key in Result.Steps.
 	Steps bool
+	// Mutation breaks one of the engine's rules (mutation.go).
+	Mutation string
 }
 
 func (o Options) withDefaults() Options {
@@ -71,6 +73,9 @@ func Run(t *testing.T, seed uint64, opts Options) Result {
 
 func run(seed uint64, opts Options) Result {
 	opts = opts.withDefaults()
+	if err := checkMutation(opts.Mutation); err != nil {
+		panic(err.Error())
+	}
 	w := newWorld(seed, opts)
 	end := w.start.Add(opts.Duration)
 	w.startInstance("a")

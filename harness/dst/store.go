@@ -69,7 +69,7 @@ func (s *gatedStore) Replace(ctx context.Context, pk, id string, doc []byte, ifM
 	if err := s.enter(ctx, "replace "+id+" "+digest(doc)); err != nil {
 		return store.Item{}, err
 	}
-	it, err := s.next.Replace(ctx, pk, id, doc, ifMatch)
+	it, err := s.next.Replace(ctx, pk, id, doc, s.unguarded(ctx, pk, id, ifMatch))
 	if err == nil {
 		s.w.oracle.wrote(ctx, pk, it.Body)
 	}
@@ -95,7 +95,7 @@ func (s *gatedStore) Batch(ctx context.Context, pk string, ops []store.BatchOp) 
 	if err := s.enter(ctx, what); err != nil {
 		return nil, err
 	}
-	items, err := s.next.Batch(ctx, pk, ops)
+	items, err := s.next.Batch(ctx, pk, s.unguardedBatch(ctx, pk, ops))
 	if err == nil {
 		for i, op := range ops {
 			if op.Kind != store.OpDelete && i < len(items) {

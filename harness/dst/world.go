@@ -167,7 +167,11 @@ func (w *world) startInstance(name string) *instance {
 	if err != nil {
 		panic("dst: the CS client: " + err.Error())
 	}
-	eng, err := lifecycle.New(lifecycle.Deps{Store: w.store, ClusterService: client, Calls: rec, Notifier: w.notifier(),
+	var csc clusterservice.Client = client
+	if w.opts.Mutation == MutantAny404 {
+		csc = any404{client}
+	}
+	eng, err := lifecycle.New(lifecycle.Deps{Store: w.store, ClusterService: csc, Calls: rec, Notifier: w.notifier(),
 		Clock: clock.Real{}, Logger: slog.New(w.logs).With("instance", name), Random: w.ids}, w.cfg)
 	if err != nil {
 		panic("dst: the engine: " + err.Error())
