@@ -54,18 +54,19 @@ type absences struct {
 	mu sync.Mutex
 	// runs is bounded by the deletes in flight: an entry goes when its
 	// delete completes, CS shows the object, or it is not read for two
-	// windows.
+	// windows (or two of the longest backoffs, when those are longer).
 	runs map[heldKey]absenceRun
 }
 
 func newAbsences() *absences { return &absences{runs: map[heldKey]absenceRun{}} }
 
 // read counts one read of CS's 404 for h at now and returns the run.
-func (a *absences) read(h heldKey, now time.Time, window time.Duration) absenceRun {
+// Runs not read for forget are dropped first.
+func (a *absences) read(h heldKey, now time.Time, forget time.Duration) absenceRun {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for k, r := range a.runs {
-		if now.Sub(r.last) > 2*window {
+		if now.Sub(r.last) > forget {
 			delete(a.runs, k)
 		}
 	}
@@ -266,9 +267,12 @@ func (e *Engine) witnessWrong(g *absenceGroup, cands []heldDelete, ws []witness,
 // window counts one read of each candidate's 404 and confirms those whose
 // window has passed.
 func (e *Engine) window(cands []heldDelete, v *absenceVerdict) {
-	now := e.clock()
+	// A run not read for two windows is forgotten, or for two of the
+	// longest gaps a backed-off delete's reads can have: a window shorter
+	// than that gap must still see its reads add up.
+	now, forget := e.clock(), 2*max(e.cfg.AbsenceWindow, e.cfg.PollBackoffMax)
 	for _, c := range cands {
-		if e.absence.read(c.key(), now, e.cfg.AbsenceWindow).confirms(now, e.cfg.AbsenceWindow) {
+		if e.absence.read(c.key(), now, forget).confirms(now, e.cfg.AbsenceWindow) {
 			v.confirmed = append(v.confirmed, c)
 			continue
 		}

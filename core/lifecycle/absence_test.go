@@ -87,3 +87,22 @@ func TestDeletedWitnessIsNoAlarm(t *testing.T) {
 		t.Errorf("cs.anomaly records = %v, want none: the deleted witness is no evidence either way", recs)
 	}
 }
+
+// A window shorter than the gap between a delete's reads (a tick's, or a
+// backoff's) still confirms after its reads: a run is forgotten only when
+// it has not been read for the longer of two windows and two backoffs.
+func TestShortWindowSpansSparseReads(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.AbsenceWindow = time.Millisecond })
+	h := heldDelete{j: &job{op: &document.OperationDocument{ID: "op", PartitionKey: testPK}}, href: "/api/aro_hcp/v1alpha1/clusters/x"}
+	var v absenceVerdict
+	for i := range absenceReads {
+		e.engine.window([]heldDelete{h}, &v)
+		if i < absenceReads-1 {
+			e.clk.Advance(time.Minute) // a tick's gap, far longer than the window
+		}
+	}
+	if len(v.confirmed) != 1 {
+		t.Fatalf("after %d reads a minute apart with a 1 ms window: %d confirmed, %d waiting; want it confirmed",
+			absenceReads, len(v.confirmed), len(v.waiting))
+	}
+}
