@@ -83,6 +83,11 @@ func newARMRigWith(t *testing.T, settings map[string]string, clk *testsupport.Cl
 		"CLUSTERS_SERVICE_URL":         simURL,
 		"CLUSTERS_SERVICE_RETRY_LIMIT": "0",
 		"HCPOPS_ARM_CLIENT_APP_IDS":    armCallerApp,
+		// The rigs' deletes have no witness and their clock is the wall's:
+		// a delete completes after three reads of CS's 404 rather than ten
+		// minutes of them. The absence rule's own tests are
+		// core/lifecycle's.
+		"HCPOPS_ABSENCE_WINDOW": "1ms",
 	}
 	for k, v := range settings {
 		env[k] = v

@@ -20,8 +20,10 @@ import (
 // records, through the production assembly.
 func TestStuckHeldAcrossANewOperation(t *testing.T) {
 	r := newRigEnv(t, func(string) map[string]string {
+		// The delete has no witness: its 404 is confirmed over a 1 ms
+		// window (three reads) instead of ten minutes.
 		return map[string]string{"HCPOPS_POLL_BACKOFF_MAX": "1ms", "HCPOPS_PENDING_ID_GRACE": "1ms", "HCPOPS_DISPATCH_GRACE": "1ms",
-			"HCPOPS_NOTIFY_BACKOFF_BASE": "1ms", "HCPOPS_NOTIFY_BACKOFF_MAX": "1ms"}
+			"HCPOPS_NOTIFY_BACKOFF_BASE": "1ms", "HCPOPS_NOTIFY_BACKOFF_MAX": "1ms", "HCPOPS_ABSENCE_WINDOW": "1ms"}
 	}, Parts{})
 	r.submitAt(time.Now().Add(-25 * time.Minute))
 	if resp, body := r.post("/dispatchOperations", readFile(t, filepath.Join("testdata", "dispatch-cluster-create.json"))); resp.StatusCode != http.StatusOK {

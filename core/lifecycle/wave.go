@@ -286,7 +286,7 @@ func (e *Engine) logAnomaly(ctx context.Context, w *wave, verdict string, polled
 		slog.Int("deletes_held", len(waiting)),
 		slog.Int("deletes_confirmed", confirmed),
 		slog.Any("sample_ids", sample),
-		slog.Any("witness_ids", witnesses[:min(len(witnesses), sampleSize)]),
+		slog.Any("witness_ids", append([]string{}, witnesses[:min(len(witnesses), sampleSize)]...)), // [] rather than null
 	)
 }
 
