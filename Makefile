@@ -121,14 +121,16 @@ bench:
 
 # The deterministic simulation (harness/dst, docs/testing.md): SEEDS runs from
 # FROM (make test runs a fixed set), DURATION stops starting new ones after
-# that much wall-clock time; SEED=N replays one seed with its whole trace.
+# that much wall-clock time; SEED=N replays one seed with its whole trace
+# (narrowed to the fault windows it needs; DROP=i,j replays it so).
 SEEDS    ?= 10000
 FROM     ?= 1
 DURATION ?= 0
 SEED     ?=
+DROP     ?=
 dst:
 	@if [ -n "$(SEED)" ]; then \
-	  $(GO) test -count=1 -run 'TestSimulation$$' ./harness/dst -seed $(SEED) -v; \
+	  $(GO) test -count=1 -run 'TestSimulation$$' ./harness/dst -seed $(SEED) -drop '$(DROP)' -v; \
 	else \
 	  set -o pipefail; $(GO) test -count=1 -timeout 0 -run 'TestSimulation$$' ./harness/dst -seeds $(SEEDS) -from $(FROM) -duration $(DURATION) -v \
 	    | grep -v '^=== RUN'; \

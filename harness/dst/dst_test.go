@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,10 +22,17 @@ var (
 	intensityFlag = flag.Float64("intensity", 1, "scale of the fault windows a run draws")
 	workersFlag   = flag.Int("workers", runtime.GOMAXPROCS(0), "runs at once")
 	replaysFlag   = flag.Int("replays", 0, "TestReplayIsExact: run seeds 1..N twice each instead of its fixed few")
+	dropFlag      = flag.String("drop", "", "leave out these fault windows of the seed's plan, e.g. 0,3 (a narrowed replay)")
 )
 
 func options() Options {
-	return Options{Duration: *simFlag, Intensity: *intensityFlag}
+	o := Options{Duration: *simFlag, Intensity: *intensityFlag}
+	for f := range strings.SplitSeq(*dropFlag, ",") {
+		if i, err := strconv.Atoi(strings.TrimSpace(f)); err == nil {
+			o.Drop = append(o.Drop, i)
+		}
+	}
+	return o
 }
 
 // TestSimulation replays one seed with -seed N (the command a failure
@@ -55,6 +63,14 @@ func replay(t *testing.T, seed uint64) {
 	if os.Getenv("DST_LOGS") != "" {
 		t.Logf("engine log:\n%s", logs.String())
 	}
+	if res.Failed() && len(res.Windows) > 0 {
+		dropped, narrowed := Minimize(t, res, options())
+		if len(dropped) > 0 {
+			t.Logf("narrowed: it still breaks a rule without fault windows %v of %d (replay that with -drop); then:",
+				dropped, len(res.Windows))
+			res.Problems, res.Trace, res.Dropped = narrowed.Problems, narrowed.Trace, dropped
+		}
+	}
 	report(t, res, true)
 }
 
@@ -78,7 +94,12 @@ func report(t *testing.T, res Result, full bool) {
 	for _, l := range lines {
 		fmt.Fprintf(&b, "  %s\n", l)
 	}
-	fmt.Fprintf(&b, "replay: make dst SEED=%d   (go test ./harness/dst -run TestSimulation -seed %d -v)", res.Seed, res.Seed)
+	drop := ""
+	if len(res.Dropped) > 0 {
+		drop = strings.Trim(strings.Join(strings.Fields(fmt.Sprint(res.Dropped)), ","), "[]")
+		drop = " DROP=" + drop
+	}
+	fmt.Fprintf(&b, "replay: make dst SEED=%d%s   (go test ./harness/dst -run TestSimulation -seed %d -v)", res.Seed, drop, res.Seed)
 	t.Error(b.String())
 }
 

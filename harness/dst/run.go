@@ -34,6 +34,9 @@ type Options struct {
 	Steps bool
 	// Mutation breaks one of the engine's rules (mutation.go).
 	Mutation string
+	// Drop leaves out these fault windows of the seed's plan (by index):
+	// how a failure is narrowed to the windows it needs.
+	Drop []int
 }
 
 func (o Options) withDefaults() Options {
@@ -59,6 +62,10 @@ type Result struct {
 	Cover *coverage
 	Ops   int
 	Steps []string
+	// Windows are the fault windows the seed planned, described.
+	Windows []string
+	// Dropped are the windows a narrowed replay leaves out (Minimize).
+	Dropped []int
 }
 
 // Failed reports whether the run broke a rule.
@@ -144,6 +151,9 @@ func (w *world) finish() {
 
 func (w *world) result() Result {
 	res := Result{Seed: w.seed, Digest: w.trace.digest(), Cover: w.cover, Ops: len(w.oracle.ops), Steps: w.trace.every}
+	for _, f := range w.faults.windows {
+		res.Windows = append(res.Windows, f.String())
+	}
 	var ids []string
 	for _, p := range w.oracle.problems {
 		res.Problems = append(res.Problems, fmt.Sprintf("%s: %s", p.at.Sub(w.start).Truncate(time.Millisecond), p.what))

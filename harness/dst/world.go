@@ -85,6 +85,11 @@ func newWorld(seed uint64, opts Options) *world {
 	w.trace.keep = opts.Steps
 	w.sched = newSched(w.stream(), w.trace)
 	w.faults = planFaults(w.stream(), w.start, opts.Duration, opts.Intensity)
+	for _, i := range opts.Drop {
+		if i >= 0 && i < len(w.faults.windows) {
+			w.faults.windows[i].kind = "dropped"
+		}
+	}
 	if opts.Steps {
 		w.faults.tr = w.trace
 	}
@@ -108,8 +113,8 @@ func newWorld(seed uint64, opts Options) *world {
 	}
 	w.logs = &watch{next: w.logs, w: w}
 	w.instances = map[string]*instance{}
-	for _, f := range w.faults.windows {
-		w.trace.note("fault planned: %s", f)
+	for i, f := range w.faults.windows {
+		w.trace.note("fault planned: #%d %s", i, f)
 	}
 	return w
 }
