@@ -1,0 +1,56 @@
+package lifecycle
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hcpops/hcpops/core/arm"
+	"github.com/hcpops/hcpops/core/document"
+	"github.com/hcpops/hcpops/harness/csfaults"
+)
+
+// TestAnswerAboutAnotherClusterIsNoEvidence is issue #43's case 4: a
+// response cache keyed without the id serves cluster A's genuine ready
+// status for cluster B on the single-object GET path (batching off). The
+// answer is about A, so it is no evidence about B: B's create stays in
+// progress while CS installs it, and ends Succeeded on CS's own word
+// about B once the cache is gone.
+func TestAnswerAboutAnotherClusterIsNoEvidence(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.CSBatchSize = 1 })
+	hrefA := e.readyCluster(t, "a")
+	cache := csfaults.NewIDlessCache(e.sim)
+	e.fake.Front(cache.Answer)
+	ctx := context.Background()
+	if _, err := e.cs.GetClusterStatus(ctx, hrefA); err != nil { // the cache now holds A's ready
+		t.Fatal(err)
+	}
+	if _, err := e.cs.GetCluster(ctx, hrefA); err != nil {
+		t.Fatal(err)
+	}
+
+	op := e.create(t, document.KindCluster, clusterRID("b"), request{})
+	if _, err := e.deliver(t); err != nil {
+		t.Fatal(err)
+	}
+	hrefB := e.resource(t, clusterRID("b")).ClusterServiceID()
+	for range 2 {
+		e.clk.Advance(30 * time.Second)
+		e.tick(t)
+	}
+	if cache.Misanswered() == 0 {
+		t.Fatal("the cache never answered B's read with A's answer")
+	}
+	if got := e.op(t, op).Properties.Status; got.IsTerminal() {
+		t.Fatalf("B's create is %s on an answer about A (%s); CS is still installing %s", got, hrefA, hrefB)
+	}
+	lines := e.logLines("clusters service call failed; operation backed off", op)
+	if len(lines) == 0 || !strings.Contains(lines[0], "class=unrecognized") || !strings.Contains(lines[0], hrefA) {
+		t.Fatalf("want the answer about another object logged as unrecognized, naming what came back; got %q", lines)
+	}
+
+	e.fake.Front(nil)
+	e.drive(t, op)
+	e.wantOp(t, op, arm.ProvisioningStateSucceeded, "")
+}
