@@ -54,3 +54,47 @@ func TestAnswerAboutAnotherClusterIsNoEvidence(t *testing.T) {
 	e.drive(t, op)
 	e.wantOp(t, op, arm.ProvisioningStateSucceeded, "")
 }
+
+// TestAnswerAboutAnotherNodePoolIsNoEvidence: the same, for node pool
+// np1 of cluster B behind a cache that serves np1 of cluster A (the same
+// name), with batching on: the batched list the cache serves is A's, its
+// item about another object, and the GET that follows is answered with
+// A's status too. Neither completes B's create.
+func TestAnswerAboutAnotherNodePoolIsNoEvidence(t *testing.T) {
+	e := newEnv(t)
+	e.readyCluster(t, "a")
+	e.readyCluster(t, "b")
+	npA := e.create(t, document.KindNodePool, nodePoolRID("a", "np1"), request{})
+	e.drive(t, npA)
+	e.wantOp(t, npA, arm.ProvisioningStateSucceeded, "")
+	hrefA := e.resource(t, nodePoolRID("a", "np1")).ClusterServiceID()
+
+	cache := csfaults.NewIDlessCache(e.sim)
+	e.fake.Front(cache.Answer)
+	ctx := context.Background()
+	if _, err := e.cs.GetNodePoolStatus(ctx, hrefA); err != nil {
+		t.Fatal(err)
+	}
+	clusterA := hrefA[:strings.Index(hrefA, "/node_pools/")]
+	if _, err := e.cs.ListNodePoolsByHref(ctx, clusterA, []string{hrefA}); err != nil {
+		t.Fatal(err)
+	}
+
+	op := e.create(t, document.KindNodePool, nodePoolRID("b", "np1"), request{})
+	if _, err := e.deliver(t); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		e.clk.Advance(30 * time.Second)
+		e.tick(t)
+	}
+	if cache.Misanswered() == 0 {
+		t.Fatal("the cache never answered B's reads with A's answers")
+	}
+	if got := e.op(t, op).Properties.Status; got.IsTerminal() {
+		t.Fatalf("B's node pool create is %s on answers about A's (%s)", got, hrefA)
+	}
+	e.fake.Front(nil)
+	e.drive(t, op)
+	e.wantOp(t, op, arm.ProvisioningStateSucceeded, "")
+}

@@ -2,11 +2,14 @@ package ocm
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	cs "github.com/hcpops/hcpops/core/clusterservice"
 )
@@ -116,6 +119,71 @@ func TestListItemsAboutAnotherObject(t *testing.T) {
 			}
 			if cs.Classify(err) != cs.Unrecognized || !strings.Contains(err.Error(), "another object") {
 				t.Fatalf("err = %v, want an unrecognized answer about another object", err)
+			}
+		})
+	}
+}
+
+// TestBatchedItemAboutAnotherObject: the tick's batched lists take an
+// item only when its href is the object asked: a list that a cache keyed
+// without the cluster served for another cluster (node pool np1 of A for
+// np1 of B, the same name) is no evidence, counted as unrecognized; its
+// objects are then read with their own GETs.
+func TestBatchedItemAboutAnotherObject(t *testing.T) {
+	l, _, e := newLiar(t)
+	rec := cs.NewRecorder(nil, invocationOf)
+	srv := httptest.NewServer(l)
+	defer srv.Close()
+	c := connect(t, Config{URL: srv.URL, Recorder: rec})
+	cluster := e.readyCluster(t, 1)
+	np, err := c.PostNodePool(e.ctx, cluster, nodePoolSpec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ea, err := c.PostExternalAuth(e.ctx, cluster, cs.ExternalAuthSpec{ID: "entra", IssuerURL: "https://login.microsoftonline.com/t/v2.0", Audiences: []string{"aud"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Advance(2 * time.Minute)
+	other := clusterID(7)
+	lists := []struct {
+		name string
+		do   func(ctx context.Context) (int, error)
+	}{
+		{"clusters", func(ctx context.Context) (int, error) {
+			m, err := c.ListClustersByHref(ctx, []string{cluster})
+			return len(m), err
+		}},
+		{"node pools", func(ctx context.Context) (int, error) {
+			m, err := c.ListNodePoolsByHref(ctx, cluster, []string{cs.NodePoolHref(cluster, np.ID)})
+			return len(m), err
+		}},
+		{"external auths", func(ctx context.Context) (int, error) {
+			m, err := c.ListExternalAuthsByHref(ctx, cluster, []string{cs.ExternalAuthHref(cluster, ea.ID)})
+			return len(m), err
+		}},
+	}
+	for _, ls := range lists {
+		t.Run(ls.name, func(t *testing.T) {
+			l.set(nil)
+			if n, err := ls.do(e.ctx); err != nil || n != 1 {
+				t.Fatalf("the honest list: %d, %v; want the one asked", n, err)
+			}
+			l.set(func(_ map[string]json.RawMessage, items []map[string]any) []map[string]any {
+				for _, it := range items {
+					it["href"] = strings.Replace(it["href"].(string), clusterID(1), other, 1)
+				}
+				return items
+			})
+			ctx := context.WithValue(e.ctx, invocationKey{}, "inv")
+			done := rec.Count(ctx)
+			n, err := ls.do(ctx)
+			s := done()
+			if !errors.Is(err, cs.ErrInconsistentList) || n != 0 || !strings.Contains(err.Error(), "another object") {
+				t.Fatalf("%d items, %v; want none, the list inconsistent", n, err)
+			}
+			if s.Unrecognized != 1 {
+				t.Fatalf("recorded %+v, want the list counted unrecognized once", s)
 			}
 		})
 	}
