@@ -2,7 +2,10 @@ package lifecycle
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -97,4 +100,57 @@ func TestAnswerAboutAnotherNodePoolIsNoEvidence(t *testing.T) {
 	e.fake.Front(nil)
 	e.drive(t, op)
 	e.wantOp(t, op, arm.ProvisioningStateSucceeded, "")
+}
+
+// TestClusterOfAnotherResourceIsNoEvidence: an answer with the id and
+// href asked for but about another ARM resource (a proxy that sends B's
+// reads to A and relabels A's answers as B's) is no evidence about B,
+// batched or not: B's create stays in progress on A's ready.
+func TestClusterOfAnotherResourceIsNoEvidence(t *testing.T) {
+	for _, batch := range []int{0, 1} {
+		t.Run(map[int]string{0: "batched", 1: "single GETs"}[batch], func(t *testing.T) {
+			e := newEnv(t, func(c *Config) { c.CSBatchSize = batch })
+			hrefA := e.readyCluster(t, "a")
+			idA := hrefA[strings.LastIndex(hrefA, "/")+1:]
+			var idB atomic.Value
+			idB.Store("")
+			e.fake.Front(func(w http.ResponseWriter, r *http.Request) bool {
+				b := idB.Load().(string)
+				if b == "" || r.Method != http.MethodGet || !about(r, b) {
+					return false
+				}
+				r2 := r.Clone(r.Context())
+				r2.URL.Path = strings.ReplaceAll(r.URL.Path, b, idA)
+				r2.URL.RawQuery = strings.ReplaceAll(r.URL.RawQuery, b, idA)
+				rec := httptest.NewRecorder()
+				e.sim.ServeHTTP(rec, r2)
+				for k, v := range rec.Header() {
+					w.Header()[k] = v
+				}
+				w.WriteHeader(rec.Code)
+				_, _ = w.Write([]byte(strings.ReplaceAll(rec.Body.String(), idA, b)))
+				return true
+			})
+			op := e.create(t, document.KindCluster, clusterRID("b"), request{})
+			if _, err := e.deliver(t); err != nil {
+				t.Fatal(err)
+			}
+			hrefB := e.resource(t, clusterRID("b")).ClusterServiceID()
+			idB.Store(hrefB[strings.LastIndex(hrefB, "/")+1:])
+			for range 2 {
+				e.clk.Advance(30 * time.Second)
+				e.tick(t)
+			}
+			if got := e.op(t, op).Properties.Status; got.IsTerminal() {
+				t.Fatalf("B's create is %s on an answer about resource a", got)
+			}
+			lines := e.logLines("clusters service call failed; operation backed off", op)
+			if len(lines) == 0 || !strings.Contains(lines[0], "another Azure resource") {
+				t.Fatalf("want the answer about another resource logged; got %q", lines)
+			}
+			idB.Store("")
+			e.drive(t, op)
+			e.wantOp(t, op, arm.ProvisioningStateSucceeded, "")
+		})
+	}
 }
