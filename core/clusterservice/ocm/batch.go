@@ -155,7 +155,7 @@ func (c *Client) ListExternalAuthsByHref(ctx context.Context, clusterHref string
 		rules := listRules{call: "GET " + clusterHref + "/external_auth_config/external_auths", want: want, size: externalAuthPageSize,
 			maxPages: maxExternalAuthPages, under: strings.ToLower(cs.ClusterHref(parent) + cs.ExternalAuthsSegment)}
 		items, err := readList(ctx, rules, func(ctx context.Context, page int) (listPage[*arohcp.ExternalAuth], error) {
-			resp, err := auths.List().Size(externalAuthPageSize).Page(page).SendContext(ctx)
+			resp, err := auths.List().Size(externalAuthPageSize).Page(page).SendContext(wantListShape(ctx))
 			if err := csError(err, resp.Status()); err != nil {
 				return listPage[*arohcp.ExternalAuth]{}, err
 			}

@@ -48,6 +48,10 @@ type listPage[T any] struct {
 	items             []T
 	size, total       int
 	hasSize, hasTotal bool
+	// kind and hasPage are read only from pages the client reads itself
+	// (listpage.go), which readPage holds to OCM's list shape.
+	kind    string
+	hasPage bool
 }
 
 // pageOf builds a listPage from an SDK list response's accessors.

@@ -175,6 +175,7 @@ func TestLyingChildListsAreNotEvidence(t *testing.T) {
 		for len(items) <= externalAuthPageSize {
 			other := copyWith(items[0], "ready")
 			other["id"] = fmt.Sprintf("other%03d", len(items))
+			other["href"] = cs.ExternalAuthHref(cluster, other["id"].(string))
 			items = append(items, other)
 		}
 		return items
