@@ -12,6 +12,7 @@ import (
 	"github.com/hcpops/hcpops/core/arm"
 	cs "github.com/hcpops/hcpops/core/clusterservice"
 	"github.com/hcpops/hcpops/core/document"
+	"github.com/hcpops/hcpops/core/state"
 	"github.com/hcpops/hcpops/core/store"
 )
 
@@ -217,6 +218,7 @@ func (e *Engine) tickOne(ctx context.Context, op *document.OperationDocument, st
 	key := docRef(op)
 	if op.Properties.Status.IsTerminal() {
 		e.pollAt.forget(key)
+		e.overdue.forget(op)
 		if op.Properties.NotificationURI != "" {
 			e.retryNotification(ctx, op, t)
 		}
@@ -293,8 +295,9 @@ func (e *Engine) advance(ctx context.Context, j *job, st standing, t *tally) err
 	}
 	e.skips.forget(op)
 	dispatched := j.h.dispatched(j)
-	if st != healthy || !dispatched || op.Properties.Request == document.RequestDelete {
-		if expired, err := e.expireIfLate(ctx, j, t, nil); expired || err != nil {
+	if !dispatched {
+		// Work CS was never given: no word of CS's can hold it.
+		if expired, err := e.expireIfLate(ctx, j, t, nil, nil); expired || err != nil {
 			return err
 		}
 	}
@@ -349,8 +352,13 @@ func (e *Engine) advance(ctx context.Context, j *job, st standing, t *tally) err
 	}
 	if pollErr != nil || !status.IsTerminal() {
 		// The clock moved while CS was asked. expireIfLate writes with a
-		// context of its own.
-		if expired, err := e.expireIfLate(ctx, j, t, pollErr); expired || err != nil {
+		// context of its own; CS's word that the work is under way holds
+		// the operation past its deadline (overdue.go).
+		var word *state.OperationState
+		if pollErr == nil {
+			word = working(r.states)
+		}
+		if expired, err := e.expireIfLate(ctx, j, t, pollErr, word); expired || err != nil {
 			return err
 		}
 	}
@@ -375,9 +383,15 @@ func (e *Engine) writeCtx(ctx context.Context) (context.Context, context.CancelF
 
 // expireIfLate fails an operation past its deadline. cause, when set, is
 // the poll error that kept it from a verdict; the deadline holds anyway.
-func (e *Engine) expireIfLate(ctx context.Context, j *job, t *tally, cause error) (bool, error) {
+// word, when set, is CS's word that the work is under way, which holds
+// the operation past its deadline instead (overdue.go).
+func (e *Engine) expireIfLate(ctx context.Context, j *job, t *tally, cause error, word *state.OperationState) (bool, error) {
 	deadline := j.h.deadline(j)
 	if deadline.IsZero() || e.clock().Before(deadline) { // zero: none for this operation
+		return false, nil
+	}
+	if word != nil {
+		e.holdOverdue(ctx, j, deadline, word)
 		return false, nil
 	}
 	if cause != nil {
