@@ -57,7 +57,7 @@ type evidence struct {
 	absent         map[string]time.Time
 	// csWords is every state CS itself answered each object in, and when
 	// first; csObjects what CS has at the end, by href (csword.go).
-	csWords   map[string]map[string]time.Time
+	csWords   map[string][]stateSeen
 	csObjects map[string]string
 }
 

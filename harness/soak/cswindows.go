@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -64,17 +65,23 @@ func runWindows(ctx context.Context, proxy *csfaults.Proxy, windows []csWindow, 
 // csWitness stands right in front of the simulator, behind every proxy
 // that lies or answers for it, and notes what CS itself said of each
 // object: when it first answered 404 for it (the only evidence a delete
-// may complete on) and when it first answered it in each state (csword.go).
+// may complete on) and every state it answered it in, and when (csword.go).
 type csWitness struct {
 	next http.Handler
 
 	mu     sync.Mutex
-	absent map[string]time.Time            // object href -> first 404 of CS's own
-	words  map[string]map[string]time.Time // object href -> state -> first answer in it
+	absent map[string]time.Time   // object href -> first 404 of CS's own
+	words  map[string][]stateSeen // object href -> CS's answers, in order
+}
+
+// stateSeen is one answer of CS's about an object: the state and when.
+type stateSeen struct {
+	state string
+	at    time.Time
 }
 
 func newCSWitness(next http.Handler) *csWitness {
-	return &csWitness{next: next, absent: map[string]time.Time{}, words: map[string]map[string]time.Time{}}
+	return &csWitness{next: next, absent: map[string]time.Time{}, words: map[string][]stateSeen{}}
 }
 
 func (c *csWitness) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -101,12 +108,7 @@ func (c *csWitness) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		for href, st := range states {
-			if c.words[href] == nil {
-				c.words[href] = map[string]time.Time{}
-			}
-			if _, ok := c.words[href][st]; !ok {
-				c.words[href][st] = now
-			}
+			c.words[href] = append(c.words[href], stateSeen{state: st, at: now})
 		}
 	}
 }
@@ -123,15 +125,12 @@ func (c *csWitness) snapshot() map[string]time.Time {
 }
 
 // wordsSnapshot copies the states CS answered each object in.
-func (c *csWitness) wordsSnapshot() map[string]map[string]time.Time {
+func (c *csWitness) wordsSnapshot() map[string][]stateSeen {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := make(map[string]map[string]time.Time, len(c.words))
-	for k, m := range c.words {
-		out[k] = make(map[string]time.Time, len(m))
-		for st, at := range m {
-			out[k][st] = at
-		}
+	out := make(map[string][]stateSeen, len(c.words))
+	for k, s := range c.words {
+		out[k] = slices.Clone(s)
 	}
 	return out
 }

@@ -103,6 +103,9 @@ func (e evidence) falseTerminals() (checked int, problems []string) {
 		if p.Status != arm.ProvisioningStateSucceeded && p.Status != arm.ProvisioningStateFailed {
 			continue
 		}
+		if p.Request != document.RequestCreate && p.Request != document.RequestUpdate && p.Request != document.RequestDelete {
+			continue // a credential's: CS's word is about the credential
+		}
 		kind, _, err := document.ResourceKindOfID("externalId", p.ExternalID)
 		if err != nil || kind != document.KindCluster && kind != document.KindNodePool && kind != document.KindExternalAuth {
 			continue
@@ -128,8 +131,13 @@ func (e evidence) falseTerminals() (checked int, problems []string) {
 func (e evidence) withoutWord(op *document.OperationDocument, href string, seen time.Time) string {
 	p := op.Properties
 	what := fmt.Sprintf("%s %s of %s %s", strings.ToLower(string(p.Request)), op.Name(), p.ExternalID, p.Status)
-	before := func(at time.Time, ok bool) bool { return ok && !at.After(seen) }
 	words := e.csWords[href]
+	// said reports whether CS answered href in a state ok takes between
+	// from and seen.
+	said := func(from time.Time, ok func(string) bool) bool {
+		return slices.ContainsFunc(words, func(w stateSeen) bool { return ok(w.state) && !w.at.After(seen) && !w.at.Before(from) })
+	}
+	is := func(s string) func(string) bool { return func(st string) bool { return st == s } }
 	switch {
 	case p.Request == document.RequestDelete && p.Status == arm.ProvisioningStateSucceeded:
 		_, cluster := cs.ParseHref(href)
@@ -144,20 +152,18 @@ func (e evidence) withoutWord(op *document.OperationDocument, href string, seen 
 			return fmt.Sprintf("%s was seen Succeeded at %s, before CS first answered 404 for %s at %s", what, stamp(seen), href, stamp(at))
 		}
 	case p.Request == document.RequestCreate && p.Status == arm.ProvisioningStateSucceeded:
-		if at, ok := words[cs.ClusterStateReady]; !before(at, ok) {
+		if !said(time.Time{}, is(cs.ClusterStateReady)) {
 			return fmt.Sprintf("%s at %s, but CS had not answered %s ready by then", what, stamp(seen), href)
 		}
 	case p.Request == document.RequestCreate:
-		if at, ok := words[cs.ClusterStateError]; !before(at, ok) {
+		if !said(time.Time{}, is(cs.ClusterStateError)) {
 			return fmt.Sprintf("%s at %s, but CS had not answered %s in error by then, nor was it a deadline", what, stamp(seen), href)
 		}
 	default: // an update, or a delete Failed
-		for st, at := range words {
-			if (st != cs.ClusterStateError || p.Status == arm.ProvisioningStateFailed) && !at.After(seen) && !at.Before(p.StartTime) {
-				return ""
-			}
+		failed := p.Status == arm.ProvisioningStateFailed
+		if !said(p.StartTime, func(st string) bool { return failed || st != cs.ClusterStateError }) {
+			return fmt.Sprintf("%s at %s, but CS answered nothing of %s since it started at %s", what, stamp(seen), href, stamp(p.StartTime))
 		}
-		return fmt.Sprintf("%s at %s, but CS answered nothing of %s since it started at %s", what, stamp(seen), href, stamp(p.StartTime))
 	}
 	return ""
 }
@@ -168,8 +174,13 @@ func (e evidence) withoutWord(op *document.OperationDocument, href string, seen 
 func (e evidence) orphans() []string {
 	named := map[string]bool{}
 	for _, f := range e.finals {
-		if f.found && !f.doc.deleted && f.doc.csID != "" {
-			named[strings.ToLower(f.doc.csID)] = true
+		if !f.found || f.doc.deleted {
+			continue
+		}
+		for _, h := range []string{f.doc.csID, f.doc.pendingID, e.childHref(f.doc)} {
+			if h != "" {
+				named[strings.ToLower(h)] = true
+			}
 		}
 	}
 	var out []string
@@ -179,6 +190,28 @@ func (e evidence) orphans() []string {
 		}
 	}
 	return out
+}
+
+// childHref is where CS has the node pool or external auth d is the
+// resource of, when d names no CS href of its own (its POST's answer was
+// lost): a child's CS ID is its name under its cluster's href.
+func (e evidence) childHref(d docVersion) string {
+	if d.csID != "" || d.resource == "" {
+		return ""
+	}
+	kind, id, err := document.ResourceKindOfID("resourceID", d.resource)
+	if err != nil || kind != document.KindNodePool && kind != document.KindExternalAuth || id.Parent == nil {
+		return ""
+	}
+	parent := e.finals[docKey{pk: d.key.pk, id: document.CosmosID(id.Parent.String())}]
+	if !parent.found || parent.doc.csID == "" {
+		return ""
+	}
+	segment := cs.NodePoolsSegment
+	if kind == document.KindExternalAuth {
+		segment = cs.ExternalAuthsSegment
+	}
+	return parent.doc.csID + segment + strings.ToLower(id.Name)
 }
 
 // csObjectsOf lists every cluster, node pool and external auth the

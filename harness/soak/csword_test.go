@@ -58,7 +58,7 @@ func wordEvidence(t *testing.T, req document.Request, rid, href string, status a
 			res: {{key: res, csID: href}},
 		},
 		absent:  map[string]time.Time{},
-		csWords: map[string]map[string]time.Time{},
+		csWords: map[string][]stateSeen{},
 	}
 }
 
@@ -104,6 +104,8 @@ func TestFalseTerminalsEveryKind(t *testing.T) {
 			map[string]time.Time{"ready": wordStart.Add(time.Minute)}, nil, ""},
 		{"external auth update on answers from before it", document.RequestUpdate, wordEA, hrefEA, arm.ProvisioningStateSucceeded, nil,
 			map[string]time.Time{"ready": wordStart.Add(-time.Minute)}, nil, "but CS answered nothing of " + hrefEA + " since it started"},
+		{"credential requests are not held to the cluster's word", document.RequestRequestCredential, e0, checkHref, arm.ProvisioningStateSucceeded, nil,
+			nil, nil, ""},
 		{"node pool delete on its own 404", document.RequestDelete, wordNP, hrefNP, arm.ProvisioningStateSucceeded, nil,
 			nil, map[string]time.Time{hrefNP: before}, ""},
 		{"node pool delete on its cluster's 404", document.RequestDelete, wordNP, hrefNP, arm.ProvisioningStateSucceeded, nil,
@@ -115,8 +117,8 @@ func TestFalseTerminalsEveryKind(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := wordEvidence(t, tc.req, tc.rid, tc.href, tc.status, tc.cerr)
-			if tc.words != nil {
-				e.csWords[tc.href] = tc.words
+			for st, at := range tc.words {
+				e.csWords[tc.href] = append(e.csWords[tc.href], stateSeen{state: st, at: at})
 			}
 			for h, at := range tc.absent {
 				e.absent[h] = at
@@ -127,7 +129,7 @@ func TestFalseTerminalsEveryKind(t *testing.T) {
 				t.Fatalf("problems %q, want none", problems)
 			case tc.want != "" && (len(problems) != 1 || !strings.Contains(problems[0], tc.want)):
 				t.Fatalf("problems %q, want one saying %q", problems, tc.want)
-			case tc.cerr != deadline && checked != 1:
+			case tc.cerr != deadline && tc.req != document.RequestRequestCredential && checked != 1:
 				t.Fatalf("checked %d, want 1", checked)
 			}
 		})
@@ -156,5 +158,38 @@ func TestOrphans(t *testing.T) {
 	}
 	if p := e.problems(); !strings.Contains(strings.Join(p, "\n"), "orphan: clusters service still has "+hrefNP) {
 		t.Fatalf("problems %q do not report the orphan", p)
+	}
+}
+
+// TestUpdateWordIsAnyAnswerSinceItStarted: the same state answered
+// before an update and again during it counts (the witness keeps every
+// answer, not only the first in each state).
+func TestUpdateWordIsAnyAnswerSinceItStarted(t *testing.T) {
+	e := wordEvidence(t, document.RequestUpdate, wordNP, hrefNP, arm.ProvisioningStateSucceeded, nil)
+	e.csWords[hrefNP] = []stateSeen{{"ready", wordStart.Add(-time.Hour)}}
+	if _, p := e.falseTerminals(); len(p) != 1 {
+		t.Fatalf("problems %q, want the update without an answer since it started", p)
+	}
+	e.csWords[hrefNP] = append(e.csWords[hrefNP], stateSeen{"ready", wordStart.Add(time.Minute)})
+	if _, p := e.falseTerminals(); len(p) != 0 {
+		t.Fatalf("problems %q, want none: CS answered ready during the update", p)
+	}
+}
+
+// TestOrphansNamedByPendingOrChildID: a cluster whose create answer was
+// lost is named by its resource's pending ID, a child by its name under
+// its cluster's href.
+func TestOrphansNamedByPendingOrChildID(t *testing.T) {
+	cluster, pool := docKey{"p", document.CosmosID(e0)}, docKey{"p", document.CosmosID(wordNP)}
+	e := evidence{
+		finals: map[docKey]finalRead{
+			cluster:       {found: true, doc: docVersion{key: cluster, resource: e0, csID: checkHref}},
+			pool:          {found: true, doc: docVersion{key: pool, resource: wordNP}},
+			{"p", "lost"}: {found: true, doc: docVersion{key: docKey{"p", "lost"}, pendingID: "/api/aro_hcp/v1alpha1/clusters/lost"}},
+		},
+		csObjects: map[string]string{checkHref: "ready", hrefNP: "ready", "/api/aro_hcp/v1alpha1/clusters/lost": "ready"},
+	}
+	if got := e.orphans(); len(got) != 0 {
+		t.Fatalf("orphans %q, want none", got)
 	}
 }
