@@ -154,3 +154,40 @@ func TestClusterOfAnotherResourceIsNoEvidence(t *testing.T) {
 		})
 	}
 }
+
+// TestEmptySuccessIsUnrecognized: a 200 {} or HTML answer to a cluster's
+// single-object GETs was logged as `unhandled cluster state ""`; it is an
+// unrecognized answer, logged as one and counted, and the create goes on
+// to CS's own word.
+func TestEmptySuccessIsUnrecognized(t *testing.T) {
+	for _, a := range []answer{{200, "application/json", "{}"}, {200, "text/html", "<html><body>OK</body></html>"}, {200, "application/json", ""}} {
+		t.Run(a.ctype+" "+a.body, func(t *testing.T) {
+			e := newEnv(t, func(c *Config) { c.CSBatchSize = 1 })
+			op := e.create(t, document.KindCluster, clusterRID("b"), request{})
+			if _, err := e.deliver(t); err != nil {
+				t.Fatal(err)
+			}
+			href := e.resource(t, clusterRID("b")).ClusterServiceID()
+			id := href[strings.LastIndex(href, "/")+1:]
+			e.fake.Front(func(w http.ResponseWriter, r *http.Request) bool {
+				if r.Method != http.MethodGet || !about(r, id) {
+					return false
+				}
+				a.write(w)
+				return true
+			})
+			e.clk.Advance(30 * time.Second)
+			e.tick(t)
+			if strings.Contains(e.logs.String(), "unhandled cluster state") {
+				t.Fatal("the answer was read as a cluster state")
+			}
+			lines := e.logLines("clusters service call failed; operation backed off", op)
+			if len(lines) != 1 || !strings.Contains(lines[0], "class=unrecognized") {
+				t.Fatalf("want one line logging the answer as unrecognized; got %q", lines)
+			}
+			e.fake.Front(nil)
+			e.drive(t, op)
+			e.wantOp(t, op, arm.ProvisioningStateSucceeded, "")
+		})
+	}
+}
