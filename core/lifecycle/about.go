@@ -25,14 +25,26 @@ func (r csReads) sameResource(ctx context.Context, href string, got cs.Cluster) 
 	if r.resourceID == "" || a.ResourceName == "" {
 		return nil
 	}
-	// /subscriptions/{s}/resourceGroups/{rg}/providers/{ns}/{type}/{name}
-	segs := strings.Split(r.resourceID, "/")
-	if len(segs) == 9 && strings.EqualFold(segs[2], a.SubscriptionID) && strings.EqualFold(segs[4], a.ResourceGroupName) &&
-		strings.EqualFold(segs[8], a.ResourceName) {
+	if segs, ok := clusterIDSegments(r.resourceID); ok && strings.EqualFold(segs[2], a.SubscriptionID) &&
+		strings.EqualFold(segs[4], a.ResourceGroupName) && strings.EqualFold(segs[8], a.ResourceName) {
 		return nil
 	}
 	r.calls.Unrecognized(ctx)
 	return &cs.CallError{Call: "GetCluster", Href: href, Err: &cs.UnrecognizedAnswer{Method: http.MethodGet, Path: href,
 		Status: http.StatusOK, Shape: "a cluster of another Azure resource (" + azureResourceName(a) + ") than " + r.resourceID,
 		AnsweredID: got.ID, AnsweredHref: got.Href}}
+}
+
+// clusterIDSegments splits a cluster's ARM ID, /subscriptions/{s}/
+// resourceGroups/{rg}/providers/{ns}/{type}/{name}, into its nine
+// segments without allocating: every poll of a cluster asks.
+func clusterIDSegments(id string) (segs [9]string, ok bool) {
+	rest, more := id, true
+	for i := range segs {
+		if !more {
+			return segs, false
+		}
+		segs[i], rest, more = strings.Cut(rest, "/")
+	}
+	return segs, !more
 }

@@ -191,3 +191,19 @@ func TestEmptySuccessIsUnrecognized(t *testing.T) {
 		})
 	}
 }
+
+func TestClusterIDSegments(t *testing.T) {
+	segs, ok := clusterIDSegments(clusterRID("c1"))
+	if !ok || segs[2] != testSub || !strings.EqualFold(segs[3], "resourceGroups") || segs[8] != "c1" {
+		t.Fatalf("segments of %s = %q, %v", clusterRID("c1"), segs, ok)
+	}
+	for _, bad := range []string{"", "/subscriptions/s", nodePoolRID("c1", "np1")} {
+		if _, ok := clusterIDSegments(bad); ok {
+			t.Errorf("%q read as a cluster ID", bad)
+		}
+	}
+	id := clusterRID("c1")
+	if n := testing.AllocsPerRun(100, func() { _, _ = clusterIDSegments(id) }); n != 0 {
+		t.Errorf("%v allocations a split, want none", n)
+	}
+}
