@@ -276,12 +276,13 @@ var errStillDue = errors.New("dispatch deferred; still due")
 // operations, enforce deadlines, then dispatch what the change feed missed
 // or poll CS and record what it says. A resting operation stops before CS.
 //
-// The deadline comes before any CS call where ARO-HCP checks it first
-// (deletes, work not yet dispatched) and for an operation whose CS calls
-// have been failing, so that a CS object that never answers cannot keep
-// it alive. A healthy create or update is asked first, as ARO-HCP does, so
-// that one CS finished in time is not failed; that call is bounded by
-// CLUSTERS_SERVICE_TIMEOUT and the deadline is checked again after it.
+// The deadline comes before any CS call only for work not yet dispatched.
+// Every dispatched operation, deletes and backed-off ones included, is
+// asked first at its due attempt (ARO-HCP checks a delete's deadline
+// first): CS's word that the work is under way holds it past the deadline
+// (overdue.go), CS's word that it is done ends it, and a CS that cannot
+// be read then fails it, so an object that never answers still cannot
+// keep it alive. That call is bounded by CLUSTERS_SERVICE_TIMEOUT.
 func (e *Engine) advance(ctx context.Context, j *job, st standing, t *tally) error {
 	op := j.op
 	switch g := j.owner(); {
