@@ -190,7 +190,9 @@ func (e *UnreadableError) Error() string {
 // UnrecognizedAnswer is an error answer whose body is not Clusters
 // Service's own: no JSON of OCM's error shape. It describes the answer
 // and never quotes it (a gateway may echo anything). It is no evidence of
-// anything about the object: Classify calls a 4xx of it Unrecognized.
+// anything about the object: Classify calls a 4xx of it Unrecognized, and
+// so a success answer about another object than the one asked (a 2xx
+// status says nothing of its own).
 type UnrecognizedAnswer struct {
 	Method      string
 	Path        string
@@ -198,11 +200,19 @@ type UnrecognizedAnswer struct {
 	ContentType string
 	Bytes       int
 	Shape       string // what the body is instead, e.g. "empty", "not JSON"
+	// AnsweredID and AnsweredHref are the object a 2xx answer was about
+	// instead of the one Path asks for ("" when it named none).
+	AnsweredID   string
+	AnsweredHref string
 }
 
 func (e *UnrecognizedAnswer) Error() string {
-	return fmt.Sprintf("an answer that is not Clusters Service's own to %s %s: status %d, content type %q, %d bytes, %s (no evidence; the body is not quoted)",
-		e.Method, e.Path, e.Status, e.ContentType, e.Bytes, e.Shape)
+	about := ""
+	if e.AnsweredID != "" || e.AnsweredHref != "" {
+		about = fmt.Sprintf(" (answered id %q, href %q)", e.AnsweredID, e.AnsweredHref)
+	}
+	return fmt.Sprintf("an answer that is not Clusters Service's own to %s %s: status %d, content type %q, %d bytes, %s%s (no evidence; the body is not quoted)",
+		e.Method, e.Path, e.Status, e.ContentType, e.Bytes, e.Shape, about)
 }
 
 // ErrInconsistentList marks a CS list that breaks its own contract: an id

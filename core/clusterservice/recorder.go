@@ -79,6 +79,22 @@ func (r *Recorder) Record(ctx context.Context, elapsed time.Duration, class Clas
 	}
 }
 
+// Unrecognized notes that an answer Record counted as CS's was found, once
+// read, to be no evidence: a list that breaks its contract, an item about
+// another object. It counts in the invocation's errors and unrecognized
+// answers, not as another request.
+func (r *Recorder) Unrecognized(ctx context.Context) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if t := r.open[r.scopeOf(ctx)]; t != nil {
+		t.errors++
+		t.unrecognized++
+	}
+}
+
 func (r *Recorder) scopeOf(ctx context.Context) string {
 	if r.scope == nil {
 		return ""

@@ -118,3 +118,22 @@ func TestCallSummaryAttrs(t *testing.T) {
 		t.Errorf("Attrs() = %s, want %s", s, want)
 	}
 }
+
+// TestRecorderUnrecognized: an answer found no evidence after it was
+// recorded as answered counts as an unrecognized error of its invocation,
+// not as another request; outside an invocation, or on a nil recorder,
+// nowhere.
+func TestRecorderUnrecognized(t *testing.T) {
+	r := NewRecorder(nil, scopeOf)
+	a := scoped("a")
+	done := r.Count(a)
+	r.Record(a, time.Millisecond, Answered)
+	r.Unrecognized(a)
+	r.Unrecognized(scoped("b"))
+	r.Unrecognized(context.Background())
+	if got := done(); got.Count != 1 || got.Errors != 1 || got.Unrecognized != 1 {
+		t.Errorf("a = %+v, want one request, one error, one unrecognized", got)
+	}
+	var none *Recorder
+	none.Unrecognized(a) // no panic
+}

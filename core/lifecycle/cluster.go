@@ -83,7 +83,8 @@ func (c cluster) convert(ctx context.Context, j *job, href string, st cs.Cluster
 	if err != nil {
 		return nil, fmt.Errorf("converting status of cluster %s: %w", href, err)
 	}
-	return state.FromConversion(s, cerr).WithSource("clusterServiceClusterStatus"), nil
+	return state.FromConversion(s, cerr).WithSource("clusterServiceClusterStatus").
+		Working(underWay(j.op.Properties.Request, st.State)), nil
 }
 
 // clusterPatch carries the fields a cluster update may change.

@@ -71,12 +71,23 @@ func TestClusterCreate(t *testing.T) {
 		want: after{status: arm.ProvisioningStateFailed, code: arm.CodeInternalServerError,
 			message: "[clusterServiceClusterStatus] no capacity", resource: arm.ProvisioningStateFailed},
 	}, {
-		name: "past the deadline while CS installs: Failed, naming the work",
+		// No deadline overrides CS's word that the work is under way
+		// (overdue.go): held, recorded stuck past its deadline.
+		name: "past the deadline while CS installs: held, recorded stuck",
 		before: func(t *testing.T, e *env) string {
 			op := created(t, e)
 			pastDeadline(t, e, c1, "createOperationCompletionDeadline")
 			return op
 		},
+		want: after{status: arm.ProvisioningStateAccepted, then: heldOverdue},
+	}, {
+		name: "past the deadline, CS unreadable: Failed, naming the work",
+		before: func(t *testing.T, e *env) string {
+			op := created(t, e)
+			pastDeadline(t, e, c1, "createOperationCompletionDeadline")
+			return op
+		},
+		cs: csDown,
 		want: after{status: arm.ProvisioningStateFailed, code: arm.CodeInternalServerError, resource: arm.ProvisioningStateFailed,
 			then: expiredAs("cluster creation")},
 	}})

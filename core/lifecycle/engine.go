@@ -126,6 +126,9 @@ type Engine struct {
 	// unrecognized remembers the operations logged for an answer that was
 	// not CS's own, to log each once until it gets a real one.
 	unrecognized *skipLog
+	// overdue remembers the operations held past their deadline on CS's
+	// word, so each is recorded stuck once (overdue.go).
+	overdue *skipLog
 	// stuck remembers the thresholds active operations crossed (stuck.go).
 	stuck *stuckWatch
 	// view is the tick's active set, kept from the change feed (source.go).

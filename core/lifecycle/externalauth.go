@@ -44,7 +44,8 @@ func (k externalAuth) status(ctx context.Context, j *job, href string) (*state.O
 	if err != nil {
 		return nil, fmt.Errorf("converting status of external auth %s: %w", href, err)
 	}
-	return state.FromConversion(s, cerr).WithSource("clusterServiceExternalAuthStatus"), nil
+	return state.FromConversion(s, cerr).WithSource("clusterServiceExternalAuthStatus").
+		Working(underWay(j.op.Properties.Request, ea.Status.State)), nil
 }
 
 func (k externalAuth) spec(ctx context.Context, j *job, href string) ([]*state.OperationState, error) {

@@ -41,13 +41,24 @@ func TestExternalAuthDelete(t *testing.T) {
 		},
 		want: heldForWindow(nil),
 	}, {
-		name: "past the deadline: Failed, without asking CS of it",
+		// No deadline overrides CS's word that the work is under way
+		// (overdue.go): CS is asked, and its uninstalling holds it.
+		name: "past the deadline while CS uninstalls: held, recorded stuck",
 		before: func(t *testing.T, e *env) string {
 			op := removed(t, e)
 			pastDeadline(t, e, ea1(), "deleteOperationCompletionDeadline")
 			return op
 		},
+		want: after{status: arm.ProvisioningStateDeleting, then: heldOverdue},
+	}, {
+		name: "past the deadline, CS unreadable: Failed",
+		before: func(t *testing.T, e *env) string {
+			op := removed(t, e)
+			pastDeadline(t, e, ea1(), "deleteOperationCompletionDeadline")
+			return op
+		},
+		cs: csDown,
 		want: after{status: arm.ProvisioningStateFailed, code: arm.CodeInternalServerError, resource: arm.ProvisioningStateFailed,
-			calls: map[string]int{"GET " + csExternalAuth: 0, "DELETE " + csExternalAuth: 0}, then: expiredAs("external auth deletion")},
+			calls: map[string]int{"DELETE " + csExternalAuth: 0}, then: expiredAs("external auth deletion")},
 	}})
 }

@@ -96,7 +96,10 @@ func TestFailuresReachFailed(t *testing.T) {
 }
 
 func TestDeadlineFailsOperation(t *testing.T) {
-	t.Run("resource deadline", func(t *testing.T) {
+	// CS stops answering after the first tick: past the deadline no word
+	// of CS's holds the create (overdue.go), so the deadline fails it at
+	// its next attempt.
+	t.Run("resource deadline, CS unreadable", func(t *testing.T) {
 		e := newEnv(t)
 		d := testDurations()
 		d.ClusterInstalling = 3 * time.Hour
@@ -110,6 +113,11 @@ func TestDeadlineFailsOperation(t *testing.T) {
 		for i := 0; i < 8; i++ {
 			if _, err := e.deliver(t); err != nil {
 				t.Fatal(err)
+			}
+			if i == 1 {
+				if err := e.sim.SetFaults(simulator.Faults{ErrorRate: 1, ErrorStatus: 500}); err != nil {
+					t.Fatal(err)
+				}
 			}
 			expired += e.tick(t).Expired
 			e.clk.Advance(time.Minute)

@@ -20,12 +20,12 @@ import (
 // beside it (cluster_create_test.go...). registry lists them all.
 //
 // The tick (advance, tick.go) asks them in this order: dispatched; the
-// deadline, first for work not yet dispatched, deletes and operations
-// whose CS calls failed; dispatch, or else poll, whose states verdict
-// decides with failure's code and wording and updateOperationStatus
-// (statuswrite.go) writes, the deadline checked again while the answer is
-// not terminal; a delete whose object CS no longer has is completed
-// (completeDelete, delete.go).
+// deadline, first for work not yet dispatched; dispatch, or else poll,
+// whose states verdict decides with failure's code and wording and
+// updateOperationStatus (statuswrite.go) writes, the deadline checked
+// after it while the answer is not terminal (held, not failed, while a
+// source is CS's word that the work is under way: overdue.go); a delete
+// whose object CS no longer has is completed (completeDelete, delete.go).
 type handler interface {
 	// work names it in deadline messages ("cluster creation").
 	work() string
@@ -38,7 +38,8 @@ type handler interface {
 	dispatch(ctx context.Context, j *job, t *tally) (outcome, error)
 	// poll reads what CS says of the dispatched work.
 	poll(ctx context.Context, j *job) (pollResult, error)
-	// deadline is when the operation must be terminal; zero: it has none.
+	// deadline is when the operation must be terminal, unless CS then
+	// says the work is under way; zero: it has none.
 	deadline(j *job) time.Time
 	// failure says how a Failed verdict is written: upstream's code for
 	// the request, and whether its message is the merged one (creates and

@@ -3,7 +3,6 @@ package lifecycle
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +17,8 @@ import (
 // Before the fix every tick ended at its budget with all six Accepted.
 // Now the hung calls end at the CS timeout, the four healthy operations
 // finish in the same tick, the hung ones are logged once each and backed
-// off, and they fail at their deadline without another CS call.
+// off, and past their deadline they fail at their next attempt, which CS
+// again does not answer: no word of CS's holds them (overdue.go).
 func TestHungClustersServiceIssueRun(t *testing.T) {
 	inBubble(t, func(t *testing.T) {
 		e := newEnv(t, func(c *Config) { c.PollConcurrency = 2 })
@@ -57,12 +57,19 @@ func TestHungClustersServiceIssueRun(t *testing.T) {
 			t.Errorf("requests about the backed-off clusters: %d, want still %d", got, held)
 		}
 
-		// Past the create deadline (60m from creation) they fail without CS,
-		// however long their backoff still has to run.
+		// Past the create deadline (60m from creation) they wait for their
+		// next attempt; it meets the hung CS again, and the deadline fails
+		// them: one more bounded call each.
 		e.clk.Advance(time.Hour)
 		held = p.HeldFor(ids[sick[0]]) + p.HeldFor(ids[sick[1]])
 		e.engine.pollAt.failed(docRef(e.op(t, sick[0])), e.clk.Now()) // the next attempt is minutes away
 		res = e.tickWithin(t, time.Minute)
+		e.wantOp(t, sick[0], arm.ProvisioningStateAccepted, "") // its attempt is not due
+		expired := res.Expired
+		e.clk.Advance(DefaultPollBackoffMax)
+		res = e.tickWithin(t, time.Minute)
+		res.Expired += expired
+		held += 2
 		for _, n := range sick {
 			op := e.wantOp(t, n, arm.ProvisioningStateFailed, arm.CodeInternalServerError)
 			if !strings.Contains(op.Properties.Error.Message, "deadline") {
@@ -269,10 +276,11 @@ func TestPollBackoffGrowsToCapAndResets(t *testing.T) {
 	})
 }
 
-// TestDeadlineBeforeOrAfterCS: ARO-HCP asks CS about a create before it
-// applies the deadline, so a cluster that became ready in time succeeds
-// even when the tick comes late; a delete's deadline comes first, without
-// a CS call, as does a sick operation's (TestHungClustersServiceIssueRun).
+// TestDeadlineBeforeOrAfterCS: CS is asked before the deadline applies,
+// so a cluster that became ready in time succeeds even when the tick comes
+// late, and a delete CS is still uninstalling past its deadline is held on
+// that word, not failed (overdue.go); only work not dispatched meets its
+// deadline without a CS call.
 func TestDeadlineBeforeOrAfterCS(t *testing.T) {
 	e := newEnv(t)
 	create := e.create(t, document.KindCluster, clusterRID("late"), request{})
@@ -284,15 +292,21 @@ func TestDeadlineBeforeOrAfterCS(t *testing.T) {
 	e.wantOp(t, create, arm.ProvisioningStateSucceeded, "")
 
 	e.readyCluster(t, "gone")
+	d := testDurations()
+	d.ClusterUninstalling = 20 * time.Hour
+	e.sim.SetDurations(d)
 	del := e.remove(t, clusterRID("gone"), request{})[0]
 	if _, err := e.deliver(t); err != nil {
 		t.Fatal(err)
 	}
 	e.clk.Advance(13 * time.Hour) // past the 12h delete deadline
-	gets := e.sim.Ledger().Count(http.MethodGet, "/api/aro_hcp/v1alpha1/clusters/{id}/status")
+	reads := e.sim.Ledger().Total()
 	e.tick(t)
-	e.wantOp(t, del, arm.ProvisioningStateFailed, arm.CodeInternalServerError)
-	if n := e.sim.Ledger().Count(http.MethodGet, "/api/aro_hcp/v1alpha1/clusters/{id}/status"); n != gets {
-		t.Errorf("the expired delete asked CS for the status %d times, want none", n-gets)
+	e.wantOp(t, del, arm.ProvisioningStateDeleting, "")
+	if n := e.sim.Ledger().Total() - reads; n == 0 {
+		t.Error("the delete past its deadline was decided without asking CS")
+	}
+	if n := len(e.overdueRecords(del)); n != 1 {
+		t.Errorf("%d operation.stuck records past the deadline, want 1", n)
 	}
 }

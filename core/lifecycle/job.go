@@ -75,7 +75,7 @@ func onCredentials(r document.Request) bool {
 // page is what the tick's page read for it (the zero value: nothing).
 func (e *Engine) newJob(ctx context.Context, op *document.OperationDocument, page pageRead) (*job, error) {
 	if j := page.job; j != nil {
-		j.reads = csReads{cs: e.cs, page: page.cs}
+		j.reads = e.reads(j, page.cs)
 		return j, nil
 	}
 	kind, err := op.TargetKind()
@@ -99,8 +99,17 @@ func (e *Engine) newJob(ctx context.Context, op *document.OperationDocument, pag
 		return nil, fmt.Errorf("operation %s: %w", op.Name(), err)
 	}
 	j := e.job(op, kind, res, h)
-	j.reads = csReads{cs: e.cs, page: page.cs}
+	j.reads = e.reads(j, page.cs)
 	return j, nil
+}
+
+// reads are j's reads of CS, answered from page where it listed them.
+func (e *Engine) reads(j *job, page *snapshot) csReads {
+	r := csReads{cs: e.cs, page: page, calls: e.calls}
+	if j.kind == document.KindCluster && j.res != nil {
+		r.resourceID = j.res.ResourceID()
+	}
+	return r
 }
 
 func (e *Engine) job(op *document.OperationDocument, kind document.Kind, res *document.Resource, h handler) *job {

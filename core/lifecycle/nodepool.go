@@ -144,5 +144,6 @@ func convertNodePool(j *job, href string, st cs.NodePoolStatus) (*state.Operatio
 	if err != nil {
 		return nil, fmt.Errorf("converting status of node pool %s: %w", href, err)
 	}
-	return state.FromConversion(s, cerr).WithSource("clusterServiceNodePoolStatus"), nil
+	return state.FromConversion(s, cerr).WithSource("clusterServiceNodePoolStatus").
+		Working(underWay(j.op.Properties.Request, st.State)), nil
 }

@@ -68,12 +68,21 @@ func TestNodePoolCreate(t *testing.T) {
 		want: after{status: arm.ProvisioningStateFailed, code: arm.CodeInternalServerError,
 			message: "[clusterServiceNodePoolStatus] VM size not available", resource: arm.ProvisioningStateFailed},
 	}, {
-		name: "past the deadline while CS installs: Failed, naming the work",
+		name: "past the deadline while CS installs: held, recorded stuck",
 		before: func(t *testing.T, e *env) string {
 			op := created(t, e)
 			pastDeadline(t, e, np1(), "createOperationCompletionDeadline")
 			return op
 		},
+		want: after{status: arm.ProvisioningStateAccepted, then: heldOverdue},
+	}, {
+		name: "past the deadline, CS unreadable: Failed, naming the work",
+		before: func(t *testing.T, e *env) string {
+			op := created(t, e)
+			pastDeadline(t, e, np1(), "createOperationCompletionDeadline")
+			return op
+		},
+		cs: csDown,
 		want: after{status: arm.ProvisioningStateFailed, code: arm.CodeInternalServerError, resource: arm.ProvisioningStateFailed,
 			then: expiredAs("node pool creation")},
 	}})

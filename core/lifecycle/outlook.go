@@ -14,7 +14,8 @@ type Outlook struct {
 	// Stuck is the highest threshold the operation's age has passed (as
 	// operation.stuck records it); zero: not stuck.
 	Stuck time.Duration
-	// Deadline is when the tick fails it; zero: it has none.
+	// Deadline is when the tick fails it unless CS then says the work is
+	// under way, which holds it past (overdue.go); zero: it has none.
 	Deadline time.Time
 }
 

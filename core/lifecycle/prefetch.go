@@ -40,6 +40,10 @@ type snapshot struct {
 type csReads struct {
 	cs   cs.Client
 	page *snapshot // nil: none
+	// resourceID is the ARM resource of a cluster job, whose clusters
+	// must name it (about.go); "" for other kinds.
+	resourceID string
+	calls      *cs.Recorder
 }
 
 // fromPage answers a read of the object at href from the page's list of
@@ -55,13 +59,22 @@ func fromPage[T, V any](ctx context.Context, s *snapshot, pick func(*snapshot) m
 }
 
 func (r csReads) cluster(ctx context.Context, href string) (cs.Cluster, error) {
-	return fromPage(ctx, r.page, clustersOf, href, whole[cs.Cluster], r.cs.GetCluster)
+	c, err := fromPage(ctx, r.page, clustersOf, href, whole[cs.Cluster], r.cs.GetCluster)
+	if err == nil {
+		err = r.sameResource(ctx, href, c)
+	}
+	return c, err
 }
 
 // clusterStatus answers from the status inline in a listed cluster: the
 // same fields /status carries (state, description, provision error).
 func (r csReads) clusterStatus(ctx context.Context, href string) (cs.ClusterStatus, error) {
-	return fromPage(ctx, r.page, clustersOf, href, func(c cs.Cluster) cs.ClusterStatus { return c.Status }, r.cs.GetClusterStatus)
+	if r.page != nil {
+		if c, ok := r.page.clusters[href]; ok {
+			return c.Status, r.sameResource(ctx, href, c)
+		}
+	}
+	return r.cs.GetClusterStatus(ctx, href)
 }
 
 func (r csReads) nodePool(ctx context.Context, href string) (cs.NodePool, error) {

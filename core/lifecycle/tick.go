@@ -12,6 +12,7 @@ import (
 	"github.com/hcpops/hcpops/core/arm"
 	cs "github.com/hcpops/hcpops/core/clusterservice"
 	"github.com/hcpops/hcpops/core/document"
+	"github.com/hcpops/hcpops/core/state"
 	"github.com/hcpops/hcpops/core/store"
 )
 
@@ -217,6 +218,7 @@ func (e *Engine) tickOne(ctx context.Context, op *document.OperationDocument, st
 	key := docRef(op)
 	if op.Properties.Status.IsTerminal() {
 		e.pollAt.forget(key)
+		e.overdue.forget(op)
 		if op.Properties.NotificationURI != "" {
 			e.retryNotification(ctx, op, t)
 		}
@@ -274,12 +276,13 @@ var errStillDue = errors.New("dispatch deferred; still due")
 // operations, enforce deadlines, then dispatch what the change feed missed
 // or poll CS and record what it says. A resting operation stops before CS.
 //
-// The deadline comes before any CS call where ARO-HCP checks it first
-// (deletes, work not yet dispatched) and for an operation whose CS calls
-// have been failing, so that a CS object that never answers cannot keep
-// it alive. A healthy create or update is asked first, as ARO-HCP does, so
-// that one CS finished in time is not failed; that call is bounded by
-// CLUSTERS_SERVICE_TIMEOUT and the deadline is checked again after it.
+// The deadline comes before any CS call only for work not yet dispatched.
+// Every dispatched operation, deletes and backed-off ones included, is
+// asked first at its due attempt (ARO-HCP checks a delete's deadline
+// first): CS's word that the work is under way holds it past the deadline
+// (overdue.go), CS's word that it is done ends it, and a CS that cannot
+// be read then fails it, so an object that never answers still cannot
+// keep it alive. That call is bounded by CLUSTERS_SERVICE_TIMEOUT.
 func (e *Engine) advance(ctx context.Context, j *job, st standing, t *tally) error {
 	op := j.op
 	switch g := j.owner(); {
@@ -293,8 +296,9 @@ func (e *Engine) advance(ctx context.Context, j *job, st standing, t *tally) err
 	}
 	e.skips.forget(op)
 	dispatched := j.h.dispatched(j)
-	if st != healthy || !dispatched || op.Properties.Request == document.RequestDelete {
-		if expired, err := e.expireIfLate(ctx, j, t, nil); expired || err != nil {
+	if !dispatched {
+		// Work CS was never given: no word of CS's can hold it.
+		if expired, err := e.expireIfLate(ctx, j, t, nil, nil); expired || err != nil {
 			return err
 		}
 	}
@@ -352,8 +356,13 @@ func (e *Engine) advance(ctx context.Context, j *job, st standing, t *tally) err
 	}
 	if pollErr != nil || !status.IsTerminal() {
 		// The clock moved while CS was asked. expireIfLate writes with a
-		// context of its own.
-		if expired, err := e.expireIfLate(ctx, j, t, pollErr); expired || err != nil {
+		// context of its own; CS's word that the work is under way holds
+		// the operation past its deadline (overdue.go).
+		var word *state.OperationState
+		if pollErr == nil {
+			word = working(r.states)
+		}
+		if expired, err := e.expireIfLate(ctx, j, t, pollErr, word); expired || err != nil {
 			return err
 		}
 	}
@@ -378,9 +387,15 @@ func (e *Engine) writeCtx(ctx context.Context) (context.Context, context.CancelF
 
 // expireIfLate fails an operation past its deadline. cause, when set, is
 // the poll error that kept it from a verdict; the deadline holds anyway.
-func (e *Engine) expireIfLate(ctx context.Context, j *job, t *tally, cause error) (bool, error) {
+// word, when set, is CS's word that the work is under way, which holds
+// the operation past its deadline instead (overdue.go).
+func (e *Engine) expireIfLate(ctx context.Context, j *job, t *tally, cause error, word *state.OperationState) (bool, error) {
 	deadline := j.h.deadline(j)
 	if deadline.IsZero() || e.clock().Before(deadline) { // zero: none for this operation
+		return false, nil
+	}
+	if word != nil {
+		e.holdOverdue(ctx, j, deadline, word)
 		return false, nil
 	}
 	if cause != nil {

@@ -173,7 +173,8 @@ func (u upgrades) start(ctx context.Context, o upgradeOf, a versionAsked) error 
 // CS lists no policy for it (an update an earlier hcpops sent without
 // one, or a policy CS no longer lists: no word that it failed); Failed
 // when CS failed or cancelled it, with CS's description. The upgrade
-// deadline is the update's (updating.deadline), enforced as every other.
+// deadline is the update's (updating.deadline), enforced as every other:
+// not while CS's policy for it is under way (overdue.go).
 //
 // The policy list is read only while CS does not run want yet, and then
 // on the op's own schedule (policyReads): the version, read every poll,
@@ -220,8 +221,10 @@ func (u upgrades) policyState(ctx context.Context, o upgradeOf, source, want, ru
 		return state.NewOperationState(arm.ProvisioningStateFailed,
 			fmt.Sprintf("Clusters Service's upgrade of the %s to %s is %s", o.part, p.Version, words)).WithSource(source), nil
 	}
+	// Not ended, and for the version asked: CS's word that it is under way.
 	return state.NewOperationState(arm.ProvisioningStateUpdating,
-		fmt.Sprintf("Clusters Service's upgrade of the %s from %s to %s is %s", o.part, running, p.Version, words)).WithSource(source), nil
+		fmt.Sprintf("Clusters Service's upgrade of the %s from %s to %s is %s", o.part, running, p.Version, words)).WithSource(source).
+		Working(policyUnderWay(p.State)), nil
 }
 
 // channelGroup is the group a resource's version names, stable when none.

@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"context"
 	"errors"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -193,7 +194,10 @@ func TestUpgradeDispatchIsIdempotent(t *testing.T) {
 }
 
 // TestUpgradeFailsOnCSWord: CS failing or cancelling the upgrade fails
-// the update with CS's description; an upgrade past the deadline fails as every deadline.
+// the update with CS's description; an upgrade past the deadline that CS
+// lists no policy for (no word that it is under way) fails as every
+// deadline. One CS says is under way is held instead
+// (TestUpgradeOutlastingItsDeadline).
 func TestUpgradeFailsOnCSWord(t *testing.T) {
 	for _, tc := range upgradeCases() {
 		for _, failure := range []struct {
@@ -207,7 +211,7 @@ func TestUpgradeFailsOnCSWord(t *testing.T) {
 			{"cancelled by CS", nil, true, arm.CodeInvalidRequestContent, []string{"is cancelled: nodes did not drain"}},
 			// The deadline is the update's, written as every deadline is
 			// (expireIfLate): handler.deadline decides it.
-			{"deadline", func(c *Config) { c.UpgradeDeadline = 10 * time.Minute }, false, arm.CodeInternalServerError,
+			{"deadline, no policy listed", func(c *Config) { c.UpgradeDeadline = 10 * time.Minute }, false, arm.CodeInternalServerError,
 				[]string{"update did not complete before the deadline"}},
 		} {
 			t.Run(tc.name+" "+failure.name, func(t *testing.T) {
@@ -229,6 +233,16 @@ func TestUpgradeFailsOnCSWord(t *testing.T) {
 					d := e.sim.Durations()
 					d.ControlPlaneUpgrading, d.NodePoolUpgrading = 3*time.Minute, 3*time.Minute
 					e.sim.SetDurations(d)
+				}
+				if failure.tweak != nil { // CS lists no policy: no word that the upgrade is under way
+					e.fake.Front(func(w http.ResponseWriter, r *http.Request) bool {
+						if r.Method != http.MethodGet || !strings.HasSuffix(r.URL.Path, "upgrade_policies") {
+							return false
+						}
+						w.Header().Set("Content-Type", "application/json")
+						_, _ = w.Write([]byte(`{"kind":"UpgradePolicyList","page":1,"size":0,"total":0,"items":[]}`))
+						return true
+					})
 				}
 				op := e.update(t, tc.rid, request{notify: true}, tc.change)
 				e.drive(t, op)

@@ -19,6 +19,11 @@ type OperationState struct {
 	// MultipleErrorsOccurred) and details, which the merged message alone
 	// would lose. Decide keeps what it can of it.
 	Error *arm.CloudErrorBody
+	// UnderWay is CS's own word that the change is in progress (an object
+	// installing, updating or uninstalling, an upgrade policy pending,
+	// scheduled or started): no deadline fails an operation while one of
+	// its sources says so.
+	UnderWay bool
 }
 
 // NewOperationState is a state with a message and no source yet.
@@ -33,6 +38,13 @@ func FromConversion(s arm.ProvisioningState, cerr *arm.CloudErrorBody) *Operatio
 	if cerr != nil {
 		o.Message = cerr.Message
 	}
+	return o
+}
+
+// Working records whether the state is CS's word that the change is
+// under way, and returns it.
+func (o *OperationState) Working(underWay bool) *OperationState {
+	o.UnderWay = underWay
 	return o
 }
 

@@ -55,6 +55,10 @@ type evidence struct {
 	windows        []csWindow
 	windowAnswered map[csfaults.Fault]int64
 	absent         map[string]time.Time
+	// csWords is every state CS itself answered each object in, and when
+	// first; csObjects what CS has at the end, by href (csword.go).
+	csWords   map[string][]stateSeen
+	csObjects map[string]string
 }
 
 // problems lists every invariant the run broke, each prefixed by its area.
@@ -129,6 +133,9 @@ func (e evidence) problems() []string {
 	_, falseTerminals := e.falseTerminals()
 	for _, p := range falseTerminals {
 		add("false terminal", "%s", p)
+	}
+	for _, p := range e.orphans() {
+		add("orphan", "%s", p)
 	}
 	out = append(out, e.chaosProblems()...)
 	out = append(out, e.faultProblems()...)

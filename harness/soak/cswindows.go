@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -62,33 +63,53 @@ func runWindows(ctx context.Context, proxy *csfaults.Proxy, windows []csWindow, 
 }
 
 // csWitness stands right in front of the simulator, behind every proxy
-// that lies or answers for it, and notes when CS itself first answered
-// 404 for each object read: the only evidence a delete may complete on.
+// that lies or answers for it, and notes what CS itself said of each
+// object: when it first answered 404 for it (the only evidence a delete
+// may complete on) and every state it answered it in, and when (csword.go).
 type csWitness struct {
 	next http.Handler
 
 	mu     sync.Mutex
-	absent map[string]time.Time // object href -> first 404 of CS's own
+	absent map[string]time.Time   // object href -> first 404 of CS's own
+	words  map[string][]stateSeen // object href -> CS's answers, in order
+}
+
+// stateSeen is one answer of CS's about an object: the state and when.
+type stateSeen struct {
+	state string
+	at    time.Time
 }
 
 func newCSWitness(next http.Handler) *csWitness {
-	return &csWitness{next: next, absent: map[string]time.Time{}}
+	return &csWitness{next: next, absent: map[string]time.Time{}, words: map[string][]stateSeen{}}
 }
 
 func (c *csWitness) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	sw := &statusWriter{ResponseWriter: w}
+	read := r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/api/")
+	sw := &statusWriter{ResponseWriter: w, keep: read}
 	c.next.ServeHTTP(sw, r)
-	if r.Method != http.MethodGet || sw.status != http.StatusNotFound {
+	if !read {
 		return
 	}
-	href := strings.TrimSuffix(r.URL.Path, "/status")
-	if kind, _ := cs.ParseHref(href); kind == cs.HrefOther {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.absent[href]; !ok {
-		c.absent[href] = time.Now()
+	now := time.Now()
+	switch {
+	case sw.status == http.StatusNotFound:
+		href := strings.TrimSuffix(r.URL.Path, "/status")
+		if kind, _ := cs.ParseHref(href); kind == cs.HrefOther {
+			return
+		}
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if _, ok := c.absent[href]; !ok {
+			c.absent[href] = now
+		}
+	case sw.status >= 200 && sw.status < 300:
+		states := objectStates(r.URL.Path, sw.body.Bytes())
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		for href, st := range states {
+			c.words[href] = append(c.words[href], stateSeen{state: st, at: now})
+		}
 	}
 }
 
@@ -99,6 +120,17 @@ func (c *csWitness) snapshot() map[string]time.Time {
 	out := make(map[string]time.Time, len(c.absent))
 	for k, v := range c.absent {
 		out[k] = v
+	}
+	return out
+}
+
+// wordsSnapshot copies the states CS answered each object in.
+func (c *csWitness) wordsSnapshot() map[string][]stateSeen {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[string][]stateSeen, len(c.words))
+	for k, s := range c.words {
+		out[k] = slices.Clone(s)
 	}
 	return out
 }

@@ -22,6 +22,7 @@ type docVersion struct {
 	// status is an operation's status, csID a resource's CS href; ""
 	// for the other kinds.
 	status, csID string
+	pendingID    string    // a cluster's pendingClusterServiceID: CS may have it
 	seen         time.Time // when the soak's observer first read it
 }
 
@@ -51,10 +52,11 @@ func readVersion(body []byte) (docVersion, error) {
 		deleted: len(d.Deleted) > 0 && string(d.Deleted) != "null"}
 	_ = json.Unmarshal(d.Properties.Status, &v.status) // an operation's; "" for the rest
 	var spp struct {
-		ClusterServiceID string `json:"clusterServiceID"`
+		ClusterServiceID        string `json:"clusterServiceID"`
+		PendingClusterServiceID string `json:"pendingClusterServiceID"`
 	}
 	if json.Unmarshal(d.Properties.SPP, &spp) == nil {
-		v.csID = spp.ClusterServiceID
+		v.csID, v.pendingID = spp.ClusterServiceID, spp.PendingClusterServiceID
 	}
 	if iv := d.Properties.CosmosMetadata.InstanceVersion; iv != nil {
 		v.version = *iv // documents without one are version 1, as ARO-HCP reads them

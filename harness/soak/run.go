@@ -282,6 +282,10 @@ func execute(ctx context.Context, o options, logger *slog.Logger) (evidence, rep
 	ev.idSearches, ev.lyingLists = liar.counts()
 	ev.wantLies = o.lyingEvery > 0
 	ev.windows, ev.windowAnswered, ev.absent = csw, windowAnswers(windows), witness.snapshot()
+	ev.csWords = witness.wordsSnapshot()
+	if ev.csObjects, err = csObjectsOf(sim); err != nil {
+		return ev, rep, err
+	}
 	ev.sick = sickObjects(plan)
 	ev.wantCSHangs = o.csHangRate > 0
 	l := sim.Ledger()

@@ -68,7 +68,7 @@ func TestSoakShort(t *testing.T) {
 	}
 	// The summary is the soak's report; it must say what was injected.
 	for _, want := range []string{"2 `hcpops serve` instances: 3 SIGKILLs, 5 starts", "duplicate creates: 0", "id searches listed every object twice",
-		"6 of 6 Failed at their deadline", "every invariant held", "CS misrouted", "CS gateway", "after CS's own 404 for the cluster, 0 without it"} {
+		"6 of 6 Failed at their deadline", "every invariant held", "CS misrouted", "CS gateway", "on CS's own word about the object, 0 without it;", ", 0 no resource names"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the summary does not say %q", want)
 		}

@@ -71,7 +71,8 @@ func summarize(w io.Writer, e evidence, r report, problems []string) {
 		fmt.Fprintf(w, "  CS %-14s %s window from %s on: %d requests answered in CS's place\n", cw.fault, cw.length, cw.at.Round(time.Millisecond), e.windowAnswered[cw.fault])
 	}
 	checked, early := e.falseTerminals()
-	fmt.Fprintf(w, "  cluster deletes   %d Succeeded on a CS id: %d after CS's own 404 for the cluster, %d without it\n", checked, checked-len(early), len(early))
+	fmt.Fprintf(w, "  CS's word         %d terminal states of clusters, node pools and external auths CS had: %d on CS's own word about the object, %d without it; %d CS objects at the end, %d no resource names\n",
+		checked, checked-len(early), len(early), len(e.csObjects), len(e.orphans()))
 	if e.wantCosmosFaults {
 		fmt.Fprintf(w, "  store faults      429/503/408/slow by kind: %s\n", cosmosFaultLine(e.cosmosFaults))
 	}

@@ -80,10 +80,11 @@ func (c *Client) ListClustersByHref(ctx context.Context, hrefs []string) (map[st
 			}
 		}
 		search := c.idSearch(ids)
-		rules := listRules{call: "GET " + cs.ClustersPath + " search=" + search, want: want, size: len(ids), searched: true}
+		rules := listRules{call: "GET " + cs.ClustersPath + " search=" + search, want: want, size: len(ids), searched: true,
+			under: strings.ToLower(cs.ClustersPath) + "/"}
 		items, err := readList(ctx, rules, func(ctx context.Context, page int) (listPage[listedCluster], error) {
 			return c.clusterPage(ctx, search, len(ids), page)
-		}, listedCluster.id, func(a, b listedCluster) bool { return reflect.DeepEqual(a.c, b.c) })
+		}, listedCluster.id, func(l listedCluster) string { return l.c.Href }, func(a, b listedCluster) bool { return reflect.DeepEqual(a.c, b.c) })
 		if err != nil {
 			return nil, fmt.Errorf("listing %d clusters by id: %w", len(ids), err)
 		}
@@ -112,10 +113,11 @@ func (c *Client) ListNodePoolsByHref(ctx context.Context, clusterHref string, hr
 		}
 		parent, _ := parseCluster("cluster href", clusterHref) // childrenWanted checked it
 		search := c.idSearch(ids)
-		rules := listRules{call: "GET " + clusterHref + "/node_pools search=" + search, want: want, size: len(ids), searched: true}
+		rules := listRules{call: "GET " + clusterHref + "/node_pools search=" + search, want: want, size: len(ids), searched: true,
+			under: strings.ToLower(cs.ClusterHref(parent) + cs.NodePoolsSegment)}
 		items, err := readList(ctx, rules, func(ctx context.Context, page int) (listPage[listedNodePool], error) {
 			return c.nodePoolPage(ctx, cs.ClusterHref(parent), search, len(ids), page)
-		}, listedNodePool.id, func(a, b listedNodePool) bool { return reflect.DeepEqual(a.np, b.np) })
+		}, listedNodePool.id, func(l listedNodePool) string { return l.np.Href }, func(a, b listedNodePool) bool { return reflect.DeepEqual(a.np, b.np) })
 		if err != nil {
 			return nil, fmt.Errorf("listing %d node pools of %s: %w", len(ids), clusterHref, err)
 		}
@@ -149,15 +151,16 @@ func (c *Client) ListExternalAuthsByHref(ctx context.Context, clusterHref string
 			return map[string]cs.ExternalAuth{}, err
 		}
 		auths := cc.ExternalAuthConfig().ExternalAuths()
+		parent, _ := parseCluster("cluster href", clusterHref) // childrenWanted checked it
 		rules := listRules{call: "GET " + clusterHref + "/external_auth_config/external_auths", want: want, size: externalAuthPageSize,
-			maxPages: maxExternalAuthPages}
+			maxPages: maxExternalAuthPages, under: strings.ToLower(cs.ClusterHref(parent) + cs.ExternalAuthsSegment)}
 		items, err := readList(ctx, rules, func(ctx context.Context, page int) (listPage[*arohcp.ExternalAuth], error) {
-			resp, err := auths.List().Size(externalAuthPageSize).Page(page).SendContext(ctx)
+			resp, err := auths.List().Size(externalAuthPageSize).Page(page).SendContext(wantListShape(ctx))
 			if err := csError(err, resp.Status()); err != nil {
 				return listPage[*arohcp.ExternalAuth]{}, err
 			}
 			return pageOf(resp.Items().Slice(), resp.GetSize, resp.GetTotal), nil
-		}, (*arohcp.ExternalAuth).ID, func(a, b *arohcp.ExternalAuth) bool {
+		}, (*arohcp.ExternalAuth).ID, (*arohcp.ExternalAuth).HREF, func(a, b *arohcp.ExternalAuth) bool {
 			return reflect.DeepEqual(externalAuthFrom(a, ""), externalAuthFrom(b, ""))
 		})
 		if err != nil {

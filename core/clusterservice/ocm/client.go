@@ -9,6 +9,7 @@ package ocm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -26,6 +27,7 @@ type Client struct {
 	logger  *slog.Logger
 	timeout time.Duration
 	idForm  string // IDSearchOr or IDSearchIn
+	rec     *cs.Recorder
 }
 
 var _ cs.Client = (*Client)(nil)
@@ -85,7 +87,7 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (*Client, error) 
 	if idForm == "" {
 		idForm = IDSearchOr
 	}
-	return &Client{conn: conn, logger: logger, timeout: cfg.Timeout, idForm: idForm}, nil
+	return &Client{conn: conn, logger: logger, timeout: cfg.Timeout, idForm: idForm, rec: cfg.Recorder}, nil
 }
 
 // Close releases the connection's idle sockets and token refreshers.
@@ -174,6 +176,9 @@ func call[T any](ctx context.Context, c *Client, name, href string, f func(conte
 	start := time.Now()
 	v, err := f(ctx)
 	if err != nil {
+		if errors.Is(err, cs.ErrInconsistentList) {
+			c.rec.Unrecognized(ctx) // its pages were recorded as answered
+		}
 		return v, &cs.CallError{Call: name, Href: href, Elapsed: time.Since(start), Err: err}
 	}
 	return v, nil

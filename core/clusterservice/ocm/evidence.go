@@ -31,6 +31,12 @@ func evidence(next http.RoundTripper) http.RoundTripper {
 		if err == nil && resp.StatusCode < 300 && req.Context().Value(listShapeKey{}) != nil {
 			return listShape(req, resp)
 		}
+		if err == nil && req.Method == http.MethodGet && resp.StatusCode >= 200 && resp.StatusCode < 300 &&
+			strings.HasPrefix(req.URL.Path, "/api/") {
+			if id, ok := askedObject(req.URL.Path); ok {
+				return aboutAsked(req, resp, id) // about.go
+			}
+		}
 		if err != nil || resp.StatusCode < 400 || !strings.HasPrefix(req.URL.Path, "/api/") {
 			return resp, err
 		}
@@ -125,7 +131,7 @@ func listShape(req *http.Request, resp *http.Response) (*http.Response, error) {
 		return nil, err
 	}
 	ct := resp.Header.Get("Content-Type")
-	if shape := listBodyShape(ct, body, len(body) == maxShapeBody); shape != "" {
+	if shape := listBodyShape(req.URL.Path, ct, body, len(body) == maxShapeBody); shape != "" {
 		_ = resp.Body.Close()
 		return nil, &cs.UnrecognizedAnswer{Method: req.Method, Path: req.URL.Path, Status: resp.StatusCode,
 			ContentType: ct, Bytes: len(body), Shape: shape}
@@ -152,7 +158,7 @@ type ocmList struct {
 // what it is instead, never quoting it. A body cut at the bound is judged
 // by its content type only: its members were read by the SDK's decoder
 // against the list's own limits.
-func listBodyShape(contentType string, body []byte, cut bool) string {
+func listBodyShape(path, contentType string, body []byte, cut bool) string {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return "an empty body"
 	}
@@ -173,6 +179,12 @@ func listBodyShape(contentType string, body []byte, cut bool) string {
 		return "an OCM list without its page, size or total"
 	case l.Items == nil && l.Size.String() != "0":
 		return "an OCM list without its items"
+	case l.Items == nil:
+		return ""
 	}
-	return ""
+	var items []ocmObject
+	if err := json.Unmarshal(*l.Items, &items); err != nil {
+		return "an OCM list whose items are not objects"
+	}
+	return itemsUnder(path, items)
 }

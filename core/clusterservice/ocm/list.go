@@ -37,6 +37,10 @@ type listRules struct {
 	size     int               // the page size asked
 	searched bool              // the list is a search for want's ids only
 	maxPages int               // 0: defaultMaxPages
+	// under is the collection's path, lower-cased, with a trailing
+	// slash: an item whose href is not under+id is about another object
+	// (a cache or proxy that served another cluster's list).
+	under string
 }
 
 // listPage is one page as CS answered it.
@@ -44,6 +48,10 @@ type listPage[T any] struct {
 	items             []T
 	size, total       int
 	hasSize, hasTotal bool
+	// kind and hasPage are read only from pages the client reads itself
+	// (listpage.go), which readPage holds to OCM's list shape.
+	kind    string
+	hasPage bool
 }
 
 // pageOf builds a listPage from an SDK list response's accessors.
@@ -59,7 +67,7 @@ func pageOf[T any](items []T, size, total func() (int, bool)) listPage[T] {
 // the contract makes the whole list an error wrapping
 // cs.ErrInconsistentList that names the call, the page and what was wrong.
 func readList[T any](ctx context.Context, r listRules, fetch func(ctx context.Context, page int) (listPage[T], error),
-	idOf func(T) string, same func(a, b T) bool) (map[string]*T, error) {
+	idOf, hrefOf func(T) string, same func(a, b T) bool) (map[string]*T, error) {
 	maxPages := r.maxPages
 	if maxPages == 0 {
 		maxPages = defaultMaxPages
@@ -87,6 +95,9 @@ func readList[T any](ctx context.Context, r listRules, fetch func(ctx context.Co
 		for i := range p.items {
 			it := &p.items[i]
 			id := strings.ToLower(idOf(*it))
+			if h := hrefOf(*it); h != "" && r.under != "" && strings.ToLower(h) != r.under+id {
+				return nil, garbage("item %q is about another object (href %q)", quotable(idOf(*it)), quotable(h))
+			}
 			if _, asked := r.want[id]; !asked {
 				if r.searched {
 					return nil, garbage("item %q was not searched for", idOf(*it))

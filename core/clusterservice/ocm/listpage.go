@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 
 	jsoniter "github.com/json-iterator/go"
 	ocmerrors "github.com/openshift-online/ocm-sdk-go/errors"
@@ -72,7 +73,7 @@ type pageReaders[T any] struct {
 // errors as csError does.
 func readPage[T any](status int, body []byte, r pageReaders[T]) (listPage[T], error) {
 	switch {
-	case len(body) == 0:
+	case len(body) == 0 && status >= 400:
 		return listPage[T]{}, csError(nil, status)
 	case status >= 400:
 		e, err := ocmerrors.UnmarshalErrorStatus(body, status)
@@ -81,10 +82,26 @@ func readPage[T any](status int, body []byte, r pageReaders[T]) (listPage[T], er
 		}
 		return listPage[T]{}, csError(e, status)
 	}
-	if p, ok := wirePage(body, r.wire); ok {
-		return p, nil
+	notList := func() error {
+		return fmt.Errorf("%w: %w", cs.ErrInconsistentList, &cs.UnrecognizedAnswer{Method: http.MethodGet,
+			Status: status, Bytes: len(body), Shape: "a list without OCM's list kind, page, size or total"})
 	}
-	return sdkPage(body, r.sdk)
+	if len(body) == 0 {
+		return listPage[T]{}, notList()
+	}
+	p, ok := wirePage(body, r.wire)
+	if !ok {
+		var err error
+		if p, err = sdkPage(body, r.sdk); err != nil {
+			return p, err
+		}
+	}
+	// A page is CS's word only in OCM's list shape: without it, a
+	// gateway's or a cache's body with items would read as a list.
+	if !strings.HasSuffix(p.kind, "List") || !p.hasPage || !p.hasSize || !p.hasTotal {
+		return listPage[T]{}, notList()
+	}
+	return p, nil
 }
 
 // sdkPage is the SDK's reading of a list page (its
@@ -101,8 +118,11 @@ func sdkPage[T any](body []byte, items func(*jsoniter.Iterator) []T) (listPage[T
 			break
 		}
 		switch field {
+		case "kind":
+			p.kind = it.ReadString()
 		case "page":
 			it.ReadInt()
+			p.hasPage = true
 		case "size":
 			p.size, p.hasSize = it.ReadInt(), true
 		case "total":
@@ -126,8 +146,11 @@ func wirePage[T any](body []byte, item func(*wire) T) (listPage[T], bool) {
 	w := newWire(body)
 	w.object(func(name string) bool {
 		switch name {
+		case "kind":
+			p.kind = w.str()
 		case "page":
 			w.count()
+			p.hasPage = true
 		case "size":
 			p.size, p.hasSize = w.count(), true
 		case "total":

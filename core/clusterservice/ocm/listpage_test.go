@@ -124,7 +124,9 @@ func (u used) cut(v any) any {
 
 var versionUsed = used{"id": nil, "raw_id": nil, "channel_group": nil}
 
-func pageUsed(item used) used { return used{"page": nil, "size": nil, "total": nil, "items": item} }
+func pageUsed(item used) used {
+	return used{"kind": nil, "page": nil, "size": nil, "total": nil, "items": item}
+}
 
 var clusterPageUsed = pageUsed(used{"kind": nil, "id": nil, "href": nil, "name": nil, "state": nil,
 	"region": {"id": nil},
@@ -238,8 +240,11 @@ func TestReadClusterPageAnswers(t *testing.T) {
 	if _, err := readClusterPage(http.StatusOK, []byte(`<html>ok</html>`)); err == nil {
 		t.Fatal("a 200 with an HTML body read as a page")
 	}
-	if p, err := readClusterPage(http.StatusOK, nil); err != nil || len(p.items) != 0 || p.hasSize || p.hasTotal {
-		t.Fatalf("a 200 with no body: %+v, %v; want an empty page without size or total", p, err)
+	for _, body := range []string{``, `{}`, `{"items":[{"kind":"Cluster","id":"a","status":{"state":"ready"}}]}`,
+		`{"kind":"ClusterList","size":1,"total":1,"items":[{"kind":"Cluster","id":"a","status":{"state":"ready"}}]}`} {
+		if p, err := readClusterPage(http.StatusOK, []byte(body)); !errors.Is(err, cs.ErrInconsistentList) || !errors.As(err, &ua) || len(p.items) != 0 {
+			t.Fatalf("a 200 of %q: %+v, %v; want no list: it is not OCM's list shape", body, p, err)
+		}
 	}
 }
 

@@ -175,6 +175,7 @@ func TestLyingChildListsAreNotEvidence(t *testing.T) {
 		for len(items) <= externalAuthPageSize {
 			other := copyWith(items[0], "ready")
 			other["id"] = fmt.Sprintf("other%03d", len(items))
+			other["href"] = cs.ExternalAuthHref(cluster, other["id"].(string))
 			items = append(items, other)
 		}
 		return items
@@ -185,6 +186,7 @@ func TestLyingChildListsAreNotEvidence(t *testing.T) {
 	l.set(func(_ map[string]json.RawMessage, items []map[string]any) []map[string]any {
 		other := copyWith(items[0], "ready")
 		other["id"] = "another"
+		other["href"] = cs.ExternalAuthHref(cluster, "another")
 		return append(items, other) // another external auth: a plain list has those
 	})
 	if got, err := c.ListExternalAuthsByHref(e.ctx, cluster, eaHrefs); err != nil || len(got) != 1 {

@@ -183,14 +183,17 @@ func statusCell(r opRow) string {
 	return s
 }
 
-// deadlineCell is the DEADLINE column: "fails in 37m", or "-".
+// deadlineCell is the DEADLINE column: "fails in 37m", or "-". An active
+// operation past its deadline is one CS says it is working on (held, not
+// failed: the tick fails it at the poll CS stops saying so) or one whose
+// next attempt is not due yet.
 func deadlineCell(r opRow, now time.Time) string {
 	if r.Deadline == nil {
 		return "-"
 	}
 	left := r.Deadline.Sub(now)
 	if left <= 0 {
-		return "fails now (due " + age(-left) + " ago)"
+		return "PAST (due " + age(-left) + " ago): held while CS says it is under way"
 	}
 	return "fails in " + age(left)
 }
