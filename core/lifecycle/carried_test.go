@@ -38,11 +38,6 @@ func TestUpdateSucceedsOnlyWithTheChangeInEffect(t *testing.T) {
 		patches: "/api/aro_hcp/v1alpha1/clusters/{id}",
 		live:    liveCluster(func(drain int) bool { return drain == 45 }),
 	}, {
-		name: "node pool version CS offers no upgrade to", rid: np, failed: true, version: "4.20.3",
-		change:  func(s *spec) { s.nodePool.VersionID = "4.20.10" },
-		patches: "/api/aro_hcp/v1alpha1/clusters/{id}/node_pools/{np}",
-		live:    liveNodePool(func(replicas int) bool { return replicas == 4 }),
-	}, {
 		name: "cluster version CS offers no upgrade to, and drain", rid: clusterRID("c1"), failed: true, version: "4.20.25",
 		change: func(s *spec) {
 			s.cluster.VersionID = "4.22"
@@ -171,5 +166,37 @@ func TestVersionRuns(t *testing.T) {
 		if got := versionRuns(tc.want, tc.live); got != tc.runs {
 			t.Errorf("versionRuns(%q, %q) = %v, want %v", tc.want, tc.live, got, tc.runs)
 		}
+	}
+}
+
+// TestUpgradeFromAVersionCSDoesNotListIsHeld: the node pool runs 4.20.3,
+// which CS's version list does not name, so the list says nothing of the
+// upgrades CS offers from it (an empty list from a misrouted replica reads
+// the same): the update is neither refused nor sent, and only its
+// deadline ends it, CS not working on it.
+func TestUpgradeFromAVersionCSDoesNotListIsHeld(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.UpgradeDeadline = 20 * time.Minute })
+	e.readyCluster(t, "c1")
+	np := nodePoolRID("c1", "np1")
+	e.drive(t, e.create(t, document.KindNodePool, np, request{}))
+	before := e.sim.Ledger().Count("POST", "/api/aro_hcp/v1alpha1/clusters/{id}/node_pools/{np}/upgrade_policies")
+	op := e.update(t, np, request{}, func(s *spec) { s.nodePool.VersionID = "4.20.10" })
+	for range 5 {
+		if _, err := e.deliver(t); err != nil {
+			t.Logf("dispatch: %v", err)
+		}
+		e.tick(t)
+		e.clk.Advance(time.Minute)
+	}
+	if got := e.op(t, op).Properties.Status; got.IsTerminal() {
+		t.Fatalf("update is %s on a version list that does not name the version CS runs", got)
+	}
+	if n := e.sim.Ledger().Count("POST", "/api/aro_hcp/v1alpha1/clusters/{id}/node_pools/{np}/upgrade_policies") - before; n != 0 {
+		t.Fatalf("%d upgrade policies posted; want none", n)
+	}
+	e.drive(t, op)
+	got := e.wantOp(t, op, arm.ProvisioningStateFailed, arm.CodeInternalServerError)
+	if !strings.Contains(got.Properties.Error.Message, "did not complete before the deadline") {
+		t.Errorf("error %q is not the update's deadline", got.Properties.Error.Message)
 	}
 }

@@ -75,7 +75,8 @@ type versionAsked struct {
 // its z-streams, a z-stream itself), the newest. Upstream picks by
 // recency among the management side's upgrade edges; hcpops reads CS's
 // available_upgrades, and newest means the highest version number. A
-// want none matches is refused, naming the versions possible.
+// want none matches is refused, naming the versions possible; a list
+// that does not name the running version is no word either way.
 func resolveTarget(noun string, a versionAsked, versions []cs.Version) (cs.Version, error) {
 	offered := func(raw string) *cs.Version {
 		for i := range versions {
@@ -85,9 +86,17 @@ func resolveTarget(noun string, a versionAsked, versions []cs.Version) (cs.Versi
 		}
 		return nil
 	}
+	cur := offered(a.running)
+	if cur == nil {
+		// CS runs the object at a version its own list does not name: a
+		// list from a replica reading the wrong place (empty, or another
+		// catalog's) is no word on which upgrades CS offers.
+		return cs.Version{}, retryLater("Clusters Service's %q versions do not name %s, the version it runs the %s at: no word on its upgrades",
+			a.group, a.running, noun)
+	}
 	var possible []string
 	var best *cs.Version
-	if cur := offered(a.running); cur != nil {
+	{
 		for _, raw := range cur.AvailableUpgrades {
 			v := offered(raw)
 			if v == nil || !v.Enabled || !atMost(raw, a.ceiling) {

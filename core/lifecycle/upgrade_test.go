@@ -52,8 +52,6 @@ func TestResolveTarget(t *testing.T) {
 			[]string{"4.21.3, 4.21.20"}},
 		{"no upgrade path", versionAsked{want: "4.22", group: "stable", running: "4.20.25"}, "",
 			[]string{"no upgrade", "4.21.3, 4.21.20"}},
-		{"running version CS does not offer", versionAsked{want: "4.21", group: "stable", running: "4.19.1"}, "",
-			[]string{"from 4.19.1", "are none"}},
 		{"not above the control plane", versionAsked{want: "4.21.20", group: "stable", running: "4.20.10", ceiling: "4.20.25"}, "",
 			[]string{"control plane's 4.20.25", "are 4.20.25"}},
 		{"ceiling allows the same", versionAsked{want: "4.20.25", group: "stable", running: "4.20.10", ceiling: "4.20.25"}, "4.20.25", nil},
@@ -296,5 +294,24 @@ func TestAnotherVersionsPolicyIsNotTheUpgrades(t *testing.T) {
 	v, _ := liveNodePool(func(int) bool { return false })(t, e, npHref)
 	if v != "4.20.10" {
 		t.Errorf("CS runs the node pool at %s, want 4.20.10", v)
+	}
+}
+
+// TestResolveTargetNeedsTheRunningVersion: a version list that does not
+// name the version CS runs the object at (an empty list from a misrouted
+// replica, another channel's catalog) is no word on the upgrades CS
+// offers: the dispatch is retried, never refused. The simulation found
+// it: an upgrade to 4.21 from 4.20.25 written Failed, "the versions
+// possible are none", while CS offered 4.21.20 (dst seeds 44 and 207).
+func TestResolveTargetNeedsTheRunningVersion(t *testing.T) {
+	for _, versions := range [][]cs.Version{
+		nil,
+		{{ID: "openshift-v4.22.1", RawID: "4.22.1", ChannelGroup: "stable", Enabled: true}},
+	} {
+		_, err := resolveTarget("cluster", versionAsked{want: "4.21", group: "stable", running: "4.20.25"}, versions)
+		var r *refusal
+		if errors.As(err, &r) || !errors.Is(err, errRetryLater) {
+			t.Errorf("versions %v: err = %v; want it retried, not refused", versions, err)
+		}
 	}
 }
