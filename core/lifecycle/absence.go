@@ -237,14 +237,21 @@ func (e *Engine) judgeChunk(ctx context.Context, g *absenceGroup, cands []heldDe
 	}
 	e.log.InfoContext(ctx, "the list that would corroborate clusters service's 404s failed; its live objects are read one by one",
 		append(cs.CallAttrs(err), "objects", len(hrefs), "error", err)...)
+	// CS's own 404 for a witness contradicts it: CS reads the wrong
+	// place. No word about one (a hang, a body not CS's) says nothing
+	// either way: that witness is not asked again for a while, so one
+	// sick object cannot hold every delete of its kind.
 	var wrong []witness
 	for _, w := range ws {
-		if err := e.readWitness(ctx, g.kind, w.href); err != nil {
-			if c := cs.Classify(err); c != cs.Absent && c != cs.Unrecognized {
-				v.waiting = append(v.waiting, cands...) // CS unreachable: no word either way
-				return
-			}
+		err := e.readWitness(ctx, g.kind, w.href)
+		switch cs.Classify(err) {
+		case cs.Answered:
+		case cs.Absent:
 			wrong = append(wrong, w)
+		default:
+			e.witness.silent(w.href, e.clock())
+			e.log.InfoContext(ctx, "clusters service gave no word about a witness; others are read instead",
+				append(cs.CallAttrs(err), "witness", w.href, "class", cs.Classify(err).String())...)
 		}
 	}
 	if len(wrong) > 0 {

@@ -355,3 +355,45 @@ func TestCreateLandingAfterItsResourceWentDeletesIt(t *testing.T) {
 		t.Errorf("the removal was logged %d times, want once", n)
 	}
 }
+
+// TestSickWitnessHoldsNothing: a witness CS gives no word about (a body
+// not CS's own, every request about it, lists naming it included) is not
+// read again for a while, so the delete beside it completes on its own
+// window rather than waiting forever. Before, the soak's sick objects,
+// live and not deleting, were picked as witnesses and held every delete
+// of their subscription to the end of the run. CS's own 404 for a
+// witness still holds (TestMisrouteOutlastsEveryHold).
+func TestSickWitnessHoldsNothing(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.AbsenceWindow = 2 * time.Minute })
+	e.readyCluster(t, "w1")
+	e.readyCluster(t, "d1")
+	sick := e.resource(t, clusterRID("w1")).ClusterServiceID()
+	sickID := sick[strings.LastIndex(sick, "/")+1:]
+	del := e.remove(t, clusterRID("d1"), request{})[0]
+	if _, err := e.deliver(t); err != nil {
+		t.Fatal(err)
+	}
+	e.clk.Advance(2 * time.Minute) // CS has removed d1: its 404 is genuine
+	garbled := 0
+	e.behind(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.Contains(r.URL.Path+r.URL.RawQuery, sickID) {
+			garbled++
+			w.Header().Set("Content-Type", "text/html")
+			w.WriteHeader(http.StatusOK)
+			_, _ = w.Write([]byte("<html>garbled</html>"))
+			return
+		}
+		e.fake.Sim.ServeHTTP(w, r)
+	}))
+	for range 12 {
+		e.tick(t)
+		if len(e.terminal(t, []string{del})) > 0 {
+			break
+		}
+		e.clk.Advance(30 * time.Second)
+	}
+	if garbled == 0 {
+		t.Fatal("no request about the sick witness was made: not reproduced")
+	}
+	e.wantOp(t, del, arm.ProvisioningStateSucceeded, "")
+}

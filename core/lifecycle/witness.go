@@ -57,9 +57,34 @@ type witnessEntry struct {
 type witnesses struct {
 	mu    sync.Mutex
 	byKey map[witnessScope]witnessEntry
+	// mute are the witnesses CS gave no word about (a hang, a body not
+	// its own), by href, until when they are not asked again: one sick
+	// object must not hold every delete of its kind.
+	mute map[string]time.Time
 }
 
-func newWitnesses() *witnesses { return &witnesses{byKey: map[witnessScope]witnessEntry{}} }
+func newWitnesses() *witnesses {
+	return &witnesses{byKey: map[witnessScope]witnessEntry{}, mute: map[string]time.Time{}}
+}
+
+// silent notes a witness CS gave no word about: others are read instead
+// until witnessTTL has passed.
+func (w *witnesses) silent(href string, now time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.mute[href] = now.Add(witnessTTL)
+}
+
+// muted reports whether href is not to be read as a witness now.
+// Callers hold mu.
+func (w *witnesses) muted(href string, now time.Time) bool {
+	until, ok := w.mute[href]
+	if ok && !now.Before(until) {
+		delete(w.mute, href)
+		return false
+	}
+	return ok
+}
 
 // forget drops a scope's witnesses (one answered wrong: it may be gone).
 func (w *witnesses) forget(s witnessScope) {
@@ -93,11 +118,13 @@ func (e *Engine) witnessesOf(ctx context.Context, s witnessScope, exclude map[st
 		e.witness.mu.Unlock()
 	}
 	out := make([]witness, 0, maxWitnesses)
+	e.witness.mu.Lock()
 	for _, w := range got.list {
-		if !exclude[w.href] && len(out) < maxWitnesses {
+		if !exclude[w.href] && !e.witness.muted(w.href, now) && len(out) < maxWitnesses {
 			out = append(out, w)
 		}
 	}
+	e.witness.mu.Unlock()
 	return e.stillLive(ctx, s.pk, out)
 }
 
