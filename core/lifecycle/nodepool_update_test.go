@@ -63,14 +63,31 @@ func TestNodePoolUpdate(t *testing.T) {
 		want: after{status: arm.ProvisioningStateFailed, code: arm.CodeInvalidRequestContent, target: "properties.replicas",
 			resource: arm.ProvisioningStateFailed, calls: map[string]int{"PATCH " + csNodePool: 0, "GET " + csNodePool: 0}},
 	}, {
-		name: "a node pool CS never had: Failed at once",
+		name: "a node pool CS never had: Failed at once, on CS's own 404 where it would be",
+		before: func(t *testing.T, e *env) string {
+			op := notDispatched(scale)(t, e)
+			href := e.resource(t, np1()).ClusterServiceID()
+			edit(t, e, np1(), func(s obj) { delete(s, "clusterServiceID") })
+			if err := e.cs.DeleteNodePool(context.Background(), href); err != nil {
+				t.Fatal(err)
+			}
+			e.clk.Advance(2 * time.Minute) // CS has none now
+			return op
+		},
+		want: after{status: arm.ProvisioningStateFailed, code: arm.CodeInternalServerError,
+			message: "The node pool was never created, so it cannot be updated.", resource: arm.ProvisioningStateFailed,
+			calls: map[string]int{"PATCH " + csNodePool: 0}},
+	}, {
+		// Its create's POST landed after the create stopped waiting (or was
+		// superseded): CS's object is the resource's, recorded and updated.
+		name: "a node pool CS has but its resource does not record: recorded and updated",
 		before: func(t *testing.T, e *env) string {
 			op := notDispatched(scale)(t, e)
 			edit(t, e, np1(), func(s obj) { delete(s, "clusterServiceID") })
 			return op
 		},
-		want: after{status: arm.ProvisioningStateFailed, code: arm.CodeInternalServerError,
-			message: "The node pool was never created, so it cannot be updated.", resource: arm.ProvisioningStateFailed, noCS: true},
+		want: after{status: arm.ProvisioningStateUpdating, resource: arm.ProvisioningStateUpdating,
+			calls: map[string]int{"PATCH " + csNodePool: 1}},
 	}, {
 		name:   "CS failed the update: Failed under InvalidRequestContent, the merged message",
 		before: updated(scale),

@@ -50,7 +50,14 @@ func (updating) failure() (string, state.FailureMessage) {
 func (u updating) dispatch(ctx context.Context, j *job, t *tally, k kind) (outcome, error) {
 	href := j.res.ClusterServiceID()
 	if href == "" {
-		return outcomeSkipped, u.failNeverCreated(ctx, j, t)
+		found, err := u.unrecorded(ctx, j, k)
+		if err != nil {
+			return outcomeSkipped, err
+		}
+		if found == "" {
+			return outcomeSkipped, u.failNeverCreated(ctx, j, t)
+		}
+		href = found
 	}
 	if err := k.patch(ctx, j, href); err != nil {
 		if cs.IsBusy(err) {
@@ -79,9 +86,44 @@ func (u updating) poll(ctx context.Context, j *job, k kind) (pollResult, error) 
 	return polledStates(states...), nil
 }
 
+// unrecorded is the CS object a create made without recording it (its
+// POST landed after the create stopped waiting for it, or the create was
+// superseded meanwhile), recorded now as the resource's: at the pending
+// ID a cluster's create chose, or at a child's href. "" when there is no
+// such ID, or CS answers its own 404 there. A pending ID chosen less than
+// PendingIDGrace ago may still be in flight: the update waits for it.
+func (u updating) unrecorded(ctx context.Context, j *job, k kind) (string, error) {
+	href := j.res.PendingClusterServiceID()
+	if _, isChild := k.(child); isChild {
+		var err error
+		if href, err = (deletion{u.e}).liveDeleteTarget(ctx, j, k); err != nil {
+			return "", err
+		}
+	} else if href != "" && u.e.clock().Sub(pendingChosenAt(j)) < u.e.cfg.PendingIDGrace {
+		return "", retryLater("the cluster's create may still be landing at %s", href)
+	}
+	if href == "" {
+		return "", nil
+	}
+	_, err := k.status(ctx, j, href)
+	switch cs.Classify(err) {
+	case cs.Answered:
+	case cs.Absent:
+		return "", nil
+	default:
+		return "", fmt.Errorf("reading what the create of %s made at %s: %w", j.res.ResourceID(), href, err)
+	}
+	j.log.InfoContext(ctx, "clusters service has the object the create made but did not record; recording it", "cluster_service_id", href)
+	if err := u.e.recordClusterServiceID(ctx, j, href); err != nil {
+		return "", err
+	}
+	return href, nil
+}
+
 // failNeverCreated WRITES a Failed status: a resource CS never had (its
-// create failed before the POST) can never be updated, so its update fails
-// at once instead of waiting forever.
+// create failed before the POST, and CS answers its own 404 where it would
+// be) can never be updated, so its update fails at once instead of waiting
+// forever.
 func (u updating) failNeverCreated(ctx context.Context, j *job, t *tally) error {
 	j.log.WarnContext(ctx, "resource has no clusters service object; failing the update")
 	_, err := u.e.updateOperationStatus(ctx, j, arm.ProvisioningStateFailed, &arm.CloudErrorBody{
