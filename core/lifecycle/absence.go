@@ -7,6 +7,7 @@ import (
 	"time"
 
 	cs "github.com/hcpops/hcpops/core/clusterservice"
+	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
 )
 
@@ -232,7 +233,7 @@ func (e *Engine) judgeChunk(ctx context.Context, g *absenceGroup, cands []heldDe
 				v.strong++
 			}
 		}
-		e.window(unseen, v)
+		e.windowBesideOthers(ctx, g, unseen, v)
 		return
 	}
 	e.log.InfoContext(ctx, "the list that would corroborate clusters service's 404s failed; its live objects are read one by one",
@@ -258,7 +259,7 @@ func (e *Engine) judgeChunk(ctx context.Context, g *absenceGroup, cands []heldDe
 		e.witnessWrong(g, cands, wrong, v)
 		return
 	}
-	e.window(cands, v)
+	e.windowBesideOthers(ctx, g, cands, v)
 }
 
 // witnessWrong holds cands: CS did not answer right about ws.
@@ -324,4 +325,47 @@ func (e *Engine) readWitness(ctx context.Context, kind cs.HrefKind, href string)
 		_, err = e.cs.GetExternalAuth(ctx, href)
 	}
 	return err
+}
+
+// windowBesideOthers counts cands' reads towards their window, unless a
+// node pool or external auth of another cluster, read through the same
+// route, answers CS's own 404: a child with no sibling still has
+// witnesses of its kind in its subscription, and a misroute of that kind
+// must hold it however long it lasts. A cluster's witnesses are its
+// subscription's clusters already.
+func (e *Engine) windowBesideOthers(ctx context.Context, g *absenceGroup, cands []heldDelete, v *absenceVerdict) {
+	if len(cands) == 0 || g.kind == cs.HrefCluster || !g.scoped {
+		e.window(cands, v)
+		return
+	}
+	wider := witnessScope{pk: g.scope.pk, parent: document.SubscriptionResourceID(document.SubscriptionOf(g.scope.parent)),
+		kind: g.scope.kind}
+	exclude := map[string]bool{}
+	for _, c := range cands {
+		exclude[c.href] = true
+	}
+	others, err := e.witnessesOf(ctx, wider, exclude)
+	if err != nil {
+		e.log.WarnContext(ctx, "looking up live objects to judge clusters service's 404s failed; the deletes wait for the next tick",
+			"deletes", len(cands), "error", err)
+		v.waiting = append(v.waiting, cands...)
+		return
+	}
+	var wrong []witness
+	for _, w := range others {
+		err := e.readWitness(ctx, g.kind, w.href)
+		switch cs.Classify(err) {
+		case cs.Answered:
+		case cs.Absent:
+			wrong = append(wrong, w)
+		default:
+			e.witness.silent(w.href, e.clock())
+		}
+	}
+	if len(wrong) > 0 {
+		e.witness.forget(wider)
+		e.witnessWrong(g, cands, wrong, v)
+		return
+	}
+	e.window(cands, v)
 }

@@ -397,3 +397,43 @@ func TestSickWitnessHoldsNothing(t *testing.T) {
 	}
 	e.wantOp(t, del, arm.ProvisioningStateSucceeded, "")
 }
+
+// TestLoneChildHeldByAnotherClustersChild: a node pool with no sibling
+// still has witnesses of its kind: another cluster's node pools, read
+// through the same route. A misroute of node pools that outlasts the
+// confirmation window holds its delete; without them it completed once
+// the window passed (the simulation's seed 5820, an external auth).
+func TestLoneChildHeldByAnotherClustersChild(t *testing.T) {
+	e := newEnv(t)
+	for _, c := range []string{"c1", "c2"} {
+		e.readyCluster(t, c)
+		e.drive(t, e.create(t, document.KindNodePool, nodePoolRID(c, "np1"), request{}))
+	}
+	del := e.remove(t, nodePoolRID("c1", "np1"), request{})[0]
+	if _, err := e.deliver(t); err != nil {
+		t.Fatal(err)
+	}
+	e.clk.Advance(2 * time.Minute) // CS has removed it: its 404 is genuine
+	sc := csfaults.Scope{Kind: "node_pools", Clock: e.clk.Now, Until: e.clk.Now().Add(2 * DefaultAbsenceWindow)}
+	bad := csfaults.NewScoped(e.fake.Sim, csfaults.Misrouted, sc)
+	e.behind(t, bad)
+	for e.clk.Now().Before(sc.Until) {
+		e.tick(t)
+		if got := e.terminal(t, []string{del}); len(got) != 0 {
+			t.Fatalf("the lone node pool's delete ended %v inside a node pool misroute another cluster's node pool answers wrong in", got)
+		}
+		e.clk.Advance(30 * time.Second)
+	}
+	if bad.Answered() == 0 {
+		t.Fatal("the fault answered nothing: not reproduced")
+	}
+	e.tick(t) // the fault is over
+	for range absenceReads + 1 {
+		e.clk.Advance(DefaultAbsenceWindow / 2)
+		e.tick(t)
+	}
+	e.wantOp(t, del, arm.ProvisioningStateSucceeded, "")
+	if !e.live(t, nodePoolRID("c2", "np1")) {
+		t.Error("the witness was touched")
+	}
+}
