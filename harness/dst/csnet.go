@@ -114,7 +114,8 @@ func (n *csNet) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, ctx.Err()
 		}
 	case faultOtherObject:
-		if other := n.otherObject(req.URL.Path); other != "" {
+		// A cache answers reads: a write goes through to CS.
+		if other := n.otherObject(req.URL.Path); other != "" && req.Method == http.MethodGet {
 			n.w.trace.note("fault other-object: %s answered as %s", req.URL.Path, other)
 			r2 := req.Clone(ctx)
 			r2.URL.Path = other

@@ -103,6 +103,45 @@ func report(t *testing.T, res Result, full bool) {
 	t.Error(b.String())
 }
 
+// regressions are the seeds that once broke a rule, kept in
+// testdata/seeds.txt with what they found.
+func regressions(t *testing.T) []uint64 {
+	t.Helper()
+	data, err := os.ReadFile("testdata/seeds.txt")
+	if err != nil {
+		t.Fatalf("regression seeds: %v", err)
+	}
+	var out []uint64
+	for line := range strings.SplitSeq(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		field, _, _ := strings.Cut(line, " ")
+		n, err := strconv.ParseUint(field, 10, 64)
+		if err != nil {
+			t.Fatalf("testdata/seeds.txt: %q is not a seed: %v", line, err)
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// TestSeeds is make test's share of the simulation: every seed that once
+// broke a rule, and a fixed set of others.
+func TestSeeds(t *testing.T) {
+	seeds := regressions(t)
+	if len(seeds) == 0 {
+		t.Fatal("testdata/seeds.txt names no seed")
+	}
+	for s := uint64(1000); s < 1150; s++ {
+		seeds = append(seeds, s)
+	}
+	if failed, _ := search(t, seeds); failed > 0 {
+		t.Logf("%d of %d seeds broke a rule", failed, len(seeds))
+	}
+}
+
 // search runs seeds on workers at once and reports each failure, the
 // runs per minute and the coverage of them all.
 func search(t *testing.T, seeds []uint64) (failed int, cover *coverage) {
@@ -111,6 +150,7 @@ func search(t *testing.T, seeds []uint64) (failed int, cover *coverage) {
 	var (
 		next   atomic.Int64
 		ran    atomic.Int64
+		resid  atomic.Int64
 		nfail  atomic.Int64
 		wg     sync.WaitGroup
 		mu     sync.Mutex
@@ -136,13 +176,17 @@ func search(t *testing.T, seeds []uint64) (failed int, cover *coverage) {
 					nfail.Add(1)
 					report(t, res, false)
 				}
+				if len(res.Residual) > 0 {
+					resid.Add(1)
+					t.Logf("seed %d: the residual risk (no witness of its kind left): %s", res.Seed, res.Residual[0])
+				}
 			}
 		}()
 	}
 	wg.Wait()
 	took := time.Since(start)
-	t.Logf("%d runs (%.0f simulated hours of requests and faults) in %s: %.0f runs a minute, %d failed",
-		ran.Load(), simHrs, took.Truncate(time.Millisecond), float64(ran.Load())/took.Minutes(), nfail.Load())
+	t.Logf("%d runs (%.0f simulated hours of requests and faults) in %s: %.0f runs a minute, %d failed, %d met the residual risk",
+		ran.Load(), simHrs, took.Truncate(time.Millisecond), float64(ran.Load())/took.Minutes(), nfail.Load(), resid.Load())
 	return int(nfail.Load()), cover
 }
 

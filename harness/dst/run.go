@@ -56,6 +56,9 @@ type Result struct {
 	// has the same.
 	Digest   string
 	Problems []string
+	// Residual are the false deletes no witness could have prevented
+	// (docs/arm.md's residual risk): reported, not failed.
+	Residual []string
 	// Trace is the shortened trace of a failed run: the events about
 	// the ids its problems name, and every fault and restart.
 	Trace []string
@@ -158,6 +161,9 @@ func (w *world) result() Result {
 	for _, p := range w.oracle.problems {
 		res.Problems = append(res.Problems, fmt.Sprintf("%s: %s", p.at.Sub(w.start).Truncate(time.Millisecond), p.what))
 		ids = append(ids, p.ids...)
+	}
+	for _, p := range w.oracle.residual {
+		res.Residual = append(res.Residual, fmt.Sprintf("%s: %s", p.at.Sub(w.start).Truncate(time.Millisecond), p.what))
 	}
 	if res.Failed() {
 		res.Trace = w.trace.lines(ids...)
