@@ -69,6 +69,8 @@ func TestUpgradePolicyReadsEveryOtherTick(t *testing.T) {
 				if seen > 2 {
 					t.Errorf("CS's failure written on tick %d after it, want within two", seen)
 				}
+				// CS's failure, not the caller's: a server-side code.
+				e.wantOp(t, op, arm.ProvisioningStateFailed, arm.CodeInternalServerError)
 			})
 		}
 	}

@@ -203,8 +203,8 @@ func TestUpgradeFailsOnCSWord(t *testing.T) {
 			code  string
 			words []string
 		}{
-			{"failed by CS", nil, true, arm.CodeInvalidRequestContent, []string{"is failed: nodes did not drain"}},
-			{"cancelled by CS", nil, true, arm.CodeInvalidRequestContent, []string{"is cancelled: nodes did not drain"}},
+			{"failed by CS", nil, true, arm.CodeInternalServerError, []string{"is failed: nodes did not drain"}},
+			{"cancelled by CS", nil, true, arm.CodeInternalServerError, []string{"is cancelled: nodes did not drain"}},
 			// The deadline is the update's, written as every deadline is
 			// (expireIfLate): handler.deadline decides it.
 			{"deadline", func(c *Config) { c.UpgradeDeadline = 10 * time.Minute }, false, arm.CodeInternalServerError,
