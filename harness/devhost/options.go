@@ -141,6 +141,9 @@ func (o options) durations() (simulator.Durations, error) {
 		ClusterValidating: p, ClusterPending: p, ClusterInstalling: long, ClusterUpdating: long, ClusterUninstalling: long,
 		NodePoolValidating: p, NodePoolPending: p, NodePoolInstalling: long, NodePoolUpdating: long, NodePoolUninstalling: long,
 		ExternalAuthUninstalling: p, CredentialIssuing: p, CredentialRevoking: p,
+		// Upgrades too: left at zero, CS ran the new version at once and
+		// the samples' upgrades were never seen Updating.
+		ControlPlaneUpgradeScheduled: p, ControlPlaneUpgrading: long, NodePoolUpgradeScheduled: p, NodePoolUpgrading: long,
 		CredentialExpiry: simulator.DefaultDurations().CredentialExpiry,
 	}
 	if err := d.ParseList(o.simDurations); err != nil {
