@@ -92,6 +92,16 @@ type Config struct {
 	// set serves before it is rebuilt from a full read (plus up to 30%,
 	// drawn each time, as ARO-HCP's informers).
 	RelistInterval time.Duration
+	// SweepVersions runs the version sweep on each tick. ConfigFromEnv
+	// turns it on (the Function App's configuration) unless
+	// HCPOPS_VERSION_SWEEP is "off"; a Config built in code sweeps only
+	// when it says so, so a test that counts a tick's calls counts its own.
+	SweepVersions bool
+	// VersionSweepInterval is how often the version sweep starts a full
+	// pass over the container (versionsweep.go); VersionSweepPageSize is
+	// how many documents of the change feed it reads a tick.
+	VersionSweepInterval time.Duration
+	VersionSweepPageSize int
 	// AbsentSharePercent is the share of a tick's CS answers (404s among
 	// the objects it polled, in percent) above which its 404s complete
 	// nothing until a later tick confirms them (wave.go).
@@ -100,16 +110,22 @@ type Config struct {
 
 // Defaults.
 const (
-	DefaultPollConcurrency    = 32
-	DefaultDispatchGrace      = 60 * time.Second
-	DefaultPendingIDGrace     = 60 * time.Second
-	DefaultCreateDeadline     = 60 * time.Minute
-	DefaultDeleteDeadline     = 12 * time.Hour
-	DefaultUpgradeDeadline    = 4 * time.Hour
-	DefaultNotifyBackoffBase  = 15 * time.Second
-	DefaultNotifyBackoffMax   = 15 * time.Minute
-	DefaultNotifyScheduleSize = 10000
-	DefaultPageSize           = 100
+	// A full version sweep every 10 minutes, 100 documents a tick: a
+	// container of 60,000 documents is passed over in 100 minutes at the
+	// 10 s timer, and CS's upgrade paths reach the channel lists within a
+	// pass.
+	DefaultVersionSweepInterval = 10 * time.Minute
+	DefaultVersionSweepPageSize = 100
+	DefaultPollConcurrency      = 32
+	DefaultDispatchGrace        = 60 * time.Second
+	DefaultPendingIDGrace       = 60 * time.Second
+	DefaultCreateDeadline       = 60 * time.Minute
+	DefaultDeleteDeadline       = 12 * time.Hour
+	DefaultUpgradeDeadline      = 4 * time.Hour
+	DefaultNotifyBackoffBase    = 15 * time.Second
+	DefaultNotifyBackoffMax     = 15 * time.Minute
+	DefaultNotifyScheduleSize   = 10000
+	DefaultPageSize             = 100
 	// The poll backoff starts at one timer period (10s) and stays within
 	// a few minutes, well inside the default create deadline.
 	DefaultPollBackoffBase = 10 * time.Second
@@ -136,9 +152,11 @@ const (
 	EnvNotifyBackoffBase = "HCPOPS_NOTIFY_BACKOFF_BASE"
 	EnvNotifyBackoffMax  = "HCPOPS_NOTIFY_BACKOFF_MAX"
 	EnvPollBackoffMax    = "HCPOPS_POLL_BACKOFF_MAX"
-	EnvCSBatchSize       = "HCPOPS_CS_BATCH_SIZE"
-	EnvRelistInterval    = "HCPOPS_RELIST_INTERVAL"
-	EnvAbsentShare       = "HCPOPS_CS_404_SHARE_PERCENT"
+	// EnvVersionSweep turns the version sweep off ("off"); on by default.
+	EnvVersionSweep   = "HCPOPS_VERSION_SWEEP"
+	EnvCSBatchSize    = "HCPOPS_CS_BATCH_SIZE"
+	EnvRelistInterval = "HCPOPS_RELIST_INTERVAL"
+	EnvAbsentShare    = "HCPOPS_CS_404_SHARE_PERCENT"
 )
 
 // field is one Config field in the table below: its name for errors, the
@@ -174,6 +192,8 @@ func (c *Config) fields() []configField {
 		n{"CSBatchSize", EnvCSBatchSize, &c.CSBatchSize, DefaultCSBatchSize, MaxCSBatchSize},
 		d{"RelistInterval", EnvRelistInterval, &c.RelistInterval, DefaultRelistInterval, 0},
 		n{"AbsentSharePercent", EnvAbsentShare, &c.AbsentSharePercent, DefaultAbsentSharePercent, 100},
+		d{"VersionSweepInterval", "", &c.VersionSweepInterval, DefaultVersionSweepInterval, 0},
+		n{"VersionSweepPageSize", "", &c.VersionSweepPageSize, DefaultVersionSweepPageSize, 0},
 	}
 }
 
@@ -241,6 +261,13 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		if err := f.read(getenv); err != nil {
 			return Config{}, err
 		}
+	}
+	switch v := strings.TrimSpace(getenv(EnvVersionSweep)); v {
+	case "", "on":
+		c.SweepVersions = true
+	case "off":
+	default:
+		return Config{}, fmt.Errorf("%s=%q: want on or off", EnvVersionSweep, v)
 	}
 	var err error
 	if c.StuckAfter, err = parseStuckAfter(getenv(EnvStuckAfter)); err != nil {
@@ -343,6 +370,8 @@ func New(deps Deps, cfg Config) (*Engine, error) {
 		stuck:        newStuckWatch(),
 		unconfirmed:  newUnconfirmed(),
 	}
+	e.versions = newVersionSweep(deps.Store, deps.ClusterService, deps.Logger, cfg.VersionSweepInterval,
+		cfg.VersionSweepPageSize, cfg.CSBatchSize)
 	e.handlers = e.registry()
 	view, err := activeset.New(activeset.Config{Store: deps.Store, ResourceOf: resourceRef, Clock: deps.Clock,
 		Relist: cfg.RelistInterval, Logger: deps.Logger})

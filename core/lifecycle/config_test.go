@@ -60,6 +60,8 @@ func TestConfigFromEnv(t *testing.T) {
 		{name: "404 share check off", env: map[string]string{EnvAbsentShare: "100"}, want: func(c *Config) { c.AbsentSharePercent = 100 }},
 		{name: "404 share above 100", env: map[string]string{EnvAbsentShare: "150"}, wantErr: `HCPOPS_CS_404_SHARE_PERCENT="150": want an integer from 1 to 100`},
 		{name: "404 share a fraction", env: map[string]string{EnvAbsentShare: "0.5"}, wantErr: `HCPOPS_CS_404_SHARE_PERCENT="0.5"`},
+		{name: "version sweep off", env: map[string]string{EnvVersionSweep: "off"}, want: func(c *Config) { c.SweepVersions = false }},
+		{name: "version sweep garbled", env: map[string]string{EnvVersionSweep: "no"}, wantErr: `HCPOPS_VERSION_SWEEP="no": want on or off`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -74,6 +76,7 @@ func TestConfigFromEnv(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := DefaultConfig()
+			want.SweepVersions = true // ConfigFromEnv's, not the zero Config's
 			tc.want(&want)
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("config = %+v, want %+v", got, want)
@@ -89,6 +92,7 @@ func TestConfigDefaults(t *testing.T) {
 		NotifyScheduleSize: 10000, PageSize: 100, PollBackoffBase: 10 * time.Second, PollBackoffMax: 5 * time.Minute,
 		WriteTimeout: 10 * time.Second, CSBatchSize: 100, StuckAfter: DefaultStuckAfter(),
 		RelistInterval: 30 * time.Minute, AbsentSharePercent: 50,
+		VersionSweepInterval: 10 * time.Minute, VersionSweepPageSize: 100,
 	}
 	if got := DefaultConfig(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("DefaultConfig() = %+v\nwant %+v", got, want)
@@ -319,7 +323,7 @@ func TestConfigFromEnvReadsOnlyItsSettings(t *testing.T) {
 	want := map[string]bool{EnvPollConcurrency: true, EnvDispatchGrace: true, EnvPendingIDGrace: true,
 		EnvCreateDeadline: true, EnvDeleteDeadline: true, EnvUpgradeDeadline: true, EnvNotifyBackoffBase: true,
 		EnvNotifyBackoffMax: true, EnvPollBackoffMax: true, EnvCSBatchSize: true, EnvStuckAfter: true, EnvRelistInterval: true,
-		EnvAbsentShare: true}
+		EnvAbsentShare: true, EnvVersionSweep: true}
 	if !maps.Equal(asked, want) {
 		t.Errorf("ConfigFromEnv asked for %v, want %v", asked, want)
 	}
