@@ -7,12 +7,14 @@ import (
 	"errors"
 	"net/http"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	"github.com/Azure/azure-sdk-for-go/sdk/data/azcosmos"
 
 	"github.com/hcpops/hcpops/core/store"
@@ -107,4 +109,66 @@ func cosmosCAs(caFile string) (*http.Client, error) {
 	}
 	return &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{Proxy: nil,
 		TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}, nil
+}
+
+const frontendChild = "COSMOSTEST_FRONTEND_CHILD"
+
+// TestFrontendStyleClient: the Cosmos client exactly as ARO-HCP's frontend
+// builds it (corecosmosstorage.NewCosmosDatabaseClient: DefaultAzureCredential
+// with RequireAzureTokenCredentials, azcosmos.NewClient with the default
+// transport, so the process's roots), configured only by the environment
+// docs/beside-a-frontend.md gives it: SSL_CERT_FILE, IDENTITY_ENDPOINT,
+// IDENTITY_HEADER, AZURE_TOKEN_CREDENTIALS. A child process, since the
+// system roots are read once per process.
+func TestFrontendStyleClient(t *testing.T) {
+	if os.Getenv(frontendChild) != "" {
+		frontendStyleChild(t, os.Getenv(frontendChild))
+		return
+	}
+	srv := cosmostest.StartOwnServer(t, cosmostest.Options{Identity: true})
+	cmd := exec.Command(os.Args[0], "-test.run=^TestFrontendStyleClient$", "-test.v", "-test.count=1")
+	cmd.Env = append(os.Environ(), frontendChild+"="+srv.Endpoint, "SSL_CERT_FILE="+srv.CAFile,
+		"IDENTITY_ENDPOINT="+srv.IdentityEndpoint, "IDENTITY_HEADER="+srv.IdentityHeader,
+		"AZURE_TOKEN_CREDENTIALS=ManagedIdentityCredential")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestFrontendStyleClient") {
+		t.Fatalf("the frontend-style client: %v\n%s", err, out)
+	}
+}
+
+func frontendStyleChild(t *testing.T, endpoint string) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cred, err := azidentity.NewDefaultAzureCredential(&azidentity.DefaultAzureCredentialOptions{RequireAzureTokenCredentials: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := azcosmos.NewClient(endpoint, cred, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := cosmostest.DatabaseName(t)
+	if _, err := client.CreateDatabase(ctx, azcosmos.DatabaseProperties{ID: name}, nil); err != nil {
+		t.Fatalf("creating a database: %v", err)
+	}
+	db, err := client.NewDatabase(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.CreateContainer(ctx, azcosmos.ContainerProperties{ID: "Resources",
+		PartitionKeyDefinition: azcosmos.PartitionKeyDefinition{Paths: []string{"/partitionKey"}}}, nil); err != nil {
+		t.Fatalf("creating a container: %v", err)
+	}
+	c, err := db.NewContainer("Resources")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pk := azcosmos.NewPartitionKeyString("p")
+	if _, err := c.CreateItem(ctx, pk, []byte(`{"id":"a","partitionKey":"p","n":1}`), nil); err != nil {
+		t.Fatalf("writing: %v", err)
+	}
+	got, err := c.ReadItem(ctx, pk, "a", nil)
+	if err != nil || !strings.Contains(string(got.Value), `"n":1`) {
+		t.Fatalf("reading back: %s, %v", got.Value, err)
+	}
 }
