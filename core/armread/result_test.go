@@ -198,3 +198,24 @@ func TestRevokedCredentialBody(t *testing.T) {
 		t.Errorf("revoked credential's body:\n%s\nwant\n%s", res.Body, want)
 	}
 }
+
+// TestResourceResultAtTheRequestsVersion: a create's result is rendered
+// as the request's api-version shows the cluster (document.ARMBodyAt):
+// the 2025-12-23 shape writes a zero node drain timeout, the 2024-06-10
+// one leaves it out.
+func TestResourceResultAtTheRequestsVersion(t *testing.T) {
+	e := newEnv(t)
+	op := e.create(t, document.KindCluster, clusterRID("c1"), request{})
+	e.drive(t, op)
+	for version, want := range map[string]bool{"2025-12-23-preview": true, "2024-06-10-preview": false} {
+		req := resultRequest(op)
+		req.APIVersion = version
+		res, err := e.reads.Result(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(string(res.Body), `"nodeDrainTimeoutMinutes": 0`); got != want {
+			t.Errorf("at %s: nodeDrainTimeoutMinutes 0 shown = %v, want %v:\n%s", version, got, want, res.Body)
+		}
+	}
+}

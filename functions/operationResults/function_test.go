@@ -138,6 +138,9 @@ func TestPathAndGate(t *testing.T) {
 		}
 		wantErrorCode(t, resp, b)
 	}
+	if got := rd.results[0]; got.APIVersion != "2024-06-10-preview" {
+		t.Errorf("the read is asked at api-version %q, want the request's (a result is shown as that version shows it)", got.APIVersion)
+	}
 	if got := rd.results[0]; got.SubscriptionID != sub || got.OperationName != opID {
 		t.Errorf("ids reach the lifecycle as %+v, want lower case", got)
 	}

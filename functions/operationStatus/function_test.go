@@ -165,7 +165,8 @@ func TestForwardedStatus(t *testing.T) {
 			if !strings.Contains(string(got.body), "\n    \"name\": ") {
 				t.Errorf("body is not 4-space indented: %s", got.body)
 			}
-			wantReq := armread.StatusRequest{SubscriptionID: sub, Location: "eastus", OperationName: opID, HomeTenantID: tenant, ClientObjectID: client}
+			wantReq := armread.StatusRequest{SubscriptionID: sub, Location: "eastus", OperationName: opID, HomeTenantID: tenant, ClientObjectID: client,
+				APIVersion: "2024-06-10-preview"}
 			if rec.calls() != 1 || rec.reqs[0] != wantReq {
 				t.Errorf("reader saw %+v, want %+v", rec.reqs, wantReq)
 			}
