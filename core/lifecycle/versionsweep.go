@@ -164,6 +164,18 @@ func (s *versionSweep) resource(ctx context.Context, it store.Item) *document.Re
 // write records v for res; a damaged service-provider document is
 // logged and passed over, a lost race or a store failure fails the page.
 func (s *versionSweep) write(ctx context.Context, res *document.Resource, v spVersions) (int, error) {
+	// The page may be older than the store: a resource deleted since must
+	// not get its service-provider document back.
+	item, err := s.store.Get(ctx, res.PartitionKey(), res.ID())
+	if errors.Is(err, store.ErrNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("reading %s again: %w", res.ResourceID(), err)
+	}
+	if now := s.resource(ctx, item); now == nil || now.ClusterServiceID() != res.ClusterServiceID() {
+		return 0, nil
+	}
 	written, err := recordVersions(ctx, s.store, res, v)
 	if errors.Is(err, errMalformed) {
 		s.log.WarnContext(ctx, "version sweep: service-provider document passed over", "resource_id", res.ResourceID(), "error", err)

@@ -235,3 +235,36 @@ func drop(t *testing.T, e *env, rid string) {
 		t.Fatal(err)
 	}
 }
+
+// TestSweepDoesNotReviveADeletedCluster: a cluster deleted after the sweep
+// read its page gets no service-provider document back.
+func TestSweepDoesNotReviveADeletedCluster(t *testing.T) {
+	e := newEnv(t)
+	e.readyCluster(t, "c1")
+	drop(t, e, clusterRID("c1")+spCluster)
+	ctx := context.Background()
+	var once bool
+	e.store.mu.Lock()
+	e.store.feedHook = func(store.FeedPage) {
+		if once {
+			return
+		}
+		once = true
+		if err := e.store.Store.SoftDelete(ctx, testPK, document.CosmosID(clusterRID("c1"))); err != nil {
+			t.Errorf("soft delete: %v", err)
+		}
+	}
+	e.store.mu.Unlock()
+	sweeper := e.newEngineWith(t, sweeping)
+	for range 3 {
+		if _, err := sweeper.Tick(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !once {
+		t.Fatal("the sweep read no page")
+	}
+	if doc := spDoc(t, e, clusterRID("c1"), spCluster); doc != nil {
+		t.Errorf("the deleted cluster's service-provider document came back: %v", doc)
+	}
+}
