@@ -233,6 +233,10 @@ func TestUpgradeFailsOnCSWord(t *testing.T) {
 				op := e.update(t, tc.rid, request{notify: true}, tc.change)
 				e.drive(t, op)
 				got := e.wantOp(t, op, arm.ProvisioningStateFailed, failure.code)
+				// CS's failure, not the caller's: the results route answers 5xx.
+				if st := arm.FailureStatus(got.Properties.Status, got.Properties.Error.Code); st < 500 {
+					t.Errorf("results route status %d for CS's failure %s", st, got.Properties.Error.Code)
+				}
 				for _, w := range failure.words {
 					if !strings.Contains(got.Properties.Error.Message, w) {
 						t.Errorf("error %q does not say %q", got.Properties.Error.Message, w)
