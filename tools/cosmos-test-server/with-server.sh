@@ -95,6 +95,7 @@ if [ -n "${COSMOS_ENV_FILE:-}" ]; then
       printf 'export SSL_CERT_FILE=%q COSMOS_CA_FILE=%q\n' "$ca" "$ca"
       printf 'export AZURE_TOKEN_CREDENTIALS=ManagedIdentityCredential\n'
       printf 'export DB_URL=%q DB_NAME=%q\n' "$endpoint" "$COSMOS_DATABASE"
+      printf 'export CosmosDB__accountEndpoint=%q CosmosDB__credential=managedidentity COSMOS_DATABASE=%q\n' "$endpoint" "$COSMOS_DATABASE"
     } >"$COSMOS_ENV_FILE"
   )
   env_file=$COSMOS_ENV_FILE
