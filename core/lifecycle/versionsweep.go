@@ -38,6 +38,8 @@ type versionSweep struct {
 	batch int
 
 	mu       sync.Mutex
+	versions []cs.Version // CS's, read at readAt
+	readAt   time.Time
 	begun    bool
 	caughtUp bool
 	pos      string
@@ -70,7 +72,7 @@ func (s *versionSweep) run(ctx context.Context, now time.Time) (written int, err
 		s.caughtUp, s.pos = true, page.Next
 		return 0, nil
 	}
-	written, err = s.record(ctx, page.Changes)
+	written, err = s.record(ctx, page.Changes, now)
 	if err != nil {
 		return written, fmt.Errorf("version sweep: %w", err)
 	}
@@ -80,7 +82,7 @@ func (s *versionSweep) run(ctx context.Context, now time.Time) (written int, err
 
 // record writes the versions of the live clusters and node pools among
 // items.
-func (s *versionSweep) record(ctx context.Context, items []store.Item) (int, error) {
+func (s *versionSweep) record(ctx context.Context, items []store.Item, now time.Time) (int, error) {
 	var clusters []*document.Resource
 	pools := map[string][]*document.Resource{} // by their cluster's href
 	for _, it := range items {
@@ -96,9 +98,9 @@ func (s *versionSweep) record(ctx context.Context, items []store.Item) (int, err
 	}
 	written := 0
 	if len(clusters) > 0 {
-		versions, err := s.cs.ListVersions(ctx, "")
+		versions, err := s.csVersions(ctx, now)
 		if err != nil {
-			return written, fmt.Errorf("reading Clusters Service's versions: %w", err)
+			return written, err
 		}
 		for chunk := range chunks(clusters, s.batch) {
 			live, err := s.cs.ListClustersByHref(ctx, csIDs(chunk))
@@ -134,6 +136,24 @@ func (s *versionSweep) record(ctx context.Context, items []store.Item) (int, err
 		}
 	}
 	return written, nil
+}
+
+// versionsFresh is how long the versions CS offers are used before they
+// are read again: a pass over a large container spans many ticks, and the
+// list is the same for all of them.
+const versionsFresh = time.Minute
+
+// csVersions is every version CS offers, read at most once a minute.
+func (s *versionSweep) csVersions(ctx context.Context, now time.Time) ([]cs.Version, error) {
+	if s.versions != nil && now.Sub(s.readAt) < versionsFresh {
+		return s.versions, nil
+	}
+	vs, err := s.cs.ListVersions(ctx, "")
+	if err != nil {
+		return nil, fmt.Errorf("reading Clusters Service's versions: %w", err)
+	}
+	s.versions, s.readAt = vs, now
+	return vs, nil
 }
 
 // resource is the live cluster or node pool it holds, with a CS object;

@@ -166,7 +166,8 @@ func TestSweepKeepsChannelsCurrent(t *testing.T) {
 }
 
 // TestSweepCost: the sweep's cost, measured against the simulator's
-// ledger: 20 clusters with a node pool each, backfilled from nothing.
+// ledger: 20 clusters with a node pool each, backfilled from nothing in
+// pages of 10 documents.
 func TestSweepCost(t *testing.T) {
 	e := newEnv(t)
 	const n = 20
@@ -185,7 +186,8 @@ func TestSweepCost(t *testing.T) {
 		drop(t, e, clusterRID("c"+strings.Repeat("x", i))+spCluster)
 		drop(t, e, nodePoolRID("c"+strings.Repeat("x", i), "np1")+spNodePool)
 	}
-	sweeper := e.newEngineWith(t, sweeping)
+	// Pages of 10: the pass spans ticks, and CS's versions are read once.
+	sweeper := e.newEngineWith(t, sweeping, func(c *Config) { c.VersionSweepPageSize = 10 })
 	e.sim.ResetLedger()
 	ticks, written := 0, 0
 	for written < 2*n && ticks < 50 {
@@ -202,10 +204,13 @@ func TestSweepCost(t *testing.T) {
 	if written != 2*n {
 		t.Fatalf("%d documents written in %d ticks, want %d", written, ticks, 2*n)
 	}
-	// A page holds every document here: one versions list, one cluster
-	// list, one node pool list per cluster.
-	if total := l.Total(); total > 2+n {
-		t.Errorf("%d CS requests, want at most %d", total, 2+n)
+	// One versions list, at most a cluster list a tick, a node pool list
+	// per cluster.
+	if lists := l.Count("GET", simulator.VersionsPath); lists != 1 {
+		t.Errorf("%d versions lists in %d ticks of one minute, want 1", lists, ticks)
+	}
+	if total := l.Total(); total > 1+ticks+n {
+		t.Errorf("%d CS requests, want at most %d", total, 1+ticks+n)
 	}
 }
 
