@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	cs "github.com/hcpops/hcpops/core/clusterservice"
 	"github.com/hcpops/hcpops/core/document"
@@ -162,6 +163,15 @@ func TestSweepKeepsChannelsCurrent(t *testing.T) {
 	pass()
 	if n := e.store.writes.Load() - before; n != 0 {
 		t.Errorf("a pass with nothing changed wrote %d documents", n)
+	}
+	// Caught up, between passes: nothing written, no CS request.
+	e.sim.ResetLedger()
+	e.clk.Advance(10 * time.Second)
+	if _, err := e.engine.Tick(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := e.sim.Ledger().Total(); n != 0 {
+		t.Errorf("a tick between passes with nothing written made %d CS requests", n)
 	}
 }
 
