@@ -37,14 +37,16 @@ run:
 
 # make run on the database instead of the embedded store: starts the
 # project's Cosmos-compatible server (tools/cosmos-test-server, installed
-# with npm ci on first use; in memory) on loopback and runs hcpopsctl dev
-# against it, with the same samples and table. COSMOS_PORT fixes its port
+# with npm ci on first use; in memory) on loopback over https with its
+# local managed identity, and runs hcpopsctl dev against it through
+# azidentity, with the same samples and table; bin/run-cosmos.env holds the
+# environment for a frontend beside it (docs/beside-a-frontend.md). COSMOS_PORT fixes its port
 # (0: a free one), e.g. for a frontend beside it.
 COSMOS_PORT ?= 0
 run-cosmos:
 	@test -x $(BIN) || echo "make run-cosmos: first build of $(BIN): compiling hcpops and its dependencies, about 3-4 minutes on 2 cores (later builds take seconds)"
 	@$(GO) build -o $(BIN) ./harness/cmd/hcpopsctl
-	tools/cosmos-test-server/with-server.sh $(COSMOS_PORT) $(BIN) dev $(RUNFLAGS)
+	COSMOS_ENV_FILE=$(CURDIR)/bin/run-cosmos.env tools/cosmos-test-server/with-server.sh $(COSMOS_PORT) $(BIN) dev $(RUNFLAGS)
 
 # The test target pipes go test's events through harness/cmd/testsummary, so a
 # failure anywhere in the pipe fails the target.

@@ -139,9 +139,9 @@ func TestCompatibilityCorpus(t *testing.T) {
 			"properties.serviceProviderProperties.activeOperationId", "properties.serviceProviderProperties.clusterServiceID"},
 		"externalauth": {"properties.cosmosMetadata.etag", "properties.cosmosMetadata.instanceVersion", "properties.properties.provisioningState",
 			"properties.serviceProviderProperties.activeOperationId", "properties.serviceProviderProperties.clusterServiceID"},
-		// The active versions hcpops keeps from CS (docs/arm.md).
+		// The active versions and channels hcpops keeps from CS (docs/arm.md).
 		"serviceprovidercluster": {"properties.cosmosMetadata.etag", "properties.cosmosMetadata.instanceVersion",
-			"properties.status.control_plane_version.active_versions"},
+			"properties.status.control_plane_version.active_versions", "properties.status.desiredVersionChannels"},
 		// internalId is not among them: upstream writes none for these requests.
 		"op": {"properties.cosmosMetadata.etag", "properties.cosmosMetadata.instanceVersion", "properties.status", "properties.lastTransitionTime"},
 	}
@@ -183,11 +183,11 @@ func TestCompatibilityCorpus(t *testing.T) {
 			}
 			if name == "serviceprovidercluster" || name == "managementclustercontent" {
 				// Nobody else writes these: the soft delete (and hcpops's
-				// active versions) are the only change.
+				// active versions and channels) are the only change.
 				for _, p := range changedPaths("", d.body, last) {
 					switch p {
 					case "deletionTimestamp", "ttl", "properties.cosmosMetadata.instanceVersion", "properties.cosmosMetadata.etag",
-						"properties.status.control_plane_version.active_versions":
+						"properties.status.control_plane_version.active_versions", "properties.status.desiredVersionChannels":
 					default:
 						t.Errorf("%s: the soft delete changed %s", name, p)
 					}

@@ -67,8 +67,23 @@ const (
 // a cluster-admin kubeconfig and when it stops working. Kubeconfig is a
 // secret; nothing stores or logs it.
 type AdminCredential struct {
-	ExpirationTimestamp time.Time `json:"expirationTimestamp"`
-	Kubeconfig          string    `json:"kubeconfig"`
+	ExpirationTimestamp time.Time
+	Kubeconfig          string
+}
+
+// MarshalJSON writes the body as ARO-HCP's versioned API does: an empty
+// member (a revoked credential's kubeconfig, a zero timestamp) is left
+// out, not written as "" or year 1.
+func (c AdminCredential) MarshalJSON() ([]byte, error) {
+	var body struct {
+		ExpirationTimestamp *time.Time `json:"expirationTimestamp,omitempty"`
+		Kubeconfig          string     `json:"kubeconfig,omitempty"`
+	}
+	if !c.ExpirationTimestamp.IsZero() {
+		body.ExpirationTimestamp = &c.ExpirationTimestamp
+	}
+	body.Kubeconfig = c.Kubeconfig
+	return json.Marshal(body)
 }
 
 // LogValue keeps the kubeconfig out of slog lines.

@@ -121,6 +121,9 @@ type StatusRequest struct {
 	OperationName  string // the operation UUID
 	HomeTenantID   string // X-Ms-Home-Tenant-Id
 	ClientObjectID string // X-Ms-Client-Object-Id
+	// APIVersion is the request's api-version: a resource result is shown
+	// as that version shows it (document.Resource.ARMBodyAt).
+	APIVersion string
 }
 
 var (

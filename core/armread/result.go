@@ -82,7 +82,7 @@ func (r *ReadService) Result(ctx context.Context, req StatusRequest) (Result, er
 	case document.RequestRequestCredential:
 		res.Body, err = r.credentialResult(ctx, op)
 	case document.RequestCreate, document.RequestUpdate:
-		res.Body, err = r.resourceResult(ctx, op)
+		res.Body, err = r.resourceResult(ctx, op, req.APIVersion)
 	default:
 		err = fmt.Errorf("operation %s: %w: request %q has no result", op.Name(), errMalformed, p.Request)
 	}
@@ -117,8 +117,9 @@ func (r *ReadService) visibleOperation(ctx context.Context, req StatusRequest) (
 }
 
 // resourceResult renders the target resource as it is stored now, with
-// the ID ARM asked about (the operation's externalId).
-func (r *ReadService) resourceResult(ctx context.Context, op *document.OperationDocument) ([]byte, error) {
+// the ID ARM asked about (the operation's externalId), as the request's
+// api-version shows it.
+func (r *ReadService) resourceResult(ctx context.Context, op *document.OperationDocument, apiVersion string) ([]byte, error) {
 	ext := op.Properties.ExternalID
 	res, err := read(ctx, r, op.PartitionKey, document.CosmosID(ext), document.ParseResource)
 	if err != nil {
@@ -127,7 +128,7 @@ func (r *ReadService) resourceResult(ctx context.Context, op *document.Operation
 	if res == nil {
 		return nil, fmt.Errorf("%w: resource %s of operation %s", ErrResultGone, op.Properties.ExternalID, op.Name())
 	}
-	body, err := res.ARMBody(op.Properties.ExternalID)
+	body, err := res.ARMBodyAt(op.Properties.ExternalID, apiVersion)
 	if err != nil {
 		return nil, fmt.Errorf("result of operation %s: %w", op.Name(), err)
 	}

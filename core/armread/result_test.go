@@ -14,6 +14,7 @@ import (
 	cs "github.com/hcpops/hcpops/core/clusterservice"
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
+	"github.com/hcpops/hcpops/harness/frontend"
 	"github.com/hcpops/hcpops/harness/simulator"
 	"github.com/hcpops/hcpops/harness/store/counting"
 )
@@ -175,5 +176,46 @@ func TestCredentialErrorCarriesNoBytes(t *testing.T) {
 	}
 	if _, err := e.reads.Result(ctx, resultRequest(name)); err == nil || !strings.Contains(err.Error(), "503") {
 		t.Errorf("CS 503: %v, want the status kept", err)
+	}
+}
+
+// TestRevokedCredentialBody: once the cluster's credentials are revoked, a
+// credential request's result is what ARO-HCP's frontend writes for CS's
+// answer: the expiration alone, no "kubeconfig": "".
+func TestRevokedCredentialBody(t *testing.T) {
+	e, name := credentialIssued(t)
+	revoke := e.submit(t, func(ctx context.Context, fe *frontend.Frontend, o frontend.Options) (frontend.Accepted, error) {
+		return fe.RevokeCredentials(ctx, clusterRID("c1"), o)
+	})
+	e.drive(t, revoke)
+	e.wantOp(t, revoke, arm.ProvisioningStateSucceeded, "")
+	res, err := e.reads.Result(context.Background(), resultRequest(name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	expires := e.op(t, name).Properties.StartTime.Add(24 * time.Hour).UTC().Format(time.RFC3339Nano)
+	if want := "{\n    \"expirationTimestamp\": \"" + expires + "\"\n}"; string(res.Body) != want {
+		t.Errorf("revoked credential's body:\n%s\nwant\n%s", res.Body, want)
+	}
+}
+
+// TestResourceResultAtTheRequestsVersion: a create's result is rendered
+// as the request's api-version shows the cluster (document.ARMBodyAt):
+// the 2025-12-23 shape writes a zero node drain timeout, the 2024-06-10
+// one leaves it out.
+func TestResourceResultAtTheRequestsVersion(t *testing.T) {
+	e := newEnv(t)
+	op := e.create(t, document.KindCluster, clusterRID("c1"), request{})
+	e.drive(t, op)
+	for version, want := range map[string]bool{"2025-12-23-preview": true, "2024-06-10-preview": false} {
+		req := resultRequest(op)
+		req.APIVersion = version
+		res, err := e.reads.Result(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(string(res.Body), `"nodeDrainTimeoutMinutes": 0`); got != want {
+			t.Errorf("at %s: nodeDrainTimeoutMinutes 0 shown = %v, want %v:\n%s", version, got, want, res.Body)
+		}
 	}
 }

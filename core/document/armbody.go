@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 )
 
 // ARMBody renders the resource the way ARM's GET shows it, which is what an
@@ -17,7 +18,14 @@ import (
 // read-only service-provider values ARM shows (dns.baseDomain, console.url,
 // api.url, platform.issuerUrl) are merged in; other service-provider and
 // status members stay internal, and no api-version defaulting is applied.
-func (r *Resource) ARMBody(id string) ([]byte, error) {
+func (r *Resource) ARMBody(id string) ([]byte, error) { return r.ARMBodyAt(id, "") }
+
+// ARMBodyAt is ARMBody as the request's api-version shows a cluster (""
+// for none: the stored members as they are). The frontend renders through
+// that version's conversion (NewHCPOpenShiftCluster); what of it holds
+// whatever the document holds is applied here (clusterAt), and
+// docs/arm.md lists what is left.
+func (r *Resource) ARMBodyAt(id, apiVersion string) ([]byte, error) {
 	if r.partial {
 		return nil, r.errPartial()
 	}
@@ -43,6 +51,7 @@ func (r *Resource) ARMBody(id string) ([]byte, error) {
 				set(props, m.to, deepCopy(v))
 			}
 		}
+		clusterAt(props, apiVersion)
 	case KindNodePool, KindExternalAuth:
 		props, _ = deepCopy(lookupTree(doc, pInner)).(tree)
 	default:
@@ -78,4 +87,89 @@ func lookupTree(t tree, path []string) tree {
 		return v
 	}
 	return tree{}
+}
+
+// firstNewShape is the first api-version whose conversion writes some
+// numbers even when 0 (Ptr, not PtrOrNil: newShapeZeros) and moves the KMS
+// key's vaultName up to kms, beside visibility.
+const firstNewShape = "2025-12-23"
+
+// newShapeZeros are the members the new shape writes even when 0: the
+// document leaves a zero out (omitempty), the conversion writes it.
+var newShapeZeros = [][]string{{"nodeDrainTimeoutMinutes"}, {"network", "hostPrefix"},
+	{"autoscaling", "maxNodeProvisionTimeSeconds"}, {"autoscaling", "maxPodGracePeriodSeconds"},
+	{"autoscaling", "podPriorityThreshold"}}
+
+// clusterMaps are the members that are maps in the versioned API, not
+// structs: written even when empty.
+var clusterMaps = [][]string{{"platform", "operatorsAuthentication", "userAssignedIdentities", "controlPlaneOperators"},
+	{"platform", "operatorsAuthentication", "userAssignedIdentities", "dataPlaneOperators"}}
+
+// clusterAt applies to props what the frontend's conversion for
+// apiVersion does whatever the document holds: every member goes through
+// PtrOrNil (a null, false, "", 0 or empty struct is left out) but newShapeZeros
+// and the maps, and the KMS profile takes the version's shape. Without an
+// api-version (not a date) props stay as stored.
+func clusterAt(props tree, apiVersion string) {
+	if len(apiVersion) < len(firstNewShape) {
+		return
+	}
+	newShape := apiVersion[:len(firstNewShape)] >= firstNewShape
+	if kms, ok := lookupAs[tree](props, []string{"etcd", "dataEncryption", "customerManaged", "kms"}); ok {
+		key, _ := kms["activeKey"].(tree)
+		switch {
+		case !newShape:
+			delete(kms, "visibility") // 2024-06-10-preview has none
+		case key != nil:
+			if v, ok := key["vaultName"]; ok {
+				kms["vaultName"] = v
+				delete(key, "vaultName")
+			}
+		}
+	}
+	keep := map[string]bool{}
+	if newShape {
+		for _, path := range newShapeZeros {
+			if _, ok := lookup(props, path); !ok {
+				set(props, path, json.Number("0"))
+			}
+			keep[strings.Join(path, ".")] = true
+		}
+	}
+	for _, path := range clusterMaps {
+		keep[strings.Join(path, ".")] = true
+	}
+	dropEmpty(props, "", keep)
+}
+
+// dropEmpty removes, below t, what PtrOrNil leaves out: null, false, "",
+// 0 and objects left empty, except the members keep names (dotted paths).
+func dropEmpty(t tree, prefix string, keep map[string]bool) {
+	for k, v := range t {
+		path := prefix + k
+		if keep[path] {
+			continue
+		}
+		switch v := v.(type) {
+		case nil:
+			delete(t, k)
+		case bool:
+			if !v {
+				delete(t, k)
+			}
+		case string:
+			if v == "" {
+				delete(t, k)
+			}
+		case json.Number:
+			if f, err := v.Float64(); err == nil && f == 0 {
+				delete(t, k)
+			}
+		case tree:
+			dropEmpty(v, path+".", keep)
+			if len(v) == 0 {
+				delete(t, k)
+			}
+		}
+	}
 }

@@ -106,3 +106,38 @@ func TestClusterARMBodyProperties(t *testing.T) {
 		t.Errorf("an unknown customer property was dropped")
 	}
 }
+
+// TestClusterResultAsTheFrontendWritesIt: a cluster's create or update
+// result at an api-version is the frontend's body for the same document,
+// byte for byte. The golden files are upstream's conversion
+// (internal/azureapi/<version>/hcpopenshiftclusters_methods.go at
+// c3f02f9e: PtrOrNil on every member but the 2025-12-23 shape's explicit
+// zeros, the KMS shape of each version) applied to testdata/
+// cluster.frontend.json by hand, then marshalled as coreapi.MarshalJSON
+// does (sorted members, 4-space indent); no frontend ran to record them.
+// The document holds what each rule acts on: an empty dns, no
+// nodeDrainTimeoutMinutes (the frontend writes none for 0), a null and an
+// empty member, a zero maxNodesTotal, a customer-managed KMS key.
+func TestClusterResultAsTheFrontendWritesIt(t *testing.T) {
+	r := parseResourceFile(t, "cluster.frontend.json")
+	for _, version := range []string{"2025-12-23-preview", "2024-06-10-preview"} {
+		t.Run(version, func(t *testing.T) {
+			got, err := r.ARMBodyAt(r.ResourceID(), version)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := readTestdata(t, "cluster.result."+version+".golden.json")
+			if string(got) != string(want) {
+				t.Errorf("body at %s:\n%s\nwant the frontend's\n%s", version, got, want)
+			}
+		})
+	}
+	// Without an api-version the stored members are shown as stored.
+	got, err := r.ARMBodyAt(r.ResourceID(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(got), `"dns": {}`) || !strings.Contains(string(got), `"maxNodesTotal": 0`) {
+		t.Errorf("body without an api-version:\n%s", got)
+	}
+}

@@ -143,3 +143,37 @@ func (s *ServiceProvider) MarshalReplace() ([]byte, error) {
 	}
 	return marshalReplace(s.doc, v, s.ETag, getString(s.doc, []string{"resourceID"}), getString(s.doc, []string{"partitionKey"}))
 }
+
+// spChannels is where a ServiceProviderCluster keeps the update channels
+// the running version can move along (upstream's status.
+// desiredVersionChannels, which the frontend's cluster admission reads).
+var spChannels = []string{"properties", "status", "desiredVersionChannels"}
+
+// HasChannels says whether the document is a cluster's, which keeps them.
+func (s *ServiceProvider) HasChannels() bool { return s.shape.segment == spShapes[KindCluster].segment }
+
+// DesiredVersionChannels is the channel list as stored; ok is false when
+// the member is absent or is not a list of strings.
+func (s *ServiceProvider) DesiredVersionChannels() (channels []string, ok bool) {
+	list, ok := lookupAs[[]any](s.doc, spChannels)
+	if !ok {
+		return nil, false
+	}
+	for _, v := range list {
+		c, isString := v.(string)
+		if !isString {
+			return nil, false
+		}
+		channels = append(channels, c)
+	}
+	return channels, true
+}
+
+// SetDesiredVersionChannels replaces the channel list (a cluster's only).
+func (s *ServiceProvider) SetDesiredVersionChannels(channels []string) {
+	list := make([]any, len(channels))
+	for i, c := range channels {
+		list[i] = c
+	}
+	set(s.doc, spChannels, list)
+}

@@ -69,3 +69,43 @@ func TestParseServiceProvider(t *testing.T) {
 		})
 	}
 }
+
+// TestServiceProviderChannels: a cluster's document keeps the channel
+// list beside the active versions, every other member as read.
+func TestServiceProviderChannels(t *testing.T) {
+	const body = `{"id":"x","partitionKey":"p","resourceID":"/r/serviceProviderClusters/default",` +
+		`"resourceType":"Microsoft.RedHatOpenShift/hcpOpenShiftClusters/serviceProviderClusters","_etag":"\"e1\"",` +
+		`"properties":{"cosmosMetadata":{"instanceVersion":3},"status":{"maestroReadonlyBundles":[{"name":"a"}],` +
+		`"desiredVersionChannels":["stable-4.20",7]}}}`
+	sp, err := ParseServiceProvider([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sp.HasChannels() {
+		t.Fatal("a cluster's document keeps no channels")
+	}
+	if got, ok := sp.DesiredVersionChannels(); ok {
+		t.Errorf("a list holding a number read as %q", got)
+	}
+	sp.SetDesiredVersionChannels([]string{"stable-4.20", "stable-4.21"})
+	sp.SetActiveVersion("4.20.25")
+	raw, err := sp.MarshalReplace()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), `"desiredVersionChannels":["stable-4.20","stable-4.21"]`) ||
+		!strings.Contains(string(raw), `"maestroReadonlyBundles":[{"name":"a"}]`) {
+		t.Errorf("replace = %s", raw)
+	}
+	again, err := ParseServiceProvider(append(raw[:len(raw)-1:len(raw)-1], []byte(`,"_etag":"\"e2\""}`)...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := again.DesiredVersionChannels(); !ok || strings.Join(got, ",") != "stable-4.20,stable-4.21" {
+		t.Errorf("channels read back = %q, %v", got, ok)
+	}
+	np, err := NewServiceProvider(&Resource{Kind: KindNodePool})
+	if err == nil && np.HasChannels() {
+		t.Error("a node pool's document keeps channels")
+	}
+}

@@ -14,7 +14,7 @@ import (
 
 // TestClusterUpdate: clusterUpdate's decisions, one tick each: the PATCH
 // and the Updating marker, done only once CS carries the fields, a
-// cluster CS never had, CS's failure under InvalidRequestContent.
+// cluster CS never had, CS's failure under InternalServerError (CS's fault, not the caller's).
 func TestClusterUpdate(t *testing.T) {
 	c1 := clusterRID("c1")
 	drain := func(s *spec) { s.cluster.NodeDrainTimeoutMinutes = new(30) }
@@ -67,14 +67,14 @@ func TestClusterUpdate(t *testing.T) {
 		want: after{status: arm.ProvisioningStateFailed, code: arm.CodeInternalServerError,
 			message: "The cluster was never created, so it cannot be updated.", resource: arm.ProvisioningStateFailed, noCS: true},
 	}, {
-		name:   "CS failed the update: Failed under InvalidRequestContent",
+		name:   "CS failed the update: Failed under InternalServerError",
 		before: updated,
 		cs: func(t *testing.T, e *env) {
 			if _, err := e.sim.FailCluster("c1", simulator.ClusterFailure{Message: "update failed"}); err != nil {
 				t.Fatal(err)
 			}
 		},
-		want: after{status: arm.ProvisioningStateFailed, code: arm.CodeInvalidRequestContent, resource: arm.ProvisioningStateFailed,
+		want: after{status: arm.ProvisioningStateFailed, code: arm.CodeInternalServerError, resource: arm.ProvisioningStateFailed,
 			then: func(t *testing.T, _ *env, op *document.OperationDocument) {
 				if m := op.Properties.Error.Message; !strings.Contains(m, "[clusterServiceClusterStatus] update failed") {
 					t.Errorf("error message = %q, want the cluster status source's", m)

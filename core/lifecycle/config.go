@@ -98,20 +98,36 @@ type Config struct {
 	// persist, read again and again, to complete the delete when no list
 	// answer shows live witnesses beside it (absence.go).
 	AbsenceWindow time.Duration
+	// SweepVersions runs the version sweep on each tick. ConfigFromEnv
+	// turns it on (the Function App's configuration) unless
+	// HCPOPS_VERSION_SWEEP is "off"; a Config built in code sweeps only
+	// when it says so, so a test that counts a tick's calls counts its own.
+	SweepVersions bool
+	// VersionSweepInterval is how often the version sweep starts a full
+	// pass over the container (versionsweep.go); VersionSweepPageSize is
+	// how many documents of the change feed it reads a tick.
+	VersionSweepInterval time.Duration
+	VersionSweepPageSize int
 }
 
 // Defaults.
 const (
-	DefaultPollConcurrency    = 32
-	DefaultDispatchGrace      = 60 * time.Second
-	DefaultPendingIDGrace     = 60 * time.Second
-	DefaultCreateDeadline     = 60 * time.Minute
-	DefaultDeleteDeadline     = 12 * time.Hour
-	DefaultUpgradeDeadline    = 4 * time.Hour
-	DefaultNotifyBackoffBase  = 15 * time.Second
-	DefaultNotifyBackoffMax   = 15 * time.Minute
-	DefaultNotifyScheduleSize = 10000
-	DefaultPageSize           = 100
+	// A full version sweep every 10 minutes, 100 documents a tick: a
+	// container of 60,000 documents is passed over in 100 minutes at the
+	// 10 s timer, and CS's upgrade paths reach the channel lists within a
+	// pass.
+	DefaultVersionSweepInterval = 10 * time.Minute
+	DefaultVersionSweepPageSize = 100
+	DefaultPollConcurrency      = 32
+	DefaultDispatchGrace        = 60 * time.Second
+	DefaultPendingIDGrace       = 60 * time.Second
+	DefaultCreateDeadline       = 60 * time.Minute
+	DefaultDeleteDeadline       = 12 * time.Hour
+	DefaultUpgradeDeadline      = 4 * time.Hour
+	DefaultNotifyBackoffBase    = 15 * time.Second
+	DefaultNotifyBackoffMax     = 15 * time.Minute
+	DefaultNotifyScheduleSize   = 10000
+	DefaultPageSize             = 100
 	// The poll backoff starts at one timer period (10s) and stays within
 	// a few minutes, well inside the default create deadline.
 	DefaultPollBackoffBase = 10 * time.Second
@@ -139,9 +155,11 @@ const (
 	EnvNotifyBackoffBase = "HCPOPS_NOTIFY_BACKOFF_BASE"
 	EnvNotifyBackoffMax  = "HCPOPS_NOTIFY_BACKOFF_MAX"
 	EnvPollBackoffMax    = "HCPOPS_POLL_BACKOFF_MAX"
-	EnvCSBatchSize       = "HCPOPS_CS_BATCH_SIZE"
-	EnvRelistInterval    = "HCPOPS_RELIST_INTERVAL"
-	EnvAbsenceWindow     = "HCPOPS_ABSENCE_WINDOW"
+	// EnvVersionSweep turns the version sweep off ("off"); on by default.
+	EnvVersionSweep   = "HCPOPS_VERSION_SWEEP"
+	EnvCSBatchSize    = "HCPOPS_CS_BATCH_SIZE"
+	EnvRelistInterval = "HCPOPS_RELIST_INTERVAL"
+	EnvAbsenceWindow  = "HCPOPS_ABSENCE_WINDOW"
 )
 
 // field is one Config field in the table below: its name for errors, the
@@ -177,6 +195,8 @@ func (c *Config) fields() []configField {
 		n{"CSBatchSize", EnvCSBatchSize, &c.CSBatchSize, DefaultCSBatchSize, MaxCSBatchSize},
 		d{"RelistInterval", EnvRelistInterval, &c.RelistInterval, DefaultRelistInterval, 0},
 		d{"AbsenceWindow", EnvAbsenceWindow, &c.AbsenceWindow, DefaultAbsenceWindow, 0},
+		d{"VersionSweepInterval", "", &c.VersionSweepInterval, DefaultVersionSweepInterval, 0},
+		n{"VersionSweepPageSize", "", &c.VersionSweepPageSize, DefaultVersionSweepPageSize, 0},
 	}
 }
 
@@ -244,6 +264,13 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		if err := f.read(getenv); err != nil {
 			return Config{}, err
 		}
+	}
+	switch v := strings.TrimSpace(getenv(EnvVersionSweep)); v {
+	case "", "on":
+		c.SweepVersions = true
+	case "off":
+	default:
+		return Config{}, fmt.Errorf("%s=%q: want on or off", EnvVersionSweep, v)
 	}
 	var err error
 	if c.StuckAfter, err = parseStuckAfter(getenv(EnvStuckAfter)); err != nil {
@@ -350,6 +377,8 @@ func New(deps Deps, cfg Config) (*Engine, error) {
 		witness:      newWitnesses(),
 		resent:       newResends(),
 	}
+	e.versions = newVersionSweep(deps.Store, deps.ClusterService, deps.Logger, cfg.VersionSweepInterval,
+		cfg.VersionSweepPageSize, cfg.CSBatchSize)
 	e.handlers = e.registry()
 	view, err := activeset.New(activeset.Config{Store: deps.Store, ResourceOf: resourceRef, Clock: deps.Clock,
 		Relist: cfg.RelistInterval, Jitter: jitterFrom(deps.Random), Logger: deps.Logger})

@@ -60,6 +60,8 @@ func TestConfigFromEnv(t *testing.T) {
 		{name: "absence window", env: map[string]string{EnvAbsenceWindow: "20m"}, want: func(c *Config) { c.AbsenceWindow = 20 * time.Minute }},
 		{name: "absence window zero", env: map[string]string{EnvAbsenceWindow: "0s"}, wantErr: `HCPOPS_ABSENCE_WINDOW="0s": want a positive duration`},
 		{name: "absence window without unit", env: map[string]string{EnvAbsenceWindow: "10"}, wantErr: `HCPOPS_ABSENCE_WINDOW="10"`},
+		{name: "version sweep off", env: map[string]string{EnvVersionSweep: "off"}, want: func(c *Config) { c.SweepVersions = false }},
+		{name: "version sweep garbled", env: map[string]string{EnvVersionSweep: "no"}, wantErr: `HCPOPS_VERSION_SWEEP="no": want on or off`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -74,6 +76,7 @@ func TestConfigFromEnv(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := DefaultConfig()
+			want.SweepVersions = true // ConfigFromEnv's, not the zero Config's
 			tc.want(&want)
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("config = %+v, want %+v", got, want)
@@ -89,6 +92,7 @@ func TestConfigDefaults(t *testing.T) {
 		NotifyScheduleSize: 10000, PageSize: 100, PollBackoffBase: 10 * time.Second, PollBackoffMax: 5 * time.Minute,
 		WriteTimeout: 10 * time.Second, CSBatchSize: 100, StuckAfter: DefaultStuckAfter(),
 		RelistInterval: 30 * time.Minute, AbsenceWindow: 10 * time.Minute,
+		VersionSweepInterval: 10 * time.Minute, VersionSweepPageSize: 100,
 	}
 	if got := DefaultConfig(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("DefaultConfig() = %+v\nwant %+v", got, want)
@@ -319,7 +323,7 @@ func TestConfigFromEnvReadsOnlyItsSettings(t *testing.T) {
 	want := map[string]bool{EnvPollConcurrency: true, EnvDispatchGrace: true, EnvPendingIDGrace: true,
 		EnvCreateDeadline: true, EnvDeleteDeadline: true, EnvUpgradeDeadline: true, EnvNotifyBackoffBase: true,
 		EnvNotifyBackoffMax: true, EnvPollBackoffMax: true, EnvCSBatchSize: true, EnvStuckAfter: true, EnvRelistInterval: true,
-		EnvAbsenceWindow: true}
+		EnvAbsenceWindow: true, EnvVersionSweep: true}
 	if !maps.Equal(asked, want) {
 		t.Errorf("ConfigFromEnv asked for %v, want %v", asked, want)
 	}

@@ -88,6 +88,9 @@ type TickResult struct {
 	Skipped    int // left alone by a skip rule (see skip.go)
 	// SkippedReasons counts Skipped by reason; every reason is present.
 	SkippedReasons map[string]int
+	// VersionsRecorded counts the service-provider documents the version
+	// sweep wrote (versionsweep.go).
+	VersionsRecorded int
 	// CS is what the tick's requests to Clusters Service came to.
 	CS clusterservice.CallSummary
 }
@@ -142,6 +145,8 @@ type Engine struct {
 	witness *witnesses
 	// resent counts the DELETEs sent again to objects CS shows alive.
 	resent *resends
+	// versions keeps service-provider versions current (versionsweep.go).
+	versions *versionSweep
 }
 
 // DispatchDocuments handles one change-feed batch; non-operation documents
@@ -164,6 +169,14 @@ func (e *Engine) DispatchDocuments(ctx context.Context, docs []json.RawMessage) 
 func (e *Engine) Tick(ctx context.Context) (TickResult, error) {
 	counted := e.calls.Count(ctx)
 	res, err := e.tick(ctx)
+	if err == nil && e.cfg.SweepVersions {
+		// After the polls, so CS's versions are as fresh as what they wrote.
+		n, serr := e.versions.run(ctx, e.clock())
+		res.VersionsRecorded = n
+		if serr != nil {
+			e.log.WarnContext(ctx, "version sweep failed; the next tick reads the page again", "error", serr)
+		}
+	}
 	res.CS = counted()
 	return res, err
 }

@@ -11,7 +11,7 @@ import (
 
 // TestExternalAuthUpdate: externalAuthUpdate's decisions, one tick each:
 // the PATCH and the Updating marker, done once CS carries the issuer,
-// Failed under InvalidRequestContent when CS says it is in error, and no
+// Failed under InternalServerError when CS says it is in error, and no
 // deadline: a CS that cannot be read for days leaves it Updating.
 func TestExternalAuthUpdate(t *testing.T) {
 	audiences := func(s *spec) { s.externalAuth.Audiences = []string{"app-1", "app-2"} }
@@ -36,14 +36,14 @@ func TestExternalAuthUpdate(t *testing.T) {
 		want: after{status: arm.ProvisioningStateSucceeded, resource: arm.ProvisioningStateSucceeded,
 			calls: map[string]int{"PATCH " + csExternalAuth: 0}},
 	}, {
-		name:   "CS says it is in error: Failed under InvalidRequestContent",
+		name:   "CS says it is in error: Failed under InternalServerError",
 		before: updated,
 		cs: func(t *testing.T, e *env) {
 			if _, err := e.sim.FailExternalAuth("c1", "ea1", simulator.ExternalAuthFailure{Message: "no keys"}); err != nil {
 				t.Fatal(err)
 			}
 		},
-		want: after{status: arm.ProvisioningStateFailed, code: arm.CodeInvalidRequestContent,
+		want: after{status: arm.ProvisioningStateFailed, code: arm.CodeInternalServerError,
 			message: "[clusterServiceExternalAuthStatus] no keys", resource: arm.ProvisioningStateFailed},
 	}, {
 		name:   "no deadline: CS unreadable for two days, still Updating",

@@ -59,7 +59,7 @@ type handlerKey struct {
 // requests on a cluster.
 func (e *Engine) registry() map[handlerKey]handler {
 	up := upgrades{cs: e.cs, store: e.store, clock: e.clock,
-		reads: newPolicyReads(e.cfg.PollBackoffBase, e.cfg.PollBackoffMax, e.cfg.NotifyScheduleSize)}
+		reads: newPolicyReads(e.cfg.NotifyScheduleSize)}
 	// Pointers: a handler hands its kind to pollStatus and the like as an
 	// interface, which copied the struct to the heap on every poll.
 	c, np, ea := &cluster{e.cs, up}, &nodePool{e.cs, up}, &externalAuth{e.cs}

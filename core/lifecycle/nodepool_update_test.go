@@ -14,7 +14,7 @@ import (
 // TestNodePoolUpdate: nodePoolUpdate's decisions, one tick each: the
 // PATCH and the Updating marker, done only once CS carries the replicas
 // and labels, values CS would refuse, a node pool CS never had, CS's
-// failure under InvalidRequestContent.
+// failure under InternalServerError.
 func TestNodePoolUpdate(t *testing.T) {
 	scale := func(s *spec) { s.nodePool.Replicas = 5 }
 	updated := func(change func(*spec)) func(t *testing.T, e *env) string {
@@ -89,14 +89,14 @@ func TestNodePoolUpdate(t *testing.T) {
 		want: after{status: arm.ProvisioningStateUpdating, resource: arm.ProvisioningStateUpdating,
 			calls: map[string]int{"PATCH " + csNodePool: 1}},
 	}, {
-		name:   "CS failed the update: Failed under InvalidRequestContent, the merged message",
+		name:   "CS failed the update: Failed under InternalServerError, the merged message",
 		before: updated(scale),
 		cs: func(t *testing.T, e *env) {
 			if _, err := e.sim.FailNodePool("c1", "np1", simulator.NodePoolFailure{Message: "scaling failed"}); err != nil {
 				t.Fatal(err)
 			}
 		},
-		want: after{status: arm.ProvisioningStateFailed, code: arm.CodeInvalidRequestContent,
+		want: after{status: arm.ProvisioningStateFailed, code: arm.CodeInternalServerError,
 			message: "[clusterServiceNodePoolStatus] scaling failed", resource: arm.ProvisioningStateFailed},
 	}})
 }

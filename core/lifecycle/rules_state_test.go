@@ -129,7 +129,7 @@ func TestRuleStatesFromSources(t *testing.T) {
 			return dispatched(t, e, e.update(t, np1(), request{}, func(s *spec) { s.nodePool.Replicas = 4 }))
 		},
 		cs: failNodePool("scaling failed"),
-		want: after{status: arm.ProvisioningStateFailed, code: arm.CodeInvalidRequestContent,
+		want: after{status: arm.ProvisioningStateFailed, code: arm.CodeInternalServerError,
 			message: "[clusterServiceNodePoolStatus] scaling failed", resource: arm.ProvisioningStateFailed},
 	}, {
 		name: "node pool delete, CS error",

@@ -14,9 +14,8 @@ import (
 // updating is what every update shares: ARO-HCP writes no internalId on
 // an update, so its PATCH moving the operation out of Accepted is the
 // marker that it was sent (an internalId is what hcpops wrote before it
-// stopped writing one there), and fails with the merged message under
-// InvalidRequestContent. Its dispatch and poll are the same for every
-// kind but for k's calls.
+// stopped writing one there), and fails with the merged message. Its
+// dispatch and poll are the same for every kind but for k's calls.
 type updating struct {
 	e *Engine
 }
@@ -38,8 +37,14 @@ func (u updating) deadline(j *job) time.Time {
 	return j.op.Properties.StartTime.Add(u.e.cfg.UpgradeDeadline)
 }
 
+// failure codes a poll's failure InternalServerError where CS gave no
+// code of its own: what fails an update after its dispatch is CS's doing
+// (its upgrade failed or was cancelled, the object went into error), not
+// the caller's, so it must not reach ARM as a 4xx. Upstream writes
+// InvalidRequestContent here; the caller's own faults are refused at
+// dispatch with theirs (refusal.go).
 func (updating) failure() (string, state.FailureMessage) {
-	return arm.CodeInvalidRequestContent, state.Merged
+	return arm.CodeInternalServerError, state.Merged
 }
 
 // dispatch PATCHes what an update may change and moves the

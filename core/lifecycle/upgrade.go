@@ -186,16 +186,14 @@ func (u upgrades) start(ctx context.Context, o upgradeOf, a versionAsked) error 
 // not while CS's policy for it is under way (overdue.go).
 //
 // The policy list is read only while CS does not run want yet, and then
-// on the op's own schedule (policyReads): the version, read every poll,
-// is what makes the upgrade Succeeded; between reads the last answer
-// stands.
+// on every other poll (policyReads): the version, read every poll, is
+// what makes the upgrade Succeeded; between reads the last answer stands.
 func (u upgrades) state(ctx context.Context, op store.DocRef, o upgradeOf, source, want, running string) (*state.OperationState, error) {
 	if versionRuns(want, running) {
 		u.reads.forget(op)
 		return state.NewOperationState(arm.ProvisioningStateSucceeded, "").WithSource(source), nil
 	}
-	now := u.clock()
-	if last, ok := u.reads.last(op, now); ok {
+	if last, ok := u.reads.last(op); ok {
 		return last, nil
 	}
 	s, err := u.policyState(ctx, o, source, want, running)
@@ -205,7 +203,7 @@ func (u upgrades) state(ctx context.Context, op store.DocRef, o upgradeOf, sourc
 	if s.ProvisioningState.IsTerminal() {
 		u.reads.forget(op)
 	} else {
-		u.reads.read(op, now, s)
+		u.reads.read(op, s)
 	}
 	return s, nil
 }

@@ -2,7 +2,6 @@ package lifecycle
 
 import (
 	"sync"
-	"time"
 
 	"github.com/hashicorp/golang-lru/v2/simplelru"
 
@@ -10,53 +9,48 @@ import (
 	"github.com/hcpops/hcpops/core/store"
 )
 
-// policyReads spaces the policy-list reads of each upgrade under way, by
-// operation: the first when its poll first finds CS not at the target,
-// then after base, doubling to max (the op's poll backoff, 10 s to 5 min).
-// An upgrade takes hours and CS's version, read every poll, is what ends
-// it Succeeded; the policy only says that CS failed or cancelled it,
-// which may be learned minutes late. Between reads the last state stands.
-// In memory, bounded (an LRU), as the other schedules: a restart only
-// reads sooner.
+// policyReads halves the policy-list reads of each upgrade under way, by
+// operation: the list is read on every other poll, the last answer
+// standing in between. CS's version, read every poll, is what ends an
+// upgrade Succeeded; the policy is what tells that CS failed or cancelled
+// it, and reading it every second poll has that seen within two ticks of
+// CS reporting it (a time-based backoff let it wait five minutes). In
+// memory, bounded (an LRU), as the other schedules: a restart only reads
+// sooner.
 type policyReads struct {
-	base, max time.Duration
-
 	mu sync.Mutex
 	m  *simplelru.LRU[store.DocRef, policyRead]
 }
 
 type policyRead struct {
-	reads int
-	next  time.Time
+	// fresh: read on the op's last poll, so this poll may use it.
+	fresh bool
 	state *state.OperationState
 }
 
-func newPolicyReads(base, max time.Duration, limit int) *policyReads {
-	return &policyReads{base: base, max: max, m: newLRU[policyRead](limit)}
+func newPolicyReads(limit int) *policyReads {
+	return &policyReads{m: newLRU[policyRead](limit)}
 }
 
-// last is the state op's last read left, while its next read is not due.
-func (p *policyReads) last(op store.DocRef, now time.Time) (*state.OperationState, bool) {
+// last is the state op's previous poll read, when that poll read it; the
+// poll after this one reads again.
+func (p *policyReads) last(op store.DocRef) (*state.OperationState, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	r, ok := p.m.Peek(op)
-	if !ok || !now.Before(r.next) {
+	if !ok || !r.fresh {
 		return nil, false
 	}
+	p.m.Add(op, policyRead{state: r.state})
 	c := *r.state // each poll decides on its own copy
 	return &c, true
 }
 
-// read records a read that left op at s, and schedules the next.
-func (p *policyReads) read(op store.DocRef, now time.Time, s *state.OperationState) {
+// read records a read that left op at s.
+func (p *policyReads) read(op store.DocRef, s *state.OperationState) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	r, _ := p.m.Peek(op)
-	delay := p.base
-	for i := 0; i < r.reads && delay < p.max; i++ {
-		delay *= 2
-	}
-	p.m.Add(op, policyRead{reads: r.reads + 1, next: now.Add(min(delay, p.max)), state: s})
+	p.m.Add(op, policyRead{fresh: true, state: s})
 }
 
 // forget drops op once its upgrade ended.

@@ -205,8 +205,8 @@ func TestUpgradeFailsOnCSWord(t *testing.T) {
 			code  string
 			words []string
 		}{
-			{"failed by CS", nil, true, arm.CodeInvalidRequestContent, []string{"is failed: nodes did not drain"}},
-			{"cancelled by CS", nil, true, arm.CodeInvalidRequestContent, []string{"is cancelled: nodes did not drain"}},
+			{"failed by CS", nil, true, arm.CodeInternalServerError, []string{"is failed: nodes did not drain"}},
+			{"cancelled by CS", nil, true, arm.CodeInternalServerError, []string{"is cancelled: nodes did not drain"}},
 			// The deadline is the update's, written as every deadline is
 			// (expireIfLate): handler.deadline decides it.
 			{"deadline, no policy listed", func(c *Config) { c.UpgradeDeadline = 10 * time.Minute }, false, arm.CodeInternalServerError,
@@ -245,6 +245,10 @@ func TestUpgradeFailsOnCSWord(t *testing.T) {
 				op := e.update(t, tc.rid, request{notify: true}, tc.change)
 				e.drive(t, op)
 				got := e.wantOp(t, op, arm.ProvisioningStateFailed, failure.code)
+				// CS's failure, not the caller's: the results route answers 5xx.
+				if st := arm.FailureStatus(got.Properties.Status, got.Properties.Error.Code); st < 500 {
+					t.Errorf("results route status %d for CS's failure %s", st, got.Properties.Error.Code)
+				}
 				for _, w := range failure.words {
 					if !strings.Contains(got.Properties.Error.Message, w) {
 						t.Errorf("error %q does not say %q", got.Properties.Error.Message, w)

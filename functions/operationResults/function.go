@@ -10,7 +10,6 @@ package operationresults
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -121,14 +120,7 @@ func (f *Function) failure(ctx context.Context, req operationrequest.Request, re
 	status := arm.FailureStatus(res.Status, e.Code)
 	f.logger.InfoContext(ctx, "operation ended without a result", "operation_id", req.OperationID,
 		"operation_status", string(res.Status), "error_code", e.Code, "http_status", status)
-	body, err := json.MarshalIndent(struct {
-		Error *arm.CloudErrorBody `json:"error"`
-	}{e}, "", "    ")
-	if err != nil {
-		f.logger.ErrorContext(ctx, "encoding the operation's error", "operation_id", req.OperationID, "error", err)
-		return operationrequest.InternalError()
-	}
-	ans := operationrequest.JSON(status, body)
+	ans := operationrequest.CloudError(status, *e)
 	ans.Expected = true
 	return ans
 }

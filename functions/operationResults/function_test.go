@@ -100,6 +100,7 @@ func TestRender(t *testing.T) {
 			if resp.StatusCode != tc.status || (tc.body == "") != (len(b) == 0) || !strings.Contains(string(b), tc.body) {
 				t.Fatalf("%d %q, want %d with %q", resp.StatusCode, b, tc.status, tc.body)
 			}
+			wantErrorCode(t, resp, b)
 			if tc.status == 202 {
 				want := "https://management.azure.com" + document.OperationResultID(sub, "westus", opID) + "?api-version=2024-06-10-preview"
 				if got := resp.Header.Get("Location"); got != want {
@@ -135,6 +136,10 @@ func TestPathAndGate(t *testing.T) {
 		if resp.StatusCode != tc.status || (tc.code != "" && !strings.Contains(string(b), tc.code)) {
 			t.Errorf("%s: %d %s, want %d %s", tc.path, resp.StatusCode, b, tc.status, tc.code)
 		}
+		wantErrorCode(t, resp, b)
+	}
+	if got := rd.results[0]; got.APIVersion != "2024-06-10-preview" {
+		t.Errorf("the read is asked at api-version %q, want the request's (a result is shown as that version shows it)", got.APIVersion)
 	}
 	if got := rd.results[0]; got.SubscriptionID != sub || got.OperationName != opID {
 		t.Errorf("ids reach the lifecycle as %+v, want lower case", got)
@@ -201,5 +206,26 @@ func TestIdentityHeaderConflict(t *testing.T) {
 		if resp.StatusCode != http.StatusNotFound || len(rd.results) != 0 {
 			t.Errorf("headers %v: %d, reads %d; want 404 and no read", h, resp.StatusCode, len(rd.results))
 		}
+	}
+}
+
+// wantErrorCode: an error answer with a body names its code in
+// X-Ms-Error-Code, as ARO-HCP's WriteCloudError does; any other answer
+// carries none.
+func wantErrorCode(t *testing.T, resp *http.Response, body []byte) {
+	t.Helper()
+	got := resp.Header.Values("X-Ms-Error-Code")
+	if resp.StatusCode < 400 || len(body) == 0 {
+		if len(got) != 0 {
+			t.Errorf("%d answer carries X-Ms-Error-Code %q", resp.StatusCode, got)
+		}
+		return
+	}
+	var e struct{ Error arm.CloudErrorBody }
+	if err := json.Unmarshal(body, &e); err != nil {
+		t.Fatalf("error body %q: %v", body, err)
+	}
+	if len(got) != 1 || got[0] != e.Error.Code || got[0] == "" {
+		t.Errorf("%d answer with code %q: X-Ms-Error-Code = %q", resp.StatusCode, e.Error.Code, got)
 	}
 }

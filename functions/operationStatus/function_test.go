@@ -114,6 +114,16 @@ func get(t *testing.T, ts *httptest.Server, method, path string, hdr map[string]
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
+	// Every ARM error answer names its code in X-Ms-Error-Code, as
+	// ARO-HCP's WriteCloudError does.
+	var e struct{ Error *arm.CloudErrorBody }
+	if resp.StatusCode >= 400 && json.Unmarshal(b, &e) == nil && e.Error != nil {
+		if got := resp.Header.Values("X-Ms-Error-Code"); len(got) != 1 || got[0] != e.Error.Code {
+			t.Errorf("%s %s: %d with code %q, X-Ms-Error-Code = %q", method, path, resp.StatusCode, e.Error.Code, got)
+		}
+	} else if got := resp.Header.Get("X-Ms-Error-Code"); got != "" {
+		t.Errorf("%s %s: %d without an ARM error carries X-Ms-Error-Code %q", method, path, resp.StatusCode, got)
+	}
 	return httpReply{status: resp.StatusCode, header: resp.Header, body: b}
 }
 
@@ -155,7 +165,8 @@ func TestForwardedStatus(t *testing.T) {
 			if !strings.Contains(string(got.body), "\n    \"name\": ") {
 				t.Errorf("body is not 4-space indented: %s", got.body)
 			}
-			wantReq := armread.StatusRequest{SubscriptionID: sub, Location: "eastus", OperationName: opID, HomeTenantID: tenant, ClientObjectID: client}
+			wantReq := armread.StatusRequest{SubscriptionID: sub, Location: "eastus", OperationName: opID, HomeTenantID: tenant, ClientObjectID: client,
+				APIVersion: "2024-06-10-preview"}
 			if rec.calls() != 1 || rec.reqs[0] != wantReq {
 				t.Errorf("reader saw %+v, want %+v", rec.reqs, wantReq)
 			}

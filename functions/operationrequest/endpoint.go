@@ -76,12 +76,24 @@ func JSON(status int, body []byte) Answer {
 	return Answer{Status: status, Header: http.Header{"Content-Type": {"application/json"}}, Body: body}
 }
 
+// HeaderErrorCode carries an error answer's code, as ARO-HCP's
+// WriteCloudError sets it: ARM and its logs read the code from it
+// without parsing the body.
+const HeaderErrorCode = "X-Ms-Error-Code"
+
 // ARMError is an answer in ARM's error shape.
 func ARMError(status int, code, target, msg string) Answer {
+	return CloudError(status, arm.CloudErrorBody{Code: code, Message: msg, Target: target})
+}
+
+// CloudError is e as an answer: {"error": e} and X-Ms-Error-Code.
+func CloudError(status int, e arm.CloudErrorBody) Answer {
 	body, _ := json.MarshalIndent(struct {
 		Error arm.CloudErrorBody `json:"error"`
-	}{arm.CloudErrorBody{Code: code, Message: msg, Target: target}}, "", "    ")
-	return JSON(status, body)
+	}{e}, "", "    ") // a struct of strings always encodes
+	ans := JSON(status, body)
+	ans.Header.Set(HeaderErrorCode, e.Code)
+	return ans
 }
 
 // InternalError is the answer when a dependency failed; the cause is logged.

@@ -56,7 +56,7 @@ type Request struct {
 func (r Request) StatusRequest() armread.StatusRequest {
 	return armread.StatusRequest{
 		SubscriptionID: r.SubscriptionID, Location: r.Location, OperationName: r.OperationID,
-		HomeTenantID: r.HomeTenantID, ClientObjectID: r.ClientObjectID,
+		HomeTenantID: r.HomeTenantID, ClientObjectID: r.ClientObjectID, APIVersion: r.APIVersion,
 	}
 }
 

@@ -139,6 +139,7 @@ func (f *Function) record(r lifecycle.TickResult, outcome string, wall time.Dura
 		slog.Int("backed_off", r.BackedOff),
 		slog.Int("skipped", r.Skipped),
 		slog.Any("skipped_reasons", skippedReasons(r)),
+		slog.Int("versions_recorded", r.VersionsRecorded),
 		slog.Float64("wall_ms", logging.Millis(wall)),
 		slog.Float64("budget_ms", logging.Millis(f.budget)),
 		slog.Float64("budget_used", float64(wall)/float64(f.budget)),

@@ -43,7 +43,7 @@ func (r *recordingTicker) Tick(ctx context.Context) (lifecycle.TickResult, error
 		r.startedOnce.Do(func() { close(r.started) })
 	}
 	res := lifecycle.TickResult{Polled: 7, Changed: 3, Dispatched: 1, Expired: 1, Canceled: 0, Notified: 2, Errors: 1, BackedOff: 3,
-		Skipped: 2, SkippedReasons: map[string]int{lifecycle.SkipNoActiveOperation: 2, lifecycle.SkipResourceDeleting: 0}}
+		Skipped: 2, SkippedReasons: map[string]int{lifecycle.SkipNoActiveOperation: 2, lifecycle.SkipResourceDeleting: 0}, VersionsRecorded: 4}
 	if block {
 		<-ctx.Done()
 		return lifecycle.TickResult{Polled: 2}, ctx.Err()
@@ -91,7 +91,7 @@ func readFile(t testing.TB, name string) []byte {
 }
 
 var wantCounts = map[string]any{"polled": 7, "changed": 3, "dispatched": 1, "expired": 1, "canceled": 0, "notified": 2, "errors": 1, "backed_off": 3,
-	"skipped": 2}
+	"skipped": 2, "versions_recorded": 4}
 
 func TestGoldenTicks(t *testing.T) {
 	tests := []struct {

@@ -73,11 +73,15 @@ func discardLogger() *slog.Logger {
 }
 
 // settings is the environment app.New reads, without the process's own;
-// batch 0 leaves the CS batch size at its default.
+// batch 0 leaves the CS batch size at its default. The version sweep is
+// off: its page reads and CS lists would be counted as the tick's.
 func settings(csURL string, concurrency, batch int) func(string) string {
 	m := map[string]string{
 		ocm.EnvURL:                   csURL,
 		lifecycle.EnvPollConcurrency: strconv.Itoa(concurrency),
+		// The scenarios measure the poll tick; the version sweep's cost is
+		// TestSweepCost's (core/lifecycle).
+		lifecycle.EnvVersionSweep: "off",
 	}
 	if batch > 0 {
 		m[lifecycle.EnvCSBatchSize] = strconv.Itoa(batch)

@@ -40,9 +40,16 @@ type Server struct {
 	// Endpoint is the URL of the server, e.g. https://127.0.0.1:40123/
 	// (http:// with Options.NoSSL).
 	Endpoint string
-	cmd      *exec.Cmd
-	exited   chan struct{}
-	logPath  string
+	// CAFile is the PEM file of the CA the server's certificate was
+	// signed with at start (https only): trust it instead of skipping
+	// verification.
+	CAFile string
+	// IdentityEndpoint and IdentityHeader are the local managed-identity
+	// endpoint's IDENTITY_ENDPOINT and IDENTITY_HEADER (Options.Identity).
+	IdentityEndpoint, IdentityHeader string
+	cmd                              *exec.Cmd
+	exited                           chan struct{}
+	logPath                          string
 }
 
 // Dir finds tools/cosmos-test-server by walking up from the working
@@ -77,6 +84,10 @@ type Options struct {
 	NoSSL bool
 	// Port is the port to listen on; 0 picks a free one.
 	Port int
+	// Identity also runs a local managed-identity endpoint in App
+	// Service's shape (--identity-port); the server then accepts the AAD
+	// tokens it mints and refuses any other. https only.
+	Identity bool
 }
 
 // Start starts the wrapper in dir on a free loopback port over https and
@@ -120,6 +131,9 @@ func startOnce(ctx context.Context, dir string, o Options) (*Server, error) {
 	if o.NoSSL {
 		args, scheme = append(args, "--no-ssl"), "http"
 	}
+	if o.Identity {
+		args = append(args, "--identity-port", "0")
+	}
 	cmd := exec.Command("node", args...)
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = logFile, logFile
@@ -138,6 +152,10 @@ func startOnce(ctx context.Context, dir string, o Options) (*Server, error) {
 		close(s.exited)
 	}()
 	if err := s.waitReady(ctx); err != nil {
+		_ = s.Stop()
+		return nil, fmt.Errorf("%w\nserver log:\n%s", err, s.Log())
+	}
+	if err := s.readAnnouncements(o); err != nil {
 		_ = s.Stop()
 		return nil, fmt.Errorf("%w\nserver log:\n%s", err, s.Log())
 	}
@@ -178,6 +196,33 @@ func (s *Server) waitReady(ctx context.Context) error {
 		case <-tick.C:
 		}
 	}
+}
+
+// readAnnouncements reads the CA file and the identity endpoint from the
+// lines the server printed before it listened.
+func (s *Server) readAnnouncements(o Options) error {
+	out, err := os.ReadFile(s.logPath)
+	if err != nil {
+		return fmt.Errorf("reading the server's log: %w", err)
+	}
+	for line := range strings.Lines(string(out)) {
+		line = strings.TrimSpace(line)
+		if rest, ok := strings.CutPrefix(line, "cosmos-test-server ready at "); ok {
+			if _, ca, found := strings.Cut(rest, " ca="); found {
+				s.CAFile = ca
+			}
+		}
+		if rest, ok := strings.CutPrefix(line, "cosmos-test-server identity endpoint at "); ok {
+			s.IdentityEndpoint, s.IdentityHeader, _ = strings.Cut(rest, " header=")
+		}
+	}
+	switch {
+	case !o.NoSSL && s.CAFile == "":
+		return errors.New("the server named no CA file")
+	case o.Identity && (s.IdentityEndpoint == "" || s.IdentityHeader == ""):
+		return errors.New("the server named no identity endpoint")
+	}
+	return nil
 }
 
 // Exited reports whether the server process has ended (crashed, if nobody

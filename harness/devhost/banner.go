@@ -32,6 +32,7 @@ func banner(w io.Writer, o options, fa *functionapp.App, st *devStore, shared st
 		}
 		fmt.Fprintf(w, "  store          Cosmos DB %s database %s (containers %s and %s %s)\n", st.cosmos.Endpoint, st.cosmos.Database,
 			cosmos.ResourcesContainer, cosmos.LeasesContainer, containers)
+		fmt.Fprintf(w, "  access         %s\n", cosmosAccess(*st.cosmos))
 		fmt.Fprintf(w, "                 hcpopsctl submit, status and doc use it through %s, or directly with the same settings\n", shared.URL)
 		fmt.Fprintf(w, "  leases         %s container, %s<function> documents\n", cosmos.LeasesContainer, leasePrefix)
 	}
@@ -79,4 +80,27 @@ func stopped(ctx context.Context, o options, stdout io.Writer) {
 		why = fmt.Sprintf("-timeout %s passed", o.timeout)
 	}
 	fmt.Fprintf(stdout, "\nhcpopsctl dev stopped: %s. State stays in %s: a new run follows what is still active.\n", why, o.dataDir)
+}
+
+// cosmosAccess says how the run authenticates to Cosmos DB and whether it
+// verifies the endpoint's certificate.
+func cosmosAccess(c cosmos.Config) string {
+	auth := "account key"
+	switch {
+	case c.Key != "":
+	case c.Credential == cosmos.CredentialManagedIdentity || c.ClientID != "":
+		auth = "managed identity (azidentity)"
+	default:
+		auth = "DefaultAzureCredential (azidentity)"
+	}
+	tls := "TLS verified against the system's roots"
+	switch {
+	case strings.HasPrefix(strings.ToLower(c.Endpoint), "http://"):
+		tls = "plain http"
+	case c.InsecureLoopbackTLS:
+		tls = "TLS not verified (loopback)"
+	case len(c.CAFiles) > 0:
+		tls = "TLS verified against " + strings.Join(c.CAFiles, ", ")
+	}
+	return auth + ", " + tls
 }

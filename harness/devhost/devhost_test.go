@@ -117,6 +117,13 @@ func TestDevRunsEverySampleToItsExpectedEnd(t *testing.T) {
 			t.Errorf("progress never showed %q", change)
 		}
 	}
+	// Both upgrades are seen under way: CS takes the simulator's upgrade
+	// phases to move, so the update shows Updating before it succeeds.
+	for _, label := range []string{"upgrade-cluster", "upgrade-nodepool"} {
+		if !progressShows(text, label, "Updating -> Succeeded") {
+			t.Errorf("progress never showed %s Updating -> Succeeded", label)
+		}
+	}
 }
 
 func TestDevSurvivesHandlerRestarts(t *testing.T) {
@@ -264,7 +271,9 @@ func TestDurationsFromPhase(t *testing.T) {
 		t.Fatal(err)
 	}
 	if d.ClusterValidating != 5*time.Second || d.ClusterInstalling != 10*time.Second ||
-		d.NodePoolUninstalling != 10*time.Second || d.NodePoolPending != time.Second || d.CredentialExpiry < time.Hour {
+		d.NodePoolUninstalling != 10*time.Second || d.NodePoolPending != time.Second || d.CredentialExpiry < time.Hour ||
+		d.ControlPlaneUpgradeScheduled != 5*time.Second || d.ControlPlaneUpgrading != 10*time.Second ||
+		d.NodePoolUpgradeScheduled != 5*time.Second || d.NodePoolUpgrading != 10*time.Second {
 		t.Errorf("durations = %+v", d)
 	}
 }
@@ -288,4 +297,20 @@ func TestDevStopsOnDamage(t *testing.T) {
 	if !errors.Is(err, embedded.ErrDamaged) || !strings.Contains(err.Error(), path) {
 		t.Fatalf("run: %v; want it stopped with ErrDamaged naming %s\n--- logs\n%s", err, path, logs.String())
 	}
+}
+
+// progressShows says whether a progress line of the sample label (its
+// head, and the line it may wrap onto) shows change.
+func progressShows(text, label, change string) bool {
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		if !strings.Contains(l, " "+label+" ") {
+			continue
+		}
+		if strings.Contains(l, change) || i+1 < len(lines) && strings.Contains(lines[i+1], change) &&
+			!strings.Contains(lines[i+1], ":") {
+			return true
+		}
+	}
+	return false
 }

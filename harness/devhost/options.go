@@ -69,7 +69,7 @@ func parseOptions(args []string, lookupEnv func(string) (string, bool), usage io
 	fs.StringVar(&o.csAddr, "cs-addr", "127.0.0.1:0", "listen address of the Clusters Service simulator (loopback only; a fixed port lets a frontend beside dev use it)")
 	fs.IntVar(&o.handlerPort, "handler-port", 0, "FUNCTIONS_CUSTOMHANDLER_PORT for the handler (0: a free port)")
 	fs.DurationVar(&o.feedPollDelay, "feed-poll-delay", 500*time.Millisecond, "change feed poll delay, overriding function.json's feedPollDelay (0: keep it)")
-	fs.DurationVar(&o.phase, "phase", 3*time.Second, "simulated Clusters Service phase length; installing, updating and uninstalling take twice as long")
+	fs.DurationVar(&o.phase, "phase", 3*time.Second, "simulated Clusters Service phase length; installing, updating, upgrading and uninstalling take twice as long")
 	fs.StringVar(&o.simDurations, "sim-durations", "", "per-phase overrides, e.g. cluster_installing=10s,node_pool_installing=5s")
 	fs.Func("schedule", "override a timer's schedule, NAME=NCRONTAB (repeatable), e.g. 'pollOperations=*/2 * * * * *'", func(v string) error {
 		name, expr, ok := strings.Cut(v, "=")
@@ -141,6 +141,9 @@ func (o options) durations() (simulator.Durations, error) {
 		ClusterValidating: p, ClusterPending: p, ClusterInstalling: long, ClusterUpdating: long, ClusterUninstalling: long,
 		NodePoolValidating: p, NodePoolPending: p, NodePoolInstalling: long, NodePoolUpdating: long, NodePoolUninstalling: long,
 		ExternalAuthUninstalling: p, CredentialIssuing: p, CredentialRevoking: p,
+		// Upgrades too: left at zero, CS ran the new version at once and
+		// the samples' upgrades were never seen Updating.
+		ControlPlaneUpgradeScheduled: p, ControlPlaneUpgrading: long, NodePoolUpgradeScheduled: p, NodePoolUpgrading: long,
 		CredentialExpiry: simulator.DefaultDurations().CredentialExpiry,
 	}
 	if err := d.ParseList(o.simDurations); err != nil {

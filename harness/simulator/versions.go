@@ -105,3 +105,11 @@ func (s *Simulator) getVersion(w http.ResponseWriter, r *http.Request) {
 			return nil, errf(http.StatusNotFound, "Version '%s' not found", id)
 		})
 }
+
+// SetVersions replaces the versions the simulator offers while it runs:
+// an upgrade path CS starts or stops offering.
+func (s *Simulator) SetVersions(vs []cs.Version) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.versions = slices.Clone(vs)
+}

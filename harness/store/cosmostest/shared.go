@@ -86,6 +86,13 @@ func Start(t testing.TB) string {
 // test ends. It returns the endpoint.
 func StartOwn(t testing.TB, o Options) string {
 	t.Helper()
+	return StartOwnServer(t, o).Endpoint
+}
+
+// StartOwnServer is StartOwn returning the server: its CA file and, with
+// Options.Identity, its identity endpoint.
+func StartOwnServer(t testing.TB, o Options) *Server {
+	t.Helper()
 	needNode(t)
 	ctx := context.Background()
 	dir, err := ServerDir()
@@ -104,7 +111,7 @@ func StartOwn(t testing.TB, o Options) string {
 			t.Errorf("stopping the cosmos test server: %v", err)
 		}
 	})
-	return s.Endpoint
+	return s
 }
 
 func needNode(t testing.TB) {
