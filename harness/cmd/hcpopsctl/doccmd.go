@@ -207,7 +207,7 @@ func checkEnvelope(raw json.RawMessage) error {
 // docList prints one document per line.
 func docList(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	fs := cli.Command(prog+" doc list", "(-subscription SUB | -active)", "Prints documents, one per line.")
-	sub := fs.String("subscription", "", "list every live document of this subscription")
+	sub := fs.String("subscription", "", "list every live document in this subscription's partition (with or without a resourceID)")
 	active := fs.Bool("active", false, "list active operations (and terminal ones awaiting notification) across subscriptions")
 	pos, err := cli.Parse(fs, args, stdout)
 	if err != nil {
@@ -239,7 +239,7 @@ func docList(ctx context.Context, args []string, getenv func(string) string, std
 		if *active {
 			return s.ActiveOperations(ctx, store.ActiveOperationsQuery{WithPendingNotification: true}, print)
 		}
-		return s.Children(ctx, document.PartitionKey(*sub), "/subscriptions/"+*sub, print)
+		return s.Partition(ctx, document.PartitionKey(*sub), print)
 	})
 }
 
