@@ -45,8 +45,19 @@ type opRow struct {
 	// refused, from the local log.
 	Notification *notificationLine `json:"notification,omitempty"`
 	StatusPath   string            `json:"statusPath"`
+	// Unreadable: the document does not parse as an operation, so the
+	// tick skips it (and says so every tick) until it is mended or removed.
+	Unreadable *unreadableDoc `json:"unreadable,omitempty"`
 
 	op *document.OperationDocument
+}
+
+// unreadableDoc is an operation document the tick cannot parse.
+type unreadableDoc struct {
+	DocumentID string `json:"documentId"`
+	Error      string `json:"error"`
+	// Since is its last write (_ts): the tick has skipped it since.
+	Since time.Time `json:"since"`
 }
 
 type problemLine struct {
@@ -68,7 +79,9 @@ func ops(ctx context.Context, args []string, getenv func(string) string, stdout 
 		"(STUCK>20m: "+lifecycle.EnvStuckAfter+"); DEADLINE is when the tick fails it. For the local\n"+
 		"store, an active operation's last error is the last warning the process logged about it\n"+
 		"(why it is retrying), and a failed or refused ARM notification is shown (a refused one for\n"+
-		"a day, as ARM never hears of it); with no dev or serve running, a first line says so.\n"+
+		"a day, as ARM never hears of it); with no dev or serve running, a first line says so. An\n"+
+		"operation document the tick cannot parse is listed as UNREADABLE with its document id, why,\n"+
+		"and since when (its last write): the tick skips it until it is mended or removed.\n"+
 		"'hcpopsctl ops fail|cancel OPERATION -reason TEXT' ends an operation by hand ('hcpopsctl ops fail -h').")
 	sub := fs.String("subscription", "", "list this subscription's operations")
 	active := fs.Bool("active", false, "only operations not yet terminal (or still notifying ARM)")
@@ -147,7 +160,8 @@ func listOps(ctx context.Context, s store.Store, cfg lifecycle.Config, sub strin
 			}
 			op, err := document.ParseOperation(it.Body)
 			if err != nil {
-				continue // the dispatcher logs it; doc get shows it
+				rows = append(rows, unreadableRow(it.Body, err, now))
+				continue
 			}
 			row := newOpRow(op, now)
 			if (active || sub == "") && op.Properties.Status.IsTerminal() && !row.Notifying {
@@ -161,7 +175,7 @@ func listOps(ctx context.Context, s store.Store, cfg lifecycle.Config, sub strin
 	if sub == "" {
 		err = s.ActiveOperations(ctx, store.ActiveOperationsQuery{WithPendingNotification: true}, collect)
 	} else {
-		err = s.Children(ctx, document.PartitionKey(sub), "/subscriptions/"+sub, collect)
+		err = s.Partition(ctx, document.PartitionKey(sub), collect)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("listing operations: %w", err)
@@ -191,9 +205,39 @@ func opsTable(w io.Writer, rows []opRow, withSubscription, idle bool, now time.T
 	return tw.Flush()
 }
 
+// unreadableRow is the row of an operation document that does not parse:
+// its id, why and since when, so nothing the tick skips hides.
+func unreadableRow(body []byte, parseErr error, now time.Time) opRow {
+	var d struct {
+		ID           string `json:"id"`
+		PartitionKey string `json:"partitionKey"`
+		ResourceID   string `json:"resourceID"`
+		TS           int64  `json:"_ts"`
+		Properties   struct {
+			Status     any `json:"status"`
+			ExternalID any `json:"externalId"`
+		} `json:"properties"`
+	}
+	_ = json.Unmarshal(body, &d) // best effort: what it can of a broken document
+	since := time.Unix(d.TS, 0).UTC()
+	name := d.ID
+	if i := strings.LastIndexByte(d.ResourceID, '/'); i >= 0 && i < len(d.ResourceID)-1 {
+		name = d.ResourceID[i+1:]
+	}
+	status, _ := d.Properties.Status.(string)
+	resource, _ := d.Properties.ExternalID.(string)
+	return opRow{OperationID: name, Subscription: d.PartitionKey, Status: status, ResourceID: resource,
+		StartTime: since, AgeSeconds: now.Sub(since).Seconds(),
+		Unreadable: &unreadableDoc{DocumentID: d.ID, Error: parseErr.Error(), Since: since}}
+}
+
 // lastError is the operation's own error and an undelivered notification,
 // else why it is retrying (or was, when the process last ran).
 func lastError(r opRow, idle bool) string {
+	if u := r.Unreadable; u != nil {
+		return clip(fmt.Sprintf("unreadable since %s, skipped by every tick (doc get %s -subscription %s): %s",
+			u.Since.Local().Format(time.DateTime), u.DocumentID, r.Subscription, u.Error), 300)
+	}
 	var parts []string
 	if r.Error != nil {
 		parts = append(parts, r.Error.Code+": "+r.Error.Message)

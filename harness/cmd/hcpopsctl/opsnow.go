@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -170,6 +171,9 @@ func newOpRow(op *document.OperationDocument, now time.Time) opRow {
 
 // statusCell is the STATUS column: the status, and what is wrong with it.
 func statusCell(r opRow) string {
+	if r.Unreadable != nil {
+		return "UNREADABLE " + cmp.Or(r.Status, "?")
+	}
 	s := r.Status
 	switch {
 	case r.Notifying:
