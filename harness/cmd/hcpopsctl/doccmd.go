@@ -51,8 +51,11 @@ func doc(ctx context.Context, args []string, getenv func(string) string, stdin i
 			"document is read and checked before the first is written, then each partition's documents\n"+
 			"are written in one transactional batch (more past Cosmos DB's 100-document, 2 MB batch\n"+
 			"limits). Batches on other partitions cannot roll back with a failed one: the error then\n"+
-			"names exactly what was written.")
+			"names exactly what was written. An operation or resource document is parsed as the poll\n"+
+			"tick parses it (times, enums, ids): one it cannot parse is refused, naming the field and\n"+
+			"value, unless -unchecked.")
 		create := fs.Bool("create", false, "create the embedded store when none exists and no hcpops process runs on the data dir")
+		unchecked := fs.Bool("unchecked", false, "write operation and resource documents the poll tick cannot parse (to see how it copes); by default they are refused")
 		pos, err := cli.Parse(fs, rest, stdout)
 		if err != nil {
 			return err
@@ -64,7 +67,7 @@ func doc(ctx context.Context, args []string, getenv func(string) string, stdin i
 		if err != nil {
 			return err
 		}
-		docs, err := checkPut(raw)
+		docs, err := checkPut(raw, *unchecked)
 		if err != nil {
 			return err
 		}

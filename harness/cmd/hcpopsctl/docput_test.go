@@ -86,7 +86,7 @@ func TestDocPutSaysWhatItWroteBeforeItStopped(t *testing.T) {
 		json.RawMessage(`{"id":"a2","partitionKey":"pa"}`),
 		json.RawMessage(`{"id":"b2","partitionKey":"pb"}`),
 	}
-	docs, err := checkPut(raw)
+	docs, err := checkPut(raw, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func TestDocPutSplitsAtTheBatchLimit(t *testing.T) {
 	for i := range store.MaxBatchOps + 5 {
 		raw = append(raw, json.RawMessage(fmt.Sprintf(`{"id":"d%d","partitionKey":"p"}`, i)))
 	}
-	docs, err := checkPut(raw)
+	docs, err := checkPut(raw, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +172,7 @@ func bigDocs(t *testing.T, n, size int) []putDoc {
 	for i := range n {
 		raw = append(raw, json.RawMessage(fmt.Sprintf(`{"id":"d%d","partitionKey":"p","pad":%q}`, i, strings.Repeat("x", size))))
 	}
-	docs, err := checkPut(raw)
+	docs, err := checkPut(raw, false)
 	if err != nil {
 		t.Fatal(err)
 	}
