@@ -248,7 +248,8 @@ func run(ctx context.Context, o options, stdout, logw io.Writer, env map[string]
 		return err
 	}
 	ev.attach(tr.onEvent)
-	shared, err = storeapi.Share(st, o.dataDir, storeapi.Advert{Command: "hcpopsctl dev", FunctionsURL: host.FrontURL(), Store: st.name}, logger)
+	shared, err = storeapi.Share(st, o.dataDir, storeapi.Advert{Command: "hcpopsctl dev", FunctionsURL: host.FrontURL(), Store: st.name,
+		Settings: localstore.JudgeSettings(getenv)}, logger)
 	if err != nil {
 		return err
 	}

@@ -39,6 +39,8 @@ type opRow struct {
 	// StuckPastSeconds is the stuck threshold its age passed (as
 	// operation.stuck records it, HCPOPS_STUCK_AFTER); 0: not stuck.
 	StuckPastSeconds float64 `json:"stuckPastSeconds,omitempty"`
+	// StuckSince is when its age passed that threshold.
+	StuckSince *time.Time `json:"stuckSince,omitempty"`
 	// Deadline is when the tick fails it, if it has one.
 	Deadline *time.Time `json:"deadline,omitempty"`
 	// Notification is its last ARM notification when that failed or was
@@ -76,7 +78,9 @@ func ops(ctx context.Context, args []string, getenv func(string) string, stdout 
 		"-subscription: the active operations of every subscription (and finished ones still to\n"+
 		"notify ARM). With -subscription: every operation of it kept in the store (7 days), or with\n"+
 		"-active only the active ones. STATUS marks an operation past a stuck threshold\n"+
-		"(STUCK>20m: "+lifecycle.EnvStuckAfter+"); DEADLINE is when the tick fails it. For the local\n"+
+		"(STUCK>20m: "+lifecycle.EnvStuckAfter+"); DEADLINE is when the tick fails it. Thresholds and\n"+
+		"deadlines are the running dev or serve's own settings (a first line says when this shell's\n"+
+		"differ); with none running, this shell's, which must then match the Function App's. For the local\n"+
 		"store, an active operation's last error is the last warning the process logged about it\n"+
 		"(why it is retrying), and a failed or refused ARM notification is shown (a refused one for\n"+
 		"a day, as ARM never hears of it); with no dev or serve running, a first line says so. An\n"+
@@ -101,15 +105,16 @@ func ops(ctx context.Context, args []string, getenv func(string) string, stdout 
 			return err
 		}
 	}
-	cfg, err := lifecycle.ConfigFromEnv(getenv) // the thresholds and deadlines the process applies
-	if err != nil {
-		return err
-	}
 	s, conn, err := connect(ctx, getenv, localstore.ReadOnly)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
+	// The thresholds and deadlines the process applies, not the shell's.
+	cfg, from, err := localstore.JudgeConfig(getenv, conn)
+	if err != nil {
+		return fmt.Errorf("%s: %w", from, err)
+	}
 	now := time.Now()
 	rows, err := listOps(ctx, s, cfg, *sub, *active, now)
 	if err != nil {
@@ -134,6 +139,9 @@ func ops(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 	if idle {
 		fmt.Fprintf(stdout, "no hcpopsctl dev or serve runs on %s: nothing works on these operations until one starts there\n", localstore.DataDir(getenv))
+	}
+	if d := settingsDiffer(getenv, conn); d != "" {
+		fmt.Fprintf(stdout, "judged with %s (pid %d), not this shell's: %s\n", conn.Process.Command, conn.Process.PID, d)
 	}
 	if len(rows) == 0 {
 		what := "no active operations"
@@ -205,6 +213,23 @@ func opsTable(w io.Writer, rows []opRow, withSubscription, idle bool, now time.T
 	return tw.Flush()
 }
 
+// settingsDiffer names the judging settings this shell sets otherwise
+// than the running process, which ops judges with; "" when they agree.
+func settingsDiffer(getenv func(string) string, conn localstore.Connection) string {
+	if conn.Process == nil {
+		return ""
+	}
+	var diffs []string
+	for _, k := range localstore.JudgingNames {
+		v, ok := conn.Process.Settings[k]
+		if mine := getenv(k); ok && mine != v {
+			diffs = append(diffs, fmt.Sprintf("%s=%q (here %q)", k, v, mine))
+		}
+	}
+	sort.Strings(diffs)
+	return strings.Join(diffs, ", ")
+}
+
 // unreadableRow is the row of an operation document that does not parse:
 // its id, why and since when, so nothing the tick skips hides.
 func unreadableRow(body []byte, parseErr error, now time.Time) opRow {
@@ -244,6 +269,9 @@ func lastError(r opRow, idle bool) string {
 	}
 	if r.Notification != nil {
 		parts = append(parts, notificationText(r.Notification))
+	}
+	if len(parts) == 0 && r.LastProblem == nil && r.StuckSince != nil {
+		parts = append(parts, stuckText(r)) // nothing says why: at least since when
 	}
 	if len(parts) == 0 && r.LastProblem != nil {
 		s := r.LastProblem.Message

@@ -56,15 +56,15 @@ func opsAbandon(ctx context.Context, verb string, args []string, getenv func(str
 	if err != nil {
 		return err
 	}
-	cfg, err := lifecycle.ConfigFromEnv(getenv)
-	if err != nil {
-		return err
-	}
 	s, conn, err := connect(ctx, getenv, localstore.WriteExisting)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
+	cfg, from, err := localstore.JudgeConfig(getenv, conn)
+	if err != nil {
+		return fmt.Errorf("%s: %w", from, err)
+	}
 	logger, closeLog := abandonLogger(localstore.DataDir(getenv))
 	defer closeLog()
 	a, err := lifecycle.NewAbandoner(lifecycle.AbandonDeps{Store: s, Notifier: leftToServer{}, Clock: clock.Real{}, Logger: logger}, cfg)

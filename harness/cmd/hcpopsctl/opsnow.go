@@ -70,6 +70,10 @@ func outlooks(ctx context.Context, s store.Store, cfg lifecycle.Config, rows []o
 		}
 		o := rules.Outlook(r.op, res, now)
 		r.StuckPastSeconds = o.Stuck.Seconds()
+		if o.Stuck > 0 {
+			since := r.StartTime.Add(o.Stuck).UTC()
+			r.StuckSince = &since
+		}
 		if !o.Deadline.IsZero() {
 			d := o.Deadline.UTC()
 			r.Deadline = &d
@@ -125,6 +129,9 @@ func fromLog(ctx context.Context, s store.Store, dir string, rows []opRow, withR
 		case !active:
 		case r.Msg == lifecycle.MsgDispatched || r.Msg == lifecycle.MsgTransition:
 			row.LastProblem = nil
+		case r.Msg == lifecycle.MsgStuck:
+			// Not why it retries: the row says it is stuck, in words,
+			// by the process's own thresholds.
 		case r.Problem():
 			row.LastProblem = &problemLine{Time: r.Time, Message: r.Msg, Error: r.Str("error")}
 		}
@@ -197,6 +204,13 @@ func deadlineCell(r opRow, now time.Time) string {
 		return "fails now (due " + age(-left) + " ago)"
 	}
 	return "fails in " + age(left)
+}
+
+// stuckText is a stuck operation in words: since when, in which status,
+// for how long, past which threshold.
+func stuckText(r opRow) string {
+	return fmt.Sprintf("stuck since %s: %s for %s, past its %s threshold", r.StuckSince.Local().Format("15:04:05"), r.Status,
+		age(time.Duration(r.AgeSeconds*float64(time.Second))), age(time.Duration(r.StuckPastSeconds*float64(time.Second))))
 }
 
 // notificationText says what became of an undelivered notification.
