@@ -62,6 +62,8 @@ func runCommand(ctx context.Context, cmd string, rest []string, getenv func(stri
 		return history(ctx, rest, getenv, stdout)
 	case "top":
 		return top(ctx, rest, getenv, stdout)
+	case "sink":
+		return sink(ctx, rest, getenv, stdout)
 	default:
 		usage(stdout)
 		return &cli.Error{Cmd: prog, Err: fmt.Errorf("unknown command %q ('hcpopsctl -h' lists them)", cmd)}
@@ -77,6 +79,7 @@ commands:
   dev            run the whole lifecycle locally: embedded store, CS simulator, trigger host (make run)
   cs-simulator   run the Clusters Service simulator (--listen 127.0.0.1:PORT)
   submit         write an operation and its resource the way the ARO-HCP frontend does
+  sink           read or steer dev's ARM notification sink: ok, refuse, hang, fail N
   status         print an operation's ARM status body
   ops            list operations as a table: what is active, what failed and why
   history        print an operation's transitions with times and durations, from the process's log
