@@ -33,11 +33,12 @@ type historyRow struct {
 // dir; under Azure Functions, the same table comes from Application
 // Insights with the history query of docs/operating.md.
 func history(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
-	const synopsis = "OPERATION (its UUID, or the status path or URL submit printed)"
+	const synopsis = "OPERATION (its UUID, with or without -subscription, or the status path or URL submit printed)"
 	flags := cli.Command(prog+" history", synopsis, "Prints an operation's history: its dispatch, each transition with the time spent in the\n"+
 		"state it left and since it started, its ARM notifications, and every warning logged about\n"+
 		"it. Read from what hcpopsctl dev recorded in $HCPOPS_DATA_DIR/dev.log (and its rotated files);\n"+
 		"for an app in Azure, run the history query of docs/operating.md in Application Insights.")
+	sub := flags.String("subscription", "", "subscription ID (optional with a bare UUID: its operation's request and resource are then read from the store too)")
 	pos, err := cli.Parse(flags, args, stdout)
 	if err != nil {
 		return err
@@ -47,8 +48,14 @@ func history(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	name, ok := document.CanonicalUUID(pos[0])
 	var ref operationRef
-	if !ok {
-		if ref, err = parseOperationRef(pos[0], ""); err != nil {
+	switch {
+	case ok && *sub != "":
+		// As status and ops fail take it: the UUID in that subscription.
+		if ref, err = parseOperationRef(pos[0], *sub); err != nil {
+			return err
+		}
+	case !ok:
+		if ref, err = parseOperationRef(pos[0], *sub); err != nil {
 			return err
 		}
 		name = ref.name

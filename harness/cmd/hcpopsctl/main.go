@@ -82,6 +82,8 @@ commands:
   sink           read or steer dev's ARM notification sink: ok, refuse, hang, fail N
   status         print an operation's ARM status body
   ops            list operations as a table: what is active, what failed and why
+  ops fail       end an active operation by hand: Failed, OperationAbandoned (docs/runbooks.md)
+  ops cancel     the same, Canceled
   history        print an operation's transitions with times and durations, from the process's log
   top            the poll timer's last ticks and what they saw active, refreshed live
   doc            get, put or list raw documents in the configured store
