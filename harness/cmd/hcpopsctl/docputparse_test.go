@@ -2,8 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -83,19 +81,4 @@ func TestDocPutRefusesWhatTheTickCannotParse(t *testing.T) {
 			t.Errorf("doc put -unchecked did not write it: startTime %v", p["startTime"])
 		}
 	})
-}
-
-// The documents docs/functions.md loads with doc put pass its check.
-func TestDocPutTakesTheEventFixtures(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join("events", "testdata", "documents.json")) // tests run from the repository root
-	if err != nil {
-		t.Fatal(err)
-	}
-	docs, err := readDocuments([]string{"-"}, strings.NewReader(string(raw)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := checkPut(docs, false); err != nil {
-		t.Errorf("events/testdata/documents.json: %v", err)
-	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/hcpops/hcpops/core/lifecycle"
 	"github.com/hcpops/hcpops/harness/devhost/devlog"
 	"github.com/hcpops/hcpops/internal/cli"
+	"github.com/hcpops/hcpops/internal/operator"
 )
 
 // historyRow is one event of an operation's history.
@@ -47,18 +48,18 @@ func history(ctx context.Context, args []string, getenv func(string) string, std
 		return cli.UsageError(flags, synopsis)
 	}
 	name, ok := document.CanonicalUUID(pos[0])
-	var ref operationRef
+	var ref operator.OperationRef
 	switch {
 	case ok && *sub != "":
 		// As status and ops fail take it: the UUID in that subscription.
-		if ref, err = parseOperationRef(pos[0], *sub); err != nil {
+		if ref, err = operator.ParseOperationRef(pos[0], *sub); err != nil {
 			return err
 		}
 	case !ok:
-		if ref, err = parseOperationRef(pos[0], *sub); err != nil {
+		if ref, err = operator.ParseOperationRef(pos[0], *sub); err != nil {
 			return err
 		}
-		name = ref.name
+		name = ref.Name
 	}
 	if cosmosConfigured(getenv) {
 		return errors.New("with Cosmos DB configured the process that ran the operation logged elsewhere: run the history query of docs/operating.md in Application Insights")
@@ -82,9 +83,9 @@ func history(ctx context.Context, args []string, getenv func(string) string, std
 	if len(files) > 1 {
 		fmt.Fprintf(stdout, "          and %d older file(s) beside it\n", len(files)-1)
 	}
-	if ref.subscription != "" {
+	if ref.Subscription != "" {
 		if s, _, err := connect(ctx, getenv, localstore.ReadOnly); err == nil {
-			if op, err := readOperation(ctx, s, ref); err == nil {
+			if op, err := operator.ReadOperation(ctx, s, ref); err == nil {
 				fmt.Fprintf(stdout, "request   %s %s\nnow       %s\n", op.Properties.Request, op.Properties.ExternalID, op.Properties.Status)
 			}
 			s.Close()

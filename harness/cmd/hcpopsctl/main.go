@@ -14,6 +14,7 @@ import (
 	devhost "github.com/hcpops/hcpops/harness/devhost"
 	"github.com/hcpops/hcpops/harness/simulator"
 	"github.com/hcpops/hcpops/internal/cli"
+	"github.com/hcpops/hcpops/internal/operator"
 )
 
 // prog is the developer binary's name, so its messages are told apart
@@ -49,15 +50,14 @@ func runCommand(ctx context.Context, cmd string, rest []string, getenv func(stri
 		return simulator.Main(ctx, rest, stdout)
 	case "submit":
 		return submit(ctx, rest, getenv, stdout)
-	case "status":
-		return status(ctx, rest, getenv, stdout)
-	case "doc":
-		return doc(ctx, rest, getenv, stdin, stdout)
+	case "status", "doc", "ops":
+		// The operator's commands, as the shipped hcpopsctl has them, on
+		// the local store.
+		_, err := operator.Run(ctx, localEnv(getenv, stdin, stdout), cmd, rest)
+		return err
 	case "bench":
 		// make bench. Its scenarios re-run this binary as children.
 		return benchmark.Main(ctx, rest, stdout)
-	case "ops":
-		return ops(ctx, rest, getenv, stdout)
 	case "history":
 		return history(ctx, rest, getenv, stdout)
 	case "top":

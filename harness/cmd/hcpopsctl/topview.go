@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hcpops/hcpops/harness/devhost/devlog"
+	"github.com/hcpops/hcpops/internal/operator"
 )
 
 // lateAfter is how many typical intervals without a tick make the timer
@@ -28,12 +29,12 @@ func (v *tickView) render(w io.Writer, path, process string, now time.Time) {
 		return
 	}
 	last := v.rows[len(v.rows)-1].tick
-	line := fmt.Sprintf("last tick %s ago: %s in %s of its %s budget", age(now.Sub(last.Time)), last.Str("outcome"),
+	line := fmt.Sprintf("last tick %s ago: %s in %s of its %s budget", operator.Age(now.Sub(last.Time)), last.Str("outcome"),
 		millis(last.Num("wall_ms")), millis(last.Num("budget_ms")))
 	if iv, ok := v.interval(); ok {
 		line += fmt.Sprintf("; ticks every %s", round(iv))
 		if now.Sub(last.Time) > lateAfter*iv {
-			line += fmt.Sprintf("; LATE: none for %s", age(now.Sub(last.Time)))
+			line += fmt.Sprintf("; LATE: none for %s", operator.Age(now.Sub(last.Time)))
 		}
 	}
 	fmt.Fprintln(w, line)
@@ -69,7 +70,7 @@ func (v *tickView) render(w io.Writer, path, process string, now time.Time) {
 		num := func(k string) float64 { f, _ := m[k].(float64); return f }
 		str := func(k string) string { s, _ := m[k].(string); return s }
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s %s\n", str("kind"), str("request"), str("status"), int(num("count")),
-			int(num("stuck")), age(time.Duration(num("oldest_seconds")*float64(time.Second))), str("oldest_operation_id"))
+			int(num("stuck")), operator.Age(time.Duration(num("oldest_seconds")*float64(time.Second))), str("oldest_operation_id"))
 	}
 	tw.Flush()
 }

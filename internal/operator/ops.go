@@ -1,4 +1,4 @@
-package main
+package operator
 
 import (
 	"context"
@@ -10,13 +10,10 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/hcpops/hcpops/harness/localstore"
-
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/lifecycle"
 	"github.com/hcpops/hcpops/core/store"
-	"github.com/hcpops/hcpops/harness/frontend"
 	"github.com/hcpops/hcpops/internal/cli"
 )
 
@@ -69,24 +66,25 @@ type problemLine struct {
 }
 
 // ops lists operations as a table: what is in flight, what failed and why.
-func ops(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+func ops(ctx context.Context, env Env, args []string) error {
 	if len(args) > 0 && (args[0] == "fail" || args[0] == "cancel") {
-		return opsAbandon(ctx, args[0], args[1:], getenv, stdout)
+		return opsAbandon(ctx, env, args[0], args[1:])
 	}
+	stdout := env.Stdout
 	const synopsis = "[-subscription SUB] [-active] [-o table|json]"
-	fs := cli.Command(prog+" ops", synopsis, "Lists operations, newest first: id, request, resource, status, age and last error. Without\n"+
+	fs := cli.Command(env.Prog+" ops", synopsis, "Lists operations, newest first: id, request, resource, status, age and last error. Without\n"+
 		"-subscription: the active operations of every subscription (and finished ones still to\n"+
 		"notify ARM). With -subscription: every operation of it kept in the store (7 days), or with\n"+
 		"-active only the active ones. STATUS marks an operation past a stuck threshold\n"+
 		"(STUCK>20m: "+lifecycle.EnvStuckAfter+"); DEADLINE is when the tick fails it. Thresholds and\n"+
 		"deadlines are the running dev or serve's own settings (a first line says when this shell's\n"+
-		"differ); with none running, this shell's, which must then match the Function App's. For the local\n"+
+		"differ); against Cosmos DB, this shell's, which must be the Function App's. For the local\n"+
 		"store, an active operation's last error is the last warning the process logged about it\n"+
 		"(why it is retrying), and a failed or refused ARM notification is shown (a refused one for\n"+
 		"a day, as ARM never hears of it); with no dev or serve running, a first line says so. An\n"+
 		"operation document the tick cannot parse is listed as UNREADABLE with its document id, why,\n"+
 		"and since when (its last write): the tick skips it until it is mended or removed.\n"+
-		"'hcpopsctl ops fail|cancel OPERATION -reason TEXT' ends an operation by hand ('hcpopsctl ops fail -h').")
+		"'"+env.Prog+" ops fail|cancel OPERATION -reason TEXT' ends an operation by hand ('"+env.Prog+" ops fail -h').")
 	sub := fs.String("subscription", "", "list this subscription's operations")
 	active := fs.Bool("active", false, "only operations not yet terminal (or still notifying ARM)")
 	output := fs.String("o", "table", "output: table or json")
@@ -101,17 +99,17 @@ func ops(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return fmt.Errorf("-o %q: want table or json", *output)
 	}
 	if *sub != "" {
-		if err := checkSubscription("-subscription", *sub); err != nil {
+		if err := CheckSubscription("-subscription", *sub); err != nil {
 			return err
 		}
 	}
-	s, conn, err := connect(ctx, getenv, localstore.ReadOnly)
+	s, conn, err := env.Connect(ctx, false, false)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
 	// The thresholds and deadlines the process applies, not the shell's.
-	cfg, from, err := localstore.JudgeConfig(getenv, conn)
+	cfg, from, err := judgeConfig(env.Getenv, conn)
 	if err != nil {
 		return fmt.Errorf("%s: %w", from, err)
 	}
@@ -120,12 +118,12 @@ func ops(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err != nil {
 		return err
 	}
-	if conn.Process != nil || conn.File != "" {
-		rows = fromLog(ctx, s, localstore.DataDir(getenv), rows, *sub == "" && !*active, now)
+	if env.Records != nil && (conn.Process != nil || conn.Idle != "") {
+		rows = fromLog(ctx, s, env.Records, rows, *sub == "" && !*active, now)
 	}
 	sort.Slice(rows, func(i, j int) bool { return rows[i].StartTime.After(rows[j].StartTime) })
 	// Opened as a file: nothing works on what it lists.
-	idle := conn.File != ""
+	idle := conn.Idle != ""
 	if *output == "json" {
 		if rows == nil {
 			rows = []opRow{}
@@ -138,9 +136,9 @@ func ops(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return err
 	}
 	if idle {
-		fmt.Fprintf(stdout, "no hcpopsctl dev or serve runs on %s: nothing works on these operations until one starts there\n", localstore.DataDir(getenv))
+		fmt.Fprintln(stdout, conn.Idle)
 	}
-	if d := settingsDiffer(getenv, conn); d != "" {
+	if d := settingsDiffer(env.Getenv, conn); d != "" {
 		fmt.Fprintf(stdout, "judged with %s (pid %d), not this shell's: %s\n", conn.Process.Command, conn.Process.PID, d)
 	}
 	if len(rows) == 0 {
@@ -206,7 +204,7 @@ func opsTable(w io.Writer, rows []opRow, withSubscription, idle bool, now time.T
 		if withSubscription {
 			cols = append(cols, r.Subscription)
 		}
-		cols = append(cols, r.Request, resourceName(r.ResourceID), statusCell(r), age(time.Duration(r.AgeSeconds*float64(time.Second))),
+		cols = append(cols, r.Request, resourceName(r.ResourceID), statusCell(r), Age(time.Duration(r.AgeSeconds*float64(time.Second))),
 			deadlineCell(r, now), lastError(r, idle))
 		fmt.Fprintln(tw, strings.Join(cols, "\t"))
 	}
@@ -215,12 +213,12 @@ func opsTable(w io.Writer, rows []opRow, withSubscription, idle bool, now time.T
 
 // settingsDiffer names the judging settings this shell sets otherwise
 // than the running process, which ops judges with; "" when they agree.
-func settingsDiffer(getenv func(string) string, conn localstore.Connection) string {
+func settingsDiffer(getenv func(string) string, conn Connection) string {
 	if conn.Process == nil {
 		return ""
 	}
 	var diffs []string
-	for _, k := range localstore.JudgingNames {
+	for _, k := range JudgingNames {
 		v, ok := conn.Process.Settings[k]
 		if mine := getenv(k); ok && mine != v {
 			diffs = append(diffs, fmt.Sprintf("%s=%q (here %q)", k, v, mine))
@@ -291,21 +289,25 @@ func lastError(r opRow, idle bool) string {
 }
 
 // resourceName names a resource below its subscription: "cluster
-// rg/demo", "node pool rg/demo/np1".
+// rg/demo", "node pool rg/demo/np1"; anything else as it is.
 func resourceName(id string) string {
-	t, err := frontend.CheckResourceID(id)
+	rid, err := document.ParseResourceID("resource", id)
 	if err != nil {
 		return id
 	}
-	name := t.ResourceGroup + "/" + t.Cluster
-	if t.Kind != document.KindCluster {
-		name += "/" + t.Name
+	kind, err := document.ResourceKind(rid.ResourceType.String())
+	if err != nil {
+		return id
 	}
-	return t.Kind.String() + " " + name
+	name := rid.ResourceGroupName + "/" + rid.Name
+	if kind != document.KindCluster && rid.Parent != nil {
+		name = rid.ResourceGroupName + "/" + rid.Parent.Name + "/" + rid.Name
+	}
+	return kind.String() + " " + name
 }
 
-// age is a duration the way kubectl shows one: 45s, 12m, 3h, 2d.
-func age(d time.Duration) string {
+// Age is a duration the way kubectl shows one: 45s, 12m, 3h, 2d.
+func Age(d time.Duration) string {
 	switch {
 	case d < 0:
 		return "0s"

@@ -1,4 +1,4 @@
-package main
+package operator
 
 import (
 	"bytes"
@@ -23,8 +23,8 @@ func TestOpsListsAnUnreadableOperation(t *testing.T) {
 	ctx := context.Background()
 	mem := memory.New()
 	fe := frontend.New(mem, clock.Real{}, uuid.NewString)
-	const sub = cliSub
-	res, err := fe.PutCluster(ctx, cliCluster("broken"), frontend.ClusterSpec{Location: "eastus", VersionID: "4.20"}, frontend.Options{Location: "eastus"})
+	const sub = "1d3378d3-5a3f-4712-85a1-2485495dfc4b"
+	res, err := fe.PutCluster(ctx, "/subscriptions/"+sub+"/resourceGroups/demo/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/broken", frontend.ClusterSpec{Location: "eastus", VersionID: "4.20"}, frontend.Options{Location: "eastus"})
 	if err != nil {
 		t.Fatal(err)
 	}
