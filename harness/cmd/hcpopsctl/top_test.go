@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hcpops/hcpops/harness/devhost/devlog"
 	"github.com/hcpops/hcpops/harness/store/memory"
 	"github.com/hcpops/hcpops/harness/storeapi"
 )
@@ -45,15 +46,15 @@ func TestTopAndHealth(t *testing.T) {
 		`^hcpopsctl top: \.data/dev\.log at \d\d:\d\d:\d\d\n`,
 		`(?m)^hcpopsctl dev \(pid \d+\) runs on \.data$`,
 		`(?m)^last tick \d+s ago: ok in [\d.]+m?s of its 4m0s budget; ticks every \d[\d.]*m?s$`,
-		`(?m)^ +TIME +OUTCOME +WALL +BUDGET +ACTIVE +STUCK +POLLED +CHANGED +SKIPPED +ERRORS +CS +CS ERR +CS P99$`,
-		`(?m)^ +\d\d:\d\d:\d\d +ok +[\d.]+m?s +\d+\.\d% +1 +1 +\d+ +\d+ +\d+ +\d+ +\d+ +\d+ +[\d.]+m?s$`,
+		`(?m)^ +STARTED +OUTCOME +WALL +BUDGET +ACTIVE +STUCK +POLLED +CHANGED +SKIPPED +ERRORS +CS +CS ERR +CS P99$`,
+		`(?m)^ +\d\d:\d\d:\d\d\.\d{3} +ok +[\d.]+m?s +\d+\.\d% +1 +1 +\d+ +\d+ +\d+ +\d+ +\d+ +\d+ +[\d.]+m?s$`,
 		`(?m)^active at \d\d:\d\d:\d\d:$`,
 	} {
 		if !regexp.MustCompile(re).MatchString(r.stdout) {
 			t.Errorf("top lacks %s:\n%s", re, r.stdout)
 		}
 	}
-	if n := len(regexp.MustCompile(`(?m)^ +\d\d:\d\d:\d\d +ok`).FindAllString(r.stdout, -1)); n != 3 {
+	if n := len(regexp.MustCompile(`(?m)^ +\d\d:\d\d:\d\d\.\d{3} +ok`).FindAllString(r.stdout, -1)); n != 3 {
 		t.Errorf("top -n 3 showed %d ticks:\n%s", n, r.stdout)
 	}
 
@@ -66,7 +67,7 @@ func TestTopAndHealth(t *testing.T) {
 	screens := strings.Split(string(out), "\x1b[H\x1b[2J")
 	lastTicks := map[string]bool{}
 	for _, s := range screens {
-		if m := regexp.MustCompile(`(?m)^ +(\d\d:\d\d:\d\d) +ok`).FindStringSubmatch(s); m != nil {
+		if m := regexp.MustCompile(`(?m)^ +(\d\d:\d\d:\d\d\.\d{3}) +ok`).FindStringSubmatch(s); m != nil {
 			lastTicks[m[1]] = true
 		}
 	}
@@ -156,5 +157,25 @@ func TestTopDialsOnce(t *testing.T) {
 	}
 	if s := h.status(ctx); !runs.MatchString(s) || dials != 3 {
 		t.Errorf("%q after %d dials, want 3", s, dials)
+	}
+}
+
+// top's first column is when a tick started, to the millisecond: a tick
+// that hung 20 s and one of 0.1 ms whose records end in the same second
+// are told apart.
+func TestTopShowsWhenATickStarted(t *testing.T) {
+	end := time.Date(2026, 3, 14, 10, 42, 20, 500_000_000, time.Local)
+	tick := func(id string, at time.Time, wallMS float64) devlog.Record {
+		return devlog.Record{Time: at, Msg: "poll.tick", Attrs: map[string]any{"invocation_id": id, "outcome": "ok",
+			"wall_ms": wallMS, "budget_ms": 240000.0, "budget_used": wallMS / 240000}}
+	}
+	v := &tickView{keep: 5, pending: map[string]devlog.Record{}}
+	v.add([]devlog.Record{tick("hung", end, 20000), tick("quick", end.Add(300*time.Millisecond), 0.1)})
+	var out strings.Builder
+	v.render(&out, ".data/dev.log", "", end.Add(time.Second))
+	for _, want := range []string{"10:42:00.500 ", "10:42:20.799 ", " STARTED "} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("top lacks %q:\n%s", want, out.String())
+		}
 	}
 }

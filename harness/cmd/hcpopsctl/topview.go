@@ -40,7 +40,7 @@ func (v *tickView) render(w io.Writer, path, process string, now time.Time) {
 	fmt.Fprintln(w, line)
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "TIME\tOUTCOME\tWALL\tBUDGET\tACTIVE\tSTUCK\tPOLLED\tCHANGED\tSKIPPED\tERRORS\tCS\tCS ERR\tCS P99\t")
+	fmt.Fprintln(tw, "STARTED\tOUTCOME\tWALL\tBUDGET\tACTIVE\tSTUCK\tPOLLED\tCHANGED\tSKIPPED\tERRORS\tCS\tCS ERR\tCS P99\t")
 	for i := len(v.rows) - 1; i >= 0; i-- {
 		t, a := v.rows[i].tick, v.rows[i].active
 		active, stuck := "-", "-"
@@ -50,7 +50,10 @@ func (v *tickView) render(w io.Writer, path, process string, now time.Time) {
 				active += "+" // a lower bound: the tick stopped early
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f%%\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t\n", t.Time.Local().Format("15:04:05"),
+		// When it started, to the millisecond: its record is written when
+		// it ends, so a hung tick and a quick one would share a second.
+		started := t.Time.Add(-time.Duration(t.Num("wall_ms") * float64(time.Millisecond)))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f%%\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t\n", started.Local().Format("15:04:05.000"),
 			strings.TrimSuffix(t.Str("outcome"), "_exhausted"), millis(t.Num("wall_ms")), 100*t.Num("budget_used"), active, stuck,
 			int(t.Num("polled")), int(t.Num("changed")), int(t.Num("skipped")), int(t.Num("errors")),
 			int(t.Num("cs_calls")), int(t.Num("cs_errors")), millis(t.Num("cs_p99_ms")))
