@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -106,6 +107,21 @@ func TestOperatorCLIOnCosmos(t *testing.T) {
 	}
 	if out, errOut, code := run("", "status", path); code != 0 || !strings.Contains(out, `"status": "Failed"`) || !strings.Contains(out, "Clusters Service lost the cluster") {
 		t.Errorf("status after ops fail: exit %d\n%s%s", code, out, errOut)
+	}
+	// history, from a file of the handler's records (its log stream, or
+	// Application Insights' traces exported one a line).
+	logFile := filepath.Join(t.TempDir(), "records.json")
+	records := fmt.Sprintf(`{"time":%q,"level":"INFO","msg":"operation.dispatched","operation_id":%q,"function":"dispatchOperations","cluster_service_id":"/api/aro_hcp/v1alpha1/clusters/abc"}`+"\n"+
+		`not a record`+"\n", time.Now().Add(-time.Minute).UTC().Format(time.RFC3339Nano), op)
+	if err := os.WriteFile(logFile, []byte(records), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, errOut, code := run("", "history", op, "-subscription", sub, "-log", logFile); code != 0 || !strings.Contains(out, "dispatched by dispatchOperations") ||
+		!strings.Contains(out, "now       Failed") || !strings.Contains(out, "recorded  "+logFile) {
+		t.Errorf("history -log: exit %d\n%s%s", code, out, errOut)
+	}
+	if _, errOut, code := run("", "history", op, "-subscription", sub); code == 0 || !strings.Contains(errOut, "-log FILE") {
+		t.Errorf("history without -log on the operator CLI: exit %d %s, want it to say where records come from", code, errOut)
 	}
 	if _, errOut, code := run("", "dev"); code == 0 || !strings.Contains(errOut, "developer binary") {
 		t.Errorf("dev on the operator CLI: exit %d %s, want it refused, naming the developer binary", code, errOut)

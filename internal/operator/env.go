@@ -30,6 +30,9 @@ type Env struct {
 	// holding every needle; nil when the build has none to read (an app in
 	// Azure logs to Application Insights).
 	Records func(fn func(Record), needles ...string) error
+	// LogFiles names the files Records reads, oldest first, for a reader;
+	// an error says why there are none (nil: this build has no log).
+	LogFiles func() ([]string, error)
 	// ActionLog is where ops fail and cancel write their records, and how
 	// to close it; nil writes them to stderr.
 	ActionLog func() (*slog.Logger, func())
@@ -90,6 +93,7 @@ var Commands = []struct{ Name, About string }{
 	{"ops", "list operations as a table: what is active, what failed and why"},
 	{"ops fail", "end an active operation by hand: Failed, OperationAbandoned (docs/runbooks.md)"},
 	{"ops cancel", "the same, Canceled"},
+	{"history", "print an operation's transitions with times and durations, from a log of its records"},
 	{"doc", "get, put or list raw documents in the store"},
 }
 
@@ -102,6 +106,8 @@ func Run(ctx context.Context, env Env, cmd string, args []string) (ok bool, err 
 		return true, ops(ctx, env, args)
 	case "doc":
 		return true, doc(ctx, env, args)
+	case "history":
+		return true, history(ctx, env, args)
 	}
 	return false, nil
 }

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 
@@ -45,8 +47,16 @@ func localEnv(getenv func(string) string, stdin io.Reader, stdout io.Writer) ope
 			}
 			return s, oc, nil
 		},
-		Records: func(fn func(operator.Record), needles ...string) error {
-			return devlog.Scan(dir, func(r devlog.Record) { fn(operator.Record(r)) }, needles...)
+		Records: func(fn func(operator.Record), needles ...string) error { return devlog.Scan(dir, fn, needles...) },
+		LogFiles: func() ([]string, error) {
+			if cosmosConfigured(getenv) {
+				return nil, errors.New("with Cosmos DB configured the process that ran the operation logged elsewhere: pass -log FILE, or run the history query of docs/operating.md in Application Insights")
+			}
+			files, err := devlog.Files(dir)
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil, fmt.Errorf("%w: history reads what hcpopsctl dev recorded there; for an app in Azure, pass -log FILE or use the history query of docs/operating.md", err)
+			}
+			return files, err
 		},
 		ActionLog: func() (*slog.Logger, func()) { return abandonLogger(dir) },
 	}

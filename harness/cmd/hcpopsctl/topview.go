@@ -32,7 +32,7 @@ func (v *tickView) render(w io.Writer, path, process string, now time.Time) {
 	line := fmt.Sprintf("last tick %s ago: %s in %s of its %s budget", operator.Age(now.Sub(last.Time)), last.Str("outcome"),
 		millis(last.Num("wall_ms")), millis(last.Num("budget_ms")))
 	if iv, ok := v.interval(); ok {
-		line += fmt.Sprintf("; ticks every %s", round(iv))
+		line += fmt.Sprintf("; ticks every %s", operator.Round(iv))
 		if now.Sub(last.Time) > lateAfter*iv {
 			line += fmt.Sprintf("; LATE: none for %s", operator.Age(now.Sub(last.Time)))
 		}
