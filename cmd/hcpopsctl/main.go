@@ -85,5 +85,5 @@ func usage(w io.Writer) {
 	for _, c := range operator.Commands {
 		fmt.Fprintf(w, "  %-13s  %s\n", c.Name, c.About)
 	}
-	fmt.Fprintf(w, "\nhistory reads a file of the handler's records (-log FILE); in Application Insights, the\nhistory and tick queries of docs/operating.md. '%s <command> -h' prints a command's usage.\n", prog)
+	fmt.Fprintf(w, "\nhistory and top read a file of the handler's records (-log FILE); in Application Insights,\nthe history and tick queries of docs/operating.md. '%s <command> -h' prints a command's usage.\n", prog)
 }

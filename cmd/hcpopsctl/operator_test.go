@@ -123,6 +123,19 @@ func TestOperatorCLIOnCosmos(t *testing.T) {
 	if _, errOut, code := run("", "history", op, "-subscription", sub); code == 0 || !strings.Contains(errOut, "-log FILE") {
 		t.Errorf("history without -log on the operator CLI: exit %d %s, want it to say where records come from", code, errOut)
 	}
+	// top, from a file of the handler's poll.tick records.
+	ticks := fmt.Sprintf(`{"time":%q,"level":"INFO","msg":"poll.tick","invocation_id":"i1","outcome":"ok","wall_ms":12.5,"budget_ms":240000,"budget_used":0.0001,"polled":1}`+"\n",
+		time.Now().Add(-5*time.Second).UTC().Format(time.RFC3339Nano))
+	if err := os.WriteFile(logFile, []byte(ticks), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, errOut, code := run("", "top", "-once", "-log", logFile); code != 0 || !strings.Contains(out, "hcpopsctl top: "+logFile) ||
+		!strings.Contains(out, "last tick 5s ago: ok in 12ms of its 4m0s budget") {
+		t.Errorf("top -once -log: exit %d\n%s%s", code, out, errOut)
+	}
+	if _, errOut, code := run("", "top", "-once"); code == 0 || !strings.Contains(errOut, "-log FILE") {
+		t.Errorf("top without -log on the operator CLI: exit %d %s", code, errOut)
+	}
 	if _, errOut, code := run("", "dev"); code == 0 || !strings.Contains(errOut, "developer binary") {
 		t.Errorf("dev on the operator CLI: exit %d %s, want it refused, naming the developer binary", code, errOut)
 	}

@@ -33,6 +33,10 @@ type Env struct {
 	// LogFiles names the files Records reads, oldest first, for a reader;
 	// an error says why there are none (nil: this build has no log).
 	LogFiles func() ([]string, error)
+	// Ticks is where top reads the poll timer's records by default, a
+	// line on the process writing them (nil: unknown), and what to close
+	// when done; nil: this build has no such log (top needs -log).
+	Ticks func() (path string, process func(context.Context) string, done func())
 	// ActionLog is where ops fail and cancel write their records, and how
 	// to close it; nil writes them to stderr.
 	ActionLog func() (*slog.Logger, func())
@@ -94,6 +98,7 @@ var Commands = []struct{ Name, About string }{
 	{"ops fail", "end an active operation by hand: Failed, OperationAbandoned (docs/runbooks.md)"},
 	{"ops cancel", "the same, Canceled"},
 	{"history", "print an operation's transitions with times and durations, from a log of its records"},
+	{"top", "the poll timer's last ticks and what they saw active, from a log of its records"},
 	{"doc", "get, put or list raw documents in the store"},
 }
 
@@ -108,6 +113,8 @@ func Run(ctx context.Context, env Env, cmd string, args []string) (ok bool, err 
 		return true, doc(ctx, env, args)
 	case "history":
 		return true, history(ctx, env, args)
+	case "top":
+		return true, top(ctx, env, args)
 	}
 	return false, nil
 }

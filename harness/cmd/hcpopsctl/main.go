@@ -50,7 +50,7 @@ func runCommand(ctx context.Context, cmd string, rest []string, getenv func(stri
 		return simulator.Main(ctx, rest, stdout)
 	case "submit":
 		return submit(ctx, rest, getenv, stdout)
-	case "status", "doc", "ops", "history":
+	case "status", "doc", "ops", "history", "top":
 		// The operator's commands, as the shipped hcpopsctl has them, on
 		// the local store.
 		_, err := operator.Run(ctx, localEnv(getenv, stdin, stdout), cmd, rest)
@@ -58,8 +58,6 @@ func runCommand(ctx context.Context, cmd string, rest []string, getenv func(stri
 	case "bench":
 		// make bench. Its scenarios re-run this binary as children.
 		return benchmark.Main(ctx, rest, stdout)
-	case "top":
-		return top(ctx, rest, getenv, stdout)
 	case "sink":
 		return sink(ctx, rest, getenv, stdout)
 	default:

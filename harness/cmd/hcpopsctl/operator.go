@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"path/filepath"
 
 	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/harness/devhost/devlog"
@@ -59,6 +60,10 @@ func localEnv(getenv func(string) string, stdin io.Reader, stdout io.Writer) ope
 			return files, err
 		},
 		ActionLog: func() (*slog.Logger, func()) { return abandonLogger(dir) },
+		Ticks: func() (string, func(context.Context) string, func()) {
+			h := newHolder(dir)
+			return filepath.Join(dir, devlog.File), h.status, h.close
+		},
 	}
 }
 

@@ -1,4 +1,4 @@
-package main
+package operator
 
 import (
 	"fmt"
@@ -7,9 +7,6 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-
-	"github.com/hcpops/hcpops/harness/devhost/devlog"
-	"github.com/hcpops/hcpops/internal/operator"
 )
 
 // lateAfter is how many typical intervals without a tick make the timer
@@ -19,8 +16,8 @@ const lateAfter = 3
 // render prints the view: a line on the timer's health, the ticks newest
 // first, and the latest tick's active operations by kind, request and
 // status.
-func (v *tickView) render(w io.Writer, path, process string, now time.Time) {
-	fmt.Fprintf(w, "hcpopsctl top: %s at %s\n", path, now.Format("15:04:05"))
+func (v *tickView) render(w io.Writer, prog, path, process string, now time.Time) {
+	fmt.Fprintf(w, "%s top: %s at %s\n", prog, path, now.Format("15:04:05"))
 	if process != "" {
 		fmt.Fprintln(w, process)
 	}
@@ -29,12 +26,12 @@ func (v *tickView) render(w io.Writer, path, process string, now time.Time) {
 		return
 	}
 	last := v.rows[len(v.rows)-1].tick
-	line := fmt.Sprintf("last tick %s ago: %s in %s of its %s budget", operator.Age(now.Sub(last.Time)), last.Str("outcome"),
+	line := fmt.Sprintf("last tick %s ago: %s in %s of its %s budget", Age(now.Sub(last.Time)), last.Str("outcome"),
 		millis(last.Num("wall_ms")), millis(last.Num("budget_ms")))
 	if iv, ok := v.interval(); ok {
-		line += fmt.Sprintf("; ticks every %s", operator.Round(iv))
+		line += fmt.Sprintf("; ticks every %s", Round(iv))
 		if now.Sub(last.Time) > lateAfter*iv {
-			line += fmt.Sprintf("; LATE: none for %s", operator.Age(now.Sub(last.Time)))
+			line += fmt.Sprintf("; LATE: none for %s", Age(now.Sub(last.Time)))
 		}
 	}
 	fmt.Fprintln(w, line)
@@ -73,7 +70,7 @@ func (v *tickView) render(w io.Writer, path, process string, now time.Time) {
 		num := func(k string) float64 { f, _ := m[k].(float64); return f }
 		str := func(k string) string { s, _ := m[k].(string); return s }
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s %s\n", str("kind"), str("request"), str("status"), int(num("count")),
-			int(num("stuck")), operator.Age(time.Duration(num("oldest_seconds")*float64(time.Second))), str("oldest_operation_id"))
+			int(num("stuck")), Age(time.Duration(num("oldest_seconds")*float64(time.Second))), str("oldest_operation_id"))
 	}
 	tw.Flush()
 }
@@ -91,7 +88,7 @@ func (v *tickView) interval() (time.Duration, bool) {
 	return gaps[len(gaps)/2], true
 }
 
-func stuckOf(a devlog.Record) int {
+func stuckOf(a Record) int {
 	n := 0
 	groups, _ := a.Attrs["groups"].([]any)
 	for _, g := range groups {
