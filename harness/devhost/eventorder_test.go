@@ -77,3 +77,20 @@ func TestEventsFollowTheirOperationsFirstLine(t *testing.T) {
 		t.Errorf("a line about an operation the feed never shows was not printed after holdFor:\n%s", out.String())
 	}
 }
+
+// A delivered ARM notification reaches the terminal, under its operation:
+// a person sees ARM told, not only the failures.
+func TestDeliveredNotificationReachesTheTerminal(t *testing.T) {
+	var out syncBuffer
+	clk := testsupport.NewClock(time.Date(2026, 3, 14, 10, 0, 0, 0, time.Local))
+	tr := newTracker(nil, &out, clk, "")
+	ev := &events{}
+	ev.attach(tr.onEvent)
+	logger := slog.New(ev.handler(slog.DiscardHandler))
+	logger.Info("notification.attempt", "operation_id", "op-1", "request", "Create", "outcome", "delivered", "attempt", 1, "host", "127.0.0.1:4242")
+	logger.Info("operation.transition", "operation_id", "op-1", "from", "Accepted", "to", "Provisioning") // the feed shows these
+	got := strings.TrimSpace(Unwrap(out.String()))
+	if !strings.Contains(got, "op-1") || !strings.Contains(got, "notification delivered: attempt 1 to 127.0.0.1:4242") || strings.Count(got, "\n") != 0 {
+		t.Errorf("terminal:\n%s\nwant one line: the delivered notification", out.String())
+	}
+}
