@@ -8,19 +8,24 @@ export GOTOOLCHAIN = go1.27.3
 GO        ?= go
 BIN       := bin/hcpopsctl
 DIST      := dist/functionapp
+OPSCTL    := dist/hcpopsctl
 FUNCTIONS := $(notdir $(wildcard functions/*))
 TESTFLAGS ?= -count=1 -timeout 10m
 
 .PHONY: build run run-cosmos test test-short vet lint lint-tool cover bench bench-go soak dst package clean
 
-# Two binaries: bin/hcpopsctl is the developer's (serve, dev, submit, status,
-# ops, history, doc, cs-simulator, bench); dist/functionapp/hcpops is the
-# Function App's, built from cmd/hcpops: the custom handler alone, without
-# the simulator, the local host or the benchmark (cmd/hcpops/deps_test.go).
+# Three binaries: bin/hcpopsctl is the developer's (the operator's commands
+# on the local store, and serve, dev, submit, sink, history, top,
+# cs-simulator, bench); dist/functionapp/hcpops is the Function App's, built
+# from cmd/hcpops: the custom handler alone; dist/hcpopsctl is the
+# operator's CLI, built from cmd/hcpopsctl for this machine: ops, ops
+# fail/cancel, status and doc on the app's Cosmos DB. The shipped two link
+# no harness and no bbolt (each one's deps_test.go).
 build:
 	$(GO) build -o $(BIN) ./harness/cmd/hcpopsctl
 	rm -rf $(DIST) && mkdir -p $(DIST)
 	GOOS=linux GOARCH=amd64 CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o $(DIST)/hcpops ./cmd/hcpops
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o $(OPSCTL) ./cmd/hcpopsctl
 	cp host.json $(DIST)/
 	for f in $(FUNCTIONS); do \
 	  if [ -f functions/$$f/function.json ]; then mkdir -p $(DIST)/$$f && cp functions/$$f/function.json $(DIST)/$$f/; fi; \

@@ -13,9 +13,11 @@ import (
 // backoff is a retry schedule keyed by operation document: of failed ARM
 // notifications, and of the CS calls of operations whose calls keep
 // failing. It lives in memory on purpose: recording attempts in the
-// operation document would cost a Cosmos write per failure, and losing the
-// schedule on a restart (or when the timer moves to another instance) only
-// means the next attempt comes sooner. Its size is bounded by an LRU
+// operation document would cost a Cosmos write per failure. Losing the
+// schedule on a restart (or when the timer moves to another instance)
+// only means the next CS attempt comes sooner; a notification's is taken
+// up again from when it fell due (resume), so its attempt numbers, which
+// the notifications alert reads, go on rather than start at 1. Its size is bounded by an LRU
 // (golang-lru): when full, the entry that failed longest ago makes room,
 // with the same harmless effect.
 //
@@ -107,6 +109,45 @@ func (b *backoff) size() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.m.Len()
+}
+
+// resume takes up the schedule of a key this process holds nothing for
+// (it started since, or the LRU let the entry go) from since, when its
+// first attempt fell due: the attempts the schedule had due by now,
+// before this one, count as made. A restart then neither numbers the next
+// attempt 1 again (an alert reads the number) nor hurries it.
+func (b *backoff) resume(key store.DocRef, since, now time.Time) {
+	if since.IsZero() || !now.After(since) {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, ok := b.m.Peek(key); ok {
+		return
+	}
+	if n := b.slots(now.Sub(since)) - 1; n > 0 {
+		b.m.Add(key, retryState{attempts: n, next: now})
+		b.n.Store(int64(b.m.Len()))
+	}
+}
+
+// slots counts the attempts the schedule has due within elapsed of the
+// first: the first at 0, each next one failed's delay later (base·2ⁿ, at
+// most max), as failed spaces them.
+func (b *backoff) slots(elapsed time.Duration) int {
+	if b.base <= 0 {
+		return 1
+	}
+	n, at, delay := 1, time.Duration(0), b.base
+	for delay < b.max {
+		if at += delay; at > elapsed {
+			return n
+		}
+		n++
+		delay *= 2
+	}
+	// At the cap the slots are max apart: count them without a loop.
+	return n + int((elapsed-at)/b.max)
 }
 
 // attempt numbers the next attempt for key, from 1.

@@ -33,6 +33,9 @@ func (e *Engine) notify(ctx context.Context, j *job, t *tally) {
 		return
 	}
 	key := docRef(op)
+	// Due since it became terminal: a process that starts on it numbers
+	// its attempt on the schedule from then, not from 1.
+	e.notifyAt.resume(key, op.Properties.LastTransitionTime, e.clock())
 	attempt := e.notifyAt.attempt(key)
 	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), maxNotifyWait)
 	err := e.notifier.Notify(pctx, uri, op.ToStatus())

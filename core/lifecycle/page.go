@@ -13,9 +13,11 @@ import (
 // polled is one operation of a tick's page with what the page read for
 // it, ready for tickPolled.
 type polled struct {
-	// op is nil when the document did not parse; parseErr says why.
+	// op is nil when the document did not parse; parseErr says why and
+	// raw is the document, for its address.
 	op       *document.OperationDocument
 	parseErr error
+	raw      []byte
 	// st is the operation's standing; due, when set, defers it to the
 	// retries after the stream (its next CS attempt is due).
 	st  standing
@@ -55,6 +57,7 @@ func (e *Engine) preparePage(ctx context.Context, src *pollSource, page opPage, 
 	for i, o := range ops {
 		p := &ps[i]
 		if p.op, p.parseErr = o.Doc, o.Err; p.parseErr != nil {
+			p.raw = o.Raw
 			continue
 		}
 		op := p.op

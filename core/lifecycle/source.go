@@ -98,7 +98,9 @@ func (s *pollSource) operations(p opPage) []activeset.Op {
 	}
 	ops := make([]activeset.Op, len(p.items))
 	for i, it := range p.items {
-		ops[i].Doc, ops[i].Err = document.ParseOperation(it.Body)
+		if ops[i].Doc, ops[i].Err = document.ParseOperation(it.Body); ops[i].Err != nil {
+			ops[i].Raw = it.Body // for its address in the tick's warning
+		}
 	}
 	if s.rb != nil {
 		s.rb.Operations(p.items, ops)

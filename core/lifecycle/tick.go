@@ -182,7 +182,8 @@ func (e *Engine) tickPolled(ctx context.Context, p *polled, t *tally, due func(r
 	case p.parseErr != nil:
 		t.polled.Add(1)
 		t.errors.Add(1)
-		e.log.ErrorContext(ctx, "skipping a malformed operation document", "error", p.parseErr)
+		pk, id := addressOf(p.raw)
+		e.log.ErrorContext(ctx, "skipping a malformed operation document", "document_id", id, "partition_key", pk, "error", p.parseErr)
 		return
 	case p.due != nil:
 		due(*p.due)

@@ -179,6 +179,10 @@ type Store interface {
 	// Children streams the live documents in partitionKey whose resourceID
 	// starts with parentResourceID+"/" (case-insensitive), page by page.
 	Children(ctx context.Context, partitionKey, parentResourceID string, page func([]Item) error) error
+	// Partition streams every live document of partitionKey, page by page,
+	// whatever it holds (a document with no resourceID too): what an
+	// operator lists to see everything a subscription's partition keeps.
+	Partition(ctx context.Context, partitionKey string, page func([]Item) error) error
 	// ChangeFeed returns up to maxItems changes after continuation: ""
 	// reads from the beginning, FeedSince(t) from a time, any other value
 	// must be a FeedPage.Continuation this store returned. One it cannot

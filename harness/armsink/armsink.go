@@ -63,6 +63,10 @@ type Sink struct {
 	failures int
 	calls    map[string][]Call // by URI path, in arrival order
 	arrived  chan struct{}     // closed by the next valid POST
+	mode     Mode
+	release  chan struct{} // closed when the sink stops hanging
+	holding  int           // POSTs held now
+	held     chan struct{} // closed when a POST is next held
 }
 
 // Call is one valid POST the sink answered.
@@ -120,7 +124,7 @@ func newSink(cfg Config, url string) (*Sink, error) {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	return &Sink{url: url, cfg: cfg, logger: logger, rng: rand.New(rand.NewPCG(cfg.Seed, 0x5171)), failLeft: cfg.FailFirst,
-		calls: map[string][]Call{}, stopped: make(chan struct{})}, nil
+		calls: map[string][]Call{}, stopped: make(chan struct{}), mode: ModeOK, release: make(chan struct{}), held: make(chan struct{})}, nil
 }
 
 // shut closes the server, if it has one, and says so.
@@ -130,7 +134,10 @@ func (s *Sink) shut() error {
 		err = s.srv.Close()
 		_ = s.ln.Close() // already closed if Serve had taken it
 	}
-	s.stopOnce.Do(func() { close(s.stopped) })
+	s.stopOnce.Do(func() {
+		close(s.stopped)
+		s.SetMode(ModeOK) // lets hung POSTs go
+	})
 	return err
 }
 
@@ -156,6 +163,10 @@ func (s *Sink) Close() error {
 }
 
 func (s *Sink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, ControlPath) {
+		s.control(w, r)
+		return
+	}
 	if r.Method != http.MethodPost {
 		http.Error(w, "notifications are POSTed", http.StatusMethodNotAllowed)
 		return
@@ -170,19 +181,27 @@ func (s *Sink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "body is not an operation status: "+err.Error(), http.StatusBadRequest)
 		return
 	}
+	if !s.hang(r.Context()) {
+		return // the caller gave up: nothing was answered
+	}
 	s.mu.Lock()
 	s.attempts++
 	var fail bool
-	if s.failLeft > 0 {
-		s.failLeft--
-		fail = true
-	} else {
-		fail = s.cfg.FailRate > 0 && s.rng.Float64() < s.cfg.FailRate
-	}
 	answer := http.StatusOK
+	switch {
+	case s.failLeft > 0:
+		s.failLeft--
+		fail, answer = true, http.StatusInternalServerError
+	case s.mode == ModeRefuse:
+		fail, answer = true, http.StatusForbidden
+	default:
+		fail = s.cfg.FailRate > 0 && s.rng.Float64() < s.cfg.FailRate
+		if fail {
+			answer = http.StatusInternalServerError
+		}
+	}
 	if fail {
 		s.failures++
-		answer = http.StatusInternalServerError
 	}
 	s.calls[r.URL.Path] = append(s.calls[r.URL.Path], Call{Status: answer, Body: status})
 	if s.arrived != nil {
@@ -191,7 +210,11 @@ func (s *Sink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 	if fail {
-		http.Error(w, "simulated ARM failure", http.StatusInternalServerError)
+		msg := "simulated ARM failure"
+		if answer == http.StatusForbidden {
+			msg = "simulated ARM refusal"
+		}
+		http.Error(w, msg, answer)
 		return
 	}
 	s.logger.InfoContext(r.Context(), "ARM notification received", "path", r.URL.Path, "operation", status.Name, "status", status.Status)

@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"syscall"
 	"time"
 
@@ -248,7 +249,8 @@ func run(ctx context.Context, o options, stdout, logw io.Writer, env map[string]
 		return err
 	}
 	ev.attach(tr.onEvent)
-	shared, err = storeapi.Share(st, o.dataDir, storeapi.Advert{Command: "hcpopsctl dev", FunctionsURL: host.FrontURL(), Store: st.name}, logger)
+	shared, err = storeapi.Share(st, o.dataDir, storeapi.Advert{Command: "hcpopsctl dev", FunctionsURL: host.FrontURL(), Store: st.name,
+		Settings: localstore.JudgeSettings(getenv), NotificationURL: sk.URL()}, logger)
 	if err != nil {
 		return err
 	}
@@ -285,7 +287,11 @@ func damageOf(s store.Store) (<-chan struct{}, func() error) {
 // operation written to the store until the run ends.
 func serveRun(ctx, hostCtx context.Context, o options, st store.Store, sim *simulator.Simulator, sk *armsink.Sink,
 	host *triggerhost.Host, tr *tracker, stdout io.Writer, logger *slog.Logger) error {
-	if !o.samples {
+	run, note := sampleDecision(o)
+	if note != "" {
+		fmt.Fprintln(stdout, "\n"+note)
+	}
+	if !run {
 		fmt.Fprintln(stdout, "\nserving; operations submitted with hcpopsctl submit show here. Interrupt to stop.")
 		follow(hostCtx, tr, logger)
 		return hostFailure(ctx, hostCtx)
@@ -293,6 +299,9 @@ func serveRun(ctx, hostCtx context.Context, o options, st store.Store, sim *simu
 	r, err := newRunner(st, sim, sk, tr, stdout, logger, samplePlan())
 	if err != nil {
 		return err
+	}
+	if err := os.WriteFile(filepath.Join(o.dataDir, samplesFile), []byte(time.Now().UTC().Format(time.RFC3339)+"\n"), 0o644); err != nil {
+		logger.WarnContext(ctx, "recording that the samples ran failed; the next run submits them again", "error", err)
 	}
 	runErr := r.run(hostCtx)
 	if runErr == nil && o.hooks.settled != nil {
@@ -370,6 +379,28 @@ func stopReason(ctx context.Context) error {
 	return errors.New("interrupted")
 }
 
+// samplesFile records in the data dir that a run submitted the samples,
+// and when: a restart then follows what you submitted instead of burying
+// it under another round of samples.
+const samplesFile = "samples-ran"
+
+// sampleDecision says whether this run submits the samples, and what to
+// say when it does not though -samples is on by default.
+func sampleDecision(o options) (run bool, note string) {
+	if !o.samples {
+		return false, ""
+	}
+	if o.samplesAsked {
+		return true, ""
+	}
+	b, err := os.ReadFile(filepath.Join(o.dataDir, samplesFile))
+	if err != nil {
+		return true, ""
+	}
+	return false, fmt.Sprintf("the sample operations ran in %s on an earlier run (%s): not again, so what you follow stays in view; -samples runs them again, -reset starts afresh",
+		o.dataDir, strings.TrimSpace(string(b)))
+}
+
 // prepareDataDir creates the data dir (and with reset, empties what this
 // command keeps there: the store, host state, the simulator's objects) and
 // returns the host state dir. With the embedded
@@ -383,7 +414,7 @@ func prepareDataDir(dir string, reset, embeddedStore bool) (stateDir string, err
 		reset = true
 	}
 	if reset {
-		for _, p := range []string{storePath, stateDir, simState} {
+		for _, p := range []string{storePath, stateDir, simState, filepath.Join(dir, samplesFile)} {
 			if err := os.RemoveAll(p); err != nil {
 				return "", fmt.Errorf("resetting %s: %w", p, err)
 			}

@@ -83,7 +83,9 @@ func (h *eventHandler) Enabled(ctx context.Context, l slog.Level) bool {
 }
 
 func (h *eventHandler) Handle(ctx context.Context, r slog.Record) error {
-	if r.Level >= slog.LevelWarn || (r.Level >= slog.LevelInfo && waiting[r.Message]) {
+	// A delivered notification too: ARM's part of the story, which a
+	// person would otherwise never see arrive.
+	if r.Level >= slog.LevelWarn || (r.Level >= slog.LevelInfo && (waiting[r.Message] || r.Message == lifecycle.MsgNotification)) {
 		ev := event{at: r.Time, level: r.Level, msg: r.Message, attrs: map[string]string{}}
 		add := func(a slog.Attr) bool {
 			ev.attrs[h.group+a.Key] = a.Value.Resolve().String()

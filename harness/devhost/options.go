@@ -31,10 +31,13 @@ type options struct {
 	simDurations     string
 	schedules        map[string]string
 	samples          bool
-	exitWhenDone     bool
-	timeout          time.Duration
-	logLevel         slog.Level
-	verbose          bool
+	// samplesAsked: -samples (or -exit-when-done) was given, so the
+	// samples run even when an earlier run in the data dir ran them.
+	samplesAsked bool
+	exitWhenDone bool
+	timeout      time.Duration
+	logLevel     slog.Level
+	verbose      bool
 	// logPath is the log file; "" logs to the writer run is given.
 	logPath string
 
@@ -79,7 +82,7 @@ func parseOptions(args []string, lookupEnv func(string) (string, bool), usage io
 		o.schedules[name] = strings.TrimSpace(expr)
 		return nil
 	})
-	fs.BoolVar(&o.samples, "samples", true, "submit the sample operations and show their progress")
+	fs.BoolVar(&o.samples, "samples", true, "submit the sample operations and show their progress; by default only when no earlier run\nin the data dir did (-samples runs them again)")
 	fs.BoolVar(&o.exitWhenDone, "exit-when-done", false, "exit once every sample operation is terminal: 0 if all ended as expected")
 	fs.DurationVar(&o.timeout, "timeout", 0, "stop after this long (0: run until interrupted)")
 	level := fs.String("log-level", "info", "debug, info, warn or error")
@@ -96,6 +99,8 @@ func parseOptions(args []string, lookupEnv func(string) (string, bool), usage io
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("hcpopsctl dev: unexpected arguments %q", fs.Args())
 	}
+	fs.Visit(func(f *flag.Flag) { o.samplesAsked = o.samplesAsked || f.Name == "samples" })
+	o.samplesAsked = o.samplesAsked || o.exitWhenDone
 	if err := o.logLevel.UnmarshalText([]byte(*level)); err != nil {
 		return o, fmt.Errorf("hcpopsctl dev: -log-level %q: want debug, info, warn or error", *level)
 	}

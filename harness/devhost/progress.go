@@ -47,7 +47,16 @@ type opView struct {
 	want      arm.ProvisioningState
 	// sample: in the samples' subscription, so the sample run waits for it.
 	sample bool
+	// held are lines about it logged before the feed showed it, printed
+	// after its first line (or after holdFor, if the feed never does).
+	held      []string
+	heldSince time.Time
 }
+
+// holdFor bounds how long a line about an operation waits for the
+// operation's first line: one the feed never shows (a document that is
+// no readable operation) still has its lines printed.
+const holdFor = 2 * time.Second
 
 // tracker follows every operation written after it started through the
 // store's change feed, with a position of its own, and prints each state
@@ -180,6 +189,12 @@ func (t *tracker) poll(ctx context.Context) error {
 	for _, b := range bodies {
 		t.observe(b, outsideLabel)
 	}
+	now := t.clock.Now()
+	for _, name := range t.order {
+		if v := t.ops[name]; len(v.held) > 0 && now.Sub(v.heldSince) >= holdFor {
+			t.flushHeld(v)
+		}
+	}
 	t.cont = cont
 	return err
 }
@@ -227,6 +242,15 @@ func (t *tracker) observe(raw []byte, label string) {
 	if old == "-" && p.OperationID != "" && t.frontURL != "" {
 		fmt.Fprintf(t.out, "%*s%s\n", WrapIndent, "", Curl(t.frontURL, p.OperationID, p.TenantID, p.ClientID))
 	}
+	t.flushHeld(v)
+}
+
+// flushHeld prints the lines held for v; t.mu held.
+func (t *tracker) flushHeld(v *opView) {
+	for _, text := range v.held {
+		t.line(v, text)
+	}
+	v.held, v.heldSince = nil, time.Time{}
 }
 
 // line prints one line about v: time, label, operation, request and
@@ -282,6 +306,15 @@ func (t *tracker) onEvent(ev event) {
 		r.printed, r.more = now, 0
 	default:
 		t.repeated[key] = &repeat{text: why, printed: now}
+	}
+	if t.store != nil && ev.get("operation_id") != "" && v.status == "" {
+		// Not shown yet (the log is quicker than the change feed): its
+		// first line comes first.
+		if len(v.held) == 0 {
+			v.heldSince = now
+		}
+		v.held = append(v.held, text)
+		return
 	}
 	t.line(v, text)
 }

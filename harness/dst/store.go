@@ -137,3 +137,10 @@ func digest(b []byte) string {
 	_, _ = h.Write(b)
 	return fmt.Sprintf("%016x", h.Sum64())
 }
+
+func (s *gatedStore) Partition(ctx context.Context, pk string, page func([]store.Item) error) error {
+	if err := s.enter(ctx, "partition "+pk); err != nil {
+		return err
+	}
+	return s.next.Partition(ctx, pk, page)
+}

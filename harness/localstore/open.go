@@ -57,7 +57,7 @@ func Serving(getenv func(string) string) app.Local {
 				return nil, nil
 			}
 			dir := DataDir(getenv)
-			sh, err := storeapi.Share(st, dir, storeapi.Advert{Command: "hcpops serve", Store: EmbeddedStoreName(dir)}, a.Logger)
+			sh, err := storeapi.Share(st, dir, storeapi.Advert{Command: "hcpops serve", Store: EmbeddedStoreName(dir), Settings: JudgeSettings(getenv)}, a.Logger)
 			if err != nil {
 				return nil, err
 			}

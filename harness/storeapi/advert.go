@@ -41,6 +41,15 @@ type Advert struct {
 	// EmbeddedStoreName), so a CLI configured for another refuses to
 	// write where the process would never look.
 	Store string `json:"store,omitempty"`
+	// Settings are the settings the process judges operations with (the
+	// lifecycle's HCPOPS_* values as it read them: stuck thresholds,
+	// deadlines, notification backoff), so the CLI judges as it does, not
+	// as its own shell happens to be set.
+	Settings map[string]string `json:"settings,omitempty"`
+	// NotificationURL is the base of the process's stand-in for ARM's
+	// notification endpoint (hcpopsctl dev's sink), so what submit writes
+	// beside it is notified where a person can see and steer it.
+	NotificationURL string `json:"notificationURL,omitempty"`
 }
 
 // ErrNoAdvert: no process advertises a store in the directory.

@@ -128,6 +128,10 @@ func (c *Client) Children(ctx context.Context, partitionKey, parentResourceID st
 	return c.stream(ctx, pathChildren, request{PartitionKey: partitionKey, Parent: parentResourceID}, page)
 }
 
+func (c *Client) Partition(ctx context.Context, partitionKey string, page func([]store.Item) error) error {
+	return c.stream(ctx, pathPartition, request{PartitionKey: partitionKey}, page)
+}
+
 // Close has nothing to release: the store belongs to the running process.
 func (c *Client) Close() error { return nil }
 

@@ -107,6 +107,9 @@ func (sv *Server) routes() http.Handler {
 	mux.HandleFunc("POST "+pathChildren, sv.stream(func(ctx context.Context, req request, page func([]store.Item) error) error {
 		return sv.store.Children(ctx, req.PartitionKey, req.Parent, page)
 	}))
+	mux.HandleFunc("POST "+pathPartition, sv.stream(func(ctx context.Context, req request, page func([]store.Item) error) error {
+		return sv.store.Partition(ctx, req.PartitionKey, page)
+	}))
 	return sv.authorized(mux)
 }
 

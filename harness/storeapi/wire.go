@@ -26,6 +26,7 @@ const (
 	pathBatch            = "/v1/batch"
 	pathActiveOperations = "/v1/activeOperations"
 	pathChildren         = "/v1/children"
+	pathPartition        = "/v1/partition"
 	pathChangeFeed       = "/v1/changeFeed"
 	pathReadMany         = "/v1/readMany"
 )

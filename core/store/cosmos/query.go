@@ -11,7 +11,10 @@ import (
 	"github.com/hcpops/hcpops/core/store"
 )
 
-const childrenQuery = "SELECT * FROM c WHERE STARTSWITH(c.resourceID, @prefix, true) AND NOT IS_DEFINED(c.deletionTimestamp)"
+const (
+	childrenQuery  = "SELECT * FROM c WHERE STARTSWITH(c.resourceID, @prefix, true) AND NOT IS_DEFINED(c.deletionTimestamp)"
+	partitionQuery = "SELECT * FROM c WHERE NOT IS_DEFINED(c.deletionTimestamp)"
+)
 
 // ActiveOperations streams the non-terminal operations of every partition
 // (and, if asked, terminal ones with a notification still to send), one
@@ -43,6 +46,17 @@ func (s *Store) Children(ctx context.Context, partitionKey, parentResourceID str
 	params := []azcosmos.QueryParameter{{Name: "@prefix", Value: parentResourceID + "/"}}
 	if err := s.query(ctx, childrenQuery, azcosmos.NewPartitionKeyString(partitionKey), params, 0, page); err != nil {
 		return fmt.Errorf("listing children of %s in %s: %w", parentResourceID, store.KeyLabel(partitionKey), err)
+	}
+	return nil
+}
+
+// Partition streams every live document of partitionKey.
+func (s *Store) Partition(ctx context.Context, partitionKey string, page func([]store.Item) error) error {
+	if err := checkPartitionKey(partitionKey); err != nil {
+		return fmt.Errorf("listing a partition: %w", err)
+	}
+	if err := s.query(ctx, partitionQuery, azcosmos.NewPartitionKeyString(partitionKey), nil, 0, page); err != nil {
+		return fmt.Errorf("listing partition %s: %w", store.KeyLabel(partitionKey), err)
 	}
 	return nil
 }

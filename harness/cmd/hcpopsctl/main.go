@@ -14,6 +14,7 @@ import (
 	devhost "github.com/hcpops/hcpops/harness/devhost"
 	"github.com/hcpops/hcpops/harness/simulator"
 	"github.com/hcpops/hcpops/internal/cli"
+	"github.com/hcpops/hcpops/internal/operator"
 )
 
 // prog is the developer binary's name, so its messages are told apart
@@ -49,19 +50,16 @@ func runCommand(ctx context.Context, cmd string, rest []string, getenv func(stri
 		return simulator.Main(ctx, rest, stdout)
 	case "submit":
 		return submit(ctx, rest, getenv, stdout)
-	case "status":
-		return status(ctx, rest, getenv, stdout)
-	case "doc":
-		return doc(ctx, rest, getenv, stdin, stdout)
+	case "status", "doc", "ops", "history", "top":
+		// The operator's commands, as the shipped hcpopsctl has them, on
+		// the local store.
+		_, err := operator.Run(ctx, localEnv(getenv, stdin, stdout), cmd, rest)
+		return err
 	case "bench":
 		// make bench. Its scenarios re-run this binary as children.
 		return benchmark.Main(ctx, rest, stdout)
-	case "ops":
-		return ops(ctx, rest, getenv, stdout)
-	case "history":
-		return history(ctx, rest, getenv, stdout)
-	case "top":
-		return top(ctx, rest, getenv, stdout)
+	case "sink":
+		return sink(ctx, rest, getenv, stdout)
 	default:
 		usage(stdout)
 		return &cli.Error{Cmd: prog, Err: fmt.Errorf("unknown command %q ('hcpopsctl -h' lists them)", cmd)}
@@ -77,8 +75,11 @@ commands:
   dev            run the whole lifecycle locally: embedded store, CS simulator, trigger host (make run)
   cs-simulator   run the Clusters Service simulator (--listen 127.0.0.1:PORT)
   submit         write an operation and its resource the way the ARO-HCP frontend does
+  sink           read or steer dev's ARM notification sink: ok, refuse, hang, fail N
   status         print an operation's ARM status body
   ops            list operations as a table: what is active, what failed and why
+  ops fail       end an active operation by hand: Failed, OperationAbandoned (docs/runbooks.md)
+  ops cancel     the same, Canceled
   history        print an operation's transitions with times and durations, from the process's log
   top            the poll timer's last ticks and what they saw active, refreshed live
   doc            get, put or list raw documents in the configured store

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hcpops/hcpops/harness/devhost/devlog"
 )
@@ -99,7 +100,19 @@ func TestOpsAndHistory(t *testing.T) {
 		t.Errorf("ops -subscription:\n%s", r.stdout)
 	}
 	r = w.hcpops(t, "", "ops", "-subscription", cliSub, "-active", "-o", "json")
-	var js []opRow
+	// The -o json row, as a script reads it.
+	var js []struct {
+		OperationID      string     `json:"operationId"`
+		StatusPath       string     `json:"statusPath"`
+		StuckPastSeconds float64    `json:"stuckPastSeconds"`
+		Deadline         *time.Time `json:"deadline"`
+		LastProblem      *struct {
+			Message string `json:"message"`
+		} `json:"lastProblem"`
+		Notification *struct {
+			Outcome string `json:"outcome"`
+		} `json:"notification"`
+	}
 	if err := json.Unmarshal([]byte(r.stdout), &js); err != nil || len(js) != 2 || js[0].OperationID != stuck || js[0].LastProblem == nil || js[0].StatusPath == "" ||
 		js[0].StuckPastSeconds != 3 || js[0].Deadline == nil || js[1].OperationID != unreachable || js[1].Notification == nil || js[1].Notification.Outcome != "failed" {
 		t.Errorf("ops -active -o json: %v\n%s", err, r.stdout)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -48,7 +49,8 @@ func submit(ctx context.Context, args []string, getenv func(string) string, stdo
 	vmSize := fs.String("vm-size", "Standard_D8s_v3", "node pool VM size")
 	issuer := fs.String("issuer-url", "https://login.microsoftonline.com/00000000-0000-0000-0000-000000000000/v2.0", "external auth issuer URL (https)")
 	audiences := fs.String("audiences", "hcpops", "external auth audiences, comma-separated (1 to 10)")
-	notify := fs.String("notification-uri", "", "Azure-AsyncNotificationUri: where ARM is told of the outcome (absolute http(s) URL)")
+	notify := fs.String("notification-uri", "", "Azure-AsyncNotificationUri: where ARM is told of the outcome (absolute http(s) URL);\n"+
+		"by default the running hcpopsctl dev's ARM sink (hcpopsctl sink steers it), none for none")
 	tenant := fs.String("tenant", "", "X-Ms-Home-Tenant-Id of the caller (a UUID)")
 	client := fs.String("client", "", "X-Ms-Client-Object-Id of the caller (a UUID)")
 	create := fs.Bool("create", false, "create the embedded store when none exists and no hcpops process runs on the data dir")
@@ -73,7 +75,11 @@ func submit(ctx context.Context, args []string, getenv func(string) string, stdo
 	if (req == "request-credential" || req == "revoke-credentials") && t.Kind != document.KindCluster {
 		return fmt.Errorf("-request %s: only a cluster takes it, and -resource names a %s", req, t.Kind)
 	}
-	opts := frontend.Options{NotificationURI: *notify, TenantID: *tenant, ClientID: *client}
+	uri := *notify
+	if uri == noNotification {
+		uri = ""
+	}
+	opts := frontend.Options{NotificationURI: uri, TenantID: *tenant, ClientID: *client}
 	if err := frontend.CheckOptions(opts); err != nil {
 		return refusal(err)
 	}
@@ -82,7 +88,7 @@ func submit(ctx context.Context, args []string, getenv func(string) string, stdo
 	var write func(context.Context, *frontend.Frontend) (frontend.Accepted, error)
 	switch req {
 	case "create", "update":
-		if write, err = putRequest(t, f, opts, req == "update"); err != nil {
+		if write, err = putRequest(t, f, &opts, req == "update"); err != nil {
 			return refusal(err)
 		}
 	case "delete":
@@ -108,6 +114,11 @@ func submit(ctx context.Context, args []string, getenv func(string) string, stdo
 		return err
 	}
 	defer s.Close()
+	sink := ""
+	if *notify == "" && conn.Process != nil && conn.Process.NotificationURL != "" {
+		opts.NotificationURI = conn.Process.NotificationURL + sinkPath(t, req)
+		sink = " (" + conn.Process.Command + "'s ARM sink; -notification-uri none for none)"
+	}
 	fe := frontend.New(s, clock.Real{}, func() string { return uuid.Must(uuid.NewRandomFromReader(rand.Reader)).String() })
 	a, err := write(ctx, fe)
 	if err != nil {
@@ -115,6 +126,9 @@ func submit(ctx context.Context, args []string, getenv func(string) string, stdo
 	}
 	op := a.Operation
 	fmt.Fprintf(stdout, "operation %s\nrequest   %s %s\nstatus    %s\nstatusURL %s\n", op.Name(), op.Properties.Request, op.Properties.ExternalID, op.Properties.Status, a.StatusPath())
+	if opts.NotificationURI != "" {
+		fmt.Fprintf(stdout, "notify    %s%s\n", opts.NotificationURI, sink)
+	}
 	switch {
 	case conn.Process != nil && conn.Process.FunctionsURL != "":
 		// Only a live process's front door: a dead one's would not answer.
@@ -125,6 +139,21 @@ func submit(ctx context.Context, args []string, getenv func(string) string, stdo
 	return nil
 }
 
+// noNotification is the -notification-uri that asks for none, even
+// beside a dev whose sink submit would use.
+const noNotification = "none"
+
+// sinkPath is where in the dev's sink an operation is notified: the
+// resource's names and the request, so the sink's record reads as what
+// was asked.
+func sinkPath(t frontend.Target, req string) string {
+	p := "/notify/" + url.PathEscape(t.ResourceGroup) + "/" + url.PathEscape(t.Cluster)
+	if t.Kind != document.KindCluster {
+		p += "/" + url.PathEscape(t.Name)
+	}
+	return p + "/" + req
+}
+
 type putFlags struct {
 	location, version, channel, mrg string
 	replicas                        int
@@ -133,7 +162,7 @@ type putFlags struct {
 
 // putRequest checks a create or update as the frontend does and returns
 // the write that makes it.
-func putRequest(t frontend.Target, f putFlags, opts frontend.Options, update bool) (func(context.Context, *frontend.Frontend) (frontend.Accepted, error), error) {
+func putRequest(t frontend.Target, f putFlags, opts *frontend.Options, update bool) (func(context.Context, *frontend.Frontend) (frontend.Accepted, error), error) {
 	switch t.Kind {
 	case document.KindCluster:
 		spec := frontend.ClusterSpec{Location: f.location, VersionID: orDefault(f.version, defaultClusterVersion), ChannelGroup: f.channel, ManagedResourceGroup: f.mrg}
@@ -143,11 +172,11 @@ func putRequest(t frontend.Target, f putFlags, opts frontend.Options, update boo
 		}
 		if update {
 			return func(ctx context.Context, fe *frontend.Frontend) (frontend.Accepted, error) {
-				return fe.UpdateCluster(ctx, t.ID, spec, opts)
+				return fe.UpdateCluster(ctx, t.ID, spec, *opts)
 			}, nil
 		}
 		return func(ctx context.Context, fe *frontend.Frontend) (frontend.Accepted, error) {
-			return fe.PutCluster(ctx, t.ID, spec, opts)
+			return fe.PutCluster(ctx, t.ID, spec, *opts)
 		}, nil
 	case document.KindNodePool:
 		spec := frontend.NodePoolSpec{VersionID: orDefault(f.version, defaultNodePoolVersion), ChannelGroup: f.channel, VMSize: f.vmSize, Replicas: f.replicas, AutoRepair: true}
@@ -156,11 +185,11 @@ func putRequest(t frontend.Target, f putFlags, opts frontend.Options, update boo
 		}
 		if update {
 			return func(ctx context.Context, fe *frontend.Frontend) (frontend.Accepted, error) {
-				return fe.UpdateNodePool(ctx, t.ID, spec, opts)
+				return fe.UpdateNodePool(ctx, t.ID, spec, *opts)
 			}, nil
 		}
 		return func(ctx context.Context, fe *frontend.Frontend) (frontend.Accepted, error) {
-			return fe.PutNodePool(ctx, t.ID, spec, opts)
+			return fe.PutNodePool(ctx, t.ID, spec, *opts)
 		}, nil
 	default:
 		spec := frontend.ExternalAuthSpec{IssuerURL: f.issuer, Audiences: strings.Split(f.audiences, ",")}
@@ -169,11 +198,11 @@ func putRequest(t frontend.Target, f putFlags, opts frontend.Options, update boo
 		}
 		if update {
 			return func(ctx context.Context, fe *frontend.Frontend) (frontend.Accepted, error) {
-				return fe.UpdateExternalAuth(ctx, t.ID, spec, opts)
+				return fe.UpdateExternalAuth(ctx, t.ID, spec, *opts)
 			}, nil
 		}
 		return func(ctx context.Context, fe *frontend.Frontend) (frontend.Accepted, error) {
-			return fe.PutExternalAuth(ctx, t.ID, spec, opts)
+			return fe.PutExternalAuth(ctx, t.ID, spec, *opts)
 		}, nil
 	}
 }

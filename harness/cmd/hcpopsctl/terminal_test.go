@@ -164,7 +164,7 @@ func TestTerminalShowsFailedRetryingRefused(t *testing.T) {
 
 	// Skipped: a malformed operation document loaded by hand.
 	doc := fmt.Sprintf(`{"id":"bad-op","partitionKey":%q,"resourceType":"Microsoft.RedHatOpenShift/hcpOperationStatuses","properties":{"status":7}}`, sub)
-	if r := w.hcpops(t, doc, "doc", "put", "-"); r.code != 0 {
+	if r := w.hcpops(t, doc, "doc", "put", "-unchecked", "-"); r.code != 0 {
 		t.Fatalf("doc put: %s%s", r.stdout, r.stderr)
 	}
 	p.waitLine("the skipped document", `\(document\)\s+bad-op .*skipped: skipping a malformed operation document`)

@@ -45,15 +45,15 @@ func TestTopAndHealth(t *testing.T) {
 		`^hcpopsctl top: \.data/dev\.log at \d\d:\d\d:\d\d\n`,
 		`(?m)^hcpopsctl dev \(pid \d+\) runs on \.data$`,
 		`(?m)^last tick \d+s ago: ok in [\d.]+m?s of its 4m0s budget; ticks every \d[\d.]*m?s$`,
-		`(?m)^ +TIME +OUTCOME +WALL +BUDGET +ACTIVE +STUCK +POLLED +CHANGED +SKIPPED +ERRORS +CS +CS ERR +CS P99$`,
-		`(?m)^ +\d\d:\d\d:\d\d +ok +[\d.]+m?s +\d+\.\d% +1 +1 +\d+ +\d+ +\d+ +\d+ +\d+ +\d+ +[\d.]+m?s$`,
+		`(?m)^ +STARTED +OUTCOME +WALL +BUDGET +ACTIVE +STUCK +POLLED +CHANGED +SKIPPED +ERRORS +CS +CS ERR +CS P99$`,
+		`(?m)^ +\d\d:\d\d:\d\d\.\d{3} +ok +[\d.]+m?s +\d+\.\d% +1 +1 +\d+ +\d+ +\d+ +\d+ +\d+ +\d+ +[\d.]+m?s$`,
 		`(?m)^active at \d\d:\d\d:\d\d:$`,
 	} {
 		if !regexp.MustCompile(re).MatchString(r.stdout) {
 			t.Errorf("top lacks %s:\n%s", re, r.stdout)
 		}
 	}
-	if n := len(regexp.MustCompile(`(?m)^ +\d\d:\d\d:\d\d +ok`).FindAllString(r.stdout, -1)); n != 3 {
+	if n := len(regexp.MustCompile(`(?m)^ +\d\d:\d\d:\d\d\.\d{3} +ok`).FindAllString(r.stdout, -1)); n != 3 {
 		t.Errorf("top -n 3 showed %d ticks:\n%s", n, r.stdout)
 	}
 
@@ -66,7 +66,7 @@ func TestTopAndHealth(t *testing.T) {
 	screens := strings.Split(string(out), "\x1b[H\x1b[2J")
 	lastTicks := map[string]bool{}
 	for _, s := range screens {
-		if m := regexp.MustCompile(`(?m)^ +(\d\d:\d\d:\d\d) +ok`).FindStringSubmatch(s); m != nil {
+		if m := regexp.MustCompile(`(?m)^ +(\d\d:\d\d:\d\d\.\d{3}) +ok`).FindStringSubmatch(s); m != nil {
 			lastTicks[m[1]] = true
 		}
 	}

@@ -6,10 +6,6 @@
 package devlog
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -17,9 +13,10 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"time"
 
 	"gopkg.in/natefinch/lumberjack.v2"
+
+	"github.com/hcpops/hcpops/internal/operator"
 )
 
 // File is the current log's name in the data dir.
@@ -68,24 +65,8 @@ func Files(dir string) ([]string, error) {
 	return backups, nil
 }
 
-// Record is one slog JSON line.
-type Record struct {
-	Time        time.Time
-	Level       string
-	Msg         string
-	OperationID string
-	// Attrs holds every member of the line, the above included.
-	Attrs map[string]any
-}
-
-// Str is the string attribute k, or "".
-func (r Record) Str(k string) string { s, _ := r.Attrs[k].(string); return s }
-
-// Num is the number attribute k, or 0.
-func (r Record) Num(k string) float64 { f, _ := r.Attrs[k].(float64); return f }
-
-// Problem reports whether the line is a warning or an error.
-func (r Record) Problem() bool { return r.Level == "WARN" || r.Level == "ERROR" }
+// Record is one slog JSON line, as the operator's commands read it.
+type Record = operator.Record
 
 // Scan calls fn for each line of dir's logs, oldest first, that contains
 // every one of needles (a cheap filter before a line is decoded). Lines
@@ -104,70 +85,9 @@ func Scan(dir string, fn func(Record), needles ...string) error {
 }
 
 func scanFile(path string, fn func(Record), needles []string) error {
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil // rotated away meanwhile
-	}
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	br := bufio.NewReaderSize(f, 64*1024)
-lines:
-	for {
-		line, err := readLine(br)
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("reading %s: %w", path, err)
-		}
-		for _, n := range needles {
-			if !bytes.Contains(line, []byte(n)) {
-				continue lines
-			}
-		}
-		if r, ok := Parse(line); ok {
-			fn(r)
-		}
-	}
+	return operator.ScanFile(path, fn, needles...)
 }
 
 // Parse reads one slog JSON line; ok is false for a line that is no JSON
 // object (a panic's stack, say).
-func Parse(line []byte) (r Record, ok bool) {
-	var attrs map[string]any
-	if json.Unmarshal(line, &attrs) != nil || attrs == nil {
-		return Record{}, false
-	}
-	r = Record{Attrs: attrs}
-	r.Level, r.Msg, r.OperationID = r.Str("level"), r.Str("msg"), r.Str("operation_id")
-	r.Time, _ = time.Parse(time.RFC3339Nano, r.Str("time"))
-	return r, true
-}
-
-// maxLine bounds one line; a longer one (not a record slog writes) is
-// skipped rather than held.
-const maxLine = 1 << 20
-
-// readLine returns the next line without its newline; an overlong line
-// comes back empty.
-func readLine(br *bufio.Reader) ([]byte, error) {
-	var buf []byte
-	long := false
-	for {
-		chunk, err := br.ReadSlice('\n')
-		if long = long || len(buf)+len(chunk) > maxLine; !long {
-			buf = append(buf, chunk...)
-		}
-		switch {
-		case errors.Is(err, bufio.ErrBufferFull):
-			continue
-		case err != nil && len(buf) == 0 && !long:
-			return nil, err
-		case long:
-			return nil, nil
-		}
-		return bytes.TrimRight(buf, "\r\n"), nil
-	}
-}
+func Parse(line []byte) (Record, bool) { return operator.ParseRecord(line) }

@@ -42,7 +42,7 @@ func TestAppendRotateScan(t *testing.T) {
 	}
 	// Garbage and an overlong line in the current file are skipped.
 	f, _ := os.OpenFile(files[1], os.O_APPEND|os.O_WRONLY, 0)
-	fmt.Fprintf(f, "panic: not json\n%s\n", strings.Repeat("y", maxLine+10))
+	fmt.Fprintf(f, "panic: not json\n%s\n", strings.Repeat("y", (1<<20)+10)) // over the reader's 1 MiB line bound
 	fmt.Fprintln(f, `{"time":"2026-03-14T01:59:27Z","level":"WARN","msg":"last","operation_id":"op-last"}`)
 	f.Close()
 	got = got[:0]

@@ -57,6 +57,24 @@ func (s *Store) Children(ctx context.Context, partitionKey, parentResourceID str
 	return nil
 }
 
+// Partition streams every live document of one partition.
+func (s *Store) Partition(ctx context.Context, partitionKey string, page func([]store.Item) error) error {
+	if err := storedoc.CheckPartition(partitionKey, page); err != nil {
+		return err
+	}
+	err := s.stream(ctx, bucketDocs, partitionPrefix(partitionKey), storedoc.DefaultPageSize, page, func(_ *bolt.Cursor, _, v []byte, now int64) (store.Item, bool, error) {
+		rec, err := decodeRecord(v)
+		if err != nil || !rec.Visible(now) {
+			return store.Item{}, false, err
+		}
+		return itemOf(rec), true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("listing partition %s: %w", store.KeyLabel(partitionKey), err)
+	}
+	return nil
+}
+
 // matchFunc decides whether the entry k, v of a scanned bucket belongs in
 // the result and copies it out of the transaction. docs is a cursor on the
 // documents for point lookups: reusing one cursor per page saves the

@@ -46,6 +46,22 @@ func (s *Store) Children(ctx context.Context, partitionKey, parentResourceID str
 	return nil
 }
 
+// Partition streams every live document of one partition.
+func (s *Store) Partition(ctx context.Context, partitionKey string, page func([]store.Item) error) error {
+	if err := storedoc.CheckPartition(partitionKey, page); err != nil {
+		return err
+	}
+	all := func(*record) bool { return true }
+	keys, err := s.keys(func(k key, _ *record) bool { return k.pk == partitionKey })
+	if err == nil {
+		err = s.stream(ctx, keys, storedoc.DefaultPageSize, page, all)
+	}
+	if err != nil {
+		return fmt.Errorf("listing partition %s: %w", store.KeyLabel(partitionKey), err)
+	}
+	return nil
+}
+
 // keys is the sorted keys of the documents that pass keep.
 func (s *Store) keys(keep func(key, *record) bool) ([]key, error) {
 	s.mu.RLock()

@@ -78,6 +78,17 @@ func ChildrenPrefix(partitionKey, parentResourceID string, page func([]store.Ite
 	return parentResourceID + "/", nil
 }
 
+// CheckPartition checks a Partition call.
+func CheckPartition(partitionKey string, page func([]store.Item) error) error {
+	if err := CheckPartitionKey(partitionKey); err != nil {
+		return fmt.Errorf("listing a partition: %w", err)
+	}
+	if page == nil {
+		return fmt.Errorf("listing partition %s: %w: page callback is nil", store.KeyLabel(partitionKey), store.ErrInvalid)
+	}
+	return nil
+}
+
 // FeedRequest is a checked ChangeFeed call: where to start and how much to
 // read.
 type FeedRequest struct {

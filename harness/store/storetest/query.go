@@ -149,6 +149,37 @@ func testChildren(t *testing.T, h Harness) {
 	}
 }
 
+// testPartition: every live document of the partition, whatever its
+// resourceID (none, the subscription's own, another subscription's), and
+// nothing of another partition or soft-deleted.
+func testPartition(t *testing.T, h Harness) {
+	ctx := context.Background()
+	s, sub := h.Store, newSubscription()
+	cluster := clusterDoc(sub, "myRG", "myCluster")
+	pool := nestedDoc(sub, cluster.ResourceID(), "nodePools", "np1")
+	op := operationDoc(sub, "Provisioning")
+	bare := doc{"id": "no-resource-id", "partitionKey": sub}
+	foreign := clusterDoc(newSubscription(), "rg", "elsewhere").Set("partitionKey", sub)
+	gone := nestedDoc(sub, cluster.ResourceID(), "nodePools", "gone")
+	for _, d := range []doc{cluster, pool, op, bare, foreign, gone} {
+		mustCreate(t, s, sub, d)
+	}
+	if err := s.SoftDelete(ctx, sub, gone.ID()); err != nil {
+		t.Fatalf("SoftDelete: %v", err)
+	}
+	other := newSubscription()
+	mustCreate(t, s, other, clusterDoc(other, "myRG", "myCluster"))
+
+	items, _ := collect(t, 0, func(page func([]store.Item) error) error { return s.Partition(ctx, sub, page) })
+	want := []string{cluster.ID(), pool.ID(), op.ID(), bare.ID(), foreign.ID()}
+	if got := idsIn(t, items, sub, other); !sameSet(got, want) || len(got) != len(want) {
+		t.Errorf("Partition(%s) = %v, want %v", sub, got, want)
+	}
+	if err := s.Partition(ctx, "", func([]store.Item) error { return nil }); !errors.Is(err, store.ErrInvalid) {
+		t.Errorf("Partition with an empty partition key: %v, want ErrInvalid", err)
+	}
+}
+
 func lowerASCII(s string) string {
 	b := []byte(s)
 	for i, c := range b {

@@ -63,6 +63,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		{"ActiveOperations", testActiveOperations},
 		{"ActiveOperationsPaging", testActiveOperationsPaging},
 		{"Children", testChildren},
+		{"Partition", testPartition},
 		{"ChangeFeed", testChangeFeed},
 		{"ChangeFeedDeletes", testChangeFeedDeletes},
 		{"ChangeFeedSince", testChangeFeedSince},

@@ -1,4 +1,4 @@
-package main
+package operator
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
 )
 
@@ -19,8 +20,9 @@ type putDoc struct {
 }
 
 // checkPut checks every document against what any store refuses (address,
-// size) and the same id twice, before a store is opened.
-func checkPut(docs []json.RawMessage) ([]putDoc, error) {
+// size), the same id twice and, unless unchecked, what the poll tick
+// cannot parse, before a store is opened.
+func checkPut(docs []json.RawMessage, unchecked bool) ([]putDoc, error) {
 	out := make([]putDoc, 0, len(docs))
 	seen := map[store.DocRef]int{}
 	for i, raw := range docs {
@@ -34,6 +36,9 @@ func checkPut(docs []json.RawMessage) ([]putDoc, error) {
 		if err == nil {
 			err = store.CheckDocumentSize(raw)
 		}
+		if err == nil && !unchecked {
+			err = checkParses(raw)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("document %d (id %q): %w; nothing was written", i+1, env.ID, err)
 		}
@@ -44,6 +49,35 @@ func checkPut(docs []json.RawMessage) ([]putDoc, error) {
 		out = append(out, putDoc{ref: ref, body: raw})
 	}
 	return out, nil
+}
+
+// checkParses refuses an operation or resource document the engine could
+// not parse or act on: the tick would skip it every time, so writing it
+// only hides the operation. The error names the field and the value.
+func checkParses(raw []byte) error {
+	kind, err := document.Sniff(raw)
+	if err != nil {
+		return fmt.Errorf("a document the poll tick cannot parse: %w (-unchecked writes it anyway)", err)
+	}
+	switch kind {
+	case document.KindOperation:
+		op, err := document.ParseOperation(raw)
+		if err == nil {
+			_, err = op.TargetKind()
+		}
+		if err == nil && !op.TargetInPartition() {
+			err = fmt.Errorf("properties.externalId: %q belongs in partition %s, not %s", op.Properties.ExternalID,
+				document.PartitionKey(document.SubscriptionOf(op.Properties.ExternalID)), op.PartitionKey)
+		}
+		if err != nil {
+			return fmt.Errorf("an operation document the poll tick cannot parse: %w (-unchecked writes it anyway)", err)
+		}
+	case document.KindCluster, document.KindNodePool, document.KindExternalAuth:
+		if _, err := document.ParseResource(raw); err != nil {
+			return fmt.Errorf("a %s document the poll tick cannot parse: %w (-unchecked writes it anyway)", kind, err)
+		}
+	}
+	return nil
 }
 
 // putStep is one write of a doc put and the line it prints.

@@ -1,4 +1,4 @@
-package main
+package operator
 
 import (
 	"bytes"
@@ -10,8 +10,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/hcpops/hcpops/harness/localstore"
-
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/internal/cli"
@@ -19,18 +17,20 @@ import (
 
 // doc reads and loads raw documents in the configured store (embedded or
 // Cosmos): for inspecting a database and for seeding fixtures.
-func doc(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout io.Writer) error {
+func doc(ctx context.Context, env Env, args []string) error {
+	stdout := env.Stdout
+	docAbout := "Reads and loads raw documents in the store: " + env.About + "."
 	const synopsis = "get ID | put [FILE|-] | list (-subscription SUB | -active)"
 	if len(args) == 0 {
-		return fmt.Errorf("usage: hcpopsctl doc %s", synopsis)
+		return fmt.Errorf("usage: %s doc %s", env.Prog, synopsis)
 	}
 	sub, rest := args[0], args[1:]
 	switch sub {
 	case "-h", "-help", "--help", "help":
-		fmt.Fprintln(stdout, "usage: hcpopsctl doc "+synopsis+"\n\n"+docAbout+"\n\n'hcpopsctl doc get|put|list -h' for each.")
+		fmt.Fprintln(stdout, "usage: "+env.Prog+" doc "+synopsis+"\n\n"+docAbout+"\n\n'"+env.Prog+" doc get|put|list -h' for each.")
 		return cli.ErrHelp
 	case "get":
-		fs := cli.Command(prog+" doc get", "ID", "Prints a document. ID is an ARM resource ID, an operation's status path or URL, or\n"+
+		fs := cli.Command(env.Prog+" doc get", "ID", "Prints a document. ID is an ARM resource ID, an operation's status path or URL, or\n"+
 			"(with -subscription) a document's Cosmos id or an operation's UUID, as doc list prints them.\n"+docAbout)
 		subscription := fs.String("subscription", "", "the subscription (partition) of a bare Cosmos id or operation UUID")
 		pos, err := cli.Parse(fs, rest, stdout)
@@ -44,15 +44,21 @@ func doc(ctx context.Context, args []string, getenv func(string) string, stdin i
 		if err != nil {
 			return err
 		}
-		return withStore(ctx, getenv, localstore.ReadOnly, func(s store.Store) error { return docGet(ctx, s, pos[0], refs, stdout) })
+		return withStore(ctx, env, false, false, func(s store.Store) error { return docGet(ctx, s, pos[0], refs, stdout) })
 	case "put":
-		fs := cli.Command(prog+" doc put", "[FILE|-]", "Creates each document, or replaces it under its current etag. Input: one JSON document,\n"+
+		fs := cli.Command(env.Prog+" doc put", "[FILE|-]", "Creates each document, or replaces it under its current etag. Input: one JSON document,\n"+
 			"a JSON array, or one document per line; - or nothing reads stdin. All or nothing: every\n"+
 			"document is read and checked before the first is written, then each partition's documents\n"+
 			"are written in one transactional batch (more past Cosmos DB's 100-document, 2 MB batch\n"+
 			"limits). Batches on other partitions cannot roll back with a failed one: the error then\n"+
-			"names exactly what was written.")
-		create := fs.Bool("create", false, "create the embedded store when none exists and no hcpops process runs on the data dir")
+			"names exactly what was written. An operation or resource document is parsed as the poll\n"+
+			"tick parses it (times, enums, ids): one it cannot parse is refused, naming the field and\n"+
+			"value, unless -unchecked.")
+		create := new(bool)
+		if env.Local {
+			fs.BoolVar(create, "create", false, "create the embedded store when none exists and no hcpops process runs on the data dir")
+		}
+		unchecked := fs.Bool("unchecked", false, "write operation and resource documents the poll tick cannot parse (to see how it copes); by default they are refused")
 		pos, err := cli.Parse(fs, rest, stdout)
 		if err != nil {
 			return err
@@ -60,27 +66,31 @@ func doc(ctx context.Context, args []string, getenv func(string) string, stdin i
 		if len(pos) > 1 {
 			return cli.UsageError(fs, "[FILE|-]")
 		}
-		raw, err := readDocuments(pos, stdin)
+		raw, err := readDocuments(pos, env.Stdin)
 		if err != nil {
 			return err
 		}
-		docs, err := checkPut(raw)
+		docs, err := checkPut(raw, *unchecked)
 		if err != nil {
 			return err
 		}
-		access := localstore.WriteExisting
-		if *create {
-			access = localstore.ReadWrite
-		}
-		return withStore(ctx, getenv, access, func(s store.Store) error { return docPut(ctx, s, docs, stdout) })
+		return withStore(ctx, env, true, *create, func(s store.Store) error { return docPut(ctx, s, docs, stdout) })
 	case "list":
-		return docList(ctx, rest, getenv, stdout)
+		return docList(ctx, env, rest)
 	default:
 		return fmt.Errorf("unknown subcommand %q (want get, put or list)", sub)
 	}
 }
 
-const docAbout = "Reads and loads raw documents in the store: Cosmos DB when configured, else the running\nhcpopsctl dev/serve's store, else the embedded store in $HCPOPS_DATA_DIR."
+// withStore runs fn on the build's store and closes it.
+func withStore(ctx context.Context, env Env, write, create bool, fn func(store.Store) error) error {
+	s, _, err := env.Connect(ctx, write, create)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	return fn(s)
+}
 
 // docRefs turns what a person may paste into the documents it can name,
 // most likely first.
@@ -89,7 +99,7 @@ func docRefs(arg, sub string) ([]store.DocRef, error) {
 		if sub == "" {
 			return nil, fmt.Errorf("ID %q is not a resource ID: pass -subscription SUB with a Cosmos id or operation UUID", arg)
 		}
-		if err := checkSubscription("-subscription", sub); err != nil {
+		if err := CheckSubscription("-subscription", sub); err != nil {
 			return nil, err
 		}
 		pk := document.PartitionKey(sub)
@@ -99,14 +109,14 @@ func docRefs(arg, sub string) ([]store.DocRef, error) {
 		}
 		return refs, nil
 	}
-	if ref, err := parseOperationRef(arg, sub); err == nil {
-		return []store.DocRef{{PartitionKey: ref.pk(), ID: ref.id()}}, nil
+	if ref, err := ParseOperationRef(arg, sub); err == nil {
+		return []store.DocRef{{PartitionKey: ref.PK(), ID: ref.ID()}}, nil
 	}
 	rid, err := document.ParseResourceID("ID", arg)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkSubscription("ID's subscription", rid.SubscriptionID); err != nil {
+	if err := CheckSubscription("ID's subscription", rid.SubscriptionID); err != nil {
 		return nil, err
 	}
 	return []store.DocRef{{PartitionKey: document.PartitionKey(rid.SubscriptionID), ID: document.CosmosID(arg)}}, nil
@@ -205,9 +215,10 @@ func checkEnvelope(raw json.RawMessage) error {
 }
 
 // docList prints one document per line.
-func docList(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
-	fs := cli.Command(prog+" doc list", "(-subscription SUB | -active)", "Prints documents, one per line.")
-	sub := fs.String("subscription", "", "list every live document of this subscription")
+func docList(ctx context.Context, env Env, args []string) error {
+	stdout := env.Stdout
+	fs := cli.Command(env.Prog+" doc list", "(-subscription SUB | -active)", "Prints documents, one per line.")
+	sub := fs.String("subscription", "", "list every live document in this subscription's partition (with or without a resourceID)")
 	active := fs.Bool("active", false, "list active operations (and terminal ones awaiting notification) across subscriptions")
 	pos, err := cli.Parse(fs, args, stdout)
 	if err != nil {
@@ -219,9 +230,9 @@ func docList(ctx context.Context, args []string, getenv func(string) string, std
 	case !*active && *sub == "":
 		return errors.New("list: pass -subscription SUB or -active")
 	case *active && *sub != "":
-		return errors.New("list: -subscription and -active select different documents; pass one (hcpopsctl ops -active -subscription SUB lists a subscription's active operations)")
+		return errors.New("list: -subscription and -active select different documents; pass one (" + env.Prog + " ops -active -subscription SUB lists a subscription's active operations)")
 	case *sub != "":
-		if err := checkSubscription("-subscription", *sub); err != nil {
+		if err := CheckSubscription("-subscription", *sub); err != nil {
 			return err
 		}
 	}
@@ -235,11 +246,11 @@ func docList(ctx context.Context, args []string, getenv func(string) string, std
 		}
 		return nil
 	}
-	return withStore(ctx, getenv, localstore.ReadOnly, func(s store.Store) error {
+	return withStore(ctx, env, false, false, func(s store.Store) error {
 		if *active {
 			return s.ActiveOperations(ctx, store.ActiveOperationsQuery{WithPendingNotification: true}, print)
 		}
-		return s.Children(ctx, document.PartitionKey(*sub), "/subscriptions/"+*sub, print)
+		return s.Partition(ctx, document.PartitionKey(*sub), print)
 	})
 }
 

@@ -1,4 +1,4 @@
-package main
+package operator
 
 import (
 	"fmt"
@@ -7,8 +7,6 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-
-	"github.com/hcpops/hcpops/harness/devhost/devlog"
 )
 
 // lateAfter is how many typical intervals without a tick make the timer
@@ -18,8 +16,8 @@ const lateAfter = 3
 // render prints the view: a line on the timer's health, the ticks newest
 // first, and the latest tick's active operations by kind, request and
 // status.
-func (v *tickView) render(w io.Writer, path, process string, now time.Time) {
-	fmt.Fprintf(w, "hcpopsctl top: %s at %s\n", path, now.Format("15:04:05"))
+func (v *tickView) render(w io.Writer, prog, path, process string, now time.Time) {
+	fmt.Fprintf(w, "%s top: %s at %s\n", prog, path, now.Format("15:04:05"))
 	if process != "" {
 		fmt.Fprintln(w, process)
 	}
@@ -28,18 +26,18 @@ func (v *tickView) render(w io.Writer, path, process string, now time.Time) {
 		return
 	}
 	last := v.rows[len(v.rows)-1].tick
-	line := fmt.Sprintf("last tick %s ago: %s in %s of its %s budget", age(now.Sub(last.Time)), last.Str("outcome"),
+	line := fmt.Sprintf("last tick %s ago: %s in %s of its %s budget", Age(now.Sub(last.Time)), last.Str("outcome"),
 		millis(last.Num("wall_ms")), millis(last.Num("budget_ms")))
 	if iv, ok := v.interval(); ok {
-		line += fmt.Sprintf("; ticks every %s", round(iv))
+		line += fmt.Sprintf("; ticks every %s", Round(iv))
 		if now.Sub(last.Time) > lateAfter*iv {
-			line += fmt.Sprintf("; LATE: none for %s", age(now.Sub(last.Time)))
+			line += fmt.Sprintf("; LATE: none for %s", Age(now.Sub(last.Time)))
 		}
 	}
 	fmt.Fprintln(w, line)
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "TIME\tOUTCOME\tWALL\tBUDGET\tACTIVE\tSTUCK\tPOLLED\tCHANGED\tSKIPPED\tERRORS\tCS\tCS ERR\tCS P99\t")
+	fmt.Fprintln(tw, "STARTED\tOUTCOME\tWALL\tBUDGET\tACTIVE\tSTUCK\tPOLLED\tCHANGED\tSKIPPED\tERRORS\tCS\tCS ERR\tCS P99\t")
 	for i := len(v.rows) - 1; i >= 0; i-- {
 		t, a := v.rows[i].tick, v.rows[i].active
 		active, stuck := "-", "-"
@@ -49,7 +47,10 @@ func (v *tickView) render(w io.Writer, path, process string, now time.Time) {
 				active += "+" // a lower bound: the tick stopped early
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f%%\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t\n", t.Time.Local().Format("15:04:05"),
+		// When it started, to the millisecond: its record is written when
+		// it ends, so a hung tick and a quick one would share a second.
+		started := t.Time.Add(-time.Duration(t.Num("wall_ms") * float64(time.Millisecond)))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f%%\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t\n", started.Local().Format("15:04:05.000"),
 			strings.TrimSuffix(t.Str("outcome"), "_exhausted"), millis(t.Num("wall_ms")), 100*t.Num("budget_used"), active, stuck,
 			int(t.Num("polled")), int(t.Num("changed")), int(t.Num("skipped")), int(t.Num("errors")),
 			int(t.Num("cs_calls")), int(t.Num("cs_errors")), millis(t.Num("cs_p99_ms")))
@@ -69,7 +70,7 @@ func (v *tickView) render(w io.Writer, path, process string, now time.Time) {
 		num := func(k string) float64 { f, _ := m[k].(float64); return f }
 		str := func(k string) string { s, _ := m[k].(string); return s }
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s %s\n", str("kind"), str("request"), str("status"), int(num("count")),
-			int(num("stuck")), age(time.Duration(num("oldest_seconds")*float64(time.Second))), str("oldest_operation_id"))
+			int(num("stuck")), Age(time.Duration(num("oldest_seconds")*float64(time.Second))), str("oldest_operation_id"))
 	}
 	tw.Flush()
 }
@@ -87,7 +88,7 @@ func (v *tickView) interval() (time.Duration, bool) {
 	return gaps[len(gaps)/2], true
 }
 
-func stuckOf(a devlog.Record) int {
+func stuckOf(a Record) int {
 	n := 0
 	groups, _ := a.Attrs["groups"].([]any)
 	for _, g := range groups {

@@ -1,6 +1,7 @@
-package main
+package operator
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -11,7 +12,6 @@ import (
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/lifecycle"
 	"github.com/hcpops/hcpops/core/store"
-	"github.com/hcpops/hcpops/harness/devhost/devlog"
 )
 
 // What `hcpopsctl ops` adds to the documents: the stuck threshold an active
@@ -69,6 +69,10 @@ func outlooks(ctx context.Context, s store.Store, cfg lifecycle.Config, rows []o
 		}
 		o := rules.Outlook(r.op, res, now)
 		r.StuckPastSeconds = o.Stuck.Seconds()
+		if o.Stuck > 0 {
+			since := r.StartTime.Add(o.Stuck).UTC()
+			r.StuckSince = &since
+		}
 		if !o.Deadline.IsZero() {
 			d := o.Deadline.UTC()
 			r.Deadline = &d
@@ -95,7 +99,7 @@ func resourceRef(r opRow) (store.DocRef, bool) {
 // fromLog fills each row's last problem and failed notification from the
 // local log; with withRefused, operations whose notification was refused
 // in the last day are added (finished, so not in an active listing).
-func fromLog(ctx context.Context, s store.Store, dir string, rows []opRow, withRefused bool, now time.Time) []opRow {
+func fromLog(ctx context.Context, s store.Store, records func(func(Record), ...string) error, rows []opRow, withRefused bool, now time.Time) []opRow {
 	byID := map[string]*opRow{}
 	for i := range rows {
 		byID[rows[i].OperationID] = &rows[i]
@@ -107,7 +111,7 @@ func fromLog(ctx context.Context, s store.Store, dir string, rows []opRow, withR
 	refused := map[string]refusal{}
 	// No log (Cosmos, or a serve that logs elsewhere) leaves them empty.
 	// A dispatch or transition after a problem means it was overcome.
-	_ = devlog.Scan(dir, func(r devlog.Record) {
+	_ = records(func(r Record) {
 		row := byID[r.OperationID]
 		if r.Msg == lifecycle.MsgNotification {
 			n := notificationOf(r)
@@ -124,6 +128,9 @@ func fromLog(ctx context.Context, s store.Store, dir string, rows []opRow, withR
 		case !active:
 		case r.Msg == lifecycle.MsgDispatched || r.Msg == lifecycle.MsgTransition:
 			row.LastProblem = nil
+		case r.Msg == lifecycle.MsgStuck:
+			// Not why it retries: the row says it is stuck, in words,
+			// by the process's own thresholds.
 		case r.Problem():
 			row.LastProblem = &problemLine{Time: r.Time, Message: r.Msg, Error: r.Str("error")}
 		}
@@ -136,7 +143,7 @@ func fromLog(ctx context.Context, s store.Store, dir string, rows []opRow, withR
 			continue
 		}
 		sub := document.SubscriptionOf(f.resourceID)
-		op, err := readOperation(ctx, s, operationRef{subscription: sub, name: name})
+		op, err := ReadOperation(ctx, s, OperationRef{Subscription: sub, Name: name})
 		if err != nil {
 			continue // expired, or the log names another store's
 		}
@@ -148,7 +155,7 @@ func fromLog(ctx context.Context, s store.Store, dir string, rows []opRow, withR
 }
 
 // notificationOf is a notification record's outcome; nil when delivered.
-func notificationOf(r devlog.Record) *notificationLine {
+func notificationOf(r Record) *notificationLine {
 	outcome := r.Str("outcome")
 	if outcome == lifecycle.NotificationDelivered {
 		return nil
@@ -170,6 +177,9 @@ func newOpRow(op *document.OperationDocument, now time.Time) opRow {
 
 // statusCell is the STATUS column: the status, and what is wrong with it.
 func statusCell(r opRow) string {
+	if r.Unreadable != nil {
+		return "UNREADABLE " + cmp.Or(r.Status, "?")
+	}
 	s := r.Status
 	switch {
 	case r.Notifying:
@@ -178,7 +188,7 @@ func statusCell(r opRow) string {
 		s += " (ARM not told)"
 	}
 	if r.StuckPastSeconds > 0 {
-		s += " STUCK>" + age(time.Duration(r.StuckPastSeconds*float64(time.Second)))
+		s += " STUCK>" + Age(time.Duration(r.StuckPastSeconds*float64(time.Second)))
 	}
 	return s
 }
@@ -193,9 +203,16 @@ func deadlineCell(r opRow, now time.Time) string {
 	}
 	left := r.Deadline.Sub(now)
 	if left <= 0 {
-		return "PAST (due " + age(-left) + " ago): held while CS says it is under way"
+		return "PAST (due " + Age(-left) + " ago): held while CS says it is under way"
 	}
-	return "fails in " + age(left)
+	return "fails in " + Age(left)
+}
+
+// stuckText is a stuck operation in words: since when, in which status,
+// for how long, past which threshold.
+func stuckText(r opRow) string {
+	return fmt.Sprintf("stuck since %s: %s for %s, past its %s threshold", r.StuckSince.Local().Format("15:04:05"), r.Status,
+		Age(time.Duration(r.AgeSeconds*float64(time.Second))), Age(time.Duration(r.StuckPastSeconds*float64(time.Second))))
 }
 
 // notificationText says what became of an undelivered notification.

@@ -1,21 +1,17 @@
-package main
+package operator
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"strings"
-
-	"github.com/hcpops/hcpops/harness/localstore"
 
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/clock"
 	"github.com/hcpops/hcpops/core/lifecycle"
 	"github.com/hcpops/hcpops/core/notification"
-	"github.com/hcpops/hcpops/harness/devhost/devlog"
 	"github.com/hcpops/hcpops/internal/cli"
 	"github.com/hcpops/hcpops/logging"
 )
@@ -23,13 +19,14 @@ import (
 // opsAbandon is `hcpopsctl ops fail|cancel OPERATION -reason TEXT`: an
 // operator ends an active operation the backend cannot finish, with the
 // lifecycle's own terminal write (lifecycle.Abandon).
-func opsAbandon(ctx context.Context, verb string, args []string, getenv func(string) string, stdout io.Writer) error {
+func opsAbandon(ctx context.Context, env Env, verb string, args []string) error {
+	stdout, getenv := env.Stdout, env.Getenv
 	status := arm.ProvisioningStateFailed
 	if verb == "cancel" {
 		status = arm.ProvisioningStateCanceled
 	}
 	synopsis := "OPERATION -reason TEXT [-by NAME] [-subscription SUB]"
-	fs := cli.Command(prog+" ops "+verb, synopsis, fmt.Sprintf("Ends an active operation by hand as %s, code %s, with the reason and the operator in\n"+
+	fs := cli.Command(env.Prog+" ops "+verb, synopsis, fmt.Sprintf("Ends an active operation by hand as %s, code %s, with the reason and the operator in\n"+
 		"its error, the resource's provisioningState moved as the lifecycle would, ARM notified, and an\n"+
 		"%s record. For an operation the backend cannot finish (Clusters Service lost the\n"+
 		"object, a resource document a person must repair); never for one CS is merely slow with\n"+
@@ -52,38 +49,38 @@ func opsAbandon(ctx context.Context, verb string, args []string, getenv func(str
 	case strings.TrimSpace(*by) == "":
 		return errors.New("-by is empty and $USER unset: say who ends the operation; nothing was written")
 	}
-	ref, err := parseOperationRef(pos[0], *sub)
+	ref, err := ParseOperationRef(pos[0], *sub)
 	if err != nil {
 		return err
 	}
-	cfg, err := lifecycle.ConfigFromEnv(getenv)
-	if err != nil {
-		return err
-	}
-	s, conn, err := connect(ctx, getenv, localstore.WriteExisting)
+	s, conn, err := env.Connect(ctx, true, false)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	logger, closeLog := abandonLogger(localstore.DataDir(getenv))
+	cfg, from, err := judgeConfig(getenv, conn)
+	if err != nil {
+		return fmt.Errorf("%s: %w", from, err)
+	}
+	logger, closeLog := actionLog(env)
 	defer closeLog()
 	a, err := lifecycle.NewAbandoner(lifecycle.AbandonDeps{Store: s, Notifier: leftToServer{}, Clock: clock.Real{}, Logger: logger}, cfg)
 	if err != nil {
 		return err
 	}
-	got, err := a.Abandon(ctx, lifecycle.AbandonRequest{PartitionKey: ref.pk(), ID: ref.id(), Status: status, Reason: *reason, By: *by})
+	got, err := a.Abandon(ctx, lifecycle.AbandonRequest{PartitionKey: ref.PK(), ID: ref.ID(), Status: status, Reason: *reason, By: *by})
 	if err != nil {
 		return err
 	}
 	p := got.Operation.Properties
-	fmt.Fprintf(stdout, "%-10s %s %s (was %s): %s: %s\n", verb+"ed", ref.name, p.Status, got.From, p.Error.Code, p.Error.Message)
+	fmt.Fprintf(stdout, "%-10s %s %s (was %s): %s: %s\n", verb+"ed", ref.Name, p.Status, got.From, p.Error.Code, p.Error.Message)
 	if got.ResourceUpdated {
 		fmt.Fprintf(stdout, "%-10s %s provisioningState %s\n", "resource", resourceName(p.ExternalID), p.Status)
 	} else {
 		fmt.Fprintf(stdout, "%-10s %s unchanged (not this operation's, or gone)\n", "resource", resourceName(p.ExternalID))
 	}
 	if got.NotificationPending {
-		who := "the next hcpopsctl dev or serve on " + conn.Name
+		who := conn.Server
 		if conn.Process != nil {
 			who = fmt.Sprintf("%s (pid %d) on its next tick", conn.Process.Command, conn.Process.PID)
 		}
@@ -102,16 +99,12 @@ func (leftToServer) Notify(context.Context, string, arm.OperationStatus) error {
 	return fmt.Errorf("%w: left to the process serving the store", notification.ErrInFlight)
 }
 
-// abandonLogger writes the lifecycle's records (operation.transition,
-// operation.abandoned) to the data dir's log, where history and ops read
-// them; without a data dir (Cosmos DB from elsewhere), to stderr.
-func abandonLogger(dir string) (*slog.Logger, func()) {
-	var w io.Writer = os.Stderr
-	closeLog := func() {}
-	if st, err := os.Stat(dir); err == nil && st.IsDir() {
-		if f, _, err := devlog.Open(dir, 0); err == nil {
-			w, closeLog = f, func() { _ = f.Close() }
-		}
+// actionLog is where ops fail and cancel write their records
+// (operation.transition, operation.abandoned): where the build says (the
+// local process's log, where history and ops read them), else stderr.
+func actionLog(env Env) (*slog.Logger, func()) {
+	if env.ActionLog != nil {
+		return env.ActionLog()
 	}
-	return slog.New(logging.Handler(slog.NewJSONHandler(w, nil))), closeLog
+	return slog.New(logging.Handler(slog.NewJSONHandler(os.Stderr, nil))), func() {}
 }

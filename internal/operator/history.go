@@ -1,20 +1,15 @@
-package main
+package operator
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"strings"
 	"text/tabwriter"
 	"time"
 
-	"github.com/hcpops/hcpops/harness/localstore"
-
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/lifecycle"
-	"github.com/hcpops/hcpops/harness/devhost/devlog"
 	"github.com/hcpops/hcpops/internal/cli"
 )
 
@@ -29,15 +24,20 @@ type historyRow struct {
 }
 
 // history prints an operation's transitions with times and durations, as
-// the running process recorded them: for hcpopsctl dev, its log in the data
-// dir; under Azure Functions, the same table comes from Application
-// Insights with the history query of docs/operating.md.
-func history(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
-	const synopsis = "OPERATION (its UUID, or the status path or URL submit printed)"
-	flags := cli.Command(prog+" history", synopsis, "Prints an operation's history: its dispatch, each transition with the time spent in the\n"+
+// the process that ran it recorded them: for a local run, its log in the
+// data dir; for an app in Azure, a file of the handler's records (-log), or
+// the history query of docs/operating.md in Application Insights.
+func history(ctx context.Context, env Env, args []string) error {
+	stdout := env.Stdout
+	const synopsis = "OPERATION (its UUID, with or without -subscription, or the status path or URL submit printed)"
+	flags := cli.Command(env.Prog+" history", synopsis, "Prints an operation's history: its dispatch, each transition with the time spent in the\n"+
 		"state it left and since it started, its ARM notifications, and every warning logged about\n"+
-		"it. Read from what hcpopsctl dev recorded in $HCPOPS_DATA_DIR/dev.log (and its rotated files);\n"+
-		"for an app in Azure, run the history query of docs/operating.md in Application Insights.")
+		"it. Read from the log of the process that ran it (a local run's $HCPOPS_DATA_DIR/dev.log and\n"+
+		"its rotated files), or from -log FILE: the handler's JSON records one a line (its log stream,\n"+
+		"or the message column of Application Insights' traces); in Application Insights itself, run\n"+
+		"the history query of docs/operating.md.")
+	sub := flags.String("subscription", "", "subscription ID (optional with a bare UUID: its operation's request and resource are then read from the store too)")
+	logFile := flags.String("log", "", "read the records from this file instead of the local process's log")
 	pos, err := cli.Parse(flags, args, stdout)
 	if err != nil {
 		return err
@@ -46,25 +46,33 @@ func history(ctx context.Context, args []string, getenv func(string) string, std
 		return cli.UsageError(flags, synopsis)
 	}
 	name, ok := document.CanonicalUUID(pos[0])
-	var ref operationRef
-	if !ok {
-		if ref, err = parseOperationRef(pos[0], ""); err != nil {
+	var ref OperationRef
+	switch {
+	case ok && *sub != "":
+		// As status and ops fail take it: the UUID in that subscription.
+		if ref, err = ParseOperationRef(pos[0], *sub); err != nil {
 			return err
 		}
-		name = ref.name
+	case !ok:
+		if ref, err = ParseOperationRef(pos[0], *sub); err != nil {
+			return err
+		}
+		name = ref.Name
 	}
-	if cosmosConfigured(getenv) {
-		return errors.New("with Cosmos DB configured the process that ran the operation logged elsewhere: run the history query of docs/operating.md in Application Insights")
+	var files []string
+	scan := env.Records
+	switch {
+	case *logFile != "":
+		files = []string{*logFile}
+		scan = func(fn func(Record), needles ...string) error { return ScanFile(*logFile, fn, needles...) }
+	case env.LogFiles == nil || env.Records == nil:
+		return errors.New("no process log here: pass -log FILE (the handler's JSON records, one a line), or run the history query of docs/operating.md in Application Insights")
+	default:
+		if files, err = env.LogFiles(); err != nil {
+			return err
+		}
 	}
-	dir := localstore.DataDir(getenv)
-	files, err := devlog.Files(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("%w: history reads what hcpopsctl dev recorded there; for an app in Azure, use the history query of docs/operating.md", err)
-	}
-	if err != nil {
-		return err
-	}
-	rows, err := historyOf(dir, name)
+	rows, err := historyOf(scan, name)
 	if err != nil {
 		return err
 	}
@@ -75,9 +83,9 @@ func history(ctx context.Context, args []string, getenv func(string) string, std
 	if len(files) > 1 {
 		fmt.Fprintf(stdout, "          and %d older file(s) beside it\n", len(files)-1)
 	}
-	if ref.subscription != "" {
-		if s, _, err := connect(ctx, getenv, localstore.ReadOnly); err == nil {
-			if op, err := readOperation(ctx, s, ref); err == nil {
+	if ref.Subscription != "" {
+		if s, _, err := env.Connect(ctx, false, false); err == nil {
+			if op, err := ReadOperation(ctx, s, ref); err == nil {
 				fmt.Fprintf(stdout, "request   %s %s\nnow       %s\n", op.Properties.Request, op.Properties.ExternalID, op.Properties.Status)
 			}
 			s.Close()
@@ -89,10 +97,10 @@ func history(ctx context.Context, args []string, getenv func(string) string, std
 	for _, r := range rows {
 		in, since := "-", "-"
 		if r.inState > 0 {
-			in = round(r.inState)
+			in = Round(r.inState)
 		}
 		if r.hasSince {
-			since = round(r.sinceStart)
+			since = Round(r.sinceStart)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.at.Local().Format("2006-01-02 15:04:05.000"), r.event, in, since, orDash(r.detail))
 	}
@@ -100,11 +108,11 @@ func history(ctx context.Context, args []string, getenv func(string) string, std
 }
 
 // historyOf reads the log for one operation's events, oldest first.
-func historyOf(dir, name string) ([]historyRow, error) {
+func historyOf(scan func(func(Record), ...string) error, name string) ([]historyRow, error) {
 	var rows []historyRow
 	var lastTransition time.Duration // since start, at the previous transition
 	var start time.Time
-	err := devlog.Scan(dir, func(r devlog.Record) {
+	err := scan(func(r Record) {
 		if r.OperationID != name {
 			return
 		}
@@ -154,8 +162,8 @@ func historyOf(dir, name string) ([]historyRow, error) {
 	return rows, err
 }
 
-// round shows a duration to the tenth of a second below a minute.
-func round(d time.Duration) string {
+// Round shows a duration to the tenth of a second below a minute.
+func Round(d time.Duration) string {
 	if d < time.Minute {
 		return d.Round(100 * time.Millisecond).String()
 	}
