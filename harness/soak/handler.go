@@ -43,6 +43,10 @@ func handlerSettings(cosmosURL, database, csURL string) map[string]string {
 		// is fixed at 10s): the soak's CS fails 15% of calls by design.
 		"HCPOPS_POLL_BACKOFF_MAX": "10s",
 		"HCPOPS_POLL_BUDGET":      pollBudget.String(),
+		// A delete no witness corroborates waits its 404 out this long:
+		// twice the soak's 3 s misrouted and gateway windows, within its
+		// minute (the production default is ten minutes).
+		"HCPOPS_ABSENCE_WINDOW": "6s",
 	}
 }
 

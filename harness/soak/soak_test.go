@@ -52,12 +52,12 @@ func (b *syncBuffer) String() string {
 // 15 s, three handler kills across two instances, short simulator phases,
 // a sick subset with a 10 s deadline; the other faults at their defaults.
 func shortArgs(handler, endpoint, logPath string) []string {
-	return []string{"-ops", "300", "-duration", "15s", "-settle", "60s", "-seed", "1", "-phase", "150ms", "-kills", "3",
+	return []string{"-ops", "300", "-duration", "15s", "-settle", "100s", "-seed", "1", "-phase", "150ms", "-kills", "3",
 		"-instances", "2", "-sick-deadline", "10s", "-handler", handler, "-cosmos-endpoint", endpoint, "-log", logPath}
 }
 
 func TestSoakShort(t *testing.T) {
-	testsupport.RealStack(t, "the soak: two hcpops serve children, node's Cosmos server, 45s of real time")
+	testsupport.RealStack(t, "the soak: two hcpops serve children, node's Cosmos server, up to 115 s of real time")
 	endpoint := cosmostest.Start(t) // first: without node it skips loudly, before the build
 	logPath := filepath.Join(t.TempDir(), "soak.log")
 	var out syncBuffer
