@@ -78,7 +78,7 @@ func TestAnswerAboutAnotherNodePoolIsNoEvidence(t *testing.T) {
 	if _, err := e.cs.GetNodePoolStatus(ctx, hrefA); err != nil {
 		t.Fatal(err)
 	}
-	clusterA := hrefA[:strings.Index(hrefA, "/node_pools/")]
+	clusterA, _, _ := strings.Cut(hrefA, "/node_pools/")
 	if _, err := e.cs.ListNodePoolsByHref(ctx, clusterA, []string{hrefA}); err != nil {
 		t.Fatal(err)
 	}

@@ -101,7 +101,7 @@ func (u updating) unrecorded(ctx context.Context, j *job, k kind) (string, error
 	href := j.res.PendingClusterServiceID()
 	if _, isChild := k.(child); isChild {
 		var err error
-		if href, err = (deletion{u.e}).liveDeleteTarget(ctx, j, k); err != nil {
+		if href, err = deletion(u).liveDeleteTarget(ctx, j, k); err != nil {
 			return "", err
 		}
 	} else if href != "" && u.e.clock().Sub(pendingChosenAt(j)) < u.e.cfg.PendingIDGrace {

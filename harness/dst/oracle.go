@@ -139,13 +139,6 @@ func (o *oracle) csAnswered(method, path string, status int) {
 	o.refusals = append(o.refusals, refusal{at: time.Now(), path: path})
 }
 
-// asked records an operation the frontend accepted.
-func (o *oracle) asked(op *operation) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.ops[op.id] = op
-}
-
 func (o *oracle) fail(what string, ids ...string) {
 	o.problems = append(o.problems, problem{at: time.Now(), what: what, ids: ids})
 	o.tr.note("VIOLATION %s", what)

@@ -108,14 +108,3 @@ func (s *sched) drive(end time.Time) {
 
 // end makes drive return before its time.
 func (s *sched) end() { s.once.Do(func() { close(s.done) }) }
-
-// drain lets every parked call go until nothing parks any more: how a
-// run ends, once its actors have been told to stop.
-func (s *sched) drain() {
-	for {
-		synctest.Wait()
-		if !s.next() {
-			return
-		}
-	}
-}

@@ -5,8 +5,6 @@ import (
 	"io"
 	"net/http"
 	"path"
-	"sort"
-	"strings"
 	"sync"
 
 	"github.com/hcpops/hcpops/core/arm"
@@ -69,16 +67,3 @@ func (s *sink) deliveries(label string) []arm.ProvisioningState {
 	return s.delivered[label]
 }
 
-// labels are every URI label delivered to, sorted.
-func (s *sink) labels() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []string
-	for l := range s.delivered {
-		out = append(out, l)
-	}
-	sort.Strings(out)
-	return out
-}
-
-var _ = strings.TrimSpace

@@ -207,13 +207,6 @@ func (w *world) stopInstance(name string) {
 	}()
 }
 
-// instance is a live instance by name, nil when there is none.
-func (w *world) instance(name string) *instance {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.instances[name]
-}
-
 // notifier is the production notifier, reaching ARM's endpoint in memory.
 func (w *world) notifier() *notification.Notifier {
 	const timeout = 5 * time.Second

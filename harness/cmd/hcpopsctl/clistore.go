@@ -26,16 +26,6 @@ func connect(ctx context.Context, getenv func(string) string, access localstore.
 	return s, conn, err
 }
 
-// withStore runs fn on the CLI's store and closes it.
-func withStore(ctx context.Context, getenv func(string) string, access localstore.Access, fn func(store.Store) error) error {
-	s, _, err := connect(ctx, getenv, access)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	return fn(s)
-}
-
 func cosmosConfigured(getenv func(string) string) bool {
 	_, err := cosmos.ConfigFromEnv(getenv)
 	return err == nil

@@ -63,7 +63,7 @@ func TestOpsJudgesWithTheProcessSettings(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer sh.CloseAfter(mem.Close)
+			defer func() { _ = sh.CloseAfter(mem.Close) }()
 			// What the process's tick logs when its age passes 30s.
 			w, _, err := devlog.Open(dir, 0)
 			if err != nil {
