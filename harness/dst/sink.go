@@ -66,4 +66,3 @@ func (s *sink) deliveries(label string) []arm.ProvisioningState {
 	defer s.mu.Unlock()
 	return s.delivered[label]
 }
-
