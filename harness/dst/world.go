@@ -104,9 +104,13 @@ func newWorld(seed uint64, opts Options) *world {
 	w.sim = simulator.New(simulator.WithClock(clock.Real{}), simulator.WithRandSource(rand.NewPCG(w.root.Uint64(), w.root.Uint64())),
 		simulator.WithDurations(drawDurations(w.stream())))
 	w.oracle = newOracle(w.sim, w.trace)
+	w.oracle.window = lifecycle.DefaultAbsenceWindow
 	w.cs = newCSNet(w, w.sim)
 	w.sink = newSink(w)
 	w.cfg = drawConfig(w.stream())
+	if opts.Mutation == MutantLone404 {
+		w.cfg.AbsenceWindow = time.Nanosecond
+	}
 	w.logs = slog.DiscardHandler
 	if opts.Logs != nil {
 		w.logs = slog.NewJSONHandler(opts.Logs, &slog.HandlerOptions{Level: slog.LevelDebug})
@@ -172,11 +176,7 @@ func (w *world) startInstance(name string) *instance {
 	if err != nil {
 		panic("dst: the CS client: " + err.Error())
 	}
-	var csc clusterservice.Client = client
-	if w.opts.Mutation == MutantAny404 {
-		csc = any404{client}
-	}
-	eng, err := lifecycle.New(lifecycle.Deps{Store: w.store, ClusterService: csc, Calls: rec, Notifier: w.notifier(),
+	eng, err := lifecycle.New(lifecycle.Deps{Store: w.store, ClusterService: client, Calls: rec, Notifier: w.notifier(),
 		Clock: clock.Real{}, Logger: slog.New(w.logs).With("instance", name), Random: w.ids}, w.cfg)
 	if err != nil {
 		panic("dst: the engine: " + err.Error())
