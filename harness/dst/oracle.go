@@ -533,6 +533,9 @@ func (o *oracle) unreachable(hrefs []string, version string) bool {
 		if !ok {
 			continue
 		}
+		if c, ok := o.truth[x.Cluster]; ok && x.Kind == simulator.KindNodePool && aboveVersion(version, c.Version) {
+			return true // a node pool never runs ahead of its control plane
+		}
 		for _, v := range simulator.DefaultVersions() {
 			if v.RawID != x.Version {
 				continue
@@ -608,4 +611,11 @@ func (o *oracle) witnessFor(op *operation) bool {
 		}
 	}
 	return false
+}
+
+// aboveVersion reports whether version (a raw id, or a minor) is newer
+// than running.
+func aboveVersion(version, running string) bool {
+	n, err := cs.CompareVersions(version, running)
+	return err == nil && n > 0
 }
