@@ -316,6 +316,11 @@ func TestMisrouteOutlastsEveryHold(t *testing.T) {
 			if tc.scope.Share == 0 && held < 2*int(DefaultAbsenceWindow/(30*time.Second))-1 {
 				t.Errorf("held %d ticks, want the whole fault", held)
 			}
+			// The operator sees why it waits: one Warn for the hold, which
+			// `ops` shows as the delete's last problem.
+			if n := strings.Count(e.logs.String(), "level=WARN msg=\""+MsgDeleteHeld); tc.scope.Share == 0 && n != 1 {
+				t.Errorf("%d %q warnings for the held delete, want one", n, MsgDeleteHeld)
+			}
 			e.tick(t) // the fault is over
 			e.wantOp(t, del, arm.ProvisioningStateSucceeded, "")
 			if !e.live(t, witnesses[0]) {

@@ -370,6 +370,7 @@ func New(deps Deps, cfg Config) (*Engine, error) {
 		pollAt:       newBackoff(cfg.PollBackoffBase, cfg.PollBackoffMax, cfg.NotifyScheduleSize),
 		skips:        newSkipLog(cfg.NotifyScheduleSize),
 		unrecognized: newSkipLog(cfg.NotifyScheduleSize),
+		held:         newSkipLog(cfg.NotifyScheduleSize),
 		overdue:      newSkipLog(cfg.NotifyScheduleSize),
 		stuck:        newStuckWatch(),
 		unconfirmed:  newUnconfirmed(),

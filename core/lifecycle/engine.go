@@ -129,6 +129,9 @@ type Engine struct {
 	// unrecognized remembers the operations logged for an answer that was
 	// not CS's own, to log each once until it gets a real one.
 	unrecognized *skipLog
+	// held remembers the deletes logged as held by a wave, to warn of
+	// each once (wave.go).
+	held *skipLog
 	// overdue remembers the operations held past their deadline on CS's
 	// word, so each is recorded stuck once (overdue.go).
 	overdue *skipLog

@@ -219,10 +219,21 @@ func (e *Engine) settleWave(ctx context.Context, t *tally, workers *pool, comple
 		e.logAnomaly(ctx, w, verdict, polled, len(v.confirmed), v.waiting, append(mustExist, v.wrong...), parents, v.wrong)
 	}
 	for _, h := range v.waiting {
+		// Held by CS contradicting itself: a Warn, once a hold, so `ops`
+		// shows why the delete waits (its last problem) until it moves.
+		if verdict == VerdictWave && e.held.first(docRef(h.j.op), "held") {
+			h.j.log.WarnContext(ctx, MsgDeleteHeld, "verdict", verdict, "cluster_service_id", h.href)
+			continue
+		}
 		h.j.log.InfoContext(ctx, "delete not completed on clusters service's 404 this tick: not corroborated yet",
 			"verdict", verdict, "cluster_service_id", h.href)
 	}
 }
+
+// MsgDeleteHeld is the line an operator reads in `ops` for a delete whose
+// 404 a witness contradicts: held, whatever time passes, until CS answers
+// right about its witnesses.
+const MsgDeleteHeld = "delete held: clusters service answers 404 for live objects beside it, so its 404 is no evidence until CS answers right"
 
 // completeAll completes the confirmed deletes on the tick's workers.
 func (e *Engine) completeAll(ctx context.Context, t *tally, workers *pool, confirmed []heldDelete) {
