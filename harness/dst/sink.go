@@ -22,9 +22,22 @@ type sink struct {
 
 	mu        sync.Mutex
 	delivered map[string][]arm.ProvisioningState
+	// again counts, by URI label, deliveries made while the store still
+	// held the notification owed after an earlier one.
+	again map[string]int
 }
 
-func newSink(w *world) *sink { return &sink{w: w, delivered: map[string][]arm.ProvisioningState{}} }
+func newSink(w *world) *sink {
+	return &sink{w: w, delivered: map[string][]arm.ProvisioningState{}, again: map[string]int{}}
+}
+
+// redelivered is how many of label's deliveries came while the store
+// still held the notification owed after an earlier one.
+func (s *sink) redelivered(label string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.again[label]
+}
 
 func (s *sink) uri(label string) string { return sinkURL + "/notify/" + label }
 
@@ -54,7 +67,11 @@ func (s *sink) RoundTrip(req *http.Request) (*http.Response, error) {
 	var st arm.OperationStatus
 	_ = json.Unmarshal(body, &st)
 	label := path.Base(req.URL.Path)
+	owed := s.w.oracle.owed(label) // before s.mu: the oracle takes its own lock, then asks the sink
 	s.mu.Lock()
+	if len(s.delivered[label]) > 0 && owed {
+		s.again[label]++
+	}
 	s.delivered[label] = append(s.delivered[label], st.Status)
 	s.mu.Unlock()
 	return reply(req, http.StatusOK, "application/json", ""), nil

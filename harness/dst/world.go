@@ -104,6 +104,7 @@ func newWorld(seed uint64, opts Options) *world {
 	w.sim = simulator.New(simulator.WithClock(clock.Real{}), simulator.WithRandSource(rand.NewPCG(w.root.Uint64(), w.root.Uint64())),
 		simulator.WithDurations(drawDurations(w.stream())))
 	w.oracle = newOracle(w.sim, w.trace)
+	w.oracle.mem = w.mem
 	w.oracle.window = lifecycle.DefaultAbsenceWindow
 	w.cs = newCSNet(w, w.sim)
 	w.sink = newSink(w)
