@@ -238,24 +238,7 @@ func (e *Engine) judgeChunk(ctx context.Context, g *absenceGroup, cands []heldDe
 	}
 	e.log.InfoContext(ctx, "the list that would corroborate clusters service's 404s failed; its live objects are read one by one",
 		append(cs.CallAttrs(err), "objects", len(hrefs), "error", err)...)
-	// CS's own 404 for a witness contradicts it: CS reads the wrong
-	// place. No word about one (a hang, a body not CS's) says nothing
-	// either way: that witness is not asked again for a while, so one
-	// sick object cannot hold every delete of its kind.
-	var wrong []witness
-	for _, w := range ws {
-		err := e.readWitness(ctx, g.kind, w.href)
-		switch cs.Classify(err) {
-		case cs.Answered:
-		case cs.Absent:
-			wrong = append(wrong, w)
-		default:
-			e.witness.silent(w.href, e.clock())
-			e.log.InfoContext(ctx, "clusters service gave no word about a witness; others are read instead",
-				append(cs.CallAttrs(err), "witness", w.href, "class", cs.Classify(err).String())...)
-		}
-	}
-	if len(wrong) > 0 {
+	if wrong := e.readWitnesses(ctx, g.kind, ws); len(wrong) > 0 {
 		e.witnessWrong(g, cands, wrong, v)
 		return
 	}
@@ -351,21 +334,31 @@ func (e *Engine) windowBesideOthers(ctx context.Context, g *absenceGroup, cands 
 		v.waiting = append(v.waiting, cands...)
 		return
 	}
-	var wrong []witness
-	for _, w := range others {
-		err := e.readWitness(ctx, g.kind, w.href)
+	if wrong := e.readWitnesses(ctx, g.kind, others); len(wrong) > 0 {
+		e.witness.forget(wider)
+		e.witnessWrong(g, cands, wrong, v)
+		return
+	}
+	e.window(cands, v)
+}
+
+// readWitnesses reads each witness by its own GET and returns those CS
+// answered its own 404 for: a contradiction, CS reading the wrong place.
+// No word about one (a hang, a body not CS's) says nothing either way:
+// that witness is muted for a while, so one sick object cannot hold
+// every delete of its kind.
+func (e *Engine) readWitnesses(ctx context.Context, kind cs.HrefKind, ws []witness) (wrong []witness) {
+	for _, w := range ws {
+		err := e.readWitness(ctx, kind, w.href)
 		switch cs.Classify(err) {
 		case cs.Answered:
 		case cs.Absent:
 			wrong = append(wrong, w)
 		default:
 			e.witness.silent(w.href, e.clock())
+			e.log.InfoContext(ctx, "clusters service gave no word about a witness; others are read instead",
+				append(cs.CallAttrs(err), "witness", w.href, "class", cs.Classify(err).String())...)
 		}
 	}
-	if len(wrong) > 0 {
-		e.witness.forget(wider)
-		e.witnessWrong(g, cands, wrong, v)
-		return
-	}
-	e.window(cands, v)
+	return wrong
 }
