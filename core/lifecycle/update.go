@@ -95,8 +95,10 @@ func (u updating) poll(ctx context.Context, j *job, k kind) (pollResult, error) 
 // POST landed after the create stopped waiting for it, or the create was
 // superseded meanwhile), recorded now as the resource's: at the pending
 // ID a cluster's create chose, or at a child's href. "" when there is no
-// such ID, or CS answers its own 404 there. A pending ID chosen less than
-// PendingIDGrace ago may still be in flight: the update waits for it.
+// such ID, or CS answers its own 404 at a child's href. A pending ID
+// chosen less than PendingIDGrace ago may still be in flight, and a 404
+// at one is no proof (a misroute reads the same): the update waits, and
+// its deadline ends it.
 func (u updating) unrecorded(ctx context.Context, j *job, k kind) (string, error) {
 	href := j.res.PendingClusterServiceID()
 	if _, isChild := k.(child); isChild {
@@ -114,6 +116,12 @@ func (u updating) unrecorded(ctx context.Context, j *job, k kind) (string, error
 	switch cs.Classify(err) {
 	case cs.Answered:
 	case cs.Absent:
+		if _, isChild := k.(child); !isChild {
+			// A POST was made at the pending ID: CS's 404 there proves
+			// nothing while CS may be reading the wrong place (a
+			// misroute); the update waits, and its deadline ends it.
+			return "", retryLater("clusters service answers 404 at %s, where the create POSTed: no proof it was never created", href)
+		}
 		return "", nil
 	default:
 		return "", fmt.Errorf("reading what the create of %s made at %s: %w", j.res.ResourceID(), href, err)
