@@ -86,9 +86,12 @@ func newCSWitness(next http.Handler) *csWitness {
 
 func (c *csWitness) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	read := r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/api/")
+	// CS's own 404 to a DELETE is its word that the object is gone too:
+	// the lifecycle may complete a delete on it, corroborated by a list.
+	deleted := r.Method == http.MethodDelete && strings.HasPrefix(r.URL.Path, "/api/")
 	sw := &statusWriter{ResponseWriter: w, keep: read}
 	c.next.ServeHTTP(sw, r)
-	if !read {
+	if !read && !deleted {
 		return
 	}
 	now := time.Now()
@@ -103,7 +106,7 @@ func (c *csWitness) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if _, ok := c.absent[href]; !ok {
 			c.absent[href] = now
 		}
-	case sw.status >= 200 && sw.status < 300:
+	case read && sw.status >= 200 && sw.status < 300:
 		states := objectStates(r.URL.Path, sw.body.Bytes())
 		c.mu.Lock()
 		defer c.mu.Unlock()

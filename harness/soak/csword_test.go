@@ -1,6 +1,8 @@
 package soak
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -191,5 +193,25 @@ func TestOrphansNamedByPendingOrChildID(t *testing.T) {
 	}
 	if got := e.orphans(); len(got) != 0 {
 		t.Fatalf("orphans %q, want none", got)
+	}
+}
+
+// TestWitnessRecordsADeletesOwn404: CS's own 404 to a DELETE is its word
+// that the object is gone, on which the lifecycle may complete a delete
+// (corroborated by a list); the witness records it as a read's 404.
+// Before, a delete so completed under load read as "CS never answered 404".
+func TestWitnessRecordsADeletesOwn404(t *testing.T) {
+	const c = "/api/aro_hcp/v1alpha1/clusters/x"
+	w := newCSWitness(http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) { rw.WriteHeader(http.StatusNotFound) }))
+	for _, m := range []string{http.MethodDelete, http.MethodPatch} {
+		w.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(m, c, nil))
+	}
+	if _, ok := w.absent[c]; !ok {
+		t.Fatalf("a DELETE answered 404 left no absence of %s: %v", c, w.absent)
+	}
+	w2 := newCSWitness(http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) { rw.WriteHeader(http.StatusNotFound) }))
+	w2.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPatch, c, nil))
+	if len(w2.absent) != 0 {
+		t.Fatalf("a PATCH answered 404 counted as absence: %v", w2.absent)
 	}
 }
