@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/hcpops/hcpops/core/arm"
 	cs "github.com/hcpops/hcpops/core/clusterservice"
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/state"
@@ -90,4 +91,31 @@ func (e *Engine) holdOverdue(ctx context.Context, j *job, deadline time.Time, wo
 		slog.Bool("past_deadline", true),
 		slog.String("cs_source", word.Source),
 		slog.String("cs_word", word.Message))
+}
+
+// lastWord is CS's last word on an operation whose poll now got no word
+// at all (a hang, a body not CS's, a retryable status): the status the
+// engine last wrote on CS's word that the work was under way — Updating
+// (CS accepted the PATCH or the upgrade) or Provisioning (CS said it was
+// installing). No such answer says CS stopped, so it holds the operation
+// past its deadline as CS's word would; CS's own refusal or 404 is an
+// answer, and decides. A delete's Deleting is the frontend's, not CS's
+// word, so a delete gets no hold from it.
+// The simulation found an update failed at its deadline while a third of
+// CS's answers came from a cache keyed without the id (seed 40534).
+func lastWord(j *job, pollErr error) *state.OperationState {
+	switch cs.Classify(pollErr) {
+	case cs.Unrecognized, cs.Failed, cs.Unavailable:
+	default:
+		return nil
+	}
+	switch st := j.op.Properties.Status; st {
+	case arm.ProvisioningStateUpdating, arm.ProvisioningStateProvisioning:
+		if !j.h.dispatched(j) {
+			return nil
+		}
+		return state.NewOperationState(st, "clusters service's last word: "+string(st)+"; this poll got none").
+			WithSource("lastWord")
+	}
+	return nil
 }

@@ -362,6 +362,8 @@ func (e *Engine) advance(ctx context.Context, j *job, st standing, t *tally) err
 		var word *state.OperationState
 		if pollErr == nil {
 			word = working(r.states)
+		} else {
+			word = lastWord(j, pollErr)
 		}
 		if expired, err := e.expireIfLate(ctx, j, t, pollErr, word); expired || err != nil {
 			return err
