@@ -222,6 +222,7 @@ func (o *oracle) operationWritten(ctx context.Context, doc *document.OperationDo
 		o.mu.Unlock()
 		return
 	}
+	prev := op.status
 	op.status, op.ended = doc.Properties.Status, time.Now()
 	o.mu.Unlock()
 	o.sample()
@@ -239,7 +240,7 @@ func (o *oracle) operationWritten(ctx context.Context, doc *document.OperationDo
 	case op.status == arm.ProvisioningStateSucceeded:
 		o.judgeSucceeded(op)
 	case op.status == arm.ProvisioningStateFailed:
-		o.judgeFailed(op, msg)
+		o.judgeFailed(op, msg, prev)
 	case op.status == arm.ProvisioningStateCanceled:
 		o.judgeCanceled(op)
 	}
@@ -367,9 +368,12 @@ func inProgress(x simulator.Object) bool {
 	return x.Upgrading
 }
 
-func (o *oracle) judgeFailed(op *operation, msg string) {
+func (o *oracle) judgeFailed(op *operation, msg string, prev arm.ProvisioningState) {
 	hrefs := o.hrefs(op)
 	if strings.Contains(msg, "did not complete before the deadline") {
+		if prev == arm.ProvisioningStateAccepted && op.request == document.RequestUpdate {
+			return // never dispatched: CS was never given this change, whatever else it is doing (seed 60775)
+		}
 		for _, h := range hrefs {
 			if x, ok := o.truth[h]; ok && inProgress(x) && o.belongs(x, op) && op.request != document.RequestDelete {
 				o.fail(fmt.Sprintf("%s %s of %s Failed at its deadline while CS says %s is %s", op.request, op.name, op.target, h, x.State),
