@@ -282,8 +282,10 @@ var errStillDue = errors.New("dispatch deferred; still due")
 // asked first at its due attempt (ARO-HCP checks a delete's deadline
 // first): CS's word that the work is under way holds it past the deadline
 // (overdue.go), CS's word that it is done ends it, and a CS that cannot
-// be read then fails it, so an object that never answers still cannot
-// keep it alive. That call is bounded by CLUSTERS_SERVICE_TIMEOUT.
+// be read then fails it unless CS's last word was that the work is under
+// way (lastWord: an update written Updating, a create Provisioning), so
+// an object that never answered still cannot keep it alive. That call
+// is bounded by CLUSTERS_SERVICE_TIMEOUT.
 func (e *Engine) advance(ctx context.Context, j *job, st standing, t *tally) error {
 	op := j.op
 	switch g := j.owner(); {
