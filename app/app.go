@@ -71,6 +71,7 @@ type App struct {
 	// owned is what New opened itself, in opening order; Close releases
 	// exactly these. Parts a caller supplied stay the caller's to close.
 	owned []io.Closer
+	clock clock.Clock
 }
 
 // Parts lets a caller (the local host, tests) supply pieces itself; nil
@@ -118,6 +119,7 @@ func New(ctx context.Context, getenv func(string) string, logger *slog.Logger, p
 		a.owned = append(a.owned, s)
 	}
 	clk := clock.OrReal(parts.Clock)
+	a.clock = clk
 	calls := parts.Calls
 	if a.ClusterService == nil {
 		calls = NewRecorder(clk)

@@ -96,6 +96,8 @@ func ServeWith(ctx context.Context, args []string, getenv func(string) string, s
 			return err
 		}
 	}
+	recorded := a.recordSettings(ctx, getenv)
+	defer func() { <-recorded }() // before the store closes
 	logger.InfoContext(ctx, "serving custom handler", "port", p, "store", a.StoreName)
 	// A store that finds its file damaged fails every call from then on:
 	// stop with its message (exit 1) rather than serve errors.

@@ -23,6 +23,8 @@ var telemetryNames = []string{"poll.tick", "dispatch.batch", "operation.dispatch
 // writtenElsewhere are documented records no app run writes, with the
 // test that holds them.
 var writtenElsewhere = map[string]string{"handler.started": "TestServeLogStreams (serve_test.go) runs the binary",
+	"settings.recorded":            "TestOpsJudgesWithTheAppsSettings (cmd/hcpopsctl) runs the binary on Cosmos DB",
+	"settings.not_recorded":        "TestSettingsNotRecordedIsLogged (settingsrecord_test.go)",
 	"operation.abandoned":          "TestOpsFailBesideDev (opsabandon_test.go) runs hcpopsctl ops fail; TestAbandonEndsAnActiveOperation (core/lifecycle)",
 	"changefeed.documents_skipped": "TestOversizeBatchIsDecoded (functions/dispatchOperations) posts a batch over 16 MiB"}
 

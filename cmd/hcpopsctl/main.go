@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"os"
 
+	"github.com/hcpops/hcpops/core/appsettings"
 	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/core/store/cosmos"
 	"github.com/hcpops/hcpops/internal/cli"
@@ -51,15 +52,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	return cli.Named(prog+" "+args[0], err)
 }
 
-// cosmosEnv runs the operator's commands on the Function App's database.
-// Nothing announces the serving process's settings there: ops judges with
-// this shell's, which must be the app's (docs/runbooks.md).
+// cosmosEnv runs the operator's commands on the Function App's database,
+// judging operations with the settings the app recorded there.
 func cosmosEnv(getenv func(string) string, stdin io.Reader, stdout io.Writer) operator.Env {
 	return operator.Env{
 		Prog: prog, Getenv: getenv, Stdin: stdin, Stdout: stdout,
 		About: "the Function App's Cosmos DB database: " + cosmos.SettingConnectionString + ", or " + cosmos.SettingEndpoint +
 			" with azidentity, and COSMOS_DATABASE, as the app has them",
-		Connect: func(_ context.Context, _, _ bool) (store.Store, operator.Connection, error) {
+		Connect: func(ctx context.Context, _, _ bool) (store.Store, operator.Connection, error) {
 			cfg, err := cosmos.ConfigFromEnv(getenv)
 			if errors.Is(err, cosmos.ErrNotConfigured) {
 				return nil, operator.Connection{}, fmt.Errorf("%w: set %s (or %s) and %s as the Function App has them",
@@ -74,7 +74,9 @@ func cosmosEnv(getenv func(string) string, stdin io.Reader, stdout io.Writer) op
 				return nil, operator.Connection{}, fmt.Errorf("opening Cosmos DB: %w", err)
 			}
 			name := fmt.Sprintf("cosmos %s database %s", cfg.Endpoint, cfg.Database)
-			return s, operator.Connection{Name: name, Server: "the Function App's poll timer on its next tick"}, nil
+			conn := operator.Connection{Name: name, Server: "the Function App's poll timer on its next tick"}
+			conn.Recorded, conn.RecordNote = recorded(ctx, s)
+			return s, conn, nil
 		},
 	}
 }
@@ -86,4 +88,21 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-13s  %s\n", c.Name, c.About)
 	}
 	fmt.Fprintf(w, "\nhistory and top read a file of the handler's records (-log FILE); in Application Insights,\nthe history and tick queries of docs/operating.md. '%s <command> -h' prints a command's usage.\n", prog)
+}
+
+// recorded reads the settings the Function App recorded; nil, with why in
+// words, when there are none to read.
+func recorded(ctx context.Context, s *cosmos.Store) (*operator.Recorded, string) {
+	leases, err := s.Leases()
+	var rec appsettings.Record
+	if err == nil {
+		rec, err = appsettings.Load(ctx, leases)
+	}
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil, "the Function App has recorded none (" + appsettings.ID + " in the leases container: it records them when it starts)"
+	case err != nil:
+		return nil, "the Function App's record of them could not be read: " + err.Error()
+	}
+	return &operator.Recorded{Settings: rec.Settings, At: rec.RecordedAt, By: rec.RecordedBy}, ""
 }

@@ -34,52 +34,12 @@ const (
 // local. It lists the operation, reads its status and its resource,
 // ends it by hand, and refuses a document the tick could not parse.
 func TestOperatorCLIOnCosmos(t *testing.T) {
-	cfg := cosmostest.Config(t)
-	s, err := cosmos.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := s.EnsureContainers(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = s.DropDatabase(context.Background())
-		_ = s.Close()
-	})
-	got, err := frontend.New(s, clock.Real{}, uuid.NewString).PutCluster(ctx, cluster,
-		frontend.ClusterSpec{Location: "eastus", VersionID: "4.20"}, frontend.Options{Location: "eastus"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg, got := clusterBeingCreated(ctx, t)
 	op, path := got.Operation.Name(), got.StatusPath()
 
-	bin := filepath.Join(t.TempDir(), "hcpopsctl")
-	build := testsupport.GoCommand(t, []string{"CGO_ENABLED=0"}, "build", "-trimpath", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the operator CLI: %v\n%s", err, out)
-	}
-	// The Function App's settings, and nothing of a local run.
-	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(),
-		"CosmosDB=AccountEndpoint=" + cfg.Endpoint + ";AccountKey=" + cfg.Key + ";",
-		"COSMOS_DATABASE=" + cfg.Database, "COSMOS_INSECURE_LOOPBACK=true"}
-	run := func(stdin string, args ...string) (string, string, int) {
-		t.Helper()
-		cmd := exec.CommandContext(ctx, bin, args...)
-		cmd.Env, cmd.Dir, cmd.Stdin = env, t.TempDir(), strings.NewReader(stdin)
-		var out, errOut bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errOut
-		err := cmd.Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatalf("hcpopsctl %v: %v", args, err)
-		}
-		return out.String(), errOut.String(), code
-	}
-
+	run := operatorCLI(ctx, t, operatorEnv(cfg))
 	if out, errOut, code := run("", "ops"); code != 0 || !strings.Contains(out, op) || !strings.Contains(out, "cluster rg/lost") || !strings.Contains(out, "Accepted") {
 		t.Errorf("ops: exit %d\n%s%s", code, out, errOut)
 	}
@@ -139,4 +99,75 @@ func TestOperatorCLIOnCosmos(t *testing.T) {
 	if _, errOut, code := run("", "dev"); code == 0 || !strings.Contains(errOut, "developer binary") {
 		t.Errorf("dev on the operator CLI: exit %d %s, want it refused, naming the developer binary", code, errOut)
 	}
+}
+
+// operatorEnv is the Function App's settings, and nothing of a local run.
+func operatorEnv(cfg cosmos.Config) []string {
+	return []string{"PATH=" + os.Getenv("PATH"),
+		"CosmosDB=AccountEndpoint=" + cfg.Endpoint + ";AccountKey=" + cfg.Key + ";",
+		"COSMOS_DATABASE=" + cfg.Database, "COSMOS_INSECURE_LOOPBACK=true"}
+}
+
+// operatorCLI builds the operator CLI as make package builds it and returns a
+// runner of it with env: see runner.
+func operatorCLI(ctx context.Context, t *testing.T, env []string) func(stdin string, args ...string) (string, string, int) {
+	t.Helper()
+	return runner(ctx, t, buildCLI(t), env)
+}
+
+func buildCLI(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "hcpopsctl")
+	build := testsupport.GoCommand(t, []string{"CGO_ENABLED=0"}, "build", "-trimpath", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the operator CLI: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// runner runs bin with env (and a HOME of its own): stdin, then
+// arguments; stdout, stderr and the exit code.
+func runner(ctx context.Context, t *testing.T, bin string, env []string) func(stdin string, args ...string) (string, string, int) {
+	t.Helper()
+	env = append(env, "HOME="+t.TempDir())
+	return func(stdin string, args ...string) (string, string, int) {
+		t.Helper()
+		cmd := exec.CommandContext(ctx, bin, args...)
+		cmd.Env, cmd.Dir, cmd.Stdin = env, t.TempDir(), strings.NewReader(stdin)
+		var out, errOut bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatalf("hcpopsctl %v: %v", args, err)
+		}
+		return out.String(), errOut.String(), code
+	}
+}
+
+// clusterBeingCreated is a database on the Cosmos-compatible server, its
+// containers as deploy/main.bicep creates them, holding one cluster create
+// the frontend accepted.
+func clusterBeingCreated(ctx context.Context, t *testing.T) (cosmos.Config, frontend.Accepted) {
+	t.Helper()
+	cfg := cosmostest.Config(t)
+	s, err := cosmos.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.EnsureContainers(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = s.DropDatabase(context.Background())
+		_ = s.Close()
+	})
+	got, err := frontend.New(s, clock.Real{}, uuid.NewString).PutCluster(ctx, cluster,
+		frontend.ClusterSpec{Location: "eastus", VersionID: "4.20"}, frontend.Options{Location: "eastus"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg, got
 }

@@ -256,6 +256,20 @@ func (f field[T]) check() error {
 // DefaultConfig is the configuration with every default filled in.
 func DefaultConfig() Config { return Config{}.withDefaults() }
 
+// Settings are the lifecycle settings as getenv has them: every name
+// ConfigFromEnv reads, "" for an unset one, and nothing else. A process
+// records them so that the operator CLI judges operations (stuck,
+// deadlines, when ARM is told next) as the process does, not as the
+// CLI's shell would; an unset one is kept, so a shell cannot fill it in.
+func Settings(getenv func(string) string) map[string]string {
+	set := map[string]string{}
+	_, _ = ConfigFromEnv(func(k string) string { // a bad value stops the process first
+		set[k] = getenv(k)
+		return set[k]
+	})
+	return set
+}
+
 // ConfigFromEnv reads the HCPOPS_* lifecycle settings on top of the
 // defaults; each error names the setting and its value.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {

@@ -250,7 +250,7 @@ func run(ctx context.Context, o options, stdout, logw io.Writer, env map[string]
 	}
 	ev.attach(tr.onEvent)
 	shared, err = storeapi.Share(st, o.dataDir, storeapi.Advert{Command: "hcpopsctl dev", FunctionsURL: host.FrontURL(), Store: st.name,
-		Settings: localstore.JudgeSettings(getenv), NotificationURL: sk.URL()}, logger)
+		Settings: lifecycle.Settings(getenv), NotificationURL: sk.URL()}, logger)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 
 	"github.com/hcpops/hcpops/app"
+	"github.com/hcpops/hcpops/core/lifecycle"
 	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/core/store/cosmos"
 	"github.com/hcpops/hcpops/harness/store/embedded"
@@ -57,7 +58,7 @@ func Serving(getenv func(string) string) app.Local {
 				return nil, nil
 			}
 			dir := DataDir(getenv)
-			sh, err := storeapi.Share(st, dir, storeapi.Advert{Command: "hcpops serve", Store: EmbeddedStoreName(dir), Settings: JudgeSettings(getenv)}, a.Logger)
+			sh, err := storeapi.Share(st, dir, storeapi.Advert{Command: "hcpops serve", Store: EmbeddedStoreName(dir), Settings: lifecycle.Settings(getenv)}, a.Logger)
 			if err != nil {
 				return nil, err
 			}

@@ -54,6 +54,11 @@ type Connection struct {
 	// Process is the running process that serves it, when one announces
 	// itself (a local dev or serve); nil for Cosmos DB reached directly.
 	Process *Process
+	// Recorded is the settings the Function App recorded in the database
+	// (core/appsettings), when no Process announces its own; nil when
+	// there is none, and RecordNote says why.
+	Recorded   *Recorded
+	RecordNote string
 	// Server names who works on the store when no Process announces
 	// itself: "the Function App's poll timer", "the next hcpopsctl dev or
 	// serve on .data".
@@ -70,6 +75,14 @@ type Process struct {
 	// Settings are the settings it judges operations with (lifecycle's
 	// HCPOPS_* names, unset ones ""), which the commands judge with too.
 	Settings map[string]string
+}
+
+// Recorded is what a serving process recorded of its judging settings.
+type Recorded struct {
+	Settings map[string]string
+	At       time.Time
+	// By names the instance that wrote them.
+	By string
 }
 
 // Record is one line of a process's slog JSON log.

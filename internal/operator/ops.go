@@ -78,7 +78,7 @@ func ops(ctx context.Context, env Env, args []string) error {
 		"-active only the active ones. STATUS marks an operation past a stuck threshold\n"+
 		"(STUCK>20m: "+lifecycle.EnvStuckAfter+"); DEADLINE is when the tick fails it. Thresholds and\n"+
 		"deadlines are the running dev or serve's own settings (a first line says when this shell's\n"+
-		"differ); against Cosmos DB, this shell's, which must be the Function App's. For the local\n"+
+		"differ); against Cosmos DB, those the Function App recorded when it started. For the local\n"+
 		"store, an active operation's last error is the last warning the process logged about it\n"+
 		"(why it is retrying), and a failed or refused ARM notification is shown (a refused one for\n"+
 		"a day, as ARM never hears of it); with no dev or serve running, a first line says so. An\n"+
@@ -139,7 +139,9 @@ func ops(ctx context.Context, env Env, args []string) error {
 		fmt.Fprintln(stdout, conn.Idle)
 	}
 	if d := settingsDiffer(env.Getenv, conn); d != "" {
-		fmt.Fprintf(stdout, "judged with %s (pid %d), not this shell's: %s\n", conn.Process.Command, conn.Process.PID, d)
+		fmt.Fprintf(stdout, "judged with %s, not this shell's: %s\n", from, d)
+	} else if conn.RecordNote != "" {
+		fmt.Fprintf(stdout, "judged with %s: %s\n", from, conn.RecordNote)
 	}
 	if len(rows) == 0 {
 		what := "no active operations"
@@ -209,23 +211,6 @@ func opsTable(w io.Writer, rows []opRow, withSubscription, idle bool, now time.T
 		fmt.Fprintln(tw, strings.Join(cols, "\t"))
 	}
 	return tw.Flush()
-}
-
-// settingsDiffer names the judging settings this shell sets otherwise
-// than the running process, which ops judges with; "" when they agree.
-func settingsDiffer(getenv func(string) string, conn Connection) string {
-	if conn.Process == nil {
-		return ""
-	}
-	var diffs []string
-	for _, k := range JudgingNames {
-		v, ok := conn.Process.Settings[k]
-		if mine := getenv(k); ok && mine != v {
-			diffs = append(diffs, fmt.Sprintf("%s=%q (here %q)", k, v, mine))
-		}
-	}
-	sort.Strings(diffs)
-	return strings.Join(diffs, ", ")
 }
 
 // unreadableRow is the row of an operation document that does not parse:

@@ -58,7 +58,7 @@ func TestOpsJudgesWithTheProcessSettings(t *testing.T) {
 					return ""
 				}
 			}
-			sh, err := storeapi.Share(mem, dir, storeapi.Advert{Command: "hcpopsctl dev", Settings: localstore.JudgeSettings(env(true))},
+			sh, err := storeapi.Share(mem, dir, storeapi.Advert{Command: "hcpopsctl dev", Settings: lifecycle.Settings(env(true))},
 				slog.New(slog.DiscardHandler))
 			if err != nil {
 				t.Fatal(err)
@@ -93,7 +93,7 @@ func TestOpsJudgesWithTheProcessSettings(t *testing.T) {
 				strings.Contains(row, "past its 30s threshold"); said != tc.stuck {
 				t.Errorf("ops says stuck = %v, want %v (the process's threshold %q, the shell's %q):\n%s", said, tc.stuck, tc.process, tc.shell, out)
 			}
-			if !strings.Contains(out, "judged with hcpopsctl dev (pid ") || !strings.Contains(out, lifecycle.EnvStuckAfter+"=") {
+			if !strings.Contains(out, "judged with the settings of hcpopsctl dev (pid ") || !strings.Contains(out, lifecycle.EnvStuckAfter+"=") {
 				t.Errorf("ops does not say the shell's settings differ from the process's it judged with:\n%s", out)
 			}
 		})
