@@ -3,6 +3,8 @@ package main
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -109,4 +111,56 @@ func goCommand(t *testing.T, args ...string) *exec.Cmd {
 	cmd := testsupport.GoCommand(t, []string{"GOOS=linux", "GOARCH=amd64", "CGO_ENABLED=0"}, args...)
 	cmd.Stderr = os.Stderr
 	return cmd
+}
+
+// operatorOnly matches the code only the operator CLI calls: an
+// operator's abandon and the outlook its listing reckons.
+var operatorOnly = regexp.MustCompile(`hcpops/core/lifecycle\..*(Abandon|abandon|Outlook)|hcpops/internal/operator\.`)
+
+// TestShippedBinaryCarriesNoOperatorCode: the Function App's binary, as
+// built, holds none of the code only the operator CLI calls, and the CLI
+// holds it (so the pattern names real symbols). Read from the binaries'
+// symbol tables: an exported method of a type the app uses is kept even
+// when nothing calls it, which go list cannot see.
+func TestShippedBinaryCarriesNoOperatorCode(t *testing.T) {
+	testsupport.RealStack(t, "both binaries, built")
+	app := symbols(t, ".", "hcpops")
+	ctl := symbols(t, "../hcpopsctl", "hcpopsctl")
+	for _, s := range app {
+		if operatorOnly.MatchString(s) {
+			t.Errorf("the Function App's binary carries %s, which only the operator CLI calls", s)
+		}
+	}
+	var in []string
+	for _, s := range ctl {
+		if operatorOnly.MatchString(s) {
+			in = append(in, s)
+		}
+	}
+	for _, want := range []string{"lifecycle.Abandon", "lifecycle.NewOutlooker", "operator.Run"} {
+		if !slices.ContainsFunc(in, func(s string) bool { return strings.HasSuffix(s, want) }) {
+			t.Errorf("the operator CLI does not carry %s; the pattern names no real symbol: %v", want, in)
+		}
+	}
+}
+
+// symbols are the function symbols of pkg built as make package builds it.
+func symbols(t *testing.T, pkg, name string) []string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), name)
+	build := testsupport.GoCommand(t, []string{"GOOS=linux", "GOARCH=amd64", "CGO_ENABLED=0"}, "build", "-trimpath", "-o", bin, pkg)
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building %s: %v\n%s", pkg, err, out)
+	}
+	out, err := testsupport.GoCommand(t, nil, "tool", "nm", bin).Output()
+	if err != nil {
+		t.Fatalf("go tool nm %s: %v", bin, err)
+	}
+	var syms []string
+	for _, line := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(line); len(f) >= 3 && f[len(f)-2] == "T" {
+			syms = append(syms, f[len(f)-1])
+		}
+	}
+	return syms
 }

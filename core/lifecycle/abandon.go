@@ -62,12 +62,12 @@ func (r AbandonRequest) check() error {
 	return store.CheckAddress(r.PartitionKey, r.ID)
 }
 
-// Abandon writes Failed or Canceled (code OperationAbandoned, message
+// abandon writes Failed or Canceled (code OperationAbandoned, message
 // naming the operator and the reason) on an active operation and the
 // resource's provisioningState as the lifecycle would, ETag-guarded, then
 // notifies ARM and logs MsgAbandoned. An unknown or terminal operation is
 // ErrNotAbandonable and nothing is written.
-func (e *Engine) Abandon(ctx context.Context, req AbandonRequest) (Abandoned, error) {
+func (e *Engine) abandon(ctx context.Context, req AbandonRequest) (Abandoned, error) {
 	if err := req.check(); err != nil {
 		return Abandoned{}, err
 	}
@@ -130,29 +130,22 @@ type AbandonDeps struct {
 	Logger   *slog.Logger
 }
 
-// Abandoner is an engine that can only abandon: for a process (the CLI)
-// that serves no ticks and talks to no Clusters Service.
-type Abandoner struct{ e *Engine }
-
-// NewAbandoner builds an Abandoner.
-func NewAbandoner(deps AbandonDeps, cfg Config) (*Abandoner, error) {
+// Abandon is an operator's abandon of req, from a process (the CLI) that
+// serves no ticks and talks to no Clusters Service. It is a function, not
+// a method of the serving Engine: only the CLI calls it, so the Function
+// App's binary does not carry it (cmd/hcpops's deps test holds that).
+func Abandon(ctx context.Context, deps AbandonDeps, cfg Config, req AbandonRequest) (Abandoned, error) {
 	if deps.Store == nil || deps.Notifier == nil || deps.Clock == nil {
-		return nil, errors.New("lifecycle abandon deps: Store, Notifier and Clock required")
+		return Abandoned{}, errors.New("lifecycle abandon deps: Store, Notifier and Clock required")
 	}
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
-		return nil, err
+		return Abandoned{}, err
 	}
 	if deps.Logger == nil {
 		deps.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Abandoner{e: &Engine{
-		store: deps.Store, notifier: deps.Notifier, clock: deps.Clock.Now, log: deps.Logger, cfg: cfg,
-		notifyAt: newBackoff(cfg.NotifyBackoffBase, cfg.NotifyBackoffMax, cfg.NotifyScheduleSize),
-	}}, nil
-}
-
-// Abandon is Engine.Abandon.
-func (a *Abandoner) Abandon(ctx context.Context, req AbandonRequest) (Abandoned, error) {
-	return a.e.Abandon(ctx, req)
+	e := &Engine{store: deps.Store, notifier: deps.Notifier, clock: deps.Clock.Now, log: deps.Logger, cfg: cfg,
+		notifyAt: newBackoff(cfg.NotifyBackoffBase, cfg.NotifyBackoffMax, cfg.NotifyScheduleSize)}
+	return e.abandon(ctx, req)
 }

@@ -23,18 +23,13 @@ func abandonReq(name string, status arm.ProvisioningState) AbandonRequest {
 func TestAbandonEndsAnActiveOperation(t *testing.T) {
 	for _, c := range []struct {
 		status arm.ProvisioningState
-		with   func(*env) *Abandoner // nil: the engine itself
+		// cli: through Abandon, as the CLI calls it, with an engine of
+		// its own; else the serving engine's abandon.
+		cli bool
 	}{
-		{arm.ProvisioningStateFailed, nil},
-		{arm.ProvisioningStateCanceled, nil},
-		{arm.ProvisioningStateFailed, func(e *env) *Abandoner {
-			a, err := NewAbandoner(AbandonDeps{Store: e.store, Notifier: e.notifier(), Clock: e.clk,
-				Logger: slog.New(slog.NewJSONHandler(e.logs, nil))}, e.cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return a
-		}},
+		{arm.ProvisioningStateFailed, false},
+		{arm.ProvisioningStateCanceled, false},
+		{arm.ProvisioningStateFailed, true},
 	} {
 		t.Run(string(c.status), func(t *testing.T) {
 			e := newEnv(t)
@@ -46,9 +41,12 @@ func TestAbandonEndsAnActiveOperation(t *testing.T) {
 			e.clk.Advance(2 * time.Minute)
 			e.tick(t)
 			e.wantOp(t, name, arm.ProvisioningStateProvisioning, "")
-			abandon := e.engine.Abandon
-			if c.with != nil {
-				abandon = c.with(e).Abandon
+			abandon := e.engine.abandon
+			if c.cli {
+				abandon = func(ctx context.Context, req AbandonRequest) (Abandoned, error) {
+					return Abandon(ctx, AbandonDeps{Store: e.store, Notifier: e.notifier(), Clock: e.clk,
+						Logger: slog.New(slog.NewJSONHandler(e.logs, nil))}, e.cfg, req)
+				}
 			}
 			got, err := abandon(context.Background(), abandonReq(name, c.status))
 			if err != nil {
@@ -101,7 +99,7 @@ func TestAbandonRefuses(t *testing.T) {
 		{noBy, "the operator is empty", false},
 		{succeeded, `status "Succeeded": want Failed or Canceled`, false},
 	} {
-		_, err := e.engine.Abandon(context.Background(), c.req)
+		_, err := e.engine.abandon(context.Background(), c.req)
 		if err == nil || !strings.Contains(err.Error(), c.want) || errors.Is(err, ErrNotAbandonable) != c.abandoned {
 			t.Errorf("Abandon(%+v) = %v, want %q", c.req, err, c.want)
 		}

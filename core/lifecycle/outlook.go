@@ -21,19 +21,14 @@ type Outlook struct {
 
 // Outlooker reckons outlooks under one set of settings. A listing builds
 // it once: its engine and handler registry cost more than one row's rule.
+// Only the CLI builds one, so the Function App's binary carries none.
 type Outlooker struct{ e *Engine }
 
-// Outlooker is the reckoner of outlooks under the settings c.
-func (c Config) Outlooker() Outlooker {
+// NewOutlooker is the reckoner of outlooks under the settings c.
+func NewOutlooker(c Config) Outlooker {
 	e := &Engine{cfg: c.withDefaults()}
 	e.handlers = e.registry()
 	return Outlooker{e}
-}
-
-// Outlook is op's outlook at now under the settings c; a listing of many
-// operations uses one Outlooker instead.
-func (c Config) Outlook(op *document.OperationDocument, res *document.Resource, now time.Time) Outlook {
-	return c.Outlooker().Outlook(op, res, now)
 }
 
 // Outlook is op's outlook at now, with res its target resource (nil when

@@ -34,21 +34,21 @@ func TestOutlook(t *testing.T) {
 		{61 * time.Minute, res, time.Hour, want, "past the backstop's hour"},
 		{6 * time.Minute, nil, 5 * time.Minute, time.Time{}, "a create without its resource has no deadline"},
 	} {
-		o := cfg.Outlook(create, tc.res, start.Add(tc.at))
+		o := NewOutlooker(cfg).Outlook(create, tc.res, start.Add(tc.at))
 		if o.Stuck != tc.stuck || !o.Deadline.Equal(tc.deadline) {
 			t.Errorf("%s: %+v, want stuck %s and deadline %s", tc.what, o, tc.stuck, tc.deadline)
 		}
 	}
 	// The resource's own deadline wins over the setting.
 	res.SetCreateOperationCompletionDeadline(start.Add(10 * time.Minute))
-	if o := cfg.Outlook(create, res, start); !o.Deadline.Equal(start.Add(10 * time.Minute)) {
+	if o := NewOutlooker(cfg).Outlook(create, res, start); !o.Deadline.Equal(start.Add(10 * time.Minute)) {
 		t.Errorf("the resource's createOperationCompletionDeadline: %+v", o)
 	}
 	e.drive(t, create.Name())
 	update := e.op(t, e.update(t, clusterRID("c1"), request{}, func(s *spec) { n := 30; s.cluster.NodeDrainTimeoutMinutes = &n }))
 	// A cluster's update may change its version: the upgrade deadline.
 	wantUpdate := update.Properties.StartTime.Add(DefaultUpgradeDeadline)
-	if o := cfg.Outlook(update, e.resource(t, clusterRID("c1")), start.Add(2*time.Hour)); !o.Deadline.Equal(wantUpdate) || o.Stuck == 0 {
+	if o := NewOutlooker(cfg).Outlook(update, e.resource(t, clusterRID("c1")), start.Add(2*time.Hour)); !o.Deadline.Equal(wantUpdate) || o.Stuck == 0 {
 		t.Errorf("an update's deadline is the upgrade deadline %s, and it is stuck past 45m: %+v", wantUpdate, o)
 	}
 }

@@ -59,7 +59,7 @@ func TestOverdueHeldOperationCanBeFailedByAnOperator(t *testing.T) {
 		e.clk.Advance(time.Minute)
 	}
 	e.wantOp(t, op, arm.ProvisioningStateUpdating, "")
-	if _, err := e.engine.Abandon(context.Background(), abandonReq(op, arm.ProvisioningStateFailed)); err != nil {
+	if _, err := e.engine.abandon(context.Background(), abandonReq(op, arm.ProvisioningStateFailed)); err != nil {
 		t.Fatal(err)
 	}
 	e.wantOp(t, op, arm.ProvisioningStateFailed, CodeOperationAbandoned)

@@ -234,16 +234,11 @@ func (w *world) operator(rng *rand.Rand, end time.Time) {
 	if name == nil {
 		return
 	}
-	ab, err := newAbandoner(w)
-	if err != nil {
-		w.trace.note("operator: %v", err)
-		return
-	}
 	status := arm.ProvisioningStateFailed
 	if rng.IntN(2) == 0 {
 		status = arm.ProvisioningStateCanceled
 	}
-	_, err = ab.Abandon(ctx, abandonRequest(name, status))
+	_, err := abandon(ctx, w, abandonRequest(name, status))
 	w.cover.action("operator "+string(status), err)
 	w.trace.note("operator ends %s %s: %v", name.name, status, err)
 }

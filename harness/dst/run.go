@@ -360,9 +360,10 @@ func (w *world) processes(rng *rand.Rand, end time.Time) {
 	}
 }
 
-func newAbandoner(w *world) (*lifecycle.Abandoner, error) {
-	return lifecycle.NewAbandoner(lifecycle.AbandonDeps{Store: w.store, Notifier: w.notifier(), Clock: clock.Real{},
-		Logger: slog.New(w.logs)}, w.cfg)
+// abandon is an operator's ops fail or cancel, as the CLI runs it.
+func abandon(ctx context.Context, w *world, req lifecycle.AbandonRequest) (lifecycle.Abandoned, error) {
+	return lifecycle.Abandon(ctx, lifecycle.AbandonDeps{Store: w.store, Notifier: w.notifier(), Clock: clock.Real{},
+		Logger: slog.New(w.logs)}, w.cfg, req)
 }
 
 func abandonRequest(op *operation, status arm.ProvisioningState) lifecycle.AbandonRequest {

@@ -64,11 +64,8 @@ func opsAbandon(ctx context.Context, env Env, verb string, args []string) error 
 	}
 	logger, closeLog := actionLog(env)
 	defer closeLog()
-	a, err := lifecycle.NewAbandoner(lifecycle.AbandonDeps{Store: s, Notifier: leftToServer{}, Clock: clock.Real{}, Logger: logger}, cfg)
-	if err != nil {
-		return err
-	}
-	got, err := a.Abandon(ctx, lifecycle.AbandonRequest{PartitionKey: ref.PK(), ID: ref.ID(), Status: status, Reason: *reason, By: *by})
+	got, err := lifecycle.Abandon(ctx, lifecycle.AbandonDeps{Store: s, Notifier: leftToServer{}, Clock: clock.Real{}, Logger: logger}, cfg,
+		lifecycle.AbandonRequest{PartitionKey: ref.PK(), ID: ref.ID(), Status: status, Reason: *reason, By: *by})
 	if err != nil {
 		return err
 	}

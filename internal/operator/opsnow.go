@@ -56,7 +56,7 @@ func outlooks(ctx context.Context, s store.Store, cfg lifecycle.Config, rows []o
 		}
 		maps.Copy(found, items)
 	}
-	rules := cfg.Outlooker()
+	rules := lifecycle.NewOutlooker(cfg)
 	for i := range rows {
 		r := &rows[i]
 		ref, ok := resourceRef(*r)
