@@ -72,6 +72,7 @@ type App struct {
 	// exactly these. Parts a caller supplied stay the caller's to close.
 	owned []io.Closer
 	clock clock.Clock
+	set   settings
 }
 
 // Parts lets a caller (the local host, tests) supply pieces itself; nil
@@ -100,7 +101,7 @@ func New(ctx context.Context, getenv func(string) string, logger *slog.Logger, p
 	if err != nil {
 		return nil, err
 	}
-	a := &App{Store: parts.Store, ClusterService: parts.ClusterService, Logger: logger, StoreName: "supplied"}
+	a := &App{Store: parts.Store, ClusterService: parts.ClusterService, Logger: logger, StoreName: "supplied", set: set}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, a.Close())
@@ -158,55 +159,66 @@ func NewRecorder(c clock.Clock) *clusterservice.Recorder {
 	return clusterservice.NewRecorder(c, logging.InvocationID)
 }
 
-// settings are the parts' settings, read and checked up front.
+// settings are every setting the app reads, parsed once, before anything
+// is opened: the parts' (those of a supplied part are not read), the
+// functions' and the caller check's.
 type settings struct {
+	functions functions.Config
+	auth      auth.Policy
 	cs        ocm.Config
 	notify    notification.Config
 	lifecycle lifecycle.Config
 	reads     armread.ReadConfig
+	// judging is what recordSettings records (lifecycle.Settings), and
+	// instance the instance it names.
+	judging  map[string]string
+	instance string
 }
 
+// readSettings reads them all and names every bad one at once, so a
+// deployment with three wrong settings is fixed in one round.
 func readSettings(getenv func(string) string, parts Parts) (settings, error) {
-	var set settings
-	var err error
-	if _, err = functions.ConfigFromEnv(getenv); err != nil {
-		return set, err
-	}
-	if parts.ClusterService == nil {
-		if set.cs, err = ocm.ConfigFromEnv(getenv); err != nil {
-			return set, fmt.Errorf("reading Clusters Service settings: %w", err)
+	var (
+		set  settings
+		errs []error
+	)
+	read := func(err error, what string) {
+		if err != nil && what != "" {
+			err = fmt.Errorf("reading %s settings: %w", what, err)
 		}
+		errs = append(errs, err)
+	}
+	var err error
+	set.functions, err = functions.ConfigFromEnv(getenv)
+	read(err, "")
+	set.auth, err = auth.FromEnv(getenv)
+	read(err, "")
+	if parts.ClusterService == nil {
+		set.cs, err = ocm.ConfigFromEnv(getenv)
+		read(err, "Clusters Service")
 	}
 	if parts.Notifier == nil {
-		if set.notify, err = notification.ConfigFromEnv(getenv); err != nil {
-			return set, err
-		}
+		set.notify, err = notification.ConfigFromEnv(getenv)
+		read(err, "")
 	}
-	if set.lifecycle, err = lifecycle.ConfigFromEnv(getenv); err != nil {
-		return set, err
-	}
-	if set.reads, err = armread.ReadConfigFromEnv(getenv); err != nil {
-		return set, err
-	}
+	set.lifecycle, err = lifecycle.ConfigFromEnv(getenv)
+	read(err, "")
+	set.reads, err = armread.ReadConfigFromEnv(getenv)
+	read(err, "")
 	if parts.Store == nil && parts.OpenStore == nil {
-		if _, err := cosmosConfig(getenv); err != nil {
-			return set, err
-		}
+		_, err = cosmosConfig(getenv)
+		read(err, "")
 	}
-	return set, nil
+	set.judging, set.instance = lifecycle.Settings(getenv), getenv(EnvInstance)
+	return set, errors.Join(errs...)
 }
 
-// Handler builds the custom-handler server with every function registered.
-func (a *App) Handler(getenv func(string) string, cfg handlers.Config) (*handlers.Server, error) {
-	fcfg, err := functions.ConfigFromEnv(getenv)
-	if err != nil {
-		return nil, err
-	}
-	if cfg.Auth, err = auth.FromEnv(getenv); err != nil {
-		return nil, err
-	}
+// Handler builds the custom-handler server with every function
+// registered, on the settings New read.
+func (a *App) Handler(cfg handlers.Config) (*handlers.Server, error) {
+	cfg.Auth = a.set.auth
 	srv := handlers.New(cfg, a.Logger)
-	if err := functions.Register(srv, backend{a.Engine, a.Reads}, fcfg, a.Logger); err != nil {
+	if err := functions.Register(srv, backend{a.Engine, a.Reads}, a.set.functions, a.Logger); err != nil {
 		return nil, fmt.Errorf("registering functions: %w", err)
 	}
 	return srv, nil

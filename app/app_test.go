@@ -219,7 +219,7 @@ func newRigParts(t *testing.T, override func(simURL string) map[string]string, l
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { a.Close() })
-	srv, err := a.Handler(getenv, handlers.Config{})
+	srv, err := a.Handler(handlers.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

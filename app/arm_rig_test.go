@@ -112,7 +112,7 @@ func newARMRigWith(t *testing.T, settings map[string]string, clk *testsupport.Cl
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { a.Close() })
-	srv, err := a.Handler(getenv, handlers.Config{})
+	srv, err := a.Handler(handlers.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

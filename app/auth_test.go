@@ -14,8 +14,8 @@ import (
 
 	"github.com/hcpops/hcpops/auth"
 	"github.com/hcpops/hcpops/core/store"
-	"github.com/hcpops/hcpops/handlers"
 	"github.com/hcpops/hcpops/harness/store/embedded/embeddedtest"
+	"github.com/hcpops/hcpops/harness/store/memory"
 )
 
 // readCounting counts point reads, to show a refused caller reads nothing.
@@ -196,18 +196,33 @@ func TestTriggersNeedNoPrincipal(t *testing.T) {
 }
 
 // TestAuthSettingsAreChecked: a typo in HCPOPS_AUTH or an id that is not
-// one stops the app from starting, naming the setting and value.
+// one stops the app from starting, naming the setting and value, before
+// anything is opened; with other bad settings beside it, every one is
+// named at once.
 func TestAuthSettingsAreChecked(t *testing.T) {
 	for _, tc := range []struct {
 		env  map[string]string
-		want string
+		want []string
 	}{
-		{map[string]string{"HCPOPS_AUTH": "off"}, `HCPOPS_AUTH="off"`},
-		{map[string]string{"HCPOPS_ARM_CLIENT_APP_IDS": armAppID + ",arm"}, `HCPOPS_ARM_CLIENT_APP_IDS: "arm"`},
+		{map[string]string{"HCPOPS_AUTH": "off"}, []string{`HCPOPS_AUTH="off"`}},
+		{map[string]string{"HCPOPS_ARM_CLIENT_APP_IDS": armAppID + ",arm"}, []string{`HCPOPS_ARM_CLIENT_APP_IDS: "arm"`}},
+		{map[string]string{"HCPOPS_AUTH": "off", "HCPOPS_CREATE_DEADLINE": "soon", "HCPOPS_NOTIFY_BACKOFF_MAX": "-1s"},
+			[]string{`HCPOPS_AUTH="off"`, "HCPOPS_CREATE_DEADLINE", "HCPOPS_NOTIFY_BACKOFF_MAX"}},
 	} {
-		_, err := (&App{Logger: slog.New(slog.DiscardHandler)}).Handler(func(k string) string { return tc.env[k] }, handlers.Config{})
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%v: error %v, want one naming %s", tc.env, err, tc.want)
+		tc.env["CLUSTERS_SERVICE_URL"] = "http://127.0.0.1:9"
+		opened := false
+		_, err := New(t.Context(), func(k string) string { return tc.env[k] }, slog.New(slog.DiscardHandler),
+			Parts{OpenStore: func(context.Context, func(string) string, *slog.Logger) (store.Store, string, error) {
+				opened = true
+				return memory.New(), "memory", nil
+			}})
+		for _, want := range tc.want {
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("%v: error %v, want one naming %s", tc.env, err, want)
+			}
+		}
+		if opened {
+			t.Errorf("%v: the store was opened before the settings were checked", tc.env)
 		}
 	}
 }

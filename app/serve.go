@@ -81,7 +81,7 @@ func ServeWith(ctx context.Context, args []string, getenv func(string) string, s
 		}
 		_ = a.Close()
 	}()
-	srv, err := a.Handler(getenv, handlers.Config{Port: p})
+	srv, err := a.Handler(handlers.Config{Port: p})
 	if err != nil {
 		return err
 	}
@@ -96,7 +96,7 @@ func ServeWith(ctx context.Context, args []string, getenv func(string) string, s
 			return err
 		}
 	}
-	recorded := a.recordSettings(ctx, getenv)
+	recorded := a.recordSettings(ctx)
 	defer func() { <-recorded }() // before the store closes
 	logger.InfoContext(ctx, "serving custom handler", "port", p, "store", a.StoreName)
 	// A store that finds its file damaged fails every call from then on:

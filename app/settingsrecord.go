@@ -6,7 +6,6 @@ import (
 	"os"
 
 	"github.com/hcpops/hcpops/core/appsettings"
-	"github.com/hcpops/hcpops/core/lifecycle"
 	"github.com/hcpops/hcpops/core/store/cosmos"
 )
 
@@ -29,18 +28,17 @@ const EnvInstance = "WEBSITE_INSTANCE_ID"
 // announces them itself). It runs beside serving: a slow database delays
 // the record, never the host's first request. The returned channel closes
 // when it is done.
-func (a *App) recordSettings(ctx context.Context, getenv func(string) string) <-chan struct{} {
+func (a *App) recordSettings(ctx context.Context) <-chan struct{} {
 	done := make(chan struct{})
 	s, ok := a.Store.(*cosmos.Store)
 	if !ok {
 		close(done)
 		return done
 	}
-	by := getenv(EnvInstance)
+	by, settings := a.set.instance, a.set.judging
 	if by == "" {
 		by, _ = os.Hostname()
 	}
-	settings := lifecycle.Settings(getenv)
 	go func() {
 		defer close(done)
 		leases, err := s.Leases()

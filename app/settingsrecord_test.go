@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hcpops/hcpops/core/appsettings"
+	"github.com/hcpops/hcpops/core/lifecycle"
 	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/core/store/cosmos"
 	"github.com/hcpops/hcpops/harness/store/cosmostest"
@@ -19,12 +20,14 @@ import (
 func recordWith(t *testing.T, s store.Store, env map[string]string) string {
 	t.Helper()
 	var out testsupport.Buffer
-	a := &App{Logger: slog.New(slog.NewJSONHandler(&out, nil)), clock: testsupport.NewClock(time.Date(2026, 12, 5, 4, 30, 0, 0, time.UTC))}
+	getenv := func(k string) string { return env[k] }
+	a := &App{Logger: slog.New(slog.NewJSONHandler(&out, nil)), clock: testsupport.NewClock(time.Date(2026, 12, 5, 4, 30, 0, 0, time.UTC)),
+		set: settings{judging: lifecycle.Settings(getenv), instance: getenv(EnvInstance)}}
 	a.Store = s
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	select {
-	case <-a.recordSettings(ctx, func(k string) string { return env[k] }):
+	case <-a.recordSettings(ctx):
 	case <-ctx.Done():
 		t.Fatal("recordSettings never ended")
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -271,23 +272,24 @@ func Settings(getenv func(string) string) map[string]string {
 }
 
 // ConfigFromEnv reads the HCPOPS_* lifecycle settings on top of the
-// defaults; each error names the setting and its value.
+// defaults; each error names the setting and its value, and every bad one
+// is named.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	c := DefaultConfig()
+	var errs []error // every bad setting is named at once
 	for _, f := range c.fields() {
-		if err := f.read(getenv); err != nil {
-			return Config{}, err
-		}
+		errs = append(errs, f.read(getenv))
 	}
 	switch v := strings.TrimSpace(getenv(EnvVersionSweep)); v {
 	case "", "on":
 		c.SweepVersions = true
 	case "off":
 	default:
-		return Config{}, fmt.Errorf("%s=%q: want on or off", EnvVersionSweep, v)
+		errs = append(errs, fmt.Errorf("%s=%q: want on or off", EnvVersionSweep, v))
 	}
 	var err error
-	if c.StuckAfter, err = parseStuckAfter(getenv(EnvStuckAfter)); err != nil {
+	c.StuckAfter, err = parseStuckAfter(getenv(EnvStuckAfter))
+	if err = errors.Join(append(errs, err)...); err != nil {
 		return Config{}, err
 	}
 	// Only the cap is a setting; a cap below the default base is the base.

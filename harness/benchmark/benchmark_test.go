@@ -68,7 +68,7 @@ func testServe(ctx context.Context) error {
 		return err
 	}
 	defer a.Close()
-	srv, err := a.Handler(os.Getenv, handlers.Config{Port: port})
+	srv, err := a.Handler(handlers.Config{Port: port})
 	if err != nil {
 		return err
 	}

@@ -382,7 +382,7 @@ func childDispatchRun(ctx context.Context, spec childSpec, a *assembled, raw sto
 	if err != nil {
 		return childResult{}, err
 	}
-	srv, err := a.app.Handler(a.getenv, handlers.Config{})
+	srv, err := a.app.Handler(handlers.Config{})
 	if err != nil {
 		return childResult{}, fmt.Errorf("building the handler: %w", err)
 	}

@@ -21,7 +21,7 @@ const handlerShutdown = 2 * time.Second
 // server on the same port.
 func handlerWorker(a *app.App, getenv func(string) string) triggerhost.Worker {
 	return triggerhost.WorkerFunc(func(ctx context.Context, port int) error {
-		srv, err := a.Handler(getenv, handlers.Config{Port: port, ShutdownTimeout: handlerShutdown})
+		srv, err := a.Handler(handlers.Config{Port: port, ShutdownTimeout: handlerShutdown})
 		if err != nil {
 			return err
 		}
