@@ -23,13 +23,14 @@ const (
 	Absent
 	// Exists: 409, an object with the caller's chosen ID exists already.
 	Exists
-	// NotNow: CS refused for now: a 400 that names a state of the object
-	// or its cluster (CS words every "not now" and "already under way" that
-	// way), a revocation already requested, or a 408. The same request
-	// passes later.
+	// NotNow: a 408, 421, 423 or 425: the same request passes later. CS
+	// words its own "not now" as a 400 (Refused) told apart only by its
+	// text, which is never read: the lifecycle reads CS's objects instead
+	// (core/lifecycle/csrefusal.go).
 	NotNow
-	// Refused: CS refused the request itself (another 4xx), so sending it
-	// again can never succeed.
+	// Refused: CS refused the request (another 4xx in its own words):
+	// sending it again can never succeed unless CS's objects show that the
+	// object or its cluster is not ready yet.
 	Refused
 	// Denied: 401 or 403, about hcpops's own credentials, not the request.
 	Denied
@@ -95,8 +96,6 @@ func Classify(err error) Class {
 		return Absent
 	case s == http.StatusConflict:
 		return Exists
-	case refused(err, "state"), IsRevocationRequested(err):
-		return NotNow
 	case s >= 400 && s < 500:
 		return Refused
 	}
@@ -120,48 +119,6 @@ func ByStatus(s int) (Class, bool) {
 		return Failed, true
 	}
 	return 0, false
-}
-
-// CS says "not now" and "already being deleted" only with a 400 whose
-// reason is English text, the same for every kind. ARO-HCP matches these
-// words; keeping the matching here is what lets the lifecycle ask a
-// question instead.
-
-// IsBusy reports whether CS refused a change because the object, or its
-// cluster, is in a state that does not allow it yet (installing,
-// updating...): the same request succeeds once that passes.
-func IsBusy(err error) bool {
-	return refused(err, "is in state", "can't update") ||
-		refused(err, "can only be updated", "state")
-}
-
-// IsAlreadyUninstalling reports whether CS refused to delete a node pool or
-// external auth because its cluster is being deleted: the child goes with
-// it, so the delete is as good as dispatched.
-func IsAlreadyUninstalling(err error) bool {
-	return refused(err, "deletable state", "uninstalling")
-}
-
-// IsRevocationRequested reports whether CS refused to revoke a cluster's
-// break-glass credentials because a revocation is already under way.
-func IsRevocationRequested(err error) bool {
-	return refused(err, "revocation has already been requested")
-}
-
-// refused reports whether err is a CS 400 whose reason contains every one
-// of the phrases, ignoring case.
-func refused(err error, phrases ...string) bool {
-	var e *Error
-	if !errors.As(err, &e) || e.Status != http.StatusBadRequest {
-		return false
-	}
-	reason := strings.ToLower(e.Reason)
-	for _, p := range phrases {
-		if !strings.Contains(reason, strings.ToLower(p)) {
-			return false
-		}
-	}
-	return true
 }
 
 // UnreadableError is an answer of Clusters Service that could not be

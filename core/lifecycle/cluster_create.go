@@ -3,7 +3,6 @@ package lifecycle
 import (
 	"context"
 	"encoding/base32"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -165,8 +164,8 @@ func (h clusterCreate) adoptOrPost(ctx context.Context, j *job, pending string) 
 // post creates the cluster spec asks for. CS's 409 is checked before it
 // is believed: the cluster at the pending ID is adopted only when it is
 // this resource's. When CS has none there, the POST is made once more; a
-// second 409 fails the create only when CS's words name the resource's
-// name (a name conflict the customer must resolve). A 409 for the ID
+// second 409 fails the create only when CS lists another resource's
+// cluster of the resource's name (nameTaken). A 409 for the ID
 // beside a 404 for it is CS contradicting itself (a misrouted read, say):
 // no evidence either way, so the dispatch is retried.
 func (h clusterCreate) post(ctx context.Context, j *job, spec cs.ClusterSpec, pending string) (string, error) {
@@ -193,24 +192,30 @@ func (h clusterCreate) post(ctx context.Context, j *job, spec cs.ClusterSpec, pe
 		case attempt == 1:
 			j.log.InfoContext(ctx, "clusters service answered 409 but has no cluster at the pending ID; posting again",
 				append(cs.CallAttrs(err), "cluster_service_id", pending)...)
-		case namesTheName(err, spec.Name, spec.ID):
-			return "", conflict("cluster", spec.Name, "Clusters Service answered 409 naming it twice and has no cluster at "+pending, err)
 		default:
-			return "", fmt.Errorf("clusters service answered 409 for cluster %s twice but has none there; no evidence either way: %w",
-				pending, err)
+			return "", h.nameTaken(ctx, spec, pending, err)
 		}
 	}
 }
 
-// namesTheName reports whether CS's 409 speaks of the resource's name
-// rather than the ID hcpops chose: only then is it a name conflict.
-func namesTheName(err error, name, id string) bool {
-	var ce *cs.Error
-	if !errors.As(err, &ce) {
-		return false
+// nameTaken is the error of a second 409 beside no cluster at the pending
+// ID. CS's words are not read: only a cluster CS lists under the
+// resource's name that is another resource's makes it a name conflict the
+// customer must resolve; else there is no evidence either way, and the
+// dispatch is retried.
+func (h clusterCreate) nameTaken(ctx context.Context, spec cs.ClusterSpec, pending string, conflictErr error) error {
+	named, err := h.c.cs.ListClusters(ctx, "name = "+searchQuote(spec.Name)) // the name as it was posted
+	if err != nil {
+		return fmt.Errorf("clusters service answered 409 for cluster %s twice; searching it for clusters named %s: %w", pending, spec.Name, err)
 	}
-	reason := strings.ToLower(ce.Reason)
-	return strings.Contains(reason, "'"+strings.ToLower(name)+"'") && !strings.Contains(reason, strings.ToLower(id))
+	for _, c := range named { // CS search semantics vary; trust only an exact match
+		if strings.EqualFold(c.Name, spec.Name) && !sameAzureResource(c.Azure, spec.Azure) {
+			return conflict("cluster", spec.Name, fmt.Sprintf("Clusters Service's cluster %s of that name belongs to %s", c.ID,
+				azureResourceName(c.Azure)), conflictErr)
+		}
+	}
+	return fmt.Errorf("clusters service answered 409 for cluster %s twice but has none there and no other cluster named %s; "+
+		"no evidence either way: %w", pending, spec.Name, conflictErr)
 }
 
 // sameAzureResource reports whether a CS cluster's Azure reference names
@@ -248,11 +253,14 @@ func clusterHrefOf(c cs.Cluster) string {
 // clusterSearch is the CS search for the cluster of an ARM resource, with
 // lower-cased values as ARO-HCP sends them.
 func clusterSearch(ref cs.AzureRef) string {
-	q := func(s string) string { return "'" + strings.ReplaceAll(strings.ToLower(s), "'", "''") + "'" }
+	q := func(s string) string { return searchQuote(strings.ToLower(s)) }
 	return "azure.subscription_id = " + q(ref.SubscriptionID) +
 		" and azure.resource_group_name = " + q(ref.ResourceGroupName) +
 		" and azure.resource_name = " + q(ref.ResourceName)
 }
+
+// searchQuote is s as a CS search string literal.
+func searchQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
 // clusterIDEncoding is base32hex in lower case: the alphabet [0-9a-v] of
 // the KSUID-like IDs ARO-HCP chooses for CS clusters.

@@ -77,7 +77,7 @@ func (c creation) createChild(ctx context.Context, j *job, k child) (outcome, er
 		}
 	}
 	if err != nil {
-		return outcomeSkipped, fmt.Errorf("creating %s %s: %w", j.kind, href, refusedBy(err, k.noun(), "create"))
+		return outcomeSkipped, fmt.Errorf("creating %s %s: %w", j.kind, href, e.refusedAbout(ctx, clusterHref, err, k.noun(), "create"))
 	}
 	if err := e.recordClusterServiceID(ctx, j, href); err != nil {
 		return outcomeSkipped, err

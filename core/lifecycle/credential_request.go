@@ -54,7 +54,7 @@ func (h credentialRequest) dispatch(ctx context.Context, j *job, t *tally) (outc
 	cred, err := h.e.cs.PostBreakGlassCredential(ctx, clusterHref)
 	if err != nil {
 		return outcomeSkipped, fmt.Errorf("requesting a break-glass credential of %s: %w", clusterHref,
-			refusedBy(err, "break-glass credential", "create"))
+			h.e.refusedAbout(ctx, clusterHref, err, "break-glass credential", "create"))
 	}
 	if cred.Href == "" {
 		return outcomeSkipped, fmt.Errorf("requesting a break-glass credential of %s: clusters service returned no href", clusterHref)

@@ -49,14 +49,16 @@ func (h credentialRevoke) dispatch(ctx context.Context, j *job, t *tally) (outco
 	if href == "" {
 		return outcomeSkipped, retryLater("cluster %s is not in clusters service yet", j.res.ResourceID())
 	}
-	err := h.e.cs.DeleteBreakGlassCredentials(ctx, href)
-	switch {
-	case err == nil:
-	case cs.IsRevocationRequested(err):
+	if err := h.e.cs.DeleteBreakGlassCredentials(ctx, href); err != nil {
+		underway, readErr := refusedDuringRevocation(ctx, h.e.cs, href, err)
+		switch {
+		case readErr != nil:
+			return outcomeSkipped, readErr
+		case !underway:
+			return outcomeSkipped, fmt.Errorf("revoking break-glass credentials of %s: %w", href,
+				h.e.refusedAbout(ctx, href, err, "break-glass credentials", "revoke"))
+		}
 		j.log.InfoContext(ctx, "revocation already requested", "reason", err)
-	default:
-		return outcomeSkipped, fmt.Errorf("revoking break-glass credentials of %s: %w", href,
-			refusedBy(err, "break-glass credentials", "revoke"))
 	}
 	if _, err := h.e.updateOperationStatus(ctx, j, arm.ProvisioningStateDeleting, nil, t); err != nil {
 		return outcomeSkipped, err

@@ -235,13 +235,13 @@ func TestCreate409IsVerified(t *testing.T) {
 			}
 			return false
 		}, arm.ProvisioningStateSucceeded, "", 1},
-		{"409 twice", func(e *env, w http.ResponseWriter, r *http.Request, n int32) bool {
+		{"409 twice, and CS lists another resource's cluster of the name", func(e *env, w http.ResponseWriter, r *http.Request, n int32) bool {
 			if n > 0 {
 				conflict409.write(w)
 				return true
 			}
 			return false
-		}, arm.ProvisioningStateFailed, arm.CodeConflict, 0},
+		}, arm.ProvisioningStateFailed, arm.CodeConflict, 1},
 		{"another resource's cluster at the ID", func(e *env, w http.ResponseWriter, r *http.Request, n int32) bool {
 			switch {
 			case n == 1:
@@ -256,6 +256,9 @@ func TestCreate409IsVerified(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
+			if tc.clusters == 1 && tc.wantCode == arm.CodeConflict {
+				anotherNamed(t, e, "c1")
+			}
 			var posts atomic.Int32
 			e.fake.Front(func(w http.ResponseWriter, r *http.Request) bool {
 				n := int32(0)
@@ -281,6 +284,50 @@ func TestCreate409IsVerified(t *testing.T) {
 			}
 		})
 	}
+}
+
+// anotherNamed creates in CS a cluster of another subscription's resource
+// named name.
+func anotherNamed(t *testing.T, e *env, name string) {
+	t.Helper()
+	_, err := e.cs.PostCluster(context.Background(), cs.ClusterSpec{ID: "0123456789abcdefghijklmnopqrstuv", Name: name, Region: "eastus",
+		VersionID: "4.20", Azure: cs.AzureRef{SubscriptionID: "00000000-0000-0000-0000-000000000099", ResourceGroupName: "other",
+			ResourceName: name, ManagedResourceGroupName: "other-managed", TenantID: "00000000-0000-0000-0000-0000000000aa"}})
+	if err != nil {
+		t.Fatalf("creating another resource's cluster named %s: %v", name, err)
+	}
+}
+
+// TestCreate409TwiceIsNoEvidenceAlone: a second 409 with no cluster at
+// the pending ID and none of the name in CS's list fails nothing, whatever
+// CS's words say ("Cluster with name 'c1' already exists" is text, not an
+// object); once CS stops answering 409 the create goes through.
+func TestCreate409TwiceIsNoEvidenceAlone(t *testing.T) {
+	e := newEnv(t)
+	var refusing atomic.Bool
+	var refused atomic.Int32
+	refusing.Store(true)
+	e.fake.Front(func(w http.ResponseWriter, r *http.Request) bool {
+		if refusing.Load() && r.Method == http.MethodPost && r.URL.Path == cs.ClustersPath {
+			refused.Add(1)
+			csOwn(409, "Cluster with name 'c1' already exists").write(w)
+			return true
+		}
+		return false
+	})
+	op := e.create(t, document.KindCluster, clusterRID("c1"), request{})
+	for range 5 {
+		_, _ = e.deliver(t)
+		e.tick(t)
+		e.clk.Advance(time.Minute)
+	}
+	e.wantOp(t, op, arm.ProvisioningStateAccepted, "")
+	if refused.Load() < 4 {
+		t.Fatalf("CS refused %d POSTs; want the create to have met 409 twice, more than once", refused.Load())
+	}
+	refusing.Store(false)
+	e.drive(t, op)
+	e.wantOp(t, op, arm.ProvisioningStateSucceeded, "")
 }
 
 // TestContradicting409IsNoEvidence: CS's 409 for the ID beside CS's 404

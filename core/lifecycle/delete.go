@@ -114,8 +114,8 @@ func (d deletion) liveDeleteTarget(ctx context.Context, j *job, k kind) (string,
 
 // dispatch asks CS to delete the object, then stamps the resource's
 // clusterServiceDeletionTimestamp, the marker. Only CS's 2xx, or its
-// refusing a child because its cluster is already uninstalling, mean the
-// deletion is under way. CS's own 404 to the DELETE is a candidate for
+// refusing a child while CS's cluster object is uninstalling
+// (csrefusal.go), mean the deletion is under way. CS's own 404 to the DELETE is a candidate for
 // absence like a poll's (absence.go): not dispatched, the DELETE is sent
 // again next time, and a tick that corroborates the 404 completes the
 // delete. A delete whose create's POST may still land waits that out
@@ -139,10 +139,15 @@ func (d deletion) dispatch(ctx context.Context, j *job, k kind, t *tally) (outco
 			}
 			return outcomeSkipped, retryLater("clusters service answered its own 404 to the DELETE of %s: "+
 				"not dispatched until another answer corroborates it", href)
-		case cs.IsAlreadyUninstalling(err):
-			j.log.InfoContext(ctx, "parent cluster is already uninstalling; treating the delete as dispatched", "reason", err)
 		default:
-			return outcomeSkipped, fmt.Errorf("deleting %s %s: %w", j.kind, href, refusedBy(err, k.noun(), "delete"))
+			uninstalling, readErr := refusedUnderUninstall(ctx, d.e.cs, href, err)
+			switch {
+			case readErr != nil:
+				return outcomeSkipped, readErr
+			case !uninstalling:
+				return outcomeSkipped, fmt.Errorf("deleting %s %s: %w", j.kind, href, d.e.refusedAbout(ctx, href, err, k.noun(), "delete"))
+			}
+			j.log.InfoContext(ctx, "parent cluster is already uninstalling; treating the delete as dispatched", "reason", err)
 		}
 	}
 	now := d.e.clock()

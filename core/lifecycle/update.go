@@ -49,8 +49,8 @@ func (updating) failure() (string, state.FailureMessage) {
 
 // dispatch PATCHes what an update may change and moves the
 // operation (and its resource) to Updating, the marker that the PATCH was
-// sent. CS refusing while the object or its cluster is busy is retried
-// later, as ARO-HCP does. A crash before the marker repeats the PATCH,
+// sent. CS refusing while the object or its cluster is busy (as CS's
+// objects show, csrefusal.go) is retried later, as ARO-HCP does. A crash before the marker repeats the PATCH,
 // which sends the same values.
 func (u updating) dispatch(ctx context.Context, j *job, t *tally, k kind) (outcome, error) {
 	href := j.res.ClusterServiceID()
@@ -65,10 +65,7 @@ func (u updating) dispatch(ctx context.Context, j *job, t *tally, k kind) (outco
 		href = found
 	}
 	if err := k.patch(ctx, j, href); err != nil {
-		if cs.IsBusy(err) {
-			return outcomeSkipped, retryLater("%w", err)
-		}
-		return outcomeSkipped, fmt.Errorf("updating %s %s: %w", j.kind, href, refusedBy(err, k.noun(), "update"))
+		return outcomeSkipped, fmt.Errorf("updating %s %s: %w", j.kind, href, u.e.refusedAbout(ctx, href, err, k.noun(), "update"))
 	}
 	if _, err := u.e.updateOperationStatus(ctx, j, arm.ProvisioningStateUpdating, nil, t); err != nil {
 		return outcomeSkipped, fmt.Errorf("marking the update of %s %s sent: %w", j.kind, href, err)

@@ -45,7 +45,7 @@ func TestEvidenceTable(t *testing.T) {
 		{"CS's 409", 409, json, ocmBody(409, "Cluster with identifier 'x' already exists"), cs.Exists},
 		{"gateway 409", 409, json, `{"error":"conflict"}`, cs.Unrecognized},
 		{"CS's 400 refusal", 400, json, ocmBody(400, "Attribute 'name' is required"), cs.Refused},
-		{"CS's 400 not now", 400, json, ocmBody(400, "Cluster 'x' is in state 'installing', can't update"), cs.NotNow},
+		{"CS's 400 with 'not now' words", 400, json, ocmBody(400, "Cluster 'x' is in state 'installing', can't update"), cs.Refused}, // words are never read
 		{"empty 400", 400, json, "", cs.Unrecognized},
 		{"{} 400", 400, json, "{}", cs.Unrecognized},
 		{"gateway 400", 400, json, `{"statusCode":400,"message":"Bad Request"}`, cs.Unrecognized},

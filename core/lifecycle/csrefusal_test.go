@@ -1,0 +1,95 @@
+package lifecycle
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hcpops/hcpops/core/arm"
+	cs "github.com/hcpops/hcpops/core/clusterservice"
+	"github.com/hcpops/hcpops/core/document"
+)
+
+// TestCSWordsAreNotRead: after CS's 400 the lifecycle decides on CS's
+// objects, never on the 400's words. Words that say "not now" or "already
+// under way" beside objects that are ready fail the operation as refused;
+// a plain refusal while the cluster is not ready is retried, and goes
+// through once CS takes it.
+func TestCSWordsAreNotRead(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// request submits the operation on a ready cluster c1 with node
+		// pool np1, and names the CS call the front refuses.
+		request func(t *testing.T, e *env) (op, method, path string)
+		words   string
+		// clusterState, when set, is what a GET of c1 answers (the front
+		// crafts it); else CS's own object answers.
+		clusterState string
+		want         arm.ProvisioningState // after five rounds of refusals
+		wantCode     string
+		// then is the state once the front stops refusing.
+		then arm.ProvisioningState
+	}{
+		{"update refused with busy words while everything is ready", updateNodePool,
+			"Node pools can only be updated on clusters in an updatable state. The cluster requested is in 'updating' state.",
+			"", arm.ProvisioningStateFailed, arm.CodeInvalidRequestContent, arm.ProvisioningStateFailed},
+		{"update refused in plain words while the cluster is updating", updateNodePool, "Invalid replicas",
+			cs.ClusterStateUpdating, arm.ProvisioningStateAccepted, "", arm.ProvisioningStateSucceeded},
+		{"delete refused with uninstalling words while the cluster is ready", deleteNodePool,
+			"Cannot delete node pool: its parent cluster must be in a deletable state. Parent cluster state: 'uninstalling'",
+			"", arm.ProvisioningStateFailed, arm.CodeInvalidRequestContent, arm.ProvisioningStateFailed},
+		{"revocation refused with under-way words while none awaits revocation", revoke,
+			"Break glass credentials of cluster 'c1': revocation has already been requested",
+			"", arm.ProvisioningStateFailed, arm.CodeInvalidRequestContent, arm.ProvisioningStateFailed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			clusterHref := e.readyCluster(t, "c1")
+			e.drive(t, e.create(t, document.KindNodePool, nodePoolRID("c1", "np1"), request{}))
+			op, method, path := tc.request(t, e)
+			refusing := e.behind(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				switch {
+				case r.Method == method && strings.HasPrefix(r.URL.Path, path):
+					csOwn(http.StatusBadRequest, tc.words).write(w)
+				case tc.clusterState != "" && r.Method == http.MethodGet && r.URL.Path == clusterHref:
+					id := clusterHref[strings.LastIndex(clusterHref, "/")+1:]
+					answer{200, "application/json", fmt.Sprintf(`{"kind":"Cluster","id":%q,"href":%q,"name":"c1","status":{"state":%q}}`,
+						id, clusterHref, tc.clusterState)}.write(w)
+				default:
+					e.sim.ServeHTTP(w, r)
+				}
+			}))
+			for range 5 {
+				_, _ = e.deliver(t)
+				e.tick(t)
+				e.clk.Advance(time.Minute)
+			}
+			e.wantOp(t, op, tc.want, tc.wantCode)
+			refusing.Store(false)
+			if tc.then != tc.want {
+				e.drive(t, op)
+				e.wantOp(t, op, tc.then, "")
+			}
+		})
+	}
+}
+
+func updateNodePool(t *testing.T, e *env) (string, string, string) {
+	rid := nodePoolRID("c1", "np1")
+	op := e.update(t, rid, request{}, func(s *spec) { s.nodePool.Replicas = 3 })
+	return op, http.MethodPatch, e.resource(t, rid).ClusterServiceID()
+}
+
+func deleteNodePool(t *testing.T, e *env) (string, string, string) {
+	rid := nodePoolRID("c1", "np1")
+	href := e.resource(t, rid).ClusterServiceID()
+	return e.remove(t, rid, request{})[0], http.MethodDelete, href
+}
+
+func revoke(t *testing.T, e *env) (string, string, string) {
+	href := e.resource(t, clusterRID("c1")).ClusterServiceID()
+	id := href[strings.LastIndex(href, "/")+1:]
+	return e.revokeCredentials(t, "c1", request{}), http.MethodDelete, cs.ClustersMgmtPrefix + "/clusters/" + id + "/break_glass_credentials"
+}
