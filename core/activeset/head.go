@@ -62,14 +62,15 @@ var errNoAddress = errors.New("document has no string id and partitionKey")
 // without decoding it. Duplicate names are allowed (the last wins) and
 // invalid UTF-8 is kept, so a document the stores hold is never refused
 // here for what they accept. (Not core/document's restrict, which builds a
-// tree: 744 B, 12 allocs a document here; 3792 B, 27 there; operation.json.)
+// tree and allocates several times as much: see
+// docs/decisions/active-set-view.md#reading-a-documents-head.)
 func readHead(body []byte) (head, error) {
 	return newHeadReader().read(body)
 }
 
 // headReader reads heads with one decoder, reset for each document and
 // reading from a bytes.Buffer, which jsontext parses in place rather than
-// copying into a buffer of its own (2 KB and a microsecond a document).
+// copying every document into a buffer of its own first.
 type headReader struct {
 	dec *jsontext.Decoder
 }

@@ -25,14 +25,12 @@ import (
 // dictionary: the first operation's, or the first resource's, projection
 // since the view was built, so what documents of a kind share (resource
 // ID prefixes, member names, the CS href prefix) costs almost nothing.
-// Measured on the bench's documents (a cluster create each): an
-// operation's projection is 714 bytes and 152 compressed, a cluster's 761
-// and 148 (the documents are 1,500 bytes each). Uncompressed, the view of
-// 100,000 operations would hold 148 MB of projections, more than the
-// tick's whole peak heap is allowed (100 MB); compressed, 30 MB. What
-// the compression costs a tick is one S2 block decoded per document, into
-// the buffer the document handed out keeps (codec.decode, that buffer
-// included: 5% of the unchanged tick's CPU at N = 100,000).
+// Uncompressed, the projections of a large active set alone would take
+// more than #35 allows the tick's whole peak heap; compressed, they leave
+// room for the rest. What the compression costs a tick is one S2 block
+// decoded per document, into the buffer the document handed out keeps
+// (codec.decode): a small share of the unchanged tick's CPU. Figures:
+// docs/decisions/active-set-view.md#what-compression-buys.
 //
 // A record is one byte slice: a flags byte, _ts, the expiry and the
 // instanceVersion as uvarints, a CRC-32 of the etag (to tell a copy seen
@@ -98,8 +96,9 @@ type codec struct {
 	dict *s2.Dict // nil when the first was too short for one
 	// scratch holds *scratch: a record's projection and S2 block are
 	// built in one and only the record is kept. Built in fresh buffers, the
-	// two were 2 kB of garbage a record, and a tick that finds every
-	// operation changed records four an operation.
+	// two were garbage at every record, and a tick that finds every
+	// operation changed records four an operation
+	// (docs/decisions/active-set-view.md#building-a-record).
 	scratch sync.Pool
 }
 

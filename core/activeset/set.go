@@ -232,8 +232,9 @@ func (s *set) seal() {
 }
 
 // shrinkPending gives back what pending grew to: a map never shrinks, and
-// a full read puts every resource in it before the reads answer them
-// (about 60 bytes an operation at N = 100,000, held for the view's life).
+// a full read puts every resource in it before the reads answer them,
+// and the room would otherwise be held for the view's life
+// (docs/decisions/active-set-view.md#the-pending-map).
 func (s *set) shrinkPending() {
 	s.pending = maps.Clone(s.pending)
 	if s.pending == nil {

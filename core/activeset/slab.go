@@ -4,9 +4,10 @@ package activeset
 // then costs its bytes and a 12-byte place, not an allocation of its own
 // (rounded up to a size class) and a slice header; and the view holds no
 // pointer per document for the garbage collector to follow, which a
-// tick's allocations keep busy. Measured at 100,000 operations: a record
-// per allocation and 128-bit keys cost 640 bytes an operation and a peak
-// heap of 190 MB; see record.go for the rest.
+// tick's allocations keep busy. A record per allocation cost more memory
+// an operation and a higher peak heap (see
+// docs/decisions/active-set-view.md#records-in-a-slab, and record.go for
+// the rest).
 //
 // Chunks are only ever appended to, so a record handed out stays valid
 // after it is freed or the slab is compacted: readers decode outside the

@@ -3,9 +3,9 @@ package activeset
 import "slices"
 
 // table is a partition's entries of one kind, sorted by key. A sorted
-// slice costs an entry its size and a little slack, where a map cost
-// about twice (its load factor, groups and control bytes): 100 bytes an
-// operation of the view's 575 at 100,000 operations. A change costs a
+// slice costs an entry its size and a little slack, where a map costs
+// more (its load factor, groups and control bytes; see
+// docs/decisions/active-set-view.md#sorted-tables). A change costs a
 // binary search and a move of the entries after it, small next to
 // encoding its document. A full read adds every entry at once, which
 // would move the entries quadratically in a large partition: while a
@@ -27,8 +27,8 @@ func (t *table[E]) find(k key) (int, bool) {
 	}
 	// The search is written out per kind of entry: through E's entryKey
 	// every step was a call through the instantiation's dictionary and a
-	// copy of the entry, four times the cost of a tick's lookup
-	// (BenchmarkTableFind).
+	// copy of the entry, which made a tick's lookup several times slower
+	// (BenchmarkTableFind; docs/decisions/active-set-view.md#sorted-tables).
 	switch t := any(t).(type) {
 	case *table[resEntry]:
 		return searchRes(t.entries, k)

@@ -123,7 +123,9 @@ type OperationDocument struct {
 
 	// targetKind is TargetKind's answer for the externalId targetOf, as
 	// its projection recorded it: a tick asks it of every operation two
-	// or three times, and reading the id cost the tick 5% of its CPU.
+	// or three times, and reading the id each time showed in the unchanged
+	// tick's profile (see
+	// docs/decisions/active-set-view.md#an-operations-target-kind).
 	targetKind Kind
 	targetOf   string
 	// target is TargetDocument's answer, as its projection recorded it.

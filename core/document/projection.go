@@ -48,7 +48,8 @@ type projWriter struct {
 
 // end appends the room the projection's packed strings take unpacked, as
 // its last four bytes, so that a reader allocates exactly that once (a
-// guess from the rest's length gave a tick 1 kB an operation more).
+// guess from the rest's length allocated more than that, every operation
+// of every tick: docs/decisions/active-set-view.md#a-projections-room).
 func (w *projWriter) end() []byte {
 	return binary.LittleEndian.AppendUint32(w.b, uint32(w.unpacked))
 }
@@ -147,9 +148,11 @@ func newProjReader(b []byte) *projReader { return &projReader{text: string(b)} }
 
 // ownedProjReader reads b without copying it: the strings it hands out
 // are b's bytes, so b must never change after. A tick decodes every held
-// projection into a buffer of its own; copying it again cost 1.6 kB and
-// a memmove per operation per tick. b's capacity past its length, when it
-// holds ProjectionRoom, is where the packed strings are written out.
+// projection into a buffer of its own; copying it again into a string
+// cost an allocation and a memmove per operation per tick (see
+// docs/decisions/active-set-view.md#a-projections-room). b's capacity
+// past its length, when it holds ProjectionRoom, is where the packed
+// strings are written out.
 func ownedProjReader(b []byte) *projReader {
 	if len(b) == 0 {
 		return &projReader{}

@@ -72,9 +72,11 @@ func (r *Resource) AppendProjection(dst []byte) []byte {
 	head := r.view()
 	// The rest of the head comes first, behind its length: reading the
 	// projection then checks where it ends without walking it (the walk
-	// cost a tick 4% of its CPU), and the room the hot strings are
-	// unpacked into is sized to them alone (see projReader.str), not to
-	// the rest, which is decoded only when an accessor reads it.
+	// showed in the unchanged tick's profile: see
+	// docs/decisions/active-set-view.md#a-projections-room), and the room
+	// the hot strings are unpacked into is sized to them alone (see
+	// projReader.str), not to the rest, which is decoded only when an
+	// accessor reads it.
 	rest := projWriter{scratch: w.scratch}
 	rest.restOf(head, r.Kind)
 	w.uvarint(uint64(len(rest.b)))

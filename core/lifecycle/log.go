@@ -24,8 +24,9 @@ func (e *Engine) logFor(op *document.OperationDocument) *slog.Logger {
 }
 
 // opLog is an operation's logger and its handler in one allocation, or in
-// none inside its job (newJob): three per poll cost an unchanged tick
-// 3% of its CPU, for lines it almost never writes.
+// none inside its job (newJob): three per poll showed in an unchanged
+// tick's CPU, for lines it almost never writes (see
+// docs/decisions/active-set-view.md#an-operations-logger).
 type opLog struct {
 	h opAttrs
 	l slog.Logger

@@ -162,9 +162,11 @@ func prefetch(ctx context.Context, client cs.Client, log *slog.Logger, hrefs []s
 		// Calls that cannot overlap (a page's clusters are mostly one) are
 		// made on this goroutine, whose stack has grown already, not on a
 		// new one a page that grows its stack through the HTTP client's
-		// depth (runtime.newstack and copystack, 2.7% of an unchanged tick
-		// at N = 100,000). As in the pool, none starts once ctx has ended:
-		// the transport would count it as a failed CS request.
+		// depth (runtime.newstack and copystack showed in an unchanged
+		// tick's profile: see
+		// docs/decisions/active-set-view.md#goroutine-stacks). As in the
+		// pool, none starts once ctx has ended: the transport would count
+		// it as a failed CS request.
 		for _, call := range calls {
 			if ctx.Err() != nil {
 				break

@@ -88,7 +88,8 @@ func (e *Engine) tick(ctx context.Context) (TickResult, error) {
 //
 // Its goroutines live until Wait, each running function after function:
 // a goroutine per function (errgroup) grew a fresh stack for every
-// operation of every tick (runtime.newstack, 9% of an unchanged tick).
+// operation of every tick (runtime.newstack, a large share of an
+// unchanged tick: docs/decisions/active-set-view.md#goroutine-stacks).
 // Go may be called from several goroutines; Wait once they are done
 // calling it, after which the pool can be used again.
 type pool struct {
@@ -341,7 +342,9 @@ func (e *Engine) advance(ctx context.Context, j *job, st standing, t *tally) err
 	}
 	// What the poll learned is written even when the tick's budget ran
 	// out meanwhile: the write has a context of its own (writeCtx), made
-	// only for a write: its timer costs an unchanged tick 10% otherwise.
+	// only for a write: otherwise its timer, armed and stopped for every
+	// poll, is a large share of an unchanged tick, which writes nothing
+	// (docs/decisions/active-set-view.md#a-polls-write-context).
 	if pollErr == nil && r.gone {
 		if t.wave.hold(j, r) {
 			return nil // decided with the tick's other answers (wave.go)

@@ -72,9 +72,9 @@ func readList[T any](ctx context.Context, r listRules, fetch func(ctx context.Co
 	if maxPages == 0 {
 		maxPages = defaultMaxPages
 	}
-	// The items stay in their pages; the map points at them: a listed
-	// cluster is 264 bytes, and a map of them per page cost a tick 36 kB of
-	// map for the collector to scan.
+	// The items stay in their pages; the map points at them: a map
+	// holding listed clusters by value, one per page, gave the collector
+	// a copy of every page to scan (docs/decisions/batch-polling.md#a-lists-map).
 	seen := make(map[string]*T, len(r.want))
 	read, firstTotal := 0, -1
 	for page := 1; page <= maxPages; page++ {

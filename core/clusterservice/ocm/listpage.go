@@ -40,9 +40,11 @@ func (c *Client) getPage(ctx context.Context, path, search string, size, page in
 		return 0, nil, err
 	}
 	defer resp.Body.Close()
-	// Room for the page at once: io.ReadAll's growing from 512 bytes was
-	// 4% of the unchanged tick's CPU. A Content-Length is trusted only up
-	// to what size items of a few kB take.
+	// Room for the page at once: io.ReadAll grows from 512 bytes, copying
+	// the page at each doubling, which showed in the unchanged tick's
+	// profile (docs/decisions/batch-polling.md#reading-a-list-page). A
+	// Content-Length is trusted only up to what size items of a few kB
+	// take.
 	room := int64(size) * pageItemGuess
 	if resp.ContentLength > 0 {
 		room = min(resp.ContentLength+1, int64(size)*4*pageItemGuess)
@@ -53,14 +55,15 @@ func (c *Client) getPage(ctx context.Context, path, search string, size, page in
 }
 
 // pageQuery is url.Values{page, search, size}.Encode() (the SDK's query,
-// its keys in order), written at once: Encode's sorting and building of
-// a search of a hundred ids cost a tick about 1% of its CPU.
+// its keys in order), written at once: Encode sorts its keys and builds
+// the query of a search of a hundred ids in a growing buffer, on every
+// page of every tick (docs/decisions/batch-polling.md#reading-a-list-page).
 func pageQuery(search string, size, page int) string {
 	return "page=" + strconv.Itoa(page) + "&search=" + url.QueryEscape(search) + "&size=" + strconv.Itoa(size)
 }
 
 // pageItemGuess is about what one listed object takes (the simulator's
-// clusters, indented, take 990 bytes).
+// indented clusters: docs/decisions/batch-polling.md#reading-a-list-page).
 const pageItemGuess = 1 << 10
 
 // pageReaders are the two readers of one kind's list page.

@@ -11,15 +11,13 @@ import (
 //
 // Why hand-written: the SDK's list reader (ocm-api-model's ReadClusterList
 // on json-iterator) builds every member of every item, and on the
-// unchanged poll tick it was 22% of hcpops's CPU at N = 100,000. On the
-// simulator's page of 100 clusters (99 kB), three runs of
-// BenchmarkClusterPage beside a reader of the same members on the
-// standard library's jsontext.Decoder: the SDK's reader 675-751 µs, 5,545
-// allocations, 246 kB; jsontext's 649-823 µs, 3,815 allocations, 134 kB;
-// this one 230-295 µs, 4 allocations, 27 kB. (encoding/json/v2 into a
-// struct of those members, in another run: 509 µs, 619 allocations.)
-// Reading white space and strings in one pass each then took it from
-// 217-245 µs to 188-216 µs, in runs of the two interleaved.
+// unchanged poll tick it was a large share of hcpops's CPU. A reader of
+// the same members on the standard library's jsontext.Decoder was no
+// faster than the SDK's, encoding/json/v2 into a struct of them not much
+// faster, and both allocate hundreds of times a page or more; this one
+// takes a fraction of their time and allocates almost nothing
+// (BenchmarkClusterPage; figures in
+// docs/decisions/batch-polling.md#the-wire-reader).
 //
 // It is conservative, not complete: it reads the JSON that CS and the
 // simulator send (objects, arrays, strings without escapes, plain
@@ -58,8 +56,8 @@ func (w *wire) fail() bool {
 }
 
 // space skips white space. Its loop keeps its place in a local: through
-// w every byte was a store, and the SDK's indented pages are a quarter
-// white space (BenchmarkClusterPage: a fifth of the reader's time, before).
+// w every byte was a store, and much of the SDK's indented pages is white
+// space (docs/decisions/batch-polling.md#the-wire-reader).
 func (w *wire) space() {
 	s, i := w.s, w.i
 	for i < len(s) && isSpace[s[i]] {
