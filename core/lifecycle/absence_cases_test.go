@@ -444,43 +444,54 @@ func TestLoneChildHeldByAnotherClustersChild(t *testing.T) {
 }
 
 // TestUnreadablePastDeadlineHoldsOnTheLastWord: an update CS accepted
-// (Updating) whose deadline passes while CS's answers are not its own (a
-// cache serving other objects) is held on CS's last word, not written
-// Failed; once CS answers again, its word decides. The simulation found
-// the update failed while CS was still updating (seed 40534).
+// (Updating) whose deadline passes while CS gives no word of its own on it
+// is held on CS's last word, not written Failed; once CS answers again,
+// its word decides. No word: answers not CS's own (a cache serving other
+// objects; the simulation's seed 40534), or CS's own 404 for the object it
+// accepted, which the tick holds as no evidence until corroborated (a
+// third of reads misrouted; seed 10371 failed the update while CS was
+// updating).
 func TestUnreadablePastDeadlineHoldsOnTheLastWord(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.UpgradeDeadline = 20 * time.Minute })
-	e.readyCluster(t, "c1")
-	np := nodePoolRID("c1", "np1")
-	e.drive(t, e.create(t, document.KindNodePool, np, request{}))
-	op := e.update(t, np, request{}, func(s *spec) { s.nodePool.Replicas = 5 })
-	if _, err := e.deliver(t); err != nil {
-		t.Fatal(err)
+	for _, tc := range []struct {
+		name   string
+		answer answer
+	}{
+		{"an answer not CS's own", answer{http.StatusOK, "text/html", "<html>not CS</html>"}},
+		{"CS's own 404 for the object it accepted", csOwn(http.StatusNotFound, "Node pool 'np1' not found")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, func(c *Config) { c.UpgradeDeadline = 20 * time.Minute })
+			e.readyCluster(t, "c1")
+			np := nodePoolRID("c1", "np1")
+			e.drive(t, e.create(t, document.KindNodePool, np, request{}))
+			op := e.update(t, np, request{}, func(s *spec) { s.nodePool.Replicas = 5 })
+			if _, err := e.deliver(t); err != nil {
+				t.Fatal(err)
+			}
+			if got := e.op(t, op).Properties.Status; got != arm.ProvisioningStateUpdating {
+				t.Fatalf("update is %s after dispatch, want Updating", got)
+			}
+			on := e.behind(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if strings.Contains(r.URL.Path, "/node_pools") {
+					tc.answer.write(w)
+					return
+				}
+				e.fake.Sim.ServeHTTP(w, r)
+			}))
+			e.clk.Advance(25 * time.Minute) // past the deadline, CS gives no word
+			for range 3 {
+				e.tick(t)
+				e.clk.Advance(time.Minute)
+			}
+			if got := e.op(t, op).Properties.Status; got.IsTerminal() {
+				t.Fatalf("update is %s past its deadline while CS gave no word; want it held on CS's last word", got)
+			}
+			if !strings.Contains(e.logs.String(), MsgStuck) {
+				t.Error("the held update wrote no operation.stuck record")
+			}
+			on.Store(false)
+			e.drive(t, op)
+			e.wantOp(t, op, arm.ProvisioningStateSucceeded, "")
+		})
 	}
-	if got := e.op(t, op).Properties.Status; got != arm.ProvisioningStateUpdating {
-		t.Fatalf("update is %s after dispatch, want Updating", got)
-	}
-	on := e.behind(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.Contains(r.URL.Path, "/node_pools") {
-			w.Header().Set("Content-Type", "text/html")
-			w.WriteHeader(http.StatusOK)
-			_, _ = w.Write([]byte("<html>not CS</html>"))
-			return
-		}
-		e.fake.Sim.ServeHTTP(w, r)
-	}))
-	e.clk.Advance(25 * time.Minute) // past the deadline, CS unreadable
-	for range 3 {
-		e.tick(t)
-		e.clk.Advance(time.Minute)
-	}
-	if got := e.op(t, op).Properties.Status; got.IsTerminal() {
-		t.Fatalf("update is %s past its deadline while CS gave no word; want it held on CS's last word", got)
-	}
-	if !strings.Contains(e.logs.String(), MsgStuck) {
-		t.Error("the held update wrote no operation.stuck record")
-	}
-	on.Store(false)
-	e.drive(t, op)
-	e.wantOp(t, op, arm.ProvisioningStateSucceeded, "")
 }

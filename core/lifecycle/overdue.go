@@ -98,14 +98,21 @@ func (e *Engine) holdOverdue(ctx context.Context, j *job, deadline time.Time, wo
 // engine last wrote on CS's word that the work was under way — Updating
 // (CS accepted the PATCH or the upgrade) or Provisioning (CS said it was
 // installing). No such answer says CS stopped, so it holds the operation
-// past its deadline as CS's word would; CS's own refusal or 404 is an
-// answer, and decides. A delete's Deleting is the frontend's, not CS's
-// word, so a delete gets no hold from it.
+// past its deadline as CS's word would; CS's own refusal is an answer,
+// and decides. So is CS's own 404, once released (wave_hold.go): until
+// then the tick holds a 404 for an object CS accepted work on as no
+// evidence, and it is no word either. A delete's Deleting is the
+// frontend's, not CS's word, so a delete gets no hold from it.
 // The simulation found an update failed at its deadline while a third of
-// CS's answers came from a cache keyed without the id (seed 40534).
-func lastWord(j *job, pollErr error) *state.OperationState {
+// CS's answers came from a cache keyed without the id (seed 40534), and
+// while a third of reads were misrouted to CS's own 404 (seed 10371).
+func lastWord(j *job, pollErr error, released bool) *state.OperationState {
 	switch cs.Classify(pollErr) {
 	case cs.Unrecognized, cs.Failed, cs.Unavailable:
+	case cs.Absent:
+		if released || j.op.Properties.Request == document.RequestDelete {
+			return nil
+		}
 	default:
 		return nil
 	}

@@ -368,7 +368,7 @@ func (e *Engine) advance(ctx context.Context, j *job, st standing, t *tally) err
 		if pollErr == nil {
 			word = working(r.states)
 		} else {
-			word = lastWord(j, pollErr)
+			word = lastWord(j, pollErr, e.unconfirmed.isReleased(docRef(op)))
 		}
 		if expired, err := e.expireIfLate(ctx, j, t, pollErr, word); expired || err != nil {
 			return err
