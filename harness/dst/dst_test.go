@@ -23,6 +23,7 @@ var (
 	workersFlag   = flag.Int("workers", runtime.GOMAXPROCS(0), "runs at once")
 	replaysFlag   = flag.Int("replays", 0, "TestReplayIsExact: run seeds 1..N twice each instead of its fixed few")
 	dropFlag      = flag.String("drop", "", "leave out these fault windows of the seed's plan, e.g. 0,3 (a narrowed replay)")
+	digestsFlag   = flag.Bool("digests", false, "log every run's digest: two builds that log the same digests for the same seeds did the same things")
 )
 
 func options() Options {
@@ -174,6 +175,9 @@ func search(t *testing.T, seeds []uint64) (failed int, cover *coverage) {
 				mu.Lock()
 				simHrs += options().withDefaults().Duration.Hours()
 				mu.Unlock()
+				if *digestsFlag {
+					t.Logf("seed %d digest %s", res.Seed, res.Digest)
+				}
 				if res.Failed() {
 					nfail.Add(1)
 					report(t, res, false)
