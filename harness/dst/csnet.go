@@ -113,6 +113,14 @@ func (n *csNet) RoundTrip(req *http.Request) (*http.Response, error) {
 			closeBody(req)
 			return nil, ctx.Err()
 		}
+		// Requests slowed alike wake at one instant: the scheduler, not
+		// the runtime, says which reaches CS first (seed 201327 ran two
+		// ways when a node pool's DELETE and its cluster's raced so).
+		n.w.sched.gate(ctx, what+" after "+f.latency.String())
+		if err := ctx.Err(); err != nil {
+			closeBody(req)
+			return nil, err
+		}
 	case faultOtherObject:
 		// A cache answers reads: a write goes through to CS.
 		if other := n.otherObject(req.URL.Path); other != "" && req.Method == http.MethodGet {

@@ -21,7 +21,7 @@ var (
 	simFlag       = flag.Duration("sim", 0, "simulated time of requests and faults in a run (default 1h)")
 	intensityFlag = flag.Float64("intensity", 1, "scale of the fault windows a run draws")
 	workersFlag   = flag.Int("workers", runtime.GOMAXPROCS(0), "runs at once")
-	replaysFlag   = flag.Int("replays", 0, "TestReplayIsExact: run seeds 1..N twice each instead of its fixed few")
+	replaysFlag   = flag.Int("replays", 0, "TestReplayIsExact: run N seeds from -from twice each instead of its fixed few")
 	dropFlag      = flag.String("drop", "", "leave out these fault windows of the seed's plan, e.g. 0,3 (a narrowed replay)")
 	digestsFlag   = flag.Bool("digests", false, "log every run's digest: two builds that log the same digests for the same seeds did the same things")
 )
@@ -205,7 +205,7 @@ func TestReplayIsExact(t *testing.T) {
 	if *replaysFlag > 0 {
 		seeds = seeds[:0]
 		for s := range *replaysFlag {
-			seeds = append(seeds, uint64(s+1))
+			seeds = append(seeds, *fromFlag+uint64(s))
 		}
 	}
 	for _, seed := range seeds {
@@ -215,9 +215,9 @@ func TestReplayIsExact(t *testing.T) {
 		}
 		for i := range min(len(a.Steps), len(b.Steps)) {
 			if a.Steps[i] != b.Steps[i] {
-				from := max(0, i-8)
+				from := max(0, i-16)
 				t.Errorf("seed %d ran two ways (%s and %s), first at step %d:\n  %s\nand\n  %s", seed, a.Digest, b.Digest, i,
-					strings.Join(a.Steps[from:min(i+4, len(a.Steps))], "\n  "), strings.Join(b.Steps[from:min(i+4, len(b.Steps))], "\n  "))
+					strings.Join(a.Steps[from:min(i+8, len(a.Steps))], "\n  "), strings.Join(b.Steps[from:min(i+8, len(b.Steps))], "\n  "))
 				break
 			}
 		}

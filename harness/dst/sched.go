@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing/synctest"
 	"time"
+
+	"github.com/hcpops/hcpops/core/clusterservice"
 )
 
 // sched makes a run deterministic. Every call to a dependency (the
@@ -53,9 +55,17 @@ func actorOf(ctx context.Context) string {
 	return s
 }
 
-// gate parks the caller until the driver lets it go.
+// gate parks the caller until the driver lets it go. The key names the
+// operation the call works for, when ctx names one: two of a tick's
+// workers reading the same cluster for two operations are then told
+// apart, and not by the order they reached the gate (seed 200213 ran two
+// ways so).
 func (s *sched) gate(ctx context.Context, what string) {
-	w := &waiter{key: actorOf(ctx) + " " + what, free: make(chan struct{})}
+	key := actorOf(ctx) + " " + what
+	if op := clusterservice.OperationOf(ctx); op != "" {
+		key = actorOf(ctx) + " [" + op + "] " + what
+	}
+	w := &waiter{key: key, free: make(chan struct{})}
 	s.mu.Lock()
 	w.seq = len(s.parked)
 	s.parked = append(s.parked, w)
