@@ -98,7 +98,7 @@ func (e *Engine) abandon(ctx context.Context, req AbandonRequest) (Abandoned, er
 	wctx, cancel := e.writeCtx(ctx)
 	defer cancel()
 	owned := j.res != nil && strings.EqualFold(j.res.ActiveOperationID(), op.Name())
-	wrote, err := e.updateOperationStatus(wctx, j, req.Status, cerr, &tally{})
+	wrote, err := (&run{Engine: e}).updateOperationStatus(wctx, j, req.Status, cerr)
 	if err != nil {
 		return Abandoned{}, fmt.Errorf("abandoning operation %s: %w", op.Name(), err)
 	}

@@ -57,7 +57,7 @@ func (h clusterCreate) failure() (string, state.FailureMessage) { return h.cr.fa
 
 // dispatch is steps 1 to 4 above; recording the ID is
 // recordClusterServiceID (create.go).
-func (h clusterCreate) dispatch(ctx context.Context, j *job, _ *tally) (outcome, error) {
+func (h clusterCreate) dispatch(ctx context.Context, _ *run, j *job) (outcome, error) {
 	e := h.cr.e
 	pending := j.res.PendingClusterServiceID()
 	if pending == "" {

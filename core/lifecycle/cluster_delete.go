@@ -31,8 +31,8 @@ func (clusterDelete) work() string { return "cluster deletion" }
 func (h clusterDelete) dispatched(j *job) bool { return h.d.dispatched(j) }
 
 // dispatch: cluster.remove, then the stamp (deletion.dispatch).
-func (h clusterDelete) dispatch(ctx context.Context, j *job, t *tally) (outcome, error) {
-	return h.d.dispatch(ctx, j, h.c, t)
+func (h clusterDelete) dispatch(ctx context.Context, r *run, j *job) (outcome, error) {
+	return h.d.dispatch(ctx, r, j, h.c)
 }
 
 // deadline: the resource's deleteOperationCompletionDeadline, or

@@ -28,8 +28,8 @@ func (h clusterUpdate) dispatched(j *job) bool { return h.up.dispatched(j) }
 // dispatch: cluster.patch (refused values fail the operation, a busy CS
 // is retried next tick), then the Updating marker (updating.dispatch). A
 // cluster CS never had fails at once.
-func (h clusterUpdate) dispatch(ctx context.Context, j *job, t *tally) (outcome, error) {
-	return h.up.dispatch(ctx, j, t, h.c)
+func (h clusterUpdate) dispatch(ctx context.Context, r *run, j *job) (outcome, error) {
+	return h.up.dispatch(ctx, r, j, h.c)
 }
 
 // poll: cluster.spec's three sources, clusterServiceClusterStatus,

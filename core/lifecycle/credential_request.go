@@ -35,15 +35,15 @@ func (credentialRequest) failure() (string, state.FailureMessage) {
 // request, as ARO-HCP does. If recording the href fails, a retry creates
 // a second credential; the first is never handed out and expires
 // (ARO-HCP accepts the same).
-func (h credentialRequest) dispatch(ctx context.Context, j *job, t *tally) (outcome, error) {
+func (h credentialRequest) dispatch(ctx context.Context, r *run, j *job) (outcome, error) {
 	if j.op.Properties.SystemAdminCredentialRequest != nil {
 		return outcomeSkipped, csrUnsupported()
 	}
 	if id := j.res.RevokeCredentialsOperationID(); id != "" {
 		j.log.InfoContext(ctx, "a credential revocation is running; canceling the request", "revoke_operation_id", id)
-		changed, err := h.e.updateOperationStatus(ctx, j, arm.ProvisioningStateCanceled, supersededError(), t)
+		changed, err := r.updateOperationStatus(ctx, j, arm.ProvisioningStateCanceled, supersededError())
 		if changed {
-			t.canceled.Add(1)
+			r.count.canceled.Add(1)
 		}
 		return outcomeSkipped, err
 	}

@@ -40,7 +40,7 @@ func revokeTarget(j *job) string {
 
 // dispatch revokes every credential of the cluster and moves the
 // operation from Accepted to Deleting, its dispatched marker.
-func (h credentialRevoke) dispatch(ctx context.Context, j *job, t *tally) (outcome, error) {
+func (h credentialRevoke) dispatch(ctx context.Context, r *run, j *job) (outcome, error) {
 	if id := j.res.RevokeCredentialsOperationID(); id != "" && !strings.EqualFold(id, j.op.Name()) {
 		j.log.InfoContext(ctx, "cluster names another revocation; not dispatching", "revoke_operation_id", id)
 		return outcomeSkipped, nil
@@ -60,7 +60,7 @@ func (h credentialRevoke) dispatch(ctx context.Context, j *job, t *tally) (outco
 		}
 		j.log.InfoContext(ctx, "revocation already requested", "reason", err)
 	}
-	if _, err := h.e.updateOperationStatus(ctx, j, arm.ProvisioningStateDeleting, nil, t); err != nil {
+	if _, err := r.updateOperationStatus(ctx, j, arm.ProvisioningStateDeleting, nil); err != nil {
 		return outcomeSkipped, err
 	}
 	return outcomeDispatched, nil

@@ -120,7 +120,7 @@ func (d deletion) liveDeleteTarget(ctx context.Context, j *job, k kind) (string,
 // again next time, and a tick that corroborates the 404 completes the
 // delete. A delete whose create's POST may still land waits that out
 // first (createMayLand).
-func (d deletion) dispatch(ctx context.Context, j *job, k kind, t *tally) (outcome, error) {
+func (d deletion) dispatch(ctx context.Context, r *run, j *job, k kind) (outcome, error) {
 	href, err := d.liveDeleteTarget(ctx, j, k)
 	if err != nil {
 		return outcomeSkipped, err
@@ -134,8 +134,8 @@ func (d deletion) dispatch(ctx context.Context, j *job, k kind, t *tally) (outco
 		switch {
 		case err == nil:
 		case cs.Classify(err) == cs.Absent:
-			if t != nil {
-				t.wave.holdDispatch(j, href)
+			if r.wave != nil {
+				r.wave.holdDispatch(j, href)
 			}
 			return outcomeSkipped, retryLater("clusters service answered its own 404 to the DELETE of %s: "+
 				"not dispatched until another answer corroborates it", href)
@@ -250,22 +250,22 @@ func (d deletion) poll(ctx context.Context, j *job, k kind) (pollResult, error) 
 // The first failure stops the run with the operation still non-terminal;
 // the next tick runs it again, and every step done already is a no-op (a
 // missing or soft-deleted document counts as deleted).
-func (e *Engine) completeDelete(ctx context.Context, j *job, t *tally) error {
+func (r *run) completeDelete(ctx context.Context, j *job) error {
 	pk, target := j.op.PartitionKey, j.op.Properties.ExternalID
 	if j.res != nil {
-		if err := e.softDelete(ctx, j.log, pk, j.res.ID()); err != nil {
+		if err := r.softDelete(ctx, j.log, pk, j.res.ID()); err != nil {
 			return fmt.Errorf("soft-deleting %s: %w", target, err)
 		}
 		j.log.InfoContext(ctx, "resource deleted")
 		j.res = nil
 	}
-	if err := e.deleteChildren(ctx, j, pk, target); err != nil {
+	if err := r.deleteChildren(ctx, j, pk, target); err != nil {
 		return err
 	}
 	if legacyDelete(j) {
 		j.log.InfoContext(ctx, "delete completed by the legacy deletion approach (the frontend deleted it in clusters service)")
 	}
-	_, err := e.updateOperationStatus(ctx, j, arm.ProvisioningStateSucceeded, nil, t)
+	_, err := r.updateOperationStatus(ctx, j, arm.ProvisioningStateSucceeded, nil)
 	return err
 }
 

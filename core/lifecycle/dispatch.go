@@ -18,7 +18,7 @@ import (
 // change-feed batch, PollConcurrency at a time.
 func (e *Engine) dispatchDocuments(ctx context.Context, docs []json.RawMessage) (DispatchResult, error) {
 	res := DispatchResult{Documents: len(docs)}
-	t := &tally{}
+	r := &run{Engine: e}
 	log := e.log
 	type target struct {
 		store.DocRef
@@ -78,7 +78,7 @@ func (e *Engine) dispatchDocuments(ctx context.Context, docs []json.RawMessage) 
 			break
 		}
 		workers.Go(func() {
-			o, err := e.dispatchOne(ctx, tg.DocRef, t)
+			o, err := r.dispatchOne(ctx, tg.DocRef)
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
@@ -98,7 +98,7 @@ func (e *Engine) dispatchDocuments(ctx context.Context, docs []json.RawMessage) 
 		})
 	}
 	workers.Wait()
-	res.Changed, res.Notified = int(t.changed.Load()), int(t.notified.Load())
+	res.Changed, res.Notified = int(r.count.changed.Load()), int(r.count.notified.Load())
 	err := e.settle(ctx, fails, begun, &res) // settle fills in res
 	return res, err
 }
@@ -199,28 +199,28 @@ func addressOf(raw json.RawMessage) (partitionKey, id string) {
 // dispatchOne re-reads an operation and its resource (a change-feed copy
 // may be stale) and dispatches it unless that is done or not ours to do.
 // Dispatches of one operation are serialised inside this process. A
-// dispatcher's errRetryLater is where outcomeDeferred comes from; t counts
-// the status writes and notifications made on the way. A dispatched
+// dispatcher's errRetryLater is where outcomeDeferred comes from; the run
+// counts the status writes and notifications made on the way. A dispatched
 // cluster create then dispatches the children waiting for it, after its
 // own lock is released (deferred first, so it runs last).
-func (e *Engine) dispatchOne(ctx context.Context, ref store.DocRef, t *tally) (outcome, error) {
+func (r *run) dispatchOne(ctx context.Context, ref store.DocRef) (outcome, error) {
 	var parent *job
 	defer func() {
 		if parent != nil {
-			e.dispatchChildren(ctx, parent, t)
+			r.dispatchChildren(ctx, parent)
 		}
 	}()
-	unlock, err := e.locks.lock(ctx, ref)
+	unlock, err := r.locks.lock(ctx, ref)
 	if err != nil {
 		return outcomeSkipped, fmt.Errorf("waiting to dispatch operation %s: %w", ref.ID, err)
 	}
 	defer unlock()
-	op, err := e.readOperation(ctx, ref.PartitionKey, ref.ID)
+	op, err := r.readOperation(ctx, ref.PartitionKey, ref.ID)
 	if err != nil || op == nil || op.Properties.Status.IsTerminal() {
 		return outcomeSkipped, err
 	}
 	ctx = cs.WithNamedOperation(ctx, op)
-	j, err := e.newJob(ctx, op, pageRead{})
+	j, err := r.newJob(ctx, op, pageRead{})
 	if err != nil {
 		return outcomeSkipped, err
 	}
@@ -239,11 +239,11 @@ func (e *Engine) dispatchOne(ctx context.Context, ref store.DocRef, t *tally) (o
 	case j.h.dispatched(j):
 		return outcomeSkipped, nil
 	}
-	o, err := j.h.dispatch(ctx, j, t)
+	o, err := j.h.dispatch(ctx, r, j)
 	var refused *refusal
 	switch {
 	case errors.As(err, &refused):
-		return outcomeSkipped, e.failRefused(ctx, j, refused, t)
+		return outcomeSkipped, r.failRefused(ctx, j, refused)
 	case errors.Is(err, errRetryLater):
 		j.log.InfoContext(ctx, "dispatch deferred", "reason", err)
 		return outcomeDeferred, nil
@@ -251,7 +251,7 @@ func (e *Engine) dispatchOne(ctx context.Context, ref store.DocRef, t *tally) (o
 		// Logged once, by the caller: the batch or the tick.
 		return outcomeSkipped, fmt.Errorf("dispatching operation %s (%s %s): %w", op.Name(), op.Properties.Request, j.kind, err)
 	case o == outcomeDispatched:
-		e.dispatched(ctx, j)
+		r.dispatched(ctx, j)
 		parent = j
 	}
 	return o, nil

@@ -26,7 +26,7 @@ func (h externalAuthCreate) dispatched(j *job) bool { return h.cr.dispatched(j) 
 
 // dispatch: externalAuth.post under the parent's href (an issuer without
 // a URL is refused first), then the ID recorded (creation.createChild).
-func (h externalAuthCreate) dispatch(ctx context.Context, j *job, _ *tally) (outcome, error) {
+func (h externalAuthCreate) dispatch(ctx context.Context, _ *run, j *job) (outcome, error) {
 	return h.cr.createChild(ctx, j, h.ea)
 }
 

@@ -26,8 +26,8 @@ func (h externalAuthDelete) dispatched(j *job) bool { return h.d.dispatched(j) }
 
 // dispatch: externalAuth.remove at the recorded href, or at the one its
 // create would have given it, then the stamp (deletion.dispatch).
-func (h externalAuthDelete) dispatch(ctx context.Context, j *job, t *tally) (outcome, error) {
-	return h.d.dispatch(ctx, j, h.ea, t)
+func (h externalAuthDelete) dispatch(ctx context.Context, r *run, j *job) (outcome, error) {
+	return h.d.dispatch(ctx, r, j, h.ea)
 }
 
 // poll: externalAuth.status until CS answers 404; one CS never had is

@@ -27,8 +27,8 @@ func (h externalAuthUpdate) dispatched(j *job) bool { return h.up.dispatched(j) 
 // dispatch: externalAuth.patch (a missing issuer URL fails the operation,
 // a busy CS is retried next tick), then the Updating marker
 // (updating.dispatch). An external auth CS never had fails at once.
-func (h externalAuthUpdate) dispatch(ctx context.Context, j *job, t *tally) (outcome, error) {
-	return h.up.dispatch(ctx, j, t, h.ea)
+func (h externalAuthUpdate) dispatch(ctx context.Context, r *run, j *job) (outcome, error) {
+	return h.up.dispatch(ctx, r, j, h.ea)
 }
 
 // poll: externalAuth.spec's two sources, clusterServiceExternalAuthStatus

@@ -18,13 +18,13 @@ import (
 // dispatchChildren dispatches the pending creates of parent's node pools
 // and external auths once parent (a cluster create) has been dispatched.
 // Failures are the child's own: logged, and left to the tick.
-func (e *Engine) dispatchChildren(ctx context.Context, parent *job, t *tally) {
+func (r *run) dispatchChildren(ctx context.Context, parent *job) {
 	if parent.kind != document.KindCluster || parent.op.Properties.Request != document.RequestCreate || parent.res == nil {
 		return
 	}
 	pk, parentID := parent.op.PartitionKey, parent.res.ResourceID()
 	var ops []string
-	err := e.store.Children(ctx, pk, parentID, func(items []store.Item) error {
+	err := r.store.Children(ctx, pk, parentID, func(items []store.Item) error {
 		for _, it := range items {
 			if id := waitingChild(it.Body, parentID); id != "" {
 				ops = append(ops, id)
@@ -39,7 +39,7 @@ func (e *Engine) dispatchChildren(ctx context.Context, parent *job, t *tally) {
 	sub := document.SubscriptionOf(parentID)
 	for _, name := range ops {
 		id := document.CosmosID(document.OperationResourceID(sub, name))
-		o, err := e.dispatchOne(ctx, store.DocRef{PartitionKey: pk, ID: id}, t)
+		o, err := r.dispatchOne(ctx, store.DocRef{PartitionKey: pk, ID: id})
 		switch {
 		case err != nil:
 			parent.log.WarnContext(ctx, "dispatching a child after its cluster failed; the tick retries", "child_operation_id", name, "error", err)

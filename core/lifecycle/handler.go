@@ -32,10 +32,10 @@ type handler interface {
 	// dispatched reports whether the CS call was made and recorded; j.res
 	// is never nil here.
 	dispatched(j *job) bool
-	// dispatch makes the CS call; t counts the status writes and
-	// notifications it makes on the way. A dispatch that cannot proceed
+	// dispatch makes the CS call; r, the batch or tick it runs in, counts
+	// the status writes and notifications it makes on the way. A dispatch that cannot proceed
 	// yet says so with retryLater.
-	dispatch(ctx context.Context, j *job, t *tally) (outcome, error)
+	dispatch(ctx context.Context, r *run, j *job) (outcome, error)
 	// poll reads what CS says of the dispatched work.
 	poll(ctx context.Context, j *job) (pollResult, error)
 	// deadline is when the operation must be terminal, unless CS then

@@ -26,7 +26,7 @@ func (h nodePoolCreate) dispatched(j *job) bool { return h.cr.dispatched(j) }
 
 // dispatch: nodePool.post under the parent's href (a negative replica
 // count is refused first), then the ID recorded (creation.createChild).
-func (h nodePoolCreate) dispatch(ctx context.Context, j *job, _ *tally) (outcome, error) {
+func (h nodePoolCreate) dispatch(ctx context.Context, _ *run, j *job) (outcome, error) {
 	return h.cr.createChild(ctx, j, h.np)
 }
 

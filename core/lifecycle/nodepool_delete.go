@@ -27,8 +27,8 @@ func (h nodePoolDelete) dispatched(j *job) bool { return h.d.dispatched(j) }
 
 // dispatch: nodePool.remove at the recorded href, or at the one its
 // create would have given it, then the stamp (deletion.dispatch).
-func (h nodePoolDelete) dispatch(ctx context.Context, j *job, t *tally) (outcome, error) {
-	return h.d.dispatch(ctx, j, h.np, t)
+func (h nodePoolDelete) dispatch(ctx context.Context, r *run, j *job) (outcome, error) {
+	return h.d.dispatch(ctx, r, j, h.np)
 }
 
 // poll: nodePool.status until CS answers 404; a node pool CS never had

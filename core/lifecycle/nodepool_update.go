@@ -28,8 +28,8 @@ func (h nodePoolUpdate) dispatched(j *job) bool { return h.up.dispatched(j) }
 // dispatch: nodePool.patch (refused values fail the operation, a busy CS
 // is retried next tick), then the Updating marker (updating.dispatch). A
 // node pool CS never had fails at once.
-func (h nodePoolUpdate) dispatch(ctx context.Context, j *job, t *tally) (outcome, error) {
-	return h.up.dispatch(ctx, j, t, h.np)
+func (h nodePoolUpdate) dispatch(ctx context.Context, r *run, j *job) (outcome, error) {
+	return h.up.dispatch(ctx, r, j, h.np)
 }
 
 // poll: nodePool.spec's three sources, clusterServiceNodePoolStatus,

@@ -26,7 +26,7 @@ const maxNotifyWait = time.Minute
 // write context of the status change that led here, already partly
 // spent; and a slow ARM must not leave the clear without time, or the
 // next tick would notify again.
-func (e *Engine) notify(ctx context.Context, j *job, t *tally) {
+func (r *run) notify(ctx context.Context, j *job) {
 	op := j.op
 	uri := op.Properties.NotificationURI
 	if uri == "" || !op.Properties.Status.IsTerminal() {
@@ -35,10 +35,10 @@ func (e *Engine) notify(ctx context.Context, j *job, t *tally) {
 	key := docRef(op)
 	// Due since it became terminal: a process that starts on it numbers
 	// its attempt on the schedule from then, not from 1.
-	e.notifyAt.resume(key, op.Properties.LastTransitionTime, e.clock())
-	attempt := e.notifyAt.attempt(key)
+	r.notifyAt.resume(key, op.Properties.LastTransitionTime, r.clock())
+	attempt := r.notifyAt.attempt(key)
 	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), maxNotifyWait)
-	err := e.notifier.Notify(pctx, uri, op.ToStatus())
+	err := r.notifier.Notify(pctx, uri, op.ToStatus())
 	cancel()
 	switch {
 	case errors.Is(err, notification.ErrInFlight):
@@ -48,19 +48,19 @@ func (e *Engine) notify(ctx context.Context, j *job, t *tally) {
 		j.log.DebugContext(ctx, "notification was delivered before; clearing its URI again", "error", err)
 	case errors.Is(err, notification.ErrNotAllowed):
 		// Retrying can never succeed: the URI is cleared below.
-		e.notification(ctx, j, uri, NotificationRefused, attempt, time.Time{}, err)
+		r.notification(ctx, j, uri, NotificationRefused, attempt, time.Time{}, err)
 	case err != nil:
-		next := e.notifyAt.failed(key, e.clock())
-		e.notification(ctx, j, uri, NotificationFailed, attempt, next, err)
+		next := r.notifyAt.failed(key, r.clock())
+		r.notification(ctx, j, uri, NotificationFailed, attempt, next, err)
 		return
 	default:
-		t.notified.Add(1)
-		e.notification(ctx, j, uri, NotificationDelivered, attempt, time.Time{}, nil)
+		r.count.notified.Add(1)
+		r.notification(ctx, j, uri, NotificationDelivered, attempt, time.Time{}, nil)
 	}
-	e.notifyAt.forget(key)
-	wctx, cancel := e.writeCtx(ctx)
+	r.notifyAt.forget(key)
+	wctx, cancel := r.writeCtx(ctx)
 	defer cancel()
-	cleared, _, err := e.mutateOperation(wctx, j.log, op, func(o *document.OperationDocument) (bool, error) {
+	cleared, _, err := r.mutateOperation(wctx, j.log, op, func(o *document.OperationDocument) (bool, error) {
 		if o.Properties.NotificationURI != uri {
 			return false, nil // cleared (or replaced) by someone else
 		}
@@ -80,11 +80,11 @@ func (e *Engine) notify(ctx context.Context, j *job, t *tally) {
 
 // retryNotification notifies a terminal operation whose URI is still set,
 // if its retry is due.
-func (e *Engine) retryNotification(ctx context.Context, op *document.OperationDocument, t *tally) {
-	if !e.notifyAt.due(docRef(op), e.clock()) {
+func (r *run) retryNotification(ctx context.Context, op *document.OperationDocument) {
+	if !r.notifyAt.due(docRef(op), r.clock()) {
 		return
 	}
-	e.notify(ctx, &job{op: op, log: e.logFor(op)}, t)
+	r.notify(ctx, &job{op: op, log: r.logFor(op)})
 }
 
 // docRef is the operation's document: the key of everything the engine

@@ -72,9 +72,9 @@ func conflict(noun, name, why string, cause error) *refusal {
 }
 
 // failRefused WRITES Failed with the refusal's error, and logs why once.
-func (e *Engine) failRefused(ctx context.Context, j *job, r *refusal, t *tally) error {
-	j.log.WarnContext(ctx, "dispatch refused; operation failed", append(cs.CallAttrs(r.cause), "reason", r.body.Message)...)
-	_, err := e.updateOperationStatus(ctx, j, arm.ProvisioningStateFailed, &r.body, t)
+func (r *run) failRefused(ctx context.Context, j *job, why *refusal) error {
+	j.log.WarnContext(ctx, "dispatch refused; operation failed", append(cs.CallAttrs(why.cause), "reason", why.body.Message)...)
+	_, err := r.updateOperationStatus(ctx, j, arm.ProvisioningStateFailed, &why.body)
 	return err
 }
 

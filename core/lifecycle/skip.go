@@ -96,9 +96,9 @@ func ownership(j *job) gate {
 
 // skipped counts an operation left alone and logs it the first time, and
 // again only when its reason changes.
-func (e *Engine) skipped(log *slog.Logger, op *document.OperationDocument, reason string, t *tally, cause error) {
-	t.skip(reason)
-	if !e.skips.first(docRef(op), reason) {
+func (r *run) skipped(log *slog.Logger, op *document.OperationDocument, reason string, cause error) {
+	r.count.skip(reason)
+	if !r.skips.first(docRef(op), reason) {
 		return
 	}
 	level := slog.LevelWarn
@@ -152,10 +152,10 @@ func (s *skipLog) forget(op *document.OperationDocument) {
 // cancelSuperseded WRITES Canceled on an operation whose resource another
 // operation owns: upstream leaves it alone, but it can never finish, and
 // ARM is owed an answer.
-func (e *Engine) cancelSuperseded(ctx context.Context, j *job, t *tally) error {
-	changed, err := e.updateOperationStatus(ctx, j, arm.ProvisioningStateCanceled, supersededError(), t)
+func (r *run) cancelSuperseded(ctx context.Context, j *job) error {
+	changed, err := r.updateOperationStatus(ctx, j, arm.ProvisioningStateCanceled, supersededError())
 	if changed {
-		t.canceled.Add(1)
+		r.count.canceled.Add(1)
 		j.log.InfoContext(ctx, "operation canceled: superseded by another", "active_operation_id", j.res.ActiveOperationID())
 	}
 	return err

@@ -58,7 +58,7 @@ func TestStatusWriteLeavesTheJobCurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.clk.Advance(time.Minute)
-	changed, err := e.engine.updateOperationStatus(ctx, j, arm.ProvisioningStateProvisioning, nil, &tally{})
+	changed, err := (&run{Engine: e.engine}).updateOperationStatus(ctx, j, arm.ProvisioningStateProvisioning, nil)
 	if err != nil || !changed {
 		t.Fatalf("updateOperationStatus = %v, %v", changed, err)
 	}

@@ -24,7 +24,7 @@ import (
 // and j.res are the documents as written, and a terminal status is
 // notified. What it writes and notifies is counted in t (changed,
 // notified), so its callers count only what they know besides.
-func (e *Engine) updateOperationStatus(ctx context.Context, j *job, status arm.ProvisioningState, cerr *arm.CloudErrorBody, t *tally) (bool, error) {
+func (r *run) updateOperationStatus(ctx context.Context, j *job, status arm.ProvisioningState, cerr *arm.CloudErrorBody) (bool, error) {
 	var from arm.ProvisioningState
 	out, wrote, err := writeGuarded(ctx, j.log, statusDocs{op: j.op, res: j.res}, func(d statusDocs) (statusDocs, bool, error) {
 		p := &d.op.Properties
@@ -36,7 +36,7 @@ func (e *Engine) updateOperationStatus(ctx context.Context, j *job, status arm.P
 		if err == nil && withRes && d.res.Partial() {
 			// The view's projection: the batch keeps every member, so it
 			// replaces the resource as read whole, and asks again of it.
-			whole, rerr := e.readResource(ctx, d.op.PartitionKey, d.op.Properties.ExternalID)
+			whole, rerr := r.readResource(ctx, d.op.PartitionKey, d.op.Properties.ExternalID)
 			if rerr != nil {
 				return d, false, rerr
 			}
@@ -46,11 +46,11 @@ func (e *Engine) updateOperationStatus(ctx context.Context, j *job, status arm.P
 		if err != nil {
 			return d, false, err
 		}
-		rendered, ops, err := e.statusBatch(d.op, d.res, status, cerr, withRes)
+		rendered, ops, err := r.statusBatch(d.op, d.res, status, cerr, withRes)
 		if err != nil {
 			return d, false, err
 		}
-		items, err := e.store.Batch(ctx, d.op.PartitionKey, ops)
+		items, err := r.store.Batch(ctx, d.op.PartitionKey, ops)
 		if err != nil {
 			return d, false, fmt.Errorf("writing status %s of operation %s: %w", status, d.op.Name(), err)
 		}
@@ -59,20 +59,20 @@ func (e *Engine) updateOperationStatus(ctx context.Context, j *job, status arm.P
 			return d, true, err // written, but not readable back
 		}
 		return w, true, nil
-	}, staleRead, e.rereadStatusDocs)
+	}, staleRead, r.rereadStatusDocs)
 	if out.op != nil {
 		j.op, j.res = out.op, out.res
 	}
 	if wrote {
-		t.changed.Add(1)
+		r.count.changed.Add(1)
 	}
 	if err != nil || !wrote {
 		return wrote, err
 	}
 	to := j.op.Properties.Status
-	e.transition(ctx, j, from, out.resourceWritten)
+	r.transition(ctx, j, from, out.resourceWritten)
 	if to.IsTerminal() && j.op.Properties.NotificationURI != "" {
-		e.notify(ctx, j, t)
+		r.notify(ctx, j)
 	}
 	return true, nil
 }

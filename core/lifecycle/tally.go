@@ -11,11 +11,6 @@ type tally struct {
 
 	mu    sync.Mutex
 	skips map[string]int // by reason
-
-	// wave gathers a tick's CS answers about its objects and the deletes
-	// its 404s would complete, decided once the tick's reads are in
-	// (wave.go); nil for a dispatch batch, which polls nothing.
-	wave *wave
 }
 
 // skip counts an operation left alone for reason.
@@ -48,4 +43,20 @@ func (t *tally) tickResult() TickResult {
 		Skipped:        int(t.skipped.Load()),
 		SkippedReasons: reasons,
 	}
+}
+
+// run is one invocation's work: a change-feed batch or a poll tick. It
+// owns what lives as long as the invocation (its counts, the tick's wave
+// of CS answers and its worker pool) and reaches through the Engine its
+// dependencies and the memories that outlive an invocation.
+type run struct {
+	*Engine
+	count tally
+	// wave gathers a tick's CS answers about its objects and the deletes
+	// its 404s would complete, decided once the tick's reads are in
+	// (wave.go); nil for a dispatch batch, which polls nothing.
+	wave *wave
+	// pool runs a tick's polls and the completions its wave decides; a
+	// dispatch batch runs its own.
+	pool *pool
 }

@@ -82,7 +82,7 @@ func TestStatusWriterCounts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var tl tally
+	r := &run{Engine: e.engine}
 	for i, tc := range []struct {
 		status            arm.ProvisioningState
 		wrote             bool
@@ -94,11 +94,11 @@ func TestStatusWriterCounts(t *testing.T) {
 		{arm.ProvisioningStateFailed, false, 2, 1},       // terminal stays
 	} {
 		e.clk.Advance(time.Minute)
-		wrote, err := e.engine.updateOperationStatus(ctx, j, tc.status, nil, &tl)
+		wrote, err := r.updateOperationStatus(ctx, j, tc.status, nil)
 		if err != nil || wrote != tc.wrote {
 			t.Fatalf("write %d (%s) = %v, %v; want %v", i, tc.status, wrote, err, tc.wrote)
 		}
-		if c, n := tl.changed.Load(), tl.notified.Load(); c != tc.changed || n != tc.notified {
+		if c, n := r.count.changed.Load(), r.count.notified.Load(); c != tc.changed || n != tc.notified {
 			t.Errorf("after write %d (%s): changed %d, notified %d; want %d, %d", i, tc.status, c, n, tc.changed, tc.notified)
 		}
 	}

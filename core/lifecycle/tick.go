@@ -30,21 +30,20 @@ import (
 // noted during the stream and retried after it, most overdue first, so a
 // healthy operation never waits behind a sick one.
 func (e *Engine) tick(ctx context.Context) (TickResult, error) {
-	t := &tally{wave: newWave()}
+	r := &run{Engine: e, wave: newWave(), pool: e.workers(ctx)}
 	now := e.clock()
 	var (
 		mu      sync.Mutex
 		retries []retry
 	)
-	due := func(r retry) {
+	due := func(next retry) {
 		mu.Lock()
 		defer mu.Unlock()
-		retries = append(retries, r)
+		retries = append(retries, next)
 	}
 	q := store.ActiveOperationsQuery{WithPendingNotification: true, PageSize: e.cfg.PageSize}
 	src := e.pollSource(ctx)
 	active := e.newActiveTally(now)
-	workers := e.workers(ctx)
 	err := e.streamPages(ctx, src, q, func(page opPage) {
 		ps := e.preparePage(ctx, src, page, now)
 		active.page(ctx, ps)
@@ -53,24 +52,24 @@ func (e *Engine) tick(ctx context.Context) (TickResult, error) {
 				return
 			}
 			p := &ps[i] // the closure holds a pointer, not a copy of the polled
-			workers.Go(func() { e.tickPolled(ctx, p, t, due) })
+			r.pool.Go(func() { r.tickPolled(ctx, p, due) })
 		}
 	})
-	workers.Wait()
+	r.pool.Wait()
 	src.finish(ctx, err)
 	if err == nil && len(retries) > 0 {
 		slices.SortFunc(retries, func(a, b retry) int { return a.next.Compare(b.next) })
-		for _, r := range retries {
+		for _, next := range retries {
 			if err = ctx.Err(); err != nil {
 				break
 			}
-			workers.Go(func() { e.tickRetry(ctx, r, t) })
+			r.pool.Go(func() { r.tickRetry(ctx, next) })
 		}
-		workers.Wait()
+		r.pool.Wait()
 	}
 	// Deletes complete on a 404 only now that every answer is in.
-	e.settleWave(ctx, t, workers, err == nil)
-	res := t.tickResult()
+	r.settleWave(ctx, err == nil)
+	res := r.count.tickResult()
 	if err == nil {
 		err = ctx.Err() // workers may have been cut short after the last page
 	}
@@ -178,35 +177,35 @@ func (e *Engine) streamPages(ctx context.Context, src *pollSource, q store.Activ
 // tickPolled sorts one streamed operation: one that is due for a retry is
 // handed to due for after the stream; the others are worked on now, a
 // backed-off one without CS, with what their page read for them.
-func (e *Engine) tickPolled(ctx context.Context, p *polled, t *tally, due func(retry)) {
+func (r *run) tickPolled(ctx context.Context, p *polled, due func(retry)) {
 	switch {
 	case p.parseErr != nil:
-		t.polled.Add(1)
-		t.errors.Add(1)
+		r.count.polled.Add(1)
+		r.count.errors.Add(1)
 		pk, id := addressOf(p.raw)
-		e.log.ErrorContext(ctx, "skipping a malformed operation document", "document_id", id, "partition_key", pk, "error", p.parseErr)
+		r.log.ErrorContext(ctx, "skipping a malformed operation document", "document_id", id, "partition_key", pk, "error", p.parseErr)
 		return
 	case p.due != nil:
 		due(*p.due)
 		return
 	}
-	e.tickOne(ctx, p.op, p.st, p.pageRead, t)
+	r.tickOne(ctx, p.op, p.st, p.pageRead)
 }
 
 // tickRetry re-reads a due operation (the stream's copy is a while old)
 // and gives it its CS attempt.
-func (e *Engine) tickRetry(ctx context.Context, r retry, t *tally) {
-	op, err := e.readOperation(ctx, r.ref.PartitionKey, r.ref.ID)
+func (r *run) tickRetry(ctx context.Context, due retry) {
+	op, err := r.readOperation(ctx, due.ref.PartitionKey, due.ref.ID)
 	switch {
 	case err != nil:
-		t.polled.Add(1)
-		t.errors.Add(1)
-		e.log.WarnContext(ctx, "re-reading a backed-off operation failed; the next tick retries",
-			"document_id", r.ref.ID, "error", err)
+		r.count.polled.Add(1)
+		r.count.errors.Add(1)
+		r.log.WarnContext(ctx, "re-reading a backed-off operation failed; the next tick retries",
+			"document_id", due.ref.ID, "error", err)
 	case op == nil:
-		e.pollAt.forget(r.ref)
+		r.pollAt.forget(due.ref)
 	default:
-		e.tickOne(ctx, op, sickDue, pageRead{}, t)
+		r.tickOne(ctx, op, sickDue, pageRead{})
 	}
 }
 
@@ -214,49 +213,49 @@ func (e *Engine) tickRetry(ctx context.Context, r retry, t *tally) {
 // one gets no CS call. Its errors are counted and logged
 // once, never returned: one operation must not stop the others. A failed
 // CS call backs the operation off; a successful step resets it.
-func (e *Engine) tickOne(ctx context.Context, op *document.OperationDocument, st standing, page pageRead, t *tally) {
-	t.polled.Add(1)
+func (r *run) tickOne(ctx context.Context, op *document.OperationDocument, st standing, page pageRead) {
+	r.count.polled.Add(1)
 	ctx = cs.WithNamedOperation(ctx, op)
 	key := docRef(op)
 	if op.Properties.Status.IsTerminal() {
-		e.pollAt.forget(key)
-		e.overdue.forget(op)
+		r.pollAt.forget(key)
+		r.overdue.forget(op)
 		if op.Properties.NotificationURI != "" {
-			e.retryNotification(ctx, op, t)
+			r.retryNotification(ctx, op)
 		}
 		return
 	}
-	j, err := e.newJob(ctx, op, page)
+	j, err := r.newJob(ctx, op, page)
 	if err == nil {
-		err = e.advance(ctx, j, st, t)
+		err = r.advance(ctx, j, st)
 		if err == nil && (st != sickResting || j.op.Properties.Status.IsTerminal()) {
-			e.pollAt.forget(key)
-			e.unrecognized.forget(op)
+			r.pollAt.forget(key)
+			r.unrecognized.forget(op)
 		}
 	}
 	switch {
 	case err == nil:
 	case isCallError(err):
-		t.errors.Add(1)
-		next := e.pollAt.failed(key, e.clock())
+		r.count.errors.Add(1)
+		next := r.pollAt.failed(key, r.clock())
 		level := slog.LevelWarn
-		if cs.Classify(err) == cs.Unrecognized && !e.unrecognized.first(key, "unrecognized") {
+		if cs.Classify(err) == cs.Unrecognized && !r.unrecognized.first(key, "unrecognized") {
 			level = slog.LevelDebug // said once already: no evidence, retried until CS itself answers
 		}
-		e.logFor(op).Log(ctx, level, "clusters service call failed; operation backed off",
+		r.logFor(op).Log(ctx, level, "clusters service call failed; operation backed off",
 			append(cs.CallAttrs(err), "class", cs.Classify(err).String(), "next_attempt", next, "error", err)...)
 	case errors.Is(err, errStillDue):
 		// Keeps its schedule entry, so the next tick tries again, graceless.
 	case errors.Is(err, errRetryLater):
-		t.errors.Add(1)
-		e.logFor(op).InfoContext(ctx, "operation left for the next tick", "reason", err)
+		r.count.errors.Add(1)
+		r.logFor(op).InfoContext(ctx, "operation left for the next tick", "reason", err)
 	case errors.Is(err, errResourceUnreadable):
-		e.skipped(e.logFor(op), op, SkipResourceUnreadable, t, err)
+		r.skipped(r.logFor(op), op, SkipResourceUnreadable, err)
 	case ctx.Err() != nil:
 		// The tick ran out of budget; the next one picks up from the store.
 	default:
-		t.errors.Add(1)
-		e.logFor(op).WarnContext(ctx, "operation poll failed; the next tick retries", "error", err)
+		r.count.errors.Add(1)
+		r.logFor(op).WarnContext(ctx, "operation poll failed; the next tick retries", "error", err)
 	}
 }
 
@@ -287,27 +286,27 @@ var errStillDue = errors.New("dispatch deferred; still due")
 // way (lastWord: an update written Updating, a create Provisioning), so
 // an object that never answered still cannot keep it alive. That call
 // is bounded by CLUSTERS_SERVICE_TIMEOUT.
-func (e *Engine) advance(ctx context.Context, j *job, st standing, t *tally) error {
+func (r *run) advance(ctx context.Context, j *job, st standing) error {
 	op := j.op
 	switch g := j.owner(); {
 	case g.cancel:
-		return e.cancelSuperseded(ctx, j, t)
+		return r.cancelSuperseded(ctx, j)
 	case g.skip != "":
-		e.skipped(j.log, op, g.skip, t, nil)
+		r.skipped(j.log, op, g.skip, nil)
 		return nil
 	case j.res == nil && !legacyDelete(j):
-		return e.completeDelete(ctx, j, t) // the new approach's evidence: the document is gone
+		return r.completeDelete(ctx, j) // the new approach's evidence: the document is gone
 	}
-	e.skips.forget(op)
+	r.skips.forget(op)
 	dispatched := j.h.dispatched(j)
 	if !dispatched {
 		// Work CS was never given: no word of CS's can hold it.
-		if expired, err := e.expireIfLate(ctx, j, t, nil, nil); expired || err != nil {
+		if expired, err := r.expireIfLate(ctx, j, nil, nil); expired || err != nil {
 			return err
 		}
 	}
 	if st == sickResting {
-		t.backedOff.Add(1)
+		r.count.backedOff.Add(1)
 		return nil
 	}
 
@@ -315,18 +314,18 @@ func (e *Engine) advance(ctx context.Context, j *job, st standing, t *tally) err
 		// One with a failed CS call on record was tried already (by a
 		// change-feed batch that handed it over, or a tick): no grace. Nor
 		// for a child whose cluster is in CS now (follow.go).
-		early := st == healthy && e.clock().Sub(op.Properties.StartTime) < e.cfg.DispatchGrace
-		if early && !e.parentInClusterService(ctx, j) {
+		early := st == healthy && r.clock().Sub(op.Properties.StartTime) < r.cfg.DispatchGrace
+		if early && !r.parentInClusterService(ctx, j) {
 			return nil // the change feed should get to it first
 		}
-		o, err := e.dispatchOne(ctx, docRef(op), t)
+		o, err := r.dispatchOne(ctx, docRef(op))
 		switch {
 		case o != outcomeDispatched:
 		case early:
-			t.dispatched.Add(1)
+			r.count.dispatched.Add(1)
 			j.log.InfoContext(ctx, "dispatched a child whose cluster is now in clusters service")
 		default:
-			t.dispatched.Add(1)
+			r.count.dispatched.Add(1)
 			j.log.InfoContext(ctx, "dispatched an operation the change feed missed")
 		}
 		if err == nil && o == outcomeDeferred && st != healthy {
@@ -335,30 +334,30 @@ func (e *Engine) advance(ctx context.Context, j *job, st standing, t *tally) err
 		return err
 	}
 
-	r, pollErr := j.h.poll(ctx, j)
-	t.wave.observe(j, r, pollErr)
-	if pollErr == nil && r.absent == "" && op.Properties.Request == document.RequestDelete {
-		e.absence.shown(docRef(op)) // CS showed the object: its window starts again
+	polled, pollErr := j.h.poll(ctx, j)
+	r.wave.observe(j, polled, pollErr)
+	if pollErr == nil && polled.absent == "" && op.Properties.Request == document.RequestDelete {
+		r.absence.shown(docRef(op)) // CS showed the object: its window starts again
 	}
 	// What the poll learned is written even when the tick's budget ran
 	// out meanwhile: the write has a context of its own (writeCtx), made
 	// only for a write: otherwise its timer, armed and stopped for every
 	// poll, is a large share of an unchanged tick, which writes nothing
 	// (docs/decisions/active-set-view.md#a-polls-write-context).
-	if pollErr == nil && r.gone {
-		if t.wave.hold(j, r) {
+	if pollErr == nil && polled.gone {
+		if r.wave.hold(j, polled) {
 			return nil // decided with the tick's other answers (wave.go)
 		}
-		wctx, cancel := e.writeCtx(ctx)
+		wctx, cancel := r.writeCtx(ctx)
 		defer cancel()
-		return e.completeDelete(wctx, j, t)
+		return r.completeDelete(wctx, j)
 	}
 	var (
 		status arm.ProvisioningState
 		cerr   *arm.CloudErrorBody
 	)
 	if pollErr == nil {
-		status, cerr, pollErr = verdict(ctx, j, r)
+		status, cerr, pollErr = verdict(ctx, j, polled)
 	}
 	if pollErr != nil || !status.IsTerminal() {
 		// The clock moved while CS was asked. expireIfLate writes with a
@@ -366,23 +365,23 @@ func (e *Engine) advance(ctx context.Context, j *job, st standing, t *tally) err
 		// the operation past its deadline (overdue.go).
 		var word *state.OperationState
 		if pollErr == nil {
-			word = working(r.states)
+			word = working(polled.states)
 		} else {
-			word = lastWord(j, pollErr, e.unconfirmed.isReleased(docRef(op)))
+			word = lastWord(j, pollErr, r.unconfirmed.isReleased(docRef(op)))
 		}
-		if expired, err := e.expireIfLate(ctx, j, t, pollErr, word); expired || err != nil {
+		if expired, err := r.expireIfLate(ctx, j, pollErr, word); expired || err != nil {
 			return err
 		}
 	}
 	if pollErr != nil {
-		return e.unlessContradiction(ctx, j, t, pollErr)
+		return r.unlessContradiction(ctx, j, pollErr)
 	}
 	if !statusWanted(j.op, status, cerr) {
 		return nil // what CS said is recorded already
 	}
-	wctx, cancel := e.writeCtx(ctx)
+	wctx, cancel := r.writeCtx(ctx)
 	defer cancel()
-	_, err := e.updateOperationStatus(wctx, j, status, cerr, t)
+	_, err := r.updateOperationStatus(wctx, j, status, cerr)
 	return err
 }
 
@@ -397,24 +396,24 @@ func (e *Engine) writeCtx(ctx context.Context) (context.Context, context.CancelF
 // the poll error that kept it from a verdict; the deadline holds anyway.
 // word, when set, is CS's word that the work is under way, which holds
 // the operation past its deadline instead (overdue.go).
-func (e *Engine) expireIfLate(ctx context.Context, j *job, t *tally, cause error, word *state.OperationState) (bool, error) {
+func (r *run) expireIfLate(ctx context.Context, j *job, cause error, word *state.OperationState) (bool, error) {
 	deadline := j.h.deadline(j)
-	if deadline.IsZero() || e.clock().Before(deadline) { // zero: none for this operation
+	if deadline.IsZero() || r.clock().Before(deadline) { // zero: none for this operation
 		return false, nil
 	}
 	if word != nil {
-		e.holdOverdue(ctx, j, deadline, word)
+		r.holdOverdue(ctx, j, deadline, word)
 		return false, nil
 	}
 	if cause != nil {
 		j.log.WarnContext(ctx, "deadline passed while clusters service could not be read", append(cs.CallAttrs(cause), "error", cause)...)
 	}
 	// The expiry must land even when ctx is the tick's spent budget.
-	ctx, cancel := e.writeCtx(ctx)
+	ctx, cancel := r.writeCtx(ctx)
 	defer cancel()
-	changed, err := e.updateOperationStatus(ctx, j, arm.ProvisioningStateFailed, deadlineError(j.h.work(), deadline), t)
+	changed, err := r.updateOperationStatus(ctx, j, arm.ProvisioningStateFailed, deadlineError(j.h.work(), deadline))
 	if changed {
-		t.expired.Add(1)
+		r.count.expired.Add(1)
 		j.log.WarnContext(ctx, "operation failed: deadline passed", "deadline", deadline)
 	}
 	return true, err

@@ -52,7 +52,7 @@ func (updating) failure() (string, state.FailureMessage) {
 // sent. CS refusing while the object or its cluster is busy (as CS's
 // objects show, csrefusal.go) is retried later, as ARO-HCP does. A crash before the marker repeats the PATCH,
 // which sends the same values.
-func (u updating) dispatch(ctx context.Context, j *job, t *tally, k kind) (outcome, error) {
+func (u updating) dispatch(ctx context.Context, r *run, j *job, k kind) (outcome, error) {
 	href := j.res.ClusterServiceID()
 	if href == "" {
 		found, err := u.unrecorded(ctx, j, k)
@@ -60,14 +60,14 @@ func (u updating) dispatch(ctx context.Context, j *job, t *tally, k kind) (outco
 			return outcomeSkipped, err
 		}
 		if found == "" {
-			return outcomeSkipped, u.failNeverCreated(ctx, j, t)
+			return outcomeSkipped, u.failNeverCreated(ctx, r, j)
 		}
 		href = found
 	}
 	if err := k.patch(ctx, j, href); err != nil {
 		return outcomeSkipped, fmt.Errorf("updating %s %s: %w", j.kind, href, u.e.refusedAbout(ctx, href, err, k.noun(), "update"))
 	}
-	if _, err := u.e.updateOperationStatus(ctx, j, arm.ProvisioningStateUpdating, nil, t); err != nil {
+	if _, err := r.updateOperationStatus(ctx, j, arm.ProvisioningStateUpdating, nil); err != nil {
 		return outcomeSkipped, fmt.Errorf("marking the update of %s %s sent: %w", j.kind, href, err)
 	}
 	return outcomeDispatched, nil
@@ -134,11 +134,11 @@ func (u updating) unrecorded(ctx context.Context, j *job, k kind) (string, error
 // create failed before the POST, and CS answers its own 404 where it would
 // be) can never be updated, so its update fails at once instead of waiting
 // forever.
-func (u updating) failNeverCreated(ctx context.Context, j *job, t *tally) error {
+func (u updating) failNeverCreated(ctx context.Context, r *run, j *job) error {
 	j.log.WarnContext(ctx, "resource has no clusters service object; failing the update")
-	_, err := u.e.updateOperationStatus(ctx, j, arm.ProvisioningStateFailed, &arm.CloudErrorBody{
+	_, err := r.updateOperationStatus(ctx, j, arm.ProvisioningStateFailed, &arm.CloudErrorBody{
 		Code:    arm.CodeInternalServerError,
 		Message: fmt.Sprintf("The %s was never created, so it cannot be updated.", j.kind),
-	}, t)
+	})
 	return err
 }

@@ -178,12 +178,12 @@ func newUnconfirmed() *unconfirmed {
 // tick's workers. complete is false when the tick could not read its
 // operations through: it then completes nothing, and the next tick
 // polls them again.
-func (e *Engine) settleWave(ctx context.Context, t *tally, workers *pool, complete bool) {
-	w := t.wave
+func (r *run) settleWave(ctx context.Context, complete bool) {
+	w := r.wave
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if complete {
-		e.release(ctx, w)
+		r.release(ctx, w)
 	}
 	mustExist, parents := w.contradicted()
 	polled := int(w.answered.Load()) + len(w.absent)
@@ -194,17 +194,17 @@ func (e *Engine) settleWave(ctx context.Context, t *tally, workers *pool, comple
 		verdict, v.waiting = VerdictWave, w.held
 	case len(w.held) == 0:
 	case !complete || ctx.Err() != nil:
-		e.log.InfoContext(ctx, "the tick ended before its deletes could be judged; the next tick polls them again",
+		r.log.InfoContext(ctx, "the tick ended before its deletes could be judged; the next tick polls them again",
 			"deletes", len(w.held))
 		return
 	default:
 		// Clusters first: a child whose cluster's delete completes now is
 		// judged with its cluster gone.
 		clusters, children := splitClusters(w.held)
-		v = e.judgeAbsence(ctx, clusters)
-		e.completeAll(ctx, t, workers, v.confirmed)
-		more := e.judgeAbsence(ctx, children)
-		e.completeAll(ctx, t, workers, more.confirmed)
+		v = r.judgeAbsence(ctx, clusters)
+		r.completeAll(ctx, v.confirmed)
+		more := r.judgeAbsence(ctx, children)
+		r.completeAll(ctx, more.confirmed)
 		v.merge(more)
 		if len(v.wrong) > 0 {
 			// Witnesses are objects that must exist: CS missing them is a
@@ -216,12 +216,12 @@ func (e *Engine) settleWave(ctx context.Context, t *tally, workers *pool, comple
 		verdict = VerdictReleased
 	}
 	if verdict != "" {
-		e.logAnomaly(ctx, w, verdict, polled, len(v.confirmed), v.waiting, append(mustExist, v.wrong...), parents, v.wrong)
+		r.logAnomaly(ctx, w, verdict, polled, len(v.confirmed), v.waiting, append(mustExist, v.wrong...), parents, v.wrong)
 	}
 	for _, h := range v.waiting {
 		// Held by CS contradicting itself: a Warn, once a hold, so `ops`
 		// shows why the delete waits (its last problem) until it moves.
-		if verdict == VerdictWave && e.held.first(docRef(h.j.op), "held") {
+		if verdict == VerdictWave && r.held.first(docRef(h.j.op), "held") {
 			h.j.log.WarnContext(ctx, MsgDeleteHeld, "verdict", verdict, "cluster_service_id", h.href)
 			continue
 		}
@@ -236,19 +236,19 @@ func (e *Engine) settleWave(ctx context.Context, t *tally, workers *pool, comple
 const MsgDeleteHeld = "delete held: clusters service answers 404 for live objects beside it, so its 404 is no evidence until CS answers right"
 
 // completeAll completes the confirmed deletes on the tick's workers.
-func (e *Engine) completeAll(ctx context.Context, t *tally, workers *pool, confirmed []heldDelete) {
+func (r *run) completeAll(ctx context.Context, confirmed []heldDelete) {
 	if len(confirmed) == 0 {
 		return
 	}
 	if ctx.Err() != nil {
-		e.log.InfoContext(ctx, "the tick ended before its deletes could complete; the next tick polls them again",
+		r.log.InfoContext(ctx, "the tick ended before its deletes could complete; the next tick polls them again",
 			"deletes", len(confirmed))
 		return
 	}
 	for _, h := range confirmed {
-		workers.Go(func() { e.completeHeld(ctx, h, t) })
+		r.pool.Go(func() { r.completeHeld(ctx, h) })
 	}
-	workers.Wait()
+	r.pool.Wait()
 }
 
 // splitClusters splits held into cluster deletes and the others.
@@ -265,12 +265,12 @@ func splitClusters(held []heldDelete) (clusters, others []heldDelete) {
 
 // completeHeld completes a delete the tick's verdict trusts; a failure
 // leaves it for the next tick, as any failed step of a poll.
-func (e *Engine) completeHeld(ctx context.Context, h heldDelete, t *tally) {
-	wctx, cancel := e.writeCtx(ctx)
+func (r *run) completeHeld(ctx context.Context, h heldDelete) {
+	wctx, cancel := r.writeCtx(ctx)
 	defer cancel()
-	e.absence.shown(docRef(h.j.op))
-	if err := e.completeDelete(wctx, h.j, t); err != nil {
-		t.errors.Add(1)
+	r.absence.shown(docRef(h.j.op))
+	if err := r.completeDelete(wctx, h.j); err != nil {
+		r.count.errors.Add(1)
 		h.j.log.WarnContext(ctx, "completing a delete failed; the next tick retries", "error", err)
 	}
 }

@@ -51,21 +51,21 @@ func (w *wave) note(j *job, href string, a absence) {
 // tick as is. A 404 its cluster's delete explains, or one released after
 // holding the wave waveHoldTicks ticks, is the operation's own (wave.go's
 // header).
-func (e *Engine) unlessContradiction(ctx context.Context, j *job, t *tally, err error) error {
-	w := t.wave
+func (r *run) unlessContradiction(ctx context.Context, j *job, err error) error {
+	w := r.wave
 	if w == nil || j.op.Properties.Request == document.RequestDelete || cs.Classify(err) != cs.Absent {
 		return err
 	}
 	href := polledHref(j)
 	switch {
-	case e.clusterDeleting(ctx, j):
+	case r.clusterDeleting(ctx, j):
 		w.note(j, href, absenceExplained)
 		if onCredentials(j.op.Properties.Request) {
 			return err
 		}
-		return e.cancelUnderDeletedCluster(ctx, j, t, href)
-	case e.unconfirmed.isReleased(docRef(j.op)):
-		e.unconfirmed.stillReleased(docRef(j.op), e.clock())
+		return r.cancelUnderDeletedCluster(ctx, j, href)
+	case r.unconfirmed.isReleased(docRef(j.op)):
+		r.unconfirmed.stillReleased(docRef(j.op), r.clock())
 		w.note(j, href, absenceReleased)
 		return err
 	}
@@ -105,12 +105,12 @@ func (e *Engine) clusterDeleting(ctx context.Context, j *job) bool {
 // a child whose cluster is being deleted, so the child's create or update
 // cannot finish; the frontend's cluster delete cancels such operations
 // with the same words, and one it missed is ended the same way.
-func (e *Engine) cancelUnderDeletedCluster(ctx context.Context, j *job, t *tally, href string) error {
-	wctx, cancel := e.writeCtx(ctx)
+func (r *run) cancelUnderDeletedCluster(ctx context.Context, j *job, href string) error {
+	wctx, cancel := r.writeCtx(ctx)
 	defer cancel()
-	changed, err := e.updateOperationStatus(wctx, j, arm.ProvisioningStateCanceled, supersededError(), t)
+	changed, err := r.updateOperationStatus(wctx, j, arm.ProvisioningStateCanceled, supersededError())
 	if changed {
-		t.canceled.Add(1) // updateOperationStatus counted the write
+		r.count.canceled.Add(1) // updateOperationStatus counted the write
 		j.log.InfoContext(ctx, "operation canceled: its cluster is being deleted and clusters service answered 404 for its object",
 			"cluster_service_id", href)
 	}
