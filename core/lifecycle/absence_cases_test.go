@@ -63,7 +63,10 @@ func TestOneBadReplica(t *testing.T) {
 			t.Errorf("cluster d%d was soft-deleted while CS shows it uninstalling", i)
 		}
 	}
-	if bad.Answered() == 0 || !strings.Contains(e.logs.String(), "not corroborated yet") {
+	// A 404 is held either as not corroborated yet (absence.go) or because
+	// live objects beside it answered 404 too (wave.go): which, depends on
+	// what the replica misrouted.
+	if held := e.logs.String(); bad.Answered() == 0 || !strings.Contains(held, "not corroborated yet") && !strings.Contains(held, MsgDeleteHeld) {
 		t.Fatalf("the bad replica answered %d requests and no delete was held: the case was not reproduced", bad.Answered())
 	}
 
