@@ -10,7 +10,6 @@ import (
 
 	cs "github.com/hcpops/hcpops/core/clusterservice"
 	"github.com/hcpops/hcpops/core/document"
-	"github.com/hcpops/hcpops/core/state"
 )
 
 // clusterCreate is a cluster's create. Its dispatch creates the CS
@@ -28,32 +27,11 @@ import (
 // A pending ID chosen less than PendingIDGrace ago belongs to a dispatch
 // that may still be running, so that case is deferred to a later tick.
 //
-// Its poll reads CS's cluster status until it is ready, and then that CS
-// runs the version asked; it must end by the deadline; a failure is
-// written under InternalServerError with the merged message of its
-// sources.
+// Its poll, deadline and failure are every create's (creation, create.go).
 type clusterCreate struct {
 	cr creation // what every create shares (create.go)
 	c  *cluster // the cluster's CS calls (cluster.go)
 }
-
-func (clusterCreate) work() string { return "cluster creation" }
-
-// dispatched: the resource carries its clusterServiceID (creation.dispatched).
-func (h clusterCreate) dispatched(j *job) bool { return h.cr.dispatched(j) }
-
-// poll is the state of CS's cluster (cluster.status: its status, and once
-// it is ready, whether it runs the version asked).
-func (h clusterCreate) poll(ctx context.Context, j *job) (pollResult, error) {
-	return pollStatus(ctx, j, h.c)
-}
-
-// deadline is the resource's createOperationCompletionDeadline, or
-// CreateDeadline from the start (creation.deadline).
-func (h clusterCreate) deadline(j *job) time.Time { return h.cr.deadline(j) }
-
-// failure: InternalServerError, the merged message (creation.failure).
-func (h clusterCreate) failure() (string, state.FailureMessage) { return h.cr.failure() }
 
 // dispatch is steps 1 to 4 above; recording the ID is
 // recordClusterServiceID (create.go).

@@ -3,7 +3,6 @@ package lifecycle
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/document"
@@ -20,35 +19,14 @@ import (
 // waits for them. It fails under InternalServerError with the failing
 // source's own message.
 type clusterDelete struct {
-	d deletion // what every delete shares (delete.go)
-	c *cluster // the cluster's CS calls (cluster.go)
+	d deletion // what every delete shares (delete.go), on the cluster's CS calls
 }
-
-func (clusterDelete) work() string { return "cluster deletion" }
-
-// dispatched: the resource carries clusterServiceDeletionTimestamp, or the
-// operation is a legacy one (deletion.dispatched).
-func (h clusterDelete) dispatched(j *job) bool { return h.d.dispatched(j) }
-
-// dispatch: cluster.remove, then the stamp (deletion.dispatch).
-func (h clusterDelete) dispatch(ctx context.Context, r *run, j *job) (outcome, error) {
-	return h.d.dispatch(ctx, r, j, h.c)
-}
-
-// deadline: the resource's deleteOperationCompletionDeadline, or
-// DeleteDeadline from the start; none on the legacy path
-// (deletion.deadline).
-func (h clusterDelete) deadline(j *job) time.Time { return h.d.deadline(j) }
-
-// failure: InternalServerError, the failing source's message
-// (deletion.failure).
-func (h clusterDelete) failure() (string, state.FailureMessage) { return h.d.failure() }
 
 // poll: cluster.status until CS answers 404 (deletion.poll); on the legacy
 // path, then the node pools and external auths left under it
 // (descendantResources).
 func (h clusterDelete) poll(ctx context.Context, j *job) (pollResult, error) {
-	r, err := h.d.poll(ctx, j, h.c)
+	r, err := h.d.poll(ctx, j)
 	if err != nil || !r.gone || !legacyDelete(j) {
 		return r, err
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/hcpops/hcpops/harness/simulator"
 )
 
-// TestClusterUpdate: clusterUpdate's decisions, one tick each: the PATCH
+// TestClusterUpdate: the cluster update's decisions, one tick each: the PATCH
 // and the Updating marker, done only once CS carries the fields, a
 // cluster CS never had, CS's failure under InternalServerError (CS's fault, not the caller's).
 func TestClusterUpdate(t *testing.T) {

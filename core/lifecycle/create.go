@@ -15,7 +15,11 @@ import (
 // creation is what every create shares: its dispatch is done once the
 // resource has its CS ID, it must finish by the resource's
 // createOperationCompletionDeadline, and it fails with the merged message.
-type creation struct{ e *Engine }
+// Its poll reads the state of the object the create made, with k's calls.
+type creation struct {
+	e *Engine
+	k kind
+}
 
 func (creation) dispatched(j *job) bool { return j.res.ClusterServiceID() != "" }
 
@@ -30,10 +34,8 @@ func (creation) failure() (string, state.FailureMessage) {
 	return arm.CodeInternalServerError, state.Merged
 }
 
-// pollStatus is a create poll that reads the state of the object the
-// create made.
-func pollStatus(ctx context.Context, j *job, k kind) (pollResult, error) {
-	s, err := k.status(ctx, j, j.res.ClusterServiceID())
+func (c creation) poll(ctx context.Context, j *job) (pollResult, error) {
+	s, err := c.k.status(ctx, j, j.res.ClusterServiceID())
 	if err != nil {
 		return pollResult{}, err
 	}
@@ -44,8 +46,8 @@ func pollStatus(ctx context.Context, j *job, k kind) (pollResult, error) {
 // ID is deterministic (the lower-cased ARM name under the parent's href),
 // so post can GET first, and a repeated dispatch never creates a second
 // one. A parent cluster not yet in CS defers the work to a later tick.
-func (c creation) createChild(ctx context.Context, j *job, k child) (outcome, error) {
-	e := c.e
+func (c creation) createChild(ctx context.Context, _ *run, j *job) (outcome, error) {
+	e, k := c.e, c.k.(child)
 	parentID, err := document.ParentClusterID(j.res.ResourceID())
 	if err != nil {
 		return outcomeSkipped, fmt.Errorf("%w: %w", errMalformed, err)

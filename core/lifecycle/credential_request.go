@@ -19,8 +19,6 @@ import (
 // earlier hcpops did so): its dispatch refuses it.
 type credentialRequest struct{ e *Engine }
 
-func (credentialRequest) work() string { return "credential request" }
-
 func (credentialRequest) dispatched(j *job) bool {
 	return j.op.Properties.InternalID != "" && j.op.Properties.SystemAdminCredentialRequest == nil
 }

@@ -17,8 +17,6 @@ import (
 // sent.
 type credentialRevoke struct{ e *Engine }
 
-func (credentialRevoke) work() string { return "credential revocation" }
-
 func (credentialRevoke) dispatched(j *job) bool {
 	return j.op.Properties.Status != arm.ProvisioningStateAccepted
 }

@@ -21,10 +21,10 @@ import (
 // internalId on a delete), or at once on the legacy path; it must finish
 // by the resource's deleteOperationCompletionDeadline (the legacy path
 // has none); and it fails with the failing source's own message. Its
-// dispatch and poll are the same for every kind but for k's calls, which
-// the handler passes.
+// dispatch and poll are the same for every kind but for k's calls.
 type deletion struct {
 	e *Engine
+	k kind
 }
 
 func (deletion) dispatched(j *job) bool {
@@ -120,7 +120,8 @@ func (d deletion) liveDeleteTarget(ctx context.Context, j *job, k kind) (string,
 // again next time, and a tick that corroborates the 404 completes the
 // delete. A delete whose create's POST may still land waits that out
 // first (createMayLand).
-func (d deletion) dispatch(ctx context.Context, r *run, j *job, k kind) (outcome, error) {
+func (d deletion) dispatch(ctx context.Context, r *run, j *job) (outcome, error) {
+	k := d.k
 	href, err := d.liveDeleteTarget(ctx, j, k)
 	if err != nil {
 		return outcomeSkipped, err
@@ -223,7 +224,8 @@ func (d deletion) resend(ctx context.Context, j *job, k kind, href string) {
 // the rest of its answers (wave.go). A new-approach delete CS never had
 // (no href) completes at once: nothing in CS can outlive it. An object CS
 // shows alive and not uninstalling gets its DELETE again (resend).
-func (d deletion) poll(ctx context.Context, j *job, k kind) (pollResult, error) {
+func (d deletion) poll(ctx context.Context, j *job) (pollResult, error) {
+	k := d.k
 	href, err := d.liveDeleteTarget(ctx, j, k)
 	if err != nil {
 		return pollResult{}, err

@@ -112,7 +112,7 @@ type Engine struct {
 	random   io.Reader
 	cfg      Config
 
-	handlers map[handlerKey]handler
+	handlers map[handlerKey]*pair
 	// locks serialise dispatch of one operation inside this process; across
 	// processes the etag-guarded markers do the same job.
 	locks *keyedLock

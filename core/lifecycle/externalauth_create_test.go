@@ -9,7 +9,7 @@ import (
 	"github.com/hcpops/hcpops/harness/simulator"
 )
 
-// TestExternalAuthCreate: externalAuthCreate's decisions, one tick each:
+// TestExternalAuthCreate: the external auth create's decisions, one tick each:
 // the POST under its cluster with the ID recorded, done once the object
 // exists, Failed when CS says it is in error, the deadline while its
 // cluster is not in CS.

@@ -8,7 +8,7 @@ import (
 	"github.com/hcpops/hcpops/core/document"
 )
 
-// TestExternalAuthDelete: externalAuthDelete's decisions, one tick each:
+// TestExternalAuthDelete: the external auth delete's decisions, one tick each:
 // the DELETE and the stamp, Deleting while CS uninstalls, CS's 404
 // completing it, the deadline.
 func TestExternalAuthDelete(t *testing.T) {

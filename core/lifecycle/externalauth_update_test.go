@@ -9,7 +9,7 @@ import (
 	"github.com/hcpops/hcpops/harness/simulator"
 )
 
-// TestExternalAuthUpdate: externalAuthUpdate's decisions, one tick each:
+// TestExternalAuthUpdate: the external auth update's decisions, one tick each:
 // the PATCH and the Updating marker, done once CS carries the issuer,
 // Failed under InternalServerError when CS says it is in error, and no
 // deadline: a CS that cannot be read for days leaves it Updating.

@@ -11,43 +11,48 @@ import (
 	"github.com/hcpops/hcpops/core/state"
 )
 
-// handler is the work of one (request, kind) pair, as one of upstream's
-// operation controllers is: a named type in a file of its own
-// (cluster_create.go, nodepool_delete.go, credential_revoke.go...) that
-// writes out each of the methods below, calling by name the steps its
-// request shares (create.go, update.go, delete.go) and its kind's CS calls
-// (cluster.go, nodepool.go, externalauth.go); its table-driven test sits
-// beside it (cluster_create_test.go...). registry lists them all.
+// pair is the work of one (request, kind) the engine serves: one row of
+// the table below, naming its steps. Each step is written out once, where
+// what it decides lives: what every request of a kind shares (create.go,
+// update.go, delete.go, each bound to its kind's CS calls in cluster.go,
+// nodepool.go, externalauth.go), and what only one pair does in a file of
+// its own (cluster_create.go, cluster_delete.go, externalauth_create.go,
+// credential_request.go, credential_revoke.go), with its table-driven test
+// beside it. docs/decisions/lifecycle-shape.md says why a table and not a
+// type per pair.
 //
-// The tick (advance, tick.go) asks them in this order: dispatched; the
-// deadline, first for work not yet dispatched; dispatch, or else poll,
-// whose states verdict decides with failure's code and wording and
-// updateOperationStatus (statuswrite.go) writes, the deadline checked
-// after it while the answer is not terminal (held, not failed, while a
-// source is CS's word that the work is under way: overdue.go); a delete
-// whose object CS no longer has is completed (completeDelete, delete.go).
-type handler interface {
+// The order the steps run in is the engine's, the same for every row: the
+// tick (advance, tick.go) asks dispatched; the deadline, first for work
+// not yet dispatched; dispatch, or else poll, whose states verdict decides
+// with failure's code and wording and updateOperationStatus
+// (statuswrite.go) writes, the deadline checked after it while the answer
+// is not terminal (held, not failed, while a source is CS's word that the
+// work is under way: overdue.go); a delete whose object CS no longer has
+// is completed (completeDelete, delete.go). A change-feed batch only
+// dispatches (dispatchOne, dispatch.go). So the rules that keep a terminal
+// state true hold for every pair alike.
+type pair struct {
 	// work names it in deadline messages ("cluster creation").
-	work() string
+	work string
 	// dispatched reports whether the CS call was made and recorded; j.res
 	// is never nil here.
-	dispatched(j *job) bool
+	dispatched func(j *job) bool
 	// dispatch makes the CS call; r, the batch or tick it runs in, counts
-	// the status writes and notifications it makes on the way. A dispatch that cannot proceed
-	// yet says so with retryLater.
-	dispatch(ctx context.Context, r *run, j *job) (outcome, error)
+	// the status writes and notifications it makes on the way. A dispatch
+	// that cannot proceed yet says so with retryLater.
+	dispatch func(ctx context.Context, r *run, j *job) (outcome, error)
 	// poll reads what CS says of the dispatched work.
-	poll(ctx context.Context, j *job) (pollResult, error)
+	poll func(ctx context.Context, j *job) (pollResult, error)
 	// deadline is when the operation must be terminal, unless CS then
 	// says the work is under way; zero: it has none.
-	deadline(j *job) time.Time
+	deadline func(j *job) time.Time
 	// failure says how a Failed verdict is written: upstream's code for
 	// the request, and whether its message is the merged one (creates and
 	// updates) or the failing source's own (the rest).
-	failure() (code string, wording state.FailureMessage)
+	failure func() (code string, wording state.FailureMessage)
 }
 
-// handlerKey selects the handler of an operation: its request and the kind
+// handlerKey selects the pair of an operation: its request and the kind
 // of its target resource (the cluster, for credential requests).
 type handlerKey struct {
 	request document.Request
@@ -57,25 +62,74 @@ type handlerKey struct {
 // registry is the one table of (request, kind) pairs the engine serves:
 // create, update and delete of each kind of resource, and the credential
 // requests on a cluster.
-func (e *Engine) registry() map[handlerKey]handler {
+func (e *Engine) registry() map[handlerKey]*pair {
 	up := upgrades{cs: e.cs, store: e.store, clock: e.clock,
 		reads: newPolicyReads(e.cfg.NotifyScheduleSize)}
-	// Pointers: a handler hands its kind to pollStatus and the like as an
+	// Pointers: a step hands its kind to the shared steps as an
 	// interface, which copied the struct to the heap on every poll.
 	c, np, ea := &cluster{e.cs, up}, &nodePool{e.cs, up}, &externalAuth{e.cs}
-	cr := creation{e}
-	return map[handlerKey]handler{
-		{document.RequestCreate, document.KindCluster}:            clusterCreate{cr: cr, c: c},
-		{document.RequestUpdate, document.KindCluster}:            clusterUpdate{up: updating{e}, c: c},
-		{document.RequestDelete, document.KindCluster}:            clusterDelete{d: deletion{e}, c: c},
-		{document.RequestCreate, document.KindNodePool}:           nodePoolCreate{cr: cr, np: np},
-		{document.RequestUpdate, document.KindNodePool}:           nodePoolUpdate{up: updating{e}, np: np},
-		{document.RequestDelete, document.KindNodePool}:           nodePoolDelete{d: deletion{e}, np: np},
-		{document.RequestCreate, document.KindExternalAuth}:       externalAuthCreate{cr: cr, ea: ea},
-		{document.RequestUpdate, document.KindExternalAuth}:       externalAuthUpdate{up: updating{e}, ea: ea},
-		{document.RequestDelete, document.KindExternalAuth}:       externalAuthDelete{d: deletion{e}, ea: ea},
-		{document.RequestRequestCredential, document.KindCluster}: credentialRequest{e},
-		{document.RequestRevokeCredentials, document.KindCluster}: credentialRevoke{e},
+	var (
+		clusterCreated, nodePoolCreated, externalAuthCreated = creation{e, c}, creation{e, np}, creation{e, ea}
+		clusterUpdated, nodePoolUpdated, externalAuthUpdated = updating{e, c}, updating{e, np}, updating{e, ea}
+		clusterDeleted, nodePoolDeleted, externalAuthDeleted = deletion{e, c}, deletion{e, np}, deletion{e, ea}
+		requested, revoked                                   = credentialRequest{e}, credentialRevoke{e}
+	)
+	return map[handlerKey]*pair{
+		// The CS cluster, created exactly once (cluster_create.go); its
+		// status read until it is ready and runs the version asked.
+		{document.RequestCreate, document.KindCluster}: {work: "cluster creation",
+			dispatched: clusterCreated.dispatched, dispatch: clusterCreate{cr: clusterCreated, c: c}.dispatch,
+			poll: clusterCreated.poll, deadline: clusterCreated.deadline, failure: clusterCreated.failure},
+		// The PATCH, and a control plane upgrade for a version change;
+		// done when CS's cluster is ready, carries the fields and runs the
+		// version asked.
+		{document.RequestUpdate, document.KindCluster}: {work: "cluster update",
+			dispatched: clusterUpdated.dispatched, dispatch: clusterUpdated.dispatch,
+			poll: clusterUpdated.poll, deadline: clusterUpdated.deadline, failure: clusterUpdated.failure},
+		// The DELETE; done on CS's 404, confirmed (absence.go), and on the
+		// legacy path once the children's documents are gone too
+		// (cluster_delete.go).
+		{document.RequestDelete, document.KindCluster}: {work: "cluster deletion",
+			dispatched: clusterDeleted.dispatched, dispatch: clusterDeleted.dispatch,
+			poll: clusterDelete{clusterDeleted}.poll, deadline: clusterDeleted.deadline, failure: clusterDeleted.failure},
+		// The POST under its cluster once that is in CS, at its lower-cased
+		// name; its status read until it is ready.
+		{document.RequestCreate, document.KindNodePool}: {work: "node pool creation",
+			dispatched: nodePoolCreated.dispatched, dispatch: nodePoolCreated.createChild,
+			poll: nodePoolCreated.poll, deadline: nodePoolCreated.deadline, failure: nodePoolCreated.failure},
+		// The upgrade a version change needs (bounded by the control
+		// plane's version), then the PATCH of replicas and labels; done when
+		// the node pool is ready, carries them and runs the version asked.
+		{document.RequestUpdate, document.KindNodePool}: {work: "node pool update",
+			dispatched: nodePoolUpdated.dispatched, dispatch: nodePoolUpdated.dispatch,
+			poll: nodePoolUpdated.poll, deadline: nodePoolUpdated.deadline, failure: nodePoolUpdated.failure},
+		// The DELETE (a cluster CS shows uninstalling means it is under
+		// way); done on CS's 404, confirmed.
+		{document.RequestDelete, document.KindNodePool}: {work: "node pool deletion",
+			dispatched: nodePoolDeleted.dispatched, dispatch: nodePoolDeleted.dispatch,
+			poll: nodePoolDeleted.poll, deadline: nodePoolDeleted.deadline, failure: nodePoolDeleted.failure},
+		// The POST under its cluster; done once the object exists, unless
+		// CS says it is in error (externalauth_create.go).
+		{document.RequestCreate, document.KindExternalAuth}: {work: "external auth creation",
+			dispatched: externalAuthCreated.dispatched, dispatch: externalAuthCreated.createChild,
+			poll: externalAuthCreate{ea}.poll, deadline: externalAuthCreated.deadline, failure: externalAuthCreated.failure},
+		// The PATCH of its issuer and clients; done when CS carries them.
+		// It has no deadline, as upstream's.
+		{document.RequestUpdate, document.KindExternalAuth}: {work: "external auth update",
+			dispatched: externalAuthUpdated.dispatched, dispatch: externalAuthUpdated.dispatch,
+			poll: externalAuthUpdated.poll, deadline: externalAuthUpdated.deadline, failure: externalAuthUpdated.failure},
+		// The DELETE; done on CS's 404, confirmed.
+		{document.RequestDelete, document.KindExternalAuth}: {work: "external auth deletion",
+			dispatched: externalAuthDeleted.dispatched, dispatch: externalAuthDeleted.dispatch,
+			poll: externalAuthDeleted.poll, deadline: externalAuthDeleted.deadline, failure: externalAuthDeleted.failure},
+		// A break-glass credential from CS (credential_request.go).
+		{document.RequestRequestCredential, document.KindCluster}: {work: "credential request",
+			dispatched: requested.dispatched, dispatch: requested.dispatch,
+			poll: requested.poll, deadline: requested.deadline, failure: requested.failure},
+		// CS's revocation of every credential (credential_revoke.go).
+		{document.RequestRevokeCredentials, document.KindCluster}: {work: "credential revocation",
+			dispatched: revoked.dispatched, dispatch: revoked.dispatch,
+			poll: revoked.poll, deadline: revoked.deadline, failure: revoked.failure},
 	}
 }
 

@@ -37,7 +37,7 @@ type job struct {
 	// res is the target resource; nil when its document is gone.
 	res *document.Resource
 	// h is the work of its (request, kind) pair.
-	h handler
+	h *pair
 	// reads answers the reads of its CS objects' state, from what its
 	// tick's page listed where it can.
 	reads csReads
@@ -112,7 +112,7 @@ func (e *Engine) reads(j *job, page *snapshot) csReads {
 	return r
 }
 
-func (e *Engine) job(op *document.OperationDocument, kind document.Kind, res *document.Resource, h handler) *job {
+func (e *Engine) job(op *document.OperationDocument, kind document.Kind, res *document.Resource, h *pair) *job {
 	j := &job{op: op, kind: kind, res: res, h: h}
 	j.log = j.logs.init(e.log.Handler(), op)
 	return j

@@ -9,7 +9,7 @@ import (
 	"github.com/hcpops/hcpops/harness/simulator"
 )
 
-// TestNodePoolCreate: nodePoolCreate's decisions, one tick each: waiting
+// TestNodePoolCreate: the node pool create's decisions, one tick each: waiting
 // for its cluster to be in CS, the POST under it with the ID recorded,
 // the poll's Provisioning and Succeeded, CS's failure and the deadline.
 func TestNodePoolCreate(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	"github.com/hcpops/hcpops/harness/simulator"
 )
 
-// TestNodePoolDelete: nodePoolDelete's decisions, one tick each: the
+// TestNodePoolDelete: the node pool delete's decisions, one tick each: the
 // DELETE and the stamp, Deleting while CS uninstalls, CS's 404 completing
 // it, CS's failure with its own message, the deadline.
 func TestNodePoolDelete(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 	"github.com/hcpops/hcpops/harness/simulator"
 )
 
-// TestNodePoolUpdate: nodePoolUpdate's decisions, one tick each: the
+// TestNodePoolUpdate: the node pool update's decisions, one tick each: the
 // PATCH and the Updating marker, done only once CS carries the replicas
 // and labels, values CS would refuse, a node pool CS never had, CS's
 // failure under InternalServerError.

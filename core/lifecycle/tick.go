@@ -411,7 +411,7 @@ func (r *run) expireIfLate(ctx context.Context, j *job, cause error, word *state
 	// The expiry must land even when ctx is the tick's spent budget.
 	ctx, cancel := r.writeCtx(ctx)
 	defer cancel()
-	changed, err := r.updateOperationStatus(ctx, j, arm.ProvisioningStateFailed, deadlineError(j.h.work(), deadline))
+	changed, err := r.updateOperationStatus(ctx, j, arm.ProvisioningStateFailed, deadlineError(j.h.work, deadline))
 	if changed {
 		r.count.expired.Add(1)
 		j.log.WarnContext(ctx, "operation failed: deadline passed", "deadline", deadline)

@@ -18,6 +18,7 @@ import (
 // dispatch and poll are the same for every kind but for k's calls.
 type updating struct {
 	e *Engine
+	k kind
 }
 
 func (updating) dispatched(j *job) bool {
@@ -52,7 +53,8 @@ func (updating) failure() (string, state.FailureMessage) {
 // sent. CS refusing while the object or its cluster is busy (as CS's
 // objects show, csrefusal.go) is retried later, as ARO-HCP does. A crash before the marker repeats the PATCH,
 // which sends the same values.
-func (u updating) dispatch(ctx context.Context, r *run, j *job, k kind) (outcome, error) {
+func (u updating) dispatch(ctx context.Context, r *run, j *job) (outcome, error) {
+	k := u.k
 	href := j.res.ClusterServiceID()
 	if href == "" {
 		found, err := u.unrecorded(ctx, j, k)
@@ -76,7 +78,8 @@ func (u updating) dispatch(ctx context.Context, r *run, j *job, k kind) (outcome
 // poll reads the object once: its state, and whether CS already carries
 // what the update asked for (the spec source is Updating until it does,
 // so the worst of the two is).
-func (u updating) poll(ctx context.Context, j *job, k kind) (pollResult, error) {
+func (u updating) poll(ctx context.Context, j *job) (pollResult, error) {
+	k := u.k
 	href := j.res.ClusterServiceID()
 	if href == "" {
 		href = j.op.Properties.InternalID // written by an earlier hcpops
