@@ -287,11 +287,11 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	default:
 		errs = append(errs, fmt.Errorf("%s=%q: want on or off", EnvVersionSweep, v))
 	}
-	var err error
-	c.StuckAfter, err = parseStuckAfter(getenv(EnvStuckAfter))
-	if err = errors.Join(append(errs, err)...); err != nil {
+	stuck, stuckErr := parseStuckAfter(getenv(EnvStuckAfter))
+	if err := errors.Join(append(errs, stuckErr)...); err != nil {
 		return Config{}, err
 	}
+	c.StuckAfter = stuck
 	// Only the cap is a setting; a cap below the default base is the base.
 	c.PollBackoffBase = min(c.PollBackoffBase, c.PollBackoffMax)
 	if err := c.validate(); err != nil {
