@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"context"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -60,14 +59,20 @@ func (ids armIDs) attrs() []slog.Attr {
 	return a
 }
 
-type entryKey struct{}
+// entryWriter is the ResponseWriter a route's handler gets: it carries
+// the request's line, so that the handler can say what the line should
+// say of its answer without the context carrying it.
+type entryWriter struct {
+	http.ResponseWriter
+	e *entry
+}
 
 // AnswerIsExpected marks the forwarded request's answer as one the route
 // meant to give whatever its status (an operation's own failure, answered
 // with the 5xx a synchronous request would have got): its line stays at
-// Info. A route's handler calls it with its request's context.
-func AnswerIsExpected(ctx context.Context) {
-	if e, ok := ctx.Value(entryKey{}).(*entry); ok {
-		e.expected = true
+// Info. A route's handler calls it with the ResponseWriter it was given.
+func AnswerIsExpected(w http.ResponseWriter) {
+	if ew, ok := w.(entryWriter); ok {
+		ew.e.expected = true
 	}
 }

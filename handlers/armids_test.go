@@ -21,7 +21,7 @@ func TestForwardedLineLevel(t *testing.T) {
 			s := New(Config{}, logger)
 			if err := s.Route("fn", http.MethodGet, "/r", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				if tc.expected {
-					AnswerIsExpected(r.Context())
+					AnswerIsExpected(w)
 				}
 				w.WriteHeader(http.StatusInternalServerError)
 			})); err != nil {

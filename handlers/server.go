@@ -148,8 +148,7 @@ func (s *Server) Route(function, method, pattern string, h http.Handler) (err er
 			writeJSON(w, ref.Status, ref.Body())
 			return
 		}
-		ctx := context.WithValue(logging.WithFunction(r.Context(), function), entryKey{}, e)
-		h.ServeHTTP(w, r.WithContext(ctx))
+		h.ServeHTTP(entryWriter{w, e}, r.WithContext(logging.WithFunction(r.Context(), function)))
 	})
 	s.router.Method(method, pattern, wrapped)
 	s.router.Method(method, APIRoutePrefix+pattern, wrapped)

@@ -34,7 +34,7 @@ func (e Endpoint) Register(s *handlers.Server) error {
 func (e Endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ans := e.Answer(r.Context(), fromHTTP(r))
 	if ans.Expected {
-		handlers.AnswerIsExpected(r.Context())
+		handlers.AnswerIsExpected(w)
 	}
 	for k, vs := range ans.Header {
 		w.Header()[k] = vs
