@@ -28,7 +28,14 @@ import (
 //     names the witnesses (witness_ids) and the deletes; no time passing
 //     releases them while that lasts.
 //   - the list failed, but every witness's own GET answered right: the
-//     candidate's 404 counts as one read of its confirmation window;
+//     candidate's 404 counts as one read of its confirmation window. A
+//     witness whose answer is not CS's own, or that hangs, is one sick
+//     object: it is muted and others are read. One CS cannot serve at all
+//     (429, 5xx from a gateway: CS as a whole) is no word either, but not
+//     muted: with no witness answered the tick is no evidence either way
+//     (seed 25233: a storm on every other cluster's read beside a
+//     misrouted 404 completed a delete once its silent witnesses were
+//     muted);
 //   - no witness at all: likewise, every 404 counts as a read (a list
 //     naming the candidate alone still shows it when CS has it);
 //   - a node pool's or external auth's cluster whose document is gone:
@@ -238,11 +245,15 @@ func (e *Engine) judgeChunk(ctx context.Context, g *absenceGroup, cands []heldDe
 	}
 	e.log.InfoContext(ctx, "the list that would corroborate clusters service's 404s failed; its live objects are read one by one",
 		append(cs.CallAttrs(err), "objects", len(hrefs), "error", err)...)
-	if wrong := e.readWitnesses(ctx, g.kind, ws); len(wrong) > 0 {
+	wrong, answered := e.readWitnesses(ctx, g.kind, ws)
+	switch {
+	case len(wrong) > 0:
 		e.witnessWrong(g, cands, wrong, v)
-		return
+	case len(ws) > 0 && answered == 0:
+		v.waiting = append(v.waiting, cands...) // no witness gave a word: no evidence either way
+	default:
+		e.windowBesideOthers(ctx, g, cands, v)
 	}
-	e.windowBesideOthers(ctx, g, cands, v)
 }
 
 // witnessWrong holds cands: CS did not answer right about ws.
@@ -334,31 +345,38 @@ func (e *Engine) windowBesideOthers(ctx context.Context, g *absenceGroup, cands 
 		v.waiting = append(v.waiting, cands...)
 		return
 	}
-	if wrong := e.readWitnesses(ctx, g.kind, others); len(wrong) > 0 {
+	wrong, answered := e.readWitnesses(ctx, g.kind, others)
+	switch {
+	case len(wrong) > 0:
 		e.witness.forget(wider)
 		e.witnessWrong(g, cands, wrong, v)
-		return
+	case len(others) > 0 && answered == 0:
+		v.waiting = append(v.waiting, cands...) // no other object of the kind gave a word
+	default:
+		e.window(cands, v)
 	}
-	e.window(cands, v)
 }
 
 // readWitnesses reads each witness by its own GET and returns those CS
-// answered its own 404 for: a contradiction, CS reading the wrong place.
-// No word about one (a hang, a body not CS's) says nothing either way:
-// that witness is muted for a while, so one sick object cannot hold
-// every delete of its kind.
-func (e *Engine) readWitnesses(ctx context.Context, kind cs.HrefKind, ws []witness) (wrong []witness) {
+// answered its own 404 for (a contradiction, CS reading the wrong place)
+// and how many it answered right. No word about one says nothing either
+// way. A sick object (a body not CS's own, a hang) is muted for a while,
+// so it cannot hold every delete of its kind; CS unable to serve at all
+// (Unavailable) is not the object's doing, and it is read again.
+func (e *Engine) readWitnesses(ctx context.Context, kind cs.HrefKind, ws []witness) (wrong []witness, answered int) {
 	for _, w := range ws {
 		err := e.readWitness(ctx, kind, w.href)
 		switch cs.Classify(err) {
 		case cs.Answered:
+			answered++
 		case cs.Absent:
 			wrong = append(wrong, w)
+		case cs.Unavailable:
 		default:
 			e.witness.silent(w.href, e.clock())
 			e.log.InfoContext(ctx, "clusters service gave no word about a witness; others are read instead",
 				append(cs.CallAttrs(err), "witness", w.href, "class", cs.Classify(err).String())...)
 		}
 	}
-	return wrong
+	return wrong, answered
 }

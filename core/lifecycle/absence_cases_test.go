@@ -498,3 +498,40 @@ func TestUnreadablePastDeadlineHoldsOnTheLastWord(t *testing.T) {
 		})
 	}
 }
+
+// TestNoWordFromWitnessesIsNoEvidence: the simulation's seed 25233. A
+// cluster delete whose reads a misroute answers with CS's own 404 while
+// every read of the live clusters beside it fails (a storm: no word at
+// all) was completed once its window passed: the silent witnesses were
+// muted, and with none left to read the 404s counted as if CS had no
+// other cluster. Witnesses CS gives no word about are no evidence: the
+// delete stays held however long that lasts, and completes once CS
+// answers right and no longer has the cluster.
+func TestNoWordFromWitnessesIsNoEvidence(t *testing.T) {
+	e := newEnv(t)
+	e.readyCluster(t, "w1")
+	e.readyCluster(t, "w2")
+	del := e.deletesInFlight(t, "d", 1)[0]
+	target := e.resource(t, clusterRID("d0")).ClusterServiceID()
+	on := e.behind(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case strings.HasPrefix(r.URL.Path, target):
+			csOwn(http.StatusNotFound, "Cluster not found").write(w) // misrouted: CS still has it
+		case strings.HasPrefix(r.URL.Path, cs.ClustersPath):
+			w.WriteHeader(http.StatusServiceUnavailable) // a storm on every other cluster read
+		default:
+			e.fake.Sim.ServeHTTP(w, r)
+		}
+	}))
+	for tick := range 60 { // 30 minutes: three absence windows
+		e.tick(t)
+		if got := e.terminal(t, []string{del}); len(got) != 0 {
+			t.Fatalf("tick %d: the delete ended (%v) while CS gave no word about any live cluster beside it", tick+1, got)
+		}
+		e.clk.Advance(30 * time.Second)
+	}
+	on.Store(false)
+	e.clk.Advance(2 * time.Minute) // the simulator finishes uninstalling
+	e.drive(t, del)
+	e.wantOp(t, del, arm.ProvisioningStateSucceeded, "")
+}
