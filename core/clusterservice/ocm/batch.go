@@ -146,16 +146,16 @@ const maxExternalAuthPages = 10
 
 func (c *Client) ListExternalAuthsByHref(ctx context.Context, clusterHref string, hrefs []string) (map[string]cs.ExternalAuth, error) {
 	return call(ctx, c, "ListExternalAuthsByHref", clusterHref, func(ctx context.Context) (map[string]cs.ExternalAuth, error) {
-		cc, want, ids, err := c.childrenWanted("external auth", clusterHref, hrefs, cs.ExternalAuthsSegment)
+		_, want, ids, err := c.childrenWanted("external auth", clusterHref, hrefs, cs.ExternalAuthsSegment)
 		if err != nil || len(ids) == 0 {
 			return map[string]cs.ExternalAuth{}, err
 		}
-		auths := cc.ExternalAuthConfig().ExternalAuths()
 		parent, _ := parseCluster("cluster href", clusterHref) // childrenWanted checked it
+		auths := arohcp.NewClusterClient(c.lists, cs.ClusterHref(parent)).ExternalAuthConfig().ExternalAuths()
 		rules := listRules{call: "GET " + clusterHref + "/external_auth_config/external_auths", want: want, size: externalAuthPageSize,
 			maxPages: maxExternalAuthPages, under: strings.ToLower(cs.ClusterHref(parent) + cs.ExternalAuthsSegment)}
 		items, err := readList(ctx, rules, func(ctx context.Context, page int) (listPage[*arohcp.ExternalAuth], error) {
-			resp, err := auths.List().Size(externalAuthPageSize).Page(page).SendContext(wantListShape(ctx))
+			resp, err := auths.List().Size(externalAuthPageSize).Page(page).SendContext(ctx)
 			if err := csError(err, resp.Status()); err != nil {
 				return listPage[*arohcp.ExternalAuth]{}, err
 			}

@@ -23,7 +23,9 @@ import (
 
 // Client talks to Clusters Service. It is safe for concurrent use.
 type Client struct {
-	conn    *sdk.Connection
+	conn *sdk.Connection
+	// lists is the connection of the lists hcpops decides from.
+	lists   *sdk.Connection
 	logger  *slog.Logger
 	timeout time.Duration
 	idForm  string // IDSearchOr or IDSearchIn
@@ -44,6 +46,30 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (*Client, error) 
 	if cfg.RetryInterval == 0 {
 		cfg.RetryInterval = DefaultRetryInterval
 	}
+	conn, err := dial(ctx, cfg, logger, evidence)
+	if err != nil {
+		return nil, err
+	}
+	// Lists hcpops decides from get a connection of their own, whose
+	// answers must have OCM's list shape (evidence.go): what a request
+	// needs checked is a property of the client it is sent with, not of
+	// its context.
+	lists, err := dial(ctx, cfg, logger, listEvidence)
+	if err != nil {
+		_ = conn.Close()
+		return nil, err
+	}
+	logger.DebugContext(ctx, "clusters service client ready", "url", cfg.URL, "authenticated", cfg.authenticated(),
+		"retry_limit", cfg.RetryLimit)
+	idForm := cfg.IDSearch
+	if idForm == "" {
+		idForm = IDSearchOr
+	}
+	return &Client{conn: conn, lists: lists, logger: logger, timeout: cfg.Timeout, idForm: idForm, rec: cfg.Recorder}, nil
+}
+
+// dial builds one SDK connection to CS, whose answers pass check.
+func dial(ctx context.Context, cfg Config, logger *slog.Logger, check func(http.RoundTripper) http.RoundTripper) (*sdk.Connection, error) {
 	var b *sdk.ConnectionBuilder
 	if cfg.authenticated() {
 		b = sdk.NewConnectionBuilder()
@@ -65,7 +91,7 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (*Client, error) 
 		RetryInterval(cfg.RetryInterval).
 		Insecure(cfg.Insecure).
 		TransportWrapper(observe(logger, cfg.Recorder)).
-		TransportWrapper(evidence).
+		TransportWrapper(check).
 		TransportWrapper(limitBodies).
 		TransportWrapper(keepIdleConns)
 	if cfg.NoRetryJitter {
@@ -81,18 +107,12 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (*Client, error) 
 	if err != nil {
 		return nil, fmt.Errorf("connecting to clusters service %s: %w", cfg.URL, err)
 	}
-	logger.DebugContext(ctx, "clusters service client ready", "url", cfg.URL, "authenticated", cfg.authenticated(),
-		"retry_limit", cfg.RetryLimit)
-	idForm := cfg.IDSearch
-	if idForm == "" {
-		idForm = IDSearchOr
-	}
-	return &Client{conn: conn, logger: logger, timeout: cfg.Timeout, idForm: idForm, rec: cfg.Recorder}, nil
+	return conn, nil
 }
 
 // Close releases the connection's idle sockets and token refreshers.
 func (c *Client) Close() error {
-	if err := c.conn.Close(); err != nil {
+	if err := errors.Join(c.conn.Close(), c.lists.Close()); err != nil {
 		return fmt.Errorf("closing clusters service connection: %w", err)
 	}
 	return nil

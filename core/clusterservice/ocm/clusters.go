@@ -2,8 +2,10 @@ package ocm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
+	sdk "github.com/openshift-online/ocm-sdk-go"
 	arohcp "github.com/openshift-online/ocm-sdk-go/arohcp/v1alpha1"
 
 	cs "github.com/hcpops/hcpops/core/clusterservice"
@@ -27,14 +29,12 @@ const listPageSize = 100
 // all, makes the list an error wrapping cs.ErrInconsistentList.
 func collect[T any](ctx context.Context, call string, maxItems int, fetch func(ctx context.Context, page int) (items []T, total int, hasTotal bool, err error)) ([]T, error) {
 	var out []T
-	ctx = wantListShape(ctx) // every page is CS's word only in OCM's list shape
 	for page := 1; ; page++ {
-		limit := int64(listPageSize)*maxListItemBytes + listEnvelopeBytes
-		pctx, lim := withBodyLimit(ctx, limit)
-		items, total, hasTotal, err := fetch(pctx, page)
+		items, total, hasTotal, err := fetch(ctx, page)
 		switch {
-		case lim.exceeded():
-			return nil, fmt.Errorf("%w: %s page %d: the page is larger than %d bytes", cs.ErrInconsistentList, call, page, limit)
+		case errors.Is(err, errBodyLimit):
+			return nil, fmt.Errorf("%w: %s page %d: the page is larger than %d bytes", cs.ErrInconsistentList, call, page,
+				pageBytes(listPageSize))
 		case err != nil:
 			return nil, fmt.Errorf("page %d: %w", page, err)
 		case len(items) > listPageSize:
@@ -52,7 +52,7 @@ func collect[T any](ctx context.Context, call string, maxItems int, fetch func(c
 
 func (c *Client) ListClusters(ctx context.Context, search string) ([]cs.Cluster, error) {
 	return call(ctx, c, "ListClusters", cs.ClustersPath, func(ctx context.Context) ([]cs.Cluster, error) {
-		clusters := arohcp.NewClustersClient(c.conn, cs.ClustersPath)
+		clusters := arohcp.NewClustersClient(c.lists, cs.ClustersPath)
 		out, err := collect(ctx, "GET "+cs.ClustersPath+" search="+search, maxListed, func(ctx context.Context, page int) ([]cs.Cluster, int, bool, error) {
 			req := clusters.List().Page(page)
 			if search != "" {
@@ -96,11 +96,20 @@ func (c *Client) PostCluster(ctx context.Context, spec cs.ClusterSpec) (cs.Clust
 }
 
 func (c *Client) clusterClient(href string) (*arohcp.ClusterClient, error) {
+	return clusterOn(c.conn, href)
+}
+
+// clusterLists is the cluster's client for the lists hcpops decides from.
+func (c *Client) clusterLists(href string) (*arohcp.ClusterClient, error) {
+	return clusterOn(c.lists, href)
+}
+
+func clusterOn(conn *sdk.Connection, href string) (*arohcp.ClusterClient, error) {
 	id, err := parseCluster("cluster href", href)
 	if err != nil {
 		return nil, err
 	}
-	return arohcp.NewClusterClient(c.conn, cs.ClusterHref(id)), nil
+	return arohcp.NewClusterClient(conn, cs.ClusterHref(id)), nil
 }
 
 func (c *Client) GetCluster(ctx context.Context, href string) (cs.Cluster, error) {
@@ -168,11 +177,11 @@ func (c *Client) DeleteCluster(ctx context.Context, href string) error {
 // ARO-HCP it sends no paging: CS returns every check of a cluster at once.
 func (c *Client) GetInflightChecks(ctx context.Context, clusterHref string) ([]cs.InflightCheck, error) {
 	return call(ctx, c, "GetInflightChecks", clusterHref, func(ctx context.Context) ([]cs.InflightCheck, error) {
-		cc, err := c.clusterClient(clusterHref)
+		cc, err := c.clusterLists(clusterHref)
 		if err != nil {
 			return nil, fmt.Errorf("getting inflight checks: %w", err)
 		}
-		resp, err := cc.InflightChecks().List().SendContext(wantListShape(ctx))
+		resp, err := cc.InflightChecks().List().SendContext(ctx)
 		if err := csError(err, resp.Status()); err != nil {
 			return nil, fmt.Errorf("getting inflight checks of cluster %s: %w", clusterHref, err)
 		}

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"time"
 
+	sdk "github.com/openshift-online/ocm-sdk-go"
 	cmv1 "github.com/openshift-online/ocm-sdk-go/clustersmgmt/v1"
 	ocmerrors "github.com/openshift-online/ocm-sdk-go/errors"
 
@@ -74,7 +75,7 @@ func (c *Client) PostBreakGlassCredential(ctx context.Context, clusterHref strin
 		if err != nil {
 			return cs.BreakGlassCredential{}, fmt.Errorf("posting break-glass credential: %w", err)
 		}
-		a, err := c.secretCall(ctx, http.MethodPost, clustersMgmtHref(id)+"/break_glass_credentials", body.Bytes())
+		a, err := c.secretCall(ctx, c.conn, http.MethodPost, clustersMgmtHref(id)+"/break_glass_credentials", body.Bytes())
 		if err != nil {
 			return cs.BreakGlassCredential{}, fmt.Errorf("posting break-glass credential for %s: %w", clusterHref, err)
 		}
@@ -93,7 +94,7 @@ func (c *Client) GetBreakGlassCredential(ctx context.Context, href string) (cs.B
 			return cs.BreakGlassCredential{}, fmt.Errorf("getting break-glass credential: %w", err)
 		}
 		path := clustersMgmtHref(cid) + cs.BreakGlassSegment + id
-		a, err := c.secretCall(ctx, http.MethodGet, path, nil)
+		a, err := c.secretCall(ctx, c.conn, http.MethodGet, path, nil)
 		if err != nil {
 			return cs.BreakGlassCredential{}, fmt.Errorf("getting break-glass credential %s: %w", href, err)
 		}
@@ -118,7 +119,7 @@ func (c *Client) ListBreakGlassCredentials(ctx context.Context, clusterHref stri
 		}
 		path := clustersMgmtHref(id) + "/break_glass_credentials"
 		out, err := collect(ctx, "GET "+path, maxListed, func(ctx context.Context, page int) ([]cs.BreakGlassCredential, int, bool, error) {
-			a, err := c.secretCall(ctx, http.MethodGet, path+"?page="+strconv.Itoa(page), nil)
+			a, err := c.secretCall(ctx, c.lists, http.MethodGet, path+"?page="+strconv.Itoa(page), nil)
 			if err != nil {
 				return nil, 0, false, err
 			}
@@ -174,7 +175,7 @@ type answer struct {
 // authentication and logging included) and reads the answer itself. An
 // error status is a *cs.Error as csError makes it; an answer it cannot
 // read, a *cs.UnreadableError.
-func (c *Client) secretCall(ctx context.Context, method, path string, body []byte) (answer, error) {
+func (c *Client) secretCall(ctx context.Context, conn *sdk.Connection, method, path string, body []byte) (answer, error) {
 	call := method + " " + path
 	var rd io.Reader
 	if body != nil {
@@ -184,7 +185,7 @@ func (c *Client) secretCall(ctx context.Context, method, path string, body []byt
 	if err != nil {
 		return answer{}, fmt.Errorf("%s: %w", call, err)
 	}
-	resp, err := c.conn.RoundTrip(req)
+	resp, err := conn.RoundTrip(req)
 	if resp != nil {
 		defer resp.Body.Close()
 	}

@@ -2,7 +2,6 @@ package ocm
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"mime"
@@ -25,10 +24,16 @@ const maxErrorBody = 64 << 10
 // Classify calls no evidence. Statuses whose meaning does not depend on
 // who sent them (429, 5xx, 401, 403, HTTP's retry statuses) pass as they
 // are: the SDK retries some of them itself.
-func evidence(next http.RoundTripper) http.RoundTripper {
+func evidence(next http.RoundTripper) http.RoundTripper { return checkAnswers(next, false) }
+
+// listEvidence is evidence for the connection of the lists hcpops decides
+// from: a 2xx answer must also have OCM's list shape.
+func listEvidence(next http.RoundTripper) http.RoundTripper { return checkAnswers(next, true) }
+
+func checkAnswers(next http.RoundTripper, lists bool) http.RoundTripper {
 	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
 		resp, err := next.RoundTrip(req)
-		if err == nil && resp.StatusCode < 300 && req.Context().Value(listShapeKey{}) != nil {
+		if lists && err == nil && resp.StatusCode < 300 {
 			return listShape(req, resp)
 		}
 		if err == nil && req.Method == http.MethodGet && resp.StatusCode >= 200 && resp.StatusCode < 300 &&
@@ -106,19 +111,13 @@ func errorShape(status int, contentType string, body []byte) string {
 // "size", "total", "items"}. The SDK reads any JSON object as a list, so
 // without this a gateway's 200 {} reads as an empty list: no upgrade
 // policy, no version offered, no credential awaiting revocation. Every
-// list read through collect, the upgrade code's and the inflight checks
-// ask for this check (wantListShape); any other answer becomes an
+// list read through collect, the upgrade code's, the inflight checks and
+// the batched external auths are sent on the lists connection, which
+// checks it (listEvidence); any other answer becomes an
 // *cs.UnrecognizedAnswer with its status, as error bodies do above. The
-// tick's batched lists (batch.go) do not need it: an object they leave out
-// is read with its own GET, whose answer is judged as any other.
-
-type listShapeKey struct{}
-
-// wantListShape marks a list request whose 2xx answer must have OCM's
-// list shape.
-func wantListShape(ctx context.Context) context.Context {
-	return context.WithValue(ctx, listShapeKey{}, true)
-}
+// tick's batched cluster and node pool lists (listpage.go) do not need
+// it: an object they leave out is read with its own GET, whose answer is
+// judged as any other.
 
 // maxShapeBody bounds what is read of a list answer to judge its shape;
 // the rest, if any, is passed on unread for the list's own limits.

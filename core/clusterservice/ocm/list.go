@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
-	"sync/atomic"
 
 	cs "github.com/hcpops/hcpops/core/clusterservice"
 )
@@ -81,11 +81,9 @@ func readList[T any](ctx context.Context, r listRules, fetch func(ctx context.Co
 		garbage := func(format string, args ...any) error {
 			return fmt.Errorf("%w: %s page %d: %s", cs.ErrInconsistentList, r.call, page, fmt.Sprintf(format, args...))
 		}
-		limit := int64(r.size)*maxListItemBytes + listEnvelopeBytes
-		pctx, lim := withBodyLimit(ctx, limit)
-		p, err := fetch(pctx, page)
-		if lim.exceeded() {
-			return nil, garbage("the page is larger than %d bytes, more than %d items can be", limit, r.size)
+		p, err := fetch(ctx, page)
+		if errors.Is(err, errBodyLimit) {
+			return nil, garbage("the page is larger than %d bytes, more than %d items can be", pageBytes(r.size), r.size)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("page %d: %w", page, err)
@@ -136,46 +134,60 @@ func readList[T any](ctx context.Context, r listRules, fetch func(ctx context.Co
 	return nil, fmt.Errorf("%w: %s: more than %d pages", cs.ErrInconsistentList, r.call, maxPages)
 }
 
-// bodyLimit caps the response bodies of the requests made with its
-// context; the transport wrapper limitBodies applies it.
-type bodyLimit struct {
-	n   int64
-	hit atomic.Bool
-}
-
-func (l *bodyLimit) exceeded() bool { return l.hit.Load() }
-
-type bodyLimitKey struct{}
-
-func withBodyLimit(ctx context.Context, n int64) (context.Context, *bodyLimit) {
-	l := &bodyLimit{n: n}
-	return context.WithValue(ctx, bodyLimitKey{}, l), l
-}
-
+// errBodyLimit is the read error of a list page larger than its request
+// allows; the readers above tell it from the rest with errors.Is (the
+// SDK's decoder hands its reader's error back as it is).
 var errBodyLimit = errors.New("response body over the limit of its request")
 
-// limitBodies makes a response body fail once it passes the limit its
-// request's context carries, so the SDK's decoder stops there instead of
-// reading on.
+// pageBytes is what a page of size items can take: the most an item may
+// take each, and the page's own fields.
+func pageBytes(size int) int64 { return int64(size)*maxListItemBytes + listEnvelopeBytes }
+
+// listCollections are the last path segments of the lists hcpops reads.
+var listCollections = map[string]bool{"clusters": true, "node_pools": true, "external_auths": true,
+	"break_glass_credentials": true, "versions": true, "control_plane_upgrade_policies": true, "upgrade_policies": true,
+	"inflight_checks": true}
+
+// limitBodies makes the body of a list page fail once it passes what the
+// page size its request asked (CS's default when it asks none) can take,
+// so the decoder stops there instead of reading on. The bound is the
+// request's own: nothing else carries it.
 func limitBodies(next http.RoundTripper) http.RoundTripper {
 	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
 		resp, err := next.RoundTrip(req)
-		if l, ok := req.Context().Value(bodyLimitKey{}).(*bodyLimit); ok && err == nil {
-			resp.Body = &limitedBody{ReadCloser: resp.Body, left: l.n, limit: l}
+		if n, ok := pageLimit(req); ok && err == nil {
+			resp.Body = &limitedBody{ReadCloser: resp.Body, left: n}
 		}
 		return resp, err
 	})
 }
 
+// pageLimit is the body limit of req when it reads a list page.
+func pageLimit(req *http.Request) (int64, bool) {
+	path := req.URL.Path
+	if req.Method != http.MethodGet || !listCollections[path[strings.LastIndexByte(path, '/')+1:]] {
+		return 0, false
+	}
+	size := listPageSize
+	for q := req.URL.RawQuery; q != ""; { // no url.Values: a tick sends a list of ids each page
+		var kv string
+		kv, q, _ = strings.Cut(q, "&")
+		if v, ok := strings.CutPrefix(kv, "size="); ok {
+			if n, err := strconv.Atoi(v); err == nil && n > 0 {
+				size = n
+			}
+		}
+	}
+	return pageBytes(size), true
+}
+
 type limitedBody struct {
 	io.ReadCloser
-	left  int64
-	limit *bodyLimit
+	left int64
 }
 
 func (b *limitedBody) Read(p []byte) (int, error) {
 	if b.left <= 0 {
-		b.limit.hit.Store(true)
 		return 0, errBodyLimit
 	}
 	if int64(len(p)) > b.left {

@@ -51,13 +51,13 @@ func policyPage[P policyObject, R interface {
 
 func (c *Client) ListControlPlaneUpgradePolicies(ctx context.Context, clusterHref string) ([]cs.UpgradePolicy, error) {
 	return call(ctx, c, "ListControlPlaneUpgradePolicies", clusterHref, func(ctx context.Context) ([]cs.UpgradePolicy, error) {
-		cc, err := c.clusterClient(clusterHref)
+		cc, err := c.clusterLists(clusterHref)
 		if err != nil {
 			return nil, fmt.Errorf("listing control plane upgrade policies: %w", err)
 		}
 		out, err := collect(ctx, "GET "+clusterHref+"/control_plane_upgrade_policies", maxPolicies,
 			func(ctx context.Context, page int) ([]cs.UpgradePolicy, int, bool, error) {
-				resp, err := cc.ControlPlaneUpgradePolicies().List().Page(page).SendContext(wantListShape(ctx))
+				resp, err := cc.ControlPlaneUpgradePolicies().List().Page(page).SendContext(ctx)
 				return policyPage(resp, err, func(r *arohcp.ControlPlaneUpgradePoliciesListResponse) []*arohcp.ControlPlaneUpgradePolicy {
 					return r.Items().Slice()
 				})
@@ -89,13 +89,13 @@ func (c *Client) PostControlPlaneUpgradePolicy(ctx context.Context, clusterHref,
 
 func (c *Client) ListNodePoolUpgradePolicies(ctx context.Context, nodePoolHref string) ([]cs.UpgradePolicy, error) {
 	return call(ctx, c, "ListNodePoolUpgradePolicies", nodePoolHref, func(ctx context.Context) ([]cs.UpgradePolicy, error) {
-		nc, path, err := c.nodePoolClient(nodePoolHref)
+		_, path, err := c.nodePoolClient(nodePoolHref)
 		if err != nil {
 			return nil, fmt.Errorf("listing node pool upgrade policies: %w", err)
 		}
 		out, err := collect(ctx, "GET "+path+"/upgrade_policies", maxPolicies,
 			func(ctx context.Context, page int) ([]cs.UpgradePolicy, int, bool, error) {
-				resp, err := nc.UpgradePolicies().List().Page(page).SendContext(wantListShape(ctx))
+				resp, err := arohcp.NewNodePoolClient(c.lists, path).UpgradePolicies().List().Page(page).SendContext(ctx)
 				return policyPage(resp, err, func(r *arohcp.NodePoolUpgradePoliciesListResponse) []*arohcp.NodePoolUpgradePolicy {
 					return r.Items().Slice()
 				})

@@ -20,13 +20,13 @@ func versionFrom(o *arohcp.Version) cs.Version {
 // ListVersions reads every page of CS's versions that match search ("" for all).
 func (c *Client) ListVersions(ctx context.Context, search string) ([]cs.Version, error) {
 	return call(ctx, c, "ListVersions", versionsPath, func(ctx context.Context) ([]cs.Version, error) {
-		versions := arohcp.NewVersionsClient(c.conn, versionsPath)
+		versions := arohcp.NewVersionsClient(c.lists, versionsPath)
 		out, err := collect(ctx, "GET "+versionsPath+" search="+search, maxVersions, func(ctx context.Context, page int) ([]cs.Version, int, bool, error) {
 			req := versions.List().Page(page)
 			if search != "" {
 				req.Search(search)
 			}
-			resp, err := req.SendContext(wantListShape(ctx))
+			resp, err := req.SendContext(ctx)
 			if err := csError(err, resp.Status()); err != nil {
 				return nil, 0, false, err
 			}
