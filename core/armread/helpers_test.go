@@ -73,7 +73,7 @@ func (noARM) Notify(context.Context, string, arm.OperationStatus) error {
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
-	e := &env{clk: testsupport.NewClock(time.Date(2026, 8, 20, 10, 0, 0, 0, time.UTC)), logs: &testsupport.Buffer{}}
+	e := &env{clk: testsupport.NewClock(testsupport.Epoch()), logs: &testsupport.Buffer{}}
 	st := memory.New(memory.WithClock(e.clk))
 	t.Cleanup(func() { _ = st.Close() })
 	e.store = counting.New(st)

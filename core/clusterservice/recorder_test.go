@@ -62,7 +62,7 @@ func TestRecorderCountsPerInvocation(t *testing.T) {
 // TestRecorderWorkedSince: only a working CS's answer is evidence, dated
 // by the recorder's clock.
 func TestRecorderWorkedSince(t *testing.T) {
-	clk := testsupport.NewClock(time.Date(2026, 8, 20, 10, 0, 0, 0, time.UTC))
+	clk := testsupport.NewClock(testsupport.Epoch())
 	r := NewRecorder(clk, nil)
 	start := clk.Now()
 	if r.WorkedSince(start.Add(-time.Hour)) {

@@ -29,7 +29,7 @@ import (
 type fakeClock = testsupport.Clock
 
 func newFakeClock() *fakeClock {
-	return testsupport.NewClock(time.Date(2026, 8, 20, 10, 0, 0, 0, time.UTC))
+	return testsupport.NewClock(testsupport.Epoch())
 }
 
 // syncBuffer collects log output for a failing test's report.

@@ -27,7 +27,7 @@ func spec() cs.ClusterSpec {
 // clock, its refusals as CS errors, and its ledger counts the requests.
 func TestClientMeetsTheSimulator(t *testing.T) {
 	ctx := context.Background()
-	clk := testsupport.NewClock(time.Date(2026, 8, 20, 10, 0, 0, 0, time.UTC))
+	clk := testsupport.NewClock(testsupport.Epoch())
 	d := simulator.DefaultDurations()
 	f := New(t, Config{}, simulator.WithClock(clk), simulator.WithDurations(d))
 	c, err := f.Client.PostCluster(ctx, spec())
@@ -128,7 +128,7 @@ func TestSameAnswersAsOverASocket(t *testing.T) {
 		note("ledger", []any{l.ByPattern, l.Faults, l.ListCalls()}, nil)
 		return out
 	}
-	start := time.Date(2026, 8, 20, 10, 0, 0, 0, time.UTC)
+	start := testsupport.Epoch()
 	memClk := testsupport.NewClock(start)
 	f := New(t, Config{}, simulator.WithClock(memClk))
 	inMemory := run(t, f.Sim, f.Client, memClk)

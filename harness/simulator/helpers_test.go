@@ -18,7 +18,7 @@ import (
 type fakeClock = testsupport.Clock
 
 func newFakeClock() *fakeClock {
-	return testsupport.NewClock(time.Date(2026, 8, 20, 10, 0, 0, 0, time.UTC))
+	return testsupport.NewClock(testsupport.Epoch())
 }
 
 // testDurations makes every phase one minute, so a test advances the clock

@@ -25,6 +25,10 @@ type waiter struct {
 	ch chan time.Time
 }
 
+// Epoch is when every test's world starts unless it needs another day:
+// one date, so a test's expected times read against one origin.
+func Epoch() time.Time { return time.Date(2026, 8, 20, 10, 0, 0, 0, time.UTC) }
+
 // NewClock starts a clock at now.
 func NewClock(now time.Time) *Clock { return &Clock{now: now, changed: make(chan struct{})} }
 

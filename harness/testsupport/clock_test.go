@@ -7,7 +7,7 @@ import (
 )
 
 func TestClock(t *testing.T) {
-	start := time.Date(2026, 8, 20, 10, 0, 0, 0, time.UTC)
+	start := Epoch()
 	c := NewClock(start)
 	steps := []struct {
 		name string
@@ -48,7 +48,7 @@ func TestClockConcurrent(t *testing.T) {
 // After fires only when the clock reaches it, and AwaitWaiter sees the
 // waiter a goroutine parks on the clock.
 func TestClockAfter(t *testing.T) {
-	start := time.Date(2026, 8, 20, 10, 0, 0, 0, time.UTC)
+	start := Epoch()
 	for _, c := range []*Clock{NewClock(start), {now: start}} { // the zero value works too
 		got := make(chan time.Time, 1)
 		go func() { got <- <-c.After(time.Minute) }()

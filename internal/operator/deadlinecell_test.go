@@ -3,13 +3,15 @@ package operator
 import (
 	"testing"
 	"time"
+
+	"github.com/hcpops/hcpops/harness/testsupport"
 )
 
 // TestDeadlineCell: a deadline ahead says when the tick fails the
 // operation; one passed says the operation is held on CS's word (or its
 // next attempt is not due), never that it fails now.
 func TestDeadlineCell(t *testing.T) {
-	now := time.Date(2026, 8, 20, 10, 0, 0, 0, time.UTC)
+	now := testsupport.Epoch()
 	at := func(d time.Duration) *time.Time { x := now.Add(d); return &x }
 	for _, tc := range []struct {
 		deadline *time.Time

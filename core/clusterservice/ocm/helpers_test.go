@@ -73,7 +73,7 @@ type env struct {
 // with millisecond retry intervals so fault tests stay fast.
 func newEnv(t testing.TB, cfg Config, opts ...simulator.Option) *env {
 	t.Helper()
-	clk := testsupport.NewClock(time.Date(2026, 8, 20, 10, 0, 0, 0, time.UTC))
+	clk := testsupport.NewClock(testsupport.Epoch())
 	sim, url := simtest.Start(t, append([]simulator.Option{simulator.WithClock(clk),
 		simulator.WithDurations(minuteDurations(t))}, opts...)...)
 	ctx, cancel := context.WithCancel(context.Background())
