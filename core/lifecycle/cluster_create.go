@@ -29,14 +29,14 @@ import (
 //
 // Its poll, deadline and failure are every create's (creation, create.go).
 type clusterCreate struct {
-	cr creation // what every create shares (create.go)
-	c  *cluster // the cluster's CS calls (cluster.go)
+	creation          // what every create shares (create.go), but its dispatch
+	c        *cluster // the cluster's CS calls (cluster.go)
 }
 
 // dispatch is steps 1 to 4 above; recording the ID is
 // recordClusterServiceID (create.go).
 func (h clusterCreate) dispatch(ctx context.Context, _ *run, j *job) (outcome, error) {
-	e := h.cr.e
+	e := h.e
 	pending := j.res.PendingClusterServiceID()
 	if pending == "" {
 		id, err := newClusterID(e.random)
@@ -212,7 +212,7 @@ func azureResourceName(a cs.AzureRef) string {
 // operation's home tenant stands in when no subscription document says.
 func (h clusterCreate) tenantOf(ctx context.Context, j *job) (string, error) {
 	sub := document.SubscriptionOf(j.res.ResourceID())
-	item, err := h.cr.e.store.Get(ctx, j.op.PartitionKey, document.CosmosID(document.SubscriptionResourceID(sub)))
+	item, err := h.e.store.Get(ctx, j.op.PartitionKey, document.CosmosID(document.SubscriptionResourceID(sub)))
 	if err == nil {
 		if t, err := document.SubscriptionTenantID(item.Body); err == nil && t != "" {
 			return t, nil

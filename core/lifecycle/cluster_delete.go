@@ -19,14 +19,14 @@ import (
 // waits for them. It fails under InternalServerError with the failing
 // source's own message.
 type clusterDelete struct {
-	d deletion // what every delete shares (delete.go), on the cluster's CS calls
+	deletion // what every delete shares (delete.go), but its poll
 }
 
 // poll: cluster.status until CS answers 404 (deletion.poll); on the legacy
 // path, then the node pools and external auths left under it
 // (descendantResources).
 func (h clusterDelete) poll(ctx context.Context, j *job) (pollResult, error) {
-	r, err := h.d.poll(ctx, j)
+	r, err := h.deletion.poll(ctx, j)
 	if err != nil || !r.gone || !legacyDelete(j) {
 		return r, err
 	}
@@ -47,7 +47,7 @@ func (h clusterDelete) poll(ctx context.Context, j *job) (pollResult, error) {
 // liveChildResources counts the node pools and external auths still under
 // the cluster.
 func (h clusterDelete) liveChildResources(ctx context.Context, j *job) (int, error) {
-	kids, err := h.d.e.children(ctx, j, j.op.PartitionKey, j.op.Properties.ExternalID)
+	kids, err := h.e.children(ctx, j, j.op.PartitionKey, j.op.Properties.ExternalID)
 	if err != nil {
 		return 0, err
 	}

@@ -42,11 +42,13 @@ func (c creation) poll(ctx context.Context, j *job) (pollResult, error) {
 	return polledStates(s), nil
 }
 
-// createChild creates the CS node pool or external auth of j.res. Its CS
+// dispatch creates the CS node pool or external auth of j.res. Its CS
 // ID is deterministic (the lower-cased ARM name under the parent's href),
 // so post can GET first, and a repeated dispatch never creates a second
 // one. A parent cluster not yet in CS defers the work to a later tick.
-func (c creation) createChild(ctx context.Context, _ *run, j *job) (outcome, error) {
+// A cluster's create dispatches its own way (clusterCreate), so k is a
+// child here.
+func (c creation) dispatch(ctx context.Context, _ *run, j *job) (outcome, error) {
 	e, k := c.e, c.k.(child)
 	parentID, err := document.ParentClusterID(j.res.ResourceID())
 	if err != nil {

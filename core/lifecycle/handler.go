@@ -68,69 +68,58 @@ func (e *Engine) registry() map[handlerKey]*pair {
 	// Pointers: a step hands its kind to the shared steps as an
 	// interface, which copied the struct to the heap on every poll.
 	c, np, ea := &cluster{e.cs, up}, &nodePool{e.cs, up}, &externalAuth{e.cs}
-	var (
-		clusterCreated, nodePoolCreated, externalAuthCreated = creation{e, c}, creation{e, np}, creation{e, ea}
-		clusterUpdated, nodePoolUpdated, externalAuthUpdated = updating{e, c}, updating{e, np}, updating{e, ea}
-		clusterDeleted, nodePoolDeleted, externalAuthDeleted = deletion{e, c}, deletion{e, np}, deletion{e, ea}
-		requested, revoked                                   = credentialRequest{e}, credentialRevoke{e}
-	)
 	return map[handlerKey]*pair{
 		// The CS cluster, created exactly once (cluster_create.go); its
 		// status read until it is ready and runs the version asked.
-		{document.RequestCreate, document.KindCluster}: {work: "cluster creation",
-			dispatched: clusterCreated.dispatched, dispatch: clusterCreate{cr: clusterCreated, c: c}.dispatch,
-			poll: clusterCreated.poll, deadline: clusterCreated.deadline, failure: clusterCreated.failure},
+		{document.RequestCreate, document.KindCluster}: row("cluster creation", clusterCreate{creation{e, c}, c}),
 		// The PATCH, and a control plane upgrade for a version change;
 		// done when CS's cluster is ready, carries the fields and runs the
 		// version asked.
-		{document.RequestUpdate, document.KindCluster}: {work: "cluster update",
-			dispatched: clusterUpdated.dispatched, dispatch: clusterUpdated.dispatch,
-			poll: clusterUpdated.poll, deadline: clusterUpdated.deadline, failure: clusterUpdated.failure},
+		{document.RequestUpdate, document.KindCluster}: row("cluster update", updating{e, c}),
 		// The DELETE; done on CS's 404, confirmed (absence.go), and on the
 		// legacy path once the children's documents are gone too
 		// (cluster_delete.go).
-		{document.RequestDelete, document.KindCluster}: {work: "cluster deletion",
-			dispatched: clusterDeleted.dispatched, dispatch: clusterDeleted.dispatch,
-			poll: clusterDelete{clusterDeleted}.poll, deadline: clusterDeleted.deadline, failure: clusterDeleted.failure},
+		{document.RequestDelete, document.KindCluster}: row("cluster deletion", clusterDelete{deletion{e, c}}),
 		// The POST under its cluster once that is in CS, at its lower-cased
 		// name; its status read until it is ready.
-		{document.RequestCreate, document.KindNodePool}: {work: "node pool creation",
-			dispatched: nodePoolCreated.dispatched, dispatch: nodePoolCreated.createChild,
-			poll: nodePoolCreated.poll, deadline: nodePoolCreated.deadline, failure: nodePoolCreated.failure},
+		{document.RequestCreate, document.KindNodePool}: row("node pool creation", creation{e, np}),
 		// The upgrade a version change needs (bounded by the control
 		// plane's version), then the PATCH of replicas and labels; done when
 		// the node pool is ready, carries them and runs the version asked.
-		{document.RequestUpdate, document.KindNodePool}: {work: "node pool update",
-			dispatched: nodePoolUpdated.dispatched, dispatch: nodePoolUpdated.dispatch,
-			poll: nodePoolUpdated.poll, deadline: nodePoolUpdated.deadline, failure: nodePoolUpdated.failure},
+		{document.RequestUpdate, document.KindNodePool}: row("node pool update", updating{e, np}),
 		// The DELETE (a cluster CS shows uninstalling means it is under
 		// way); done on CS's 404, confirmed.
-		{document.RequestDelete, document.KindNodePool}: {work: "node pool deletion",
-			dispatched: nodePoolDeleted.dispatched, dispatch: nodePoolDeleted.dispatch,
-			poll: nodePoolDeleted.poll, deadline: nodePoolDeleted.deadline, failure: nodePoolDeleted.failure},
+		{document.RequestDelete, document.KindNodePool}: row("node pool deletion", deletion{e, np}),
 		// The POST under its cluster; done once the object exists, unless
 		// CS says it is in error (externalauth_create.go).
-		{document.RequestCreate, document.KindExternalAuth}: {work: "external auth creation",
-			dispatched: externalAuthCreated.dispatched, dispatch: externalAuthCreated.createChild,
-			poll: externalAuthCreate{ea}.poll, deadline: externalAuthCreated.deadline, failure: externalAuthCreated.failure},
+		{document.RequestCreate, document.KindExternalAuth}: row("external auth creation", externalAuthCreate{creation{e, ea}, ea}),
 		// The PATCH of its issuer and clients; done when CS carries them.
 		// It has no deadline, as upstream's.
-		{document.RequestUpdate, document.KindExternalAuth}: {work: "external auth update",
-			dispatched: externalAuthUpdated.dispatched, dispatch: externalAuthUpdated.dispatch,
-			poll: externalAuthUpdated.poll, deadline: externalAuthUpdated.deadline, failure: externalAuthUpdated.failure},
+		{document.RequestUpdate, document.KindExternalAuth}: row("external auth update", updating{e, ea}),
 		// The DELETE; done on CS's 404, confirmed.
-		{document.RequestDelete, document.KindExternalAuth}: {work: "external auth deletion",
-			dispatched: externalAuthDeleted.dispatched, dispatch: externalAuthDeleted.dispatch,
-			poll: externalAuthDeleted.poll, deadline: externalAuthDeleted.deadline, failure: externalAuthDeleted.failure},
+		{document.RequestDelete, document.KindExternalAuth}: row("external auth deletion", deletion{e, ea}),
 		// A break-glass credential from CS (credential_request.go).
-		{document.RequestRequestCredential, document.KindCluster}: {work: "credential request",
-			dispatched: requested.dispatched, dispatch: requested.dispatch,
-			poll: requested.poll, deadline: requested.deadline, failure: requested.failure},
+		{document.RequestRequestCredential, document.KindCluster}: row("credential request", credentialRequest{e}),
 		// CS's revocation of every credential (credential_revoke.go).
-		{document.RequestRevokeCredentials, document.KindCluster}: {work: "credential revocation",
-			dispatched: revoked.dispatched, dispatch: revoked.dispatch,
-			poll: revoked.poll, deadline: revoked.deadline, failure: revoked.failure},
+		{document.RequestRevokeCredentials, document.KindCluster}: row("credential revocation", credentialRevoke{e}),
 	}
+}
+
+// steps are the five steps of a pair, written once by the value that
+// decides them: a request's shared steps bound to a kind (creation,
+// updating, deletion), or a type that does one of them its own way and
+// takes the rest from one of those.
+type steps interface {
+	dispatched(j *job) bool
+	dispatch(ctx context.Context, r *run, j *job) (outcome, error)
+	poll(ctx context.Context, j *job) (pollResult, error)
+	deadline(j *job) time.Time
+	failure() (string, state.FailureMessage)
+}
+
+// row is the table's row of the pair whose work is named work.
+func row(work string, s steps) *pair {
+	return &pair{work: work, dispatched: s.dispatched, dispatch: s.dispatch, poll: s.poll, deadline: s.deadline, failure: s.failure}
 }
 
 // outcome is what one dispatch attempt did. A dispatcher that cannot
