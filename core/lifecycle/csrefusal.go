@@ -25,50 +25,60 @@ func badRequest(err error) bool {
 	return errors.As(err, &ce) && ce.Status == http.StatusBadRequest
 }
 
-// refusedAbout is refusedBy for a request about the object at href (for
-// a create, the cluster it goes under; "" for a cluster's create, which
-// has neither): CS's 400 while CS's objects show that object or its
-// cluster not ready (installing, updating...) is its "not now", retried,
-// never a refusal.
-func (e *Engine) refusedAbout(ctx context.Context, href string, refused error, noun, verb string) error {
-	if href == "" || !badRequest(refused) {
-		return refusedBy(refused, noun, verb)
-	}
-	cluster, object, err := objectStates(ctx, e.cs, href)
-	switch {
-	case err != nil:
-		return retryLater("clusters service refused to %s the %s (%v); reading the state of %s: %v", verb, noun, refused, href, err)
-	case cluster != cs.ClusterStateReady || object != "" && object != readyState:
-		return retryLater("clusters service refused to %s the %s while %s is %s (its cluster %s): %w", verb, noun, href,
-			orNone(object), cluster, refused)
-	}
-	return refusedBy(refused, noun, verb)
+// csStates are CS's states of the object a refused request was about and
+// of its cluster ("" object for a cluster's own).
+type csStates struct{ cluster, object string }
+
+// busy: the object or its cluster is not ready (installing, updating...),
+// so CS's 400 may be its "not now".
+func (s csStates) busy() bool {
+	return s.cluster != cs.ClusterStateReady || s.object != "" && s.object != readyState
 }
 
 // readyState is every kind's ready (cs.ClusterStateReady,
 // NodePoolStateReady, ExternalAuthStateReady).
 const readyState = "ready"
 
+// after400 reads CS's objects after its 400 to a request about href (for
+// a create, the cluster it goes under): ok is false when refused is no
+// such 400 or href is "" (a cluster's create has neither), and there is
+// nothing to read. An object CS cannot be read about is no evidence
+// either way: the dispatch is retried.
+func (e *Engine) after400(ctx context.Context, href string, refused error) (st csStates, ok bool, err error) {
+	if href == "" || !badRequest(refused) {
+		return csStates{}, false, nil
+	}
+	if st.cluster, st.object, err = objectStates(ctx, e.cs, href); err != nil {
+		return csStates{}, false, retryLater("clusters service refused a request about %s (%v); reading its state: %v", href, refused, err)
+	}
+	return st, true, nil
+}
+
+// notNowOrRefused is CS's 400 as what its objects make it: "not now",
+// retried, while the object or its cluster is busy; else a refusal.
+func notNowOrRefused(refused error, st csStates, ok bool, noun, verb string) error {
+	if ok && st.busy() {
+		return retryLater("clusters service refused to %s the %s while it or its cluster is %s/%s: %w", verb, noun,
+			orNone(st.object), st.cluster, refused)
+	}
+	return refusedBy(refused, noun, verb)
+}
+
+// refusedAbout is refusedBy for a request about the object at href, its
+// 400 judged by CS's objects (after400, notNowOrRefused).
+func (e *Engine) refusedAbout(ctx context.Context, href string, refused error, noun, verb string) error {
+	st, ok, err := e.after400(ctx, href, refused)
+	if err != nil {
+		return err
+	}
+	return notNowOrRefused(refused, st, ok, noun, verb)
+}
+
 func orNone(s string) string {
 	if s == "" {
 		return "-"
 	}
 	return s
-}
-
-// refusedUnderUninstall: CS refused the DELETE of a node pool or external
-// auth at href while its cluster is uninstalling: the child goes with it,
-// so the delete is as good as dispatched.
-func refusedUnderUninstall(ctx context.Context, c cs.Client, href string, refused error) (bool, error) {
-	kind, clusterHref := cs.ParseHref(href)
-	if !badRequest(refused) || kind != cs.HrefNodePool && kind != cs.HrefExternalAuth {
-		return false, nil
-	}
-	cl, err := c.GetCluster(ctx, clusterHref)
-	if err != nil {
-		return false, fmt.Errorf("clusters service refused the delete of %s; reading its cluster: %w", href, err)
-	}
-	return cl.Status.State == cs.ClusterStateUninstalling, nil
 }
 
 // refusedDuringRevocation: CS refused to revoke the break-glass
@@ -80,7 +90,7 @@ func refusedDuringRevocation(ctx context.Context, c cs.Client, clusterHref strin
 	}
 	creds, err := c.ListBreakGlassCredentials(ctx, clusterHref)
 	if err != nil {
-		return false, fmt.Errorf("clusters service refused the revocation for %s; listing its credentials: %w", clusterHref, err)
+		return false, retryLater("clusters service refused the revocation for %s (%v); listing its credentials: %v", clusterHref, refused, err)
 	}
 	for _, cr := range creds {
 		if cr.Status == cs.CredentialStateAwaitingRevocation {

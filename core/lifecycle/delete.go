@@ -141,12 +141,15 @@ func (d deletion) dispatch(ctx context.Context, r *run, j *job) (outcome, error)
 			return outcomeSkipped, retryLater("clusters service answered its own 404 to the DELETE of %s: "+
 				"not dispatched until another answer corroborates it", href)
 		default:
-			uninstalling, readErr := refusedUnderUninstall(ctx, d.e.cs, href, err)
+			// A child refused while CS's cluster is uninstalling goes with
+			// the cluster: as good as dispatched.
+			st, ok, readErr := d.e.after400(ctx, href, err)
+			_, isChild := k.(child)
 			switch {
 			case readErr != nil:
 				return outcomeSkipped, readErr
-			case !uninstalling:
-				return outcomeSkipped, fmt.Errorf("deleting %s %s: %w", j.kind, href, d.e.refusedAbout(ctx, href, err, k.noun(), "delete"))
+			case !ok || !isChild || st.cluster != cs.ClusterStateUninstalling:
+				return outcomeSkipped, fmt.Errorf("deleting %s %s: %w", j.kind, href, notNowOrRefused(err, st, ok, k.noun(), "delete"))
 			}
 			j.log.InfoContext(ctx, "parent cluster is already uninstalling; treating the delete as dispatched", "reason", err)
 		}
