@@ -106,11 +106,11 @@ func (e *Engine) holdOverdue(ctx context.Context, j *job, deadline time.Time, wo
 // The simulation found an update failed at its deadline while a third of
 // CS's answers came from a cache keyed without the id (seed 40534), and
 // while a third of reads were misrouted to CS's own 404 (seed 10371).
-func lastWord(j *job, pollErr error, released bool) *state.OperationState {
+func (e *Engine) lastWord(j *job, pollErr error) *state.OperationState {
 	switch cs.Classify(pollErr) {
 	case cs.Unrecognized, cs.Failed, cs.Unavailable:
 	case cs.Absent:
-		if released || j.op.Properties.Request == document.RequestDelete {
+		if j.op.Properties.Request == document.RequestDelete || e.unconfirmed.isReleased(docRef(j.op)) {
 			return nil
 		}
 	default:

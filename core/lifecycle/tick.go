@@ -367,7 +367,7 @@ func (r *run) advance(ctx context.Context, j *job, st standing) error {
 		if pollErr == nil {
 			word = working(polled.states)
 		} else {
-			word = lastWord(j, pollErr, r.unconfirmed.isReleased(docRef(op)))
+			word = r.lastWord(j, pollErr)
 		}
 		if expired, err := r.expireIfLate(ctx, j, pollErr, word); expired || err != nil {
 			return err
