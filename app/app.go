@@ -201,7 +201,13 @@ func readSettings(getenv func(string) string, parts Parts) (settings, error) {
 		set.notify, err = notification.ConfigFromEnv(getenv)
 		read(err, "")
 	}
-	set.lifecycle, err = lifecycle.ConfigFromEnv(getenv)
+	// What the lifecycle reads is what recordSettings records: kept as
+	// it is read, not parsed a second time (lifecycle.Settings).
+	set.judging = map[string]string{}
+	set.lifecycle, err = lifecycle.ConfigFromEnv(func(k string) string {
+		set.judging[k] = getenv(k)
+		return set.judging[k]
+	})
 	read(err, "")
 	set.reads, err = armread.ReadConfigFromEnv(getenv)
 	read(err, "")
@@ -209,7 +215,7 @@ func readSettings(getenv func(string) string, parts Parts) (settings, error) {
 		_, err = cosmosConfig(getenv)
 		read(err, "")
 	}
-	set.judging, set.instance = lifecycle.Settings(getenv), getenv(EnvInstance)
+	set.instance = getenv(EnvInstance)
 	return set, errors.Join(errs...)
 }
 
