@@ -59,7 +59,7 @@ func cosmosEnv(getenv func(string) string, stdin io.Reader, stdout io.Writer) op
 		Prog: prog, Getenv: getenv, Stdin: stdin, Stdout: stdout,
 		About: "the Function App's Cosmos DB database: " + cosmos.SettingConnectionString + ", or " + cosmos.SettingEndpoint +
 			" with azidentity, and COSMOS_DATABASE, as the app has them",
-		Connect: func(ctx context.Context, _, _ bool) (store.Store, operator.Connection, error) {
+		Connect: func(_ context.Context, _, _ bool) (store.Store, operator.Connection, error) {
 			cfg, err := cosmos.ConfigFromEnv(getenv)
 			if errors.Is(err, cosmos.ErrNotConfigured) {
 				return nil, operator.Connection{}, fmt.Errorf("%w: set %s (or %s) and %s as the Function App has them",
@@ -75,7 +75,7 @@ func cosmosEnv(getenv func(string) string, stdin io.Reader, stdout io.Writer) op
 			}
 			name := fmt.Sprintf("cosmos %s database %s", cfg.Endpoint, cfg.Database)
 			conn := operator.Connection{Name: name, Server: "the Function App's poll timer on its next tick"}
-			conn.Recorded, conn.RecordNote = recorded(ctx, s)
+			conn.LoadRecord = func(ctx context.Context) (*operator.Recorded, string) { return recorded(ctx, s) }
 			return s, conn, nil
 		},
 	}

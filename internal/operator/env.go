@@ -59,6 +59,10 @@ type Connection struct {
 	// there is none, and RecordNote says why.
 	Recorded   *Recorded
 	RecordNote string
+	// LoadRecord reads Recorded and RecordNote, for the commands that
+	// judge (ops, ops fail and cancel) and only when they do; nil when
+	// the build has no record to read.
+	LoadRecord func(context.Context) (*Recorded, string)
 	// Server names who works on the store when no Process announces
 	// itself: "the Function App's poll timer", "the next hcpopsctl dev or
 	// serve on .data".

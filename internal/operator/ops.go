@@ -109,6 +109,7 @@ func ops(ctx context.Context, env Env, args []string) error {
 	}
 	defer s.Close()
 	// The thresholds and deadlines the process applies, not the shell's.
+	conn = withRecord(ctx, conn)
 	cfg, from, err := judgeConfig(env.Getenv, conn)
 	if err != nil {
 		return fmt.Errorf("%s: %w", from, err)

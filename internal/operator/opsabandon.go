@@ -58,6 +58,7 @@ func opsAbandon(ctx context.Context, env Env, verb string, args []string) error 
 		return err
 	}
 	defer s.Close()
+	conn = withRecord(ctx, conn)
 	cfg, from, err := judgeConfig(getenv, conn)
 	if err != nil {
 		return fmt.Errorf("%s: %w", from, err)

@@ -1,6 +1,7 @@
 package operator
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -15,6 +16,15 @@ import (
 var JudgingNames = []string{
 	lifecycle.EnvStuckAfter, lifecycle.EnvCreateDeadline, lifecycle.EnvDeleteDeadline, lifecycle.EnvUpgradeDeadline,
 	lifecycle.EnvNotifyBackoffBase, lifecycle.EnvNotifyBackoffMax,
+}
+
+// withRecord is conn with the Function App's record of its settings read,
+// when its build has one and no process announces its own.
+func withRecord(ctx context.Context, conn Connection) Connection {
+	if conn.LoadRecord != nil && conn.Process == nil {
+		conn.Recorded, conn.RecordNote = conn.LoadRecord(ctx)
+	}
+	return conn
 }
 
 // judgeConfig is the lifecycle configuration an operation is judged with:
