@@ -36,7 +36,7 @@ const (
 func TestOperatorCLIOnCosmos(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cfg, got := clusterBeingCreated(ctx, t)
+	cfg, got := clusterBeingCreated(ctx, t, clock.Real{})
 	op, path := got.Operation.Name(), got.StatusPath()
 
 	run := operatorCLI(ctx, t, operatorEnv(cfg))
@@ -149,8 +149,8 @@ func runner(ctx context.Context, t *testing.T, bin string, env []string) func(st
 
 // clusterBeingCreated is a database on the Cosmos-compatible server, its
 // containers as deploy/main.bicep creates them, holding one cluster create
-// the frontend accepted.
-func clusterBeingCreated(ctx context.Context, t *testing.T) (cosmos.Config, frontend.Accepted) {
+// the frontend accepted at clk's time.
+func clusterBeingCreated(ctx context.Context, t *testing.T, clk clock.Clock) (cosmos.Config, frontend.Accepted) {
 	t.Helper()
 	cfg := cosmostest.Config(t)
 	s, err := cosmos.New(cfg)
@@ -164,7 +164,7 @@ func clusterBeingCreated(ctx context.Context, t *testing.T) (cosmos.Config, fron
 		_ = s.DropDatabase(context.Background())
 		_ = s.Close()
 	})
-	got, err := frontend.New(s, clock.Real{}, uuid.NewString).PutCluster(ctx, cluster,
+	got, err := frontend.New(s, clk, uuid.NewString).PutCluster(ctx, cluster,
 		frontend.ClusterSpec{Location: "eastus", VersionID: "4.20"}, frontend.Options{Location: "eastus"})
 	if err != nil {
 		t.Fatal(err)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -137,7 +136,7 @@ func TestDamagedStoreFileCLIAndServe(t *testing.T) {
 			truncateTo(t, path, tc.size)
 			before, _ := os.ReadFile(path)
 			env := append(os.Environ(), "HCPOPS_DATA_DIR="+dir, "CLUSTERS_SERVICE_URL=http://127.0.0.1:9",
-				"FUNCTIONS_CUSTOMHANDLER_PORT="+freePort(t))
+				"FUNCTIONS_CUSTOMHANDLER_PORT="+testsupport.FreePort(t))
 			for _, run := range []struct {
 				bin  string
 				args []string
@@ -176,7 +175,7 @@ func TestShippedServeRunsOnCosmosOnly(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "data")
 	cmd := exec.Command(shipped, "serve")
 	cmd.Env = append(os.Environ(), "HCPOPS_DATA_DIR="+dir, "CLUSTERS_SERVICE_URL=http://127.0.0.1:9",
-		"FUNCTIONS_CUSTOMHANDLER_PORT="+freePort(t), "CosmosDB__accountEndpoint=", "CosmosDB=")
+		"FUNCTIONS_CUSTOMHANDLER_PORT="+testsupport.FreePort(t), "CosmosDB__accountEndpoint=", "CosmosDB=")
 	out, err := cmd.CombinedOutput()
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
@@ -204,7 +203,7 @@ func serveDamagedUnderIt(t *testing.T, bin string) {
 		t.Fatal(err)
 	}
 	defer sim.Close()
-	port := freePort(t)
+	port := testsupport.FreePort(t)
 	cmd := exec.Command(bin, "serve")
 	cmd.Env = append(os.Environ(), "HCPOPS_DATA_DIR="+dir, "CLUSTERS_SERVICE_URL="+simURL, "CLUSTERS_SERVICE_RETRY_LIMIT=0",
 		"FUNCTIONS_CUSTOMHANDLER_PORT="+port)
@@ -256,16 +255,6 @@ func shippedEnv(t *testing.T) []string {
 		env = append(env, k+"="+v)
 	}
 	return env
-}
-
-func freePort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return fmt.Sprint(ln.Addr().(*net.TCPAddr).Port)
 }
 
 func lastLine(s string) string {

@@ -72,7 +72,7 @@ func TestRestartAlert(t *testing.T) {
 	shipped := shippedEnv(t)
 	start := func(env ...string) []map[string]any {
 		t.Helper()
-		port := freePort(t)
+		port := testsupport.FreePort(t)
 		cmd := exec.Command(bin, "serve")
 		cmd.Env = append(append(os.Environ(), shipped...), append([]string{"FUNCTIONS_CUSTOMHANDLER_PORT=" + port,
 			"CLUSTERS_SERVICE_URL=http://127.0.0.1:9", "HCPOPS_AUTH=none", "HCPOPS_LOG_LEVEL=info"}, env...)...)

@@ -24,7 +24,7 @@ import (
 // INFO must be on stdout only and WARN/ERROR on stderr only.
 func TestServeLogStreams(t *testing.T) {
 	bin := buildBinary(t, shippedBinary)
-	port := freePort(t)
+	port := testsupport.FreePort(t)
 	cmd := exec.Command(bin, "serve")
 	cmd.Env = append(append(os.Environ(), shippedEnv(t)...),
 		"FUNCTIONS_CUSTOMHANDLER_PORT="+port,

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/hcpops/hcpops/harness/testsupport"
 )
 
 // hostSettings are app settings deploy/main.bicep sets for the Functions
@@ -54,7 +56,7 @@ func readSettings(t *testing.T, envs ...map[string]string) map[string]bool {
 // identity-based Cosmos connection and a key-based one.
 func codeSettings(t *testing.T) map[string]bool {
 	base := map[string]string{"HCPOPS_DATA_DIR": t.TempDir(), "CLUSTERS_SERVICE_URL": "http://127.0.0.1:9",
-		"FUNCTIONS_CUSTOMHANDLER_PORT": freePort(t),
+		"FUNCTIONS_CUSTOMHANDLER_PORT": testsupport.FreePort(t),
 		"HCPOPS_LOG_LEVEL":             "error", "HCPOPS_ARM_CLIENT_APP_IDS": "8e9c1f6a-0d53-4d43-9c1e-2b6f4a7b9d01"}
 	with := func(k, v string) map[string]string {
 		m := map[string]string{k: v}
