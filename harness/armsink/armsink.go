@@ -66,7 +66,7 @@ type Sink struct {
 	mode     Mode
 	release  chan struct{} // closed when the sink stops hanging
 	holding  int           // POSTs held now
-	held     chan struct{} // closed when a POST is next held
+	held     chan struct{} // closed when holding next changes
 }
 
 // Call is one valid POST the sink answered.

@@ -76,8 +76,7 @@ func (s *Sink) hang(ctx context.Context) bool {
 		}
 		release := s.release
 		s.holding++
-		close(s.held)
-		s.held = make(chan struct{})
+		s.changedHolding()
 		s.mu.Unlock()
 		var gaveUp bool
 		select {
@@ -87,6 +86,7 @@ func (s *Sink) hang(ctx context.Context) bool {
 		}
 		s.mu.Lock()
 		s.holding--
+		s.changedHolding()
 		s.mu.Unlock()
 		if gaveUp {
 			return false
@@ -94,19 +94,28 @@ func (s *Sink) hang(ctx context.Context) bool {
 	}
 }
 
-// AwaitHeld waits until the sink holds a POST (ModeHang), or ctx is done.
-func (s *Sink) AwaitHeld(ctx context.Context) error {
+// changedHolding wakes AwaitHolding; s.mu is held.
+func (s *Sink) changedHolding() {
+	close(s.held)
+	s.held = make(chan struct{})
+}
+
+// AwaitHolding waits until the sink holds exactly n POSTs, or ctx is done.
+// Waiting for 0 after a caller gave up matters: the sink sees a closed
+// connection only some time after the caller closed it, and a POST still
+// held would be answered, and counted, when the sink is told ok.
+func (s *Sink) AwaitHolding(ctx context.Context, n int) error {
 	for {
 		s.mu.Lock()
-		holding, held := s.holding, s.held
+		holding, changed := s.holding, s.held
 		s.mu.Unlock()
-		if holding > 0 {
+		if holding == n {
 			return nil
 		}
 		select {
-		case <-held:
+		case <-changed:
 		case <-ctx.Done():
-			return fmt.Errorf("waiting for the sink to hold a POST: %w", context.Cause(ctx))
+			return fmt.Errorf("waiting for the sink to hold %d POSTs (it holds %d): %w", n, holding, context.Cause(ctx))
 		}
 	}
 }

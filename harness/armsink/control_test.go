@@ -77,15 +77,19 @@ func TestSinkControls(t *testing.T) {
 	if d := time.Since(start); d < 200*time.Millisecond {
 		t.Errorf("the hanging sink answered after %v, before the notifier's 200ms timeout", d)
 	}
+	hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	// The sink lets the POST whose caller gave up go, unanswered.
+	if err := s.AwaitHolding(hctx, 0); err != nil {
+		t.Fatal(err)
+	}
 	// A held POST goes, delivered, once the sink is told ok.
 	done := make(chan error, 1)
 	go func() {
 		c := notification.New(notification.Config{AllowLoopback: true, Timeout: time.Minute}, nil)
 		done <- c.Notify(ctx, s.URI("released"), status)
 	}()
-	hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	if err := s.AwaitHeld(hctx); err != nil {
+	if err := s.AwaitHolding(hctx, 1); err != nil {
 		t.Fatal(err)
 	}
 	controlSink(t, s, http.MethodPost, "/ok")
