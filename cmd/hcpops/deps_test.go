@@ -137,7 +137,7 @@ func TestShippedBinaryCarriesNoOperatorCode(t *testing.T) {
 			in = append(in, s)
 		}
 	}
-	for _, want := range []string{"lifecycle.Abandon", "lifecycle.NewOutlooker", "operator.Run"} {
+	for _, want := range []string{"lifecycle.Abandon", "lifecycle.Outlooker.Outlook", "operator.Run"} {
 		if !slices.ContainsFunc(in, func(s string) bool { return strings.HasSuffix(s, want) }) {
 			t.Errorf("the operator CLI does not carry %s; the pattern names no real symbol: %v", want, in)
 		}

@@ -67,11 +67,11 @@ func (r AbandonRequest) check() error {
 // resource's provisioningState as the lifecycle would, ETag-guarded, then
 // notifies ARM and logs MsgAbandoned. An unknown or terminal operation is
 // ErrNotAbandonable and nothing is written.
-func (e *Engine) abandon(ctx context.Context, req AbandonRequest) (Abandoned, error) {
+func (w *writer) abandon(ctx context.Context, req AbandonRequest) (Abandoned, error) {
 	if err := req.check(); err != nil {
 		return Abandoned{}, err
 	}
-	op, err := e.readOperation(ctx, req.PartitionKey, req.ID)
+	op, err := w.readOperation(ctx, req.PartitionKey, req.ID)
 	if err != nil {
 		return Abandoned{}, err
 	}
@@ -87,22 +87,22 @@ func (e *Engine) abandon(ctx context.Context, req AbandonRequest) (Abandoned, er
 	if err != nil {
 		return Abandoned{}, fmt.Errorf("operation %s: %w: %w", op.Name(), errMalformed, err)
 	}
-	j := &job{op: op, kind: kind, log: e.logFor(op)}
+	j := &job{op: op, kind: kind, log: w.logFor(op)}
 	if ext := op.Properties.ExternalID; ext != "" {
-		if j.res, err = e.readResource(ctx, op.PartitionKey, ext); err != nil {
+		if j.res, err = w.readResource(ctx, op.PartitionKey, ext); err != nil {
 			return Abandoned{}, err
 		}
 	}
 	cerr := &arm.CloudErrorBody{Code: CodeOperationAbandoned,
 		Message: fmt.Sprintf("Abandoned by %s: %s", strings.TrimSpace(req.By), strings.TrimSpace(req.Reason))}
-	wctx, cancel := e.writeCtx(ctx)
+	wctx, cancel := w.writeCtx(ctx)
 	defer cancel()
 	owned := j.res != nil && strings.EqualFold(j.res.ActiveOperationID(), op.Name())
-	wrote, err := (&run{Engine: e}).updateOperationStatus(wctx, j, req.Status, cerr)
+	wrote, err := w.writeStatus(wctx, j, req.Status, cerr)
 	if err != nil {
 		return Abandoned{}, fmt.Errorf("abandoning operation %s: %w", op.Name(), err)
 	}
-	if !wrote {
+	if !wrote.status {
 		return Abandoned{}, fmt.Errorf("%w: operation %s became %s meanwhile; nothing was written", ErrNotAbandonable, op.Name(), j.op.Properties.Status)
 	}
 	out := Abandoned{Operation: j.op, From: from, NotificationPending: j.op.Properties.NotificationURI != ""}
@@ -116,7 +116,7 @@ func (e *Engine) abandon(ctx context.Context, req AbandonRequest) (Abandoned, er
 		slog.String("by", strings.TrimSpace(req.By)),
 		slog.Bool("resource_updated", out.ResourceUpdated),
 		slog.Bool("notification_pending", out.NotificationPending),
-		slog.Float64("seconds_since_start", e.sinceStart(j.op)),
+		slog.Float64("seconds_since_start", w.sinceStart(j.op)),
 		slog.String("cluster_service_id", csID(j)))
 	return out, nil
 }
@@ -145,7 +145,6 @@ func Abandon(ctx context.Context, deps AbandonDeps, cfg Config, req AbandonReque
 	if deps.Logger == nil {
 		deps.Logger = slog.New(slog.DiscardHandler)
 	}
-	e := &Engine{store: deps.Store, notifier: deps.Notifier, clock: deps.Clock.Now, log: deps.Logger, cfg: cfg,
-		notifyAt: newBackoff(cfg.NotifyBackoffBase, cfg.NotifyBackoffMax, cfg.NotifyScheduleSize)}
-	return e.abandon(ctx, req)
+	w := newWriter(deps.Store, deps.Notifier, deps.Clock, deps.Logger, cfg)
+	return w.abandon(ctx, req)
 }

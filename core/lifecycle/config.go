@@ -373,16 +373,12 @@ func New(deps Deps, cfg Config) (*Engine, error) {
 		deps.Random = rand.Reader
 	}
 	e := &Engine{
-		store:        deps.Store,
+		writer:       newWriter(deps.Store, deps.Notifier, deps.Clock, deps.Logger, cfg),
 		cs:           deps.ClusterService,
 		calls:        deps.Calls,
-		notifier:     deps.Notifier,
-		clock:        deps.Clock.Now,
-		log:          deps.Logger,
 		random:       deps.Random,
 		cfg:          cfg,
 		locks:        newKeyedLock(),
-		notifyAt:     newBackoff(cfg.NotifyBackoffBase, cfg.NotifyBackoffMax, cfg.NotifyScheduleSize),
 		pollAt:       newBackoff(cfg.PollBackoffBase, cfg.PollBackoffMax, cfg.NotifyScheduleSize),
 		skips:        newSkipLog(cfg.NotifyScheduleSize),
 		unrecognized: newSkipLog(cfg.NotifyScheduleSize),

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/hcpops/hcpops/core/arm"
 	cs "github.com/hcpops/hcpops/core/clusterservice"
@@ -22,13 +21,6 @@ type creation struct {
 }
 
 func (creation) dispatched(j *job) bool { return j.res.ClusterServiceID() != "" }
-
-func (c creation) deadline(j *job) time.Time {
-	if t, ok := j.res.CreateOperationCompletionDeadline(); ok {
-		return t
-	}
-	return j.op.Properties.StartTime.Add(c.e.cfg.CreateDeadline)
-}
 
 func (creation) failure() (string, state.FailureMessage) {
 	return arm.CodeInternalServerError, state.Merged

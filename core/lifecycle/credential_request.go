@@ -3,7 +3,6 @@ package lifecycle
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/document"
@@ -22,8 +21,6 @@ type credentialRequest struct{ e *Engine }
 func (credentialRequest) dispatched(j *job) bool {
 	return j.op.Properties.InternalID != "" && j.op.Properties.SystemAdminCredentialRequest == nil
 }
-
-func (credentialRequest) deadline(*job) time.Time { return time.Time{} }
 
 func (credentialRequest) failure() (string, state.FailureMessage) {
 	return arm.CodeInternalServerError, state.Bare

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/hcpops/hcpops/core/arm"
 	cs "github.com/hcpops/hcpops/core/clusterservice"
@@ -20,8 +19,6 @@ type credentialRevoke struct{ e *Engine }
 func (credentialRevoke) dispatched(j *job) bool {
 	return j.op.Properties.Status != arm.ProvisioningStateAccepted
 }
-
-func (credentialRevoke) deadline(*job) time.Time { return time.Time{} }
 
 func (credentialRevoke) failure() (string, state.FailureMessage) {
 	return arm.CodeInternalServerError, state.Bare

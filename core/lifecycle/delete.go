@@ -35,18 +35,6 @@ func (deletion) dispatched(j *job) bool {
 	return ok
 }
 
-func (d deletion) deadline(j *job) time.Time {
-	if legacyDelete(j) {
-		return time.Time{} // ARO-HCP's legacy path has no deadline
-	}
-	if j.res != nil {
-		if t, ok := j.res.DeleteOperationCompletionDeadline(); ok {
-			return t
-		}
-	}
-	return j.op.Properties.StartTime.Add(d.e.cfg.DeleteDeadline)
-}
-
 func (deletion) failure() (string, state.FailureMessage) {
 	return arm.CodeInternalServerError, state.Bare
 }

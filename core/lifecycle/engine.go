@@ -24,12 +24,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
-	"time"
 
 	"github.com/hcpops/hcpops/core/activeset"
 	"github.com/hcpops/hcpops/core/clusterservice"
-	"github.com/hcpops/hcpops/core/store"
 )
 
 // DispatchResult counts what one change-feed batch did.
@@ -104,20 +101,17 @@ func (r TickResult) String() string {
 // Engine is the lifecycle's entry point; build it with New. It is safe for
 // concurrent use: a change-feed batch and a tick may run at the same time.
 type Engine struct {
-	store    store.Store
-	cs       clusterservice.Client
-	notifier Notifier
-	clock    func() time.Time
-	log      *slog.Logger
-	random   io.Reader
-	cfg      Config
+	// writer writes status and notifies ARM, as an operator's abandon
+	// does with one of its own (writer.go).
+	writer
+	cs     clusterservice.Client
+	random io.Reader
+	cfg    Config
 
 	handlers map[handlerKey]*pair
 	// locks serialise dispatch of one operation inside this process; across
 	// processes the etag-guarded markers do the same job.
 	locks *keyedLock
-	// notifyAt schedules retries of failed ARM notifications.
-	notifyAt *backoff
 	// pollAt schedules the CS calls of operations whose calls keep
 	// failing, so that they cannot hold the tick's workers every tick.
 	pollAt *backoff

@@ -22,7 +22,8 @@ import (
 // type per pair.
 //
 // The order the steps run in is the engine's, the same for every row: the
-// tick (advance, tick.go) asks dispatched; the deadline, first for work
+// tick (advance, tick.go) asks dispatched; the deadline (the request's
+// rule, the same for every kind: deadline.go), first for work
 // not yet dispatched; dispatch, or else poll, whose states verdict decides
 // with failure's code and wording and updateOperationStatus
 // (statuswrite.go) writes, the deadline checked after it while the answer
@@ -43,9 +44,6 @@ type pair struct {
 	dispatch func(ctx context.Context, r *run, j *job) (outcome, error)
 	// poll reads what CS says of the dispatched work.
 	poll func(ctx context.Context, j *job) (pollResult, error)
-	// deadline is when the operation must be terminal, unless CS then
-	// says the work is under way; zero: it has none.
-	deadline func(j *job) time.Time
 	// failure says how a Failed verdict is written: upstream's code for
 	// the request, and whether its message is the merged one (creates and
 	// updates) or the failing source's own (the rest).
@@ -105,7 +103,7 @@ func (e *Engine) registry() map[handlerKey]*pair {
 	}
 }
 
-// steps are the five steps of a pair, written once by the value that
+// steps are the four steps of a pair, written once by the value that
 // decides them: a request's shared steps bound to a kind (creation,
 // updating, deletion), or a type that does one of them its own way and
 // takes the rest from one of those.
@@ -113,13 +111,12 @@ type steps interface {
 	dispatched(j *job) bool
 	dispatch(ctx context.Context, r *run, j *job) (outcome, error)
 	poll(ctx context.Context, j *job) (pollResult, error)
-	deadline(j *job) time.Time
 	failure() (string, state.FailureMessage)
 }
 
 // row is the table's row of the pair whose work is named work.
 func row(work string, s steps) *pair {
-	return &pair{work: work, dispatched: s.dispatched, dispatch: s.dispatch, poll: s.poll, deadline: s.deadline, failure: s.failure}
+	return &pair{work: work, dispatched: s.dispatched, dispatch: s.dispatch, poll: s.poll, failure: s.failure}
 }
 
 // outcome is what one dispatch attempt did. A dispatcher that cannot

@@ -135,8 +135,8 @@ func (e *Engine) pageJob(op *document.OperationDocument, res *document.Resource)
 }
 
 // readOperation reads an operation document; nil when it is gone.
-func (e *Engine) readOperation(ctx context.Context, pk, id string) (*document.OperationDocument, error) {
-	return readOperation(ctx, e.store, pk, id)
+func (w *writer) readOperation(ctx context.Context, pk, id string) (*document.OperationDocument, error) {
+	return readOperation(ctx, w.store, pk, id)
 }
 
 func readOperation(ctx context.Context, st store.Store, pk, id string) (*document.OperationDocument, error) {
@@ -155,8 +155,8 @@ func readOperation(ctx context.Context, st store.Store, pk, id string) (*documen
 }
 
 // readResource reads the resource with this ARM ID; nil when it is gone.
-func (e *Engine) readResource(ctx context.Context, pk, resourceID string) (*document.Resource, error) {
-	return readResource(ctx, e.store, pk, resourceID)
+func (w *writer) readResource(ctx context.Context, pk, resourceID string) (*document.Resource, error) {
+	return readResource(ctx, w.store, pk, resourceID)
 }
 
 func readResource(ctx context.Context, st store.Store, pk, resourceID string) (*document.Resource, error) {
@@ -219,7 +219,7 @@ func (e *Engine) mutateResource(ctx context.Context, log *slog.Logger, res *docu
 }
 
 // mutateOperation is mutateResource for an operation document.
-func (e *Engine) mutateOperation(ctx context.Context, log *slog.Logger, op *document.OperationDocument, change func(*document.OperationDocument) (bool, error)) (*document.OperationDocument, bool, error) {
+func (w *writer) mutateOperation(ctx context.Context, log *slog.Logger, op *document.OperationDocument, change func(*document.OperationDocument) (bool, error)) (*document.OperationDocument, bool, error) {
 	return writeGuarded(ctx, log, op, func(op *document.OperationDocument) (*document.OperationDocument, bool, error) {
 		c := op.Clone()
 		if write, err := change(c); err != nil || !write {
@@ -229,7 +229,7 @@ func (e *Engine) mutateOperation(ctx context.Context, log *slog.Logger, op *docu
 		if err != nil {
 			return nil, false, fmt.Errorf("rendering operation %s: %w", op.Name(), err)
 		}
-		item, err := e.store.Replace(ctx, op.PartitionKey, op.ID, body, op.ETag)
+		item, err := w.store.Replace(ctx, op.PartitionKey, op.ID, body, op.ETag)
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, false, nil // deleted or expired meanwhile
 		}
@@ -242,7 +242,7 @@ func (e *Engine) mutateOperation(ctx context.Context, log *slog.Logger, op *docu
 		}
 		return out, true, nil
 	}, isPreconditionFailed, func(ctx context.Context, op *document.OperationDocument) (*document.OperationDocument, bool, error) {
-		fresh, err := e.readOperation(ctx, op.PartitionKey, op.ID)
+		fresh, err := w.readOperation(ctx, op.PartitionKey, op.ID)
 		return fresh, fresh != nil, err
 	})
 }

@@ -19,8 +19,8 @@ import (
 // about an operation can then be found by its UUID, its resource or the
 // invocation that touched it. Every poll makes one, and most write nothing,
 // so the attributes are read off op only when a line is written (opAttrs).
-func (e *Engine) logFor(op *document.OperationDocument) *slog.Logger {
-	return new(opLog).init(e.log.Handler(), op)
+func (w *writer) logFor(op *document.OperationDocument) *slog.Logger {
+	return new(opLog).init(w.log.Handler(), op)
 }
 
 // opLog is an operation's logger and its handler in one allocation, or in
@@ -122,7 +122,7 @@ const (
 )
 
 // transition logs MsgTransition for j.op, which now has status to.
-func (e *Engine) transition(ctx context.Context, j *job, from arm.ProvisioningState, resourceUpdated bool) {
+func (w *writer) transition(ctx context.Context, j *job, from arm.ProvisioningState, resourceUpdated bool) {
 	p := &j.op.Properties
 	code, message := "", ""
 	if p.Error != nil {
@@ -134,7 +134,7 @@ func (e *Engine) transition(ctx context.Context, j *job, from arm.ProvisioningSt
 		slog.String("to", string(p.Status)),
 		slog.String("error_code", code),
 		slog.String("error_message", message),
-		slog.Float64("seconds_since_start", e.sinceStart(j.op)),
+		slog.Float64("seconds_since_start", w.sinceStart(j.op)),
 		slog.String("cluster_service_id", csID(j)),
 		slog.Bool("resource_updated", resourceUpdated))
 }
@@ -152,7 +152,7 @@ func (e *Engine) dispatched(ctx context.Context, j *job) {
 
 // notification logs MsgNotification. Only the URI's host is logged: the
 // rest of a notification URI may carry a token.
-func (e *Engine) notification(ctx context.Context, j *job, uri, outcome string, attempt int, next time.Time, err error) {
+func (w *writer) notification(ctx context.Context, j *job, uri, outcome string, attempt int, next time.Time, err error) {
 	host := "(unparseable)"
 	if u, perr := url.Parse(uri); perr == nil {
 		host = u.Host
@@ -176,11 +176,11 @@ func (e *Engine) notification(ctx context.Context, j *job, uri, outcome string, 
 		slog.String("error", msg))
 }
 
-func (e *Engine) sinceStart(op *document.OperationDocument) float64 {
+func (w *writer) sinceStart(op *document.OperationDocument) float64 {
 	if op.Properties.StartTime.IsZero() {
 		return 0
 	}
-	return e.clock().Sub(op.Properties.StartTime).Seconds()
+	return w.clock().Sub(op.Properties.StartTime).Seconds()
 }
 
 // csID is the CS object the operation works on: the operation's own

@@ -25,42 +25,42 @@ const maxNotifyWait = time.Minute
 // The POST and the clear each get a context of their own. ctx may be the
 // write context of the status change that led here, already partly
 // spent; and a slow ARM must not leave the clear without time, or the
-// next tick would notify again.
-func (r *run) notify(ctx context.Context, j *job) {
+// next tick would notify again. delivered: ARM took it now.
+func (w *writer) notify(ctx context.Context, j *job) (delivered bool) {
 	op := j.op
 	uri := op.Properties.NotificationURI
 	if uri == "" || !op.Properties.Status.IsTerminal() {
-		return
+		return false
 	}
 	key := docRef(op)
 	// Due since it became terminal: a process that starts on it numbers
 	// its attempt on the schedule from then, not from 1.
-	r.notifyAt.resume(key, op.Properties.LastTransitionTime, r.clock())
-	attempt := r.notifyAt.attempt(key)
+	w.notifyAt.resume(key, op.Properties.LastTransitionTime, w.clock())
+	attempt := w.notifyAt.attempt(key)
 	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), maxNotifyWait)
-	err := r.notifier.Notify(pctx, uri, op.ToStatus())
+	err := w.notifier.Notify(pctx, uri, op.ToStatus())
 	cancel()
 	switch {
 	case errors.Is(err, notification.ErrInFlight):
 		j.log.DebugContext(ctx, "notification is being posted by another tick of this process", "error", err)
-		return
+		return false
 	case errors.Is(err, notification.ErrDelivered):
 		j.log.DebugContext(ctx, "notification was delivered before; clearing its URI again", "error", err)
 	case errors.Is(err, notification.ErrNotAllowed):
 		// Retrying can never succeed: the URI is cleared below.
-		r.notification(ctx, j, uri, NotificationRefused, attempt, time.Time{}, err)
+		w.notification(ctx, j, uri, NotificationRefused, attempt, time.Time{}, err)
 	case err != nil:
-		next := r.notifyAt.failed(key, r.clock())
-		r.notification(ctx, j, uri, NotificationFailed, attempt, next, err)
-		return
+		next := w.notifyAt.failed(key, w.clock())
+		w.notification(ctx, j, uri, NotificationFailed, attempt, next, err)
+		return false
 	default:
-		r.count.notified.Add(1)
-		r.notification(ctx, j, uri, NotificationDelivered, attempt, time.Time{}, nil)
+		delivered = true
+		w.notification(ctx, j, uri, NotificationDelivered, attempt, time.Time{}, nil)
 	}
-	r.notifyAt.forget(key)
-	wctx, cancel := r.writeCtx(ctx)
+	w.notifyAt.forget(key)
+	wctx, cancel := w.writeCtx(ctx)
 	defer cancel()
-	cleared, _, err := r.mutateOperation(wctx, j.log, op, func(o *document.OperationDocument) (bool, error) {
+	cleared, _, err := w.mutateOperation(wctx, j.log, op, func(o *document.OperationDocument) (bool, error) {
 		if o.Properties.NotificationURI != uri {
 			return false, nil // cleared (or replaced) by someone else
 		}
@@ -71,10 +71,18 @@ func (r *run) notify(ctx context.Context, j *job) {
 		// The next tick sees the URI and clears it; another process
 		// would notify again: at least once.
 		j.log.WarnContext(ctx, "clearing the notification URI failed; the next tick clears it", "error", err)
-		return
+		return delivered
 	}
 	if cleared != nil {
 		j.op = cleared
+	}
+	return delivered
+}
+
+// notify is writer.notify, counting a delivery in the run.
+func (r *run) notify(ctx context.Context, j *job) {
+	if r.writer.notify(ctx, j) {
+		r.count.notified.Add(1)
 	}
 }
 

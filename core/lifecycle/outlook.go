@@ -19,42 +19,28 @@ type Outlook struct {
 	Deadline time.Time
 }
 
-// Outlooker reckons outlooks under one set of settings. A listing builds
-// it once: its engine and handler registry cost more than one row's rule.
-// Only the CLI builds one, so the Function App's binary carries none.
-type Outlooker struct{ e *Engine }
+// Outlooker reckons outlooks under one set of settings, the defaults
+// filled once for a listing. Only the CLI builds one, so the Function
+// App's binary carries none.
+type Outlooker struct{ cfg Config }
 
 // NewOutlooker is the reckoner of outlooks under the settings c.
 func NewOutlooker(c Config) Outlooker {
-	e := &Engine{cfg: c.withDefaults()}
-	e.handlers = e.registry()
-	return Outlooker{e}
+	return Outlooker{c.withDefaults()}
 }
 
 // Outlook is op's outlook at now, with res its target resource (nil when
 // its document is gone).
 func (x Outlooker) Outlook(op *document.OperationDocument, res *document.Resource, now time.Time) Outlook {
-	e := x.e
-	var o Outlook
-	if kind, err := op.TargetKind(); err == nil && !op.Properties.StartTime.IsZero() {
-		own := e.cfg.StuckAfter[StuckKey{kind, op.Properties.Request}]
-		o.Stuck = crossed(own, e.cfg.StuckAfter[StuckAny], now.Sub(op.Properties.StartTime))
-	}
-	o.Deadline = e.deadlineOf(op, res)
-	return o
-}
-
-// deadlineOf is when the tick fails op (zero: never), as its handler
-// reckons it; res is its target resource, nil when gone.
-func (e *Engine) deadlineOf(op *document.OperationDocument, res *document.Resource) time.Time {
 	kind, err := op.TargetKind()
 	if err != nil {
-		return time.Time{}
+		return Outlook{}
 	}
-	h, ok := e.handlers[handlerKey{op.Properties.Request, kind}]
-	// Only a delete reckons its deadline without its resource.
-	if !ok || res == nil && op.Properties.Request != document.RequestDelete {
-		return time.Time{}
+	var o Outlook
+	if !op.Properties.StartTime.IsZero() {
+		own := x.cfg.StuckAfter[StuckKey{kind, op.Properties.Request}]
+		o.Stuck = crossed(own, x.cfg.StuckAfter[StuckAny], now.Sub(op.Properties.StartTime))
 	}
-	return h.deadline(&job{op: op, kind: kind, res: res})
+	o.Deadline = x.cfg.deadline(&job{op: op, kind: kind, res: res})
+	return o
 }

@@ -22,9 +22,25 @@ import (
 // A terminal operation is never rewritten here: once Succeeded, Failed or
 // Canceled, only the notification URI may still change. On success j.op
 // and j.res are the documents as written, and a terminal status is
-// notified. What it writes and notifies is counted in t (changed,
-// notified), so its callers count only what they know besides.
+// notified.
 func (r *run) updateOperationStatus(ctx context.Context, j *job, status arm.ProvisioningState, cerr *arm.CloudErrorBody) (bool, error) {
+	w, err := r.writeStatus(ctx, j, status, cerr)
+	if w.status {
+		r.count.changed.Add(1)
+	}
+	if w.notified {
+		r.count.notified.Add(1)
+	}
+	return w.status, err
+}
+
+// written is what writeStatus did: wrote the status, and delivered the
+// notification of it.
+type written struct{ status, notified bool }
+
+// writeStatus is updateOperationStatus without the run's counts: an
+// operator's abandon (abandon.go) writes with it too.
+func (w *writer) writeStatus(ctx context.Context, j *job, status arm.ProvisioningState, cerr *arm.CloudErrorBody) (written, error) {
 	var from arm.ProvisioningState
 	out, wrote, err := writeGuarded(ctx, j.log, statusDocs{op: j.op, res: j.res}, func(d statusDocs) (statusDocs, bool, error) {
 		p := &d.op.Properties
@@ -36,7 +52,7 @@ func (r *run) updateOperationStatus(ctx context.Context, j *job, status arm.Prov
 		if err == nil && withRes && d.res.Partial() {
 			// The view's projection: the batch keeps every member, so it
 			// replaces the resource as read whole, and asks again of it.
-			whole, rerr := r.readResource(ctx, d.op.PartitionKey, d.op.Properties.ExternalID)
+			whole, rerr := w.readResource(ctx, d.op.PartitionKey, d.op.Properties.ExternalID)
 			if rerr != nil {
 				return d, false, rerr
 			}
@@ -46,11 +62,11 @@ func (r *run) updateOperationStatus(ctx context.Context, j *job, status arm.Prov
 		if err != nil {
 			return d, false, err
 		}
-		rendered, ops, err := r.statusBatch(d.op, d.res, status, cerr, withRes)
+		rendered, ops, err := w.statusBatch(d.op, d.res, status, cerr, withRes)
 		if err != nil {
 			return d, false, err
 		}
-		items, err := r.store.Batch(ctx, d.op.PartitionKey, ops)
+		items, err := w.store.Batch(ctx, d.op.PartitionKey, ops)
 		if err != nil {
 			return d, false, fmt.Errorf("writing status %s of operation %s: %w", status, d.op.Name(), err)
 		}
@@ -59,22 +75,17 @@ func (r *run) updateOperationStatus(ctx context.Context, j *job, status arm.Prov
 			return d, true, err // written, but not readable back
 		}
 		return w, true, nil
-	}, staleRead, r.rereadStatusDocs)
+	}, staleRead, w.rereadStatusDocs)
 	if out.op != nil {
 		j.op, j.res = out.op, out.res
 	}
-	if wrote {
-		r.count.changed.Add(1)
-	}
 	if err != nil || !wrote {
-		return wrote, err
+		return written{status: wrote}, err
 	}
 	to := j.op.Properties.Status
-	r.transition(ctx, j, from, out.resourceWritten)
-	if to.IsTerminal() && j.op.Properties.NotificationURI != "" {
-		r.notify(ctx, j)
-	}
-	return true, nil
+	w.transition(ctx, j, from, out.resourceWritten)
+	notified := to.IsTerminal() && j.op.Properties.NotificationURI != "" && w.notify(ctx, j)
+	return written{status: true, notified: notified}, nil
 }
 
 // statusWanted says whether op's status must be written to become status
@@ -94,14 +105,14 @@ type statusDocs struct {
 }
 
 // rereadStatusDocs reads both documents again after a stale write.
-func (e *Engine) rereadStatusDocs(ctx context.Context, d statusDocs) (statusDocs, bool, error) {
-	op, err := e.readOperation(ctx, d.op.PartitionKey, d.op.ID)
+func (w *writer) rereadStatusDocs(ctx context.Context, d statusDocs) (statusDocs, bool, error) {
+	op, err := w.readOperation(ctx, d.op.PartitionKey, d.op.ID)
 	if err != nil || op == nil {
 		return statusDocs{}, false, err // expired or deleted: nothing left to update
 	}
 	res := d.res
 	if ext := op.Properties.ExternalID; ext != "" {
-		if res, err = e.readResource(ctx, op.PartitionKey, ext); err != nil {
+		if res, err = w.readResource(ctx, op.PartitionKey, ext); err != nil {
 			return statusDocs{}, false, err
 		}
 	}
@@ -156,9 +167,9 @@ func asWritten(rendered *document.OperationDocument, res *document.Resource, ops
 // statusBatch builds the batch steps: the operation first, then, with
 // withRes (resourceStatusWanted's answer), the resource. It also returns
 // the operation with its new status, as rendered into the first step.
-func (e *Engine) statusBatch(op *document.OperationDocument, res *document.Resource, status arm.ProvisioningState, cerr *arm.CloudErrorBody, withRes bool) (*document.OperationDocument, []store.BatchOp, error) {
+func (w *writer) statusBatch(op *document.OperationDocument, res *document.Resource, status arm.ProvisioningState, cerr *arm.CloudErrorBody, withRes bool) (*document.OperationDocument, []store.BatchOp, error) {
 	c := op.Clone()
-	c.Properties.SetStatus(e.clock(), status, cerr)
+	c.Properties.SetStatus(w.clock(), status, cerr)
 	body, err := c.MarshalReplace()
 	if err != nil {
 		return nil, nil, fmt.Errorf("rendering operation %s: %w", op.Name(), err)

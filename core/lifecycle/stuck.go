@@ -168,7 +168,7 @@ func (e *Engine) logStuck(ctx context.Context, p *polled, kind document.Kind, ag
 		csID = res.ClusterServiceID()
 	}
 	deadline := ""
-	if d := e.deadlineOf(p.op, res); !d.IsZero() {
+	if d := e.cfg.deadline(&job{op: p.op, kind: kind, res: res}); !d.IsZero() {
 		deadline = d.UTC().Format(time.RFC3339)
 	}
 	e.logFor(p.op).LogAttrs(ctx, slog.LevelWarn, MsgStuck,

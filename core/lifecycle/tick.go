@@ -388,8 +388,8 @@ func (r *run) advance(ctx context.Context, j *job, st standing) error {
 // writeCtx is the context of a write that must happen even though ctx may
 // be spent (the tick's budget ran out during a CS call): ctx's values,
 // not its deadline, bounded by WriteTimeout.
-func (e *Engine) writeCtx(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), e.cfg.WriteTimeout)
+func (w *writer) writeCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), w.writeTimeout)
 }
 
 // expireIfLate fails an operation past its deadline. cause, when set, is
@@ -397,7 +397,7 @@ func (e *Engine) writeCtx(ctx context.Context) (context.Context, context.CancelF
 // word, when set, is CS's word that the work is under way, which holds
 // the operation past its deadline instead (overdue.go).
 func (r *run) expireIfLate(ctx context.Context, j *job, cause error, word *state.OperationState) (bool, error) {
-	deadline := j.h.deadline(j)
+	deadline := r.cfg.deadline(j)
 	if deadline.IsZero() || r.clock().Before(deadline) { // zero: none for this operation
 		return false, nil
 	}

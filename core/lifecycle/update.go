@@ -3,11 +3,9 @@ package lifecycle
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/hcpops/hcpops/core/arm"
 	cs "github.com/hcpops/hcpops/core/clusterservice"
-	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/state"
 )
 
@@ -23,19 +21,6 @@ type updating struct {
 
 func (updating) dispatched(j *job) bool {
 	return j.op.Properties.Status != arm.ProvisioningStateAccepted || j.op.Properties.InternalID != ""
-}
-
-// deadline bounds an update that may change a version (a cluster's or a
-// node pool's, whose document names one) by the upgrade deadline from its
-// start: CS's upgrade may never end, or CS may lose the object. Whether
-// the version changes is CS's to say (the poll compares), so every such
-// update has it. An external auth's update has none, as upstream's.
-func (u updating) deadline(j *job) time.Time {
-	if u.e.cfg.UpgradeDeadline <= 0 || j.res == nil || j.res.Version().ID == "" ||
-		j.kind != document.KindCluster && j.kind != document.KindNodePool {
-		return time.Time{}
-	}
-	return j.op.Properties.StartTime.Add(u.e.cfg.UpgradeDeadline)
 }
 
 // failure codes a poll's failure InternalServerError where CS gave no
