@@ -220,7 +220,7 @@ func (r *run) dispatchOne(ctx context.Context, ref store.DocRef) (outcome, error
 		return outcomeSkipped, err
 	}
 	ctx = cs.WithNamedOperation(ctx, op)
-	j, err := r.newJob(ctx, op, pageRead{})
+	j, err := r.jobFor(ctx, op, pageRead{})
 	if err != nil {
 		return outcomeSkipped, err
 	}

@@ -42,7 +42,7 @@ type job struct {
 	// tick's page listed where it can.
 	reads csReads
 	log   *slog.Logger
-	logs  opLog // what log points at, when newJob made it
+	logs  opLog // what log points at
 	// gate is ownership's verdict, once owner has asked it (a tick's page
 	// asks first, to know whether the poll reads CS).
 	gate  gate
@@ -70,14 +70,11 @@ func onCredentials(r document.Request) bool {
 	return r == document.RequestRequestCredential || r == document.RequestRevokeCredentials
 }
 
-// newJob pairs op with its resource and handler. A document we cannot act
-// on (no handler for its request and target) is an error naming why.
-// page is what the tick's page read for it (the zero value: nothing).
-func (e *Engine) newJob(ctx context.Context, op *document.OperationDocument, page pageRead) (*job, error) {
-	if j := page.job; j != nil {
-		j.reads = e.reads(j, page.cs)
-		return j, nil
-	}
+// newJob is the one way a job is made: op with res, its target
+// resource (nil when its document is gone), and the pair its request and
+// kind name. A document we cannot act on (no pair for its request and
+// target, a target outside its partition) is an error naming why.
+func (e *Engine) newJob(op *document.OperationDocument, res *document.Resource) (*job, error) {
 	kind, err := op.TargetKind()
 	if err != nil {
 		return nil, fmt.Errorf("operation %s: %w: %w", op.Name(), errMalformed, err)
@@ -91,14 +88,29 @@ func (e *Engine) newJob(ctx context.Context, op *document.OperationDocument, pag
 		return nil, fmt.Errorf("operation %s: %w: externalId %q belongs in partition %s, not %s",
 			op.Name(), errMalformed, op.Properties.ExternalID, pk, op.PartitionKey)
 	}
-	res, err := page.res, page.resErr
-	if !page.read {
-		res, err = e.readResource(ctx, op.PartitionKey, op.Properties.ExternalID)
+	j := &job{op: op, kind: kind, res: res, h: h}
+	j.log = j.logs.init(e.log.Handler(), op)
+	return j, nil
+}
+
+// jobFor is op's job as a tick or a change-feed batch runs it: the one
+// its tick's page made, else newJob's with the resource the page read or,
+// unread, read now (after newJob, which refuses a document without
+// reading). Its reads of CS answer from what the page listed.
+func (e *Engine) jobFor(ctx context.Context, op *document.OperationDocument, page pageRead) (*job, error) {
+	j := page.job
+	if j == nil {
+		var err error
+		if j, err = e.newJob(op, page.res); err != nil {
+			return nil, err
+		}
+		if err = page.resErr; !page.read {
+			j.res, err = e.readResource(ctx, op.PartitionKey, op.Properties.ExternalID)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("operation %s: %w", op.Name(), err)
+		}
 	}
-	if err != nil {
-		return nil, fmt.Errorf("operation %s: %w", op.Name(), err)
-	}
-	j := e.job(op, kind, res, h)
 	j.reads = e.reads(j, page.cs)
 	return j, nil
 }
@@ -110,28 +122,6 @@ func (e *Engine) reads(j *job, page *snapshot) csReads {
 		r.resourceID = j.res.ResourceID()
 	}
 	return r
-}
-
-func (e *Engine) job(op *document.OperationDocument, kind document.Kind, res *document.Resource, h *pair) *job {
-	j := &job{op: op, kind: kind, res: res, h: h}
-	j.log = j.logs.init(e.log.Handler(), op)
-	return j
-}
-
-// pageJob is newJob's job for op, made by its tick's page with the
-// resource the page read (res, not nil); nil when newJob would refuse op,
-// which it then does, saying why. The page decides from it whether the
-// poll reads CS, and the poll runs it.
-func (e *Engine) pageJob(op *document.OperationDocument, res *document.Resource) *job {
-	kind, err := op.TargetKind()
-	if err != nil || !op.TargetInPartition() {
-		return nil
-	}
-	h, ok := e.handlers[handlerKey{op.Properties.Request, kind}]
-	if !ok {
-		return nil
-	}
-	return e.job(op, kind, res, h)
 }
 
 // readOperation reads an operation document; nil when it is gone.

@@ -8,10 +8,11 @@ import (
 	"github.com/hcpops/hcpops/core/document"
 )
 
-// TestPageJobRefusesWhatNewJobRefuses: a tick's page makes the jobs its
-// polls run (pageJob), so it must make none for an operation newJob
-// refuses, whether the operation was parsed or handed out by the view.
-func TestPageJobRefusesWhatNewJobRefuses(t *testing.T) {
+// TestNewJobRefuses: newJob, the one way a job is made (a tick's page
+// calls it, and jobFor for everything else), refuses an operation it
+// cannot act on, whether parsed or handed out by the view; so does jobFor,
+// with its resource read by a page or not.
+func TestNewJobRefuses(t *testing.T) {
 	e := newEnv(t)
 	for _, tc := range []struct {
 		name    string
@@ -36,12 +37,15 @@ func TestPageJobRefusesWhatNewJobRefuses(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			_, err := e.engine.newJob(context.Background(), op, pageRead{read: true})
+			_, err := e.engine.newJob(op, &document.Resource{})
 			if refused := err != nil; refused != tc.refused || (refused && !errors.Is(err, errMalformed)) {
 				t.Fatalf("%s (projected %v): newJob: %v; want refused %v", tc.name, projected, err, tc.refused)
 			}
-			if got := e.engine.pageJob(op, &document.Resource{}) == nil; got != tc.refused {
-				t.Fatalf("%s (projected %v): pageJob refused it: %v; want %v", tc.name, projected, got, tc.refused)
+			for _, page := range []pageRead{{read: true}, {}} {
+				_, err := e.engine.jobFor(context.Background(), op, page)
+				if refused := err != nil; refused != tc.refused || (refused && !errors.Is(err, errMalformed)) {
+					t.Fatalf("%s (projected %v, read by a page %v): jobFor: %v; want refused %v", tc.name, projected, page.read, err, tc.refused)
+				}
 			}
 		}
 	}

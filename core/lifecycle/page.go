@@ -39,8 +39,8 @@ type pageRead struct {
 	resErr error
 	// cs is what the page's CS list calls said; nil: none were made.
 	cs *snapshot
-	// job, when set, is the operation's job as newJob would make it with
-	// resource's answer (pageJob).
+	// job, when set, is the operation's job, made by newJob with the
+	// resource the page read.
 	job *job
 }
 
@@ -99,7 +99,11 @@ func (e *Engine) preparePage(ctx context.Context, src *pollSource, page opPage, 
 		if res == nil || p.st != healthy || onCredentials(p.op.Properties.Request) {
 			continue
 		}
-		if p.job = e.pageJob(p.op, res); p.job != nil && pollsCS(p.job) {
+		j, err := e.newJob(p.op, res)
+		if err != nil {
+			continue // jobFor refuses it again, saying why, when the tick runs it
+		}
+		if p.job = j; pollsCS(j) {
 			n := len(hrefs)
 			hrefs = appendPollHrefs(hrefs, p.op, res)
 			p.listed = len(hrefs) > n

@@ -53,7 +53,7 @@ func TestStatusWriteLeavesTheJobCurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	j, err := e.engine.newJob(ctx, e.op(t, name), pageRead{})
+	j, err := e.engine.jobFor(ctx, e.op(t, name), pageRead{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -78,7 +78,7 @@ func TestStatusWriterCounts(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	j, err := e.engine.newJob(ctx, e.op(t, name), pageRead{})
+	j, err := e.engine.jobFor(ctx, e.op(t, name), pageRead{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -225,7 +225,7 @@ func (r *run) tickOne(ctx context.Context, op *document.OperationDocument, st st
 		}
 		return
 	}
-	j, err := r.newJob(ctx, op, page)
+	j, err := r.jobFor(ctx, op, page)
 	if err == nil {
 		err = r.advance(ctx, j, st)
 		if err == nil && (st != sickResting || j.op.Properties.Status.IsTerminal()) {
