@@ -45,7 +45,7 @@ func (h clusterCreate) dispatch(ctx context.Context, _ *run, j *job) (outcome, e
 		}
 		href := cs.ClusterHref(id)
 		now := e.clock()
-		res, wrote, err := e.mutateResource(ctx, j.log, j.res, func(r *document.Resource) (bool, error) {
+		res, wrote, err := e.mutateResource(ctx, j, func(r *document.Resource) (bool, error) {
 			if r.PendingClusterServiceID() != "" || r.ClusterServiceID() != "" {
 				return false, nil
 			}

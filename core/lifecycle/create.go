@@ -89,7 +89,7 @@ func (c creation) dispatch(ctx context.Context, _ *run, j *job) (outcome, error)
 // still being deleted records the ID, and its delete removes the object:
 // one DELETE either way).
 func (e *Engine) recordClusterServiceID(ctx context.Context, j *job, href string) error {
-	res, _, err := e.mutateResource(ctx, j.log, j.res, func(r *document.Resource) (bool, error) {
+	res, _, err := e.mutateResource(ctx, j, func(r *document.Resource) (bool, error) {
 		if r.ClusterServiceID() != "" {
 			return false, nil
 		}

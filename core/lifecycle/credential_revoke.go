@@ -100,7 +100,7 @@ func (h credentialRevoke) poll(ctx context.Context, j *job) (pollResult, error) 
 // clearRevocation removes the cluster's pointer to this revocation, which
 // lets the frontend accept credential requests again.
 func (h credentialRevoke) clearRevocation(ctx context.Context, j *job) error {
-	res, _, err := h.e.mutateResource(ctx, j.log, j.res, func(r *document.Resource) (bool, error) {
+	res, _, err := h.e.mutateResource(ctx, j, func(r *document.Resource) (bool, error) {
 		if !strings.EqualFold(r.RevokeCredentialsOperationID(), j.op.Name()) {
 			return false, nil
 		}

@@ -143,7 +143,7 @@ func (d deletion) dispatch(ctx context.Context, r *run, j *job) (outcome, error)
 		}
 	}
 	now := d.e.clock()
-	res, _, err := d.e.mutateResource(ctx, j.log, j.res, func(r *document.Resource) (bool, error) {
+	res, _, err := d.e.mutateResource(ctx, j, func(r *document.Resource) (bool, error) {
 		if _, ok := r.ClusterServiceDeletionTimestamp(); ok {
 			return false, nil
 		}

@@ -169,19 +169,32 @@ func unreadableResource(resourceID string, err error) error {
 	return fmt.Errorf("parsing resource %s: %w: %w: %w", resourceID, errMalformed, errResourceUnreadable, err)
 }
 
-// mutateResource applies change to a copy of res and replaces it with
-// If-Match (see writeGuarded). change returns false when there is nothing
-// to write; the result is then the document as read. A resource that is
-// gone, or goes while we write, is (nil, false, nil).
-func (e *Engine) mutateResource(ctx context.Context, log *slog.Logger, res *document.Resource, change func(*document.Resource) (bool, error)) (*document.Resource, bool, error) {
-	return writeGuarded(ctx, log, res, func(res *document.Resource) (*document.Resource, bool, error) {
-		if res.Partial() { // the view's projection: the write keeps every member
-			whole, err := e.readResource(ctx, res.PartitionKey(), res.ResourceID())
-			if err != nil || whole == nil {
-				return nil, false, err
-			}
-			res = whole
-		}
+// whole makes j.res the resource as a write replaces it. The view hands
+// a tick a projection, which holds only what the tick's decisions read
+// (and which MarshalReplace refuses): a job that writes its resource
+// reads it whole first, once. j.res is nil after it when the resource is
+// gone.
+func (w *writer) whole(ctx context.Context, j *job) error {
+	if j.res == nil || !j.res.Partial() {
+		return nil
+	}
+	res, err := w.readResource(ctx, j.op.PartitionKey, j.res.ResourceID())
+	if err != nil {
+		return err
+	}
+	j.res = res
+	return nil
+}
+
+// mutateResource applies change to a copy of j.res, whole, and replaces
+// it with If-Match (see writeGuarded). change returns false when there is
+// nothing to write; the result is then the document as read. A resource
+// that is gone, or goes while we write, is (nil, false, nil).
+func (e *Engine) mutateResource(ctx context.Context, j *job, change func(*document.Resource) (bool, error)) (*document.Resource, bool, error) {
+	if err := e.whole(ctx, j); err != nil || j.res == nil {
+		return nil, false, err
+	}
+	return writeGuarded(ctx, j.log, j.res, func(res *document.Resource) (*document.Resource, bool, error) {
 		c := res.Clone()
 		if write, err := change(c); err != nil || !write {
 			return res, false, err

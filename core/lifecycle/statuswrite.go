@@ -41,6 +41,9 @@ type written struct{ status, notified bool }
 // writeStatus is updateOperationStatus without the run's counts: an
 // operator's abandon (abandon.go) writes with it too.
 func (w *writer) writeStatus(ctx context.Context, j *job, status arm.ProvisioningState, cerr *arm.CloudErrorBody) (written, error) {
+	if err := w.wholeForStatus(ctx, j, status, cerr); err != nil {
+		return written{}, err
+	}
 	var from arm.ProvisioningState
 	out, wrote, err := writeGuarded(ctx, j.log, statusDocs{op: j.op, res: j.res}, func(d statusDocs) (statusDocs, bool, error) {
 		p := &d.op.Properties
@@ -49,16 +52,6 @@ func (w *writer) writeStatus(ctx context.Context, j *job, status arm.Provisionin
 		}
 		from = p.Status
 		withRes, err := resourceStatusWanted(d.op, d.res, status)
-		if err == nil && withRes && d.res.Partial() {
-			// The view's projection: the batch keeps every member, so it
-			// replaces the resource as read whole, and asks again of it.
-			whole, rerr := w.readResource(ctx, d.op.PartitionKey, d.op.Properties.ExternalID)
-			if rerr != nil {
-				return d, false, rerr
-			}
-			d.res = whole
-			withRes, err = resourceStatusWanted(d.op, d.res, status)
-		}
 		if err != nil {
 			return d, false, err
 		}
@@ -86,6 +79,19 @@ func (w *writer) writeStatus(ctx context.Context, j *job, status arm.Provisionin
 	w.transition(ctx, j, from, out.resourceWritten)
 	notified := to.IsTerminal() && j.op.Properties.NotificationURI != "" && w.notify(ctx, j)
 	return written{status: true, notified: notified}, nil
+}
+
+// wholeForStatus reads j.res whole (whole) when the status write will
+// replace it too; a write of the operation alone needs no more of it than
+// the view's projection holds.
+func (w *writer) wholeForStatus(ctx context.Context, j *job, status arm.ProvisioningState, cerr *arm.CloudErrorBody) error {
+	if !statusWanted(j.op, status, cerr) {
+		return nil
+	}
+	if withRes, err := resourceStatusWanted(j.op, j.res, status); err != nil || !withRes {
+		return nil // the write says why, or writes the operation alone
+	}
+	return w.whole(ctx, j)
 }
 
 // statusWanted says whether op's status must be written to become status
