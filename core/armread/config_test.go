@@ -71,7 +71,7 @@ func TestNewReadServiceRefusesIncompleteDeps(t *testing.T) {
 		t.Errorf("no deps: %v", err)
 	}
 	e := newEnv(t)
-	if _, err := NewReadService(ReadDeps{Store: e.store, ClusterService: e.cs}, ReadConfig{Timeout: -time.Second}); err == nil ||
+	if _, err := NewReadService(ReadDeps{Store: e.store, ClusterService: e.CS}, ReadConfig{Timeout: -time.Second}); err == nil ||
 		!strings.Contains(err.Error(), "Timeout") {
 		t.Errorf("negative timeout: %v", err)
 	}

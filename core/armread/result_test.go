@@ -30,8 +30,8 @@ func credentialIssued(t *testing.T) (*env, string) {
 	e := newEnv(t)
 	e.readyCluster(t, "c1")
 	name := e.requestCredential(t, "c1", request{})
-	e.drive(t, name)
-	e.wantOp(t, name, arm.ProvisioningStateSucceeded, "")
+	e.Drive(t, name)
+	e.WantOp(t, name, arm.ProvisioningStateSucceeded, "")
 	return e, name
 }
 
@@ -45,7 +45,7 @@ func TestCredentialResultFaults(t *testing.T) {
 	if err != nil || res.Request != document.RequestRequestCredential || !strings.Contains(string(res.Body), `"kubeconfig": "apiVersion: v1`) {
 		t.Fatalf("Result = %+v %s, %v", res, res.Body, err)
 	}
-	if strings.Contains(e.logs.String(), "sha256~") {
+	if strings.Contains(e.Logs.String(), "sha256~") {
 		t.Errorf("the kubeconfig's token reached the log")
 	}
 	var line strings.Builder
@@ -57,14 +57,14 @@ func TestCredentialResultFaults(t *testing.T) {
 	}
 
 	before := e.store.Counts().Writes()
-	if err := e.sim.SetFaults(simulator.Faults{ErrorRate: 1, ErrorStatus: 503}); err != nil {
+	if err := e.Sim.SetFaults(simulator.Faults{ErrorRate: 1, ErrorStatus: 503}); err != nil {
 		t.Fatal(err)
 	}
 	_, err = e.reads.Result(ctx, resultRequest(name))
 	if err == nil || errors.Is(err, ErrResultGone) || errors.Is(err, ErrOperationNotFound) || !strings.Contains(err.Error(), "503") {
 		t.Fatalf("CS 503: %v, want a read error naming the status", err)
 	}
-	if err := e.sim.SetFaults(simulator.Faults{}); err != nil {
+	if err := e.Sim.SetFaults(simulator.Faults{}); err != nil {
 		t.Fatal(err)
 	}
 	if n := e.store.Counts().Writes() - before; n != 0 {
@@ -72,11 +72,11 @@ func TestCredentialResultFaults(t *testing.T) {
 	}
 
 	// An internalId that is not a credential href is the document's fault.
-	e.editDoc(t, document.OperationResourceID(testSub, name), func(doc obj) { props(doc)["internalId"] = "/api/aro_hcp/v1alpha1/clusters/x" })
+	e.EditDoc(t, document.OperationResourceID(testSub, name), func(doc obj) { props(doc)["internalId"] = "/api/aro_hcp/v1alpha1/clusters/x" })
 	if _, err := e.reads.Result(ctx, resultRequest(name)); err == nil || !errors.Is(err, errMalformed) {
 		t.Errorf("bad internalId: %v", err)
 	}
-	e.editDoc(t, document.OperationResourceID(testSub, name), func(doc obj) {
+	e.EditDoc(t, document.OperationResourceID(testSub, name), func(doc obj) {
 		props(doc)["internalId"] = "/api/clusters_mgmt/v1/clusters/" + strings.Repeat("0", 32) + "/break_glass_credentials/nope"
 	})
 	if _, err := e.reads.Result(ctx, resultRequest(name)); !errors.Is(err, ErrResultGone) {
@@ -107,7 +107,7 @@ func TestAdmit(t *testing.T) {
 	if _, err := e.reads.Admit(ctx, put); !errors.As(err, &rej) || rej.Status != 409 {
 		t.Fatalf("suspended PUT: %v, want a 409 rejection", err)
 	}
-	e.editDoc(t, "/subscriptions/"+testSub, func(doc obj) { props(doc)["state"] = 7 })
+	e.EditDoc(t, "/subscriptions/"+testSub, func(doc obj) { props(doc)["state"] = 7 })
 	if _, err := e.reads.Admit(ctx, req); err == nil || errors.As(err, &rej) || !strings.Contains(err.Error(), "properties.state") {
 		t.Fatalf("damaged subscription document: %v, want an error naming the field", err)
 	}
@@ -127,7 +127,7 @@ func (h hangingStore) Get(ctx context.Context, pk, id string) (store.Item, error
 // allows.
 func TestRequestReadsAreBounded(t *testing.T) {
 	e := newEnv(t)
-	eng, err := NewReadService(ReadDeps{Store: hangingStore{e.store}, ClusterService: e.cs}, ReadConfig{Timeout: 50 * time.Millisecond})
+	eng, err := NewReadService(ReadDeps{Store: hangingStore{e.store}, ClusterService: e.CS}, ReadConfig{Timeout: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,8 +161,8 @@ func TestCredentialErrorCarriesNoBytes(t *testing.T) {
 	e, name := credentialIssued(t)
 	ctx := context.Background()
 	const secret = "sha256~0123456789abcdef0123456789abcdef"
-	eng, err := NewReadService(ReadDeps{Store: e.store, ClusterService: quotingCS{Client: e.cs, secret: secret},
-		Logger: slog.New(slog.NewTextHandler(e.logs, nil))}, ReadConfig{})
+	eng, err := NewReadService(ReadDeps{Store: e.store, ClusterService: quotingCS{Client: e.CS, secret: secret},
+		Logger: slog.New(slog.NewTextHandler(e.Logs, nil))}, ReadConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +171,7 @@ func TestCredentialErrorCarriesNoBytes(t *testing.T) {
 		t.Fatalf("Result: %v; want an error naming the credential read and none of its bytes", err)
 	}
 	// A CS status is kept as it is.
-	if err := e.sim.SetFaults(simulator.Faults{ErrorRate: 1, ErrorStatus: 503}); err != nil {
+	if err := e.Sim.SetFaults(simulator.Faults{ErrorRate: 1, ErrorStatus: 503}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.reads.Result(ctx, resultRequest(name)); err == nil || !strings.Contains(err.Error(), "503") {
@@ -184,16 +184,16 @@ func TestCredentialErrorCarriesNoBytes(t *testing.T) {
 // answer: the expiration alone, no "kubeconfig": "".
 func TestRevokedCredentialBody(t *testing.T) {
 	e, name := credentialIssued(t)
-	revoke := e.submit(t, func(ctx context.Context, fe *frontend.Frontend, o frontend.Options) (frontend.Accepted, error) {
+	revoke := e.Submit(t, func(ctx context.Context, fe *frontend.Frontend, o frontend.Options) (frontend.Accepted, error) {
 		return fe.RevokeCredentials(ctx, clusterRID("c1"), o)
 	})
-	e.drive(t, revoke)
-	e.wantOp(t, revoke, arm.ProvisioningStateSucceeded, "")
+	e.Drive(t, revoke)
+	e.WantOp(t, revoke, arm.ProvisioningStateSucceeded, "")
 	res, err := e.reads.Result(context.Background(), resultRequest(name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	expires := e.op(t, name).Properties.StartTime.Add(24 * time.Hour).UTC().Format(time.RFC3339Nano)
+	expires := e.Op(t, name).Properties.StartTime.Add(24 * time.Hour).UTC().Format(time.RFC3339Nano)
 	if want := "{\n    \"expirationTimestamp\": \"" + expires + "\"\n}"; string(res.Body) != want {
 		t.Errorf("revoked credential's body:\n%s\nwant\n%s", res.Body, want)
 	}
@@ -206,7 +206,7 @@ func TestRevokedCredentialBody(t *testing.T) {
 func TestResourceResultAtTheRequestsVersion(t *testing.T) {
 	e := newEnv(t)
 	op := e.create(t, document.KindCluster, clusterRID("c1"), request{})
-	e.drive(t, op)
+	e.Drive(t, op)
 	for version, want := range map[string]bool{"2025-12-23-preview": true, "2024-06-10-preview": false} {
 		req := resultRequest(op)
 		req.APIVersion = version

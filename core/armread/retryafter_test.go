@@ -13,8 +13,8 @@ import (
 // run, up to the cap; a terminal operation gets none.
 func TestRetryAfter(t *testing.T) {
 	e := newEnv(t)
-	clk := e.clk
-	r, err := NewReadService(ReadDeps{Store: e.store, ClusterService: e.cs, Clock: clk},
+	clk := e.Clock
+	r, err := NewReadService(ReadDeps{Store: e.store, ClusterService: e.CS, Clock: clk},
 		ReadConfig{RetryAfter: 10 * time.Second, RetryAfterSlow: 90 * time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -58,7 +58,7 @@ func TestRetryAfter(t *testing.T) {
 // refused; zero means the defaults.
 func TestNewReadServiceRetryAfterBounds(t *testing.T) {
 	e := newEnv(t)
-	deps := ReadDeps{Store: e.store, ClusterService: e.cs}
+	deps := ReadDeps{Store: e.store, ClusterService: e.CS}
 	r, err := NewReadService(deps, ReadConfig{})
 	if err != nil || r.cfg.RetryAfter != DefaultRetryAfter || r.cfg.RetryAfterSlow != DefaultRetryAfterSlow {
 		t.Fatalf("defaults: %+v, %v", r, err)

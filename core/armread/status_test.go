@@ -65,14 +65,14 @@ func TestStatus(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			before := len(e.logs.String())
+			before := len(e.Logs.String())
 			got, err := e.reads.Status(ctx, tc.req)
 			if !errors.Is(err, tc.wantErr) {
 				t.Fatalf("err = %v, want %v", err, tc.wantErr)
 			}
 			// The caller gets a bare 404; the operator reads why in the log.
 			hidden := `level=INFO msg="operation hidden from caller" operation_id=` + tc.req.OperationName
-			if logged := strings.Contains(e.logs.String()[before:], hidden); logged != errors.Is(err, ErrOperationNotVisible) {
+			if logged := strings.Contains(e.Logs.String()[before:], hidden); logged != errors.Is(err, ErrOperationNotVisible) {
 				t.Errorf("logged %q: %v, want %v", hidden, logged, !logged)
 			}
 			if err != nil {
@@ -99,16 +99,16 @@ func TestDamagedDocumentsAreErrors(t *testing.T) {
 		read   func(*ReadService, StatusRequest) error
 	}{
 		{"operation, status read", func(t *testing.T, e *env, op string) {
-			e.editDoc(t, document.OperationResourceID(testSub, op), func(doc obj) { props(doc)["status"] = 7 })
+			e.EditDoc(t, document.OperationResourceID(testSub, op), func(doc obj) { props(doc)["status"] = 7 })
 		}, func(r *ReadService, req StatusRequest) error { _, err := r.Status(ctx, req); return err }},
 		{"operation, result read", func(t *testing.T, e *env, op string) {
-			e.editDoc(t, document.OperationResourceID(testSub, op), func(doc obj) { props(doc)["status"] = 7 })
+			e.EditDoc(t, document.OperationResourceID(testSub, op), func(doc obj) { props(doc)["status"] = 7 })
 		}, func(r *ReadService, req StatusRequest) error { _, err := r.Result(ctx, req); return err }},
 		{"resource of a succeeded create, result read", func(t *testing.T, e *env, op string) {
-			e.editDoc(t, document.OperationResourceID(testSub, op), func(doc obj) {
+			e.EditDoc(t, document.OperationResourceID(testSub, op), func(doc obj) {
 				props(doc)["status"] = string(arm.ProvisioningStateSucceeded)
 			})
-			e.editDoc(t, clusterRID("c1"), func(doc obj) { doc["properties"] = "not an object" })
+			e.EditDoc(t, clusterRID("c1"), func(doc obj) { doc["properties"] = "not an object" })
 		}, func(r *ReadService, req StatusRequest) error { _, err := r.Result(ctx, req); return err }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
