@@ -1,4 +1,4 @@
-package app
+package app_test
 
 import (
 	"bytes"
@@ -15,6 +15,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/hcpops/hcpops/app"
 
 	"sync"
 	"testing"
@@ -81,7 +83,7 @@ func newSink(t *testing.T) *sink {
 // ocm client, notifier, engine) behind the real handler on loopback.
 type rig struct {
 	t       *testing.T
-	app     *App
+	app     *app.App
 	sim     *simulator.Simulator
 	handler *httptest.Server
 	sink    *sink
@@ -144,7 +146,7 @@ func newRig(t *testing.T) *rig {
 // the simulator's URL.
 func newRigWith(t *testing.T, override func(simURL string) map[string]string) *rig {
 	t.Helper()
-	return newRigEnv(t, override, Parts{})
+	return newRigEnv(t, override, app.Parts{})
 }
 
 // withSettings is an override that ignores the simulator's URL.
@@ -177,7 +179,7 @@ func (a asARM) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // newRigEnv is newRigWith with parts supplied.
-func newRigEnv(t *testing.T, override func(simURL string) map[string]string, parts Parts) *rig {
+func newRigEnv(t *testing.T, override func(simURL string) map[string]string, parts app.Parts) *rig {
 	t.Helper()
 	return newRigParts(t, override, nil, parts)
 }
@@ -185,13 +187,13 @@ func newRigEnv(t *testing.T, override func(simURL string) map[string]string, par
 // newRigFull is newRigWith with the app logging to logger.
 func newRigFull(t *testing.T, override func(simURL string) map[string]string, logger *slog.Logger) *rig {
 	t.Helper()
-	return newRigParts(t, override, logger, Parts{})
+	return newRigParts(t, override, logger, app.Parts{})
 }
 
 // newRigParts builds the rig: the given parts are used instead of the ones
 // the settings would build, and a nil logger is the production handler
 // with both streams into r.logs.
-func newRigParts(t *testing.T, override func(simURL string) map[string]string, logger *slog.Logger, parts Parts) *rig {
+func newRigParts(t *testing.T, override func(simURL string) map[string]string, logger *slog.Logger, parts app.Parts) *rig {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -214,7 +216,7 @@ func newRigParts(t *testing.T, override func(simURL string) map[string]string, l
 	if parts.Store == nil && parts.OpenStore == nil {
 		parts.OpenStore = openEmbedded
 	}
-	a, err := New(ctx, getenv, logger, parts)
+	a, err := app.New(ctx, getenv, logger, parts)
 	if err != nil {
 		t.Fatal(err)
 	}

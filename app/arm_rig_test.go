@@ -1,4 +1,4 @@
-package app
+package app_test
 
 import (
 	"bytes"
@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hcpops/hcpops/app"
 
 	"github.com/google/uuid"
 
@@ -49,7 +51,7 @@ func armPrincipal() string {
 // GETs sent over loopback and every log line kept.
 type armRig struct {
 	t       *testing.T
-	app     *App
+	app     *app.App
 	sim     *simulator.Simulator
 	handler *httptest.Server
 	fe      *frontend.Frontend
@@ -95,7 +97,7 @@ func newARMRigWith(t *testing.T, settings map[string]string, clk *testsupport.Cl
 	getenv := func(k string) string { return env[k] }
 	logs := &testsupport.Buffer{}
 	logger := slog.New(logging.Handler(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
-	parts, c := Parts{OpenStore: openEmbedded}, clock.Clock(clock.Real{})
+	parts, c := app.Parts{OpenStore: openEmbedded}, clock.Clock(clock.Real{})
 	if clk != nil {
 		parts.Clock, c = clk, clk
 	}
@@ -107,7 +109,7 @@ func newARMRigWith(t *testing.T, settings map[string]string, clk *testsupport.Cl
 		t.Cleanup(func() { st.Close() })
 		parts.Store = wrap(st)
 	}
-	a, err := New(ctx, getenv, logger, parts)
+	a, err := app.New(ctx, getenv, logger, parts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package app
+package app_test
 
 import (
 	"bytes"
@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/hcpops/hcpops/app"
 
 	"github.com/hcpops/hcpops/auth"
 	"github.com/hcpops/hcpops/core/store"
@@ -33,7 +35,7 @@ func newAuthRig(t *testing.T, env map[string]string) (*rig, *readCounting) {
 	t.Helper()
 	st := embeddedtest.Open(t)
 	counting := &readCounting{Store: st}
-	r := newRigEnv(t, withSettings(env), Parts{Store: counting})
+	r := newRigEnv(t, withSettings(env), app.Parts{Store: counting})
 	r.submit()
 	return r, counting
 }
@@ -211,8 +213,8 @@ func TestAuthSettingsAreChecked(t *testing.T) {
 	} {
 		tc.env["CLUSTERS_SERVICE_URL"] = "http://127.0.0.1:9"
 		opened := false
-		_, err := New(t.Context(), func(k string) string { return tc.env[k] }, slog.New(slog.DiscardHandler),
-			Parts{OpenStore: func(context.Context, func(string) string, *slog.Logger) (store.Store, string, error) {
+		_, err := app.New(t.Context(), func(k string) string { return tc.env[k] }, slog.New(slog.DiscardHandler),
+			app.Parts{OpenStore: func(context.Context, func(string) string, *slog.Logger) (store.Store, string, error) {
 				opened = true
 				return memory.New(), "memory", nil
 			}})

@@ -1,4 +1,4 @@
-package app
+package app_test
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hcpops/hcpops/app"
 
 	"github.com/hcpops/hcpops/core/clusterservice/ocm"
 	"github.com/hcpops/hcpops/harness/simulator/simtest"
@@ -32,7 +34,7 @@ func TestCloseReleasesWhatNewOpened(t *testing.T) {
 
 	t.Run("built from settings", func(t *testing.T) {
 		dir := t.TempDir()
-		a, err := New(ctx, settings(dir), logger, Parts{OpenStore: openEmbedded})
+		a, err := app.New(ctx, settings(dir), logger, app.Parts{OpenStore: openEmbedded})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -49,7 +51,7 @@ func TestCloseReleasesWhatNewOpened(t *testing.T) {
 	})
 	t.Run("New fails after opening", func(t *testing.T) {
 		dir := t.TempDir()
-		_, err := New(ctx, settings(dir, "HCPOPS_POLL_CONCURRENCY", "0"), logger, Parts{OpenStore: openEmbedded})
+		_, err := app.New(ctx, settings(dir, "HCPOPS_POLL_CONCURRENCY", "0"), logger, app.Parts{OpenStore: openEmbedded})
 		if err == nil || !strings.Contains(err.Error(), "HCPOPS_POLL_CONCURRENCY") {
 			t.Fatalf("New = %v, want the bad setting named", err)
 		}
@@ -67,7 +69,7 @@ func TestCloseReleasesWhatNewOpened(t *testing.T) {
 		}
 		t.Cleanup(func() { _ = cs.Close() })
 		for _, extra := range [][]string{nil, {"HCPOPS_POLL_CONCURRENCY", "0"}} {
-			a, err := New(ctx, settings(t.TempDir(), extra...), logger, Parts{Store: st, ClusterService: cs})
+			a, err := app.New(ctx, settings(t.TempDir(), extra...), logger, app.Parts{Store: st, ClusterService: cs})
 			if err == nil {
 				if err := a.Close(); err != nil {
 					t.Fatalf("Close: %v", err)

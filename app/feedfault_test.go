@@ -1,4 +1,4 @@
-package app
+package app_test
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/hcpops/hcpops/app"
 
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
@@ -51,7 +53,7 @@ func TestOneSickObjectCostsOnlyItsOperation(t *testing.T) {
 			"HCPOPS_DISPATCH_GRACE":    "1h",
 			"HCPOPS_PENDING_ID_GRACE":  "1s",
 		}
-	}, slog.New(slog.NewJSONHandler(logs, nil)), Parts{Clock: clk})
+	}, slog.New(slog.NewJSONHandler(logs, nil)), app.Parts{Clock: clk})
 	cs.Hang("'c-hung'", `"c-hung"`) // its adoption search and its POST
 	hung := r.submitCluster("c-hung")
 	batch := []map[string]any{hung}
@@ -171,7 +173,7 @@ func (s *throttledStore) Replace(ctx context.Context, pk, id string, doc []byte,
 func TestStoreFailureFailsTheBatch(t *testing.T) {
 	st := embeddedtest.Open(t)
 	ts := &throttledStore{Store: st, id: document.CosmosID(clusterRID("c-throttled"))}
-	r := newRigParts(t, nil, slog.New(slog.DiscardHandler), Parts{Store: ts})
+	r := newRigParts(t, nil, slog.New(slog.DiscardHandler), app.Parts{Store: ts})
 	ok1, bad, ok2 := r.submitCluster("c-ok-1"), r.submitCluster("c-throttled"), r.submitCluster("c-ok-2")
 	ts.armed.Store(true)
 	resp, out := r.post("/dispatchOperations", hostBatch(t, 0, 5, ok1, bad, ok2))

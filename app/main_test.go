@@ -1,4 +1,4 @@
-package app
+package app_test
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hcpops/hcpops/app"
 
 	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/core/store/cosmos"
@@ -31,7 +33,7 @@ func openEmbedded(_ context.Context, getenv func(string) string, logger *slog.Lo
 func TestNewRunsOnCosmosOnly(t *testing.T) {
 	dir := t.TempDir()
 	env := map[string]string{"HCPOPS_DATA_DIR": dir, "CLUSTERS_SERVICE_URL": "http://127.0.0.1:9"}
-	_, err := New(t.Context(), func(k string) string { return env[k] }, slog.New(slog.DiscardHandler), Parts{})
+	_, err := app.New(t.Context(), func(k string) string { return env[k] }, slog.New(slog.DiscardHandler), app.Parts{})
 	if err == nil || !strings.Contains(err.Error(), cosmos.SettingConnectionString) {
 		t.Fatalf("New without Cosmos DB = %v, want a refusal naming %s", err, cosmos.SettingConnectionString)
 	}
@@ -39,7 +41,7 @@ func TestNewRunsOnCosmosOnly(t *testing.T) {
 		t.Errorf("New created a store file in the data dir: %v", statErr)
 	}
 	env[cosmos.SettingConnectionString] = "AccountEndpoint=https://example.invalid/;AccountKey=;"
-	if _, err := New(t.Context(), func(k string) string { return env[k] }, slog.New(slog.DiscardHandler), Parts{}); err != nil &&
+	if _, err := app.New(t.Context(), func(k string) string { return env[k] }, slog.New(slog.DiscardHandler), app.Parts{}); err != nil &&
 		strings.Contains(err.Error(), "is not set") {
 		t.Errorf("New with a Cosmos connection still says it is not set: %v", err)
 	}

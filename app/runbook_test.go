@@ -1,4 +1,4 @@
-package app
+package app_test
 
 import (
 	"bytes"
@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hcpops/hcpops/app"
 
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/store"
@@ -43,7 +45,7 @@ func TestRunbookOperationStuck(t *testing.T) {
 			r := newRigEnv(t, func(u string) map[string]string {
 				simURL = u
 				return map[string]string{"HCPOPS_PENDING_ID_GRACE": "1ms", "HCPOPS_DISPATCH_GRACE": "1ms"}
-			}, Parts{})
+			}, app.Parts{})
 			d := r.sim.Durations()
 			d.ClusterInstalling = 2 * time.Hour // CS is slow: the create cannot finish within its threshold
 			r.sim.SetDurations(d)

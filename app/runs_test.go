@@ -1,4 +1,4 @@
-package app
+package app_test
 
 import (
 	"net/http"
@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hcpops/hcpops/app"
 
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/harness/csfaults"
@@ -79,17 +81,17 @@ func makeRuns(t *testing.T) *runs {
 	out.troubled = alertRun{all: all, mid: mid, opID: strings.ToLower(tr.operation().Name()),
 		docID: strings.ToLower(tr.operation().ID), sinkHost: u.Host}
 
-	r := newRigEnv(t, with(nil), Parts{})
+	r := newRigEnv(t, with(nil), app.Parts{})
 	out.clean = driveCreate(t, r, time.Now(), nil)
 
-	r = newRigEnv(t, with(nil), Parts{})
+	r = newRigEnv(t, with(nil), app.Parts{})
 	out.stuck = driveCreate(t, r, time.Now().Add(-25*time.Minute), func(r *rig, run *alertRun) {
 		if run.mid == nil && r.operation().Properties.Status == arm.ProvisioningStateProvisioning {
 			run.mid = r.logs.records(t)
 		}
 	})
 
-	r = newRigEnv(t, with(nil), Parts{})
+	r = newRigEnv(t, with(nil), app.Parts{})
 	r.sink.failFirst(7)
 	out.notify = driveCreate(t, r, time.Now(), func(r *rig, run *alertRun) {
 		if run.mid == nil && failedAttempts(r.logs.records(t)) == 6 {
@@ -97,7 +99,7 @@ func makeRuns(t *testing.T) *runs {
 		}
 	})
 
-	r = newRigEnv(t, with(nil), Parts{})
+	r = newRigEnv(t, with(nil), app.Parts{})
 	failing := 0
 	if err := r.sim.SetFaults(simulator.Faults{ErrorRate: 1, ErrorStatus: http.StatusServiceUnavailable}); err != nil {
 		t.Fatal(err)
@@ -111,13 +113,13 @@ func makeRuns(t *testing.T) *runs {
 		}
 	})
 
-	r = newRigEnv(t, with(nil), Parts{})
+	r = newRigEnv(t, with(nil), app.Parts{})
 	if err := r.sim.SetLatency(simulator.Latency{Fixed: 40 * time.Millisecond}); err != nil {
 		t.Fatal(err)
 	}
 	out.csSlow = driveCreate(t, r, time.Now(), nil)
 
-	r = newRigEnv(t, with(map[string]string{"HCPOPS_POLL_BUDGET": "1ms"}), Parts{})
+	r = newRigEnv(t, with(map[string]string{"HCPOPS_POLL_BUDGET": "1ms"}), app.Parts{})
 	if err := r.sim.SetLatency(simulator.Latency{Fixed: 30 * time.Millisecond}); err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +131,7 @@ func makeRuns(t *testing.T) *runs {
 		f, u := csfaults.NewTestProxy(t, simURL)
 		faults, m["CLUSTERS_SERVICE_URL"] = f, u
 		return m
-	}, Parts{})
+	}, app.Parts{})
 	ticks := 0
 	out.misrouted = driveCreate(t, r, time.Now(), func(r *rig, run *alertRun) {
 		switch ticks++; ticks {

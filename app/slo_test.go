@@ -1,4 +1,4 @@
-package app
+package app_test
 
 import (
 	"net/http"
@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hcpops/hcpops/app"
 
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/harness/simulator"
@@ -124,7 +126,7 @@ func failedCreateRun(t *testing.T) []map[string]any {
 	r := newRigEnv(t, func(string) map[string]string {
 		return map[string]string{"HCPOPS_POLL_BACKOFF_MAX": "1ms", "HCPOPS_PENDING_ID_GRACE": "1ms", "HCPOPS_DISPATCH_GRACE": "1ms",
 			"HCPOPS_NOTIFY_BACKOFF_BASE": "1ms", "HCPOPS_NOTIFY_BACKOFF_MAX": "1ms"}
-	}, Parts{})
+	}, app.Parts{})
 	if _, err := r.sim.FailCluster("myCluster", simulator.ClusterFailure{Code: "OCM3055", Message: "quota exceeded in eastus"}); err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package app
+package app_test
 
 import (
 	"encoding/json"
@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hcpops/hcpops/app"
 
 	"github.com/hcpops/hcpops/core/arm"
 )
@@ -37,7 +39,7 @@ func scenario(t *testing.T) (all, mid []map[string]any, r *rig) {
 	t.Helper()
 	r = newRigEnv(t, withSettings(map[string]string{
 		"HCPOPS_NOTIFY_BACKOFF_BASE": "1ms", "HCPOPS_NOTIFY_BACKOFF_MAX": "1ms", "HCPOPS_POLL_BACKOFF_MAX": "1ms",
-		"HCPOPS_PENDING_ID_GRACE": "1ms"}), Parts{})
+		"HCPOPS_PENDING_ID_GRACE": "1ms"}), app.Parts{})
 	r.sink.failFirst(1)
 	r.submitAt(time.Now()) // the deadline runs on the engine's real clock
 	batch := readFile(t, filepath.Join("testdata", "dispatch-cluster-create.json"))
