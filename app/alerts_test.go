@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hcpops/hcpops/harness/apptest"
+
 	"github.com/hcpops/hcpops/core/lifecycle"
 )
 
@@ -19,7 +21,7 @@ import (
 func since(recs []map[string]any, now time.Time, d time.Duration) []map[string]any {
 	var out []map[string]any
 	for _, r := range recs {
-		if at(r).After(now.Add(-d)) {
+		if apptest.At(r).After(now.Add(-d)) {
 			out = append(out, r)
 		}
 	}
@@ -42,19 +44,19 @@ func stuckAlert(q shipped, recs []map[string]any, now time.Time, kind, request s
 	recs = since(recs, now, q.window(0))
 	endedAt := map[string]time.Time{}
 	for _, r := range recs {
-		if msgIn(r, q.event(0)) && (str(r, "to") == "Succeeded" || str(r, "to") == "Failed") && at(r).After(endedAt[str(r, "resource_id")]) {
-			endedAt[str(r, "resource_id")] = at(r)
+		if apptest.MsgIn(r, q.event(0)) && (apptest.Str(r, "to") == "Succeeded" || apptest.Str(r, "to") == "Failed") && apptest.At(r).After(endedAt[apptest.Str(r, "resource_id")]) {
+			endedAt[apptest.Str(r, "resource_id")] = apptest.At(r)
 		}
 	}
 	latest := map[string]alerted{}
 	latestAt := map[string]time.Time{}
 	for _, r := range recs {
-		rid := str(r, "resource_id")
-		if !msgIn(r, q.event(1)) || (kind != "" && str(r, "kind") != kind) || (request != "" && str(r, "request") != request) ||
-			!q.cmp("age", "stuck_after", num(r, "seconds_since_start"), after.Seconds()) || !at(r).After(endedAt[rid]) || at(r).Before(latestAt[rid]) {
+		rid := apptest.Str(r, "resource_id")
+		if !apptest.MsgIn(r, q.event(1)) || (kind != "" && apptest.Str(r, "kind") != kind) || (request != "" && apptest.Str(r, "request") != request) ||
+			!q.cmp("age", "stuck_after", apptest.Num(r, "seconds_since_start"), after.Seconds()) || !apptest.At(r).After(endedAt[rid]) || apptest.At(r).Before(latestAt[rid]) {
 			continue
 		}
-		latest[rid], latestAt[rid] = alerted{rid, str(r, "operation_id"), str(r, "status")}, at(r)
+		latest[rid], latestAt[rid] = alerted{rid, apptest.Str(r, "operation_id"), apptest.Str(r, "status")}, apptest.At(r)
 	}
 	var out []alerted
 	for _, a := range latest {
@@ -70,14 +72,14 @@ func tickAlert(q shipped, recs []map[string]any, now time.Time, threshold float6
 	var out []string
 	ticks := 0
 	for _, r := range since(recs, now, q.window(0)) {
-		if !msgIn(r, q.event(0)) {
+		if !apptest.MsgIn(r, q.event(0)) {
 			continue
 		}
 		ticks++
-		switch o := str(r, "outcome"); {
+		switch o := apptest.Str(r, "outcome"); {
 		case o == "failed" || o == "budget_exhausted":
 			out = append(out, o)
-		case q.cmp("budget_used", "budget_used_threshold", num(r, "budget_used"), threshold):
+		case q.cmp("budget_used", "budget_used_threshold", apptest.Num(r, "budget_used"), threshold):
 			out = append(out, "over_budget")
 		}
 	}
@@ -91,7 +93,7 @@ func tickAlert(q shipped, recs []map[string]any, now time.Time, threshold float6
 func givenUpAlert(q shipped, recs []map[string]any, now time.Time) int {
 	n := 0
 	for _, r := range since(recs, now, q.window(0)) {
-		if msgIn(r, q.event(0)) {
+		if apptest.MsgIn(r, q.event(0)) {
 			n++
 		}
 	}
@@ -103,7 +105,7 @@ func givenUpAlert(q shipped, recs []map[string]any, now time.Time) int {
 func csAnomalyAlert(q shipped, recs []map[string]any, now time.Time) int {
 	n := 0
 	for _, r := range since(recs, now, q.window(0)) {
-		if msgIn(r, q.event(0)) && str(r, "verdict") == "wave" {
+		if apptest.MsgIn(r, q.event(0)) && apptest.Str(r, "verdict") == "wave" {
 			n++
 		}
 	}
@@ -118,14 +120,14 @@ func notificationsAlert(q shipped, recs []map[string]any, now time.Time, maxAtte
 	delivered := map[string]bool{}
 	latest := map[string]alerted{}
 	for _, r := range recs {
-		if !msgIn(r, q.event(0)) {
+		if !apptest.MsgIn(r, q.event(0)) {
 			continue
 		}
-		switch o := str(r, "outcome"); {
+		switch o := apptest.Str(r, "outcome"); {
 		case o == "delivered":
-			delivered[str(r, "operation_id")] = true
-		case o == "failed" && q.cmp("attempt", "max_attempts", num(r, "attempt"), maxAttempts), o == "refused":
-			latest[str(r, "operation_id")] = alerted{str(r, "resource_id"), str(r, "operation_id"), fmt.Sprintf("%s attempt %v", o, num(r, "attempt"))}
+			delivered[apptest.Str(r, "operation_id")] = true
+		case o == "failed" && q.cmp("attempt", "max_attempts", apptest.Num(r, "attempt"), maxAttempts), o == "refused":
+			latest[apptest.Str(r, "operation_id")] = alerted{apptest.Str(r, "resource_id"), apptest.Str(r, "operation_id"), fmt.Sprintf("%s attempt %v", o, apptest.Num(r, "attempt"))}
 		}
 	}
 	var out []alerted
@@ -143,14 +145,14 @@ func notificationsAlert(q shipped, recs []map[string]any, now time.Time, maxAtte
 func csErrorsAlert(q shipped, recs []map[string]any, now time.Time, rate, minCalls float64) (fires bool, rate5m, rate1h float64) {
 	var calls1h, errs1h, calls5m, errs5m float64
 	for _, r := range since(recs, now, q.window(0)) {
-		if !msgIn(r, q.Events...) {
+		if !apptest.MsgIn(r, q.Events...) {
 			continue
 		}
-		calls1h += num(r, "cs_calls")
-		errs1h += num(r, "cs_errors")
-		if at(r).After(now.Add(-q.window(1))) {
-			calls5m += num(r, "cs_calls")
-			errs5m += num(r, "cs_errors")
+		calls1h += apptest.Num(r, "cs_calls")
+		errs1h += apptest.Num(r, "cs_errors")
+		if apptest.At(r).After(now.Add(-q.window(1))) {
+			calls5m += apptest.Num(r, "cs_calls")
+			errs5m += apptest.Num(r, "cs_errors")
 		}
 	}
 	ratio := func(e, c float64) float64 {
@@ -168,11 +170,11 @@ func csErrorsAlert(q shipped, recs []map[string]any, now time.Time, rate, minCal
 // invocations of 15 minutes that called CS saw a p99 above p99ms.
 func csLatencyAlert(q shipped, recs []map[string]any, now time.Time, p99ms float64) (fires bool, slow, invocations int) {
 	for _, r := range since(recs, now, q.window(0)) {
-		if !msgIn(r, q.Events...) || num(r, "cs_calls") <= 0 {
+		if !apptest.MsgIn(r, q.Events...) || apptest.Num(r, "cs_calls") <= 0 {
 			continue
 		}
 		invocations++
-		if q.cmp("p99_ms", "p99_ms_threshold", num(r, "cs_p99_ms"), p99ms) {
+		if q.cmp("p99_ms", "p99_ms_threshold", apptest.Num(r, "cs_p99_ms"), p99ms) {
 			slow++
 		}
 	}
@@ -217,13 +219,13 @@ func findStuckRules(t *testing.T) []templateAlert {
 func TestAlertsFire(t *testing.T) {
 	rs := allRuns(t)
 	alerts := templateAlerts(t)
-	end := func(run alertRun) time.Time { return latest(run.all).Add(time.Second) }
-	mid := func(run alertRun) time.Time { return latest(run.mid).Add(time.Second) }
+	end := func(run apptest.AlertRun) time.Time { return apptest.Latest(run.All).Add(time.Second) }
+	mid := func(run apptest.AlertRun) time.Time { return apptest.Latest(run.Mid).Add(time.Second) }
 	qStuck, qTick, qGivenUp, qAnomaly := shippedQuery(t, "stuck"), shippedQuery(t, "tick"), shippedQuery(t, "given_up"), shippedQuery(t, "cs_anomaly")
 	qNotify, qErrors, qLatency := shippedQuery(t, "notifications"), shippedQuery(t, "cs_errors"), shippedQuery(t, "cs_latency")
 
 	t.Run("stuck", func(t *testing.T) {
-		if rs.stuck.mid == nil {
+		if rs.Stuck.Mid == nil {
 			t.Fatal("the stuck run never showed Provisioning")
 		}
 		for _, a := range findStuckRules(t) {
@@ -232,41 +234,41 @@ func TestAlertsFire(t *testing.T) {
 				t.Fatal(err)
 			}
 			kind, request := a.param(t, "stuck_kind"), a.param(t, "stuck_request")
-			got := stuckAlert(qStuck, rs.stuck.mid, mid(rs.stuck), kind, request, after)
+			got := stuckAlert(qStuck, rs.Stuck.Mid, mid(rs.Stuck), kind, request, after)
 			// Only the cluster create rule: 25 minutes is past its 20 and
 			// short of every other threshold a cluster create has.
 			if a.name == "stuck:cluster.create" {
-				if len(got) != 1 || got[0].operationID != rs.stuck.opID || got[0].resourceID != clusterID || got[0].detail != "Accepted" {
-					t.Errorf("%s on the stuck run = %+v, want %s of %s, in Accepted when it crossed 20 minutes", a.name, got, rs.stuck.opID, clusterID)
+				if len(got) != 1 || got[0].operationID != rs.Stuck.OpID || got[0].resourceID != clusterID || got[0].detail != "Accepted" {
+					t.Errorf("%s on the stuck run = %+v, want %s of %s, in Accepted when it crossed 20 minutes", a.name, got, rs.Stuck.OpID, clusterID)
 				}
 			} else if len(got) != 0 {
 				t.Errorf("%s on the stuck run = %+v, want nothing", a.name, got)
 			}
-			if got := stuckAlert(qStuck, rs.stuck.all, end(rs.stuck), kind, request, after); len(got) != 0 {
+			if got := stuckAlert(qStuck, rs.Stuck.All, end(rs.Stuck), kind, request, after); len(got) != 0 {
 				t.Errorf("%s once the stuck operation succeeded = %+v, want nothing", a.name, got)
 			}
-			if got := stuckAlert(qStuck, rs.clean.all, end(rs.clean), kind, request, after); len(got) != 0 {
+			if got := stuckAlert(qStuck, rs.Clean.All, end(rs.Clean), kind, request, after); len(got) != 0 {
 				t.Errorf("%s on the clean run = %+v, want nothing", a.name, got)
 			}
 		}
 	})
 	t.Run("tick", func(t *testing.T) {
 		th := findAlert(t, alerts, "tick").float(t, "budget_used_threshold")
-		if got := tickAlert(qTick, rs.budget.all, end(rs.budget), th); len(got) == 0 || !slices.Contains(got, "budget_exhausted") {
+		if got := tickAlert(qTick, rs.Budget.All, end(rs.Budget), th); len(got) == 0 || !slices.Contains(got, "budget_exhausted") {
 			t.Errorf("tick alert on the 1 ms budget run = %v, want budget_exhausted", got)
 		}
-		if got := tickAlert(qTick, rs.clean.all, end(rs.clean), th); len(got) != 0 {
+		if got := tickAlert(qTick, rs.Clean.All, end(rs.Clean), th); len(got) != 0 {
 			t.Errorf("tick alert on the clean run = %v, want nothing", got)
 		}
-		if got := tickAlert(qTick, rs.clean.all, end(rs.clean).Add(qTick.window(0)+time.Minute), th); !slices.Equal(got, []string{"missing"}) {
+		if got := tickAlert(qTick, rs.Clean.All, end(rs.Clean).Add(qTick.window(0)+time.Minute), th); !slices.Equal(got, []string{"missing"}) {
 			t.Errorf("tick alert a minute past its window after the last tick = %v, want missing", got)
 		}
 	})
 	t.Run("given_up", func(t *testing.T) {
-		if got := givenUpAlert(qGivenUp, rs.troubled.all, end(rs.troubled)); got != 1 {
+		if got := givenUpAlert(qGivenUp, rs.Troubled.All, end(rs.Troubled)); got != 1 {
 			t.Errorf("given-up alert on the run whose last delivery failed = %d batches, want 1", got)
 		}
-		if got := givenUpAlert(qGivenUp, rs.clean.all, end(rs.clean)); got != 0 {
+		if got := givenUpAlert(qGivenUp, rs.Clean.All, end(rs.Clean)); got != 0 {
 			t.Errorf("given-up alert on the clean run = %d, want 0", got)
 		}
 	})
@@ -275,42 +277,42 @@ func TestAlertsFire(t *testing.T) {
 		if th.query == "" {
 			t.Fatal("no cs_anomaly rule in the template")
 		}
-		if rs.misrouted.mid == nil {
+		if rs.Misrouted.Mid == nil {
 			t.Fatal("the misrouted run never got past its misrouted tick")
 		}
-		if got := csAnomalyAlert(qAnomaly, rs.misrouted.mid, mid(rs.misrouted)); got != 1 {
+		if got := csAnomalyAlert(qAnomaly, rs.Misrouted.Mid, mid(rs.Misrouted)); got != 1 {
 			t.Errorf("cs_anomaly alert after the misrouted tick = %d waves, want 1", got)
 		}
-		if got := csAnomalyAlert(qAnomaly, rs.misrouted.all, end(rs.misrouted).Add(qAnomaly.window(0)+time.Minute)); got != 0 {
+		if got := csAnomalyAlert(qAnomaly, rs.Misrouted.All, end(rs.Misrouted).Add(qAnomaly.window(0)+time.Minute)); got != 0 {
 			t.Errorf("cs_anomaly alert a minute past its window after the run = %d, want 0", got)
 		}
-		if got := csAnomalyAlert(qAnomaly, rs.clean.all, end(rs.clean)); got != 0 {
+		if got := csAnomalyAlert(qAnomaly, rs.Clean.All, end(rs.Clean)); got != 0 {
 			t.Errorf("cs_anomaly alert on the clean run = %d, want 0", got)
 		}
 	})
 	t.Run("notifications", func(t *testing.T) {
 		max := findAlert(t, alerts, "notifications").float(t, "max_attempts")
-		if rs.notify.mid == nil {
+		if rs.Notify.Mid == nil {
 			t.Fatal("the notify run never had six failed attempts")
 		}
-		if got := notificationsAlert(qNotify, rs.notify.mid, mid(rs.notify), max); len(got) != 1 || got[0].resourceID != clusterID ||
-			got[0].operationID != rs.notify.opID {
+		if got := notificationsAlert(qNotify, rs.Notify.Mid, mid(rs.Notify), max); len(got) != 1 || got[0].resourceID != clusterID ||
+			got[0].operationID != rs.Notify.OpID {
 			t.Errorf("notifications alert after six failures = %+v, want %s", got, clusterID)
 		}
-		if got := notificationsAlert(qNotify, rs.notify.all, end(rs.notify), max); len(got) != 0 {
+		if got := notificationsAlert(qNotify, rs.Notify.All, end(rs.Notify), max); len(got) != 0 {
 			t.Errorf("notifications alert once delivered = %+v, want nothing", got)
 		}
-		if got := notificationsAlert(qNotify, rs.clean.all, end(rs.clean), max); len(got) != 0 {
+		if got := notificationsAlert(qNotify, rs.Clean.All, end(rs.Clean), max); len(got) != 0 {
 			t.Errorf("notifications alert on the clean run = %+v, want nothing", got)
 		}
 	})
 	t.Run("cs_errors", func(t *testing.T) {
 		a := findAlert(t, alerts, "cs_errors")
 		rate, minCalls := a.float(t, "error_rate_threshold"), a.float(t, "min_calls")
-		if fires, r5, r1 := csErrorsAlert(qErrors, rs.csErrors.mid, mid(rs.csErrors), rate, minCalls); !fires {
+		if fires, r5, r1 := csErrorsAlert(qErrors, rs.CSErrors.Mid, mid(rs.CSErrors), rate, minCalls); !fires {
 			t.Errorf("cs_errors alert with CS failing = quiet (rate 5m %.2f, 1h %.2f)", r5, r1)
 		}
-		if fires, r5, r1 := csErrorsAlert(qErrors, rs.clean.all, end(rs.clean), rate, minCalls); fires {
+		if fires, r5, r1 := csErrorsAlert(qErrors, rs.Clean.All, end(rs.Clean), rate, minCalls); fires {
 			t.Errorf("cs_errors alert on the clean run fires (rate 5m %.2f, 1h %.2f)", r5, r1)
 		}
 	})
@@ -318,14 +320,14 @@ func TestAlertsFire(t *testing.T) {
 		// The simulator adds 40 ms; the rule's default is ARO-HCP's 1 s,
 		// so the runs are judged at 20 ms: the same query, a smaller scale.
 		const p99 = 20
-		if fires, slow, n := csLatencyAlert(qLatency, rs.csSlow.all, end(rs.csSlow), p99); !fires {
+		if fires, slow, n := csLatencyAlert(qLatency, rs.CSSlow.All, end(rs.CSSlow), p99); !fires {
 			t.Errorf("cs_latency alert at %d ms with CS taking 40 ms = quiet (%d of %d slow)", p99, slow, n)
 		}
-		if fires, slow, n := csLatencyAlert(qLatency, rs.clean.all, end(rs.clean), p99); fires {
+		if fires, slow, n := csLatencyAlert(qLatency, rs.Clean.All, end(rs.Clean), p99); fires {
 			t.Errorf("cs_latency alert at %d ms on the clean run fires (%d of %d slow)", p99, slow, n)
 		}
 		def := findAlert(t, alerts, "cs_latency").float(t, "p99_ms_threshold")
-		if fires, _, _ := csLatencyAlert(qLatency, rs.csSlow.all, end(rs.csSlow), def); fires || def != 1000 {
+		if fires, _, _ := csLatencyAlert(qLatency, rs.CSSlow.All, end(rs.CSSlow), def); fires || def != 1000 {
 			t.Errorf("cs_latency alert at the default %v ms fires on 40 ms calls", def)
 		}
 	})

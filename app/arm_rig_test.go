@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hcpops/hcpops/harness/apptest"
+
 	"github.com/hcpops/hcpops/app"
 
 	"github.com/google/uuid"
@@ -97,12 +99,12 @@ func newARMRigWith(t *testing.T, settings map[string]string, clk *testsupport.Cl
 	getenv := func(k string) string { return env[k] }
 	logs := &testsupport.Buffer{}
 	logger := slog.New(logging.Handler(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
-	parts, c := app.Parts{OpenStore: openEmbedded}, clock.Clock(clock.Real{})
+	parts, c := app.Parts{OpenStore: apptest.OpenEmbedded}, clock.Clock(clock.Real{})
 	if clk != nil {
 		parts.Clock, c = clk, clk
 	}
 	if wrap != nil {
-		st, _, err := openEmbedded(ctx, getenv, logger)
+		st, _, err := apptest.OpenEmbedded(ctx, getenv, logger)
 		if err != nil {
 			t.Fatal(err)
 		}

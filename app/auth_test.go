@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/hcpops/hcpops/harness/apptest"
+
 	"github.com/hcpops/hcpops/app"
 
 	"github.com/hcpops/hcpops/auth"
@@ -31,20 +33,20 @@ func (c *readCounting) Get(ctx context.Context, pk, id string) (store.Item, erro
 	return c.Store.Get(ctx, pk, id)
 }
 
-func newAuthRig(t *testing.T, env map[string]string) (*rig, *readCounting) {
+func newAuthRig(t *testing.T, env map[string]string) (*apptest.Rig, *readCounting) {
 	t.Helper()
 	st := embeddedtest.Open(t)
 	counting := &readCounting{Store: st}
-	r := newRigEnv(t, withSettings(env), app.Parts{Store: counting})
-	r.submit()
+	r := apptest.New(t, apptest.Options{Settings: apptest.SettingsOf(env), Parts: app.Parts{Store: counting}})
+	r.Submit()
 	return r, counting
 }
 
 // getStatus sends ARM's status GET with exactly the headers given (no
 // principal unless one is among them).
-func getStatus(t *testing.T, r *rig, header map[string]string) (int, []byte) {
+func getStatus(t *testing.T, r *apptest.Rig, header map[string]string) (int, []byte) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, r.handler.URL+statusPath()+"?api-version=2024-06-10-preview", nil)
+	req, _ := http.NewRequest(http.MethodGet, r.Handler.URL+statusPath()+"?api-version=2024-06-10-preview", nil)
 	req.Header.Set("X-Ms-Home-Tenant-Id", tenant)
 	for k, v := range header {
 		req.Header.Set(k, v)
@@ -71,13 +73,13 @@ func TestCallerCheck(t *testing.T) {
 		wantLog   string
 	}{
 		{"no principal", "", 401, "AuthenticationFailed", "no X-MS-CLIENT-PRINCIPAL header"},
-		{"another application", principal("0b7c5e3d-1111-4222-8333-444455556666"), 403, "AuthorizationFailed", "application 0b7c5e3d-1111-4222-8333-444455556666 is not in HCPOPS_ARM_CLIENT_APP_IDS"},
+		{"another application", apptest.Principal("0b7c5e3d-1111-4222-8333-444455556666"), 403, "AuthorizationFailed", "application 0b7c5e3d-1111-4222-8333-444455556666 is not in HCPOPS_ARM_CLIENT_APP_IDS"},
 		{"not base64", "%%%not-base64", 401, "AuthenticationFailed", "malformed: not base64"},
 		{"not JSON", b64([]byte("appid=" + armAppID)), 401, "AuthenticationFailed", "malformed: not a JSON object"},
 		{"no claims", b64([]byte(`{"auth_typ":"aad","claims":[]}`)), 401, "AuthenticationFailed", "malformed: no claims"},
 		{"no application claim", b64([]byte(`{"auth_typ":"aad","claims":[{"typ":"oid","val":"x"}]}`)), 403, "AuthorizationFailed", "names no application"},
 		{"ARM by azp (v2 token)", b64([]byte(`{"auth_typ":"aad","claims":[{"typ":"azp","val":"` + strings.ToUpper(armAppID) + `"}]}`)), 200, "", ""},
-		{"ARM", principal(armAppID), 200, "", ""},
+		{"ARM", apptest.Principal(armAppID), 200, "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, counting := newAuthRig(t, nil)
@@ -105,7 +107,7 @@ func TestCallerCheck(t *testing.T) {
 			if n := counting.gets.Load() - before; n != 0 {
 				t.Errorf("a refused caller caused %d store reads", n)
 			}
-			line := r.logs.named(t, "request", 1)[0]
+			line := r.Logs.Named(t, "request", 1)[0]
 			if line["level"] != "WARN" || !strings.Contains(line["error"].(string), tc.wantLog) {
 				t.Errorf("log line %v, want a WARN naming %q", line, tc.wantLog)
 			}
@@ -117,7 +119,7 @@ func TestCallerCheck(t *testing.T) {
 // rules still hide another tenant's operation (404, empty body).
 func TestCallerCheckKeepsVisibilityRules(t *testing.T) {
 	r, _ := newAuthRig(t, nil)
-	status, body := getStatus(t, r, map[string]string{auth.HeaderClientPrincipal: principal(armAppID),
+	status, body := getStatus(t, r, map[string]string{auth.HeaderClientPrincipal: apptest.Principal(armAppID),
 		"X-Ms-Home-Tenant-Id": "00000000-0000-0000-0000-000000000000"})
 	if status != http.StatusNotFound || len(body) != 0 {
 		t.Errorf("another tenant: %d %q, want 404 with an empty body", status, body)
@@ -132,10 +134,10 @@ func TestNoEnvelopeForm(t *testing.T) {
 	r, counting := newAuthRig(t, nil)
 	env := readFile(t, "../events/testdata/http-request.json")
 	withPrincipal := bytes.Replace(env, []byte(`"Accept": ["application/json"],`),
-		[]byte(`"Accept": ["application/json"], "X-MS-CLIENT-PRINCIPAL": ["`+principal(armAppID)+`"],`), 1)
+		[]byte(`"Accept": ["application/json"], "X-MS-CLIENT-PRINCIPAL": ["`+apptest.Principal(armAppID)+`"],`), 1)
 	for _, body := range [][]byte{env, withPrincipal} {
 		before := counting.gets.Load()
-		resp, out := r.post("/operationStatus", body)
+		resp, out := r.Post("/operationStatus", body)
 		if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(out), "enableForwardingHttpRequest") {
 			t.Errorf("POST /operationStatus: %d %s, want a 404 naming forwarding", resp.StatusCode, out)
 		}
@@ -153,7 +155,7 @@ func TestCallerCheckOff(t *testing.T) {
 		t.Fatalf("no principal with HCPOPS_AUTH=none: %d %s", status, body)
 	}
 	var warned bool
-	for _, l := range r.logs.records(t) {
+	for _, l := range r.Logs.Records(t) {
 		warned = warned || l["level"] == "WARN" && strings.Contains(l["msg"].(string), "HCPOPS_AUTH=none")
 	}
 	if !warned {
@@ -165,11 +167,11 @@ func TestCallerCheckOff(t *testing.T) {
 // application allowed refuses every caller and says so at start at Error.
 func TestCallerCheckClosedWithoutAppIDs(t *testing.T) {
 	r, _ := newAuthRig(t, map[string]string{"HCPOPS_ARM_CLIENT_APP_IDS": ""})
-	if status, _ := getStatus(t, r, map[string]string{auth.HeaderClientPrincipal: principal(armAppID)}); status != http.StatusForbidden {
+	if status, _ := getStatus(t, r, map[string]string{auth.HeaderClientPrincipal: apptest.Principal(armAppID)}); status != http.StatusForbidden {
 		t.Errorf("status %d, want 403", status)
 	}
 	var loud bool
-	for _, l := range r.logs.records(t) {
+	for _, l := range r.Logs.Records(t) {
 		loud = loud || l["level"] == "ERROR" && strings.Contains(l["msg"].(string), "HCPOPS_ARM_CLIENT_APP_IDS is empty")
 	}
 	if !loud {
@@ -186,7 +188,7 @@ func TestTriggersNeedNoPrincipal(t *testing.T) {
 		if path == "/dispatchOperations" {
 			body = []byte(`{"Data":{"documents":"[]"}}`)
 		}
-		resp, err := http.Post(r.handler.URL+path, "application/json", bytes.NewReader(body))
+		resp, err := http.Post(r.Handler.URL+path, "application/json", bytes.NewReader(body))
 		if err != nil {
 			t.Fatal(err)
 		}

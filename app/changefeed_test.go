@@ -7,36 +7,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/uuid"
+	"github.com/hcpops/hcpops/harness/apptest"
 
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/harness/devhost/triggerhost"
-	"github.com/hcpops/hcpops/harness/frontend"
 	"github.com/hcpops/hcpops/harness/simulator"
 )
-
-// submitCluster writes a cluster create as the frontend would and returns
-// the operation document as the change feed carries it.
-func (r *rig) submitCluster(name string) map[string]any {
-	r.t.Helper()
-	id := "/subscriptions/" + sub + "/resourceGroups/myRG/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/" + name
-	fe := frontend.New(r.app.Store, r.clock, uuid.NewString)
-	acc, err := fe.PutCluster(context.Background(), id, frontend.ClusterSpec{Location: "eastus", VersionID: "4.20", ChannelGroup: "stable"},
-		frontend.Options{TenantID: tenant})
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	item, err := r.app.Store.Get(context.Background(), sub, acc.Operation.ID)
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	var doc map[string]any
-	if err := json.Unmarshal(item.Body, &doc); err != nil {
-		r.t.Fatal(err)
-	}
-	return doc
-}
 
 // hostBatch renders docs as the Functions host posts a change-feed batch,
 // with a RetryContext when retry >= 0.
@@ -71,10 +48,10 @@ func hostBatch(t *testing.T, retry, maxRetry int, docs ...map[string]any) []byte
 // logged with their ids and skipped, the answer is 200 and nothing is
 // written for the bad ones.
 func TestUnaddressableDocumentsAreSkipped(t *testing.T) {
-	r := newRig(t)
-	good1, good2 := r.submitCluster("good-1"), r.submitCluster("good-2")
+	r := apptest.New(t, apptest.Options{})
+	good1, good2 := r.SubmitCluster("good-1"), r.SubmitCluster("good-2")
 	// The bad ones are copies of a live operation, so only their address is wrong.
-	template := r.submitCluster("target")
+	template := r.SubmitCluster("target")
 	bad := func(edit func(map[string]any)) map[string]any {
 		d := map[string]any{}
 		for k, v := range template {
@@ -96,22 +73,22 @@ func TestUnaddressableDocumentsAreSkipped(t *testing.T) {
 		bad(func(d map[string]any) { delete(d, "partitionKey") }),
 		bad(func(d map[string]any) { d["partitionKey"] = sub + "\x00" }),
 	}
-	cursor := feedCursor(t, r.app.Store)
+	cursor := feedCursor(t, r.App.Store)
 	batch := append([]map[string]any{good1}, bads...)
 	batch = append(batch, good2)
 
 	// Twice: a redelivery (and the host's last attempt) is answered the same way.
 	for attempt := 0; attempt < 2; attempt++ {
-		resp, out := r.post("/dispatchOperations", hostBatch(t, attempt*5, 5, batch...))
+		resp, out := r.Post("/dispatchOperations", hostBatch(t, attempt*5, 5, batch...))
 		if resp.StatusCode != http.StatusOK {
 			t.Fatalf("attempt %d: %d %s, want 200", attempt, resp.StatusCode, out)
 		}
-		rec := r.logs.named(t, "dispatch.batch", attempt+1)[attempt]
+		rec := r.Logs.Named(t, "dispatch.batch", attempt+1)[attempt]
 		if attempt == 0 && (rec["dispatched"] != 2.0 || rec["skipped"] != 11.0) {
 			t.Fatalf("batch record %v, want dispatched=2 skipped=11", rec)
 		}
 	}
-	if n := r.sim.Ledger().Count("POST", "/api/aro_hcp/v1alpha1/clusters"); n != 2 {
+	if n := r.Sim.Ledger().Count("POST", "/api/aro_hcp/v1alpha1/clusters"); n != 2 {
 		t.Fatalf("%d cluster POSTs, want 2 (the good operations only)", n)
 	}
 	// Everything written since the cursor belongs to the good operations' clusters.
@@ -120,7 +97,7 @@ func TestUnaddressableDocumentsAreSkipped(t *testing.T) {
 		ext := g["properties"].(map[string]any)["externalId"].(string)
 		allowed[document.CosmosID(ext)] = true
 	}
-	page, err := r.app.Store.ChangeFeed(context.Background(), cursor, 1000)
+	page, err := r.App.Store.ChangeFeed(context.Background(), cursor, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +113,7 @@ func TestUnaddressableDocumentsAreSkipped(t *testing.T) {
 	}
 	// Each bad document is named in an Error line (per delivery), and no
 	// batch was given up.
-	lines := r.logs.records(t)
+	lines := r.Logs.Records(t)
 	skipped := 0
 	for _, l := range lines {
 		if l["msg"] == "skipping an operation document that cannot be addressed" && l["level"] == "ERROR" {
@@ -160,19 +137,19 @@ func TestUnaddressableDocumentsAreSkipped(t *testing.T) {
 // (A retry of the same operation is deferred to the tick, since its pending
 // cluster ID may still be in flight, so each attempt here is a new one.)
 func TestTransientFailureRetriesThenGivesUp(t *testing.T) {
-	r := newRig(t)
-	first, last := r.submitCluster("throttled-1"), r.submitCluster("throttled-2")
+	r := apptest.New(t, apptest.Options{})
+	first, last := r.SubmitCluster("throttled-1"), r.SubmitCluster("throttled-2")
 	garbage := map[string]any{}
 	for k, v := range last {
 		garbage[k] = v
 	}
 	garbage["partitionKey"] = ""
-	if err := r.sim.SetFaults(simulator.Faults{ThrottleRate: 1}); err != nil {
+	if err := r.Sim.SetFaults(simulator.Faults{ThrottleRate: 1}); err != nil {
 		t.Fatal(err)
 	}
 	givenUp := func() []map[string]any {
 		var out []map[string]any
-		for _, l := range r.logs.records(t) {
+		for _, l := range r.Logs.Records(t) {
 			if l["msg"] == "changefeed.batch_given_up" {
 				out = append(out, l)
 			}
@@ -180,7 +157,7 @@ func TestTransientFailureRetriesThenGivesUp(t *testing.T) {
 		return out
 	}
 	// A first attempt that fails: 500, and the host will retry, so nothing is given up.
-	if resp, out := r.post("/dispatchOperations", hostBatch(t, 0, 2, first, garbage)); resp.StatusCode != http.StatusInternalServerError {
+	if resp, out := r.Post("/dispatchOperations", hostBatch(t, 0, 2, first, garbage)); resp.StatusCode != http.StatusInternalServerError {
 		t.Fatalf("first attempt: %d %s, want 500 while CS throttles", resp.StatusCode, out)
 	}
 	if g := givenUp(); len(g) != 0 {
@@ -188,7 +165,7 @@ func TestTransientFailureRetriesThenGivesUp(t *testing.T) {
 	}
 	// The last attempt: still 500, and the operation lost is named at Error
 	// (the garbage beside it was skipped, not lost).
-	if resp, out := r.post("/dispatchOperations", hostBatch(t, 2, 2, last, garbage)); resp.StatusCode != http.StatusInternalServerError {
+	if resp, out := r.Post("/dispatchOperations", hostBatch(t, 2, 2, last, garbage)); resp.StatusCode != http.StatusInternalServerError {
 		t.Fatalf("last attempt: %d %s, want 500 while CS throttles", resp.StatusCode, out)
 	}
 	g := givenUp()
@@ -200,10 +177,10 @@ func TestTransientFailureRetriesThenGivesUp(t *testing.T) {
 		t.Fatalf("given-up line %v, want ERROR naming only %v at retry 2", g[0], last["id"])
 	}
 	// Once CS recovers, a fresh operation goes through with a 200.
-	if err := r.sim.SetFaults(simulator.Faults{}); err != nil {
+	if err := r.Sim.SetFaults(simulator.Faults{}); err != nil {
 		t.Fatal(err)
 	}
-	if resp, out := r.post("/dispatchOperations", hostBatch(t, -1, 0, r.submitCluster("recovered"), garbage)); resp.StatusCode != http.StatusOK {
+	if resp, out := r.Post("/dispatchOperations", hostBatch(t, -1, 0, r.SubmitCluster("recovered"), garbage)); resp.StatusCode != http.StatusOK {
 		t.Fatalf("after recovery: %d %s", resp.StatusCode, out)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hcpops/hcpops/harness/apptest"
+
 	"github.com/hcpops/hcpops/app"
 
 	"github.com/hcpops/hcpops/core/clusterservice/ocm"
@@ -34,7 +36,7 @@ func TestCloseReleasesWhatNewOpened(t *testing.T) {
 
 	t.Run("built from settings", func(t *testing.T) {
 		dir := t.TempDir()
-		a, err := app.New(ctx, settings(dir), logger, app.Parts{OpenStore: openEmbedded})
+		a, err := app.New(ctx, settings(dir), logger, app.Parts{OpenStore: apptest.OpenEmbedded})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -51,7 +53,7 @@ func TestCloseReleasesWhatNewOpened(t *testing.T) {
 	})
 	t.Run("New fails after opening", func(t *testing.T) {
 		dir := t.TempDir()
-		_, err := app.New(ctx, settings(dir, "HCPOPS_POLL_CONCURRENCY", "0"), logger, app.Parts{OpenStore: openEmbedded})
+		_, err := app.New(ctx, settings(dir, "HCPOPS_POLL_CONCURRENCY", "0"), logger, app.Parts{OpenStore: apptest.OpenEmbedded})
 		if err == nil || !strings.Contains(err.Error(), "HCPOPS_POLL_CONCURRENCY") {
 			t.Fatalf("New = %v, want the bad setting named", err)
 		}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/hcpops/hcpops/harness/apptest"
 )
 
 // docsQueriesMatch reads the KQL blocks of docs/functions.md: each named
@@ -21,7 +23,7 @@ func docsQueriesMatch(t *testing.T, recs []map[string]any) {
 	keys := map[string]map[string]bool{} // msg -> keys seen
 	all := map[string]bool{}
 	for _, r := range recs {
-		m := str(r, "msg")
+		m := apptest.Str(r, "msg")
 		if keys[m] == nil {
 			keys[m] = map[string]bool{}
 		}

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hcpops/hcpops/harness/apptest"
+
 	"github.com/hcpops/hcpops/app"
 
 	"github.com/hcpops/hcpops/core/document"
@@ -44,7 +46,7 @@ func TestOneSickObjectCostsOnlyItsOperation(t *testing.T) {
 	// The app's time is a manual clock from now (the store's _ts stay on
 	// the wall clock); the hung calls' 300ms timeouts are real.
 	clk := testsupport.NewClock(time.Now())
-	r := newRigParts(t, func(simURL string) map[string]string {
+	r := apptest.New(t, apptest.Options{Settings: func(simURL string) map[string]string {
 		cs = hang.NewProxy(t, simURL)
 		return map[string]string{
 			"CLUSTERS_SERVICE_URL":     cs.URL,
@@ -53,20 +55,20 @@ func TestOneSickObjectCostsOnlyItsOperation(t *testing.T) {
 			"HCPOPS_DISPATCH_GRACE":    "1h",
 			"HCPOPS_PENDING_ID_GRACE":  "1s",
 		}
-	}, slog.New(slog.NewJSONHandler(logs, nil)), app.Parts{Clock: clk})
+	}, Logger: slog.New(slog.NewJSONHandler(logs, nil)), Parts: app.Parts{Clock: clk}})
 	cs.Hang("'c-hung'", `"c-hung"`) // its adoption search and its POST
-	hung := r.submitCluster("c-hung")
+	hung := r.SubmitCluster("c-hung")
 	batch := []map[string]any{hung}
 	for i := range 3 {
-		batch = append(batch, r.submitCluster(fmt.Sprintf("c-ok-%d", i)))
+		batch = append(batch, r.SubmitCluster(fmt.Sprintf("c-ok-%d", i)))
 	}
 	hungID := hung["id"].(string)
-	posts := func() int { return r.sim.Ledger().Count("POST", "/api/aro_hcp/v1alpha1/clusters") }
+	posts := func() int { return r.Sim.Ledger().Count("POST", "/api/aro_hcp/v1alpha1/clusters") }
 	hasCSID := func(name string) bool {
-		return r.clusterResource(name).ClusterServiceID() != ""
+		return r.ClusterResource(name).ClusterServiceID() != ""
 	}
 
-	resp, out := r.post("/dispatchOperations", hostBatch(t, 0, 5, batch...))
+	resp, out := r.Post("/dispatchOperations", hostBatch(t, 0, 5, batch...))
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("batch: %d %s, want 200", resp.StatusCode, out)
 	}
@@ -94,7 +96,7 @@ func TestOneSickObjectCostsOnlyItsOperation(t *testing.T) {
 	tick := readFile(t, "../events/testdata/tick.json")
 	held := cs.Held()
 	clk.Advance(1500 * time.Millisecond)
-	resp, out = r.post("/pollOperations", tick)
+	resp, out = r.Post("/pollOperations", tick)
 	if resp.StatusCode != http.StatusOK || cs.Held() != held || posts() != 3 || hasCSID("c-hung") {
 		t.Fatalf("tick before the backoff: %d %s, %d more held requests; want it backed off without CS", resp.StatusCode, out, cs.Held()-held)
 	}
@@ -102,7 +104,7 @@ func TestOneSickObjectCostsOnlyItsOperation(t *testing.T) {
 	// Once its backoff is due, a tick dispatches it, an hour before the grace ends.
 	cs.Heal()
 	clk.Advance(6 * time.Second)
-	if resp, out := r.post("/pollOperations", tick); resp.StatusCode != http.StatusOK || !hasCSID("c-hung") {
+	if resp, out := r.Post("/pollOperations", tick); resp.StatusCode != http.StatusOK || !hasCSID("c-hung") {
 		t.Fatalf("tick once the backoff is due: %d %s, dispatched %v; want the handed-off operation dispatched", resp.StatusCode, out, hasCSID("c-hung"))
 	}
 	if n := posts(); n != 4 {
@@ -120,11 +122,11 @@ func TestOneSickObjectCostsOnlyItsOperation(t *testing.T) {
 func TestClustersServiceDownFailsTheBatch(t *testing.T) {
 	logs := &testsupport.Buffer{}
 	var cs *hang.Proxy
-	r := newRigFull(t, func(simURL string) map[string]string {
+	r := apptest.New(t, apptest.Options{Settings: func(simURL string) map[string]string {
 		cs = hang.NewProxy(t, simURL)
 		return map[string]string{"CLUSTERS_SERVICE_URL": cs.URL, "CLUSTERS_SERVICE_TIMEOUT": "2s"}
-	}, slog.New(slog.NewJSONHandler(logs, nil)))
-	if resp, out := r.post("/dispatchOperations", hostBatch(t, 0, 2, r.submitCluster("before"))); resp.StatusCode != http.StatusOK {
+	}, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
+	if resp, out := r.Post("/dispatchOperations", hostBatch(t, 0, 2, r.SubmitCluster("before"))); resp.StatusCode != http.StatusOK {
 		t.Fatalf("batch while CS is up: %d %s", resp.StatusCode, out)
 	}
 	cs.Close() // connections are refused from now on
@@ -132,8 +134,8 @@ func TestClustersServiceDownFailsTheBatch(t *testing.T) {
 	// cluster ID being young, so each attempt carries a new one.)
 	var late map[string]any
 	for _, retry := range []int{0, 2} {
-		late = r.submitCluster(fmt.Sprintf("while-down-%d", retry))
-		if resp, out := r.post("/dispatchOperations", hostBatch(t, retry, 2, late)); resp.StatusCode != http.StatusInternalServerError {
+		late = r.SubmitCluster(fmt.Sprintf("while-down-%d", retry))
+		if resp, out := r.Post("/dispatchOperations", hostBatch(t, retry, 2, late)); resp.StatusCode != http.StatusInternalServerError {
 			t.Fatalf("attempt %d while CS is down: %d %s, want 500", retry, resp.StatusCode, out)
 		}
 	}
@@ -173,40 +175,26 @@ func (s *throttledStore) Replace(ctx context.Context, pk, id string, doc []byte,
 func TestStoreFailureFailsTheBatch(t *testing.T) {
 	st := embeddedtest.Open(t)
 	ts := &throttledStore{Store: st, id: document.CosmosID(clusterRID("c-throttled"))}
-	r := newRigParts(t, nil, slog.New(slog.DiscardHandler), app.Parts{Store: ts})
-	ok1, bad, ok2 := r.submitCluster("c-ok-1"), r.submitCluster("c-throttled"), r.submitCluster("c-ok-2")
+	r := apptest.New(t, apptest.Options{Logger: slog.New(slog.DiscardHandler), Parts: app.Parts{Store: ts}})
+	ok1, bad, ok2 := r.SubmitCluster("c-ok-1"), r.SubmitCluster("c-throttled"), r.SubmitCluster("c-ok-2")
 	ts.armed.Store(true)
-	resp, out := r.post("/dispatchOperations", hostBatch(t, 0, 5, ok1, bad, ok2))
+	resp, out := r.Post("/dispatchOperations", hostBatch(t, 0, 5, ok1, bad, ok2))
 	if resp.StatusCode != http.StatusInternalServerError {
 		t.Fatalf("batch with a throttled store write: %d %s, want 500", resp.StatusCode, out)
 	}
-	if n := r.sim.Ledger().Count("POST", "/api/aro_hcp/v1alpha1/clusters"); n != 2 || r.clusterResource("c-ok-1").ClusterServiceID() == "" {
+	if n := r.Sim.Ledger().Count("POST", "/api/aro_hcp/v1alpha1/clusters"); n != 2 || r.ClusterResource("c-ok-1").ClusterServiceID() == "" {
 		t.Fatalf("%d cluster POSTs, want the 2 healthy ones dispatched beside the failure", n)
 	}
 	// The host's retry, with the store recovered, finishes the job.
 	ts.armed.Store(false)
-	if resp, out := r.post("/dispatchOperations", hostBatch(t, 1, 5, ok1, bad, ok2)); resp.StatusCode != http.StatusOK {
+	if resp, out := r.Post("/dispatchOperations", hostBatch(t, 1, 5, ok1, bad, ok2)); resp.StatusCode != http.StatusOK {
 		t.Fatalf("retry after the store recovered: %d %s", resp.StatusCode, out)
 	}
-	if r.clusterResource("c-throttled").ClusterServiceID() == "" {
+	if r.ClusterResource("c-throttled").ClusterServiceID() == "" {
 		t.Fatal("the retry did not dispatch the throttled operation")
 	}
 }
 
 func clusterRID(name string) string {
 	return "/subscriptions/" + sub + "/resourceGroups/myRG/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/" + name
-}
-
-// clusterResource reads the cluster resource document of name.
-func (r *rig) clusterResource(name string) *document.Resource {
-	r.t.Helper()
-	item, err := r.app.Store.Get(context.Background(), sub, document.CosmosID(clusterRID(name)))
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	res, err := document.ParseResource(item.Body)
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	return res
 }

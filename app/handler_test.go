@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hcpops/hcpops/harness/apptest"
+
 	"github.com/hcpops/hcpops/core/arm"
 )
 
@@ -15,10 +17,10 @@ import (
 // files) to the real handler and checks the store, the simulator and ARM's
 // notification endpoint afterwards.
 func TestHostPayloadsDriveTheLifecycle(t *testing.T) {
-	r := newRig(t)
-	r.submit()
+	r := apptest.New(t, apptest.Options{})
+	r.Submit()
 	batch := golden(t, "dispatch-cluster-create.json", func() []json.RawMessage {
-		item, err := r.app.Store.Get(context.Background(), sub, r.operation().ID)
+		item, err := r.App.Store.Get(context.Background(), sub, r.Operation().ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -26,55 +28,53 @@ func TestHostPayloadsDriveTheLifecycle(t *testing.T) {
 	})
 
 	// Change feed delivers the operation: one CS POST, ID recorded.
-	resp, body := r.post("/dispatchOperations", batch)
+	resp, body := r.Post("/dispatchOperations", batch)
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("dispatch: %d %s", resp.StatusCode, body)
 	}
-	if got := r.resource().ClusterServiceID(); !strings.HasPrefix(got, "/api/aro_hcp/v1alpha1/clusters/") {
+	if got := r.Resource().ClusterServiceID(); !strings.HasPrefix(got, "/api/aro_hcp/v1alpha1/clusters/") {
 		t.Fatalf("clusterServiceID %q after dispatch", got)
 	}
 	// At-least-once delivery: the same batch again creates nothing more.
-	if resp, body = r.post("/dispatchOperations", batch); resp.StatusCode != http.StatusOK {
+	if resp, body = r.Post("/dispatchOperations", batch); resp.StatusCode != http.StatusOK {
 		t.Fatalf("redelivery: %d %s", resp.StatusCode, body)
 	}
-	if n := r.sim.Ledger().Count("POST", "/api/aro_hcp/v1alpha1/clusters"); n != 1 {
+	if n := r.Sim.Ledger().Count("POST", "/api/aro_hcp/v1alpha1/clusters"); n != 1 {
 		t.Fatalf("%d cluster POSTs, want exactly 1", n)
 	}
 
 	// Timer ticks while CS moves the cluster to ready.
 	tick := readFile(t, "../events/testdata/tick.json")
 	deadline := time.Now().Add(10 * time.Second)
-	for r.operation().Properties.Status != arm.ProvisioningStateSucceeded {
+	for r.Operation().Properties.Status != arm.ProvisioningStateSucceeded {
 		if time.Now().After(deadline) {
-			t.Fatalf("operation still %s", r.operation().Properties.Status)
+			t.Fatalf("operation still %s", r.Operation().Properties.Status)
 		}
-		r.sim.Advance(time.Minute)
-		if resp, body = r.post("/pollOperations", tick); resp.StatusCode != http.StatusOK {
+		r.Sim.Advance(time.Minute)
+		if resp, body = r.Post("/pollOperations", tick); resp.StatusCode != http.StatusOK {
 			t.Fatalf("tick: %d %s", resp.StatusCode, body)
 		}
 		if logs := ensureJSON(t, body)["Logs"]; logs == nil {
 			t.Fatalf("tick answered without Logs: %s", body)
 		}
 	}
-	res := r.resource()
+	res := r.Resource()
 	if res.ProvisioningState() != arm.ProvisioningStateSucceeded || res.ActiveOperationID() != "" {
 		t.Fatalf("resource %s, activeOperationId %q", res.ProvisioningState(), res.ActiveOperationID())
 	}
-	op := r.operation()
+	op := r.Operation()
 	if op.Properties.NotificationURI != "" {
 		t.Fatalf("notificationUri not cleared: %q", op.Properties.NotificationURI)
 	}
-	r.sink.mu.Lock()
-	if len(r.sink.got) != 1 || r.sink.got[0].Name != opName || r.sink.got[0].Status != arm.ProvisioningStateSucceeded || r.sink.got[0].EndTime == nil {
-		t.Fatalf("ARM received %+v", r.sink.got)
+	if got := r.Sink.Got(); len(got) != 1 || got[0].Name != opName || got[0].Status != arm.ProvisioningStateSucceeded || got[0].EndTime == nil {
+		t.Fatalf("ARM received %+v", got)
 	}
-	r.sink.mu.Unlock()
 
 	// ARM polls the status endpoint (forwarded request, ARM's headers).
 	get := func(tenantHeader string) (*http.Response, []byte) {
-		req, _ := http.NewRequest(http.MethodGet, r.handler.URL+statusPath()+"?api-version=2024-06-10-preview", nil)
+		req, _ := http.NewRequest(http.MethodGet, r.Handler.URL+statusPath()+"?api-version=2024-06-10-preview", nil)
 		req.Header.Set("X-Ms-Home-Tenant-Id", tenantHeader)
-		resp, err := r.handler.Client().Do(req)
+		resp, err := r.Handler.Client().Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -96,9 +96,9 @@ func TestHostPayloadsDriveTheLifecycle(t *testing.T) {
 // TestMalformedInputChangesNothing: bad payloads get a 4xx naming the
 // problem, and the store sees no write at all.
 func TestMalformedInputChangesNothing(t *testing.T) {
-	r := newRig(t)
-	r.submit()
-	cursor := feedCursor(t, r.app.Store)
+	r := apptest.New(t, apptest.Options{})
+	r.Submit()
+	cursor := feedCursor(t, r.App.Store)
 	huge := `{"Data":{"documents":"` + strings.Repeat("x", 17<<20) + `"}}`
 	cases := []struct {
 		name, path, body string
@@ -122,7 +122,7 @@ func TestMalformedInputChangesNothing(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			resp, body := r.post(c.path, []byte(c.body))
+			resp, body := r.Post(c.path, []byte(c.body))
 			if resp.StatusCode != c.status {
 				t.Fatalf("%s: %d %.300s, want %d", c.path, resp.StatusCode, body, c.status)
 			}
@@ -139,7 +139,7 @@ func TestMalformedInputChangesNothing(t *testing.T) {
 		{"/subscriptions/not-a-sub/providers/Microsoft.RedHatOpenShift/locations/eastus/hcpOperationStatuses/" + opName, "InvalidSubscriptionId"},
 		{"/subscriptions/" + sub + "/providers/Microsoft.RedHatOpenShift/locations/eastus/hcpOperationStatuses/not-a-uuid", "not-a-uuid"},
 	} {
-		resp, err := r.handler.Client().Get(r.handler.URL + c.path)
+		resp, err := r.Handler.Client().Get(r.Handler.URL + c.path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -158,20 +158,20 @@ func TestMalformedInputChangesNothing(t *testing.T) {
 		`{"id":"x2","partitionKey":"` + sub + `","resourceID":"/subscriptions/` + sub + `/providers/Microsoft.RedHatOpenShift/hcpOperationStatuses/x2","resourceType":"Microsoft.RedHatOpenShift/hcpOperationStatuses","properties":{"request":"Create","status":"Accepted","externalId":"not/a/resource/id"}}`,
 	} {
 		body, _ := json.Marshal(map[string]any{"Data": map[string]any{"documents": "[" + bad + "]"}})
-		resp, out := r.post("/dispatchOperations", body)
+		resp, out := r.Post("/dispatchOperations", body)
 		if resp.StatusCode != http.StatusOK {
 			t.Errorf("undispatchable operation: %d %s, want 200", resp.StatusCode, out)
 		}
 	}
-	for _, rec := range r.logs.named(t, "dispatch.batch", 2) {
+	for _, rec := range r.Logs.Named(t, "dispatch.batch", 2) {
 		if rec["skipped"] != float64(1) || rec["dispatched"] != float64(0) {
 			t.Errorf("undispatchable operation: record %v, want it reported skipped", rec)
 		}
 	}
-	if n := changesSince(t, r.app.Store, cursor); n != 0 {
+	if n := changesSince(t, r.App.Store, cursor); n != 0 {
 		t.Fatalf("malformed input wrote %d documents", n)
 	}
-	if n := r.sim.Ledger().Total(); n != 0 {
+	if n := r.Sim.Ledger().Total(); n != 0 {
 		t.Fatalf("malformed input reached Clusters Service %d times", n)
 	}
 }

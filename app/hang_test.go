@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hcpops/hcpops/harness/apptest"
+
 	"github.com/google/uuid"
 
 	"github.com/hcpops/hcpops/core/arm"
@@ -28,7 +30,7 @@ import (
 // ones are counted as errors, and the next tick backs them off.
 func TestHungClustersServiceThroughTheHandler(t *testing.T) {
 	var cs *hang.Proxy
-	r := newRigWith(t, func(simURL string) map[string]string {
+	r := apptest.New(t, apptest.Options{Settings: func(simURL string) map[string]string {
 		cs = hang.NewProxy(t, simURL)
 		return map[string]string{
 			"CLUSTERS_SERVICE_URL":     cs.URL,
@@ -36,20 +38,20 @@ func TestHungClustersServiceThroughTheHandler(t *testing.T) {
 			"HCPOPS_POLL_CONCURRENCY":  "2",
 			"HCPOPS_POLL_BUDGET":       "8s",
 		}
-	})
+	}})
 	ctx := context.Background()
 	var items []store.Item
 	names := map[string]string{} // operation name -> cluster resource ID
 	for i := range 6 {
 		rid := fmt.Sprintf("/subscriptions/%s/resourceGroups/myRG/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/c%d", sub, i)
-		fe := frontend.New(r.app.Store, clock.Real{}, uuid.NewString)
+		fe := frontend.New(r.App.Store, clock.Real{}, uuid.NewString)
 		acc, err := fe.PutCluster(ctx, rid, frontend.ClusterSpec{Location: "eastus", VersionID: "4.20", ChannelGroup: "stable"},
 			frontend.Options{TenantID: tenant})
 		if err != nil {
 			t.Fatal(err)
 		}
 		names[acc.Operation.Name()] = rid
-		item, err := r.app.Store.Get(ctx, sub, acc.Operation.ID)
+		item, err := r.App.Store.Get(ctx, sub, acc.Operation.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -60,14 +62,14 @@ func TestHungClustersServiceThroughTheHandler(t *testing.T) {
 		t.Fatal(err)
 	}
 	batch := fmt.Appendf(nil, `{"Data":{"documents":%s},"Metadata":{}}`, documents)
-	if resp, body := r.post("/dispatchOperations", batch); resp.StatusCode != http.StatusOK {
+	if resp, body := r.Post("/dispatchOperations", batch); resp.StatusCode != http.StatusOK {
 		t.Fatalf("dispatch: %d %s", resp.StatusCode, body)
 	}
-	r.sim.Advance(10 * time.Minute) // every cluster is ready in CS
+	r.Sim.Advance(10 * time.Minute) // every cluster is ready in CS
 
 	// The first two operations the tick meets hang.
 	var order []string
-	err = r.app.Store.ActiveOperations(ctx, store.ActiveOperationsQuery{PageSize: 100}, func(page []store.Item) error {
+	err = r.App.Store.ActiveOperations(ctx, store.ActiveOperationsQuery{PageSize: 100}, func(page []store.Item) error {
 		for _, it := range page {
 			op, err := document.ParseOperation(it.Body)
 			if err != nil {
@@ -81,7 +83,7 @@ func TestHungClustersServiceThroughTheHandler(t *testing.T) {
 		t.Fatalf("active operations %v, %v", order, err)
 	}
 	status := func(name string) arm.ProvisioningState {
-		item, err := r.app.Store.Get(ctx, sub, document.CosmosID(document.OperationResourceID(sub, name)))
+		item, err := r.App.Store.Get(ctx, sub, document.CosmosID(document.OperationResourceID(sub, name)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -92,7 +94,7 @@ func TestHungClustersServiceThroughTheHandler(t *testing.T) {
 		return op.Properties.Status
 	}
 	res := func(name string) *document.Resource {
-		item, err := r.app.Store.Get(ctx, sub, document.CosmosID(names[name]))
+		item, err := r.App.Store.Get(ctx, sub, document.CosmosID(names[name]))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -108,8 +110,8 @@ func TestHungClustersServiceThroughTheHandler(t *testing.T) {
 	}
 
 	tick := readFile(t, "../events/testdata/tick.json")
-	resp, body := r.post("/pollOperations", tick)
-	rec := r.logs.named(t, "poll.tick", 1)[0]
+	resp, body := r.Post("/pollOperations", tick)
+	rec := r.Logs.Named(t, "poll.tick", 1)[0]
 	if resp.StatusCode != http.StatusOK || rec["polled"] != 6.0 || rec["changed"] != 4.0 || rec["errors"] != 2.0 {
 		t.Fatalf("tick 1: %d %s, record %v", resp.StatusCode, body, rec)
 	}
@@ -122,8 +124,8 @@ func TestHungClustersServiceThroughTheHandler(t *testing.T) {
 			t.Errorf("operation %d in stream order: %s, want %s", i, got, want)
 		}
 	}
-	resp, body = r.post("/pollOperations", tick)
-	if rec := r.logs.named(t, "poll.tick", 2)[1]; resp.StatusCode != http.StatusOK || rec["errors"] != 0.0 || rec["backed_off"] != 2.0 {
+	resp, body = r.Post("/pollOperations", tick)
+	if rec := r.Logs.Named(t, "poll.tick", 2)[1]; resp.StatusCode != http.StatusOK || rec["errors"] != 0.0 || rec["backed_off"] != 2.0 {
 		t.Fatalf("tick 2: %d %s, record %v", resp.StatusCode, body, rec)
 	}
 }

@@ -1,7 +1,6 @@
 package app_test
 
 import (
-	"context"
 	"errors"
 	"log/slog"
 	"os"
@@ -11,21 +10,11 @@ import (
 
 	"github.com/hcpops/hcpops/app"
 
-	"github.com/hcpops/hcpops/core/store"
 	"github.com/hcpops/hcpops/core/store/cosmos"
 	"github.com/hcpops/hcpops/harness/store/cosmostest"
-	"github.com/hcpops/hcpops/harness/store/embedded"
 )
 
 func TestMain(m *testing.M) { os.Exit(cosmostest.Main(m)) }
-
-// openEmbedded stands in for the developer binary's local store in tests
-// that build the app from settings: the app itself opens Cosmos DB alone.
-func openEmbedded(_ context.Context, getenv func(string) string, logger *slog.Logger) (store.Store, string, error) {
-	path := filepath.Join(getenv("HCPOPS_DATA_DIR"), "store.db")
-	s, err := embedded.Open(path, embedded.WithLogger(logger))
-	return s, "embedded " + path, err
-}
 
 // TestNewRunsOnCosmosOnly: the Function App's handler without a Cosmos DB
 // connection refuses to start, naming the setting, and opens nothing in

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hcpops/hcpops/app"
+	"github.com/hcpops/hcpops/harness/apptest"
 
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/store"
@@ -42,16 +42,16 @@ func TestRunbookOperationStuck(t *testing.T) {
 	for _, cause := range []string{"slow", "lost"} {
 		t.Run(cause, func(t *testing.T) {
 			var simURL string
-			r := newRigEnv(t, func(u string) map[string]string {
+			r := apptest.New(t, apptest.Options{Settings: func(u string) map[string]string {
 				simURL = u
 				return map[string]string{"HCPOPS_PENDING_ID_GRACE": "1ms", "HCPOPS_DISPATCH_GRACE": "1ms"}
-			}, app.Parts{})
-			d := r.sim.Durations()
+			}})
+			d := r.Sim.Durations()
 			d.ClusterInstalling = 2 * time.Hour // CS is slow: the create cannot finish within its threshold
-			r.sim.SetDurations(d)
+			r.Sim.SetDurations(d)
 			// Inject: the create started 25 minutes ago.
-			r.submitAt(time.Now().Add(-25 * time.Minute))
-			if resp, body := r.post("/dispatchOperations", readFile(t, filepath.Join("testdata", "dispatch-cluster-create.json"))); resp.StatusCode != http.StatusOK {
+			r.SubmitAt(time.Now().Add(-25 * time.Minute))
+			if resp, body := r.Post("/dispatchOperations", readFile(t, filepath.Join("testdata", "dispatch-cluster-create.json"))); resp.StatusCode != http.StatusOK {
 				t.Fatalf("dispatch: %d %s", resp.StatusCode, body)
 			}
 			tick := readFile(t, "../events/testdata/tick.json")
@@ -59,23 +59,23 @@ func TestRunbookOperationStuck(t *testing.T) {
 			tickOnce := func() {
 				t.Helper()
 				ticks++
-				if resp, body := r.post("/pollOperations", tick); resp.StatusCode != http.StatusOK {
+				if resp, body := r.Post("/pollOperations", tick); resp.StatusCode != http.StatusOK {
 					t.Fatalf("tick: %d %s", resp.StatusCode, body)
 				}
-				r.logs.named(t, "poll.tick", ticks)
+				r.Logs.Named(t, "poll.tick", ticks)
 			}
-			for r.operation().Properties.Status != arm.ProvisioningStateProvisioning {
+			for r.Operation().Properties.Status != arm.ProvisioningStateProvisioning {
 				if ticks > 50 {
-					t.Fatalf("the create never reached Provisioning: %s", r.operation().Properties.Status)
+					t.Fatalf("the create never reached Provisioning: %s", r.Operation().Properties.Status)
 				}
-				r.sim.Advance(10 * time.Second)
+				r.Sim.Advance(10 * time.Second)
 				tickOnce()
 			}
 
 			// The alert's shipped query (stuck:cluster.create, 20 minutes) matches it.
 			qStuck := shippedQuery(t, "stuck")
 			now := time.Now().Add(time.Second)
-			if got := stuckAlert(qStuck, r.logs.records(t), now, "cluster", "Create", 20*time.Minute); len(got) != 1 ||
+			if got := stuckAlert(qStuck, r.Logs.Records(t), now, "cluster", "Create", 20*time.Minute); len(got) != 1 ||
 				got[0].operationID != opName || got[0].resourceID != clusterID {
 				t.Fatalf("the stuck alert's query = %+v, want the create %s of %s", got, opName, clusterID)
 			}
@@ -83,17 +83,17 @@ func TestRunbookOperationStuck(t *testing.T) {
 			// The runbook's first query: the operation's story.
 			var story []string
 			var warned bool
-			for _, rec := range r.logs.records(t) {
+			for _, rec := range r.Logs.Records(t) {
 				if rec["operation_id"] == opName {
-					story = append(story, str(rec, "msg"))
-					warned = warned || rec["level"] == "WARN" && str(rec, "msg") != "operation.stuck" || rec["level"] == "ERROR"
+					story = append(story, apptest.Str(rec, "msg"))
+					warned = warned || rec["level"] == "WARN" && apptest.Str(rec, "msg") != "operation.stuck" || rec["level"] == "ERROR"
 				}
 			}
 			if !strings.Contains(strings.Join(story, " "), "operation.dispatched") || !strings.Contains(strings.Join(story, " "), "operation.transition") || warned {
 				t.Fatalf("the story does not tell \"CS is working on it\" (dispatched, a transition, no warnings): %v", story)
 			}
 			// Ask CS for the object, as the runbook says.
-			csID := r.resource().ClusterServiceID()
+			csID := r.Resource().ClusterServiceID()
 			if state := csState(t, simURL, csID); state != "installing" {
 				t.Fatalf("CS says the cluster is %q, want installing", state)
 			}
@@ -101,10 +101,10 @@ func TestRunbookOperationStuck(t *testing.T) {
 			switch cause {
 			case "slow":
 				// Nothing here needs changing: CS finishes, the operation ends.
-				r.sim.Advance(3 * time.Hour)
-				for i := 0; r.operation().Properties.Status != arm.ProvisioningStateSucceeded; i++ {
+				r.Sim.Advance(3 * time.Hour)
+				for i := 0; r.Operation().Properties.Status != arm.ProvisioningStateSucceeded; i++ {
 					if i > 20 {
-						t.Fatalf("the create did not end once CS finished: %s", r.operation().Properties.Status)
+						t.Fatalf("the create did not end once CS finished: %s", r.Operation().Properties.Status)
 					}
 					tickOnce()
 				}
@@ -116,7 +116,7 @@ func TestRunbookOperationStuck(t *testing.T) {
 					t.Fatal(err)
 				}
 				resp.Body.Close()
-				r.sim.Advance(time.Hour) // uninstalled: gone
+				r.Sim.Advance(time.Hour) // uninstalled: gone
 				if state := csState(t, simURL, csID); state != "" {
 					t.Fatalf("CS still has the cluster (%q)", state)
 				}
@@ -124,27 +124,27 @@ func TestRunbookOperationStuck(t *testing.T) {
 				var out bytes.Buffer
 				env := operator.Env{Prog: "hcpopsctl", Getenv: func(string) string { return "" }, Stdin: strings.NewReader(""), Stdout: &out,
 					Connect: func(context.Context, bool, bool) (store.Store, operator.Connection, error) {
-						return nopClose{r.app.Store}, operator.Connection{Name: "the rig's store", Server: "the rig's next tick"}, nil
+						return nopClose{r.App.Store}, operator.Connection{Name: "the rig's store", Server: "the rig's next tick"}, nil
 					},
 					// Its records collected with the app's, as the runbook
 					// asks of an operator's stderr: the alert reads them.
 					ActionLog: func() (*slog.Logger, func()) {
-						return slog.New(logging.Streams(r.logs, r.logs, "json", slog.LevelInfo)), func() {}
+						return slog.New(logging.Streams(r.Logs, r.Logs, "json", slog.LevelInfo)), func() {}
 					},
 				}
 				if _, err := operator.Run(context.Background(), env, "ops", []string{"fail", opName, "-subscription", sub,
 					"-reason", "CS lost cluster " + csID + "; ticket 1234", "-by", "oncall"}); err != nil {
 					t.Fatalf("ops fail: %v\n%s", err, out.String())
 				}
-				if p := r.operation().Properties; p.Status != arm.ProvisioningStateFailed || p.Error == nil || p.Error.Code != "OperationAbandoned" {
+				if p := r.Operation().Properties; p.Status != arm.ProvisioningStateFailed || p.Error == nil || p.Error.Code != "OperationAbandoned" {
 					t.Fatalf("after ops fail: %s %+v", p.Status, p.Error)
 				}
 				tickOnce() // and the backend leaves it be
-				if st := r.operation().Properties.Status; st != arm.ProvisioningStateFailed {
+				if st := r.Operation().Properties.Status; st != arm.ProvisioningStateFailed {
 					t.Errorf("a tick after ops fail moved the operation to %s", st)
 				}
 			}
-			if got := stuckAlert(qStuck, r.logs.records(t), time.Now().Add(time.Second), "cluster", "Create", 20*time.Minute); len(got) != 0 {
+			if got := stuckAlert(qStuck, r.Logs.Records(t), time.Now().Add(time.Second), "cluster", "Create", 20*time.Minute); len(got) != 0 {
 				t.Errorf("the stuck alert once the operation ended = %+v, want it resolved", got)
 			}
 		})

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hcpops/hcpops/app"
+	"github.com/hcpops/hcpops/harness/apptest"
 
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/harness/simulator"
@@ -92,13 +92,13 @@ func burnAlert(q shipped, recs []map[string]any, now time.Time, target, burn flo
 	}
 	var longTotal, longFailed, shortTotal, shortFailed float64
 	for _, r := range since(recs, now, long) {
-		if !msgIn(r, q.event(0)) || str(r, "kind") != "cluster" || str(r, "request") != "Create" ||
-			(str(r, "to") != "Succeeded" && str(r, "to") != "Failed") || at(r).After(now) {
+		if !apptest.MsgIn(r, q.event(0)) || apptest.Str(r, "kind") != "cluster" || apptest.Str(r, "request") != "Create" ||
+			(apptest.Str(r, "to") != "Succeeded" && apptest.Str(r, "to") != "Failed") || apptest.At(r).After(now) {
 			continue
 		}
-		failed := str(r, "to") == "Failed"
+		failed := apptest.Str(r, "to") == "Failed"
 		longTotal++
-		recent := at(r).After(now.Add(-short))
+		recent := apptest.At(r).After(now.Add(-short))
 		if failed {
 			longFailed++
 		}
@@ -123,29 +123,29 @@ func burnAlert(q shipped, recs []map[string]any, now time.Time, target, burn flo
 // through the production assembly, as driveCreate drives one to success.
 func failedCreateRun(t *testing.T) []map[string]any {
 	t.Helper()
-	r := newRigEnv(t, func(string) map[string]string {
+	r := apptest.New(t, apptest.Options{Settings: func(string) map[string]string {
 		return map[string]string{"HCPOPS_POLL_BACKOFF_MAX": "1ms", "HCPOPS_PENDING_ID_GRACE": "1ms", "HCPOPS_DISPATCH_GRACE": "1ms",
 			"HCPOPS_NOTIFY_BACKOFF_BASE": "1ms", "HCPOPS_NOTIFY_BACKOFF_MAX": "1ms"}
-	}, app.Parts{})
-	if _, err := r.sim.FailCluster("myCluster", simulator.ClusterFailure{Code: "OCM3055", Message: "quota exceeded in eastus"}); err != nil {
+	}})
+	if _, err := r.Sim.FailCluster("myCluster", simulator.ClusterFailure{Code: "OCM3055", Message: "quota exceeded in eastus"}); err != nil {
 		t.Fatal(err)
 	}
-	r.submitAt(time.Now())
-	if resp, body := r.post("/dispatchOperations", readFile(t, filepath.Join("testdata", "dispatch-cluster-create.json"))); resp.StatusCode != http.StatusOK {
+	r.SubmitAt(time.Now())
+	if resp, body := r.Post("/dispatchOperations", readFile(t, filepath.Join("testdata", "dispatch-cluster-create.json"))); resp.StatusCode != http.StatusOK {
 		t.Fatalf("dispatch: %d %s", resp.StatusCode, body)
 	}
 	tick := readFile(t, "../events/testdata/tick.json")
-	for i := 1; r.operation().Properties.Status != arm.ProvisioningStateFailed; i++ {
+	for i := 1; r.Operation().Properties.Status != arm.ProvisioningStateFailed; i++ {
 		if i > 100 {
-			t.Fatalf("the create is %s after 100 ticks:\n%s", r.operation().Properties.Status, r.logs.String())
+			t.Fatalf("the create is %s after 100 ticks:\n%s", r.Operation().Properties.Status, r.Logs.String())
 		}
-		if resp, body := r.post("/pollOperations", tick); resp.StatusCode != http.StatusOK {
+		if resp, body := r.Post("/pollOperations", tick); resp.StatusCode != http.StatusOK {
 			t.Fatalf("tick: %d %s", resp.StatusCode, body)
 		}
-		r.logs.named(t, "poll.tick", i)
-		r.sim.Advance(10 * time.Second)
+		r.Logs.Named(t, "poll.tick", i)
+		r.Sim.Advance(10 * time.Second)
 	}
-	return r.logs.records(t)
+	return r.Logs.Records(t)
 }
 
 // TestSLOTemplate: two burn-rate rules, 14.4x over 1h and 5m and 6x over
@@ -189,9 +189,9 @@ func TestSLOTemplate(t *testing.T) {
 // run), and both together.
 func TestSLOBurnFires(t *testing.T) {
 	failed := failedCreateRun(t)
-	clean := allRuns(t).clean.all
+	clean := allRuns(t).Clean.All
 	both := append(append([]map[string]any{}, failed...), clean...)
-	end := func(recs []map[string]any) time.Time { return latest(recs).Add(time.Second) }
+	end := func(recs []map[string]any) time.Time { return apptest.Latest(recs).Add(time.Second) }
 	q := shippedQuery(t, "provisioning_burn")
 	for _, a := range sloAlerts(t) {
 		target, _ := strconv.ParseFloat(a.param(t, "slo_target"), 64)

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hcpops/hcpops/app"
+	"github.com/hcpops/hcpops/harness/apptest"
 
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/document"
@@ -21,14 +21,14 @@ import (
 // rule, naming the delete now; the delete's Succeeded ends it. Real
 // records, through the production assembly.
 func TestStuckHeldAcrossANewOperation(t *testing.T) {
-	r := newRigEnv(t, func(string) map[string]string {
+	r := apptest.New(t, apptest.Options{Settings: func(string) map[string]string {
 		// The delete has no witness: its 404 is confirmed over a 1 ms
 		// window (three reads) instead of ten minutes.
 		return map[string]string{"HCPOPS_POLL_BACKOFF_MAX": "1ms", "HCPOPS_PENDING_ID_GRACE": "1ms", "HCPOPS_DISPATCH_GRACE": "1ms",
 			"HCPOPS_NOTIFY_BACKOFF_BASE": "1ms", "HCPOPS_NOTIFY_BACKOFF_MAX": "1ms", "HCPOPS_ABSENCE_WINDOW": "1ms"}
-	}, app.Parts{})
-	r.submitAt(time.Now().Add(-25 * time.Minute))
-	if resp, body := r.post("/dispatchOperations", readFile(t, filepath.Join("testdata", "dispatch-cluster-create.json"))); resp.StatusCode != http.StatusOK {
+	}})
+	r.SubmitAt(time.Now().Add(-25 * time.Minute))
+	if resp, body := r.Post("/dispatchOperations", readFile(t, filepath.Join("testdata", "dispatch-cluster-create.json"))); resp.StatusCode != http.StatusOK {
 		t.Fatalf("dispatch: %d %s", resp.StatusCode, body)
 	}
 	tick := readFile(t, "../events/testdata/tick.json")
@@ -36,20 +36,20 @@ func TestStuckHeldAcrossANewOperation(t *testing.T) {
 	tickOnce := func() {
 		t.Helper()
 		ticks++
-		if resp, body := r.post("/pollOperations", tick); resp.StatusCode != http.StatusOK {
+		if resp, body := r.Post("/pollOperations", tick); resp.StatusCode != http.StatusOK {
 			t.Fatalf("tick: %d %s", resp.StatusCode, body)
 		}
-		r.logs.named(t, "poll.tick", ticks)
+		r.Logs.Named(t, "poll.tick", ticks)
 	}
 	tickOnce() // writes the create's operation.stuck: 25 minutes is past its 20
 
 	const deleteName = "5d0c6a3e-7f1b-4e2a-9c8d-2b4f6a8e0c1d"
-	fe := frontend.New(r.app.Store, testsupport.NewClock(time.Now()), func() string { return deleteName })
+	fe := frontend.New(r.App.Store, testsupport.NewClock(time.Now()), func() string { return deleteName })
 	if _, err := fe.Delete(context.Background(), clusterID, frontend.Options{TenantID: tenant}); err != nil {
 		t.Fatal(err)
 	}
 	deleteOp := func() arm.ProvisioningState {
-		item, err := r.app.Store.Get(context.Background(), sub, document.CosmosID(document.OperationResourceID(sub, deleteName)))
+		item, err := r.App.Store.Get(context.Background(), sub, document.CosmosID(document.OperationResourceID(sub, deleteName)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -62,28 +62,28 @@ func TestStuckHeldAcrossANewOperation(t *testing.T) {
 	var superseded []map[string]any
 	for deleteOp() != arm.ProvisioningStateSucceeded {
 		if ticks > 200 {
-			t.Fatalf("the delete is %s after 200 ticks:\n%s", deleteOp(), r.logs.String())
+			t.Fatalf("the delete is %s after 200 ticks:\n%s", deleteOp(), r.Logs.String())
 		}
-		r.sim.Advance(10 * time.Second)
+		r.Sim.Advance(10 * time.Second)
 		tickOnce()
-		if superseded == nil && r.operation().Properties.Status == arm.ProvisioningStateCanceled {
-			superseded = r.logs.records(t)
+		if superseded == nil && r.Operation().Properties.Status == arm.ProvisioningStateCanceled {
+			superseded = r.Logs.Records(t)
 		}
 	}
-	all := r.logs.records(t)
+	all := r.Logs.Records(t)
 	if superseded == nil {
-		t.Fatalf("the create was never Canceled by the delete:\n%s", r.logs.String())
+		t.Fatalf("the create was never Canceled by the delete:\n%s", r.Logs.String())
 	}
 	rule := findAlert(t, templateAlerts(t), "stuck:cluster.create")
 	after, err := time.ParseDuration(rule.param(t, "stuck_after"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := stuckAlert(shippedQuery(t, "stuck"), superseded, latest(superseded).Add(time.Second), "cluster", "Create", after)
+	got := stuckAlert(shippedQuery(t, "stuck"), superseded, apptest.Latest(superseded).Add(time.Second), "cluster", "Create", after)
 	if len(got) != 1 || got[0].resourceID != clusterID {
 		t.Errorf("cluster create rule once a delete superseded the stuck create = %+v, want it held for %s", got, clusterID)
 	}
-	if got := stuckAlert(shippedQuery(t, "stuck"), all, latest(all).Add(time.Second), "cluster", "Create", after); len(got) != 0 {
+	if got := stuckAlert(shippedQuery(t, "stuck"), all, apptest.Latest(all).Add(time.Second), "cluster", "Create", after); len(got) != 0 {
 		t.Errorf("cluster create rule once the delete succeeded = %+v, want nothing", got)
 	}
 }

@@ -3,18 +3,16 @@ package app_test
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
-	"github.com/hcpops/hcpops/app"
-
-	"github.com/hcpops/hcpops/core/arm"
+	"github.com/hcpops/hcpops/harness/apptest"
 )
 
 // telemetryNames are the records docs/functions.md documents.
@@ -30,93 +28,37 @@ var writtenElsewhere = map[string]string{"handler.started": "TestServeLogStreams
 	"operation.abandoned":          "TestOpsFailBesideDev (opsabandon_test.go) runs hcpopsctl ops fail; TestAbandonEndsAnActiveOperation (core/lifecycle)",
 	"changefeed.documents_skipped": "TestOversizeBatchIsDecoded (functions/dispatchOperations) posts a batch over 16 MiB"}
 
-// scenario drives one cluster create through the production assembly and
-// the real handler, with a CS failure and a failed ARM notification on the
-// way, and returns every record written. mid holds the records written up
-// to the operation's first non-terminal transition (a moment it is
-// "stuck" for the queries).
-func scenario(t *testing.T) (all, mid []map[string]any, r *rig) {
-	t.Helper()
-	r = newRigEnv(t, withSettings(map[string]string{
-		"HCPOPS_NOTIFY_BACKOFF_BASE": "1ms", "HCPOPS_NOTIFY_BACKOFF_MAX": "1ms", "HCPOPS_POLL_BACKOFF_MAX": "1ms",
-		"HCPOPS_PENDING_ID_GRACE": "1ms"}), app.Parts{})
-	r.sink.failFirst(1)
-	r.submitAt(time.Now()) // the deadline runs on the engine's real clock
-	batch := readFile(t, filepath.Join("testdata", "dispatch-cluster-create.json"))
-	// The last delivery of a batch fails on a CS 503: the host will
-	// checkpoint past it, and the batch is given up.
-	var last map[string]any
-	if err := json.Unmarshal(batch, &last); err != nil {
-		t.Fatal(err)
+var (
+	runsOnce sync.Once
+	runsMade *apptest.Runs
+)
+
+// allRuns are apptest's runs, made once for the test binary.
+func allRuns(t *testing.T) *apptest.Runs {
+	runsOnce.Do(func() { runsMade = apptest.MakeRuns(t) })
+	if runsMade == nil {
+		t.Fatal("making the runs failed (see the first test that needed them)")
 	}
-	last["Metadata"].(map[string]any)["RetryContext"] = map[string]any{"RetryCount": 5, "MaxRetryCount": 5}
-	lastBody, _ := json.Marshal(last)
-	if err := r.sim.FailNext(1, http.StatusServiceUnavailable); err != nil {
-		t.Fatal(err)
-	}
-	if resp, body := r.post("/dispatchOperations", lastBody); resp.StatusCode != http.StatusInternalServerError {
-		t.Fatalf("failing last delivery: %d %s, want 500", resp.StatusCode, body)
-	}
-	// The change feed delivers the operation again (a later write), and
-	// this time CS answers.
-	if resp, body := r.post("/dispatchOperations", batch); resp.StatusCode != http.StatusOK {
-		t.Fatalf("dispatch: %d %s", resp.StatusCode, body)
-	}
-	tick := readFile(t, "../events/testdata/tick.json")
-	ticks := 0
-	// doTick reports whether the tick asked CS and got answers.
-	doTick := func() bool {
-		ticks++
-		if resp, body := r.post("/pollOperations", tick); resp.StatusCode != http.StatusOK {
-			t.Fatalf("tick: %d %s", resp.StatusCode, body)
-		}
-		rec := r.logs.named(t, "poll.tick", ticks)[ticks-1] // its line is out
-		return num(rec, "cs_calls") > 0 && num(rec, "cs_errors") == 0
-	}
-	// A CS 503 on the first poll: the tick counts it, the operation waits.
-	if err := r.sim.FailNext(1, http.StatusServiceUnavailable); err != nil {
-		t.Fatal(err)
-	}
-	asked := doTick()
-	for deadline := time.Now().Add(30 * time.Second); ; {
-		if time.Now().After(deadline) {
-			t.Fatalf("operation still %s: %+v\nlog:\n%s", r.operation().Properties.Status, r.operation().Properties.Error, r.logs.String())
-		}
-		st := r.operation().Properties.Status
-		if st == arm.ProvisioningStateProvisioning && mid == nil {
-			mid = r.logs.records(t)
-		}
-		if st == arm.ProvisioningStateSucceeded && r.operation().Properties.NotificationURI == "" {
-			break
-		}
-		if asked {
-			r.sim.Advance(10 * time.Second) // small steps, each seen by a tick: installing shows
-		}
-		asked = doTick()
-	}
-	if mid == nil {
-		t.Fatalf("the operation never showed Provisioning between ticks: %s", r.logs.String())
-	}
-	return r.logs.records(t), mid, r
+	return runsMade
 }
 
 // TestTelemetry holds the shapes of the records (golden) and evaluates
 // each documented query's filter over them.
 func TestTelemetry(t *testing.T) {
 	rs := allRuns(t)
-	all, mid := rs.troubled.all, rs.troubled.mid
+	all, mid := rs.Troubled.All, rs.Troubled.Mid
 	// The shapes and names hold over every run: some records (a stuck
 	// operation's) are written only by some.
-	every := slices.Concat(all, rs.clean.all, rs.stuck.all, rs.notify.all, rs.csErrors.all, rs.csSlow.all, rs.budget.all,
-		rs.misrouted.all)
+	every := slices.Concat(all, rs.Clean.All, rs.Stuck.All, rs.Notify.All, rs.CSErrors.All, rs.CSSlow.All, rs.Budget.All,
+		rs.Misrouted.All)
 	var shapes map[string]map[string]string
 	t.Run("golden shapes", func(t *testing.T) { shapes = goldenShapes(t, every) })
 	t.Run("records documented", func(t *testing.T) { docsRecordsTable(t, shapes) })
 	t.Run("queries match the docs", func(t *testing.T) { docsQueriesMatch(t, every) })
 
-	opID := rs.troubled.opID
+	opID := rs.Troubled.OpID
 	t.Run("stuck", func(t *testing.T) {
-		at := latest(mid).Add(31 * time.Minute)
+		at := apptest.Latest(mid).Add(31 * time.Minute)
 		got := stuck(mid, at, 30*time.Minute)
 		if len(got) != 1 || got[0].operationID != opID || got[0].state != "Provisioning" || got[0].started.IsZero() {
 			t.Fatalf("stuck at %v = %+v, want the operation in Provisioning", at, got)
@@ -124,10 +66,10 @@ func TestTelemetry(t *testing.T) {
 		if got[0].lastProblem == "" {
 			t.Errorf("stuck operation has no last problem; the CS 503 was logged about it")
 		}
-		if got := stuck(all, latest(all).Add(31*time.Minute), 30*time.Minute); len(got) != 0 {
+		if got := stuck(all, apptest.Latest(all).Add(31*time.Minute), 30*time.Minute); len(got) != 0 {
 			t.Errorf("after it succeeded, stuck = %+v", got)
 		}
-		if got := stuck(mid, latest(mid).Add(time.Minute), 30*time.Minute); len(got) != 0 {
+		if got := stuck(mid, apptest.Latest(mid).Add(time.Minute), 30*time.Minute); len(got) != 0 {
 			t.Errorf("one minute in, stuck = %+v, want none", got)
 		}
 	})
@@ -142,7 +84,7 @@ func TestTelemetry(t *testing.T) {
 	})
 	t.Run("given_up", func(t *testing.T) {
 		got := givenUp(all)
-		if len(got) != 1 || len(got[0]) != 1 || got[0][0] != rs.troubled.docID {
+		if len(got) != 1 || len(got[0]) != 1 || got[0][0] != rs.Troubled.DocID {
 			t.Errorf("given up = %v, want the operation document of the failed last delivery", got)
 		}
 	})
@@ -154,8 +96,8 @@ func TestTelemetry(t *testing.T) {
 	})
 	t.Run("notification_failures", func(t *testing.T) {
 		got := notificationFailures(all)
-		if got[rs.troubled.sinkHost] != 1 || len(got) != 1 {
-			t.Errorf("failures by host = %v, want 1 for %s", got, rs.troubled.sinkHost)
+		if got[rs.Troubled.SinkHost] != 1 || len(got) != 1 {
+			t.Errorf("failures by host = %v, want 1 for %s", got, rs.Troubled.SinkHost)
 		}
 	})
 	t.Run("ticks", func(t *testing.T) {
@@ -171,11 +113,11 @@ func TestTelemetry(t *testing.T) {
 		}
 	})
 	t.Run("cs_anomalies", func(t *testing.T) {
-		got := csAnomalies(rs.misrouted.all)
+		got := csAnomalies(rs.Misrouted.All)
 		if len(got) != 1 || got["wave"].ticks != 1 || got["wave"].mustExistAbsent != 1 || got["wave"].sample == "" {
 			t.Errorf("cs anomalies of the misrouted run = %+v, want one wave naming the accepted cluster", got)
 		}
-		if got := csAnomalies(rs.clean.all); len(got) != 0 {
+		if got := csAnomalies(rs.Clean.All); len(got) != 0 {
 			t.Errorf("cs anomalies of the clean run = %+v, want none", got)
 		}
 	})
@@ -199,36 +141,15 @@ type rebuilds struct {
 func viewRebuilds(recs []map[string]any) map[string]rebuilds {
 	out := map[string]rebuilds{}
 	for _, r := range recs {
-		if !msgIn(r, "poll.view_rebuilt") {
+		if !apptest.MsgIn(r, "poll.view_rebuilt") {
 			continue
 		}
-		b := out[str(r, "reason")]
+		b := out[apptest.Str(r, "reason")]
 		b.rebuilds++
-		b.operations = max(b.operations, num(r, "operations"))
-		out[str(r, "reason")] = b
+		b.operations = max(b.operations, apptest.Num(r, "operations"))
+		out[apptest.Str(r, "reason")] = b
 	}
 	return out
-}
-
-func msgIn(rec map[string]any, names ...string) bool { return slices.Contains(names, str(rec, "msg")) }
-
-func str(rec map[string]any, k string) string { s, _ := rec[k].(string); return s }
-func num(rec map[string]any, k string) float64 {
-	n, _ := rec[k].(float64)
-	return n
-}
-func at(rec map[string]any) time.Time {
-	t, _ := time.Parse(time.RFC3339Nano, str(rec, "time"))
-	return t
-}
-func latest(recs []map[string]any) time.Time {
-	var l time.Time
-	for _, r := range recs {
-		if t := at(r); t.After(l) {
-			l = t
-		}
-	}
-	return l
 }
 
 type stuckOp struct {
@@ -243,20 +164,20 @@ func stuck(recs []map[string]any, now time.Time, n time.Duration) []stuckOp {
 	last := map[string]stuckOp{}
 	problem := map[string]string{}
 	for _, r := range recs {
-		id := str(r, "operation_id")
-		if id != "" && (str(r, "level") == "WARN" || str(r, "level") == "ERROR") && !msgIn(r, "operation.stuck") {
-			problem[id] = str(r, "msg") + ": " + str(r, "error")
+		id := apptest.Str(r, "operation_id")
+		if id != "" && (apptest.Str(r, "level") == "WARN" || apptest.Str(r, "level") == "ERROR") && !apptest.MsgIn(r, "operation.stuck") {
+			problem[id] = apptest.Str(r, "msg") + ": " + apptest.Str(r, "error")
 		}
-		if !msgIn(r, "operation.dispatched", "operation.transition") {
+		if !apptest.MsgIn(r, "operation.dispatched", "operation.transition") {
 			continue
 		}
-		state := str(r, "status")
-		if str(r, "msg") == "operation.transition" {
-			state = str(r, "to")
+		state := apptest.Str(r, "status")
+		if apptest.Str(r, "msg") == "operation.transition" {
+			state = apptest.Str(r, "to")
 		}
-		if prev, ok := last[id]; !ok || !at(r).Before(prev.since) {
-			last[id] = stuckOp{operationID: id, state: state, since: at(r),
-				started: at(r).Add(-time.Duration(num(r, "seconds_since_start") * float64(time.Second)))}
+		if prev, ok := last[id]; !ok || !apptest.At(r).Before(prev.since) {
+			last[id] = stuckOp{operationID: id, state: state, since: apptest.At(r),
+				started: apptest.At(r).Add(-time.Duration(apptest.Num(r, "seconds_since_start") * float64(time.Second)))}
 		}
 	}
 	var out []stuckOp
@@ -281,13 +202,13 @@ type problem struct {
 func problems(recs []map[string]any) map[string]problem {
 	out := map[string]problem{}
 	for _, r := range recs {
-		id := str(r, "operation_id")
-		if id == "" || (str(r, "level") != "WARN" && str(r, "level") != "ERROR") {
+		id := apptest.Str(r, "operation_id")
+		if id == "" || (apptest.Str(r, "level") != "WARN" && apptest.Str(r, "level") != "ERROR") {
 			continue
 		}
 		p := out[id]
 		p.count++
-		p.what, p.err = str(r, "msg"), str(r, "error")
+		p.what, p.err = apptest.Str(r, "msg"), apptest.Str(r, "error")
 		p.whats = append(p.whats, p.what)
 		out[id] = p
 	}
@@ -298,7 +219,7 @@ func problems(recs []map[string]any) map[string]problem {
 func givenUp(recs []map[string]any) [][]string {
 	var out [][]string
 	for _, r := range recs {
-		if !msgIn(r, "changefeed.batch_given_up") {
+		if !apptest.MsgIn(r, "changefeed.batch_given_up") {
 			continue
 		}
 		var ids []string
@@ -313,8 +234,8 @@ func givenUp(recs []map[string]any) [][]string {
 func transitionsByOutcome(recs []map[string]any) map[string]int {
 	out := map[string]int{}
 	for _, r := range recs {
-		if msgIn(r, "operation.transition") {
-			out[str(r, "to")]++
+		if apptest.MsgIn(r, "operation.transition") {
+			out[apptest.Str(r, "to")]++
 		}
 	}
 	return out
@@ -323,8 +244,8 @@ func transitionsByOutcome(recs []map[string]any) map[string]int {
 func notificationFailures(recs []map[string]any) map[string]int {
 	out := map[string]int{}
 	for _, r := range recs {
-		if msgIn(r, "notification.attempt") && str(r, "outcome") != "delivered" {
-			out[str(r, "host")]++
+		if apptest.MsgIn(r, "notification.attempt") && apptest.Str(r, "outcome") != "delivered" {
+			out[apptest.Str(r, "host")]++
 		}
 	}
 	return out
@@ -335,9 +256,9 @@ func notificationFailures(recs []map[string]any) map[string]int {
 func tickStats(recs []map[string]any) (n int, p95, maxUsed float64) {
 	var walls []float64
 	for _, r := range recs {
-		if msgIn(r, "poll.tick") {
-			walls = append(walls, num(r, "wall_ms"))
-			maxUsed = max(maxUsed, num(r, "budget_used"))
+		if apptest.MsgIn(r, "poll.tick") {
+			walls = append(walls, apptest.Num(r, "wall_ms"))
+			maxUsed = max(maxUsed, apptest.Num(r, "budget_used"))
 		}
 	}
 	if len(walls) == 0 {
@@ -357,26 +278,26 @@ type anomalies struct {
 func csAnomalies(recs []map[string]any) map[string]anomalies {
 	out := map[string]anomalies{}
 	for _, r := range recs {
-		if !msgIn(r, "cs.anomaly") {
+		if !apptest.MsgIn(r, "cs.anomaly") {
 			continue
 		}
-		a := out[str(r, "verdict")]
+		a := out[apptest.Str(r, "verdict")]
 		a.ticks++
-		a.deletesHeld += int(num(r, "deletes_held"))
-		a.mustExistAbsent = max(a.mustExistAbsent, int(num(r, "must_exist_absent")))
+		a.deletesHeld += int(apptest.Num(r, "deletes_held"))
+		a.mustExistAbsent = max(a.mustExistAbsent, int(apptest.Num(r, "must_exist_absent")))
 		if ids, _ := r["sample_ids"].([]any); len(ids) > 0 && a.sample == "" {
 			a.sample = fmt.Sprint(ids...)
 		}
-		out[str(r, "verdict")] = a
+		out[apptest.Str(r, "verdict")] = a
 	}
 	return out
 }
 
 func csCalls(recs []map[string]any) (calls, errs int) {
 	for _, r := range recs {
-		if msgIn(r, "poll.tick", "dispatch.batch") {
-			calls += int(num(r, "cs_calls"))
-			errs += int(num(r, "cs_errors"))
+		if apptest.MsgIn(r, "poll.tick", "dispatch.batch") {
+			calls += int(apptest.Num(r, "cs_calls"))
+			errs += int(apptest.Num(r, "cs_errors"))
 		}
 	}
 	return calls, errs
@@ -438,7 +359,7 @@ func topLevel(s map[string]string) map[string]string {
 func goldenShapes(t *testing.T, recs []map[string]any) map[string]map[string]string {
 	got := map[string]map[string]string{}
 	for _, r := range recs {
-		name := str(r, "msg")
+		name := apptest.Str(r, "msg")
 		if !slices.Contains(telemetryNames, name) {
 			continue
 		}

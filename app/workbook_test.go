@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hcpops/hcpops/harness/apptest"
 )
 
 // workbookPanel is one query panel of deploy/workbook.json.
@@ -71,8 +73,8 @@ func groupsOf(r map[string]any) []activeGroupRow {
 	gs, _ := r["groups"].([]any)
 	for _, g := range gs {
 		m, _ := g.(map[string]any)
-		out = append(out, activeGroupRow{str(m, "kind"), str(m, "request"), str(m, "status"), int(num(m, "count")),
-			int(num(m, "stuck")), num(m, "oldest_seconds"), str(m, "oldest_operation_id"), str(m, "oldest_resource_id")})
+		out = append(out, activeGroupRow{apptest.Str(m, "kind"), apptest.Str(m, "request"), apptest.Str(m, "status"), int(apptest.Num(m, "count")),
+			int(apptest.Num(m, "stuck")), apptest.Num(m, "oldest_seconds"), apptest.Str(m, "oldest_operation_id"), apptest.Str(m, "oldest_resource_id")})
 	}
 	return out
 }
@@ -82,14 +84,14 @@ func groupsOf(r map[string]any) []activeGroupRow {
 func activeByStatus(recs []map[string]any) map[string]int {
 	out := map[string]int{}
 	for _, r := range recs {
-		if !msgIn(r, "poll.active") {
+		if !apptest.MsgIn(r, "poll.active") {
 			continue
 		}
 		tick := map[string]int{}
 		for _, g := range groupsOf(r) {
 			tick[g.status] += g.count
 		}
-		bin := at(r).Truncate(5 * time.Minute).Format(time.RFC3339)
+		bin := apptest.At(r).Truncate(5 * time.Minute).Format(time.RFC3339)
 		for st, n := range tick {
 			out[bin+" "+st] = max(out[bin+" "+st], n)
 		}
@@ -102,9 +104,9 @@ func activeByStatus(recs []map[string]any) map[string]int {
 func durations(recs []map[string]any) map[string][2]float64 {
 	mins := map[string][]float64{}
 	for _, r := range recs {
-		if msgIn(r, "operation.transition") && terminal(str(r, "to")) {
-			k := str(r, "kind") + " " + str(r, "request") + " " + str(r, "to")
-			mins[k] = append(mins[k], num(r, "seconds_since_start")/60)
+		if apptest.MsgIn(r, "operation.transition") && terminal(apptest.Str(r, "to")) {
+			k := apptest.Str(r, "kind") + " " + apptest.Str(r, "request") + " " + apptest.Str(r, "to")
+			mins[k] = append(mins[k], apptest.Num(r, "seconds_since_start")/60)
 		}
 	}
 	out := map[string][2]float64{}
@@ -119,10 +121,10 @@ func durations(recs []map[string]any) map[string][2]float64 {
 // and the worst p99.
 func csCallsOverTime(recs []map[string]any) (calls, errs, worstP99 float64) {
 	for _, r := range recs {
-		if msgIn(r, "poll.tick", "dispatch.batch") {
-			calls += num(r, "cs_calls")
-			errs += num(r, "cs_errors")
-			worstP99 = max(worstP99, num(r, "cs_p99_ms"))
+		if apptest.MsgIn(r, "poll.tick", "dispatch.batch") {
+			calls += apptest.Num(r, "cs_calls")
+			errs += apptest.Num(r, "cs_errors")
+			worstP99 = max(worstP99, apptest.Num(r, "cs_p99_ms"))
 		}
 	}
 	return calls, errs, worstP99
@@ -132,9 +134,9 @@ func csCallsOverTime(recs []map[string]any) (calls, errs, worstP99 float64) {
 // and the ticks stopped by the budget.
 func tickBudget(recs []map[string]any) (maxUsed float64, exhausted int) {
 	for _, r := range recs {
-		if msgIn(r, "poll.tick") {
-			maxUsed = max(maxUsed, num(r, "budget_used"))
-			if str(r, "outcome") == "budget_exhausted" {
+		if apptest.MsgIn(r, "poll.tick") {
+			maxUsed = max(maxUsed, apptest.Num(r, "budget_used"))
+			if apptest.Str(r, "outcome") == "budget_exhausted" {
 				exhausted++
 			}
 		}
@@ -146,8 +148,8 @@ func tickBudget(recs []map[string]any) (maxUsed float64, exhausted int) {
 func notificationOutcomes(recs []map[string]any) map[string]int {
 	out := map[string]int{}
 	for _, r := range recs {
-		if msgIn(r, "notification.attempt") {
-			out[str(r, "outcome")]++
+		if apptest.MsgIn(r, "notification.attempt") {
+			out[apptest.Str(r, "outcome")]++
 		}
 	}
 	return out
@@ -157,7 +159,7 @@ func notificationOutcomes(recs []map[string]any) map[string]int {
 func oldestActive(recs []map[string]any) []activeGroupRow {
 	var last map[string]any
 	for _, r := range recs {
-		if msgIn(r, "poll.active") && (last == nil || !at(r).Before(at(last))) {
+		if apptest.MsgIn(r, "poll.active") && (last == nil || !apptest.At(r).Before(apptest.At(last))) {
 			last = r
 		}
 	}
@@ -169,7 +171,7 @@ func oldestActive(recs []map[string]any) []activeGroupRow {
 // stuckNow is panel stuck_now: the stuck alert with no threshold, kind or
 // request, over the whole time range.
 func stuckNow(t *testing.T, recs []map[string]any) []alerted {
-	return stuckAlert(shippedQuery(t, "stuck"), recs, latest(recs).Add(time.Second), "", "", 0)
+	return stuckAlert(shippedQuery(t, "stuck"), recs, apptest.Latest(recs).Add(time.Second), "", "", 0)
 }
 
 // TestWorkbook evaluates each panel over the runs and checks the template
@@ -195,8 +197,8 @@ func TestWorkbook(t *testing.T) {
 	// Every g.<key> a panel reads from poll.active's groups exists.
 	rs := allRuns(t)
 	keys := map[string]bool{}
-	for _, r := range rs.stuck.all {
-		if msgIn(r, "poll.active") {
+	for _, r := range rs.Stuck.All {
+		if apptest.MsgIn(r, "poll.active") {
 			for _, g := range r["groups"].([]any) {
 				for k := range g.(map[string]any) {
 					keys[k] = true
@@ -213,7 +215,7 @@ func TestWorkbook(t *testing.T) {
 	}
 
 	t.Run("active_by_status", func(t *testing.T) {
-		got := activeByStatus(rs.stuck.all)
+		got := activeByStatus(rs.Stuck.All)
 		provisioning := 0
 		for k, n := range got {
 			if strings.HasSuffix(k, " Provisioning") {
@@ -225,49 +227,49 @@ func TestWorkbook(t *testing.T) {
 		}
 	})
 	t.Run("durations", func(t *testing.T) {
-		got := durations(rs.stuck.all)
+		got := durations(rs.Stuck.All)
 		d := got["cluster Create Succeeded"]
 		if len(got) != 1 || d[0] != 1 || d[1] < 25 || d[1] > 40 {
 			t.Errorf("durations of the stuck run = %v, want one cluster create of about 25 minutes", got)
 		}
 	})
 	t.Run("cs_calls", func(t *testing.T) {
-		calls, errs, p99 := csCallsOverTime(rs.csErrors.all)
+		calls, errs, p99 := csCallsOverTime(rs.CSErrors.All)
 		if calls == 0 || errs < 15 || p99 <= 0 {
 			t.Errorf("cs calls of the failing run: calls %v errors %v worst p99 %v", calls, errs, p99)
 		}
-		if _, errs, p99 := csCallsOverTime(rs.csSlow.all); errs != 0 || p99 < 40 {
+		if _, errs, p99 := csCallsOverTime(rs.CSSlow.All); errs != 0 || p99 < 40 {
 			t.Errorf("cs calls of the slow run: errors %v, worst p99 %v ms; want none and at least 40", errs, p99)
 		}
 	})
 	t.Run("tick_budget", func(t *testing.T) {
-		if used, exhausted := tickBudget(rs.budget.all); exhausted == 0 || used < 1 {
+		if used, exhausted := tickBudget(rs.Budget.All); exhausted == 0 || used < 1 {
 			t.Errorf("tick budget of the 1 ms run: max used %v, exhausted %d", used, exhausted)
 		}
-		if used, exhausted := tickBudget(rs.clean.all); exhausted != 0 || used <= 0 || used >= 0.5 {
+		if used, exhausted := tickBudget(rs.Clean.All); exhausted != 0 || used <= 0 || used >= 0.5 {
 			t.Errorf("tick budget of the clean run: max used %v, exhausted %d", used, exhausted)
 		}
 	})
 	t.Run("notification_outcomes", func(t *testing.T) {
-		if got := notificationOutcomes(rs.notify.all); got["failed"] != 7 || got["delivered"] != 1 || len(got) != 2 {
+		if got := notificationOutcomes(rs.Notify.All); got["failed"] != 7 || got["delivered"] != 1 || len(got) != 2 {
 			t.Errorf("notification outcomes of the notify run = %v, want 7 failed and 1 delivered", got)
 		}
 	})
 	t.Run("oldest_active", func(t *testing.T) {
-		got := oldestActive(rs.stuck.mid)
-		if len(got) != 1 || got[0].oldestOperationID != rs.stuck.opID || got[0].oldestResourceID != clusterID ||
+		got := oldestActive(rs.Stuck.Mid)
+		if len(got) != 1 || got[0].oldestOperationID != rs.Stuck.OpID || got[0].oldestResourceID != clusterID ||
 			got[0].oldestSeconds < 25*60 || got[0].stuck != 1 || got[0].count != 1 {
 			t.Errorf("oldest active in the stuck run = %+v, want the cluster create, 25 minutes old and stuck", got)
 		}
-		if got := oldestActive(rs.stuck.all); len(got) != 0 {
+		if got := oldestActive(rs.Stuck.All); len(got) != 0 {
 			t.Errorf("oldest active once it succeeded = %+v, want none", got)
 		}
 	})
 	t.Run("stuck_now", func(t *testing.T) {
-		if got := stuckNow(t, rs.stuck.mid); len(got) != 1 || got[0].resourceID != clusterID {
+		if got := stuckNow(t, rs.Stuck.Mid); len(got) != 1 || got[0].resourceID != clusterID {
 			t.Errorf("stuck now in the stuck run = %+v, want %s", got, clusterID)
 		}
-		if got := stuckNow(t, rs.stuck.all); len(got) != 0 {
+		if got := stuckNow(t, rs.Stuck.All); len(got) != 0 {
 			t.Errorf("stuck now once it succeeded = %+v", got)
 		}
 	})
