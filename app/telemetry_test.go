@@ -8,7 +8,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -28,24 +27,13 @@ var writtenElsewhere = map[string]string{"handler.started": "TestServeLogStreams
 	"operation.abandoned":          "TestOpsFailBesideDev (opsabandon_test.go) runs hcpopsctl ops fail; TestAbandonEndsAnActiveOperation (core/lifecycle)",
 	"changefeed.documents_skipped": "TestOversizeBatchIsDecoded (functions/dispatchOperations) posts a batch over 16 MiB"}
 
-var (
-	runsOnce sync.Once
-	runsMade *apptest.Runs
-)
-
-// allRuns are apptest's runs, made once for the test binary.
-func allRuns(t *testing.T) *apptest.Runs {
-	runsOnce.Do(func() { runsMade = apptest.MakeRuns(t) })
-	if runsMade == nil {
-		t.Fatal("making the runs failed (see the first test that needed them)")
-	}
-	return runsMade
-}
+// runs are apptest's runs, made once for the test binary.
+var runs apptest.Shared
 
 // TestTelemetry holds the shapes of the records (golden) and evaluates
 // each documented query's filter over them.
 func TestTelemetry(t *testing.T) {
-	rs := allRuns(t)
+	rs := runs.Get(t)
 	all, mid := rs.Troubled.All, rs.Troubled.Mid
 	// The shapes and names hold over every run: some records (a stuck
 	// operation's) are written only by some.

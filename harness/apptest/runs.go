@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -12,6 +13,24 @@ import (
 	"github.com/hcpops/hcpops/harness/csfaults"
 	"github.com/hcpops/hcpops/harness/simulator"
 )
+
+// Shared makes the Runs once for a test binary: a package that needs them
+// declares one and asks it for them.
+type Shared struct {
+	once sync.Once
+	runs *Runs
+}
+
+// Get is the Runs, made by the first caller (whose t then fails if
+// making them fails; the others fail pointing at it).
+func (s *Shared) Get(t *testing.T) *Runs {
+	t.Helper()
+	s.once.Do(func() { s.runs = MakeRuns(t) })
+	if s.runs == nil {
+		t.Fatal("making the runs failed (see the first test that needed them)")
+	}
+	return s.runs
+}
 
 // AlertRun is the records of one drive of a cluster create through the
 // production assembly and the real handler, with moments of it kept for

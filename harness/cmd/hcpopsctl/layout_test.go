@@ -53,7 +53,8 @@ func readmeLayout(t *testing.T) []layoutEntry {
 // one (the longest that holds it), and a package is outside harness/
 // exactly when a binary make package ships links it (the Function App's
 // hcpops, the operator's hcpopsctl): the product tree holds what ships
-// and nothing else.
+// and nothing else. A package of tests alone (deploy/'s, beside the
+// template it holds) links into nothing and may sit beside what it tests.
 func TestLayout(t *testing.T) {
 	entries := readmeLayout(t)
 	for _, e := range entries {
@@ -68,6 +69,10 @@ func TestLayout(t *testing.T) {
 			shipped[rel] = true
 		}
 	}
+	testsOnly := map[string]bool{}
+	for _, p := range goList(t, "-f", `{{if not .GoFiles}}{{.ImportPath}}{{end}}`, "./...") {
+		testsOnly[p] = true
+	}
 	for _, p := range goList(t, "./...") {
 		rel := strings.TrimPrefix(strings.TrimPrefix(p, module), "/")
 		var best *layoutEntry
@@ -79,7 +84,7 @@ func TestLayout(t *testing.T) {
 		switch {
 		case best == nil:
 			t.Errorf("package %s is in no entry of README's layout", orRoot(rel))
-		case !best.harness && !shipped[rel]:
+		case !best.harness && !shipped[rel] && !testsOnly[p]:
 			t.Errorf("%s is in the product tree (README's layout: %s/), but no shipped binary links it: move it under harness/", orRoot(rel), best.dir)
 		case best.harness && shipped[rel]:
 			t.Errorf("a shipped binary links %s, which is in the harness tree", orRoot(rel))
@@ -94,10 +99,14 @@ func orRoot(rel string) string {
 	return rel
 }
 
-// goList is go list's import paths, for the Function App's platform.
+// goList is go list's import paths (or what a leading -f format says),
+// for the Function App's platform.
 func goList(t *testing.T, args ...string) []string {
 	t.Helper()
-	cmd := testsupport.GoCommand(t, []string{"GOOS=linux", "GOARCH=amd64", "CGO_ENABLED=0"}, append([]string{"list", "-f", "{{.ImportPath}}"}, args...)...)
+	if len(args) == 0 || args[0] != "-f" {
+		args = append([]string{"-f", "{{.ImportPath}}"}, args...)
+	}
+	cmd := testsupport.GoCommand(t, []string{"GOOS=linux", "GOARCH=amd64", "CGO_ENABLED=0"}, append([]string{"list"}, args...)...)
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("go list %v: %v", args, err)

@@ -89,7 +89,7 @@ func TestTemplateAlerting(t *testing.T) {
 	if rules != 8 {
 		t.Errorf("%d scheduledQueryRules resources, want 8 (stuck per kind and request, tick, change feed, notifications, CS errors, CS latency, restarts, CS 404 wave)", rules)
 	}
-	// The provisioning SLO's burn-rate rules (slo.bicep, app/slo_test.go)
+	// The provisioning SLO's burn-rate rules (slo.bicep, deploy/slo_test.go)
 	// link theirs.
 	for _, m := range regexp.MustCompile(`Runbook: \$\{runbookUrl\}#([a-z0-9-]+)'`).FindAllStringSubmatch(read("deploy/slo.bicep"), -1) {
 		if !anchors[m[1]] {

@@ -1,4 +1,4 @@
-package app_test
+package deploy_test
 
 import (
 	"bytes"
@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -51,10 +50,10 @@ func TestRunbookOperationStuck(t *testing.T) {
 			r.Sim.SetDurations(d)
 			// Inject: the create started 25 minutes ago.
 			r.SubmitAt(time.Now().Add(-25 * time.Minute))
-			if resp, body := r.Post("/dispatchOperations", readFile(t, filepath.Join("testdata", "dispatch-cluster-create.json"))); resp.StatusCode != http.StatusOK {
+			if resp, body := r.Post("/dispatchOperations", apptest.ReadFile(t, "app/testdata/dispatch-cluster-create.json")); resp.StatusCode != http.StatusOK {
 				t.Fatalf("dispatch: %d %s", resp.StatusCode, body)
 			}
-			tick := readFile(t, "../events/testdata/tick.json")
+			tick := apptest.ReadFile(t, "events/testdata/tick.json")
 			ticks := 0
 			tickOnce := func() {
 				t.Helper()
@@ -76,15 +75,15 @@ func TestRunbookOperationStuck(t *testing.T) {
 			qStuck := shippedQuery(t, "stuck")
 			now := time.Now().Add(time.Second)
 			if got := stuckAlert(qStuck, r.Logs.Records(t), now, "cluster", "Create", 20*time.Minute); len(got) != 1 ||
-				got[0].operationID != opName || got[0].resourceID != clusterID {
-				t.Fatalf("the stuck alert's query = %+v, want the create %s of %s", got, opName, clusterID)
+				got[0].operationID != apptest.OpName || got[0].resourceID != apptest.ClusterID {
+				t.Fatalf("the stuck alert's query = %+v, want the create %s of %s", got, apptest.OpName, apptest.ClusterID)
 			}
 
 			// The runbook's first query: the operation's story.
 			var story []string
 			var warned bool
 			for _, rec := range r.Logs.Records(t) {
-				if rec["operation_id"] == opName {
+				if rec["operation_id"] == apptest.OpName {
 					story = append(story, apptest.Str(rec, "msg"))
 					warned = warned || rec["level"] == "WARN" && apptest.Str(rec, "msg") != "operation.stuck" || rec["level"] == "ERROR"
 				}
@@ -132,7 +131,7 @@ func TestRunbookOperationStuck(t *testing.T) {
 						return slog.New(logging.Streams(r.Logs, r.Logs, "json", slog.LevelInfo)), func() {}
 					},
 				}
-				if _, err := operator.Run(context.Background(), env, "ops", []string{"fail", opName, "-subscription", sub,
+				if _, err := operator.Run(context.Background(), env, "ops", []string{"fail", apptest.OpName, "-subscription", apptest.Subscription,
 					"-reason", "CS lost cluster " + csID + "; ticket 1234", "-by", "oncall"}); err != nil {
 					t.Fatalf("ops fail: %v\n%s", err, out.String())
 				}

@@ -1,9 +1,8 @@
-package app_test
+package deploy_test
 
 import (
 	"context"
 	"net/http"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -28,10 +27,10 @@ func TestStuckHeldAcrossANewOperation(t *testing.T) {
 			"HCPOPS_NOTIFY_BACKOFF_BASE": "1ms", "HCPOPS_NOTIFY_BACKOFF_MAX": "1ms", "HCPOPS_ABSENCE_WINDOW": "1ms"}
 	}})
 	r.SubmitAt(time.Now().Add(-25 * time.Minute))
-	if resp, body := r.Post("/dispatchOperations", readFile(t, filepath.Join("testdata", "dispatch-cluster-create.json"))); resp.StatusCode != http.StatusOK {
+	if resp, body := r.Post("/dispatchOperations", apptest.ReadFile(t, "app/testdata/dispatch-cluster-create.json")); resp.StatusCode != http.StatusOK {
 		t.Fatalf("dispatch: %d %s", resp.StatusCode, body)
 	}
-	tick := readFile(t, "../events/testdata/tick.json")
+	tick := apptest.ReadFile(t, "events/testdata/tick.json")
 	ticks := 0
 	tickOnce := func() {
 		t.Helper()
@@ -45,11 +44,11 @@ func TestStuckHeldAcrossANewOperation(t *testing.T) {
 
 	const deleteName = "5d0c6a3e-7f1b-4e2a-9c8d-2b4f6a8e0c1d"
 	fe := frontend.New(r.App.Store, testsupport.NewClock(time.Now()), func() string { return deleteName })
-	if _, err := fe.Delete(context.Background(), clusterID, frontend.Options{TenantID: tenant}); err != nil {
+	if _, err := fe.Delete(context.Background(), apptest.ClusterID, frontend.Options{TenantID: apptest.Tenant}); err != nil {
 		t.Fatal(err)
 	}
 	deleteOp := func() arm.ProvisioningState {
-		item, err := r.App.Store.Get(context.Background(), sub, document.CosmosID(document.OperationResourceID(sub, deleteName)))
+		item, err := r.App.Store.Get(context.Background(), apptest.Subscription, document.CosmosID(document.OperationResourceID(apptest.Subscription, deleteName)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -80,8 +79,8 @@ func TestStuckHeldAcrossANewOperation(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := stuckAlert(shippedQuery(t, "stuck"), superseded, apptest.Latest(superseded).Add(time.Second), "cluster", "Create", after)
-	if len(got) != 1 || got[0].resourceID != clusterID {
-		t.Errorf("cluster create rule once a delete superseded the stuck create = %+v, want it held for %s", got, clusterID)
+	if len(got) != 1 || got[0].resourceID != apptest.ClusterID {
+		t.Errorf("cluster create rule once a delete superseded the stuck create = %+v, want it held for %s", got, apptest.ClusterID)
 	}
 	if got := stuckAlert(shippedQuery(t, "stuck"), all, apptest.Latest(all).Add(time.Second), "cluster", "Create", after); len(got) != 0 {
 		t.Errorf("cluster create rule once the delete succeeded = %+v, want nothing", got)

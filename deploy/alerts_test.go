@@ -1,4 +1,4 @@
-package app_test
+package deploy_test
 
 import (
 	"fmt"
@@ -217,7 +217,7 @@ func findStuckRules(t *testing.T) []templateAlert {
 // TestAlertsFire evaluates every alert rule, with the template's defaults,
 // over runs that should fire it and runs that should not.
 func TestAlertsFire(t *testing.T) {
-	rs := allRuns(t)
+	rs := runs.Get(t)
 	alerts := templateAlerts(t)
 	end := func(run apptest.AlertRun) time.Time { return apptest.Latest(run.All).Add(time.Second) }
 	mid := func(run apptest.AlertRun) time.Time { return apptest.Latest(run.Mid).Add(time.Second) }
@@ -238,8 +238,8 @@ func TestAlertsFire(t *testing.T) {
 			// Only the cluster create rule: 25 minutes is past its 20 and
 			// short of every other threshold a cluster create has.
 			if a.name == "stuck:cluster.create" {
-				if len(got) != 1 || got[0].operationID != rs.Stuck.OpID || got[0].resourceID != clusterID || got[0].detail != "Accepted" {
-					t.Errorf("%s on the stuck run = %+v, want %s of %s, in Accepted when it crossed 20 minutes", a.name, got, rs.Stuck.OpID, clusterID)
+				if len(got) != 1 || got[0].operationID != rs.Stuck.OpID || got[0].resourceID != apptest.ClusterID || got[0].detail != "Accepted" {
+					t.Errorf("%s on the stuck run = %+v, want %s of %s, in Accepted when it crossed 20 minutes", a.name, got, rs.Stuck.OpID, apptest.ClusterID)
 				}
 			} else if len(got) != 0 {
 				t.Errorf("%s on the stuck run = %+v, want nothing", a.name, got)
@@ -295,9 +295,9 @@ func TestAlertsFire(t *testing.T) {
 		if rs.Notify.Mid == nil {
 			t.Fatal("the notify run never had six failed attempts")
 		}
-		if got := notificationsAlert(qNotify, rs.Notify.Mid, mid(rs.Notify), max); len(got) != 1 || got[0].resourceID != clusterID ||
+		if got := notificationsAlert(qNotify, rs.Notify.Mid, mid(rs.Notify), max); len(got) != 1 || got[0].resourceID != apptest.ClusterID ||
 			got[0].operationID != rs.Notify.OpID {
-			t.Errorf("notifications alert after six failures = %+v, want %s", got, clusterID)
+			t.Errorf("notifications alert after six failures = %+v, want %s", got, apptest.ClusterID)
 		}
 		if got := notificationsAlert(qNotify, rs.Notify.All, end(rs.Notify), max); len(got) != 0 {
 			t.Errorf("notifications alert once delivered = %+v, want nothing", got)

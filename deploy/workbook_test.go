@@ -1,4 +1,4 @@
-package app_test
+package deploy_test
 
 import (
 	"encoding/json"
@@ -195,7 +195,7 @@ func TestWorkbook(t *testing.T) {
 		}
 	}
 	// Every g.<key> a panel reads from poll.active's groups exists.
-	rs := allRuns(t)
+	rs := runs.Get(t)
 	keys := map[string]bool{}
 	for _, r := range rs.Stuck.All {
 		if apptest.MsgIn(r, "poll.active") {
@@ -257,7 +257,7 @@ func TestWorkbook(t *testing.T) {
 	})
 	t.Run("oldest_active", func(t *testing.T) {
 		got := oldestActive(rs.Stuck.Mid)
-		if len(got) != 1 || got[0].oldestOperationID != rs.Stuck.OpID || got[0].oldestResourceID != clusterID ||
+		if len(got) != 1 || got[0].oldestOperationID != rs.Stuck.OpID || got[0].oldestResourceID != apptest.ClusterID ||
 			got[0].oldestSeconds < 25*60 || got[0].stuck != 1 || got[0].count != 1 {
 			t.Errorf("oldest active in the stuck run = %+v, want the cluster create, 25 minutes old and stuck", got)
 		}
@@ -266,8 +266,8 @@ func TestWorkbook(t *testing.T) {
 		}
 	})
 	t.Run("stuck_now", func(t *testing.T) {
-		if got := stuckNow(t, rs.Stuck.Mid); len(got) != 1 || got[0].resourceID != clusterID {
-			t.Errorf("stuck now in the stuck run = %+v, want %s", got, clusterID)
+		if got := stuckNow(t, rs.Stuck.Mid); len(got) != 1 || got[0].resourceID != apptest.ClusterID {
+			t.Errorf("stuck now in the stuck run = %+v, want %s", got, apptest.ClusterID)
 		}
 		if got := stuckNow(t, rs.Stuck.All); len(got) != 0 {
 			t.Errorf("stuck now once it succeeded = %+v", got)

@@ -1,4 +1,4 @@
-package app_test
+package deploy_test
 
 import (
 	"os"

@@ -1,4 +1,4 @@
-package app_test
+package deploy_test
 
 import (
 	"net/http"
@@ -131,10 +131,10 @@ func failedCreateRun(t *testing.T) []map[string]any {
 		t.Fatal(err)
 	}
 	r.SubmitAt(time.Now())
-	if resp, body := r.Post("/dispatchOperations", readFile(t, filepath.Join("testdata", "dispatch-cluster-create.json"))); resp.StatusCode != http.StatusOK {
+	if resp, body := r.Post("/dispatchOperations", apptest.ReadFile(t, "app/testdata/dispatch-cluster-create.json")); resp.StatusCode != http.StatusOK {
 		t.Fatalf("dispatch: %d %s", resp.StatusCode, body)
 	}
-	tick := readFile(t, "../events/testdata/tick.json")
+	tick := apptest.ReadFile(t, "events/testdata/tick.json")
 	for i := 1; r.Operation().Properties.Status != arm.ProvisioningStateFailed; i++ {
 		if i > 100 {
 			t.Fatalf("the create is %s after 100 ticks:\n%s", r.Operation().Properties.Status, r.Logs.String())
@@ -189,7 +189,7 @@ func TestSLOTemplate(t *testing.T) {
 // run), and both together.
 func TestSLOBurnFires(t *testing.T) {
 	failed := failedCreateRun(t)
-	clean := allRuns(t).Clean.All
+	clean := runs.Get(t).Clean.All
 	both := append(append([]map[string]any{}, failed...), clean...)
 	end := func(recs []map[string]any) time.Time { return apptest.Latest(recs).Add(time.Second) }
 	q := shippedQuery(t, "provisioning_burn")
