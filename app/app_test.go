@@ -8,12 +8,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-
-	"github.com/hcpops/hcpops/harness/apptest"
-
 	"testing"
 
 	"github.com/hcpops/hcpops/core/store"
+	"github.com/hcpops/hcpops/harness/apptest"
 	"github.com/hcpops/hcpops/harness/devhost/triggerhost"
 )
 

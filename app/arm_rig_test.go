@@ -3,61 +3,42 @@ package app_test
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/hcpops/hcpops/harness/apptest"
-
-	"github.com/hcpops/hcpops/app"
-
 	"github.com/google/uuid"
 
+	"github.com/hcpops/hcpops/app"
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/clock"
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
-	"github.com/hcpops/hcpops/handlers"
+	"github.com/hcpops/hcpops/harness/apptest"
 	"github.com/hcpops/hcpops/harness/devhost/triggerhost"
 	"github.com/hcpops/hcpops/harness/frontend"
-	"github.com/hcpops/hcpops/harness/simulator"
-	"github.com/hcpops/hcpops/harness/simulator/simtest"
 	"github.com/hcpops/hcpops/harness/testsupport"
-	"github.com/hcpops/hcpops/logging"
 )
 
 const (
 	armAPIVersion = "2024-06-10-preview"
 	armClient     = "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"
-	// armCallerApp is the Entra application ARM's calls authenticate as
-	// (made up), allowed by HCPOPS_ARM_CLIENT_APP_IDS.
-	armCallerApp = "5d0f6a1e-8c2b-4e7a-9b13-2f4c6d8e0a17"
 )
 
 // armPrincipal is the X-MS-CLIENT-PRINCIPAL header App Service
 // Authentication injects for ARM's token.
-func armPrincipal() string {
-	b, _ := json.Marshal(map[string]any{"auth_typ": "aad", "claims": []map[string]string{
-		{"typ": "aud", "val": "api://hcpops"}, {"typ": "appid", "val": armCallerApp}}})
-	return base64.StdEncoding.EncodeToString(b)
-}
+func armPrincipal() string { return apptest.Principal(apptest.ARMAppID) }
 
-// armRig is the production assembly (app.New from settings) behind the
-// real handler, driven the way the Functions host drives it, with ARM's
-// GETs sent over loopback and every log line kept.
+// armRig is apptest's rig driven the way the Functions host drives it,
+// with ARM's GETs sent over loopback and every log line kept, Debug too.
 type armRig struct {
-	t       *testing.T
-	app     *app.App
-	sim     *simulator.Simulator
-	handler *httptest.Server
+	*apptest.Rig
 	fe      *frontend.Frontend
-	logs    *testsupport.Buffer
 	feedPos string
 	// clk, when set, is the app's clock; drive moves it with CS time.
 	clk         *testsupport.Clock
@@ -75,58 +56,39 @@ func newARMRigAt(t *testing.T, settings map[string]string, clk *testsupport.Cloc
 	return newARMRigWith(t, settings, clk, nil)
 }
 
-// newARMRigWith is newARMRigAt with the configured store seen by the app
+// newARMRigWith is newARMRigAt with the embedded store seen by the app
 // through wrap (a fault injector), when wrap is not nil.
 func newARMRigWith(t *testing.T, settings map[string]string, clk *testsupport.Clock, wrap func(store.Store) store.Store) *armRig {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	sim, simURL := simtest.Start(t)
 	env := map[string]string{
-		"HCPOPS_DATA_DIR":              t.TempDir(),
-		"CLUSTERS_SERVICE_URL":         simURL,
-		"CLUSTERS_SERVICE_RETRY_LIMIT": "0",
-		"HCPOPS_ARM_CLIENT_APP_IDS":    armCallerApp,
 		// The rigs' deletes have no witness and their clock is the wall's:
 		// a delete completes after three reads of CS's 404 rather than ten
 		// minutes of them. The absence rule's own tests are
 		// core/lifecycle's.
 		"HCPOPS_ABSENCE_WINDOW": "1ms",
 	}
-	for k, v := range settings {
-		env[k] = v
-	}
-	getenv := func(k string) string { return env[k] }
-	logs := &testsupport.Buffer{}
-	logger := slog.New(logging.Handler(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
-	parts, c := app.Parts{OpenStore: apptest.OpenEmbedded}, clock.Clock(clock.Real{})
+	maps.Copy(env, settings)
+	var parts app.Parts
+	c := clock.Clock(clock.Real{})
 	if clk != nil {
 		parts.Clock, c = clk, clk
 	}
 	if wrap != nil {
-		st, _, err := apptest.OpenEmbedded(ctx, getenv, logger)
+		dir := t.TempDir()
+		st, _, err := apptest.OpenEmbedded(context.Background(), func(k string) string { return map[string]string{"HCPOPS_DATA_DIR": dir}[k] },
+			slog.New(slog.DiscardHandler))
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { st.Close() })
 		parts.Store = wrap(st)
 	}
-	a, err := app.New(ctx, getenv, logger, parts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Close() })
-	srv, err := a.Handler(handlers.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := httptest.NewServer(srv)
-	t.Cleanup(h.Close)
-	r := &armRig{t: t, app: a, sim: sim, handler: h, logs: logs, clk: clk,
-		fe: frontend.New(a.Store, c, uuid.NewString), tickPayload: readFile(t, "../events/testdata/tick.json")}
+	rig := apptest.New(t, apptest.Options{Settings: apptest.SettingsOf(env), Parts: parts, Level: slog.LevelDebug})
+	r := &armRig{Rig: rig, clk: clk, fe: frontend.New(rig.App.Store, c, uuid.NewString),
+		tickPayload: apptest.ReadFile(t, "events/testdata/tick.json")}
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("app log:\n%s", logs.String())
+			t.Logf("app log:\n%s", rig.Logs.String())
 		}
 	})
 	return r
@@ -140,7 +102,7 @@ func (r *armRig) opts() frontend.Options {
 // to /dispatchOperations, timer ticks to /pollOperations — with CS time
 // moving a minute a round, until every named operation is terminal.
 func (r *armRig) drive(ops ...*document.OperationDocument) {
-	r.t.Helper()
+	r.T.Helper()
 	for round := 0; round < 60; round++ {
 		r.deliver()
 		r.invoke("/pollOperations", r.tickPayload)
@@ -153,23 +115,23 @@ func (r *armRig) drive(ops ...*document.OperationDocument) {
 		if done {
 			return
 		}
-		r.sim.Advance(time.Minute)
+		r.Sim.Advance(time.Minute)
 		if r.clk != nil {
 			r.clk.Advance(time.Minute)
 		}
 	}
-	r.t.Fatalf("operations did not finish in 60 rounds")
+	r.T.Fatalf("operations did not finish in 60 rounds")
 }
 
 // deliver posts what the change feed has, as the host's Cosmos trigger
 // would; a failed batch is the host's to redeliver, and the tick's to
 // pick up.
 func (r *armRig) deliver() {
-	r.t.Helper()
+	r.T.Helper()
 	for {
-		page, err := r.app.Store.ChangeFeed(context.Background(), r.feedPos, 100)
+		page, err := r.App.Store.ChangeFeed(context.Background(), r.feedPos, 100)
 		if err != nil {
-			r.t.Fatal(err)
+			r.T.Fatal(err)
 		}
 		if len(page.Items) == 0 {
 			return
@@ -177,7 +139,7 @@ func (r *armRig) deliver() {
 		r.feedPos = page.Continuation
 		docs, err := triggerhost.EncodeDocuments(page.Items)
 		if err != nil {
-			r.t.Fatal(err)
+			r.T.Fatal(err)
 		}
 		body, _ := json.Marshal(map[string]any{"Data": map[string]any{"documents": docs},
 			"Metadata": map[string]any{"sys": map[string]any{"MethodName": "dispatchOperations"}}})
@@ -187,10 +149,10 @@ func (r *armRig) deliver() {
 
 // invoke posts an invocation envelope and returns the HTTP status.
 func (r *armRig) invoke(path string, body []byte) int {
-	r.t.Helper()
-	resp, err := r.handler.Client().Post(r.handler.URL+path, "application/json", bytes.NewReader(body))
+	r.T.Helper()
+	resp, err := r.Handler.Client().Post(r.Handler.URL+path, "application/json", bytes.NewReader(body))
 	if err != nil {
-		r.t.Fatal(err)
+		r.T.Fatal(err)
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, resp.Body)
@@ -199,46 +161,46 @@ func (r *armRig) invoke(path string, body []byte) int {
 
 // op reads an operation; nil when it is gone.
 func (r *armRig) op(name string) *document.OperationDocument {
-	r.t.Helper()
-	item, err := r.app.Store.Get(context.Background(), sub, document.CosmosID(document.OperationResourceID(sub, name)))
+	r.T.Helper()
+	item, err := r.App.Store.Get(context.Background(), sub, document.CosmosID(document.OperationResourceID(sub, name)))
 	if err != nil {
 		return nil
 	}
 	op, err := document.ParseOperation(item.Body)
 	if err != nil {
-		r.t.Fatal(err)
+		r.T.Fatal(err)
 	}
 	return op
 }
 
 // accepted unwraps a frontend answer.
 func (r *armRig) accepted(a frontend.Accepted, err error) *document.OperationDocument {
-	r.t.Helper()
+	r.T.Helper()
 	if err != nil {
-		r.t.Fatal(err)
+		r.T.Fatal(err)
 	}
 	return a.Operation
 }
 
 // put writes a document as another component of the RP would.
 func (r *armRig) put(doc string) {
-	r.t.Helper()
-	if _, err := r.app.Store.Create(context.Background(), sub, []byte(doc)); err != nil {
-		r.t.Fatal(err)
+	r.T.Helper()
+	if _, err := r.App.Store.Create(context.Background(), sub, []byte(doc)); err != nil {
+		r.T.Fatal(err)
 	}
 }
 
 // setStatus rewrites an operation's status, as a backend that finished it would.
 func (r *armRig) setStatus(name string, s arm.ProvisioningState) {
-	r.t.Helper()
+	r.T.Helper()
 	op := r.op(name).Clone()
 	op.Properties.SetStatus(time.Now(), s, nil)
 	body, err := op.MarshalReplace()
 	if err != nil {
-		r.t.Fatal(err)
+		r.T.Fatal(err)
 	}
-	if _, err := r.app.Store.Replace(context.Background(), sub, op.ID, body, op.ETag); err != nil {
-		r.t.Fatal(err)
+	if _, err := r.App.Store.Replace(context.Background(), sub, op.ID, body, op.ETag); err != nil {
+		r.T.Fatal(err)
 	}
 }
 
@@ -250,18 +212,18 @@ type armReply struct {
 
 // get sends ARM's GET; hdr are header name/value pairs.
 func (r *armRig) get(path string, hdr ...string) armReply {
-	r.t.Helper()
-	req, err := http.NewRequest(http.MethodGet, r.handler.URL+path, nil)
+	r.T.Helper()
+	req, err := http.NewRequest(http.MethodGet, r.Handler.URL+path, nil)
 	if err != nil {
-		r.t.Fatal(err)
+		r.T.Fatal(err)
 	}
 	req.Header.Set("X-MS-CLIENT-PRINCIPAL", armPrincipal()) // as App Service Authentication passes ARM on
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Add(hdr[i], hdr[i+1])
 	}
-	resp, err := r.handler.Client().Do(req)
+	resp, err := r.Handler.Client().Do(req)
 	if err != nil {
-		r.t.Fatal(err)
+		r.T.Fatal(err)
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
@@ -292,13 +254,13 @@ func armErrorOf(t *testing.T, body []byte) arm.CloudErrorBody {
 
 // storeHolds reports whether any document in the subscription contains s.
 func (r *armRig) storeHolds(s string) bool {
-	r.t.Helper()
+	r.T.Helper()
 	found := false
 	cont := ""
 	for {
-		p, err := r.app.Store.ChangeFeed(context.Background(), cont, 1000)
+		p, err := r.App.Store.ChangeFeed(context.Background(), cont, 1000)
 		if err != nil {
-			r.t.Fatal(err)
+			r.T.Fatal(err)
 		}
 		for _, it := range p.Items {
 			if strings.Contains(string(it.Body), s) {

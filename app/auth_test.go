@@ -12,12 +12,10 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/hcpops/hcpops/harness/apptest"
-
 	"github.com/hcpops/hcpops/app"
-
 	"github.com/hcpops/hcpops/auth"
 	"github.com/hcpops/hcpops/core/store"
+	"github.com/hcpops/hcpops/harness/apptest"
 	"github.com/hcpops/hcpops/harness/store/embedded/embeddedtest"
 	"github.com/hcpops/hcpops/harness/store/memory"
 )

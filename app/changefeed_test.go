@@ -7,10 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hcpops/hcpops/harness/apptest"
-
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
+	"github.com/hcpops/hcpops/harness/apptest"
 	"github.com/hcpops/hcpops/harness/devhost/triggerhost"
 	"github.com/hcpops/hcpops/harness/simulator"
 )

@@ -8,11 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hcpops/hcpops/harness/apptest"
-
 	"github.com/hcpops/hcpops/app"
-
 	"github.com/hcpops/hcpops/core/clusterservice/ocm"
+	"github.com/hcpops/hcpops/harness/apptest"
 	"github.com/hcpops/hcpops/harness/simulator/simtest"
 	"github.com/hcpops/hcpops/harness/store/embedded"
 )

@@ -41,7 +41,7 @@ func loadCorpus(t *testing.T, r *armRig) map[string]corpusDoc {
 		if err := json.Unmarshal(raw, &body); err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
-		if _, err := r.app.Store.Create(context.Background(), body["partitionKey"].(string), raw); err != nil {
+		if _, err := r.App.Store.Create(context.Background(), body["partitionKey"].(string), raw); err != nil {
 			t.Fatalf("loading %s: %v", f, err)
 		}
 		name := strings.TrimSuffix(filepath.Base(f), ".json")
@@ -53,13 +53,13 @@ func loadCorpus(t *testing.T, r *armRig) map[string]corpusDoc {
 // latest is the document's latest version, soft-deleted ones included
 // (read from the change feed, which a point read would hide).
 func (r *armRig) latest(id string) map[string]any {
-	r.t.Helper()
+	r.T.Helper()
 	var last map[string]any
 	cont := ""
 	for {
-		p, err := r.app.Store.ChangeFeed(context.Background(), cont, 1000)
+		p, err := r.App.Store.ChangeFeed(context.Background(), cont, 1000)
 		if err != nil {
-			r.t.Fatal(err)
+			r.T.Fatal(err)
 		}
 		for _, it := range p.Items {
 			var m map[string]any
@@ -170,7 +170,7 @@ func TestCompatibilityCorpus(t *testing.T) {
 		t.Fatalf("cluster delete: %s %+v", got.Properties.Status, got.Properties.Error)
 	}
 	for name, d := range docs {
-		_, err := r.app.Store.Get(context.Background(), sub, d.id)
+		_, err := r.App.Store.Get(context.Background(), sub, d.id)
 		gone := errors.Is(err, store.ErrNotFound)
 		switch name {
 		case "cluster", "nodepool", "externalauth", "serviceprovidercluster", "managementclustercontent":

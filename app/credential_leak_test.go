@@ -60,7 +60,7 @@ func newProxiedRig(t *testing.T) (*armRig, *simProxy) {
 	srv := httptest.NewServer(p)
 	t.Cleanup(srv.Close)
 	r := newARMRig(t, map[string]string{"CLUSTERS_SERVICE_URL": srv.URL})
-	p.sim.Store(r.sim)
+	p.sim.Store(r.Sim)
 	return r, p
 }
 
@@ -139,7 +139,7 @@ func TestCredentialNeverLeaks(t *testing.T) {
 		shape{"the token unquoted", 200, "", []byte(`{"kind":"BreakGlassCredential","kubeconfig":` + token + `}`)},
 	)
 	for _, sh := range shapes {
-		before := len(r.logs.String())
+		before := len(r.Logs.String())
 		m.set(credentialReads, func(int, []byte) (int, string, []byte) { return sh.status, sh.ctype, sh.body })
 		got := r.get(resultPath(cred.Name()), caller()...)
 		if got.status == http.StatusOK {
@@ -149,7 +149,7 @@ func TestCredentialNeverLeaks(t *testing.T) {
 		if s := leaked(string(got.body), token); s != "" {
 			t.Errorf("%s: the answer to ARM carries %q of the token: %s", sh.name, s, got.body)
 		}
-		logs := r.logs.String()[before:]
+		logs := r.Logs.String()[before:]
 		if s := leaked(logs, token); s != "" {
 			t.Errorf("%s: a log line carries %q of the token:\n%s", sh.name, s, logs)
 		}

@@ -73,7 +73,7 @@ func TestDeleteCompletionThroughHandler(t *testing.T) {
 		r.deliver()
 		r.invoke("/pollOperations", r.tickPayload)
 		if !crash.didCrash() {
-			r.sim.Advance(time.Minute)
+			r.Sim.Advance(time.Minute)
 		}
 	}
 	if !crash.didCrash() {
@@ -90,12 +90,12 @@ func TestDeleteCompletionThroughHandler(t *testing.T) {
 		t.Fatalf("delete: %s %+v", got.Properties.Status, got.Properties.Error)
 	}
 	for rid, deleted := range children {
-		_, err := r.app.Store.Get(ctx, sub, document.CosmosID(rid))
+		_, err := r.App.Store.Get(ctx, sub, document.CosmosID(rid))
 		if gone := errors.Is(err, store.ErrNotFound); gone != deleted {
 			t.Errorf("%s: deleted %v, want %v (%v)", rid, gone, deleted, err)
 		}
 	}
-	if _, err := r.app.Store.Get(ctx, sub, document.CosmosID(c1)); !errors.Is(err, store.ErrNotFound) {
+	if _, err := r.App.Store.Get(ctx, sub, document.CosmosID(c1)); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("cluster: %v, want it soft-deleted", err)
 	}
 	if got := r.get(resultPath(del.Name()), caller()...); got.status != 204 {

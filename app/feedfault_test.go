@@ -10,12 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hcpops/hcpops/harness/apptest"
-
 	"github.com/hcpops/hcpops/app"
-
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
+	"github.com/hcpops/hcpops/harness/apptest"
 	"github.com/hcpops/hcpops/harness/hang"
 	"github.com/hcpops/hcpops/harness/store/embedded/embeddedtest"
 	"github.com/hcpops/hcpops/harness/testsupport"

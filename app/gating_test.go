@@ -57,7 +57,7 @@ func TestRequestGates(t *testing.T) {
 			if tc.subState != "" {
 				r.put(subscriptionDoc(tc.subState, tenant))
 			}
-			cursor := feedCursor(t, r.app.Store)
+			cursor := feedCursor(t, r.App.Store)
 			for _, route := range []struct {
 				path    string
 				success int
@@ -77,7 +77,7 @@ func TestRequestGates(t *testing.T) {
 					t.Fatalf("%s: %d %+v, want %d %s %q", route.path, got.status, e, tc.status, tc.code, tc.message)
 				}
 			}
-			if n := changesSince(t, r.app.Store, cursor); n != 0 {
+			if n := changesSince(t, r.App.Store, cursor); n != 0 {
 				t.Errorf("a status or result read wrote %d documents", n)
 			}
 		})

@@ -8,9 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hcpops/hcpops/harness/apptest"
-
 	"github.com/hcpops/hcpops/core/arm"
+	"github.com/hcpops/hcpops/harness/apptest"
 )
 
 // TestHostPayloadsDriveTheLifecycle posts the host's own payloads (golden

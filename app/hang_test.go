@@ -8,14 +8,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hcpops/hcpops/harness/apptest"
-
 	"github.com/google/uuid"
 
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/clock"
 	"github.com/hcpops/hcpops/core/document"
 	"github.com/hcpops/hcpops/core/store"
+	"github.com/hcpops/hcpops/harness/apptest"
 	"github.com/hcpops/hcpops/harness/devhost/triggerhost"
 	"github.com/hcpops/hcpops/harness/frontend"
 	"github.com/hcpops/hcpops/harness/hang"

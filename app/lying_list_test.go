@@ -55,7 +55,7 @@ func TestLyingListMakesNoVerdict(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	r.sim.SetDurations(d) // CS's own GET says installing for a while
+	r.Sim.SetDurations(d) // CS's own GET says installing for a while
 	ctx := context.Background()
 	var ops []*document.OperationDocument
 	for _, name := range []string{"l1", "l2", "l3"} {
@@ -78,9 +78,9 @@ func TestLyingListMakesNoVerdict(t *testing.T) {
 		if round == 20 {
 			t.Fatalf("the creates never reached Provisioning: %s", r.op(ops[0].Name()).Properties.Status)
 		}
-		r.sim.Advance(time.Minute)
+		r.Sim.Advance(time.Minute)
 	}
-	before := len(r.logs.String())
+	before := len(r.Logs.String())
 	p.set(clusterLists, duplicateReady)
 	if status := r.invoke("/pollOperations", r.tickPayload); status != http.StatusOK {
 		t.Fatalf("tick: %d", status)
@@ -90,7 +90,7 @@ func TestLyingListMakesNoVerdict(t *testing.T) {
 			t.Errorf("operation %s: %s after a lying list, want Provisioning (CS's GET says installing)", op.Name(), got)
 		}
 	}
-	logs := r.logs.String()[before:]
+	logs := r.Logs.String()[before:]
 	if n := strings.Count(logs, "batched clusters service read failed"); n != 1 ||
 		!strings.Contains(logs, "listed twice with different content") || !strings.Contains(logs, `"cs_call":"ListClustersByHref"`) {
 		t.Errorf("want one Warn line naming the call and the inconsistency, got %d:\n%s", n, logs)

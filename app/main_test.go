@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/hcpops/hcpops/app"
-
 	"github.com/hcpops/hcpops/core/store/cosmos"
 	"github.com/hcpops/hcpops/harness/store/cosmostest"
 )

@@ -29,15 +29,15 @@ import (
 // the SDK's own poller can run against the real status and results
 // routes. last is the operation it accepted last.
 func (r *armRig) armFront() (front *httptest.Server, last *atomic.Pointer[document.OperationDocument]) {
-	r.t.Helper()
+	r.T.Helper()
 	last = &atomic.Pointer[document.OperationDocument]{}
 	asyncHeaders := func(w http.ResponseWriter, op *document.OperationDocument) {
 		last.Store(op)
-		w.Header().Set("Azure-AsyncOperation", r.handler.URL+statusPathOf(op.Name()))
-		w.Header().Set("Location", r.handler.URL+resultPath(op.Name()))
+		w.Header().Set("Azure-AsyncOperation", r.Handler.URL+statusPathOf(op.Name()))
+		w.Header().Set("Location", r.Handler.URL+resultPath(op.Name()))
 	}
 	resourceBody := func(ctx context.Context, id string) ([]byte, error) {
-		item, err := r.app.Store.Get(ctx, sub, document.CosmosID(id))
+		item, err := r.App.Store.Get(ctx, sub, document.CosmosID(id))
 		if err != nil {
 			return nil, err
 		}
@@ -83,7 +83,7 @@ func (r *armRig) armFront() (front *httptest.Server, last *atomic.Pointer[docume
 		w.WriteHeader(status)
 		_, _ = w.Write(body)
 	}))
-	r.t.Cleanup(front.Close)
+	r.T.Cleanup(front.Close)
 	return front, last
 }
 
@@ -103,7 +103,7 @@ type sdkClient struct {
 func (r *armRig) newSDKClient(stripRetryAfter bool) *sdkClient {
 	c := &sdkClient{stripRetryAfter: stripRetryAfter, polled: make(chan struct{})}
 	c.pl = runtime.NewPipeline("hcpops-test", "v0", runtime.PipelineOptions{}, &policy.ClientOptions{
-		Transport:       r.handler.Client(),
+		Transport:       r.Handler.Client(),
 		Retry:           policy.RetryOptions{MaxRetries: -1},
 		PerCallPolicies: []policy.Policy{c},
 	})
@@ -246,7 +246,7 @@ func sdkCreate(t *testing.T, stripRetryAfter bool, phase time.Duration) (int32, 
 	wait := func(d time.Duration) {
 		for range int(d / time.Second) {
 			ran += time.Second
-			r.sim.Advance(time.Second)
+			r.Sim.Advance(time.Second)
 			clk.Advance(time.Second)
 			r.deliver()
 			if (ran-phase)%(10*time.Second) == 0 {

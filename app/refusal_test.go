@@ -73,7 +73,7 @@ func TestRefusedWorkFailsAtOnce(t *testing.T) {
 			}
 		})
 	}
-	if n := r.sim.Ledger().Count("POST", "/api/clusters_mgmt/v1/clusters/{id}/break_glass_credentials"); n != 0 {
+	if n := r.Sim.Ledger().Count("POST", "/api/clusters_mgmt/v1/clusters/{id}/break_glass_credentials"); n != 0 {
 		t.Errorf("%d break-glass credentials requested, want none", n)
 	}
 }

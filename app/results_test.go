@@ -39,7 +39,7 @@ func TestOperationResults(t *testing.T) {
 		t.Errorf("a running result carries more than Location and Retry-After (the poll interval, 10): %v", got.header)
 	}
 	// No Referer: the request's own host.
-	if got := r.get(resultPath(create.Name()), caller()...); !strings.HasPrefix(got.header.Get("Location"), "https://"+strings.TrimPrefix(r.handler.URL, "http://")+"/subscriptions/") {
+	if got := r.get(resultPath(create.Name()), caller()...); !strings.HasPrefix(got.header.Get("Location"), "https://"+strings.TrimPrefix(r.Handler.URL, "http://")+"/subscriptions/") {
 		t.Errorf("Location without a Referer = %q", got.header.Get("Location"))
 	}
 
@@ -88,14 +88,14 @@ func TestOperationResults(t *testing.T) {
 	}
 	token := c.Kubeconfig[strings.Index(c.Kubeconfig, "token: ")+len("token: "):]
 	token = strings.TrimSpace(token)
-	if n := r.sim.Ledger().Count("GET", "/api/clusters_mgmt/v1/clusters/{id}/break_glass_credentials/{bg}"); n == 0 {
+	if n := r.Sim.Ledger().Count("GET", "/api/clusters_mgmt/v1/clusters/{id}/break_glass_credentials/{bg}"); n == 0 {
 		t.Errorf("the credential was not read from CS")
 	}
 	if r.storeHolds(token) || r.storeHolds("kind: Config") {
 		t.Errorf("the kubeconfig was written to the store")
 	}
-	if strings.Contains(r.logs.String(), token) || strings.Contains(r.logs.String(), "kind: Config") {
-		t.Errorf("the kubeconfig appears in a log line:\n%s", r.logs.String())
+	if strings.Contains(r.Logs.String(), token) || strings.Contains(r.Logs.String(), "kind: Config") {
+		t.Errorf("the kubeconfig appears in a log line:\n%s", r.Logs.String())
 	}
 
 	// RevokeCredentials and Delete: 204, no body.
@@ -171,7 +171,7 @@ func TestOperationResultsRefusals(t *testing.T) {
 	if got := r.get(resultPath(csr.Name()), caller()...); got.status != 500 {
 		t.Fatalf("CSR credential result: %d %s", got.status, got.body)
 	}
-	if !strings.Contains(r.logs.String(), "certificate-signing credential request") {
+	if !strings.Contains(r.Logs.String(), "certificate-signing credential request") {
 		t.Errorf("no log line says why the CSR result is refused")
 	}
 }

@@ -44,17 +44,17 @@ func TestUpgradesThroughHandler(t *testing.T) {
 		t.Fatalf("node pool upgrade: %s %+v", got.Properties.Status, got.Properties.Error)
 	}
 	r.wantVersions(c1, np1, "4.21.20", "4.20.10")
-	if n := r.sim.Ledger().Count("POST", "/api/aro_hcp/v1alpha1/clusters/{id}/control_plane_upgrade_policies"); n != 1 {
+	if n := r.Sim.Ledger().Count("POST", "/api/aro_hcp/v1alpha1/clusters/{id}/control_plane_upgrade_policies"); n != 1 {
 		t.Errorf("%d control plane upgrade policies posted, want 1", n)
 	}
-	if n := r.sim.Ledger().Count("POST", "/api/aro_hcp/v1alpha1/clusters/{id}/node_pools/{np}/upgrade_policies"); n != 1 {
+	if n := r.Sim.Ledger().Count("POST", "/api/aro_hcp/v1alpha1/clusters/{id}/node_pools/{np}/upgrade_policies"); n != 1 {
 		t.Errorf("%d node pool upgrade policies posted, want 1", n)
 	}
 
 	// The documents go with their resources.
 	r.drive(r.accepted(r.fe.Delete(ctx, c1, r.opts())))
 	for _, rid := range []string{c1 + "/serviceProviderClusters/default", np1 + "/serviceProviderNodePools/default"} {
-		if _, err := r.app.Store.Get(ctx, sub, document.CosmosID(rid)); !errors.Is(err, store.ErrNotFound) {
+		if _, err := r.App.Store.Get(ctx, sub, document.CosmosID(rid)); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("%s after the cluster's delete: %v, want it gone", rid, err)
 		}
 	}
@@ -63,34 +63,34 @@ func TestUpgradesThroughHandler(t *testing.T) {
 // wantVersions checks that CS runs the cluster and node pool at these
 // versions and that their service-provider documents say so.
 func (r *armRig) wantVersions(clusterRID, nodePoolRID, cluster, nodePool string) {
-	r.t.Helper()
+	r.T.Helper()
 	ctx := context.Background()
 	res := func(rid string) *document.Resource {
-		item, err := r.app.Store.Get(ctx, sub, document.CosmosID(rid))
+		item, err := r.App.Store.Get(ctx, sub, document.CosmosID(rid))
 		if err != nil {
-			r.t.Fatal(err)
+			r.T.Fatal(err)
 		}
 		d, err := document.ParseResource(item.Body)
 		if err != nil {
-			r.t.Fatal(err)
+			r.T.Fatal(err)
 		}
 		return d
 	}
-	c, err := r.app.ClusterService.GetCluster(ctx, res(clusterRID).ClusterServiceID())
+	c, err := r.App.ClusterService.GetCluster(ctx, res(clusterRID).ClusterServiceID())
 	if err != nil || c.Version != cluster {
-		r.t.Errorf("CS runs the cluster at %q (%v), want %s", c.Version, err, cluster)
+		r.T.Errorf("CS runs the cluster at %q (%v), want %s", c.Version, err, cluster)
 	}
-	np, err := r.app.ClusterService.GetNodePool(ctx, res(nodePoolRID).ClusterServiceID())
+	np, err := r.App.ClusterService.GetNodePool(ctx, res(nodePoolRID).ClusterServiceID())
 	if err != nil || np.Version != nodePool {
-		r.t.Errorf("CS runs the node pool at %q (%v), want %s", np.Version, err, nodePool)
+		r.T.Errorf("CS runs the node pool at %q (%v), want %s", np.Version, err, nodePool)
 	}
 	for _, sp := range []struct{ rid, version string }{
 		{clusterRID + "/serviceProviderClusters/default", cluster},
 		{nodePoolRID + "/serviceProviderNodePools/default", nodePool},
 	} {
-		item, err := r.app.Store.Get(ctx, sub, document.CosmosID(sp.rid))
+		item, err := r.App.Store.Get(ctx, sub, document.CosmosID(sp.rid))
 		if err != nil {
-			r.t.Fatalf("%s: %v", sp.rid, err)
+			r.T.Fatalf("%s: %v", sp.rid, err)
 		}
 		var doc struct {
 			Properties struct {
@@ -105,11 +105,11 @@ func (r *armRig) wantVersions(clusterRID, nodePoolRID, cluster, nodePool string)
 			} `json:"properties"`
 		}
 		if err := json.Unmarshal(item.Body, &doc); err != nil {
-			r.t.Fatal(err)
+			r.T.Fatal(err)
 		}
 		got := slices.Concat(doc.Properties.Status.ControlPlane.Active, doc.Properties.Status.NodePool.Active)
 		if want := []map[string]string{{"version": sp.version}}; !reflect.DeepEqual(got, want) {
-			r.t.Errorf("%s active versions = %v, want %v", sp.rid, got, want)
+			r.T.Errorf("%s active versions = %v, want %v", sp.rid, got, want)
 		}
 	}
 }

@@ -10,9 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hcpops/hcpops/harness/apptest"
-
 	"github.com/hcpops/hcpops/core/lifecycle"
+	"github.com/hcpops/hcpops/harness/apptest"
 )
 
 // ---- the alert queries, in Go (deploy/alerts/*.kql); each takes its

@@ -11,10 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hcpops/hcpops/harness/apptest"
-
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/store"
+	"github.com/hcpops/hcpops/harness/apptest"
 	"github.com/hcpops/hcpops/internal/operator"
 	"github.com/hcpops/hcpops/logging"
 )

@@ -6,10 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hcpops/hcpops/harness/apptest"
-
 	"github.com/hcpops/hcpops/core/arm"
 	"github.com/hcpops/hcpops/core/document"
+	"github.com/hcpops/hcpops/harness/apptest"
 	"github.com/hcpops/hcpops/harness/frontend"
 	"github.com/hcpops/hcpops/harness/testsupport"
 )

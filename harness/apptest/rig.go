@@ -58,8 +58,9 @@ type Options struct {
 	// URL.
 	Settings func(simURL string) map[string]string
 	// Logger is the app's; nil: the production handler, both streams
-	// into the Rig's Logs.
+	// into the Rig's Logs, from Level up (zero: Info).
 	Logger *slog.Logger
+	Level  slog.Level
 	// Parts are used instead of what the settings would build; with no
 	// store, the embedded one opens in a temporary directory.
 	Parts app.Parts
@@ -97,7 +98,7 @@ func New(t *testing.T, o Options) *Rig {
 	logs := &RecordLog{}
 	logger := o.Logger
 	if logger == nil {
-		logger = slog.New(logging.Streams(logs, logs, "json", slog.LevelInfo))
+		logger = slog.New(logging.Streams(logs, logs, "json", o.Level))
 	}
 	parts := o.Parts
 	if parts.Store == nil && parts.OpenStore == nil {
