@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hcpops/hcpops/core/appsettings"
+	"github.com/hcpops/hcpops/harness/store/cosmostest"
 	"github.com/hcpops/hcpops/harness/testsupport"
 )
 
@@ -59,5 +61,53 @@ func TestOpsJudgesWithTheAppsSettings(t *testing.T) {
 	out, errOut, code = mine("", "ops")
 	if code != 0 || !strings.Contains(out, `not this shell's: HCPOPS_STUCK_AFTER="any=1s" (here "any=1h")`) || !strings.Contains(out, "STUCK>") {
 		t.Errorf("ops from a shell that sets another threshold: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+// recorded says why it has no record when the Function App recorded none
+// and when the record is damaged (another writer's document under its
+// id), and reads a whole one; a damaged record is not judged with.
+func TestRecordedSaysWhyItHasNone(t *testing.T) {
+	testsupport.RealStack(t, "the Cosmos-compatible server")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s := cosmostest.NewStore(t)
+	leases, err := s.Leases()
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 12, 5, 8, 0, 0, 0, time.UTC)
+	for _, step := range []struct {
+		name     string
+		write    func() error
+		wantNote string // "": a record is read
+	}{
+		{"none", func() error { return nil }, "the Function App has recorded none"},
+		{"damaged", func() error {
+			_, err := leases.Put(ctx, []byte(`{"id":"`+appsettings.ID+`","kind":"lease"}`), "")
+			return err
+		}, "the Function App's record of them could not be read"},
+		{"recorded", func() error {
+			it, err := leases.Get(ctx, appsettings.ID)
+			if err != nil {
+				return err
+			}
+			body := `{"id":"` + appsettings.ID + `","kind":"` + appsettings.Kind + `","settings":{"HCPOPS_STUCK_AFTER":"any=1s"},` +
+				`"recordedAt":"` + at.Format(time.RFC3339) + `","recordedBy":"instance-a"}`
+			_, err = leases.Put(ctx, []byte(body), it.ETag)
+			return err
+		}, ""},
+	} {
+		if err := step.write(); err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		rec, note := recorded(ctx, s)
+		switch {
+		case step.wantNote != "" && (rec != nil || !strings.Contains(note, step.wantNote)):
+			t.Errorf("%s: recorded = %+v, %q; want none, saying %q", step.name, rec, note, step.wantNote)
+		case step.wantNote == "" && (rec == nil || note != "" || rec.Settings["HCPOPS_STUCK_AFTER"] != "any=1s" ||
+			rec.By != "instance-a" || !rec.At.Equal(at)):
+			t.Errorf("%s: recorded = %+v, %q; want instance-a's record of %s", step.name, rec, note, at)
+		}
 	}
 }
