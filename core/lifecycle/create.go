@@ -12,9 +12,10 @@ import (
 )
 
 // creation is what every create shares: its dispatch is done once the
-// resource has its CS ID, it must finish by the resource's
-// createOperationCompletionDeadline, and it fails with the merged message.
-// Its poll reads the state of the object the create made, with k's calls.
+// resource has its CS ID, and it fails with the merged message (its
+// deadline is the request's: deadline.go). Its poll reads the state of
+// the object the create made, with k's calls. It has no dispatch: a
+// cluster's is clusterCreate's, a child's childCreation's.
 type creation struct {
 	e *Engine
 	k kind
@@ -40,8 +41,16 @@ func (c creation) poll(ctx context.Context, j *job) (pollResult, error) {
 // one. A parent cluster not yet in CS defers the work to a later tick.
 // A cluster's create dispatches its own way (clusterCreate), so k is a
 // child here.
-func (c creation) dispatch(ctx context.Context, _ *run, j *job) (outcome, error) {
-	e, k := c.e, c.k.(child)
+// childCreation is a node pool's or an external auth's create:
+// creation's steps, and the POST under its cluster once that is in CS (a
+// cluster's own is clusterCreate's).
+type childCreation struct {
+	creation
+	k child
+}
+
+func (c childCreation) dispatch(ctx context.Context, _ *run, j *job) (outcome, error) {
+	e, k := c.e, c.k
 	parentID, err := document.ParentClusterID(j.res.ResourceID())
 	if err != nil {
 		return outcomeSkipped, fmt.Errorf("%w: %w", errMalformed, err)

@@ -12,8 +12,8 @@ import (
 // in error. It must end by the deadline, and fails under
 // InternalServerError with the merged message.
 type externalAuthCreate struct {
-	creation               // what every create shares (create.go), but its poll
-	ea       *externalAuth // the external auth's CS calls (externalauth.go)
+	childCreation               // what every child's create shares (create.go), but its poll
+	ea            *externalAuth // the external auth's CS calls (externalauth.go)
 }
 
 // poll: externalAuth.read, and the object's existence as the source

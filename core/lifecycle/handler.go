@@ -80,7 +80,7 @@ func (e *Engine) registry() map[handlerKey]*pair {
 		{document.RequestDelete, document.KindCluster}: row("cluster deletion", clusterDelete{deletion{e, c}}),
 		// The POST under its cluster once that is in CS, at its lower-cased
 		// name; its status read until it is ready.
-		{document.RequestCreate, document.KindNodePool}: row("node pool creation", creation{e, np}),
+		{document.RequestCreate, document.KindNodePool}: row("node pool creation", childCreation{creation{e, np}, np}),
 		// The upgrade a version change needs (bounded by the control
 		// plane's version), then the PATCH of replicas and labels; done when
 		// the node pool is ready, carries them and runs the version asked.
@@ -90,7 +90,7 @@ func (e *Engine) registry() map[handlerKey]*pair {
 		{document.RequestDelete, document.KindNodePool}: row("node pool deletion", deletion{e, np}),
 		// The POST under its cluster; done once the object exists, unless
 		// CS says it is in error (externalauth_create.go).
-		{document.RequestCreate, document.KindExternalAuth}: row("external auth creation", externalAuthCreate{creation{e, ea}, ea}),
+		{document.RequestCreate, document.KindExternalAuth}: row("external auth creation", externalAuthCreate{childCreation{creation{e, ea}, ea}, ea}),
 		// The PATCH of its issuer and clients; done when CS carries them.
 		// It has no deadline, as upstream's.
 		{document.RequestUpdate, document.KindExternalAuth}: row("external auth update", updating{e, ea}),
