@@ -61,15 +61,7 @@ type env struct {
 	arms  map[string]http.Handler // ARM endpoints by host, besides the sink
 }
 
-func testDurations() simulator.Durations {
-	m := time.Minute
-	return simulator.Durations{
-		ClusterValidating: m, ClusterPending: m, ClusterInstalling: m, ClusterUpdating: m, ClusterUninstalling: m,
-		NodePoolValidating: m, NodePoolPending: m, NodePoolInstalling: m, NodePoolUpdating: m, NodePoolUninstalling: m,
-		ExternalAuthUninstalling: m, CredentialIssuing: m, CredentialRevoking: m, CredentialExpiry: 24 * time.Hour,
-		ControlPlaneUpgradeScheduled: m, ControlPlaneUpgrading: m, NodePoolUpgradeScheduled: m, NodePoolUpgrading: m,
-	}
-}
+func testDurations() simulator.Durations { return simulator.EveryStateTakes(time.Minute) }
 
 func newEnv(t testing.TB, tweak ...func(*Config)) *env {
 	t.Helper()

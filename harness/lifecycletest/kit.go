@@ -79,15 +79,7 @@ type Kit struct {
 
 // Durations are a minute in every state CS passes through, and a day for
 // a credential to expire.
-func Durations() simulator.Durations {
-	m := time.Minute
-	return simulator.Durations{
-		ClusterValidating: m, ClusterPending: m, ClusterInstalling: m, ClusterUpdating: m, ClusterUninstalling: m,
-		NodePoolValidating: m, NodePoolPending: m, NodePoolInstalling: m, NodePoolUpdating: m, NodePoolUninstalling: m,
-		ExternalAuthUninstalling: m, CredentialIssuing: m, CredentialRevoking: m, CredentialExpiry: 24 * time.Hour,
-		ControlPlaneUpgradeScheduled: m, ControlPlaneUpgrading: m, NodePoolUpgradeScheduled: m, NodePoolUpgrading: m,
-	}
-}
+func Durations() simulator.Durations { return simulator.EveryStateTakes(time.Minute) }
 
 // New wires a Kit; everything it opens closes when t ends, and a failing
 // t prints the engine's log.

@@ -130,6 +130,19 @@ func DefaultDurations() Durations {
 	}
 }
 
+// EveryStateTakes is d in every state, with a day for a credential to
+// expire: the timeline unit tests step a manual clock through.
+func EveryStateTakes(d time.Duration) Durations {
+	var out Durations
+	for name, f := range out.fields() {
+		if name != "credential_expiry" {
+			*f = d
+		}
+	}
+	out.CredentialExpiry = 24 * time.Hour
+	return out
+}
+
 // fields names every duration for the admin API and the command line.
 func (d *Durations) fields() map[string]*time.Duration {
 	return map[string]*time.Duration{

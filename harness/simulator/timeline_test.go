@@ -72,3 +72,18 @@ func TestDurationsParseList(t *testing.T) {
 		t.Errorf("Map has %d durations, want 18", n)
 	}
 }
+
+// EveryStateTakes sets every state's duration, so a state added to
+// Durations cannot be left at zero (instant) in the tests that use it.
+func TestEveryStateTakes(t *testing.T) {
+	d := EveryStateTakes(time.Minute)
+	for name, f := range d.fields() {
+		want := time.Minute
+		if name == "credential_expiry" {
+			want = 24 * time.Hour
+		}
+		if *f != want {
+			t.Errorf("%s = %v, want %v", name, *f, want)
+		}
+	}
+}
