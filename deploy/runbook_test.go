@@ -49,25 +49,13 @@ func TestRunbookOperationStuck(t *testing.T) {
 			r.Sim.SetDurations(d)
 			// Inject: the create started 25 minutes ago.
 			r.SubmitAt(time.Now().Add(-25 * time.Minute))
-			if resp, body := r.Post("/dispatchOperations", apptest.ReadFile(t, "app/testdata/dispatch-cluster-create.json")); resp.StatusCode != http.StatusOK {
-				t.Fatalf("dispatch: %d %s", resp.StatusCode, body)
-			}
-			tick := apptest.ReadFile(t, "events/testdata/tick.json")
-			ticks := 0
-			tickOnce := func() {
-				t.Helper()
-				ticks++
-				if resp, body := r.Post("/pollOperations", tick); resp.StatusCode != http.StatusOK {
-					t.Fatalf("tick: %d %s", resp.StatusCode, body)
-				}
-				r.Logs.Named(t, "poll.tick", ticks)
-			}
-			for r.Operation().Properties.Status != arm.ProvisioningStateProvisioning {
+			r.Dispatch()
+			for ticks := 0; r.Operation().Properties.Status != arm.ProvisioningStateProvisioning; ticks++ {
 				if ticks > 50 {
 					t.Fatalf("the create never reached Provisioning: %s", r.Operation().Properties.Status)
 				}
 				r.Sim.Advance(10 * time.Second)
-				tickOnce()
+				r.Tick()
 			}
 
 			// The alert's shipped query (stuck:cluster.create, 20 minutes) matches it.
@@ -104,7 +92,7 @@ func TestRunbookOperationStuck(t *testing.T) {
 					if i > 20 {
 						t.Fatalf("the create did not end once CS finished: %s", r.Operation().Properties.Status)
 					}
-					tickOnce()
+					r.Tick()
 				}
 			case "lost":
 				// CS lost the object: its GET is CS's own 404.
@@ -137,7 +125,7 @@ func TestRunbookOperationStuck(t *testing.T) {
 				if p := r.Operation().Properties; p.Status != arm.ProvisioningStateFailed || p.Error == nil || p.Error.Code != "OperationAbandoned" {
 					t.Fatalf("after ops fail: %s %+v", p.Status, p.Error)
 				}
-				tickOnce() // and the backend leaves it be
+				r.Tick() // and the backend leaves it be
 				if st := r.Operation().Properties.Status; st != arm.ProvisioningStateFailed {
 					t.Errorf("a tick after ops fail moved the operation to %s", st)
 				}

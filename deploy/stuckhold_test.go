@@ -2,7 +2,6 @@ package deploy_test
 
 import (
 	"context"
-	"net/http"
 	"testing"
 	"time"
 
@@ -26,20 +25,8 @@ func TestStuckHeldAcrossANewOperation(t *testing.T) {
 			"HCPOPS_NOTIFY_BACKOFF_BASE": "1ms", "HCPOPS_NOTIFY_BACKOFF_MAX": "1ms", "HCPOPS_ABSENCE_WINDOW": "1ms"}
 	}})
 	r.SubmitAt(time.Now().Add(-25 * time.Minute))
-	if resp, body := r.Post("/dispatchOperations", apptest.ReadFile(t, "app/testdata/dispatch-cluster-create.json")); resp.StatusCode != http.StatusOK {
-		t.Fatalf("dispatch: %d %s", resp.StatusCode, body)
-	}
-	tick := apptest.ReadFile(t, "events/testdata/tick.json")
-	ticks := 0
-	tickOnce := func() {
-		t.Helper()
-		ticks++
-		if resp, body := r.Post("/pollOperations", tick); resp.StatusCode != http.StatusOK {
-			t.Fatalf("tick: %d %s", resp.StatusCode, body)
-		}
-		r.Logs.Named(t, "poll.tick", ticks)
-	}
-	tickOnce() // writes the create's operation.stuck: 25 minutes is past its 20
+	r.Dispatch()
+	r.Tick() // writes the create's operation.stuck: 25 minutes is past its 20
 
 	const deleteName = "5d0c6a3e-7f1b-4e2a-9c8d-2b4f6a8e0c1d"
 	fe := frontend.New(r.App.Store, testsupport.NewClock(time.Now()), func() string { return deleteName })
@@ -58,12 +45,12 @@ func TestStuckHeldAcrossANewOperation(t *testing.T) {
 		return op.Properties.Status
 	}
 	var superseded []map[string]any
-	for deleteOp() != arm.ProvisioningStateSucceeded {
+	for ticks := 1; deleteOp() != arm.ProvisioningStateSucceeded; ticks++ {
 		if ticks > 200 {
 			t.Fatalf("the delete is %s after 200 ticks:\n%s", deleteOp(), r.Logs.String())
 		}
 		r.Sim.Advance(10 * time.Second)
-		tickOnce()
+		r.Tick()
 		if superseded == nil && r.Operation().Properties.Status == arm.ProvisioningStateCanceled {
 			superseded = r.Logs.Records(t)
 		}

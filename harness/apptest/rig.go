@@ -43,7 +43,7 @@ import (
 // UUID app/testdata's golden host payloads name.
 const (
 	Subscription = testsupport.Subscription
-	ClusterID    = "/subscriptions/" + Subscription + "/resourceGroups/myRG/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/myCluster"
+	ClusterID    = "/subscriptions/" + Subscription + "/resourceGroups/" + testsupport.ResourceGroup + "/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/myCluster"
 	OpName       = "e2f8f733-dd90-49b0-8b2b-f390b42aa339"
 	Tenant       = testsupport.Tenant
 )
@@ -76,6 +76,8 @@ type Rig struct {
 	Logs    *RecordLog
 	// Clock is the app's (Parts.Clock), or the wall clock.
 	Clock clock.Clock
+
+	ticks int // Tick's count, to wait for each one's line
 }
 
 // New builds a Rig; everything it opens closes when t ends.
@@ -187,28 +189,33 @@ func (r *Rig) Post(path string, body []byte, header ...string) (*http.Response, 
 	return resp, out
 }
 
-// Resource is the submitted cluster's document.
-func (r *Rig) Resource() *document.Resource {
+// Dispatch posts the change feed's batch of the submitted create, as the
+// host delivers it; t fails unless the handler answers 200.
+func (r *Rig) Dispatch() {
 	r.T.Helper()
-	item, err := r.App.Store.Get(context.Background(), Subscription, document.CosmosID(ClusterID))
-	if err != nil {
-		r.T.Fatal(err)
+	if resp, body := r.Post("/dispatchOperations", ReadFile(r.T, "app/testdata/dispatch-cluster-create.json")); resp.StatusCode != http.StatusOK {
+		r.T.Fatalf("dispatch: %d %s", resp.StatusCode, body)
 	}
-	res, err := document.ParseResource(item.Body)
-	if err != nil {
-		r.T.Fatal(err)
-	}
-	return res
 }
+
+// Tick posts a timer tick and waits for its poll.tick line (written as
+// the response goes out); t fails unless the handler answers 200.
+func (r *Rig) Tick() {
+	r.T.Helper()
+	r.ticks++
+	if resp, body := r.Post("/pollOperations", ReadFile(r.T, "events/testdata/tick.json")); resp.StatusCode != http.StatusOK {
+		r.T.Fatalf("tick: %d %s", resp.StatusCode, body)
+	}
+	r.Logs.Named(r.T, "poll.tick", r.ticks)
+}
+
+// Resource is the submitted cluster's document.
+func (r *Rig) Resource() *document.Resource { return r.ClusterResource("myCluster") }
 
 // Operation is the submitted create's operation document.
 func (r *Rig) Operation() *document.OperationDocument {
 	r.T.Helper()
-	item, err := r.App.Store.Get(context.Background(), Subscription, document.CosmosID(document.OperationResourceID(Subscription, OpName)))
-	if err != nil {
-		r.T.Fatal(err)
-	}
-	op, err := document.ParseOperation(item.Body)
+	op, err := document.ParseOperation(r.get(document.CosmosID(document.OperationResourceID(Subscription, OpName))))
 	if err != nil {
 		r.T.Fatal(err)
 	}
@@ -219,19 +226,14 @@ func (r *Rig) Operation() *document.OperationDocument {
 // the operation document as the change feed carries it.
 func (r *Rig) SubmitCluster(name string) map[string]any {
 	r.T.Helper()
-	id := "/subscriptions/" + Subscription + "/resourceGroups/myRG/providers/Microsoft.RedHatOpenShift/hcpOpenShiftClusters/" + name
 	fe := frontend.New(r.App.Store, r.Clock, uuid.NewString)
-	acc, err := fe.PutCluster(context.Background(), id, frontend.ClusterSpec{Location: "eastus", VersionID: "4.20", ChannelGroup: "stable"},
-		frontend.Options{TenantID: Tenant})
-	if err != nil {
-		r.T.Fatal(err)
-	}
-	item, err := r.App.Store.Get(context.Background(), Subscription, acc.Operation.ID)
+	acc, err := fe.PutCluster(context.Background(), testsupport.ClusterRID(name),
+		frontend.ClusterSpec{Location: "eastus", VersionID: "4.20", ChannelGroup: "stable"}, frontend.Options{TenantID: Tenant})
 	if err != nil {
 		r.T.Fatal(err)
 	}
 	var doc map[string]any
-	if err := json.Unmarshal(item.Body, &doc); err != nil {
+	if err := json.Unmarshal(r.get(acc.Operation.ID), &doc); err != nil {
 		r.T.Fatal(err)
 	}
 	return doc
@@ -240,15 +242,21 @@ func (r *Rig) SubmitCluster(name string) map[string]any {
 // ClusterResource reads the cluster resource document of name.
 func (r *Rig) ClusterResource(name string) *document.Resource {
 	r.T.Helper()
-	item, err := r.App.Store.Get(context.Background(), Subscription, document.CosmosID(testsupport.ClusterRID(name)))
-	if err != nil {
-		r.T.Fatal(err)
-	}
-	res, err := document.ParseResource(item.Body)
+	res, err := document.ParseResource(r.get(document.CosmosID(testsupport.ClusterRID(name))))
 	if err != nil {
 		r.T.Fatal(err)
 	}
 	return res
+}
+
+// get is the body of the subscription's document id; t fails without it.
+func (r *Rig) get(id string) []byte {
+	r.T.Helper()
+	item, err := r.App.Store.Get(context.Background(), Subscription, id)
+	if err != nil {
+		r.T.Fatal(err)
+	}
+	return item.Body
 }
 
 // Path is a file of the repository, by its path from the repository's

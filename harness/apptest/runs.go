@@ -169,21 +169,12 @@ func DriveCreate(t *testing.T, r *Rig, start time.Time, look func(*Rig, *AlertRu
 	if resp, body := r.Post("/dispatchOperations", batch); resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusInternalServerError {
 		t.Fatalf("dispatch: %d %s", resp.StatusCode, body)
 	}
-	tick := ReadFile(t, "events/testdata/tick.json")
 	run := AlertRun{OpID: OpName}
-	ticks := 0
-	tickOnce := func() {
-		ticks++
-		if resp, body := r.Post("/pollOperations", tick); resp.StatusCode != http.StatusOK {
-			t.Fatalf("tick: %d %s", resp.StatusCode, body)
-		}
-		r.Logs.Named(t, "poll.tick", ticks) // its line is out
-	}
-	for {
+	for ticks := 0; ; ticks++ {
 		if ticks >= 200 {
 			t.Fatalf("operation still %s after 200 ticks:\n%s", r.Operation().Properties.Status, r.Logs.String())
 		}
-		tickOnce()
+		r.Tick()
 		if look != nil {
 			look(r, &run)
 		}
@@ -193,7 +184,7 @@ func DriveCreate(t *testing.T, r *Rig, start time.Time, look func(*Rig, *AlertRu
 		}
 		r.Sim.Advance(10 * time.Second)
 	}
-	tickOnce() // one more, which sees nothing active
+	r.Tick() // one more, which sees nothing active
 	run.All = r.Logs.Records(t)
 	return run
 }
@@ -204,12 +195,8 @@ func TickOnly(t *testing.T, r *Rig, start time.Time, n int) AlertRun {
 	r.SubmitAt(start)
 	batch := ReadFile(t, "app/testdata/dispatch-cluster-create.json")
 	r.Post("/dispatchOperations", batch) // CS may be too slow for it: the tick's safety net is not under test
-	tick := ReadFile(t, "events/testdata/tick.json")
-	for i := 1; i <= n; i++ {
-		if resp, body := r.Post("/pollOperations", tick); resp.StatusCode != http.StatusOK {
-			t.Fatalf("tick: %d %s", resp.StatusCode, body)
-		}
-		r.Logs.Named(t, "poll.tick", i)
+	for range n {
+		r.Tick()
 	}
 	return AlertRun{All: r.Logs.Records(t), OpID: OpName}
 }
