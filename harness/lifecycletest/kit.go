@@ -235,15 +235,11 @@ func (k *Kit) Drive(t testing.TB, names ...string) {
 // Op reads operation name as stored; nil when it is gone.
 func (k *Kit) Op(t testing.TB, name string) *document.OperationDocument {
 	t.Helper()
-	item, err := k.Memory.Get(context.Background(), PartitionKey,
-		document.CosmosID(document.OperationResourceID(testsupport.Subscription, name)))
-	if errors.Is(err, store.ErrNotFound) {
+	body := k.body(t, document.CosmosID(document.OperationResourceID(testsupport.Subscription, name)))
+	if body == nil {
 		return nil
 	}
-	if err != nil {
-		t.Fatalf("reading operation %s: %v", name, err)
-	}
-	op, err := document.ParseOperation(item.Body)
+	op, err := document.ParseOperation(body)
 	if err != nil {
 		t.Fatalf("parsing operation %s: %v", name, err)
 	}
@@ -254,18 +250,28 @@ func (k *Kit) Op(t testing.TB, name string) *document.OperationDocument {
 // gone.
 func (k *Kit) Resource(t testing.TB, rid string) *document.Resource {
 	t.Helper()
-	item, err := k.Memory.Get(context.Background(), PartitionKey, document.CosmosID(rid))
-	if errors.Is(err, store.ErrNotFound) {
+	body := k.body(t, document.CosmosID(rid))
+	if body == nil {
 		return nil
 	}
-	if err != nil {
-		t.Fatalf("reading resource %s: %v", rid, err)
-	}
-	res, err := document.ParseResource(item.Body)
+	res, err := document.ParseResource(body)
 	if err != nil {
 		t.Fatalf("parsing resource %s: %v", rid, err)
 	}
 	return res
+}
+
+// body is the stored body of document id; nil when it is gone.
+func (k *Kit) body(t testing.TB, id string) []byte {
+	t.Helper()
+	item, err := k.Memory.Get(context.Background(), PartitionKey, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		t.Fatalf("reading %s: %v", id, err)
+	}
+	return item.Body
 }
 
 // WantOp fails t unless operation name has status and error code code
