@@ -83,7 +83,10 @@ func orNone(s string) string {
 
 // refusedDuringRevocation: CS refused to revoke the break-glass
 // credentials of the cluster at clusterHref while it lists one awaiting
-// revocation: a revocation is already under way.
+// revocation (a revocation is under way), or none that is not revoked or
+// expired and one revoked (one went through, perhaps ours whose answer was
+// lost, finishing while CS's 400 travelled). Either way the poll decides on
+// CS's list.
 func refusedDuringRevocation(ctx context.Context, c cs.Client, clusterHref string, refused error) (bool, error) {
 	if !badRequest(refused) {
 		return false, nil
@@ -92,12 +95,19 @@ func refusedDuringRevocation(ctx context.Context, c cs.Client, clusterHref strin
 	if err != nil {
 		return false, retryLater("clusters service refused the revocation for %s (%v); listing its credentials: %v", clusterHref, refused, err)
 	}
+	var awaiting, revoked, live bool
 	for _, cr := range creds {
-		if cr.Status == cs.CredentialStateAwaitingRevocation {
-			return true, nil
+		switch cr.Status {
+		case cs.CredentialStateAwaitingRevocation:
+			awaiting = true
+		case cs.CredentialStateRevoked:
+			revoked = true
+		case cs.CredentialStateExpired:
+		default:
+			live = true
 		}
 	}
-	return false, nil
+	return awaiting || revoked && !live, nil
 }
 
 // objectStates are the CS states of the cluster of href and, for a node

@@ -3,7 +3,9 @@ package lifecycle
 import (
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -92,4 +94,48 @@ func revoke(t *testing.T, e *env) (string, string, string) {
 	href := e.resource(t, clusterRID("c1")).ClusterServiceID()
 	id := href[strings.LastIndex(href, "/")+1:]
 	return e.revokeCredentials(t, "c1", request{}), http.MethodDelete, cs.ClustersMgmtPrefix + "/clusters/" + id + "/break_glass_credentials"
+}
+
+// TestRevocationRefusedAsItFinishes is TestSoakShort's seed 1: the first
+// DELETE of the credentials reached CS but its answer was lost; the one
+// sent again met CS's "already requested" 400, and by the time the
+// credentials were listed CS had revoked them all. Before, that list (none
+// awaiting revocation) made the 400 a refusal and the revocation Failed;
+// now every credential revoked is CS's word that a revocation went
+// through, and the poll decides.
+func TestRevocationRefusedAsItFinishes(t *testing.T) {
+	e := newEnv(t)
+	e.readyCluster(t, "c1")
+	e.drive(t, e.requestCredential(t, "c1", request{}))
+	var deletes atomic.Int32
+	e.behind(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodDelete {
+			e.sim.ServeHTTP(w, r)
+			return
+		}
+		rec := httptest.NewRecorder()
+		e.sim.ServeHTTP(rec, r)
+		if deletes.Add(1) == 1 {
+			answer{http.StatusBadGateway, "text/html", "<html>502 Bad Gateway</html>"}.write(w)
+			return
+		}
+		if rec.Code != http.StatusBadRequest {
+			t.Errorf("the DELETE sent again got %d, want CS's 400", rec.Code)
+		}
+		e.clk.Advance(2 * time.Minute) // CS finishes while its 400 travels
+		w.Header().Set("Content-Type", rec.Header().Get("Content-Type"))
+		w.WriteHeader(rec.Code)
+		_, _ = w.Write(rec.Body.Bytes())
+	}))
+	op := e.revokeCredentials(t, "c1", request{})
+	if _, err := e.deliver(t); err == nil {
+		t.Fatal("the lost DELETE was counted as dispatched")
+	}
+	e.clk.Advance(10 * time.Second)
+	e.tick(t)
+	e.drive(t, op)
+	e.wantOp(t, op, arm.ProvisioningStateSucceeded, "")
+	if n := deletes.Load(); n != 2 {
+		t.Errorf("%d DELETEs, want 2 (the lost one and the one refused)", n)
+	}
 }
