@@ -535,3 +535,37 @@ func TestNoWordFromWitnessesIsNoEvidence(t *testing.T) {
 	e.drive(t, del)
 	e.wantOp(t, del, arm.ProvisioningStateSucceeded, "")
 }
+
+// TestChildNeverCreatedOnOne404 is seed 60168: an external auth whose
+// resource does not record its CS object (the create's POST landed after
+// it stopped waiting) is updated while CS misroutes reads of external
+// auths, its own and its live sibling's alike. Before, the first 404
+// failed the update "never created" while CS held the object; now the
+// 404 waits for a tick whose answers corroborate it, and once CS answers
+// right the object is recorded and updated.
+func TestChildNeverCreatedOnOne404(t *testing.T) {
+	e := newEnv(t)
+	readyChild(t, e, document.KindExternalAuth, externalAuthRID("c1", "ea2"))
+	readyChild(t, e, document.KindExternalAuth, ea1())
+	edit(t, e, ea1(), func(s obj) { delete(s, "clusterServiceID") })
+	misroute := e.behind(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/external_auths") {
+			csOwn(http.StatusNotFound, "not found").write(w)
+			return
+		}
+		e.sim.ServeHTTP(w, r)
+	}))
+	op := e.update(t, ea1(), request{}, func(s *spec) { s.externalAuth.Audiences = []string{"app-1", "app-2"} })
+	for range 30 {
+		_, _ = e.deliver(t)
+		e.tick(t)
+		e.clk.Advance(time.Minute)
+	}
+	e.wantOp(t, op, arm.ProvisioningStateAccepted, "")
+	misroute.Store(false)
+	e.drive(t, op)
+	e.wantOp(t, op, arm.ProvisioningStateSucceeded, "")
+	if e.resource(t, ea1()).ClusterServiceID() == "" {
+		t.Error("the object CS had was not recorded as the resource's")
+	}
+}

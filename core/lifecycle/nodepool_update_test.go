@@ -63,8 +63,11 @@ func TestNodePoolUpdate(t *testing.T) {
 		want: after{status: arm.ProvisioningStateFailed, code: arm.CodeInvalidRequestContent, target: "properties.replicas",
 			resource: arm.ProvisioningStateFailed, calls: map[string]int{"PATCH " + csNodePool: 0, "GET " + csNodePool: 0}},
 	}, {
-		name: "a node pool CS never had: Failed at once, on CS's own 404 where it would be",
+		// CS's 404 alone is no proof (TestChildNeverCreatedOnOne404): np2,
+		// live beside it, is the witness a list returns without it.
+		name: "a node pool CS never had: Failed once a list shows np2 and not it",
 		before: func(t *testing.T, e *env) string {
+			readyChild(t, e, document.KindNodePool, nodePoolRID("c1", "np2"))
 			op := notDispatched(scale)(t, e)
 			href := e.resource(t, np1()).ClusterServiceID()
 			edit(t, e, np1(), func(s obj) { delete(s, "clusterServiceID") })

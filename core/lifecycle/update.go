@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/hcpops/hcpops/core/arm"
 	cs "github.com/hcpops/hcpops/core/clusterservice"
@@ -42,12 +43,12 @@ func (u updating) dispatch(ctx context.Context, r *run, j *job) (outcome, error)
 	k := u.k
 	href := j.res.ClusterServiceID()
 	if href == "" {
-		found, err := u.unrecorded(ctx, j, k)
+		found, err := u.unrecorded(ctx, r, j, k)
 		if err != nil {
 			return outcomeSkipped, err
 		}
 		if found == "" {
-			return outcomeSkipped, u.failNeverCreated(ctx, r, j)
+			return outcomeSkipped, failNeverCreated(ctx, r, j)
 		}
 		href = found
 	}
@@ -80,13 +81,15 @@ func (u updating) poll(ctx context.Context, j *job) (pollResult, error) {
 // POST landed after the create stopped waiting for it, or the create was
 // superseded meanwhile), recorded now as the resource's: at the pending
 // ID a cluster's create chose, or at a child's href. "" when there is no
-// such ID, or CS answers its own 404 at a child's href. A pending ID
-// chosen less than PendingIDGrace ago may still be in flight, and a 404
-// at one is no proof (a misroute reads the same): the update waits, and
-// its deadline ends it.
-func (u updating) unrecorded(ctx context.Context, j *job, k kind) (string, error) {
+// such ID. CS's own 404 is no proof by itself (a misroute reads the same;
+// seed 60168): at a cluster's pending ID the update waits, and its
+// deadline ends it; at a child's href it waits out a create POST that may
+// still land, then is held for the tick's absence verdict (absence.go),
+// which fails it as never created once CS's other answers corroborate it.
+func (u updating) unrecorded(ctx context.Context, r *run, j *job, k kind) (string, error) {
 	href := j.res.PendingClusterServiceID()
-	if _, isChild := k.(child); isChild {
+	_, isChild := k.(child)
+	if isChild {
 		var err error
 		if href, err = deletion(u).liveDeleteTarget(ctx, j, k); err != nil {
 			return "", err
@@ -101,13 +104,16 @@ func (u updating) unrecorded(ctx context.Context, j *job, k kind) (string, error
 	switch cs.Classify(err) {
 	case cs.Answered:
 	case cs.Absent:
-		if _, isChild := k.(child); !isChild {
-			// A POST was made at the pending ID: CS's 404 there proves
-			// nothing while CS may be reading the wrong place (a
-			// misroute); the update waits, and its deadline ends it.
+		if !isChild {
 			return "", retryLater("clusters service answers 404 at %s, where the create POSTed: no proof it was never created", href)
 		}
-		return "", nil
+		if until := j.op.Properties.StartTime.Add(u.e.cfg.PendingIDGrace); u.e.clock().Before(until) {
+			return "", retryLater("a create POST for %s may still reach clusters service until %s", href, until.UTC().Format(time.RFC3339))
+		}
+		if r.wave != nil {
+			r.wave.holdDispatch(j, href)
+		}
+		return "", retryLater("clusters service answered its own 404 at %s: not failed as never created until another answer corroborates it", href)
 	default:
 		return "", fmt.Errorf("reading what the create of %s made at %s: %w", j.res.ResourceID(), href, err)
 	}
@@ -119,10 +125,10 @@ func (u updating) unrecorded(ctx context.Context, j *job, k kind) (string, error
 }
 
 // failNeverCreated WRITES a Failed status: a resource CS never had (its
-// create failed before the POST, and CS answers its own 404 where it would
-// be) can never be updated, so its update fails at once instead of waiting
-// forever.
-func (u updating) failNeverCreated(ctx context.Context, r *run, j *job) error {
+// create failed before the POST, or its cluster has no CS object, or CS's
+// 404 where it would be is corroborated) can never be updated, so its
+// update fails instead of waiting forever.
+func failNeverCreated(ctx context.Context, r *run, j *job) error {
 	j.log.WarnContext(ctx, "resource has no clusters service object; failing the update")
 	_, err := r.updateOperationStatus(ctx, j, arm.ProvisioningStateFailed, &arm.CloudErrorBody{
 		Code:    arm.CodeInternalServerError,

@@ -74,7 +74,9 @@ type wave struct {
 }
 
 // heldDelete is a delete whose object CS answered 404 for, waiting for
-// the tick's verdict (or, in wave.mustExist, an object that must exist).
+// the tick's verdict (or, in wave.mustExist, an object that must exist;
+// or an update of a child CS answered 404 for, which the verdict fails as
+// never created).
 type heldDelete struct {
 	j    *job
 	href string
@@ -269,7 +271,11 @@ func (r *run) completeHeld(ctx context.Context, h heldDelete) {
 	wctx, cancel := r.writeCtx(ctx)
 	defer cancel()
 	r.absence.shown(docRef(h.j.op))
-	if err := r.completeDelete(wctx, h.j); err != nil {
+	complete := r.completeDelete
+	if h.j.op.Properties.Request == document.RequestUpdate {
+		complete = func(ctx context.Context, j *job) error { return failNeverCreated(ctx, r, j) }
+	}
+	if err := complete(wctx, h.j); err != nil {
 		r.count.errors.Add(1)
 		h.j.log.WarnContext(ctx, "completing a delete failed; the next tick retries", "error", err)
 	}
