@@ -291,14 +291,17 @@ func (o *oracle) judgeSucceeded(op *operation) {
 		if !o.witnessFor(op) && op.ended.Sub(op.start) >= o.window {
 			judge = o.residualRisk
 		}
+		// An object an earlier false delete of the same resource name left
+		// behind is that delete's residual orphan, not this one's (seed
+		// 94333: the name re-created, then deleted right).
 		for _, h := range o.hrefs(op) {
-			if obj, ok := o.truth[h]; ok {
+			if obj, ok := o.truth[h]; ok && !o.residualHrefs[h] {
 				judge(fmt.Sprintf("delete %s of %s Succeeded while CS holds %s in state %s", op.name, op.target, h, obj.State), op.name, h, op.target)
 			}
 		}
 		if op.kind == document.KindCluster {
 			for _, h := range sortedHrefs(o.truth) {
-				if obj := o.truth[h]; obj.Kind == simulator.KindCluster && sameARM(obj.Azure, op.target) {
+				if obj := o.truth[h]; obj.Kind == simulator.KindCluster && sameARM(obj.Azure, op.target) && !o.residualHrefs[h] {
 					judge(fmt.Sprintf("delete %s of %s Succeeded while CS holds its cluster %s (%s)", op.name, op.target, h, obj.State), op.name, h)
 				}
 			}
