@@ -58,7 +58,7 @@ func (e *Engine) after400(ctx context.Context, href string, refused error) (st c
 // retried, while the object or its cluster is busy; else a refusal.
 func notNowOrRefused(refused error, st csStates, ok bool, noun, verb string) error {
 	if ok && st.busy() {
-		return retryLater("clusters service refused to %s the %s while it or its cluster is %s/%s: %w", verb, noun,
+		return busyLater("clusters service refused to %s the %s while it or its cluster is %s/%s: %w", verb, noun,
 			orNone(st.object), st.cluster, refused)
 	}
 	return refusedBy(refused, noun, verb)

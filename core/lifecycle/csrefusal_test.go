@@ -139,3 +139,45 @@ func TestRevocationRefusedAsItFinishes(t *testing.T) {
 		t.Errorf("%d DELETEs, want 2 (the lost one and the one refused)", n)
 	}
 }
+
+// TestBusyCSBacksOff: CS refusing an update while its cluster upgrades
+// (an hour, say) is asked again on the poll backoff (10 s doubling to
+// 5 min), as upstream's rate-limited requeue does, not every tick; once
+// CS takes it, the update goes through within the longest backoff.
+func TestBusyCSBacksOff(t *testing.T) {
+	e := newEnv(t)
+	clusterHref := e.readyCluster(t, "c1")
+	e.drive(t, e.create(t, document.KindNodePool, nodePoolRID("c1", "np1"), request{}))
+	op, method, path := updateNodePool(t, e)
+	var refused atomic.Int32
+	busy := e.behind(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.Method == method && strings.HasPrefix(r.URL.Path, path):
+			refused.Add(1)
+			csOwn(http.StatusBadRequest, "The cluster is being upgraded").write(w)
+		case r.Method == http.MethodGet && r.URL.Path == clusterHref:
+			id := clusterHref[strings.LastIndex(clusterHref, "/")+1:]
+			answer{200, "application/json", fmt.Sprintf(`{"kind":"Cluster","id":%q,"href":%q,"name":"c1","status":{"state":"updating"}}`,
+				id, clusterHref)}.write(w)
+		default:
+			e.sim.ServeHTTP(w, r)
+		}
+	}))
+	_, _ = e.deliver(t)
+	for range 6 * 30 { // a tick every 10 s for half an hour
+		e.clk.Advance(10 * time.Second)
+		e.tick(t)
+	}
+	if n := refused.Load(); n < 5 || n > 12 {
+		t.Errorf("CS was asked %d times in half an hour while busy, want 5 to 12 (backed off, not every tick)", n)
+	}
+	e.wantOp(t, op, arm.ProvisioningStateAccepted, "")
+	busy.Store(false)
+	for range 6 * 5 {
+		e.clk.Advance(10 * time.Second)
+		e.tick(t)
+	}
+	if st := e.op(t, op).Properties.Status; st != arm.ProvisioningStateUpdating && st != arm.ProvisioningStateSucceeded {
+		t.Errorf("5 minutes after CS stopped refusing, the update is %s, want it sent", st)
+	}
+}

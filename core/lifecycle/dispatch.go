@@ -244,6 +244,10 @@ func (r *run) dispatchOne(ctx context.Context, ref store.DocRef) (outcome, error
 	switch {
 	case errors.As(err, &refused):
 		return outcomeSkipped, r.failRefused(ctx, j, refused)
+	case errors.Is(err, errBusy):
+		next := r.pollAt.failed(ref, r.clock())
+		j.log.InfoContext(ctx, "dispatch deferred", "reason", err, "next_attempt", next)
+		return outcomeDeferred, nil
 	case errors.Is(err, errRetryLater):
 		j.log.InfoContext(ctx, "dispatch deferred", "reason", err)
 		return outcomeDeferred, nil

@@ -29,6 +29,22 @@ func retryLater(format string, args ...any) error {
 	return fmt.Errorf("%w: %w", errRetryLater, fmt.Errorf(format, args...))
 }
 
+// busyLater is retryLater for a step CS's own objects put off (it or its
+// cluster is busy, csrefusal.go): the operation is then backed off as a
+// failed call is (pollAt), as upstream's rate-limited requeue does,
+// rather than asked every tick while CS installs or upgrades for an hour.
+func busyLater(format string, args ...any) error {
+	return busyError{retryLater(format, args...)}
+}
+
+// errBusy marks busyLater's errors.
+var errBusy = errors.New("clusters service is busy")
+
+type busyError struct{ error }
+
+func (b busyError) Unwrap() error      { return b.error }
+func (busyError) Is(target error) bool { return target == errBusy }
+
 // job is one operation being worked on, with its target resource as read
 // from the store at the same time.
 type job struct {

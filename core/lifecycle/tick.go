@@ -272,6 +272,13 @@ func isCallError(err error) bool {
 // is due, instead of becoming healthy again and waiting out DispatchGrace.
 var errStillDue = errors.New("dispatch deferred; still due")
 
+// backedOff reports whether op has a CS-call schedule (a dispatch put off
+// by a busy CS sets one).
+func (r *run) backedOff(op *document.OperationDocument) bool {
+	_, ok := r.pollAt.lookup(docRef(op))
+	return ok
+}
+
 // advance is one step of the safety net and the poll for a live
 // operation: finish deletes whose resource is gone, cancel superseded
 // operations, enforce deadlines, then dispatch what the change feed missed
@@ -328,8 +335,8 @@ func (r *run) advance(ctx context.Context, j *job, st standing) error {
 			r.count.dispatched.Add(1)
 			j.log.InfoContext(ctx, "dispatched an operation the change feed missed")
 		}
-		if err == nil && o == outcomeDeferred && st != healthy {
-			return errStillDue
+		if err == nil && o == outcomeDeferred && (st != healthy || r.backedOff(op)) {
+			return errStillDue // keeps its schedule: due, or put off by a busy CS
 		}
 		return err
 	}
