@@ -562,6 +562,9 @@ func TestChildNeverCreatedOnOne404(t *testing.T) {
 		e.clk.Advance(time.Minute)
 	}
 	e.wantOp(t, op, arm.ProvisioningStateAccepted, "")
+	if !strings.Contains(e.logs.String(), "update not failed as never created on clusters service's 404 this tick") {
+		t.Error("no log line says why the update waits")
+	}
 	misroute.Store(false)
 	e.drive(t, op)
 	e.wantOp(t, op, arm.ProvisioningStateSucceeded, "")

@@ -221,6 +221,11 @@ func (r *run) settleWave(ctx context.Context, complete bool) {
 		r.logAnomaly(ctx, w, verdict, polled, len(v.confirmed), v.waiting, append(mustExist, v.wrong...), parents, v.wrong)
 	}
 	for _, h := range v.waiting {
+		if h.j.op.Properties.Request == document.RequestUpdate {
+			h.j.log.InfoContext(ctx, "update not failed as never created on clusters service's 404 this tick: not corroborated yet",
+				"verdict", verdict, "cluster_service_id", h.href)
+			continue
+		}
 		// Held by CS contradicting itself: a Warn, once a hold, so `ops`
 		// shows why the delete waits (its last problem) until it moves.
 		if verdict == VerdictWave && r.held.first(docRef(h.j.op), "held") {
