@@ -87,7 +87,7 @@ func (v *View) Resources(refs []store.DocRef) (got []Res, unknown []int, err err
 			}
 			return
 		}
-		c = &s.res
+		c = s.res
 		now := v.cfg.Clock.Now().Unix()
 		found = make([]held, 0, len(refs))
 		for i, ref := range refs {

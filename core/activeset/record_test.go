@@ -2,9 +2,12 @@ package activeset
 
 import (
 	"bytes"
+	"runtime"
 	"testing"
+	"weak"
 
 	"github.com/hcpops/hcpops/core/document"
+	"github.com/hcpops/hcpops/core/store"
 )
 
 // TestRecordsCarryTheirProjectionsRoom: a projection's record says how
@@ -83,5 +86,30 @@ func TestRecordsOwnNothingOfTheirScratch(t *testing.T) {
 		if flags&flagDict == 0 {
 			t.Errorf("record %d was not compressed against the dictionary", i)
 		}
+	}
+}
+
+// TestReplacedSetIsCollected: a set replaced by a relist is garbage at
+// the next collection. Its pools (head readers, codecs' scratch) are
+// listed by the runtime until two collections after their last use; held
+// in the set itself, that list kept the set and its slab alive too, and a
+// process that builds many views (the simulation search) grew without
+// bound (2.7 GB for 500 runs, 100 MB apart).
+func TestReplacedSetIsCollected(t *testing.T) {
+	s := newSet()
+	body := opDoc("a", "one", "Provisioning", "")
+	h, err := s.heads.read(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.putOperation(h, operationRecord(s, h, body, nil, 0), store.DocRef{PartitionKey: "p", ID: "a"}, false)
+	if s.nOps != 1 {
+		t.Fatalf("the set holds %d operations, want 1", s.nOps)
+	}
+	w := weak.Make(s)
+	s = nil
+	runtime.GC()
+	if w.Value() != nil {
+		t.Error("a set nothing refers to survived a collection")
 	}
 }

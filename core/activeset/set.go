@@ -13,8 +13,11 @@ import (
 type set struct {
 	building bool   // a full read's: tables are sealed on commit
 	others   others // keys of ids that are no UUID
-	heads    headReaders
-	ops, res codec
+	// heads and the codecs hold sync.Pools, which the runtime lists
+	// until two collections after their last use: apart from the set, so
+	// that list does not keep a replaced set (its slab) alive too.
+	heads    *headReaders
+	ops, res *codec
 	slab     slab
 	parts    map[string]*partition
 	// pending are resources an operation needs that no read has answered.
@@ -59,7 +62,8 @@ type resEntry struct {
 func (e resEntry) entryKey() key { return e.k }
 
 func newSet() *set {
-	return &set{others: others{}, parts: map[string]*partition{}, pending: map[store.DocRef]struct{}{}}
+	return &set{others: others{}, heads: &headReaders{}, ops: &codec{}, res: &codec{},
+		parts: map[string]*partition{}, pending: map[store.DocRef]struct{}{}}
 }
 
 func (s *set) partition(pk string, create bool) *partition {

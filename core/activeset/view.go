@@ -386,7 +386,7 @@ func (v *View) snapshot() ([][]byte, *codec, error) {
 			s.removeOperation(pk, p, k)
 		}
 	}
-	return recs, &s.ops, nil
+	return recs, s.ops, nil
 }
 
 func compareRefs(a, b store.DocRef) int {
