@@ -116,11 +116,11 @@ type absenceGroup struct {
 	cluster string // the parent's href, for a child kind
 	scope   witnessScope
 	scoped  bool
-	cands   []heldDelete
+	cands   []held404
 }
 
 // groupCandidates groups held by kind and, for children, by cluster.
-func groupCandidates(held []heldDelete) []*absenceGroup {
+func groupCandidates(held []held404) []*absenceGroup {
 	type key struct {
 		kind    cs.HrefKind
 		cluster string
@@ -148,7 +148,7 @@ func groupCandidates(held []heldDelete) []*absenceGroup {
 
 // absenceVerdict is what judging a tick's candidates came to.
 type absenceVerdict struct {
-	confirmed, waiting []heldDelete
+	confirmed, waiting []held404
 	// wrong are the witnesses CS did not answer right about; held, the
 	// candidates that held for it.
 	wrong, held []string
@@ -164,7 +164,7 @@ func (v *absenceVerdict) merge(o absenceVerdict) {
 }
 
 // judgeAbsence decides the tick's candidates (the package comment above).
-func (e *Engine) judgeAbsence(ctx context.Context, held []heldDelete) absenceVerdict {
+func (e *Engine) judgeAbsence(ctx context.Context, held []held404) absenceVerdict {
 	var v absenceVerdict
 	for _, g := range groupCandidates(held) {
 		e.judgeGroup(ctx, g, &v)
@@ -207,7 +207,7 @@ func (e *Engine) judgeGroup(ctx context.Context, g *absenceGroup, v *absenceVerd
 }
 
 // judgeChunk is one list call: candidates and witnesses in one id search.
-func (e *Engine) judgeChunk(ctx context.Context, g *absenceGroup, cands []heldDelete, ws []witness, v *absenceVerdict) {
+func (e *Engine) judgeChunk(ctx context.Context, g *absenceGroup, cands []held404, ws []witness, v *absenceVerdict) {
 	hrefs := make([]string, 0, len(cands)+len(ws))
 	for _, c := range cands {
 		hrefs = append(hrefs, c.href)
@@ -227,7 +227,7 @@ func (e *Engine) judgeChunk(ctx context.Context, g *absenceGroup, cands []heldDe
 			e.witnessWrong(g, cands, missing, v)
 			return
 		}
-		var unseen []heldDelete
+		var unseen []held404
 		for _, c := range cands {
 			switch {
 			case listed[c.href]:
@@ -257,7 +257,7 @@ func (e *Engine) judgeChunk(ctx context.Context, g *absenceGroup, cands []heldDe
 }
 
 // witnessWrong holds cands: CS did not answer right about ws.
-func (e *Engine) witnessWrong(g *absenceGroup, cands []heldDelete, ws []witness, v *absenceVerdict) {
+func (e *Engine) witnessWrong(g *absenceGroup, cands []held404, ws []witness, v *absenceVerdict) {
 	e.witness.forget(g.scope) // one may be gone since: the store is asked again
 	v.wrong = append(v.wrong, sortedHrefs(ws)...)
 	v.waiting = append(v.waiting, cands...)
@@ -268,7 +268,7 @@ func (e *Engine) witnessWrong(g *absenceGroup, cands []heldDelete, ws []witness,
 
 // window counts one read of each candidate's 404 and confirms those whose
 // window has passed.
-func (e *Engine) window(cands []heldDelete, v *absenceVerdict) {
+func (e *Engine) window(cands []held404, v *absenceVerdict) {
 	// A run not read for two windows is forgotten, or for two of the
 	// longest gaps a backed-off delete's reads can have: a window shorter
 	// than that gap must still see its reads add up.
@@ -327,7 +327,7 @@ func (e *Engine) readWitness(ctx context.Context, kind cs.HrefKind, href string)
 // witnesses of its kind in its subscription, and a misroute of that kind
 // must hold it however long it lasts. A cluster's witnesses are its
 // subscription's clusters already.
-func (e *Engine) windowBesideOthers(ctx context.Context, g *absenceGroup, cands []heldDelete, v *absenceVerdict) {
+func (e *Engine) windowBesideOthers(ctx context.Context, g *absenceGroup, cands []held404, v *absenceVerdict) {
 	if len(cands) == 0 || g.kind == cs.HrefCluster || !g.scoped {
 		e.window(cands, v)
 		return

@@ -93,10 +93,10 @@ func TestDeletedWitnessIsNoAlarm(t *testing.T) {
 // it has not been read for the longer of two windows and two backoffs.
 func TestShortWindowSpansSparseReads(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.AbsenceWindow = time.Millisecond })
-	h := heldDelete{j: &job{op: &document.OperationDocument{ID: "op", PartitionKey: testPK}}, href: "/api/aro_hcp/v1alpha1/clusters/x"}
+	h := held404{j: &job{op: &document.OperationDocument{ID: "op", PartitionKey: testPK}}, href: "/api/aro_hcp/v1alpha1/clusters/x"}
 	var v absenceVerdict
 	for i := range absenceReads {
-		e.engine.window([]heldDelete{h}, &v)
+		e.engine.window([]held404{h}, &v)
 		if i < absenceReads-1 {
 			e.clk.Advance(time.Minute) // a tick's gap, far longer than the window
 		}

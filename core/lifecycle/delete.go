@@ -123,9 +123,7 @@ func (d deletion) dispatch(ctx context.Context, r *run, j *job) (outcome, error)
 		switch {
 		case err == nil:
 		case cs.Classify(err) == cs.Absent:
-			if r.wave != nil {
-				r.wave.holdDispatch(j, href)
-			}
+			r.wave.holdDispatch(j, href, completesDelete())
 			return outcomeSkipped, retryLater("clusters service answered its own 404 to the DELETE of %s: "+
 				"not dispatched until another answer corroborates it", href)
 		default:
@@ -160,12 +158,13 @@ func (d deletion) dispatch(ctx context.Context, r *run, j *job) (outcome, error)
 // createMayLand reports whether a create POST for the object at href may
 // still reach CS, and until when: the resource records no CS ID yet (a
 // cluster's pending ID, a child's deterministic href), so a create
-// dispatched before the delete was accepted may be in flight. Such a POST
-// is bounded by PendingIDGrace (the same bound a second cluster dispatch
-// waits out), counted from the later of the pending ID's choice and the
-// delete's start: a create is not dispatched once its resource's delete
-// is accepted (ownership). Waiting it out means the DELETE meets what the
-// POST made, so nothing is left behind in CS.
+// dispatched before j (a delete, or an update that reads the href) was
+// accepted may be in flight. Such a POST is bounded by PendingIDGrace (the
+// same bound a second cluster dispatch waits out), counted from the later
+// of the pending ID's choice and j's start: a create is not dispatched
+// once another operation owns its resource. Waiting it out means the
+// DELETE (or the update's read) meets what the POST made, so nothing is
+// left behind in CS.
 func (d deletion) createMayLand(j *job, href string) (time.Time, bool) {
 	if href == "" || legacyDelete(j) || j.res == nil || j.res.ClusterServiceID() != "" {
 		return time.Time{}, false

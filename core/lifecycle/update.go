@@ -48,7 +48,7 @@ func (u updating) dispatch(ctx context.Context, r *run, j *job) (outcome, error)
 			return outcomeSkipped, err
 		}
 		if found == "" {
-			return outcomeSkipped, failNeverCreated(ctx, r, j)
+			return outcomeSkipped, r.failNeverCreated(ctx, j)
 		}
 		href = found
 	}
@@ -107,12 +107,10 @@ func (u updating) unrecorded(ctx context.Context, r *run, j *job, k kind) (strin
 		if !isChild {
 			return "", retryLater("clusters service answers 404 at %s, where the create POSTed: no proof it was never created", href)
 		}
-		if until := j.op.Properties.StartTime.Add(u.e.cfg.PendingIDGrace); u.e.clock().Before(until) {
+		if until, ok := deletion(u).createMayLand(j, href); ok {
 			return "", retryLater("a create POST for %s may still reach clusters service until %s", href, until.UTC().Format(time.RFC3339))
 		}
-		if r.wave != nil {
-			r.wave.holdDispatch(j, href)
-		}
+		r.wave.holdDispatch(j, href, failsNeverCreated())
 		return "", retryLater("clusters service answered its own 404 at %s: not failed as never created until another answer corroborates it", href)
 	default:
 		return "", fmt.Errorf("reading what the create of %s made at %s: %w", j.res.ResourceID(), href, err)
@@ -128,7 +126,7 @@ func (u updating) unrecorded(ctx context.Context, r *run, j *job, k kind) (strin
 // create failed before the POST, or its cluster has no CS object, or CS's
 // 404 where it would be is corroborated) can never be updated, so its
 // update fails instead of waiting forever.
-func failNeverCreated(ctx context.Context, r *run, j *job) error {
+func (r *run) failNeverCreated(ctx context.Context, j *job) error {
 	j.log.WarnContext(ctx, "resource has no clusters service object; failing the update")
 	_, err := r.updateOperationStatus(ctx, j, arm.ProvisioningStateFailed, &arm.CloudErrorBody{
 		Code:    arm.CodeInternalServerError,

@@ -66,23 +66,41 @@ type wave struct {
 	children map[string]int // by cluster href: its children CS answered
 	absent   []string       // hrefs CS answered its own 404 for
 	// mustExist are the 404s for objects that must exist.
-	mustExist []heldDelete
+	mustExist []held404
 	// released: 404s for objects that must exist no longer held against
 	// the tick (waveHoldTicks).
 	released int
-	held     []heldDelete
+	held     []held404
 }
 
-// heldDelete is a delete whose object CS answered 404 for, waiting for
-// the tick's verdict (or, in wave.mustExist, an object that must exist;
-// or an update of a child CS answered 404 for, which the verdict fails as
-// never created).
-type heldDelete struct {
+// held404 is an operation whose object CS answered its own 404 for,
+// waiting for the tick's verdict, with what the verdict writes once it
+// trusts the 404 (in wave.mustExist, an object that must exist: nothing).
+type held404 struct {
 	j    *job
 	href string
+	settle
 }
 
-func (h heldDelete) key() heldKey { return heldKey{docRef(h.j.op), h.href} }
+// settle is what a trusted 404 means for a held operation: the write it
+// makes then, and the line it logs each tick it still waits.
+type settle struct {
+	write   func(*run, context.Context, *job) error
+	waiting string
+}
+
+// completesDelete: a delete whose object CS does not have is done.
+func completesDelete() settle {
+	return settle{(*run).completeDelete, "delete not completed on clusters service's 404 this tick: not corroborated yet"}
+}
+
+// failsNeverCreated: an update of a child CS never had cannot be made
+// (update.go unrecorded).
+func failsNeverCreated() settle {
+	return settle{(*run).failNeverCreated, "update not failed as never created on clusters service's 404 this tick: not corroborated yet"}
+}
+
+func (h held404) key() heldKey { return heldKey{docRef(h.j.op), h.href} }
 
 type heldKey struct {
 	ref  store.DocRef
@@ -120,21 +138,22 @@ func (w *wave) hold(j *job, r pollResult) bool {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.held = append(w.held, heldDelete{j: j, href: r.absent})
+	w.held = append(w.held, held404{j: j, href: r.absent, settle: completesDelete()})
 	return true
 }
 
-// holdDispatch keeps a delete whose DELETE CS answered its own 404 for,
-// as hold does a poll's; a nil wave (a dispatch batch) holds nothing: the
-// tick sends the DELETE again.
-func (w *wave) holdDispatch(j *job, href string) {
+// holdDispatch keeps a dispatch whose call CS answered its own 404 for
+// (a delete's DELETE, a child update's read of its object), as hold does
+// a poll's, to be settled as s says; a nil wave (a dispatch batch) holds
+// nothing: the tick dispatches it again.
+func (w *wave) holdDispatch(j *job, href string, s settle) {
 	if w == nil {
 		return
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.absent = append(w.absent, href)
-	w.held = append(w.held, heldDelete{j: j, href: href})
+	w.held = append(w.held, held404{j: j, href: href, settle: s})
 }
 
 // polledHref is the CS object j's poll reads: a delete's target, else the
@@ -221,19 +240,13 @@ func (r *run) settleWave(ctx context.Context, complete bool) {
 		r.logAnomaly(ctx, w, verdict, polled, len(v.confirmed), v.waiting, append(mustExist, v.wrong...), parents, v.wrong)
 	}
 	for _, h := range v.waiting {
-		if h.j.op.Properties.Request == document.RequestUpdate {
-			h.j.log.InfoContext(ctx, "update not failed as never created on clusters service's 404 this tick: not corroborated yet",
-				"verdict", verdict, "cluster_service_id", h.href)
-			continue
-		}
 		// Held by CS contradicting itself: a Warn, once a hold, so `ops`
 		// shows why the delete waits (its last problem) until it moves.
-		if verdict == VerdictWave && r.held.first(docRef(h.j.op), "held") {
+		if verdict == VerdictWave && h.j.op.Properties.Request == document.RequestDelete && r.held.first(docRef(h.j.op), "held") {
 			h.j.log.WarnContext(ctx, MsgDeleteHeld, "verdict", verdict, "cluster_service_id", h.href)
 			continue
 		}
-		h.j.log.InfoContext(ctx, "delete not completed on clusters service's 404 this tick: not corroborated yet",
-			"verdict", verdict, "cluster_service_id", h.href)
+		h.j.log.InfoContext(ctx, h.waiting, "verdict", verdict, "cluster_service_id", h.href)
 	}
 }
 
@@ -243,7 +256,7 @@ func (r *run) settleWave(ctx context.Context, complete bool) {
 const MsgDeleteHeld = "delete held: clusters service answers 404 for live objects beside it, so its 404 is no evidence until CS answers right"
 
 // completeAll completes the confirmed deletes on the tick's workers.
-func (r *run) completeAll(ctx context.Context, confirmed []heldDelete) {
+func (r *run) completeAll(ctx context.Context, confirmed []held404) {
 	if len(confirmed) == 0 {
 		return
 	}
@@ -259,7 +272,7 @@ func (r *run) completeAll(ctx context.Context, confirmed []heldDelete) {
 }
 
 // splitClusters splits held into cluster deletes and the others.
-func splitClusters(held []heldDelete) (clusters, others []heldDelete) {
+func splitClusters(held []held404) (clusters, others []held404) {
 	for _, h := range held {
 		if kind, _ := cs.ParseHref(h.href); kind == cs.HrefCluster {
 			clusters = append(clusters, h)
@@ -270,25 +283,21 @@ func splitClusters(held []heldDelete) (clusters, others []heldDelete) {
 	return clusters, others
 }
 
-// completeHeld completes a delete the tick's verdict trusts; a failure
-// leaves it for the next tick, as any failed step of a poll.
-func (r *run) completeHeld(ctx context.Context, h heldDelete) {
+// completeHeld settles an operation whose 404 the tick's verdict trusts;
+// a failure leaves it for the next tick, as any failed step of a poll.
+func (r *run) completeHeld(ctx context.Context, h held404) {
 	wctx, cancel := r.writeCtx(ctx)
 	defer cancel()
 	r.absence.shown(docRef(h.j.op))
-	complete := r.completeDelete
-	if h.j.op.Properties.Request == document.RequestUpdate {
-		complete = func(ctx context.Context, j *job) error { return failNeverCreated(ctx, r, j) }
-	}
-	if err := complete(wctx, h.j); err != nil {
+	if err := h.write(r, wctx, h.j); err != nil {
 		r.count.errors.Add(1)
-		h.j.log.WarnContext(ctx, "completing a delete failed; the next tick retries", "error", err)
+		h.j.log.WarnContext(ctx, "settling an operation on clusters service's 404 failed; the next tick retries", "error", err)
 	}
 }
 
 // logAnomaly writes MsgAnomaly for a wave (CS contradicted itself) or a
 // release, as a Warn.
-func (e *Engine) logAnomaly(ctx context.Context, w *wave, verdict string, polled, confirmed int, waiting []heldDelete, mustExist, parents, witnesses []string) {
+func (e *Engine) logAnomaly(ctx context.Context, w *wave, verdict string, polled, confirmed int, waiting []held404, mustExist, parents, witnesses []string) {
 	level := slog.LevelWarn
 	sample := make([]string, 0, sampleSize)
 	for _, list := range [][]string{mustExist, parents, hrefsOf(waiting)} {
@@ -312,7 +321,7 @@ func (e *Engine) logAnomaly(ctx context.Context, w *wave, verdict string, polled
 	)
 }
 
-func hrefsOf(hs []heldDelete) []string {
+func hrefsOf(hs []held404) []string {
 	out := make([]string, len(hs))
 	for i, h := range hs {
 		out[i] = h.href

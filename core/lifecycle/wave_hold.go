@@ -39,7 +39,7 @@ func (w *wave) note(j *job, href string, a absence) {
 	defer w.mu.Unlock()
 	w.absent = append(w.absent, href)
 	if a == absenceHeld {
-		w.mustExist = append(w.mustExist, heldDelete{j: j, href: href})
+		w.mustExist = append(w.mustExist, held404{j: j, href: href})
 	}
 }
 
@@ -128,7 +128,7 @@ func (e *Engine) release(ctx context.Context, w *wave) {
 	if len(released) == 0 {
 		return
 	}
-	w.mustExist = slices.DeleteFunc(w.mustExist, func(m heldDelete) bool {
+	w.mustExist = slices.DeleteFunc(w.mustExist, func(m held404) bool {
 		if !slices.Contains(released, m.key().ref) {
 			return false
 		}
