@@ -572,3 +572,32 @@ func TestChildNeverCreatedOnOne404(t *testing.T) {
 		t.Error("the object CS had was not recorded as the resource's")
 	}
 }
+
+// TestChildNeverCreatedWithNoWitness: a node pool CS really does not have,
+// with no live sibling to witness for it, is failed "never created" only
+// once its 404 has held over the confirmation window (3 reads at least),
+// as a lone delete's is: not at the first 404.
+func TestChildNeverCreatedWithNoWitness(t *testing.T) {
+	e := newEnv(t)
+	readyChild(t, e, document.KindNodePool, np1())
+	href := e.resource(t, np1()).ClusterServiceID()
+	edit(t, e, np1(), func(s obj) { delete(s, "clusterServiceID") })
+	if err := e.cs.DeleteNodePool(context.Background(), href); err != nil {
+		t.Fatal(err)
+	}
+	e.clk.Advance(2 * time.Minute) // CS has none now
+	op := e.update(t, np1(), request{}, func(s *spec) { s.nodePool.Replicas = 5 })
+	for range 5 {
+		_, _ = e.deliver(t)
+		e.tick(t)
+		e.clk.Advance(time.Minute)
+	}
+	e.wantOp(t, op, arm.ProvisioningStateAccepted, "")
+	for range 10 {
+		e.tick(t)
+		e.clk.Advance(time.Minute)
+	}
+	if got := e.wantOp(t, op, arm.ProvisioningStateFailed, arm.CodeInternalServerError); got.Properties.Error.Message != "The node pool was never created, so it cannot be updated." {
+		t.Errorf("error message = %q", got.Properties.Error.Message)
+	}
+}
